@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Placeholder until the CLI lands (issue 4).
+int main() { return 0; }

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The one interface every way of running ranks implements (local processes, SSH channels,
+// synthetic generators in benchmarks). The run controller only talks to this; transports never
+// touch widgets and never block the thread they live on.
+#pragma once
+
+#include <QByteArray>
+#include <QHash>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+namespace rankdeck {
+
+enum class StreamKind { Stdout, Stderr };
+
+// What a transport needs to start one rank.
+struct RankLaunchSpec
+{
+    int rank = 0;
+    int nodeIndex = 0;             // index into the profile's nodes
+    QString program;               // worker path as seen from the node
+    QStringList arguments;
+    QHash<QString, QString> environment; // added to (and overriding) the node's environment
+    QString workingDirectory;      // empty: transport default
+    QString nodeRunDirectory;      // run directory on the node (complete output is kept there)
+};
+
+// How a rank process ended, as precisely as the transport can tell.
+struct RankExit
+{
+    bool crashed = false;   // killed by a signal
+    int exitCode = 0;       // when !crashed
+    int signal = 0;         // when crashed, if known (0: unknown)
+    qint64 timeUs = 0;      // when the transport saw it end (µs since the epoch)
+    QString detail;         // e.g. "connection lost", "failed to start: …"
+};
+
+class Transport : public QObject
+{
+    Q_OBJECT
+public:
+    using QObject::QObject;
+    ~Transport() override = default;
+
+    // Human name for messages ("local", "ssh gpu-node-3").
+    virtual QString describe() const = 0;
+
+    // Starts one rank; answers asynchronously with rankStarted or rankExited (start failure).
+    virtual void startRank(const RankLaunchSpec &spec) = 0;
+    virtual void writeStdin(int rank, const QByteArray &data) = 0;
+    virtual void closeStdin(int rank) = 0;
+    // Delivers a signal to the rank's whole process group.
+    virtual void signalRank(int rank, int signal) = 0;
+
+signals:
+    void rankStarted(int rank, qint64 pid);
+    void rankOutput(int rank, rankdeck::StreamKind stream, const QByteArray &chunk);
+    void rankExited(int rank, const rankdeck::RankExit &exit);
+    // Progress a front end may show per node ("connecting", "uploading 40%", …).
+    void nodeProgress(int nodeIndex, const QString &stage, int percent);
+};
+
+} // namespace rankdeck
+
+Q_DECLARE_METATYPE(rankdeck::StreamKind)
+Q_DECLARE_METATYPE(rankdeck::RankExit)

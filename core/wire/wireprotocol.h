@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The wire format between rankdeck-worker and the launcher, defined once for both sides.
+// This header is plain C++20 (no Qt, no libtorch): the worker writes events with
+// WireEventWriter, core finds them with findWireEvent() and parses the JSON payload with Qt.
+// docs/protocol.md describes the same format for people; keep the two in step.
+//
+// An event is one line on stdout or stderr:
+//
+//     <RS>rdk1 <crc32 of json, 8 lower-case hex digits> <json object>\n
+//
+// <RS> is the ASCII record separator (0x1e), which ordinary program output never contains.
+// Events may land in the middle of a user's partial line (someone printed "abc" without a
+// newline, then the worker wrote an event): the parser looks for the marker anywhere in a line
+// and treats what precedes it as log text. The CRC rejects torn or forged events, which then
+// stay log lines, so user output can never be mistaken for an event.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace rankdeck::wire {
+
+inline constexpr int kProtocolVersion = 1;
+inline constexpr char kRecordSeparator = '\x1e';
+inline constexpr std::string_view kMarker = "\x1erdk1 ";
+
+// Event types ("t" field).
+namespace event {
+inline constexpr std::string_view Hello = "hello";           // process is up, who it is
+inline constexpr std::string_view Rendezvous = "rendezvous"; // process group formed
+inline constexpr std::string_view Step = "step";             // one optimizer step done
+inline constexpr std::string_view Heartbeat = "heartbeat";   // at least once a second
+inline constexpr std::string_view Checkpoint = "checkpoint"; // a checkpoint was written
+inline constexpr std::string_view Stopping = "stopping";     // stop requested, why
+inline constexpr std::string_view Finished = "finished";     // clean end, with summary
+inline constexpr std::string_view Error = "error";           // fatal error, process exits
+inline constexpr std::string_view Crash = "crash";           // fatal signal / uncaught exception
+inline constexpr std::string_view Stacks = "stacks";         // on-demand dump of every thread
+} // namespace event
+
+// Field names. Every event has Type, Time and Rank.
+namespace field {
+inline constexpr std::string_view Type = "t";
+inline constexpr std::string_view Time = "ts";   // wall clock, microseconds since the Unix epoch
+inline constexpr std::string_view Rank = "rank";
+// hello
+inline constexpr std::string_view Protocol = "proto";
+inline constexpr std::string_view Host = "host";
+inline constexpr std::string_view Pid = "pid";
+inline constexpr std::string_view LocalRank = "local_rank";
+inline constexpr std::string_view WorldSize = "world_size";
+inline constexpr std::string_view Device = "device";
+inline constexpr std::string_view Backend = "backend";
+inline constexpr std::string_view TorchVersion = "torch";
+inline constexpr std::string_view WorkerVersion = "worker";
+inline constexpr std::string_view BuildId = "build_id";
+inline constexpr std::string_view Task = "task";
+inline constexpr std::string_view TotalSteps = "total_steps";
+// rendezvous
+inline constexpr std::string_view DurationMs = "duration_ms";
+// step
+inline constexpr std::string_view Step = "step";
+inline constexpr std::string_view Epoch = "epoch";
+inline constexpr std::string_view Loss = "loss";
+inline constexpr std::string_view LearningRate = "lr";
+inline constexpr std::string_view SamplesPerSec = "samples_per_s";
+inline constexpr std::string_view StepTimeMs = "step_ms";
+inline constexpr std::string_view CommWaitMs = "comm_wait_ms";
+inline constexpr std::string_view GpuMemBytes = "gpu_mem";
+// finished / checkpoint / stopping / error / crash / stacks
+inline constexpr std::string_view Reason = "reason";
+inline constexpr std::string_view Message = "msg";
+inline constexpr std::string_view Path = "path";
+inline constexpr std::string_view Kind = "kind";       // crash: "signal" or "exception"
+inline constexpr std::string_view Signal = "signal";   // crash: signal number
+inline constexpr std::string_view SignalName = "signal_name";
+inline constexpr std::string_view ExceptionType = "exception";
+inline constexpr std::string_view Thread = "thread";
+inline constexpr std::string_view Stack = "stack";     // frames, one per line, innermost first
+inline constexpr std::string_view ExitCode = "exit_code";
+} // namespace field
+
+// Commands the launcher writes, one per line, on the worker's stdin when it started the
+// worker with --control-stdin (or RANKDECK_CONTROL=stdin). End of stdin means the launcher is
+// gone: the worker stops and exits.
+namespace command {
+inline constexpr std::string_view Stop = "stop";               // finish the current step, then end
+inline constexpr std::string_view DumpStacks = "dump-stacks";  // emit a Stacks event, keep going
+} // namespace command
+
+inline constexpr std::string_view kControlEnv = "RANKDECK_CONTROL";
+inline constexpr std::string_view kControlStdin = "stdin";
+
+// CRC-32 (IEEE 802.3, as zlib computes it).
+constexpr std::uint32_t crc32(std::string_view data)
+{
+    std::uint32_t crc = 0xffffffffu;
+    for (unsigned char c : data) {
+        crc ^= c;
+        for (int k = 0; k < 8; ++k)
+            crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+// Builds one event line. Doubles that JSON cannot hold (NaN, ±Inf) are written as the strings
+// "nan", "inf" and "-inf"; the parser maps them back.
+class WireEventWriter
+{
+public:
+    WireEventWriter(std::string_view type, int rank, std::int64_t timeUs)
+    {
+        m_json.reserve(256);
+        m_json += '{';
+        addString(field::Type, type);
+        addInt(field::Time, timeUs);
+        addInt(field::Rank, rank);
+    }
+
+    WireEventWriter &addString(std::string_view key, std::string_view value)
+    {
+        appendKey(key);
+        appendQuoted(value);
+        return *this;
+    }
+    WireEventWriter &addInt(std::string_view key, std::int64_t value)
+    {
+        appendKey(key);
+        m_json += std::to_string(value);
+        return *this;
+    }
+    WireEventWriter &addBool(std::string_view key, bool value)
+    {
+        appendKey(key);
+        m_json += value ? "true" : "false";
+        return *this;
+    }
+    WireEventWriter &addDouble(std::string_view key, double value)
+    {
+        appendKey(key);
+        if (std::isnan(value)) {
+            m_json += "\"nan\"";
+        } else if (std::isinf(value)) {
+            m_json += value > 0 ? "\"inf\"" : "\"-inf\"";
+        } else {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.9g", value);
+            m_json += buf;
+        }
+        return *this;
+    }
+
+    // The complete line, newline included; write it with one write() call so that it is not
+    // torn by other threads writing to the same stream.
+    std::string line() const
+    {
+        std::string json = m_json + '}';
+        char crc[9];
+        std::snprintf(crc, sizeof crc, "%08x", crc32(json));
+        std::string out;
+        out.reserve(kMarker.size() + 9 + json.size() + 1);
+        out += kMarker;
+        out.append(crc, 8);
+        out += ' ';
+        out += json;
+        out += '\n';
+        return out;
+    }
+
+private:
+    void appendKey(std::string_view key)
+    {
+        if (m_json.size() > 1)
+            m_json += ',';
+        appendQuoted(key);
+        m_json += ':';
+    }
+    void appendQuoted(std::string_view s)
+    {
+        static constexpr char hex[] = "0123456789abcdef";
+        m_json += '"';
+        for (unsigned char c : s) {
+            switch (c) {
+            case '"': m_json += "\\\""; break;
+            case '\\': m_json += "\\\\"; break;
+            case '\n': m_json += "\\n"; break;
+            case '\r': m_json += "\\r"; break;
+            case '\t': m_json += "\\t"; break;
+            default:
+                if (c < 0x20 || c == 0x7f) {
+                    m_json += "\\u00";
+                    m_json += hex[c >> 4];
+                    m_json += hex[c & 0xf];
+                } else {
+                    m_json += static_cast<char>(c);
+                }
+            }
+        }
+        m_json += '"';
+    }
+
+    std::string m_json;
+};
+
+// Where an event sits in one line (without its trailing newline).
+struct WireEventMatch
+{
+    bool found = false;          // a marker was present
+    bool valid = false;          // ... and the CRC matched the payload
+    std::size_t markerPos = 0;   // text before this is ordinary log output
+    std::string_view json;       // the payload, when valid
+};
+
+inline WireEventMatch findWireEvent(std::string_view line)
+{
+    WireEventMatch m;
+    const std::size_t pos = line.find(kMarker);
+    if (pos == std::string_view::npos)
+        return m;
+    m.found = true;
+    m.markerPos = pos;
+    std::string_view rest = line.substr(pos + kMarker.size());
+    if (!rest.empty() && rest.back() == '\r')
+        rest.remove_suffix(1);
+    if (rest.size() < 10 || rest[8] != ' ')
+        return m;
+    std::uint32_t expected = 0;
+    for (int i = 0; i < 8; ++i) {
+        const char c = rest[i];
+        std::uint32_t digit;
+        if (c >= '0' && c <= '9')
+            digit = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            digit = c - 'a' + 10;
+        else
+            return m;
+        expected = (expected << 4) | digit;
+    }
+    const std::string_view json = rest.substr(9);
+    if (crc32(json) != expected)
+        return m;
+    m.valid = true;
+    m.json = json;
+    return m;
+}
+
+} // namespace rankdeck::wire

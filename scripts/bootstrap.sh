@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Installs what RankDeck needs, creates (or reuses) the torch environment, configures and
+# builds. Idempotent: a second run installs nothing and rebuilds only what changed.
+#
+#   scripts/bootstrap.sh            set up and build into build/
+#   RANKDECK_CACHE=DIR              where the torch venv lives (default ~/.cache/rankdeck)
+#   RANKDECK_BUILD_DIR=DIR          build directory (default build/)
+#   RANKDECK_SKIP_APT=1             never touch apt (only report what is missing)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cache=${RANKDECK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rankdeck}
+torch_version=2.14.1
+venv="$cache/torch-venv"
+build=${RANKDECK_BUILD_DIR:-$here/build}
+jobs=${RANKDECK_JOBS:-2}
+
+say()  { printf 'bootstrap: %s\n' "$*"; }
+fail() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 1; }
+
+# --- Debian packages ------------------------------------------------------------------------
+packages=(build-essential cmake pkg-config ccache qt6-base-dev libssh-dev libqcustomplot-dev
+          libtomlplusplus-dev libdw-dev libgloo-dev openssh-server xvfb python3-venv procps)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# cmake and ninja may come from pip/pyenv instead of Debian; accept any cmake >= 3.21.
+if command -v cmake >/dev/null; then
+    missing=("${missing[@]/cmake}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | sed '/^$/d'))
+if ((${#missing[@]})); then
+    if [[ ${RANKDECK_SKIP_APT:-0} == 1 ]]; then
+        fail "missing packages: ${missing[*]}; install them with: sudo apt-get install ${missing[*]}"
+    fi
+    if [[ $(id -u) -eq 0 ]]; then apt=(apt-get); elif command -v sudo >/dev/null; then apt=(sudo apt-get); else
+        fail "missing packages: ${missing[*]}; as root run: apt-get install ${missing[*]}"
+    fi
+    say "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    "${apt[@]}" update -qq || fail "apt-get update failed (no network to the Debian mirror?)"
+    "${apt[@]}" install -y -qq "${missing[@]}" >/dev/null ||
+        fail "apt-get install ${missing[*]} failed; run it by hand to see why"
+fi
+
+# --- torch environment (outside the clone, reused across clones and CI runs) ------------------
+if ! "$venv/bin/python" -c "import torch,sys; sys.exit(0 if torch.__version__.startswith('$torch_version') else 1)" 2>/dev/null; then
+    say "creating torch $torch_version environment in $venv (takes a few minutes once)"
+    mkdir -p "$cache"
+    python3 -m venv "$venv" || fail "python3 -m venv failed; install python3-venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "torch==$torch_version" numpy ||
+        fail "pip install torch==$torch_version failed; see the pip output above"
+fi
+"$venv/bin/python" -c "import numpy" 2>/dev/null || "$venv/bin/pip" install -q numpy || true
+say "torch: $("$venv/bin/python" -c 'import torch;print(torch.__version__)' 2>/dev/null)"
+
+# --- configure and build ----------------------------------------------------------------------
+cuda_args=()
+if [[ -z ${CUDACXX:-} ]] && ! command -v nvcc >/dev/null; then
+    for c in /usr/local/cuda/bin/nvcc /usr/local/cuda-13*/bin/nvcc; do
+        [[ -x $c ]] && { cuda_args=(-DCMAKE_CUDA_COMPILER="$c"); break; }
+    done
+fi
+generator=()
+command -v ninja >/dev/null && [[ ! -f $build/Makefile ]] && generator=(-G Ninja)
+mkdir -p "$build"
+say "configuring $build"
+cmake -S "$here" -B "$build" "${generator[@]}" -DRANKDECK_TORCH_PYTHON="$venv/bin/python" \
+    "${cuda_args[@]}" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 ${RANKDECK_CMAKE_ARGS:-} >"$build/configure.log" 2>&1 || {
+    grep -E "RankDeck:|Error" "$build/configure.log" | head -20 >&2
+    fail "cmake configure failed (full log: $build/configure.log)"
+}
+say "building with -j$jobs"
+cmake --build "$build" -j "$jobs" || fail "build failed (see the compiler output above)"
+say "ready: $build/bin"
+echo "$venv" >"$build/torch-venv-path"
