@@ -32,6 +32,7 @@ inline constexpr std::string_view kMarker = "\x1erdk1 ";
 // Event types ("t" field).
 namespace event {
 inline constexpr std::string_view Hello = "hello";           // process is up, who it is
+inline constexpr std::string_view Store = "store";           // rank 0 serves the TCPStore on Port
 inline constexpr std::string_view Rendezvous = "rendezvous"; // process group formed
 inline constexpr std::string_view Step = "step";             // one optimizer step done
 inline constexpr std::string_view Heartbeat = "heartbeat";   // at least once a second
@@ -61,6 +62,8 @@ inline constexpr std::string_view WorkerVersion = "worker";
 inline constexpr std::string_view BuildId = "build_id";
 inline constexpr std::string_view Task = "task";
 inline constexpr std::string_view TotalSteps = "total_steps";
+// store (rank 0 was started with MASTER_PORT=0 and bound a free port)
+inline constexpr std::string_view Port = "port";
 // rendezvous
 inline constexpr std::string_view DurationMs = "duration_ms";
 // step
