@@ -47,6 +47,12 @@ public:
     // Human name for messages ("local", "ssh gpu-node-3").
     virtual QString describe() const = 0;
 
+    // Gets the nodes ready (connect, deploy the worker from localWorkerPath, check); answers
+    // asynchronously with prepared() or prepareFailed(). Ranks are started only after prepared().
+    virtual void prepare(const QString &localWorkerPath) = 0;
+    // Where the worker lives on a node once prepared.
+    virtual QString workerPath(int nodeIndex) const = 0;
+
     // Starts one rank; answers asynchronously with rankStarted or rankExited (start failure).
     virtual void startRank(const RankLaunchSpec &spec) = 0;
     virtual void writeStdin(int rank, const QByteArray &data) = 0;
@@ -55,6 +61,8 @@ public:
     virtual void signalRank(int rank, int signal) = 0;
 
 signals:
+    void prepared();
+    void prepareFailed(const QString &message);
     void rankStarted(int rank, qint64 pid);
     void rankOutput(int rank, rankdeck::StreamKind stream, const QByteArray &chunk);
     void rankExited(int rank, const rankdeck::RankExit &exit);
