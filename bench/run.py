@@ -1,0 +1,199 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""RankDeck benchmark driver.
+
+Every number is a ratio (or a percentage / milliseconds) against a reference measured in the
+same run, the median of several repetitions, because these machines are noisy. A benchmark
+that cannot run here reports null with the reason; nothing is filled in by hand.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = Path(os.environ.get("RANKDECK_BUILD_DIR", ROOT / "build"))
+BIN = BUILD / "bin"
+VENV_BIN = Path(sys.executable).parent
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def isolated_env():
+    """Launcher runs write their records into a throw-away XDG tree."""
+    tmp = Path(tempfile.mkdtemp(prefix="rankdeck-bench-"))
+    env = dict(os.environ)
+    env.update(XDG_CONFIG_HOME=str(tmp / "config"), XDG_DATA_HOME=str(tmp / "data"),
+               XDG_CACHE_HOME=str(tmp / "cache"), OMP_NUM_THREADS="1")
+    return env, tmp
+
+
+def time_until_every_rank_stepped(cmd, env, nranks, pattern, timeout=300):
+    """Seconds from spawning cmd until each of nranks ranks has printed its first step."""
+    rx = re.compile(pattern)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace")
+    seen = {}
+    try:
+        for line in proc.stdout:
+            m = rx.search(line)
+            if m and int(m.group(1)) not in seen:
+                seen[int(m.group(1))] = time.perf_counter() - t0
+                if len(seen) == nranks:
+                    break
+            if time.perf_counter() - t0 > timeout:
+                break
+        latency = max(seen.values()) if len(seen) == nranks else None
+        proc.wait(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if latency is None:
+        raise RuntimeError(f"not every rank stepped: {' '.join(map(str, cmd))}")
+    return latency
+
+
+def bench_launch_latency(reps):
+    env, tmp = isolated_env()
+    rd = [str(BIN / "rankdeck-cli"), "launch", "--profile", "local", "--nproc-per-node", "2",
+          "--name", "bench-launch", "--", "--task", "linear", "--steps", "5"]
+    ours, theirs = [], []
+    for _ in range(reps):
+        ours.append(time_until_every_rank_stepped(rd, env, 2, r"\[r(\d+)\].*Epoch \d+, Loss"))
+        tr = [str(VENV_BIN / "torchrun"), "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
+              "--master-port", str(free_port()), str(ROOT / "bench/launch/ddp_linear.py"), "5"]
+        theirs.append(time_until_every_rank_stepped(tr, env, 2, r"Rank (\d+): Epoch"))
+    shutil.rmtree(tmp, ignore_errors=True)
+    o, t = statistics.median(ours), statistics.median(theirs)
+    return {"launch_latency_ratio_vs_torchrun": o / t}, \
+        f"rankdeck-cli {o*1000:.0f} ms vs torchrun {t*1000:.0f} ms (median of {reps})"
+
+
+def run_worker_steps(steps, telemetry, task_args):
+    env = dict(os.environ, RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", LOCAL_WORLD_SIZE="1",
+               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), OMP_NUM_THREADS="1")
+    cmd = [str(BIN / "rankdeck-worker"), *task_args, "--steps", str(steps), "--telemetry",
+           telemetry, "--log-every", "1000000"]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - t0
+
+
+def bench_telemetry_overhead(reps, quick):
+    # Per-step time = (T(2N) - T(N)) / N cancels start-up and rendezvous; on and off alternate
+    # so that drift in the machine's speed hits both alike.
+    n = 200 if quick else 1000
+    task = ["--task", "mlp", "--mlp-width", "256", "--mlp-depth", "2", "--batch-size", "32"]
+    per_step = {"on": [], "off": []}
+    for _ in range(reps):
+        for mode in ("on", "off"):
+            t1 = run_worker_steps(n, mode, task)
+            t2 = run_worker_steps(2 * n, mode, task)
+            per_step[mode].append((t2 - t1) / n)
+    on, off = statistics.median(per_step["on"]), statistics.median(per_step["off"])
+    return {"telemetry_overhead_pct": (on - off) / off * 100.0}, \
+        f"step {on*1e3:.3f} ms with telemetry, {off*1e3:.3f} ms without (median of {reps})"
+
+
+def bench_ddp(reps, quick):
+    script = ROOT / "bench/ddp/run_ddp_bench.py"
+    if not script.exists():
+        raise RuntimeError("bench/ddp/run_ddp_bench.py is missing")
+    out = subprocess.run([sys.executable, str(script), "--json", "--reps", str(reps)]
+                         + (["--quick"] if quick else []),
+                         capture_output=True, text=True, check=True, cwd=ROOT,
+                         env=dict(os.environ, RANKDECK_BIN_DIR=str(BIN)))
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    keys = ("ddp_large_ratio_vs_python", "ddp_tiny_ratio_vs_python", "overlap_speedup")
+    return {k: data[k] for k in keys if k in data}, data.get("detail", "")
+
+
+def bench_cpp(name, reps, quick):
+    exe = BUILD / "bench" / name
+    if not exe.exists():
+        raise RuntimeError(f"{exe} was not built")
+    args = [str(exe), "--reps", str(reps)] + (["--quick"] if quick else [])
+    out = subprocess.run(args, capture_output=True, text=True, check=True,
+                         env=dict(os.environ, QT_QPA_PLATFORM="offscreen", RANKDECK_BIN_DIR=str(BIN)))
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    return data["results"], data.get("detail", "")
+
+
+GOALS = {
+    "ddp_large_ratio_vs_python": (">=", 1.05),
+    "ddp_tiny_ratio_vs_python": (">=", 3.0),
+    "overlap_speedup": (">", 1.0),
+    "launch_latency_ratio_vs_torchrun": ("<=", 0.5),
+    "ssh_launch_overhead_ratio": ("<=", 1.5),
+    "telemetry_overhead_pct": ("<=", 1.0),
+    "gui_stall_p99_ms": ("<=", 50.0),
+    "gui_rss_mb_100m_lines": ("<=", 400.0),
+    "plot_replot_ms_64x1m": ("<=", 30.0),
+    "ssh_fanout_ratio_32_vs_1": ("<=", 2.0),
+}
+
+
+def meets(key, value):
+    op, goal = GOALS[key]
+    return {">=": value >= goal, ">": value > goal, "<=": value <= goal}[op]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions (≤ 10 minutes)")
+    ap.add_argument("--only", default="", help="comma-separated benchmark names")
+    args = ap.parse_args()
+    reps = 3 if args.quick else 5
+
+    benches = {
+        "ddp": lambda: bench_ddp(reps, args.quick),
+        "launch": lambda: bench_launch_latency(reps),
+        "telemetry": lambda: bench_telemetry_overhead(reps, args.quick),
+        "ssh": lambda: bench_cpp("bench_ssh", reps, args.quick),
+        "gui": lambda: bench_cpp("bench_gui", reps, args.quick),
+    }
+    only = [b for b in args.only.split(",") if b]
+    results, notes = {k: None for k in GOALS}, {}
+    for name, fn in benches.items():
+        if only and name not in only:
+            continue
+        t0 = time.perf_counter()
+        try:
+            values, detail = fn()
+            results.update(values)
+            notes[name] = detail
+        except Exception as e:  # one broken benchmark must not hide the others' numbers
+            notes[name] = f"not measured: {e}"
+        print(f"bench: {name} done in {time.perf_counter() - t0:.0f} s: {notes[name]}", file=sys.stderr)
+
+    print(f"{'metric':36} {'value':>12} {'goal':>10}  met")
+    for key, value in results.items():
+        op, goal = GOALS[key]
+        shown = "—" if value is None else f"{value:.3f}"
+        met = "n/a" if value is None else ("yes" if meets(key, value) else "NO")
+        print(f"{key:36} {shown:>12} {op + str(goal):>10}  {met}")
+    out = ROOT / "bench/results/latest.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    payload = dict(results)
+    payload["_notes"] = notes
+    payload["_machine"] = {"cpus": os.cpu_count(), "quick": args.quick,
+                           "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    out.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
