@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Crash reports and on-demand stack dumps for rankdeck-worker (no Qt, no libtorch headers).
+//
+// Fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) and uncaught exceptions become one
+// `crash` event on stdout (core/wire/wireprotocol.h), the same report as text on stderr and in
+// <runDir>/crash-rank<R>.txt, then the process dies by the signal (SIGABRT for exceptions), so
+// the launcher still sees the real cause in the exit status.
+//
+// Linking: worker/crashhandler.cpp needs libdw (pkg-config libdw: PkgConfig::LIBDW), libdl
+// (part of glibc ≥ 2.34) and Threads::Threads. It includes no torch headers.
+#pragma once
+
+#include <string>
+
+namespace rankdeck::crash {
+
+struct Config
+{
+    int rank = 0;
+    std::string runDir;   // where crash-rank<R>.txt and stack dumps go; empty: nowhere
+    std::string buildId;  // written into every report so the launcher can match the binary
+};
+
+// Installs the signal handlers, the terminate handler, the SIGUSR1 stack-dump trigger and
+// the thread that serves stack dumps. Call early in main(), once; a second call only updates
+// the config (e.g. when the rank becomes known after parsing flags).
+void install(const Config &config);
+
+// Asks for a `stacks` event with the stack of every thread of the process, which keeps
+// running. Returns at once (the dump happens on a helper thread); safe to call from a
+// signal handler. SIGUSR1 does the same with reason "SIGUSR1".
+void requestStackDump(const char *reason);
+
+// The GNU build id of the running executable as lower-case hex ("" if it has none).
+std::string ownBuildId();
+
+// Sets the NCCL environment RankDeck relies on, each variable only if the user has not set
+// it: errors tear the process down instead of hanging (TORCH_NCCL_ASYNC_ERROR_HANDLING=1),
+// and a collective timeout dumps the flight recorder into <runDir>/nccl-trace-rank<R>.
+// Call before creating the NCCL process group.
+void applyNcclDefaults(const std::string &runDir);
+
+} // namespace rankdeck::crash
