@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Full-resolution metrics as CSV (never the bucketed plot data). One row per point, long
+// format, so ranks and metrics with different steps need no padding:
+//     rank,metric,segment,step,wall_time_us,value
+// Values are written with 17 significant digits (round-trip exact); NaN and ±Inf as nan, inf,
+// -inf. The same format is the run record's metrics.csv.
+#pragma once
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+class QIODevice;
+
+namespace rankdeck {
+
+class MetricsStore;
+
+class CsvExport
+{
+public:
+    static QByteArray header();  // with '\n'
+    static QByteArray row(int rank, const QString &metric, int segment, qint64 step,
+                          qint64 wallTimeUs, double value);  // with '\n'
+    static QString formatValue(double value);
+    static bool parseValue(QStringView text, double *value);
+
+    // ranks/metrics empty: all of them.
+    static bool write(const MetricsStore &store, QIODevice *out, QString *errorMessage = nullptr,
+                      const QList<int> &ranks = {}, const QStringList &metrics = {});
+    static bool write(const MetricsStore &store, const QString &fileName,
+                      QString *errorMessage = nullptr, const QList<int> &ranks = {},
+                      const QStringList &metrics = {});
+
+    struct Row
+    {
+        int rank = 0;
+        QString metric;
+        int segment = 0;
+        qint64 step = 0;
+        qint64 wallTimeUs = 0;
+        double value = 0.0;
+    };
+    // Reads a file in this format; a bad line gives an error naming file:line and stops there
+    // (rows before it are kept in *rows).
+    static bool read(const QString &fileName, QList<Row> *rows, QString *errorMessage = nullptr);
+};
+
+} // namespace rankdeck

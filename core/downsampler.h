@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Min/max-per-bucket downsampling for plots: each x bucket contributes the points where the
+// value is lowest and highest (in their original order, at their own x), so spikes stay visible
+// however far the view is zoomed out; a NaN or ±Inf in a bucket is reported too. No random
+// sampling. Built incrementally as points arrive, with a two-level min/max index over blocks of
+// points, so that bucketing 1 million points costs about (buckets × a few dozen) steps instead of
+// a full scan.
+#pragma once
+
+#include <QList>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+namespace rankdeck {
+
+struct DownsampledPoints
+{
+    QList<double> x;
+    QList<double> y;        // finite values only
+    QList<double> nanX;     // x of NaN values (one per bucket that holds any)
+    QList<double> infX;     // x of ±Inf values (one per bucket that holds any)
+    QList<double> infY;     // their sign: +Inf or -Inf
+};
+
+class Downsampler
+{
+public:
+    static constexpr int kBlock = 64;
+
+    Downsampler() = default;
+
+    // Index the value column as it grows: call with the whole column after each append
+    // (only the new tail is indexed). Values must not change once indexed.
+    void update(std::span<const double> values);
+    void clear();
+    qsizetype indexedCount() const { return m_count; }
+
+    // x of point i; must be non-decreasing in i (one segment of a series).
+    using XFunction = std::function<double(qsizetype)>;
+
+    // `values` indexed by update(). Buckets split [xMin, xMax] into `buckets` equal parts;
+    // points outside are ignored, except the nearest point on each side, kept so that the line
+    // reaches the edges of the view. xMin >= xMax (or NaN) means the whole range of x.
+    DownsampledPoints bucket(const XFunction &xAt, std::span<const double> values, double xMin,
+                             double xMax, int buckets) const;
+    DownsampledPoints bucket(std::span<const double> x, std::span<const double> values,
+                             double xMin, double xMax, int buckets) const;
+
+    // Without an index: the same result computed by a plain scan (the reference for tests).
+    static DownsampledPoints bucketScan(std::span<const double> x, std::span<const double> values,
+                                        double xMin, double xMax, int buckets);
+
+private:
+    struct Block
+    {
+        std::uint32_t minIndex = 0;   // absolute index of the smallest finite value, or kNone
+        std::uint32_t maxIndex = 0;
+        std::uint32_t nanIndex = 0;   // first NaN
+        std::uint32_t infIndex = 0;   // first ±Inf
+    };
+    static constexpr std::uint32_t kNone = 0xffffffffu;
+
+    void rangeMinMax(std::span<const double> values, qsizetype begin, qsizetype end,
+                     Block &acc) const;
+
+    std::vector<Block> m_level1;  // per kBlock points (complete blocks only)
+    std::vector<Block> m_level2;  // per kBlock level-1 blocks
+    qsizetype m_count = 0;        // points covered by complete level-1 blocks
+};
+
+} // namespace rankdeck

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// A list model over a LogStore for one rank or all ranks, for a QListView with uniform item
+// sizes (scales to any run length, unlike a text edit). It polls the store's generation on a
+// timer (never one update per line), keeps at most maxRows rows, and shows one marker row at the
+// top saying how many older lines are not shown (they stay in the run record; fetchOlder()
+// brings some back from disk). Filters: a regular expression on the text and a stream mask.
+// Lives on the GUI thread; the store may be fed from any thread.
+#pragma once
+
+#include "logstore.h"
+
+#include <QAbstractListModel>
+#include <QRegularExpression>
+#include <QTimer>
+
+namespace rankdeck {
+
+class LogModel : public QAbstractListModel
+{
+    Q_OBJECT
+public:
+    enum Role {
+        RankRole = Qt::UserRole + 1,  // int
+        StreamRole,                   // int: 0 stdout, 1 stderr
+        TimeRole,                     // qint64 µs since the epoch
+        LineNumberRole,               // qint64 number within the rank (-1 for the marker row)
+        SequenceRole,                 // qint64 merged order
+        TruncatedRole,                // bool
+        IsMarkerRole,                 // bool: the "N lines elided" row
+        ElidedCountRole,              // qint64 on the marker row
+        TextRole,                     // QString without the rank prefix
+    };
+    Q_ENUM(Role)
+
+    enum StreamFilter { StdoutLines = 1, StderrLines = 2, AllStreams = 3 };
+
+    // rank: a rank, or LogStore::AllRanks (lines get a "[rN] " prefix). The store must outlive
+    // the model (or call setStore(nullptr) first).
+    explicit LogModel(const LogStore *store, int rank, QObject *parent = nullptr);
+    ~LogModel() override;
+
+    void setStore(const LogStore *store, int rank);
+    const LogStore *store() const { return m_store; }
+    int rank() const { return m_rank; }
+
+    int rowCount(const QModelIndex &parent = QModelIndex()) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QHash<int, QByteArray> roleNames() const override;
+
+    // An invalid or empty pattern shows everything; patternError() says what is wrong.
+    void setFilterPattern(const QString &pattern, bool caseSensitive = false);
+    QString filterPattern() const { return m_pattern; }
+    QString patternError() const { return m_patternError; }
+    void setStreamFilter(int streams);
+    int streamFilter() const { return m_streams; }
+
+    void setMaxRows(int maxRows);   // default 20,000
+    int maxRows() const { return m_maxRows; }
+    void setPollInterval(int ms);   // default 50 ms; 0 stops polling (call poll() yourself)
+
+    // Lines (before filtering) that are neither in the model nor shown: the marker row's count.
+    qint64 elidedCount() const { return m_elided; }
+    bool hasMarkerRow() const { return m_elided > 0; }
+    // Number of log rows (without the marker).
+    int lineRowCount() const { return int(m_rows.size()); }
+
+    // Reads up to `count` older lines (before the first row) back from the store (disk if
+    // needed), filtered, and inserts them at the top. Returns how many rows were added.
+    int fetchOlder(int count);
+
+public slots:
+    // Takes what the store gained since the last poll. Cheap when nothing changed.
+    void poll();
+    // Rebuilds from the store's memory window (after a filter change).
+    void reload();
+
+signals:
+    // New rows arrived at the bottom (views in follow mode scroll then).
+    void linesAppended(int count);
+
+private:
+    bool accepts(const LogLine &line) const;
+    QString displayText(const LogLine &line) const;
+    int markerRows() const { return m_elided > 0 ? 1 : 0; }
+    void trimFront();
+
+    const LogStore *m_store = nullptr;
+    int m_rank = LogStore::AllRanks;
+    QList<LogLine> m_rows;
+    qint64 m_next = 0;          // next number/sequence to fetch from the store
+    qint64 m_firstKey = 0;      // number/sequence of the oldest line the model has looked at
+    qint64 m_elided = 0;
+    quint64 m_seenGeneration = ~quint64(0);
+    QString m_pattern;
+    QString m_patternError;
+    QRegularExpression m_regex;
+    int m_streams = AllStreams;
+    int m_maxRows = 20000;
+    QTimer m_timer;
+};
+
+} // namespace rankdeck

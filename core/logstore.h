@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Every log line of a run. Thread-safe: the run controller appends from wherever it lives,
+// views poll from the GUI thread. Lines are written to the run directory FIRST (byte-exact, one
+// file per rank, flushed to the OS after each append so a launcher crash loses nothing already
+// received), then kept in a bounded in-memory window per rank and one for the merged all-ranks
+// view. Older lines are read back from disk on demand, so memory stays bounded however long the
+// run, and nothing is ever lost whatever the window sizes.
+//
+// Files in the directory (all appended, never rewritten):
+//   rank-<R>.log          the rank's lines as received (stdout and stderr interleaved in arrival
+//                         order), each followed by '\n'
+//   rank-<R>.idx          one 24-byte record per line: offset (int64), arrival time µs (int64),
+//                         length (uint32, saturated), stream (uint8: 0 stdout, 1 stderr), flags
+//                         (uint8), 2 reserved bytes; little-endian
+//   all.idx               merged order: one uint64 per line, rank << 40 | line number
+//   rank-<R>.events.jsonl the rank's worker events, one JSON payload per line, as received
+#pragma once
+
+#include "rankstream.h"
+
+#include <QFile>
+#include <QHash>
+#include <QList>
+#include <QMutex>
+#include <QString>
+
+#include <atomic>
+#include <deque>
+#include <memory>
+
+namespace rankdeck {
+
+class LogStore
+{
+public:
+    static constexpr int AllRanks = -1;
+
+    struct Options
+    {
+        int windowPerRank = 5000;  // lines kept in memory per rank
+        int windowAll = 20000;     // lines kept in memory for the merged view
+    };
+
+    LogStore();
+    explicit LogStore(const Options &options);
+    ~LogStore();
+    LogStore(const LogStore &) = delete;
+    LogStore &operator=(const LogStore &) = delete;
+
+    // Directory of the run record (created, mode 0700, if missing). Existing files are reopened
+    // for reading and appending, so a reopened run shows its old lines. Until open() succeeds
+    // the store keeps lines in memory only. Raises the soft open-file limit towards the hard
+    // limit when needed (two files per rank).
+    bool open(const QString &directory, QString *errorMessage = nullptr);
+    QString directory() const;
+    bool isOpen() const;
+
+    // Appends lines as RankStream produced them (partial pieces included; their bytes go to
+    // disk, the line appears when its last piece arrives). Sets number and sequence.
+    void append(const QList<LogLine> &lines);
+    void append(const LogLine &line);
+    void appendEvents(int rank, const QList<WorkerEvent> &events);
+    // Finishes the files (fsync is not needed for launcher crashes; the OS has the bytes).
+    void close();
+
+    // Bumps on every change; views poll it on a timer and refetch only when it moved.
+    quint64 generation() const { return m_generation.load(std::memory_order_acquire); }
+
+    QList<int> ranks() const;
+    // Lines held in total (on disk, or in memory when no directory is open). AllRanks: merged.
+    qint64 lineCount(int rank) const;
+    // Number (or sequence, for AllRanks) of the oldest line still in memory: this many older
+    // lines are elided from memory and can be read back with readLines().
+    qint64 firstInMemory(int rank) const;
+
+    // Lines from memory with number (sequence for AllRanks) >= from, at most maxCount, oldest
+    // first. Starts at firstInMemory() when `from` is older than that.
+    QList<LogLine> recentLines(int rank, qint64 from, int maxCount = INT_MAX) const;
+    // Lines [first, first + count) from memory or disk, oldest first; text as displayText().
+    // Returns fewer when the range ends early or the files cannot be read (*errorMessage says).
+    QList<LogLine> readLines(int rank, qint64 first, int count, QString *errorMessage = nullptr) const;
+    // The whole line as received (bytes, '\r' and all), read from disk; empty when unknown.
+    QByteArray readRawLine(int rank, qint64 number, QString *errorMessage = nullptr) const;
+
+    QString logFilePath(int rank) const;
+    QString eventsFilePath(int rank) const;
+    // Last disk error (disk full, permissions), empty when none. Lines are still kept in
+    // memory when the disk fails.
+    QString lastError() const;
+
+private:
+    struct RankFiles;
+    RankFiles *rankFiles(int rank);  // m_mutex held
+    bool openRankFiles(RankFiles &rf, int rank, QString *errorMessage);  // m_mutex held
+    void loadExisting();  // m_mutex held
+    LogLine readLineLocked(int rank, qint64 number, bool rawOnly, QByteArray *raw, QString *errorMessage) const;
+    void setError(const QString &message);
+
+    Options m_options;
+    mutable QMutex m_mutex;
+    QString m_directory;
+    QHash<int, std::shared_ptr<RankFiles>> m_ranks;
+    std::deque<LogLine> m_all;
+    qint64 m_allCount = 0;
+    std::unique_ptr<QFile> m_allIndex;
+    std::atomic<quint64> m_generation{0};
+    QString m_lastError;
+};
+
+} // namespace rankdeck

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The numbers of a run: per rank, per metric name, a series of (step, wall time, value) at full
+// resolution. Thread-safe (the run controller appends, views poll on a timer through the
+// generation counter and get value types back). When a rank's steps go backwards (a restart
+// from a checkpoint) the series starts a new segment, so plots never draw a zig-zag across it.
+// Plots ask for curve(): smoothed on the full data (debiased EMA, cached per weight), then
+// min/max bucketed with an incremental index, so replotting millions of points stays cheap.
+//
+// With a directory open, every point is also appended to <dir>/metrics.csv (the CsvExport
+// format) and flushed, so a reopened run gets its curves back.
+#pragma once
+
+#include "workerevent.h"
+
+#include <QHash>
+#include <QList>
+#include <QMutex>
+#include <QString>
+#include <QStringList>
+
+#include <atomic>
+#include <memory>
+
+class QFile;
+
+namespace rankdeck {
+
+// Metric names the store fills from `step` events (the wire field names).
+namespace metric {
+inline const QString Loss = QStringLiteral("loss");
+inline const QString LearningRate = QStringLiteral("lr");
+inline const QString SamplesPerSec = QStringLiteral("samples_per_s");
+inline const QString StepTimeMs = QStringLiteral("step_ms");
+inline const QString CommWaitMs = QStringLiteral("comm_wait_ms");
+inline const QString GpuMemBytes = QStringLiteral("gpu_mem");
+} // namespace metric
+
+enum class MetricXAxis { Step, RelativeTime, WallTime };
+
+struct MetricPoint
+{
+    qint64 step = 0;
+    qint64 wallTimeUs = 0;
+    double value = 0.0;
+    friend bool operator==(const MetricPoint &, const MetricPoint &) = default;
+};
+
+struct MetricSegment
+{
+    QList<MetricPoint> points;  // steps strictly increasing within a segment
+};
+
+struct MetricCurve
+{
+    // Segments are separated by one point with y = NaN (QCustomPlot breaks the line there).
+    QList<double> x;
+    QList<double> y;
+    QList<double> nanX;   // where the raw series holds NaN (a diverged loss): mark them
+    QList<double> infX;
+    QList<double> infY;   // +Inf / -Inf
+    qint64 sourcePoints = 0;  // full-resolution points behind this curve
+};
+
+class MetricsStore
+{
+public:
+    static constexpr int MeanCurve = -1;
+
+    MetricsStore();
+    ~MetricsStore();
+    MetricsStore(const MetricsStore &) = delete;
+    MetricsStore &operator=(const MetricsStore &) = delete;
+
+    // Appends to <directory>/metrics.csv from now on; loads what the file already holds.
+    bool open(const QString &directory, QString *errorMessage = nullptr);
+    void close();
+
+    void append(int rank, const QString &name, qint64 step, qint64 wallTimeUs, double value);
+    // Takes every metric of a `step` event (loss, lr, samples_per_s, …); other events ignored.
+    void appendEvent(const WorkerEvent &event);
+    void appendEvents(const QList<WorkerEvent> &events);
+    void clear();
+
+    quint64 generation() const { return m_generation.load(std::memory_order_acquire); }
+
+    QList<int> ranks() const;                   // ascending
+    QList<int> ranks(const QString &name) const;
+    QStringList metricNames() const;            // sorted
+    qint64 pointCount(int rank, const QString &name) const;
+    qint64 totalPoints() const;
+    int segmentCount(int rank, const QString &name) const;
+    // Wall time of the first point of the run (relative-time origin), 0 when empty.
+    qint64 startTimeUs() const;
+    // Full resolution.
+    QList<MetricSegment> segments(int rank, const QString &name) const;
+    // The last point, if any.
+    bool lastPoint(int rank, const QString &name, MetricPoint *point) const;
+
+    // A plottable curve: smoothed on the full data with the debiased EMA weight (0 = raw, per
+    // segment), then min/max bucketed into ~buckets buckets over [xMin, xMax] of the chosen
+    // axis (xMin >= xMax: everything; buckets <= 0: no bucketing). Relative time is in seconds
+    // since startTimeUs(), wall time in seconds since the Unix epoch. rank == MeanCurve: the mean
+    // over ranks per step (of the smoothed values), ranks missing a step are left out.
+    MetricCurve curve(int rank, const QString &name, MetricXAxis axis, double smoothingWeight,
+                      double xMin, double xMax, int buckets) const;
+
+    QString lastError() const;
+
+private:
+    struct Series;
+    Series *seriesLocked(int rank, const QString &name, bool create);
+    const Series *seriesLocked(int rank, const QString &name) const;
+    void appendLocked(int rank, const QString &name, qint64 step, qint64 wallTimeUs, double value,
+                      bool persist);
+    MetricCurve curveLocked(const Series &s, MetricXAxis axis, double weight, double xMin,
+                            double xMax, int buckets) const;
+    MetricCurve meanCurveLocked(const QString &name, MetricXAxis axis, double weight, double xMin,
+                                double xMax, int buckets) const;
+
+    mutable QMutex m_mutex;
+    QHash<int, QHash<QString, std::shared_ptr<Series>>> m_series;
+    qint64 m_startTimeUs = 0;
+    qint64 m_total = 0;
+    std::unique_ptr<QFile> m_file;
+    QString m_lastError;
+    std::atomic<quint64> m_generation{0};
+};
+
+} // namespace rankdeck

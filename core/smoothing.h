@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// TensorBoard's debiased exponential moving average, computed on full-resolution data (never
+// after sampling, which is what TensorBoard users complain about):
+//     last = last * w + (1 - w) * y;  n += 1;  smoothed = last / (1 - w^n)
+// with `last` starting at 0. NaN and ±Inf pass through unchanged and do not advance n; a
+// constant series comes back unchanged (up to rounding: it is returned exactly).
+#pragma once
+
+#include <QList>
+
+#include <span>
+
+namespace rankdeck {
+
+class Smoothing
+{
+public:
+    static constexpr double kDefaultWeight = 0.6;
+
+    explicit Smoothing(double weight = kDefaultWeight);
+
+    double weight() const { return m_weight; }
+    // Smooths the next value of the series.
+    double next(double y);
+    void reset();
+
+    // The whole series at once. Weight <= 0 returns the input; weight is clamped below 1.
+    static QList<double> smooth(std::span<const double> values, double weight = kDefaultWeight);
+    static void smooth(std::span<const double> values, double weight, std::span<double> out);
+
+private:
+    double m_weight;
+    double m_last = 0.0;
+    double m_debias = 1.0;  // w^n
+    double m_first = 0.0;
+    bool m_constant = true;  // every finite value so far equals m_first
+    long long m_count = 0;
+};
+
+} // namespace rankdeck
