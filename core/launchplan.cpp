@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "launchplan.h"
+
+#include <QCoreApplication>
+
+namespace rankdeck {
+
+namespace {
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("rankdeck::LaunchPlan", text);
+}
+} // namespace
+
+LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &config, const QString &runId,
+                              const QString &nodeRunDirectory)
+{
+    LaunchPlan plan;
+    plan.m_runId = runId;
+    plan.m_nodeRunDirectory = nodeRunDirectory;
+    plan.m_profileEnvironment = profile.environment;
+    if (profile.nodes.isEmpty()) {
+        plan.m_error = tr("profile \"%1\" has no nodes").arg(profile.name);
+        return plan;
+    }
+    int rank = 0;
+    for (int n = 0; n < profile.nodes.size(); ++n) {
+        const ProfileNode &node = profile.nodes[n];
+        if (node.ranksPerNode < 1) {
+            plan.m_error = tr("node %1 (%2): ranks per node must be at least 1").arg(n).arg(node.host);
+            return plan;
+        }
+        // NCCL refuses two ranks of one communicator on the same GPU.
+        if (node.gpusPerNode > 0 && node.ranksPerNode > node.gpusPerNode
+            && profile.backend != QLatin1String("gloo")
+            && !profile.environment.contains(QStringLiteral("CUDA_VISIBLE_DEVICES"))) {
+            plan.m_error = tr("node %1 (%2): %3 ranks but %4 GPUs; NCCL needs one GPU per rank "
+                              "(lower ranks per node or use backend \"gloo\")")
+                               .arg(n).arg(node.host).arg(node.ranksPerNode).arg(node.gpusPerNode);
+            return plan;
+        }
+        plan.m_gpusPerNode.append(node.gpusPerNode);
+        for (int l = 0; l < node.ranksPerNode; ++l)
+            plan.m_ranks.append(PlannedRank{rank++, n, l, node.ranksPerNode, node.host});
+    }
+    plan.m_masterAddress = profile.rendezvousAddress.isEmpty() ? profile.nodes.first().host
+                                                               : profile.rendezvousAddress;
+    if (profile.isLocal() && profile.rendezvousAddress.isEmpty())
+        plan.m_masterAddress = QStringLiteral("127.0.0.1");
+
+    TrainingConfig c = config;
+    // The launcher owns these: every rank gets the control channel and its node run directory.
+    c.removeFlag(QStringLiteral("--control-stdin"));
+    c.removeFlag(QStringLiteral("--run-dir"));
+    for (const QString &flag : {QStringLiteral("--rank"), QStringLiteral("--world-size"),
+                                QStringLiteral("--local-rank"), QStringLiteral("--local-world-size"),
+                                QStringLiteral("--master-addr"), QStringLiteral("--master-port")}) {
+        if (c.hasFlag(flag)) {
+            plan.m_error = tr("worker flag %1 is set by the launcher; remove it").arg(flag);
+            return plan;
+        }
+    }
+    QStringList args = c.workerArguments;
+    if (!c.hasFlag(QStringLiteral("--backend")) && profile.backend != QLatin1String("auto"))
+        args << QStringLiteral("--backend") << profile.backend;
+    if (!c.hasFlag(QStringLiteral("--rendezvous-timeout")))
+        args << QStringLiteral("--rendezvous-timeout") << QString::number(profile.rendezvousTimeoutSec);
+    if (!c.hasFlag(QStringLiteral("--collective-timeout")))
+        args << QStringLiteral("--collective-timeout") << QString::number(profile.collectiveTimeoutSec);
+    args << QStringLiteral("--control-stdin");
+    if (!nodeRunDirectory.isEmpty())
+        args << QStringLiteral("--run-dir") << nodeRunDirectory;
+    plan.m_arguments = args;
+    return plan;
+}
+
+RankLaunchSpec LaunchPlan::spec(int rank, const QString &program, int masterPort, bool resume) const
+{
+    const PlannedRank &p = m_ranks[rank];
+    RankLaunchSpec s;
+    s.rank = rank;
+    s.nodeIndex = p.nodeIndex;
+    s.program = program;
+    s.arguments = m_arguments;
+    if (resume && !s.arguments.contains(QStringLiteral("--resume")))
+        s.arguments << QStringLiteral("--resume");
+    s.nodeRunDirectory = m_nodeRunDirectory;
+
+    QHash<QString, QString> &env = s.environment;
+    // NCCL defaults the profile may change: tear down on a failed collective instead of hanging,
+    // and leave the flight recorder's dump in the run directory.
+    env.insert(QStringLiteral("TORCH_NCCL_ASYNC_ERROR_HANDLING"), QStringLiteral("1"));
+    env.insert(QStringLiteral("TORCH_NCCL_DUMP_ON_TIMEOUT"), QStringLiteral("1"));
+    env.insert(QStringLiteral("TORCH_NCCL_TRACE_BUFFER_SIZE"), QStringLiteral("2000"));
+    if (!m_nodeRunDirectory.isEmpty())
+        env.insert(QStringLiteral("TORCH_NCCL_DEBUG_INFO_TEMP_FILE"),
+                   m_nodeRunDirectory + QStringLiteral("/nccl_trace_rank_"));
+    // GPU policy: a node without GPUs in the profile runs on CPU even when CUDA is present, so
+    // that a CPU profile behaves the same everywhere; otherwise all of the node's GPUs are
+    // visible and the worker picks cuda:LOCAL_RANK.
+    const int gpus = m_gpusPerNode.value(p.nodeIndex);
+    if (gpus == 0) {
+        env.insert(QStringLiteral("CUDA_VISIBLE_DEVICES"), QString());
+    } else {
+        QStringList ids;
+        for (int i = 0; i < gpus; ++i)
+            ids << QString::number(i);
+        env.insert(QStringLiteral("CUDA_VISIBLE_DEVICES"), ids.join(QLatin1Char(',')));
+    }
+    for (auto it = m_profileEnvironment.cbegin(); it != m_profileEnvironment.cend(); ++it)
+        env.insert(it.key(), it.value());
+    // The torchrun contract last, so that no profile variable can break the rendezvous.
+    env.insert(QStringLiteral("RANK"), QString::number(rank));
+    env.insert(QStringLiteral("WORLD_SIZE"), QString::number(worldSize()));
+    env.insert(QStringLiteral("LOCAL_RANK"), QString::number(p.localRank));
+    env.insert(QStringLiteral("LOCAL_WORLD_SIZE"), QString::number(p.localWorldSize));
+    env.insert(QStringLiteral("GROUP_RANK"), QString::number(p.nodeIndex));
+    env.insert(QStringLiteral("MASTER_ADDR"), m_masterAddress);
+    env.insert(QStringLiteral("MASTER_PORT"), QString::number(masterPort));
+    env.insert(QStringLiteral("RANKDECK_RUN_ID"), m_runId);
+    env.insert(QStringLiteral("RANKDECK_CONTROL"), QStringLiteral("stdin"));
+    return s;
+}
+
+} // namespace rankdeck

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Maps a profile's nodes × ranks to one launch spec per rank with the torchrun environment
+// (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT,
+// RANKDECK_RUN_ID), the GPU visibility policy and the profile's variables.
+//
+// No port race: rank 0 is started with MASTER_PORT=0, binds a free port itself and reports it in
+// its `store` event; the other ranks are then started with that port (spec(rank, …, port)).
+#pragma once
+
+#include "profile.h"
+#include "trainingconfig.h"
+#include "transport.h"
+
+#include <QList>
+#include <QString>
+
+namespace rankdeck {
+
+struct PlannedRank
+{
+    int rank = 0;
+    int nodeIndex = 0;
+    int localRank = 0;
+    int localWorldSize = 1;
+    QString host;
+};
+
+class LaunchPlan
+{
+public:
+    // nodeRunDirectory: where ranks keep their complete output and crash reports on their node.
+    static LaunchPlan create(const Profile &profile, const TrainingConfig &config, const QString &runId,
+                             const QString &nodeRunDirectory);
+
+    bool isValid() const { return m_error.isEmpty(); }
+    QString error() const { return m_error; }
+
+    int worldSize() const { return int(m_ranks.size()); }
+    QString masterAddress() const { return m_masterAddress; }
+    QString runId() const { return m_runId; }
+    const QList<PlannedRank> &ranks() const { return m_ranks; }
+    const PlannedRank &rank(int r) const { return m_ranks[r]; }
+
+    // The spec of one rank. masterPort 0 asks rank 0 to pick the port (only valid for rank 0);
+    // resume adds --resume for a restart from the last checkpoint.
+    RankLaunchSpec spec(int rank, const QString &program, int masterPort, bool resume = false) const;
+
+private:
+    QString m_error;
+    QString m_runId;
+    QString m_masterAddress;
+    QString m_nodeRunDirectory;
+    QList<PlannedRank> m_ranks;
+    QList<int> m_gpusPerNode;
+    QMap<QString, QString> m_profileEnvironment;
+    QStringList m_arguments;
+};
+
+} // namespace rankdeck

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "localtransport.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QTimer>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <sys/types.h>
+#include <unistd.h>
+
+namespace rankdeck {
+
+namespace {
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("rankdeck::LocalTransport", text);
+}
+
+qint64 nowUs()
+{
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch()).count();
+}
+} // namespace
+
+LocalTransport::LocalTransport(QObject *parent) : Transport(parent) {}
+
+LocalTransport::~LocalTransport()
+{
+    killAll();
+    for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it) {
+        if (QProcess *p = it->process) {
+            p->disconnect(this);
+            p->waitForFinished(2000);
+        }
+    }
+}
+
+QString LocalTransport::describe() const
+{
+    return tr("local");
+}
+
+void LocalTransport::prepare(const QString &localWorkerPath)
+{
+    const QFileInfo fi(localWorkerPath);
+    m_workerPath = fi.absoluteFilePath();
+    // Answer asynchronously, like every transport, so that callers can connect first.
+    QTimer::singleShot(0, this, [this, fi] {
+        if (!fi.exists())
+            emit prepareFailed(tr("worker not found: %1").arg(fi.filePath()));
+        else if (!fi.isExecutable())
+            emit prepareFailed(tr("worker is not executable: %1").arg(fi.filePath()));
+        else
+            emit prepared();
+    });
+}
+
+QString LocalTransport::workerPath(int) const
+{
+    return m_workerPath;
+}
+
+void LocalTransport::startRank(const RankLaunchSpec &spec)
+{
+    const int rank = spec.rank;
+    if (m_ranks.contains(rank) && m_ranks[rank].process && !m_ranks[rank].exited) {
+        RankExit e;
+        e.exitCode = -1;
+        e.timeUs = nowUs();
+        e.detail = tr("failed to start: rank %1 is already running").arg(rank);
+        QTimer::singleShot(0, this, [this, rank, e] { emit rankExited(rank, e); });
+        return;
+    }
+    if (QProcess *old = m_ranks.value(rank).process)
+        old->deleteLater();
+    auto *proc = new QProcess(this);
+    m_ranks[rank] = Rank{proc, 0, false};
+
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (auto it = spec.environment.cbegin(); it != spec.environment.cend(); ++it)
+        env.insert(it.key(), it.value());
+    proc->setProcessEnvironment(env);
+    proc->setProgram(spec.program);
+    proc->setArguments(spec.arguments);
+    if (!spec.workingDirectory.isEmpty())
+        proc->setWorkingDirectory(spec.workingDirectory);
+    if (!spec.nodeRunDirectory.isEmpty())
+        QDir().mkpath(spec.nodeRunDirectory);
+    // Own session and process group: signals then reach the rank's children too, and a terminal's
+    // Ctrl+C reaches only the launcher, which stops the ranks in order.
+    proc->setChildProcessModifier([] { ::setsid(); });
+
+    connect(proc, &QProcess::readyReadStandardOutput, this, [this, proc, rank] {
+        const QByteArray chunk = proc->readAllStandardOutput();
+        if (!chunk.isEmpty())
+            emit rankOutput(rank, StreamKind::Stdout, chunk);
+    });
+    connect(proc, &QProcess::readyReadStandardError, this, [this, proc, rank] {
+        const QByteArray chunk = proc->readAllStandardError();
+        if (!chunk.isEmpty())
+            emit rankOutput(rank, StreamKind::Stderr, chunk);
+    });
+    connect(proc, &QProcess::started, this, [this, proc, rank] {
+        m_ranks[rank].pid = proc->processId();
+        emit rankStarted(rank, proc->processId());
+    });
+    connect(proc, &QProcess::errorOccurred, this, [this, proc, rank](QProcess::ProcessError error) {
+        if (error != QProcess::FailedToStart || m_ranks[rank].process != proc || m_ranks[rank].exited)
+            return;
+        m_ranks[rank].exited = true;
+        RankExit e;
+        e.exitCode = -1;
+        e.timeUs = nowUs();
+        e.detail = tr("failed to start %1: %2").arg(proc->program(), proc->errorString());
+        emit rankExited(rank, e);
+    });
+    connect(proc, &QProcess::finished, this, [this, proc, rank](int, QProcess::ExitStatus) {
+        if (m_ranks[rank].process == proc)
+            onFinished(rank);
+    });
+    proc->start(QIODevice::ReadWrite);
+}
+
+void LocalTransport::onFinished(int rank)
+{
+    Rank &r = m_ranks[rank];
+    QProcess *proc = r.process;
+    if (!proc || r.exited)
+        return;
+    const qint64 t = nowUs();
+    // Drain what is still buffered, so that the last lines arrive before the exit.
+    const QByteArray out = proc->readAllStandardOutput();
+    if (!out.isEmpty())
+        emit rankOutput(rank, StreamKind::Stdout, out);
+    const QByteArray err = proc->readAllStandardError();
+    if (!err.isEmpty())
+        emit rankOutput(rank, StreamKind::Stderr, err);
+    r.exited = true;
+    // Whatever the rank left in its process group goes with it (the group id is the pid we just
+    // reaped, which the kernel does not reuse while the group has members).
+    if (r.pid > 0)
+        ::kill(-pid_t(r.pid), SIGKILL);
+    RankExit e;
+    e.timeUs = t;
+    if (proc->exitStatus() == QProcess::CrashExit) {
+        e.crashed = true;
+        // On Unix QProcess reports the terminating signal as the exit code of a crashed process.
+        e.signal = proc->exitCode();
+    } else {
+        e.exitCode = proc->exitCode();
+    }
+    emit rankExited(rank, e);
+}
+
+void LocalTransport::writeStdin(int rank, const QByteArray &data)
+{
+    const Rank r = m_ranks.value(rank);
+    if (r.process && !r.exited && r.process->state() == QProcess::Running)
+        r.process->write(data);
+}
+
+void LocalTransport::closeStdin(int rank)
+{
+    const Rank r = m_ranks.value(rank);
+    if (r.process && !r.exited)
+        r.process->closeWriteChannel();
+}
+
+void LocalTransport::signalRank(int rank, int signal)
+{
+    const Rank r = m_ranks.value(rank);
+    if (r.pid > 0 && !r.exited) {
+        if (::kill(-pid_t(r.pid), signal) != 0 && errno == ESRCH)
+            ::kill(pid_t(r.pid), signal); // not yet in its own group (setsid not run yet)
+    }
+}
+
+void LocalTransport::killAll()
+{
+    for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it) {
+        if (it->pid > 0 && !it->exited) {
+            ::kill(-pid_t(it->pid), SIGKILL);
+            ::kill(pid_t(it->pid), SIGKILL);
+        }
+    }
+}
+
+} // namespace rankdeck

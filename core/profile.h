@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Cluster profiles: where ranks run and how to reach the nodes. Plain value types shared by the
+// profile store, the launch plan, every transport and the front ends.
+#pragma once
+
+#include <QJsonObject>
+#include <QList>
+#include <QMap>
+#include <QString>
+
+namespace rankdeck {
+
+struct ProfileNode
+{
+    QString host;          // host name, address or ~/.ssh/config alias
+    int port = 22;
+    QString user;          // empty: ssh config / current user
+    QString identityFile;  // empty: agent and default keys
+    int ranksPerNode = 1;
+    int gpusPerNode = 0;
+
+    bool operator==(const ProfileNode &) const = default;
+};
+
+struct Profile
+{
+    int schemaVersion = 1;
+    QString name;
+    QString transport = QStringLiteral("local"); // "local" | "ssh"
+    QList<ProfileNode> nodes;
+    QString rendezvousAddress;   // empty: first node
+    QString workerDirectory;     // on nodes; empty: ~/.cache/rankdeck/worker
+    QString libtorchPath;        // dir with libtorch .so on the nodes; empty or "python": detect
+    QMap<QString, QString> environment;
+    QString backend = QStringLiteral("auto");
+    int connectTimeoutSec = 10;
+    int rendezvousTimeoutSec = 60;
+    int heartbeatTimeoutSec = 10;
+    int collectiveTimeoutSec = 300;
+
+    bool isLocal() const;
+    int worldSize() const;
+    // Sets ranks per node on every node (the CLI's --nproc-per-node).
+    void setRanksPerNode(int n);
+    QString effectiveWorkerDirectory() const;
+
+    QJsonObject toJson() const;
+    static Profile fromJson(const QJsonObject &json);
+
+    // This machine, N ranks as local processes, no SSH.
+    static Profile builtinLocal(int nprocPerNode = 2);
+    static QString builtinLocalName();
+
+    bool operator==(const Profile &) const = default;
+};
+
+} // namespace rankdeck

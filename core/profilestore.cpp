@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "profilestore.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QStandardPaths>
+
+#include <sstream>
+#include <toml++/toml.h>
+
+namespace rankdeck {
+
+namespace {
+
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("rankdeck::ProfileStore", text);
+}
+
+QString qs(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
+
+int lineOf(const toml::node &node)
+{
+    return int(node.source().begin.line);
+}
+
+// Walks one parsed document, collecting every problem instead of stopping at the first so that
+// a user fixes a file in one go.
+class Reader
+{
+public:
+    Reader(QString file, QList<ProfileError> *errors) : m_file(std::move(file)), m_errors(errors) {}
+
+    void error(int line, const QString &field, const QString &message)
+    {
+        m_errors->append(ProfileError{m_file, line, field, message});
+    }
+
+    bool readString(const toml::node &node, const QString &field, QString *out)
+    {
+        if (const auto *s = node.as_string()) {
+            *out = qs(s->get());
+            return true;
+        }
+        error(lineOf(node), field, tr("expected a string"));
+        return false;
+    }
+
+    bool readInt(const toml::node &node, const QString &field, int min, int max, int *out)
+    {
+        const auto *i = node.as_integer();
+        if (!i) {
+            error(lineOf(node), field, tr("expected an integer"));
+            return false;
+        }
+        const int64_t v = i->get();
+        if (v < min || v > max) {
+            error(lineOf(node), field,
+                  tr("%1 is out of range (%2 to %3)").arg(v).arg(min).arg(max));
+            return false;
+        }
+        *out = int(v);
+        return true;
+    }
+
+    void unknown(const toml::key &key, const QString &field)
+    {
+        error(int(key.source().begin.line), field, tr("unknown field"));
+    }
+
+    void readNode(const toml::table &t, int index, ProfileNode *n)
+    {
+        const QString prefix = QStringLiteral("nodes[%1].").arg(index);
+        for (auto &&[key, value] : t) {
+            const QString k = qs(key.str());
+            const QString field = prefix + k;
+            if (k == QLatin1String("host"))
+                readString(value, field, &n->host);
+            else if (k == QLatin1String("port"))
+                readInt(value, field, 1, 65535, &n->port);
+            else if (k == QLatin1String("user"))
+                readString(value, field, &n->user);
+            else if (k == QLatin1String("identity_file"))
+                readString(value, field, &n->identityFile);
+            else if (k == QLatin1String("ranks_per_node"))
+                readInt(value, field, 1, 4096, &n->ranksPerNode);
+            else if (k == QLatin1String("gpus_per_node"))
+                readInt(value, field, 0, 4096, &n->gpusPerNode);
+            else
+                unknown(key, field);
+        }
+        if (n->host.trimmed().isEmpty())
+            error(lineOf(t), prefix + QStringLiteral("host"), tr("missing (every node needs a host)"));
+    }
+
+    void read(const toml::table &root, Profile *p)
+    {
+        bool sawVersion = false;
+        for (auto &&[key, value] : root) {
+            const QString k = qs(key.str());
+            if (k == QLatin1String("schema_version")) {
+                sawVersion = true;
+                if (readInt(value, k, 1, 1 << 20, &p->schemaVersion)
+                    && p->schemaVersion > ProfileStore::kSchemaVersion) {
+                    error(lineOf(value), k,
+                          tr("version %1 was written by a newer RankDeck (this one reads %2)")
+                              .arg(p->schemaVersion).arg(ProfileStore::kSchemaVersion));
+                }
+            } else if (k == QLatin1String("name")) {
+                readString(value, k, &p->name);
+            } else if (k == QLatin1String("transport")) {
+                if (readString(value, k, &p->transport) && p->transport != QLatin1String("local")
+                    && p->transport != QLatin1String("ssh")) {
+                    error(lineOf(value), k,
+                          tr("\"%1\" is not a transport (use \"local\" or \"ssh\")").arg(p->transport));
+                }
+            } else if (k == QLatin1String("rendezvous_address")) {
+                readString(value, k, &p->rendezvousAddress);
+            } else if (k == QLatin1String("worker_directory")) {
+                readString(value, k, &p->workerDirectory);
+            } else if (k == QLatin1String("libtorch_path")) {
+                readString(value, k, &p->libtorchPath);
+            } else if (k == QLatin1String("backend")) {
+                if (readString(value, k, &p->backend) && p->backend != QLatin1String("auto")
+                    && p->backend != QLatin1String("nccl") && p->backend != QLatin1String("gloo")) {
+                    error(lineOf(value), k,
+                          tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")").arg(p->backend));
+                }
+            } else if (k == QLatin1String("environment")) {
+                const auto *t = value.as_table();
+                if (!t) {
+                    error(lineOf(value), k, tr("expected a table of NAME = \"value\""));
+                    continue;
+                }
+                for (auto &&[ek, ev] : *t) {
+                    const QString name = qs(ek.str());
+                    const QString field = QStringLiteral("environment.") + name;
+                    static const QRegularExpression valid(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+                    if (!valid.match(name).hasMatch()) {
+                        error(int(ek.source().begin.line), field, tr("not a valid environment variable name"));
+                        continue;
+                    }
+                    QString v;
+                    if (readString(ev, field, &v))
+                        p->environment.insert(name, v);
+                }
+            } else if (k == QLatin1String("timeouts")) {
+                const auto *t = value.as_table();
+                if (!t) {
+                    error(lineOf(value), k, tr("expected a table"));
+                    continue;
+                }
+                for (auto &&[tk, tv] : *t) {
+                    const QString name = qs(tk.str());
+                    const QString field = QStringLiteral("timeouts.") + name;
+                    if (name == QLatin1String("connect"))
+                        readInt(tv, field, 1, 86400, &p->connectTimeoutSec);
+                    else if (name == QLatin1String("rendezvous"))
+                        readInt(tv, field, 1, 86400, &p->rendezvousTimeoutSec);
+                    else if (name == QLatin1String("heartbeat"))
+                        readInt(tv, field, 1, 86400, &p->heartbeatTimeoutSec);
+                    else if (name == QLatin1String("collective"))
+                        readInt(tv, field, 1, 86400 * 7, &p->collectiveTimeoutSec);
+                    else
+                        unknown(tk, field);
+                }
+            } else if (k == QLatin1String("nodes")) {
+                const auto *arr = value.as_array();
+                if (!arr) {
+                    error(lineOf(value), k, tr("expected [[nodes]] tables"));
+                    continue;
+                }
+                int index = 0;
+                for (const toml::node &item : *arr) {
+                    const auto *t = item.as_table();
+                    if (!t) {
+                        error(lineOf(item), QStringLiteral("nodes[%1]").arg(index), tr("expected a table"));
+                    } else {
+                        ProfileNode n;
+                        readNode(*t, index, &n);
+                        p->nodes.append(n);
+                    }
+                    ++index;
+                }
+            } else {
+                unknown(key, k);
+            }
+        }
+        if (!sawVersion)
+            error(1, QStringLiteral("schema_version"), tr("missing (add schema_version = %1)").arg(ProfileStore::kSchemaVersion));
+        if (p->nodes.isEmpty())
+            error(0, QStringLiteral("nodes"), tr("the profile has no [[nodes]]"));
+    }
+
+private:
+    QString m_file;
+    QList<ProfileError> *m_errors;
+};
+
+} // namespace
+
+QString ProfileError::toString() const
+{
+    QString s = file;
+    if (line > 0)
+        s += QLatin1Char(':') + QString::number(line);
+    s += QStringLiteral(": ");
+    if (!field.isEmpty())
+        s += field + QStringLiteral(": ");
+    return s + message;
+}
+
+ProfileStore::ProfileStore(const QString &directory)
+    : m_directory(directory.isEmpty() ? defaultDirectory() : directory)
+{
+}
+
+QString ProfileStore::defaultDirectory()
+{
+    QString base = qEnvironmentVariable("XDG_CONFIG_HOME");
+    if (base.isEmpty())
+        base = QDir::homePath() + QStringLiteral("/.config");
+    return base + QStringLiteral("/rankdeck/profiles");
+}
+
+QString ProfileStore::filePath(const QString &name) const
+{
+    return m_directory + QLatin1Char('/') + name + QStringLiteral(".toml");
+}
+
+bool ProfileStore::isValidName(const QString &name)
+{
+    static const QRegularExpression re(QStringLiteral("^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$"));
+    return re.match(name).hasMatch();
+}
+
+QStringList ProfileStore::names() const
+{
+    QStringList out;
+    const QStringList files = QDir(m_directory).entryList({QStringLiteral("*.toml")}, QDir::Files, QDir::Name);
+    for (const QString &f : files) {
+        const QString n = f.chopped(5);
+        if (isValidName(n))
+            out.append(n);
+    }
+    if (!out.contains(Profile::builtinLocalName()))
+        out.prepend(Profile::builtinLocalName());
+    return out;
+}
+
+bool ProfileStore::exists(const QString &name) const
+{
+    return name == Profile::builtinLocalName() || QFileInfo::exists(filePath(name));
+}
+
+bool ProfileStore::parse(const QString &text, const QString &fileName, Profile *profile,
+                         QList<ProfileError> *errors)
+{
+    const int before = errors->size();
+    const QByteArray utf8 = text.toUtf8();
+    Profile p;
+    p.nodes.clear();
+    try {
+        const toml::table root = toml::parse(std::string_view(utf8.constData(), size_t(utf8.size())),
+                                             fileName.toStdString());
+        Reader reader(fileName, errors);
+        reader.read(root, &p);
+    } catch (const toml::parse_error &e) {
+        errors->append(ProfileError{fileName, int(e.source().begin.line), QString(),
+                                    qs(e.description())});
+        return false;
+    }
+    if (p.name.isEmpty())
+        p.name = QFileInfo(fileName).completeBaseName();
+    if (errors->size() != before)
+        return false;
+    *profile = p;
+    return true;
+}
+
+QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &fileName)
+{
+    QList<ProfileError> errors;
+    auto add = [&](const QString &field, const QString &msg) {
+        errors.append(ProfileError{fileName, 0, field, msg});
+    };
+    if (p.transport != QLatin1String("local") && p.transport != QLatin1String("ssh"))
+        add(QStringLiteral("transport"), tr("\"%1\" is not a transport (use \"local\" or \"ssh\")").arg(p.transport));
+    if (p.backend != QLatin1String("auto") && p.backend != QLatin1String("nccl") && p.backend != QLatin1String("gloo"))
+        add(QStringLiteral("backend"), tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")").arg(p.backend));
+    if (p.nodes.isEmpty())
+        add(QStringLiteral("nodes"), tr("the profile has no nodes"));
+    for (int i = 0; i < p.nodes.size(); ++i) {
+        const ProfileNode &n = p.nodes[i];
+        const QString prefix = QStringLiteral("nodes[%1].").arg(i);
+        if (n.host.trimmed().isEmpty())
+            add(prefix + QStringLiteral("host"), tr("missing (every node needs a host)"));
+        if (n.port < 1 || n.port > 65535)
+            add(prefix + QStringLiteral("port"), tr("%1 is out of range (1 to 65535)").arg(n.port));
+        if (n.ranksPerNode < 1)
+            add(prefix + QStringLiteral("ranks_per_node"), tr("must be at least 1"));
+        if (n.gpusPerNode < 0)
+            add(prefix + QStringLiteral("gpus_per_node"), tr("must not be negative"));
+    }
+    if (p.connectTimeoutSec < 1)
+        add(QStringLiteral("timeouts.connect"), tr("must be at least 1 second"));
+    if (p.rendezvousTimeoutSec < 1)
+        add(QStringLiteral("timeouts.rendezvous"), tr("must be at least 1 second"));
+    if (p.heartbeatTimeoutSec < 1)
+        add(QStringLiteral("timeouts.heartbeat"), tr("must be at least 1 second"));
+    if (p.collectiveTimeoutSec < 1)
+        add(QStringLiteral("timeouts.collective"), tr("must be at least 1 second"));
+    return errors;
+}
+
+bool ProfileStore::load(const QString &name, Profile *profile, QList<ProfileError> *errors) const
+{
+    const QString path = filePath(name);
+    if (!isValidName(name)) {
+        errors->append(ProfileError{path, 0, QString(),
+                                    tr("\"%1\" is not a valid profile name (letters, digits, '.', '_', '-')").arg(name)});
+        return false;
+    }
+    QFile f(path);
+    if (!f.exists()) {
+        if (name == Profile::builtinLocalName()) {
+            *profile = Profile::builtinLocal();
+            return true;
+        }
+        errors->append(ProfileError{path, 0, QString(), tr("no such profile")});
+        return false;
+    }
+    if (!f.open(QIODevice::ReadOnly)) {
+        errors->append(ProfileError{path, 0, QString(), tr("cannot read: %1").arg(f.errorString())});
+        return false;
+    }
+    const QByteArray data = f.read(4 * 1024 * 1024);
+    Profile p;
+    if (!parse(QString::fromUtf8(data), path, &p, errors))
+        return false;
+    p.name = name;
+    const QList<ProfileError> more = validate(p, path);
+    if (!more.isEmpty()) {
+        errors->append(more);
+        return false;
+    }
+    *profile = p;
+    return true;
+}
+
+QString ProfileStore::serialize(const Profile &p)
+{
+    auto s = [](const QString &v) { return v.toStdString(); };
+    toml::table root;
+    root.insert("schema_version", int64_t(kSchemaVersion));
+    root.insert("name", s(p.name));
+    root.insert("transport", s(p.transport));
+    root.insert("backend", s(p.backend));
+    if (!p.rendezvousAddress.isEmpty())
+        root.insert("rendezvous_address", s(p.rendezvousAddress));
+    if (!p.workerDirectory.isEmpty())
+        root.insert("worker_directory", s(p.workerDirectory));
+    if (!p.libtorchPath.isEmpty())
+        root.insert("libtorch_path", s(p.libtorchPath));
+    toml::table timeouts;
+    timeouts.insert("connect", int64_t(p.connectTimeoutSec));
+    timeouts.insert("rendezvous", int64_t(p.rendezvousTimeoutSec));
+    timeouts.insert("heartbeat", int64_t(p.heartbeatTimeoutSec));
+    timeouts.insert("collective", int64_t(p.collectiveTimeoutSec));
+    root.insert("timeouts", std::move(timeouts));
+    toml::table env;
+    for (auto it = p.environment.cbegin(); it != p.environment.cend(); ++it)
+        env.insert(s(it.key()), s(it.value()));
+    root.insert("environment", std::move(env));
+    toml::array nodes;
+    for (const ProfileNode &n : p.nodes) {
+        toml::table t;
+        t.insert("host", s(n.host));
+        t.insert("port", int64_t(n.port));
+        if (!n.user.isEmpty())
+            t.insert("user", s(n.user));
+        if (!n.identityFile.isEmpty())
+            t.insert("identity_file", s(n.identityFile));
+        t.insert("ranks_per_node", int64_t(n.ranksPerNode));
+        t.insert("gpus_per_node", int64_t(n.gpusPerNode));
+        nodes.push_back(std::move(t));
+    }
+    root.insert("nodes", std::move(nodes));
+    std::ostringstream out;
+    out << "# RankDeck cluster profile (see docs). Edit freely; unknown fields are reported.\n";
+    out << root << "\n";
+    return QString::fromStdString(out.str());
+}
+
+bool ProfileStore::save(const Profile &profile, bool overwrite, QString *error) const
+{
+    if (!isValidName(profile.name)) {
+        *error = tr("\"%1\" is not a valid profile name (letters, digits, '.', '_', '-')").arg(profile.name);
+        return false;
+    }
+    const QString path = filePath(profile.name);
+    const QList<ProfileError> problems = validate(profile, path);
+    if (!problems.isEmpty()) {
+        *error = problems.first().toString();
+        return false;
+    }
+    if (QFileInfo::exists(path)) {
+        QFile f(path);
+        Profile existing;
+        QList<ProfileError> errs;
+        if (!f.open(QIODevice::ReadOnly)
+            || !parse(QString::fromUtf8(f.readAll()), path, &existing, &errs)) {
+            *error = tr("%1 exists and cannot be read (%2); fix or remove it first, it was left untouched")
+                         .arg(path, errs.isEmpty() ? f.errorString() : errs.first().toString());
+            return false;
+        }
+        if (!overwrite) {
+            *error = tr("profile \"%1\" already exists (%2)").arg(profile.name, path);
+            return false;
+        }
+    }
+    if (!QDir().mkpath(m_directory)) {
+        *error = tr("cannot create %1").arg(m_directory);
+        return false;
+    }
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly)) {
+        *error = tr("cannot write %1: %2").arg(path, out.errorString());
+        return false;
+    }
+    out.write(serialize(profile).toUtf8());
+    if (!out.commit()) {
+        *error = tr("cannot write %1: %2").arg(path, out.errorString());
+        return false;
+    }
+    return true;
+}
+
+bool ProfileStore::remove(const QString &name, QString *error) const
+{
+    const QString path = filePath(name);
+    if (!isValidName(name) || !QFileInfo::exists(path)) {
+        *error = name == Profile::builtinLocalName()
+            ? tr("the built-in \"local\" profile has no file to remove")
+            : tr("no such profile: %1").arg(name);
+        return false;
+    }
+    if (!QFile::remove(path)) {
+        *error = tr("cannot remove %1").arg(path);
+        return false;
+    }
+    return true;
+}
+
+} // namespace rankdeck

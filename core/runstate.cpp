@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "runstate.h"
+
+#include <QCoreApplication>
+#include <QtNumeric>
+
+namespace rankdeck {
+
+namespace {
+struct RankName { RankState state; const char *name; const char *label; };
+constexpr RankName kRankNames[] = {
+    {RankState::Pending, "pending", QT_TRANSLATE_NOOP("rankdeck::RankState", "pending")},
+    {RankState::Starting, "starting", QT_TRANSLATE_NOOP("rankdeck::RankState", "starting")},
+    {RankState::Rendezvous, "rendezvous", QT_TRANSLATE_NOOP("rankdeck::RankState", "rendezvous")},
+    {RankState::Running, "running", QT_TRANSLATE_NOOP("rankdeck::RankState", "running")},
+    {RankState::Finished, "finished", QT_TRANSLATE_NOOP("rankdeck::RankState", "finished")},
+    {RankState::Failed, "failed", QT_TRANSLATE_NOOP("rankdeck::RankState", "failed")},
+    {RankState::Stopped, "stopped", QT_TRANSLATE_NOOP("rankdeck::RankState", "stopped")},
+    {RankState::Lost, "lost", QT_TRANSLATE_NOOP("rankdeck::RankState", "lost")},
+};
+struct RunName { RunState state; const char *name; const char *label; };
+constexpr RunName kRunNames[] = {
+    {RunState::Preparing, "preparing", QT_TRANSLATE_NOOP("rankdeck::RunState", "preparing")},
+    {RunState::Starting, "starting", QT_TRANSLATE_NOOP("rankdeck::RunState", "starting")},
+    {RunState::Running, "running", QT_TRANSLATE_NOOP("rankdeck::RunState", "running")},
+    {RunState::Stopping, "stopping", QT_TRANSLATE_NOOP("rankdeck::RunState", "stopping")},
+    {RunState::Finished, "finished", QT_TRANSLATE_NOOP("rankdeck::RunState", "finished")},
+    {RunState::Failed, "failed", QT_TRANSLATE_NOOP("rankdeck::RunState", "failed")},
+    {RunState::Stopped, "stopped", QT_TRANSLATE_NOOP("rankdeck::RunState", "stopped")},
+};
+} // namespace
+
+QString rankStateName(RankState state)
+{
+    for (const RankName &n : kRankNames)
+        if (n.state == state)
+            return QString::fromLatin1(n.name);
+    return QStringLiteral("pending");
+}
+
+RankState rankStateFromName(const QString &name)
+{
+    for (const RankName &n : kRankNames)
+        if (name == QLatin1String(n.name))
+            return n.state;
+    return RankState::Pending;
+}
+
+QString rankStateLabel(RankState state)
+{
+    for (const RankName &n : kRankNames)
+        if (n.state == state)
+            return QCoreApplication::translate("rankdeck::RankState", n.label);
+    return QString();
+}
+
+bool isTerminal(RankState state)
+{
+    return state == RankState::Finished || state == RankState::Failed || state == RankState::Stopped
+        || state == RankState::Lost;
+}
+
+QString runStateName(RunState state)
+{
+    for (const RunName &n : kRunNames)
+        if (n.state == state)
+            return QString::fromLatin1(n.name);
+    return QStringLiteral("preparing");
+}
+
+RunState runStateFromName(const QString &name)
+{
+    for (const RunName &n : kRunNames)
+        if (name == QLatin1String(n.name))
+            return n.state;
+    return RunState::Preparing;
+}
+
+QString runStateLabel(RunState state)
+{
+    for (const RunName &n : kRunNames)
+        if (n.state == state)
+            return QCoreApplication::translate("rankdeck::RunState", n.label);
+    return QString();
+}
+
+bool isTerminal(RunState state)
+{
+    return state == RunState::Finished || state == RunState::Failed || state == RunState::Stopped;
+}
+
+QJsonObject RankStatus::toJson() const
+{
+    QJsonObject o;
+    o[QStringLiteral("rank")] = rank;
+    o[QStringLiteral("node")] = nodeIndex;
+    o[QStringLiteral("local_rank")] = localRank;
+    o[QStringLiteral("host")] = host;
+    o[QStringLiteral("pid")] = pid;
+    o[QStringLiteral("state")] = rankStateName(state);
+    o[QStringLiteral("device")] = device;
+    o[QStringLiteral("backend")] = backend;
+    o[QStringLiteral("start_us")] = startTimeUs;
+    o[QStringLiteral("end_us")] = endTimeUs;
+    o[QStringLiteral("exit_code")] = exitCode;
+    o[QStringLiteral("signal")] = signal;
+    o[QStringLiteral("step")] = step;
+    o[QStringLiteral("total_steps")] = totalSteps;
+    if (!qIsNaN(loss))
+        o[QStringLiteral("loss")] = loss;
+    o[QStringLiteral("samples_per_s")] = samplesPerSec;
+    o[QStringLiteral("silent")] = silent;
+    o[QStringLiteral("hung")] = hung;
+    o[QStringLiteral("root_cause")] = rootCause;
+    o[QStringLiteral("detail")] = detail;
+    return o;
+}
+
+RankStatus RankStatus::fromJson(const QJsonObject &o)
+{
+    RankStatus s;
+    s.rank = o.value(QStringLiteral("rank")).toInt();
+    s.nodeIndex = o.value(QStringLiteral("node")).toInt();
+    s.localRank = o.value(QStringLiteral("local_rank")).toInt();
+    s.host = o.value(QStringLiteral("host")).toString();
+    s.pid = o.value(QStringLiteral("pid")).toInteger();
+    s.state = rankStateFromName(o.value(QStringLiteral("state")).toString());
+    s.device = o.value(QStringLiteral("device")).toString();
+    s.backend = o.value(QStringLiteral("backend")).toString();
+    s.startTimeUs = o.value(QStringLiteral("start_us")).toInteger();
+    s.endTimeUs = o.value(QStringLiteral("end_us")).toInteger();
+    s.exitCode = o.value(QStringLiteral("exit_code")).toInt();
+    s.signal = o.value(QStringLiteral("signal")).toInt();
+    s.step = o.value(QStringLiteral("step")).toInteger(-1);
+    s.totalSteps = o.value(QStringLiteral("total_steps")).toInteger();
+    s.loss = o.value(QStringLiteral("loss")).toDouble(qQNaN());
+    s.samplesPerSec = o.value(QStringLiteral("samples_per_s")).toDouble();
+    s.silent = o.value(QStringLiteral("silent")).toBool();
+    s.hung = o.value(QStringLiteral("hung")).toBool();
+    s.rootCause = o.value(QStringLiteral("root_cause")).toBool();
+    s.detail = o.value(QStringLiteral("detail")).toString();
+    return s;
+}
+
+} // namespace rankdeck

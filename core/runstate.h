@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// States of a run and of each of its ranks, as value types that the controller updates, the run
+// record stores and the views show.
+#pragma once
+
+#include <QJsonObject>
+#include <QString>
+
+namespace rankdeck {
+
+enum class RankState { Pending, Starting, Rendezvous, Running, Finished, Failed, Stopped, Lost };
+
+enum class RunState { Preparing, Starting, Running, Stopping, Finished, Failed, Stopped };
+
+QString rankStateName(RankState state);   // "pending", "starting", … (stable, stored on disk)
+RankState rankStateFromName(const QString &name);
+QString rankStateLabel(RankState state);  // translated, for views
+bool isTerminal(RankState state);
+
+QString runStateName(RunState state);
+RunState runStateFromName(const QString &name);
+QString runStateLabel(RunState state);
+bool isTerminal(RunState state);
+
+struct RankStatus
+{
+    int rank = 0;
+    int nodeIndex = 0;
+    int localRank = 0;
+    QString host;             // as reported by the rank (hello), else the profile's node
+    qint64 pid = 0;
+    RankState state = RankState::Pending;
+    QString device;
+    QString backend;
+    qint64 startTimeUs = 0;   // process started
+    qint64 endTimeUs = 0;     // process ended
+    int exitCode = 0;
+    int signal = 0;           // terminating signal, 0 if none
+    qint64 step = -1;         // last completed step (-1: none yet)
+    qint64 totalSteps = 0;
+    double loss = qQNaN();
+    double samplesPerSec = 0;
+    qint64 lastStepUs = 0;        // launcher clock: when the last step event arrived
+    qint64 lastHeartbeatUs = 0;   // launcher clock: last sign of life (any event)
+    bool silent = false;          // no heartbeat past the timeout
+    bool hung = false;            // heartbeats go on but steps do not
+    bool rootCause = false;
+    QString detail;               // short reason shown next to the state
+
+    QJsonObject toJson() const;
+    static RankStatus fromJson(const QJsonObject &json);
+};
+
+} // namespace rankdeck

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "trainingconfig.h"
+
+#include <QJsonArray>
+
+namespace rankdeck {
+
+namespace {
+// Flags of the worker that take no value; everything else is "--name value".
+bool isBareFlag(const QString &flag)
+{
+    static const QStringList bare = {QStringLiteral("--shuffle"), QStringLiteral("--resume"),
+                                     QStringLiteral("--control-stdin"), QStringLiteral("--no-overlap"),
+                                     QStringLiteral("--help")};
+    return bare.contains(flag);
+}
+} // namespace
+
+QString TrainingConfig::value(const QString &flag, const QString &fallback) const
+{
+    QString result = fallback;
+    for (int i = 0; i < workerArguments.size(); ++i) {
+        const QString &a = workerArguments[i];
+        if (a == flag && !isBareFlag(flag) && i + 1 < workerArguments.size())
+            result = workerArguments[++i];
+        else if (a.startsWith(flag + QLatin1Char('=')))
+            result = a.mid(flag.size() + 1);
+    }
+    return result;
+}
+
+bool TrainingConfig::hasFlag(const QString &flag) const
+{
+    for (const QString &a : workerArguments) {
+        if (a == flag || a.startsWith(flag + QLatin1Char('=')))
+            return true;
+    }
+    return false;
+}
+
+void TrainingConfig::removeFlag(const QString &flag)
+{
+    QStringList out;
+    for (int i = 0; i < workerArguments.size(); ++i) {
+        const QString &a = workerArguments[i];
+        if (a == flag) {
+            if (!isBareFlag(flag))
+                ++i;
+            continue;
+        }
+        if (a.startsWith(flag + QLatin1Char('=')))
+            continue;
+        out.append(a);
+    }
+    workerArguments = out;
+}
+
+void TrainingConfig::setValue(const QString &flag, const QString &v)
+{
+    removeFlag(flag);
+    workerArguments.append(flag);
+    if (!isBareFlag(flag))
+        workerArguments.append(v);
+}
+
+QString TrainingConfig::task() const
+{
+    return value(QStringLiteral("--task"), QStringLiteral("linear"));
+}
+
+int TrainingConfig::totalSteps() const
+{
+    bool ok = false;
+    const int n = value(QStringLiteral("--steps")).toInt(&ok);
+    return ok ? n : 100;
+}
+
+QString TrainingConfig::checkpointDir() const
+{
+    return value(QStringLiteral("--checkpoint-dir"));
+}
+
+QString TrainingConfig::effectiveName() const
+{
+    return name.isEmpty() ? task() : name;
+}
+
+QJsonObject TrainingConfig::toJson() const
+{
+    QJsonObject o;
+    o[QStringLiteral("name")] = name;
+    o[QStringLiteral("worker_arguments")] = QJsonArray::fromStringList(workerArguments);
+    o[QStringLiteral("max_restarts")] = maxRestarts;
+    QJsonArray ranks;
+    for (int r : consoleRanks)
+        ranks.append(r);
+    o[QStringLiteral("console_ranks")] = ranks;
+    return o;
+}
+
+TrainingConfig TrainingConfig::fromJson(const QJsonObject &o)
+{
+    TrainingConfig c;
+    c.name = o.value(QStringLiteral("name")).toString();
+    for (const QJsonValue &v : o.value(QStringLiteral("worker_arguments")).toArray())
+        c.workerArguments.append(v.toString());
+    c.maxRestarts = o.value(QStringLiteral("max_restarts")).toInt();
+    for (const QJsonValue &v : o.value(QStringLiteral("console_ranks")).toArray())
+        c.consoleRanks.append(v.toInt());
+    return c;
+}
+
+} // namespace rankdeck
