@@ -85,6 +85,7 @@ inline constexpr std::string_view SignalName = "signal_name";
 inline constexpr std::string_view ExceptionType = "exception";
 inline constexpr std::string_view Thread = "thread";
 inline constexpr std::string_view Stack = "stack";     // frames, one per line, innermost first
+inline constexpr std::string_view OwnFrame = "own_frame"; // crash: index of the first frame of the worker's own code, -1 none
 inline constexpr std::string_view ExitCode = "exit_code";
 } // namespace field
 
