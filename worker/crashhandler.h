@@ -7,8 +7,15 @@
 // <runDir>/crash-rank<R>.txt, then the process dies by the signal (SIGABRT for exceptions), so
 // the launcher still sees the real cause in the exit status.
 //
-// Linking: worker/crashhandler.cpp needs libdw (pkg-config libdw: PkgConfig::LIBDW), libdl
-// (part of glibc ≥ 2.34) and Threads::Threads. It includes no torch headers.
+// Building: add worker/crashhandler.cpp and worker/stackdump.cpp (no torch headers; they need
+// libdw, pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw) → PkgConfig::LIBDW, and
+// Threads::Threads) and worker/faultinjection.cpp (includes only <c10/util/Exception.h>).
+//
+// Exceptions: let an exception that ends training escape main() (or rethrow it with `throw;`
+// after printing): the terminate handler reports it as a `crash` with its type, message
+// (c10::Error's included) and the stack of the throw site. An exception caught and turned into
+// an `error` event carries no stack.
+// RANKDECK_CRASH_RAW=1 skips symbolizing: the report then has module+offset frames only.
 #pragma once
 
 #include <string>
