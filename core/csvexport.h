@@ -3,7 +3,7 @@
 // Full-resolution metrics as CSV (never the bucketed plot data). One row per point, long
 // format, so ranks and metrics with different steps need no padding:
 //     rank,metric,segment,step,wall_time_us,value
-// Values are written with 17 significant digits (round-trip exact); NaN and ±Inf as nan, inf,
+// Values are written in the shortest form that reads back exactly; NaN and ±Inf as nan, inf,
 // -inf. The same format is the run record's metrics.csv.
 #pragma once
 

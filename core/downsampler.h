@@ -49,6 +49,10 @@ public:
                              double xMax, int buckets) const;
     DownsampledPoints bucket(std::span<const double> x, std::span<const double> values,
                              double xMin, double xMax, int buckets) const;
+    // Only the points [begin, end) of the indexed column (one segment); xAt takes absolute
+    // indices.
+    DownsampledPoints bucket(const XFunction &xAt, std::span<const double> values, qsizetype begin,
+                             qsizetype end, double xMin, double xMax, int buckets) const;
 
     // Without an index: the same result computed by a plain scan (the reference for tests).
     static DownsampledPoints bucketScan(std::span<const double> x, std::span<const double> values,
@@ -66,6 +70,8 @@ private:
 
     void rangeMinMax(std::span<const double> values, qsizetype begin, qsizetype end,
                      Block &acc) const;
+    static void mergePoint(std::span<const double> values, std::uint32_t i, Block &acc);
+    static void mergeBlock(std::span<const double> values, const Block &b, Block &acc);
 
     std::vector<Block> m_level1;  // per kBlock points (complete blocks only)
     std::vector<Block> m_level2;  // per kBlock level-1 blocks

@@ -84,6 +84,7 @@ private:
     QString displayText(const LogLine &line) const;
     int markerRows() const { return m_elided > 0 ? 1 : 0; }
     void trimFront();
+    void setElided(qint64 firstKey);
 
     const LogStore *m_store = nullptr;
     int m_rank = LogStore::AllRanks;

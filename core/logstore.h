@@ -26,6 +26,7 @@
 #include <QString>
 
 #include <atomic>
+#include <climits>
 #include <deque>
 #include <memory>
 
@@ -38,8 +39,9 @@ public:
 
     struct Options
     {
-        int windowPerRank = 5000;  // lines kept in memory per rank
+        int windowPerRank = 2000;  // lines kept in memory per rank
         int windowAll = 20000;     // lines kept in memory for the merged view
+        qsizetype maxDisplayBytes = LineSplitter::kDefaultMaxDisplayBytes;  // for lines read back
     };
 
     LogStore();
@@ -94,7 +96,9 @@ private:
     RankFiles *rankFiles(int rank);  // m_mutex held
     bool openRankFiles(RankFiles &rf, int rank, QString *errorMessage);  // m_mutex held
     void loadExisting();  // m_mutex held
-    LogLine readLineLocked(int rank, qint64 number, bool rawOnly, QByteArray *raw, QString *errorMessage) const;
+    bool readLineLocked(int rank, qint64 number, LogLine *line, QByteArray *raw,
+                        QString *errorMessage) const;
+    bool readAllIndexLocked(qint64 sequence, int *rank, qint64 *number, QString *errorMessage) const;
     void setError(const QString &message);
 
     Options m_options;
@@ -104,6 +108,7 @@ private:
     std::deque<LogLine> m_all;
     qint64 m_allCount = 0;
     std::unique_ptr<QFile> m_allIndex;
+    mutable std::unique_ptr<QFile> m_allIndexRead;
     std::atomic<quint64> m_generation{0};
     QString m_lastError;
 };

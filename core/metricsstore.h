@@ -54,8 +54,11 @@ struct MetricSegment
 struct MetricCurve
 {
     // Segments are separated by one point with y = NaN (QCustomPlot breaks the line there).
+    // On the step axis a later segment may start left of the earlier one (a restart): draw with
+    // the keys unsorted (QCPCurve), or one graph per segment using segmentStarts.
     QList<double> x;
     QList<double> y;
+    QList<qsizetype> segmentStarts;  // index in x/y where each segment begins (after its NaN)
     QList<double> nanX;   // where the raw series holds NaN (a diverged loss): mark them
     QList<double> infX;
     QList<double> infY;   // +Inf / -Inf
@@ -100,8 +103,9 @@ public:
     // A plottable curve: smoothed on the full data with the debiased EMA weight (0 = raw, per
     // segment), then min/max bucketed into ~buckets buckets over [xMin, xMax] of the chosen
     // axis (xMin >= xMax: everything; buckets <= 0: no bucketing). Relative time is in seconds
-    // since startTimeUs(), wall time in seconds since the Unix epoch. rank == MeanCurve: the mean
-    // over ranks per step (of the smoothed values), ranks missing a step are left out.
+    // since startTimeUs(), wall time in seconds since the Unix epoch. rank == MeanCurve: the
+    // per-step mean over the ranks that reported that step (NaN if any of them sent NaN),
+    // smoothed, then bucketed.
     MetricCurve curve(int rank, const QString &name, MetricXAxis axis, double smoothingWeight,
                       double xMin, double xMax, int buckets) const;
 
@@ -118,8 +122,13 @@ private:
     MetricCurve meanCurveLocked(const QString &name, MetricXAxis axis, double weight, double xMin,
                                 double xMax, int buckets) const;
 
+    struct MeanSeries;
+    void flushLocked();
+
     mutable QMutex m_mutex;
     QHash<int, QHash<QString, std::shared_ptr<Series>>> m_series;
+    QHash<QString, std::shared_ptr<MeanSeries>> m_means;
+    QByteArray m_pendingCsv;
     qint64 m_startTimeUs = 0;
     qint64 m_total = 0;
     std::unique_ptr<QFile> m_file;

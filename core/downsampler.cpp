@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "downsampler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace rankdeck {
+
+namespace {
+constexpr qsizetype kBlock2 = qsizetype(Downsampler::kBlock) * Downsampler::kBlock;
+} // namespace
+
+void Downsampler::clear()
+{
+    m_level1.clear();
+    m_level2.clear();
+    m_count = 0;
+}
+
+void Downsampler::mergePoint(std::span<const double> values, std::uint32_t i, Block &acc)
+{
+    const double v = values[i];
+    if (std::isnan(v)) {
+        if (acc.nanIndex == kNone)
+            acc.nanIndex = i;
+        return;
+    }
+    if (std::isinf(v)) {
+        if (acc.infIndex == kNone)
+            acc.infIndex = i;
+        return;
+    }
+    // Strict comparisons keep the earliest of equal values: points are merged left to right.
+    if (acc.minIndex == kNone || v < values[acc.minIndex])
+        acc.minIndex = i;
+    if (acc.maxIndex == kNone || v > values[acc.maxIndex])
+        acc.maxIndex = i;
+}
+
+void Downsampler::mergeBlock(std::span<const double> values, const Block &b, Block &acc)
+{
+    if (b.minIndex != kNone && (acc.minIndex == kNone || values[b.minIndex] < values[acc.minIndex]))
+        acc.minIndex = b.minIndex;
+    if (b.maxIndex != kNone && (acc.maxIndex == kNone || values[b.maxIndex] > values[acc.maxIndex]))
+        acc.maxIndex = b.maxIndex;
+    if (acc.nanIndex == kNone)
+        acc.nanIndex = b.nanIndex;
+    if (acc.infIndex == kNone)
+        acc.infIndex = b.infIndex;
+}
+
+void Downsampler::update(std::span<const double> values)
+{
+    const qsizetype n = qsizetype(values.size());
+    if (n < m_count) // the column was replaced: start over
+        clear();
+    while (m_count + kBlock <= n && m_count + kBlock < qsizetype(kNone)) {
+        Block b{kNone, kNone, kNone, kNone};
+        for (qsizetype i = m_count; i < m_count + kBlock; ++i)
+            mergePoint(values, std::uint32_t(i), b);
+        m_level1.push_back(b);
+        m_count += kBlock;
+        if (m_level1.size() % kBlock == 0) {
+            Block b2{kNone, kNone, kNone, kNone};
+            for (size_t k = m_level1.size() - kBlock; k < m_level1.size(); ++k)
+                mergeBlock(values, m_level1[k], b2);
+            m_level2.push_back(b2);
+        }
+    }
+}
+
+void Downsampler::rangeMinMax(std::span<const double> values, qsizetype begin, qsizetype end,
+                              Block &acc) const
+{
+    qsizetype i = begin;
+    while (i < end) {
+        if (i % kBlock2 == 0 && i + kBlock2 <= end && size_t(i / kBlock2) < m_level2.size()) {
+            mergeBlock(values, m_level2[size_t(i / kBlock2)], acc);
+            i += kBlock2;
+        } else if (i % kBlock == 0 && i + kBlock <= end && size_t(i / kBlock) < m_level1.size()) {
+            mergeBlock(values, m_level1[size_t(i / kBlock)], acc);
+            i += kBlock;
+        } else {
+            mergePoint(values, std::uint32_t(i), acc);
+            ++i;
+        }
+    }
+}
+
+DownsampledPoints Downsampler::bucket(const XFunction &xAt, std::span<const double> values,
+                                      qsizetype begin, qsizetype end, double xMin, double xMax,
+                                      int buckets) const
+{
+    DownsampledPoints out;
+    end = qMin(end, qsizetype(values.size()));
+    if (begin < 0)
+        begin = 0;
+    if (begin >= end)
+        return out;
+
+    auto put = [&](qsizetype i) {
+        const double v = values[size_t(i)];
+        if (std::isnan(v)) {
+            out.nanX.append(xAt(i));
+        } else if (std::isinf(v)) {
+            out.infX.append(xAt(i));
+            out.infY.append(v);
+        } else {
+            out.x.append(xAt(i));
+            out.y.append(v);
+        }
+    };
+
+    if (buckets <= 0) {
+        for (qsizetype i = begin; i < end; ++i) {
+            const double x = xAt(i);
+            if (xMin < xMax && (x < xMin || x > xMax))
+                continue;
+            put(i);
+        }
+        return out;
+    }
+
+    if (!(xMin < xMax)) {
+        xMin = xAt(begin);
+        xMax = xAt(end - 1);
+        if (!(xMin < xMax))
+            xMax = xMin + 1.0;  // one x value: everything falls in the first bucket
+    }
+
+    // First index in [lo, end) whose x is >= edge (x is non-decreasing).
+    auto lowerBound = [&](qsizetype lo, double edge) {
+        qsizetype hi = end;
+        while (lo < hi) {
+            const qsizetype mid = lo + (hi - lo) / 2;
+            if (xAt(mid) < edge)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo;
+    };
+    qsizetype first = lowerBound(begin, xMin);
+    qsizetype last = first;  // first index with x > xMax
+    {
+        qsizetype lo = first, hi = end;
+        while (lo < hi) {
+            const qsizetype mid = lo + (hi - lo) / 2;
+            if (xAt(mid) <= xMax)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        last = lo;
+    }
+
+    // The neighbours just outside the view keep the line running to its edges.
+    if (first > begin)
+        put(first - 1);
+
+    const double width = xMax - xMin;
+    qsizetype start = first;
+    for (int k = 0; k < buckets && start < last; ++k) {
+        qsizetype stop = last;
+        if (k + 1 < buckets) {
+            const double edge = xMin + width * double(k + 1) / double(buckets);
+            stop = qMin(last, lowerBound(start, edge));
+        }
+        if (stop <= start)
+            continue;
+        Block acc{kNone, kNone, kNone, kNone};
+        rangeMinMax(values, start, stop, acc);
+        if (acc.minIndex != kNone) {
+            const std::uint32_t a = std::min(acc.minIndex, acc.maxIndex);
+            const std::uint32_t b = std::max(acc.minIndex, acc.maxIndex);
+            out.x.append(xAt(a));
+            out.y.append(values[a]);
+            if (b != a) {
+                out.x.append(xAt(b));
+                out.y.append(values[b]);
+            }
+        }
+        if (acc.nanIndex != kNone)
+            out.nanX.append(xAt(acc.nanIndex));
+        if (acc.infIndex != kNone) {
+            out.infX.append(xAt(acc.infIndex));
+            out.infY.append(values[acc.infIndex]);
+        }
+        start = stop;
+    }
+
+    if (last < end)
+        put(last);
+    return out;
+}
+
+DownsampledPoints Downsampler::bucket(const XFunction &xAt, std::span<const double> values,
+                                      double xMin, double xMax, int buckets) const
+{
+    return bucket(xAt, values, 0, qsizetype(values.size()), xMin, xMax, buckets);
+}
+
+DownsampledPoints Downsampler::bucket(std::span<const double> x, std::span<const double> values,
+                                      double xMin, double xMax, int buckets) const
+{
+    const qsizetype n = qsizetype(std::min(x.size(), values.size()));
+    return bucket([x](qsizetype i) { return x[size_t(i)]; }, values, 0, n, xMin, xMax, buckets);
+}
+
+DownsampledPoints Downsampler::bucketScan(std::span<const double> x, std::span<const double> values,
+                                          double xMin, double xMax, int buckets)
+{
+    // An empty index makes bucket() look at every point.
+    const Downsampler none;
+    return none.bucket(x, values, xMin, xMax, buckets);
+}
+
+} // namespace rankdeck

@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "logstore.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QMutexLocker>
+#include <QRegularExpression>
+#include <QtEndian>
+
+#include <sys/resource.h>
+
+#include <cstring>
+
+namespace rankdeck {
+
+namespace {
+
+constexpr qint64 kIndexRecord = 24;
+constexpr qint64 kAllRecord = 8;
+constexpr int kRankShift = 40;
+constexpr quint64 kNumberMask = (quint64(1) << kRankShift) - 1;
+constexpr quint8 kFlagTruncated = 1;
+// Lines longer than this are shown from their head when read back from disk.
+constexpr qint64 kMaxReadBack = 1024 * 1024;
+
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("rankdeck::LogStore", text);
+}
+
+void encodeIndex(char *out, qint64 offset, qint64 timeUs, qint64 length, StreamKind stream, quint8 flags)
+{
+    qToLittleEndian<qint64>(offset, out);
+    qToLittleEndian<qint64>(timeUs, out + 8);
+    qToLittleEndian<quint32>(quint32(qBound<qint64>(0, length, 0xffffffffLL)), out + 16);
+    out[20] = stream == StreamKind::Stderr ? 1 : 0;
+    out[21] = char(flags);
+    out[22] = 0;
+    out[23] = 0;
+}
+
+// Each rank costs two open files (log, index) plus one for events; at hundreds of ranks the
+// usual soft limit of 1024 is too low, and the hard limit is there to be used.
+void raiseOpenFileLimit()
+{
+    static bool done = false;
+    if (done)
+        return;
+    done = true;
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+} // namespace
+
+struct LogStore::RankFiles
+{
+    int rank = 0;
+    std::unique_ptr<QFile> log;
+    std::unique_ptr<QFile> index;
+    std::unique_ptr<QFile> events;
+    mutable std::unique_ptr<QFile> logRead;
+    mutable std::unique_ptr<QFile> indexRead;
+    qint64 logSize = 0;   // bytes in the log file
+    qint64 count = 0;     // complete lines
+    bool dirty = false;
+    bool inLine = false;  // pieces of a long line were written
+    qint64 lineStart = 0;
+    qint64 lineBytes = 0;
+    std::deque<LogLine> window;
+};
+
+LogStore::LogStore()
+    : LogStore(Options{})
+{
+}
+
+LogStore::LogStore(const Options &options)
+    : m_options(options)
+{
+    m_options.windowPerRank = qMax(1, m_options.windowPerRank);
+    m_options.windowAll = qMax(1, m_options.windowAll);
+}
+
+LogStore::~LogStore()
+{
+    close();
+}
+
+bool LogStore::open(const QString &directory, QString *errorMessage)
+{
+    QMutexLocker lock(&m_mutex);
+    auto fail = [&](const QString &why) {
+        if (errorMessage)
+            *errorMessage = why;
+        m_lastError = why;
+        return false;
+    };
+    if (!m_directory.isEmpty())
+        return fail(tr("log store is already open on %1").arg(m_directory));
+    QDir dir(directory);
+    if (!dir.exists()) {
+        if (!QDir().mkpath(directory))
+            return fail(tr("cannot create log directory %1").arg(directory));
+        QFile::setPermissions(directory, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    }
+    raiseOpenFileLimit();
+    m_directory = QDir(directory).absolutePath();
+    m_allIndex = std::make_unique<QFile>(m_directory + QStringLiteral("/all.idx"));
+    if (!m_allIndex->open(QIODevice::WriteOnly | QIODevice::Append)) {
+        const QString why = tr("cannot open %1: %2").arg(m_allIndex->fileName(), m_allIndex->errorString());
+        m_allIndex.reset();
+        m_directory.clear();
+        return fail(why);
+    }
+    loadExisting();
+    m_generation.fetch_add(1, std::memory_order_release);
+    return true;
+}
+
+QString LogStore::directory() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_directory;
+}
+
+bool LogStore::isOpen() const
+{
+    QMutexLocker lock(&m_mutex);
+    return !m_directory.isEmpty();
+}
+
+QString LogStore::logFilePath(int rank) const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_directory.isEmpty() ? QString() : m_directory + QStringLiteral("/rank-%1.log").arg(rank);
+}
+
+QString LogStore::eventsFilePath(int rank) const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_directory.isEmpty() ? QString()
+                                 : m_directory + QStringLiteral("/rank-%1.events.jsonl").arg(rank);
+}
+
+QString LogStore::lastError() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_lastError;
+}
+
+void LogStore::setError(const QString &message)
+{
+    m_lastError = message;
+}
+
+bool LogStore::openRankFiles(RankFiles &rf, int rank, QString *errorMessage)
+{
+    const QString base = m_directory + QStringLiteral("/rank-%1").arg(rank);
+    rf.log = std::make_unique<QFile>(base + QStringLiteral(".log"));
+    rf.index = std::make_unique<QFile>(base + QStringLiteral(".idx"));
+    if (!rf.log->open(QIODevice::WriteOnly | QIODevice::Append)
+        || !rf.index->open(QIODevice::WriteOnly | QIODevice::Append)) {
+        const QString why = tr("cannot open the log of rank %1 in %2: %3")
+                                .arg(rank)
+                                .arg(m_directory, rf.log->isOpen() ? rf.index->errorString()
+                                                                   : rf.log->errorString());
+        rf.log.reset();
+        rf.index.reset();
+        if (errorMessage)
+            *errorMessage = why;
+        return false;
+    }
+    rf.logSize = rf.log->size();
+    return true;
+}
+
+LogStore::RankFiles *LogStore::rankFiles(int rank)
+{
+    auto it = m_ranks.find(rank);
+    if (it != m_ranks.end())
+        return it->get();
+    auto rf = std::make_shared<RankFiles>();
+    rf->rank = rank;
+    if (!m_directory.isEmpty()) {
+        QString why;
+        if (!openRankFiles(*rf, rank, &why))
+            setError(why);
+    }
+    return m_ranks.insert(rank, rf)->get();
+}
+
+void LogStore::loadExisting()
+{
+    const QDir dir(m_directory);
+    static const QRegularExpression re(QStringLiteral("^rank-(\\d+)\\.idx$"));
+    const QStringList names = dir.entryList({QStringLiteral("rank-*.idx")}, QDir::Files);
+    for (const QString &name : names) {
+        const auto m = re.match(name);
+        if (!m.hasMatch())
+            continue;
+        const int rank = m.captured(1).toInt();
+        RankFiles *rf = rankFiles(rank);
+        if (!rf->index)
+            continue;
+        rf->count = rf->index->size() / kIndexRecord;
+        const qint64 first = qMax<qint64>(0, rf->count - m_options.windowPerRank);
+        for (qint64 n = first; n < rf->count; ++n) {
+            LogLine line;
+            if (readLineLocked(rank, n, &line, nullptr, nullptr))
+                rf->window.push_back(line);
+        }
+    }
+    m_allCount = m_allIndex->size() / kAllRecord;
+    const qint64 first = qMax<qint64>(0, m_allCount - m_options.windowAll);
+    for (qint64 s = first; s < m_allCount; ++s) {
+        int rank = 0;
+        qint64 number = 0;
+        LogLine line;
+        if (readAllIndexLocked(s, &rank, &number, nullptr)
+            && readLineLocked(rank, number, &line, nullptr, nullptr)) {
+            line.sequence = s;
+            m_all.push_back(line);
+        }
+    }
+}
+
+void LogStore::append(const LogLine &line)
+{
+    append(QList<LogLine>{line});
+}
+
+void LogStore::append(const QList<LogLine> &lines)
+{
+    if (lines.isEmpty())
+        return;
+    QMutexLocker lock(&m_mutex);
+    QList<RankFiles *> touched;
+    for (const LogLine &in : lines) {
+        RankFiles *rf = rankFiles(in.rank);
+        if (!rf->dirty) {
+            rf->dirty = true;
+            touched.append(rf);
+        }
+        if (!rf->inLine) {
+            rf->inLine = true;
+            rf->lineStart = rf->logSize;
+            rf->lineBytes = 0;
+        }
+        // Disk first: whatever happens to the views, the run record has the bytes.
+        if (rf->log) {
+            if (rf->log->write(in.raw) != in.raw.size())
+                setError(tr("cannot write the log of rank %1: %2").arg(in.rank).arg(rf->log->errorString()));
+            if (!in.partial && !rf->log->putChar('\n'))
+                setError(tr("cannot write the log of rank %1: %2").arg(in.rank).arg(rf->log->errorString()));
+        }
+        rf->logSize += in.raw.size();
+        rf->lineBytes += in.raw.size();
+        if (in.partial)
+            continue;
+        rf->logSize += 1;
+        rf->inLine = false;
+
+        LogLine line = in;
+        line.raw = QByteArray();
+        line.partial = false;
+        line.byteLength = rf->lineBytes;
+        line.number = rf->count++;
+        line.sequence = m_allCount++;
+        if (rf->index) {
+            char rec[kIndexRecord];
+            encodeIndex(rec, rf->lineStart, line.timeUs, rf->lineBytes, line.stream,
+                        line.truncated ? kFlagTruncated : 0);
+            if (rf->index->write(rec, kIndexRecord) != kIndexRecord)
+                setError(tr("cannot write the log index of rank %1: %2").arg(in.rank).arg(rf->index->errorString()));
+        }
+        if (m_allIndex) {
+            char rec[kAllRecord];
+            qToLittleEndian<quint64>((quint64(quint32(line.rank)) << kRankShift) | (quint64(line.number) & kNumberMask), rec);
+            m_allIndex->write(rec, kAllRecord);
+        }
+        rf->window.push_back(line);
+        while (qsizetype(rf->window.size()) > m_options.windowPerRank)
+            rf->window.pop_front();
+        m_all.push_back(std::move(line));
+        while (qsizetype(m_all.size()) > m_options.windowAll)
+            m_all.pop_front();
+    }
+    // Hand the bytes to the OS now: a launcher crash then loses nothing already received.
+    for (RankFiles *rf : touched) {
+        rf->dirty = false;
+        if (rf->log)
+            rf->log->flush();
+        if (rf->index)
+            rf->index->flush();
+    }
+    if (m_allIndex)
+        m_allIndex->flush();
+    m_generation.fetch_add(1, std::memory_order_release);
+}
+
+void LogStore::appendEvents(int rank, const QList<WorkerEvent> &events)
+{
+    if (events.isEmpty())
+        return;
+    QMutexLocker lock(&m_mutex);
+    if (m_directory.isEmpty())
+        return;
+    RankFiles *rf = rankFiles(rank);
+    if (!rf->events) {
+        rf->events = std::make_unique<QFile>(m_directory + QStringLiteral("/rank-%1.events.jsonl").arg(rank));
+        if (!rf->events->open(QIODevice::WriteOnly | QIODevice::Append)) {
+            setError(tr("cannot open %1: %2").arg(rf->events->fileName(), rf->events->errorString()));
+            rf->events.reset();
+            return;
+        }
+    }
+    QByteArray buf;
+    for (const WorkerEvent &e : events) {
+        buf += e.json();
+        buf += '\n';
+    }
+    if (rf->events->write(buf) != buf.size())
+        setError(tr("cannot write %1: %2").arg(rf->events->fileName(), rf->events->errorString()));
+    rf->events->flush();
+}
+
+void LogStore::close()
+{
+    QMutexLocker lock(&m_mutex);
+    for (auto &rf : m_ranks) {
+        // A long line cut off by the end of the run still ends with a newline on disk.
+        if (rf->inLine && rf->log) {
+            rf->log->putChar('\n');
+        }
+        rf->log.reset();
+        rf->index.reset();
+        rf->events.reset();
+        rf->logRead.reset();
+        rf->indexRead.reset();
+    }
+    m_allIndex.reset();
+    m_allIndexRead.reset();
+}
+
+QList<int> LogStore::ranks() const
+{
+    QMutexLocker lock(&m_mutex);
+    QList<int> out;
+    for (auto it = m_ranks.cbegin(); it != m_ranks.cend(); ++it) {
+        if (it.value()->count > 0)
+            out.append(it.key());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+qint64 LogStore::lineCount(int rank) const
+{
+    QMutexLocker lock(&m_mutex);
+    if (rank == AllRanks)
+        return m_allCount;
+    const auto it = m_ranks.constFind(rank);
+    return it == m_ranks.cend() ? 0 : it.value()->count;
+}
+
+qint64 LogStore::firstInMemory(int rank) const
+{
+    QMutexLocker lock(&m_mutex);
+    if (rank == AllRanks)
+        return m_all.empty() ? m_allCount : m_all.front().sequence;
+    const auto it = m_ranks.constFind(rank);
+    if (it == m_ranks.cend())
+        return 0;
+    const RankFiles &rf = *it.value();
+    return rf.window.empty() ? rf.count : rf.window.front().number;
+}
+
+QList<LogLine> LogStore::recentLines(int rank, qint64 from, int maxCount) const
+{
+    QMutexLocker lock(&m_mutex);
+    QList<LogLine> out;
+    const std::deque<LogLine> *window = nullptr;
+    if (rank == AllRanks) {
+        window = &m_all;
+    } else {
+        const auto it = m_ranks.constFind(rank);
+        if (it == m_ranks.cend())
+            return out;
+        window = &it.value()->window;
+    }
+    if (window->empty() || maxCount <= 0)
+        return out;
+    const qint64 firstKey = rank == AllRanks ? window->front().sequence : window->front().number;
+    const qint64 start = qMax<qint64>(0, from - firstKey);
+    if (start >= qint64(window->size()))
+        return out;
+    const qint64 end = qMin<qint64>(qint64(window->size()), start + maxCount);
+    out.reserve(end - start);
+    for (qint64 i = start; i < end; ++i)
+        out.append((*window)[size_t(i)]);
+    return out;
+}
+
+bool LogStore::readAllIndexLocked(qint64 sequence, int *rank, qint64 *number, QString *errorMessage) const
+{
+    if (m_directory.isEmpty()) {
+        if (errorMessage)
+            *errorMessage = tr("older lines are not kept: the log store has no run directory");
+        return false;
+    }
+    if (!m_allIndexRead) {
+        m_allIndexRead = std::make_unique<QFile>(m_directory + QStringLiteral("/all.idx"));
+        if (!m_allIndexRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
+            if (errorMessage)
+                *errorMessage = tr("cannot read %1: %2").arg(m_allIndexRead->fileName(), m_allIndexRead->errorString());
+            m_allIndexRead.reset();
+            return false;
+        }
+    }
+    char rec[kAllRecord];
+    if (!m_allIndexRead->seek(sequence * kAllRecord) || m_allIndexRead->read(rec, kAllRecord) != kAllRecord) {
+        if (errorMessage)
+            *errorMessage = tr("%1: no entry %2").arg(m_allIndexRead->fileName()).arg(sequence);
+        return false;
+    }
+    const quint64 v = qFromLittleEndian<quint64>(rec);
+    *rank = int(v >> kRankShift);
+    *number = qint64(v & kNumberMask);
+    return true;
+}
+
+bool LogStore::readLineLocked(int rank, qint64 number, LogLine *line, QByteArray *raw,
+                              QString *errorMessage) const
+{
+    auto fail = [&](const QString &why) {
+        if (errorMessage)
+            *errorMessage = why;
+        return false;
+    };
+    if (m_directory.isEmpty())
+        return fail(tr("older lines are not kept: the log store has no run directory"));
+    const auto it = m_ranks.constFind(rank);
+    if (it == m_ranks.cend())
+        return fail(tr("no log for rank %1").arg(rank));
+    const RankFiles &rf = *it.value();
+    const QString base = m_directory + QStringLiteral("/rank-%1").arg(rank);
+    if (!rf.indexRead) {
+        rf.indexRead = std::make_unique<QFile>(base + QStringLiteral(".idx"));
+        rf.logRead = std::make_unique<QFile>(base + QStringLiteral(".log"));
+        if (!rf.indexRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)
+            || !rf.logRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
+            const QString why = tr("cannot read the log of rank %1 in %2").arg(rank).arg(m_directory);
+            rf.indexRead.reset();
+            rf.logRead.reset();
+            return fail(why);
+        }
+    }
+    char rec[kIndexRecord];
+    if (!rf.indexRead->seek(number * kIndexRecord) || rf.indexRead->read(rec, kIndexRecord) != kIndexRecord)
+        return fail(tr("%1: no line %2").arg(rf.indexRead->fileName()).arg(number + 1));
+    const qint64 offset = qFromLittleEndian<qint64>(rec);
+    const qint64 timeUs = qFromLittleEndian<qint64>(rec + 8);
+    qint64 length = qFromLittleEndian<quint32>(rec + 16);
+    if (length == 0xffffffffLL) // saturated: the line runs up to the next newline
+        length = rf.logSize - offset;
+    const StreamKind stream = rec[20] ? StreamKind::Stderr : StreamKind::Stdout;
+    if (!rf.logRead->seek(offset))
+        return fail(tr("%1: cannot seek to line %2").arg(rf.logRead->fileName()).arg(number + 1));
+    if (raw) {
+        *raw = rf.logRead->read(length);
+        if (raw->size() != length)
+            return fail(tr("%1: line %2 is incomplete").arg(rf.logRead->fileName()).arg(number + 1));
+    }
+    if (line) {
+        const qint64 want = length <= kMaxReadBack ? length : m_options.maxDisplayBytes + 1;
+        const QByteArray bytes = raw ? raw->left(want) : rf.logRead->read(want);
+        line->rank = rank;
+        line->stream = stream;
+        line->timeUs = timeUs;
+        line->byteLength = length;
+        line->number = number;
+        line->sequence = -1;
+        line->raw.clear();
+        line->partial = false;
+        line->text = LineSplitter::displayText(bytes, m_options.maxDisplayBytes, &line->truncated,
+                                               length);
+    }
+    return true;
+}
+
+QList<LogLine> LogStore::readLines(int rank, qint64 first, int count, QString *errorMessage) const
+{
+    QMutexLocker lock(&m_mutex);
+    QList<LogLine> out;
+    if (first < 0) {
+        count += int(qMax<qint64>(first, INT_MIN));
+        first = 0;
+    }
+    if (count <= 0)
+        return out;
+    if (rank == AllRanks) {
+        const qint64 end = qMin(m_allCount, first + count);
+        const qint64 memFirst = m_all.empty() ? m_allCount : m_all.front().sequence;
+        for (qint64 s = first; s < end; ++s) {
+            if (s >= memFirst) {
+                out.append(m_all[size_t(s - memFirst)]);
+                continue;
+            }
+            int r = 0;
+            qint64 n = 0;
+            LogLine line;
+            if (!readAllIndexLocked(s, &r, &n, errorMessage)
+                || !readLineLocked(r, n, &line, nullptr, errorMessage))
+                break;
+            line.sequence = s;
+            out.append(line);
+        }
+        return out;
+    }
+    const auto it = m_ranks.constFind(rank);
+    if (it == m_ranks.cend())
+        return out;
+    const RankFiles &rf = *it.value();
+    const qint64 end = qMin(rf.count, first + count);
+    const qint64 memFirst = rf.window.empty() ? rf.count : rf.window.front().number;
+    for (qint64 n = first; n < end; ++n) {
+        if (n >= memFirst) {
+            out.append(rf.window[size_t(n - memFirst)]);
+            continue;
+        }
+        LogLine line;
+        if (!readLineLocked(rank, n, &line, nullptr, errorMessage))
+            break;
+        out.append(line);
+    }
+    return out;
+}
+
+QByteArray LogStore::readRawLine(int rank, qint64 number, QString *errorMessage) const
+{
+    QMutexLocker lock(&m_mutex);
+    QByteArray raw;
+    if (!readLineLocked(rank, number, nullptr, &raw, errorMessage))
+        return QByteArray();
+    return raw;
+}
+
+} // namespace rankdeck
