@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "failurereport.h"
+
+#include "wireprotocol.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRegularExpression>
+
+#include <algorithm>
+#include <csignal>
+#include <limits>
+
+namespace rankdeck {
+
+namespace {
+
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("FailureReport", text);
+}
+
+QString key(std::string_view k)
+{
+    return QString::fromLatin1(k.data(), static_cast<qsizetype>(k.size()));
+}
+
+QString signalNameFor(int sig)
+{
+    switch (sig) {
+    case SIGHUP: return QStringLiteral("SIGHUP");
+    case SIGINT: return QStringLiteral("SIGINT");
+    case SIGQUIT: return QStringLiteral("SIGQUIT");
+    case SIGILL: return QStringLiteral("SIGILL");
+    case SIGTRAP: return QStringLiteral("SIGTRAP");
+    case SIGABRT: return QStringLiteral("SIGABRT");
+    case SIGBUS: return QStringLiteral("SIGBUS");
+    case SIGFPE: return QStringLiteral("SIGFPE");
+    case SIGKILL: return QStringLiteral("SIGKILL");
+    case SIGUSR1: return QStringLiteral("SIGUSR1");
+    case SIGSEGV: return QStringLiteral("SIGSEGV");
+    case SIGUSR2: return QStringLiteral("SIGUSR2");
+    case SIGPIPE: return QStringLiteral("SIGPIPE");
+    case SIGALRM: return QStringLiteral("SIGALRM");
+    case SIGTERM: return QStringLiteral("SIGTERM");
+    case SIGXCPU: return QStringLiteral("SIGXCPU");
+    case SIGXFSZ: return QStringLiteral("SIGXFSZ");
+    case SIGSYS: return QStringLiteral("SIGSYS");
+    default: return {};
+    }
+}
+
+QString signalText(int sig, const QString &name)
+{
+    const QString n = name.isEmpty() ? signalNameFor(sig) : name;
+    if (n.isEmpty())
+        return tr("signal %1").arg(sig);
+    return tr("%1 (signal %2)").arg(n).arg(sig);
+}
+
+QString formatTime(qint64 timeUs)
+{
+    if (timeUs <= 0)
+        return tr("time unknown");
+    const QDateTime t = QDateTime::fromMSecsSinceEpoch(timeUs / 1000, Qt::UTC);
+    return t.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")) + QStringLiteral("%1 UTC").arg(timeUs % 1000, 3, 10, QLatin1Char('0'));
+}
+
+bool isConsequence(const RankFailure &f)
+{
+    return f.kind == QLatin1String("consequence");
+}
+
+// How informative a record of one rank is: the worker's own report beats what the launcher saw.
+int detailLevel(const RankFailure &f)
+{
+    if (f.kind == QLatin1String("crash") || f.kind == QLatin1String("exception"))
+        return 3;
+    if (f.kind == QLatin1String("error"))
+        return 2;
+    if (!f.kind.isEmpty() && !isConsequence(f))
+        return 1;
+    return 0;
+}
+
+RankFailure merge(const QList<RankFailure> &records)
+{
+    RankFailure best = records.first();
+    for (const RankFailure &f : records)
+        if (detailLevel(f) > detailLevel(best))
+            best = f;
+    for (const RankFailure &f : records) {
+        if (best.exitCode == 0 && f.exitCode != 0)
+            best.exitCode = f.exitCode;
+        if (best.signal == 0 && f.signal != 0) {
+            best.signal = f.signal;
+            best.signalName = f.signalName;
+        }
+        if (best.host.isEmpty())
+            best.host = f.host;
+        if (best.localRank < 0)
+            best.localRank = f.localRank;
+        if (best.message.isEmpty())
+            best.message = f.message;
+        if (best.stack.isEmpty() && !f.stack.isEmpty()) {
+            best.stack = f.stack;
+            best.firstOwnFrame = f.firstOwnFrame;
+        }
+        if (best.reason.isEmpty())
+            best.reason = f.reason;
+        if (best.timeUs <= 0 && f.timeUs > 0)
+            best.timeUs = f.timeUs;
+        if (best.pid == 0)
+            best.pid = f.pid;
+        if (best.thread.isEmpty())
+            best.thread = f.thread;
+        if (best.buildId.isEmpty())
+            best.buildId = f.buildId;
+        if (best.reportPath.isEmpty())
+            best.reportPath = f.reportPath;
+    }
+    if (best.firstOwnFrame < 0 || best.firstOwnFrame >= best.stack.size())
+        best.firstOwnFrame = firstOwnFrame(best.stack);
+    return best;
+}
+
+qint64 sortTime(const RankFailure &f)
+{
+    return f.timeUs > 0 ? f.timeUs : std::numeric_limits<qint64>::max();
+}
+
+QString rankHeader(const RankFailure &f)
+{
+    QString s = f.rank >= 0 ? tr("rank %1").arg(f.rank) : tr("unknown rank");
+    if (f.localRank >= 0)
+        s += tr(" (local rank %1)").arg(f.localRank);
+    if (!f.host.isEmpty())
+        s += tr(" on %1").arg(f.host);
+    return s;
+}
+
+const QRegularExpression &frameRegex()
+{
+    // "#3 0x00005581 in ns::f(int) (inlined) at /src/x.cpp:42 [module]" — every part after the
+    // function optional; the module may carry "+0xOFFSET" when the function is unknown.
+    static const QRegularExpression re(QStringLiteral(
+        R"(^\s*#(\d+)\s+(0x[0-9a-fA-F]+)\s+in\s+(.*?)( \(inlined\))?(?: at (.+?)(?::(\d+))?)?(?: \[([^\[\]]+)\])?\s*$)"));
+    return re;
+}
+
+const QRegularExpression &collectiveRegex()
+{
+    static const QRegularExpression re(QStringLiteral(
+        R"(c10d::|gloo::|nccl|ProcessGroup|[Aa]ll[Rr]educe|all_reduce|[Bb]arrier|[Bb]roadcast|[Aa]llgather|TCPStore)"));
+    return re;
+}
+
+QString shortFunction(const QString &function)
+{
+    constexpr int kMax = 160;
+    return function.size() > kMax ? function.left(kMax) + QStringLiteral("…") : function;
+}
+
+} // namespace
+
+QJsonObject RankFailure::toJson() const
+{
+    QJsonObject o;
+    o[QStringLiteral("rank")] = rank;
+    o[QStringLiteral("host")] = host;
+    o[QStringLiteral("local_rank")] = localRank;
+    o[QStringLiteral("time_us")] = timeUs;
+    o[QStringLiteral("kind")] = kind;
+    o[QStringLiteral("exit_code")] = exitCode;
+    o[QStringLiteral("signal")] = signal;
+    o[QStringLiteral("signal_name")] = signalName;
+    o[QStringLiteral("exception")] = exceptionType;
+    o[QStringLiteral("message")] = message;
+    o[QStringLiteral("stack")] = QJsonArray::fromStringList(stack);
+    o[QStringLiteral("first_own_frame")] = firstOwnFrame;
+    o[QStringLiteral("reason")] = reason;
+    o[QStringLiteral("root_cause")] = rootCause;
+    o[QStringLiteral("pid")] = pid;
+    o[QStringLiteral("thread")] = thread;
+    o[QStringLiteral("build_id")] = buildId;
+    o[QStringLiteral("report_path")] = reportPath;
+    return o;
+}
+
+RankFailure RankFailure::fromJson(const QJsonObject &o)
+{
+    RankFailure f;
+    f.rank = o.value(QStringLiteral("rank")).toInt(-1);
+    f.host = o.value(QStringLiteral("host")).toString();
+    f.localRank = o.value(QStringLiteral("local_rank")).toInt(-1);
+    f.timeUs = o.value(QStringLiteral("time_us")).toInteger(0);
+    f.kind = o.value(QStringLiteral("kind")).toString();
+    f.exitCode = o.value(QStringLiteral("exit_code")).toInt(0);
+    f.signal = o.value(QStringLiteral("signal")).toInt(0);
+    f.signalName = o.value(QStringLiteral("signal_name")).toString();
+    f.exceptionType = o.value(QStringLiteral("exception")).toString();
+    f.message = o.value(QStringLiteral("message")).toString();
+    for (const QJsonValue &v : o.value(QStringLiteral("stack")).toArray())
+        f.stack << v.toString();
+    f.firstOwnFrame = o.value(QStringLiteral("first_own_frame")).toInt(-1);
+    if (f.firstOwnFrame >= f.stack.size())
+        f.firstOwnFrame = -1;
+    f.reason = o.value(QStringLiteral("reason")).toString();
+    f.rootCause = o.value(QStringLiteral("root_cause")).toBool(false);
+    f.pid = o.value(QStringLiteral("pid")).toInteger(0);
+    f.thread = o.value(QStringLiteral("thread")).toString();
+    f.buildId = o.value(QStringLiteral("build_id")).toString();
+    f.reportPath = o.value(QStringLiteral("report_path")).toString();
+    return f;
+}
+
+QString RankFailure::summary() const
+{
+    if (kind == QLatin1String("crash"))
+        return signalText(signal, signalName);
+    if (kind == QLatin1String("exception"))
+        return tr("uncaught exception %1").arg(exceptionType.isEmpty() ? tr("(unknown type)") : exceptionType);
+    if (kind == QLatin1String("error"))
+        return tr("error, exit code %1").arg(exitCode);
+    if (kind == QLatin1String("exit"))
+        return tr("exit code %1").arg(exitCode);
+    if (kind == QLatin1String("signal"))
+        return tr("killed by %1").arg(signalText(signal, signalName));
+    if (kind == QLatin1String("lost"))
+        return tr("lost");
+    if (kind == QLatin1String("hang"))
+        return tr("hung");
+    if (kind == QLatin1String("consequence")) {
+        if (signal != 0)
+            return tr("stopped as a consequence, killed by %1").arg(signalText(signal, signalName));
+        return tr("stopped as a consequence, exit code %1").arg(exitCode);
+    }
+    return kind;
+}
+
+FailureReport FailureReport::build(QList<RankFailure> observed)
+{
+    // Group by rank, keeping the order ranks first appeared in.
+    QList<QList<RankFailure>> groups;
+    for (const RankFailure &f : std::as_const(observed)) {
+        bool placed = false;
+        if (f.rank >= 0) {
+            for (auto &g : groups) {
+                if (g.first().rank == f.rank) {
+                    g << f;
+                    placed = true;
+                    break;
+                }
+            }
+        }
+        if (!placed)
+            groups.append(QList<RankFailure>{f});
+    }
+    QList<RankFailure> merged;
+    merged.reserve(groups.size());
+    for (const auto &g : std::as_const(groups)) {
+        RankFailure m = merge(g);
+        m.rootCause = false;
+        merged << m;
+    }
+
+    auto earlier = [](const RankFailure &a, const RankFailure &b) {
+        const qint64 ta = sortTime(a), tb = sortTime(b);
+        if (ta != tb)
+            return ta < tb;
+        return a.rank < b.rank;
+    };
+    std::stable_sort(merged.begin(), merged.end(), earlier);
+
+    FailureReport report;
+    if (merged.isEmpty())
+        return report;
+    qsizetype root = -1;
+    for (qsizetype i = 0; i < merged.size(); ++i) {
+        if (!isConsequence(merged[i])) {
+            root = i;
+            break;
+        }
+    }
+    if (root < 0)
+        root = 0;
+    merged[root].rootCause = true;
+    merged[root].reason.clear();
+    report.failures << merged[root];
+    for (qsizetype i = 0; i < merged.size(); ++i) {
+        if (i == root)
+            continue;
+        RankFailure f = merged[i];
+        if (f.reason.isEmpty() && isConsequence(f) && merged[root].rank >= 0)
+            f.reason = tr("stopped by the launcher after rank %1 failed").arg(merged[root].rank);
+        report.failures << f;
+    }
+    return report;
+}
+
+const RankFailure *FailureReport::rootCause() const
+{
+    for (const RankFailure &f : failures)
+        if (f.rootCause)
+            return &f;
+    return nullptr;
+}
+
+QString FailureReport::toText() const
+{
+    if (failures.isEmpty())
+        return tr("No failures.\n");
+    QString out;
+    const RankFailure *root = rootCause();
+    const RankFailure &r = root ? *root : failures.first();
+    out += tr("Root cause (first failure): %1\n").arg(rankHeader(r));
+    out += tr("  time:    %1\n").arg(formatTime(r.timeUs));
+    out += tr("  what:    %1\n").arg(r.summary());
+    if (!r.message.isEmpty()) {
+        const QStringList lines = r.message.split(QLatin1Char('\n'));
+        out += tr("  message: %1\n").arg(lines.first());
+        for (qsizetype i = 1; i < lines.size(); ++i)
+            out += QStringLiteral("           %1\n").arg(lines[i]);
+    }
+    if (r.kind == QLatin1String("exception") || r.kind == QLatin1String("error")) {
+        if (r.signal != 0)
+            out += tr("  exit:    %1\n").arg(signalText(r.signal, r.signalName));
+        else if (r.exitCode != 0)
+            out += tr("  exit:    exit code %1\n").arg(r.exitCode);
+    }
+    if (!r.thread.isEmpty() || r.pid != 0)
+        out += tr("  thread:  %1, pid %2\n").arg(r.thread.isEmpty() ? tr("?") : r.thread).arg(r.pid);
+    if (!r.stack.isEmpty()) {
+        out += r.firstOwnFrame >= 0
+            ? tr("  stack (most recent call first; → marks the first frame of the worker's own code):\n")
+            : tr("  stack (most recent call first):\n");
+        for (qsizetype i = 0; i < r.stack.size(); ++i)
+            out += (i == r.firstOwnFrame ? QStringLiteral("  → ") : QStringLiteral("    ")) + r.stack[i] + QLatin1Char('\n');
+    } else if (r.kind == QLatin1String("signal") || r.kind == QLatin1String("exit")) {
+        out += tr("  stack:   none (the rank sent no crash report before it ended)\n");
+    }
+    if (!r.reportPath.isEmpty())
+        out += tr("  report:  %1 (on the node)\n").arg(r.reportPath);
+    if (!r.reason.isEmpty())
+        out += tr("  reason:  %1\n").arg(r.reason);
+
+    bool header = false;
+    for (const RankFailure &f : failures) {
+        if (&f == &r)
+            continue;
+        if (!header) {
+            out += tr("\nOther ranks:\n");
+            header = true;
+        }
+        QString when;
+        if (f.timeUs > 0 && r.timeUs > 0) {
+            const double delta = double(f.timeUs - r.timeUs) / 1e6;
+            when = QStringLiteral("%1%2 s").arg(delta >= 0 ? QStringLiteral("+") : QString()).arg(delta, 0, 'f', 3);
+        } else {
+            when = formatTime(f.timeUs);
+        }
+        out += tr("  %1, %2: %3").arg(rankHeader(f), when, f.summary());
+        if (!f.reason.isEmpty())
+            out += tr(" — %1").arg(f.reason);
+        out += QLatin1Char('\n');
+        if (!f.message.isEmpty())
+            out += tr("      message: %1\n").arg(f.message.section(QLatin1Char('\n'), 0, 0));
+        if (!f.stack.isEmpty()) {
+            // A hung rank's stack dump holds every thread; the main thread shows where it waits.
+            QStringList frames = f.stack;
+            const QList<ThreadStack> threads = parseThreadStacks(f.stack.join(QLatin1Char('\n')));
+            for (const ThreadStack &t : threads)
+                if (t.mainThread)
+                    frames = t.frames;
+            const QString where = waitLocation(frames);
+            if (!where.isEmpty())
+                out += tr("      in: %1\n").arg(where);
+        }
+    }
+    return out;
+}
+
+QJsonObject FailureReport::toJson() const
+{
+    QJsonArray list;
+    for (const RankFailure &f : failures)
+        list.append(f.toJson());
+    QJsonObject o;
+    o[QStringLiteral("schema_version")] = 1;
+    o[QStringLiteral("failures")] = list;
+    return o;
+}
+
+FailureReport FailureReport::fromJson(const QJsonObject &json)
+{
+    FailureReport r;
+    for (const QJsonValue &v : json.value(QStringLiteral("failures")).toArray())
+        if (v.isObject())
+            r.failures << RankFailure::fromJson(v.toObject());
+    return r;
+}
+
+RankFailure failureFromCrashEvent(const QJsonObject &e)
+{
+    RankFailure f;
+    f.rank = e.value(key(wire::field::Rank)).toInt(-1);
+    f.timeUs = e.value(key(wire::field::Time)).toInteger(0);
+    f.host = e.value(key(wire::field::Host)).toString();
+    const bool exception = e.value(key(wire::field::Kind)).toString() == QLatin1String("exception");
+    f.kind = exception ? QStringLiteral("exception") : QStringLiteral("crash");
+    if (!exception) {
+        f.signal = e.value(key(wire::field::Signal)).toInt(0);
+        f.signalName = e.value(key(wire::field::SignalName)).toString();
+        if (f.signalName.isEmpty())
+            f.signalName = signalNameFor(f.signal);
+    }
+    f.exceptionType = e.value(key(wire::field::ExceptionType)).toString();
+    f.message = e.value(key(wire::field::Message)).toString();
+    f.thread = e.value(key(wire::field::Thread)).toString();
+    f.pid = e.value(key(wire::field::Pid)).toInteger(0);
+    f.buildId = e.value(key(wire::field::BuildId)).toString();
+    f.reportPath = e.value(key(wire::field::Path)).toString();
+    const QString stack = e.value(key(wire::field::Stack)).toString();
+    if (!stack.isEmpty())
+        f.stack = stack.split(QLatin1Char('\n'));
+    const QJsonValue own = e.value(key(wire::field::OwnFrame));
+    f.firstOwnFrame = own.isDouble() ? own.toInt(-1) : firstOwnFrame(f.stack);
+    if (f.firstOwnFrame < -1 || f.firstOwnFrame >= f.stack.size())
+        f.firstOwnFrame = firstOwnFrame(f.stack);
+    return f;
+}
+
+RankFailure failureFromCrashReportFile(const QByteArray &contents)
+{
+    const QList<QByteArray> lines = contents.split('\n');
+    for (qsizetype i = lines.size() - 1; i >= 0; --i) {
+        const QByteArray &line = lines[i];
+        const wire::WireEventMatch m = wire::findWireEvent(std::string_view(line.constData(), size_t(line.size())));
+        if (!m.valid)
+            continue;
+        const QJsonDocument doc = QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size())));
+        if (!doc.isObject())
+            continue;
+        if (doc.object().value(key(wire::field::Type)).toString() != key(wire::event::Crash))
+            continue;
+        return failureFromCrashEvent(doc.object());
+    }
+    return {};
+}
+
+QList<ThreadStack> parseThreadStacks(const QString &stacksText)
+{
+    static const QRegularExpression header(QStringLiteral(R"(^thread (\d+) \((.*)\):\s*$)"));
+    QList<ThreadStack> threads;
+    const QStringList lines = stacksText.split(QLatin1Char('\n'));
+    for (const QString &line : lines) {
+        const QRegularExpressionMatch m = header.match(line);
+        if (m.hasMatch()) {
+            ThreadStack t;
+            t.tid = m.captured(1).toLongLong();
+            t.name = m.captured(2);
+            const QString mark = QStringLiteral(", main thread");
+            if (t.name.endsWith(mark)) {
+                t.mainThread = true;
+                t.name.chop(mark.size());
+            }
+            threads << t;
+            continue;
+        }
+        if (threads.isEmpty())
+            continue;
+        const QString trimmed = line.trimmed();
+        if (trimmed.startsWith(QLatin1Char('#')))
+            threads.last().frames << trimmed;
+        else if (trimmed.startsWith(QLatin1Char('(')) && trimmed.endsWith(QLatin1Char(')')))
+            threads.last().note = trimmed.mid(1, trimmed.size() - 2);
+    }
+    return threads;
+}
+
+QList<ThreadStack> threadStacksFromEvent(const QJsonObject &event)
+{
+    return parseThreadStacks(event.value(key(wire::field::Stack)).toString());
+}
+
+FrameParts parseFrame(const QString &frameLine)
+{
+    FrameParts p;
+    const QRegularExpressionMatch m = frameRegex().match(frameLine);
+    if (!m.hasMatch())
+        return p;
+    p.index = m.captured(1).toInt();
+    p.pc = m.captured(2);
+    p.function = m.captured(3);
+    if (p.function == QLatin1String("??"))
+        p.function.clear();
+    p.inlined = !m.captured(4).isEmpty();
+    p.file = m.captured(5);
+    p.line = m.captured(6).toInt();
+    p.module = m.captured(7);
+    if (const qsizetype plus = p.module.lastIndexOf(QLatin1String("+0x")); plus > 0)
+        p.module.truncate(plus);
+    return p;
+}
+
+int firstOwnFrame(const QStringList &stack, const QString &ownModule)
+{
+    for (qsizetype i = 0; i < stack.size(); ++i) {
+        const FrameParts p = parseFrame(stack[i]);
+        if (p.index < 0 || p.module != ownModule)
+            continue;
+        // The crash handler's own frames are plumbing, not the failing code.
+        if (p.function.startsWith(QLatin1String("rankdeck::crash::")) || p.function == QLatin1String("__cxa_throw"))
+            continue;
+        return int(i);
+    }
+    return -1;
+}
+
+bool waitsInCollective(const QStringList &frames)
+{
+    for (const QString &line : frames) {
+        const FrameParts p = parseFrame(line);
+        if (!p.function.isEmpty() && collectiveRegex().match(p.function).hasMatch())
+            return true;
+    }
+    return false;
+}
+
+QString waitLocation(const QStringList &frames, const QString &ownModule)
+{
+    QList<FrameParts> parts;
+    for (const QString &line : frames)
+        parts << parseFrame(line);
+    auto ownCaller = [&](qsizetype from) -> QString {
+        for (qsizetype i = from; i < parts.size(); ++i) {
+            const FrameParts &p = parts[i];
+            if (p.module == ownModule && !p.function.isEmpty()) {
+                QString s = shortFunction(p.function);
+                if (!p.file.isEmpty())
+                    s += QStringLiteral(" (%1:%2)").arg(p.file.section(QLatin1Char('/'), -1)).arg(p.line);
+                return s;
+            }
+        }
+        return {};
+    };
+    for (qsizetype i = 0; i < parts.size(); ++i) {
+        if (!parts[i].function.isEmpty() && collectiveRegex().match(parts[i].function).hasMatch()) {
+            const QString caller = ownCaller(i + 1);
+            return caller.isEmpty() ? shortFunction(parts[i].function)
+                                    : tr("%1, called from %2").arg(shortFunction(parts[i].function), caller);
+        }
+    }
+    const QString own = ownCaller(0);
+    if (!own.isEmpty())
+        return own;
+    for (const FrameParts &p : parts)
+        if (!p.function.isEmpty())
+            return shortFunction(p.function);
+    return {};
+}
+
+} // namespace rankdeck
