@@ -157,6 +157,14 @@ const QRegularExpression &collectiveRegex()
     return re;
 }
 
+// Inlined standard-library code shows up in the worker's module too, but it is never where the
+// worker's own logic is.
+bool isLibraryCode(const FrameParts &p)
+{
+    static const QRegularExpression stdName(QStringLiteral(R"(^(?:[\w:<>, ]+ )?(?:std|__gnu_cxx|__cxxabiv1)::)"));
+    return p.file.startsWith(QLatin1String("/usr/include/")) || stdName.match(p.function).hasMatch();
+}
+
 QString shortFunction(const QString &function)
 {
     constexpr int kMax = 160;
@@ -512,7 +520,8 @@ int firstOwnFrame(const QStringList &stack, const QString &ownModule)
         if (p.index < 0 || p.module != ownModule)
             continue;
         // The crash handler's own frames are plumbing, not the failing code.
-        if (p.function.startsWith(QLatin1String("rankdeck::crash::")) || p.function == QLatin1String("__cxa_throw"))
+        if (p.function.startsWith(QLatin1String("rankdeck::crash::")) || p.function == QLatin1String("__cxa_throw")
+            || isLibraryCode(p))
             continue;
         return int(i);
     }
@@ -537,7 +546,7 @@ QString waitLocation(const QStringList &frames, const QString &ownModule)
     auto ownCaller = [&](qsizetype from) -> QString {
         for (qsizetype i = from; i < parts.size(); ++i) {
             const FrameParts &p = parts[i];
-            if (p.module == ownModule && !p.function.isEmpty()) {
+            if (p.module == ownModule && !p.function.isEmpty() && !isLibraryCode(p)) {
                 QString s = shortFunction(p.function);
                 if (!p.file.isEmpty())
                     s += QStringLiteral(" (%1:%2)").arg(p.file.section(QLatin1Char('/'), -1)).arg(p.line);
