@@ -1,3 +1,87 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Placeholder until the CLI lands (issue 4).
-int main() { return 0; }
+//
+// rankdeck-cli: the headless front end (scripts, CI, servers without a display). Exit status:
+// 0 success (for launch: every rank finished), 1 failure (the run failed or stopped, an
+// operation failed), 2 usage error.
+#include "cliutil.h"
+#include "launchcommand.h"
+#include "profilecommands.h"
+#include "runcommands.h"
+
+#include <QCoreApplication>
+
+using namespace rankdeck::cli;
+
+namespace {
+void printUsage(QTextStream &out)
+{
+    out << CliUtil::tr(
+        "Usage: rankdeck-cli COMMAND [OPTIONS]\n"
+        "\n"
+        "Launch distributed libtorch training and inspect its runs.\n"
+        "\n"
+        "Commands:\n"
+        "  launch --profile NAME [--nproc-per-node N] [--name NAME] [--detach] -- WORKER-ARGS...\n"
+        "                     start a run and print every rank's lines as [rN] ...\n"
+        "  runs               list recorded runs\n"
+        "  show RUN           state, timings, per-rank results, root cause, failure report\n"
+        "  logs RUN [--rank N] [--follow]\n"
+        "                     print a run's log lines\n"
+        "  stop RUN           stop a running run\n"
+        "  export RUN --csv FILE\n"
+        "                     full-resolution metrics as CSV\n"
+        "  profiles list|show|check|add|remove\n"
+        "                     cluster profiles\n"
+        "\n"
+        "RUN is a run id or a run name (the newest run of that name).\n"
+        "'rankdeck-cli COMMAND --help' describes each command.\n"
+        "Exit status: 0 success, 1 failure (a failed run: root cause printed first), 2 usage error.\n");
+    out.flush();
+}
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("rankdeck-cli"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(RANKDECK_VERSION));
+    const QStringList args = app.arguments();
+    const QString command = args.value(1);
+    if (command.isEmpty()) {
+        printUsage(CliUtil::err());
+        return ExitUsage;
+    }
+    if (command == QLatin1String("--help") || command == QLatin1String("-h") || command == QLatin1String("help")) {
+        printUsage(CliUtil::out());
+        return ExitOk;
+    }
+    if (command == QLatin1String("--version")) {
+        CliUtil::out() << QStringLiteral("rankdeck-cli %1\n").arg(QStringLiteral(RANKDECK_VERSION));
+        return ExitOk;
+    }
+    // Each command parses ["rankdeck-cli COMMAND", its arguments...].
+    QStringList rest = args.mid(2);
+    rest.prepend(QStringLiteral("rankdeck-cli ") + command);
+    if (command == QLatin1String("launch")) {
+        LaunchCommand launch;
+        return launch.run(rest);
+    }
+    if (command == QLatin1String("runs"))
+        return RunCommands::runs(rest);
+    if (command == QLatin1String("show"))
+        return RunCommands::show(rest);
+    if (command == QLatin1String("logs"))
+        return RunCommands::logs(rest);
+    if (command == QLatin1String("stop"))
+        return RunCommands::stop(rest);
+    if (command == QLatin1String("export"))
+        return RunCommands::exportRun(rest);
+    if (command == QLatin1String("profiles")) {
+        QStringList p = args.mid(2);
+        p.prepend(QStringLiteral("rankdeck-cli profiles"));
+        return ProfileCommands::run(p);
+    }
+    CliUtil::err() << CliUtil::tr("rankdeck-cli: unknown command \"%1\"").arg(command) << '\n';
+    printUsage(CliUtil::err());
+    return ExitUsage;
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "cliutil.h"
+
+#include "runrecord.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+
+#include <cstdio>
+#include <unistd.h>
+
+namespace rankdeck::cli {
+
+QTextStream &CliUtil::out()
+{
+    static QTextStream s(stdout);
+    return s;
+}
+
+QTextStream &CliUtil::err()
+{
+    static QTextStream s(stderr);
+    return s;
+}
+
+QString CliUtil::tr(const char *text)
+{
+    return QCoreApplication::translate("rankdeck-cli", text);
+}
+
+bool CliUtil::parse(QCommandLineParser &parser, const QStringList &args, const QString &description,
+                    int *exitCode)
+{
+    parser.setApplicationDescription(description);
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, tr("Show this help."));
+    parser.addOption(help);
+    if (!parser.parse(args)) {
+        *exitCode = usageError(parser.errorText(), args.value(0));
+        return false;
+    }
+    if (parser.isSet(help)) {
+        QString text = parser.helpText();
+        // QCommandLineParser names the program from argv[0]; show the subcommand as typed.
+        text.replace(QStringLiteral("Usage: ") + QCoreApplication::applicationFilePath(),
+                     QStringLiteral("Usage: ") + args.value(0));
+        out() << text;
+        out().flush();
+        *exitCode = ExitOk;
+        return false;
+    }
+    return true;
+}
+
+int CliUtil::usageError(const QString &message, const QString &command)
+{
+    err() << QStringLiteral("rankdeck-cli: ") << message << '\n'
+          << tr("Try '%1 --help'.").arg(command) << '\n';
+    err().flush();
+    return ExitUsage;
+}
+
+bool CliUtil::parseInt(const QString &text, int min, int max, int *value)
+{
+    bool ok = false;
+    const int v = text.toInt(&ok);
+    if (!ok || v < min || v > max)
+        return false;
+    *value = v;
+    return true;
+}
+
+QString CliUtil::runsDirectory()
+{
+    return RunRecord::defaultRunsDirectory();
+}
+
+QString CliUtil::formatDuration(qint64 us)
+{
+    if (us <= 0)
+        return QStringLiteral("-");
+    const double s = us / 1e6;
+    if (s < 60)
+        return QString::number(s, 'f', 1) + QStringLiteral(" s");
+    const qint64 total = qint64(s);
+    if (total < 3600)
+        return QStringLiteral("%1m%2s").arg(total / 60).arg(total % 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1h%2m").arg(total / 3600).arg((total / 60) % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString CliUtil::formatTime(qint64 us)
+{
+    if (us <= 0)
+        return QStringLiteral("-");
+    return QDateTime::fromMSecsSinceEpoch(us / 1000).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+
+bool CliUtil::stdoutIsTerminal()
+{
+    return ::isatty(STDOUT_FILENO) == 1;
+}
+
+} // namespace rankdeck::cli

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// What every rankdeck-cli command shares: exit codes, output streams, option parsing that
+// reports usage errors with exit code 2 instead of QCommandLineParser's 1.
+#pragma once
+
+#include <QCommandLineParser>
+#include <QString>
+#include <QStringList>
+#include <QTextStream>
+
+namespace rankdeck::cli {
+
+enum ExitCode { ExitOk = 0, ExitFailed = 1, ExitUsage = 2 };
+
+class CliUtil
+{
+public:
+    static QTextStream &out();
+    static QTextStream &err();
+    static QString tr(const char *text);
+
+    // Parses `args` (args[0] is "rankdeck-cli <command>"). Prints --help and returns ExitOk
+    // through *exitCode, or a usage error (exit 2); returns true when the command should run.
+    static bool parse(QCommandLineParser &parser, const QStringList &args, const QString &description,
+                      int *exitCode);
+    static int usageError(const QString &message, const QString &command);
+    static bool parseInt(const QString &text, int min, int max, int *value);
+
+    static QString runsDirectory();
+    static QString formatDuration(qint64 us);
+    static QString formatTime(qint64 us);
+    static bool stdoutIsTerminal();
+};
+
+} // namespace rankdeck::cli

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "launchcommand.h"
+
+#include "cliutil.h"
+#include "logstore.h"
+#include "profilestore.h"
+#include "rankstream.h"
+#include "runcontroller.h"
+#include "runrecord.h"
+#include "terminalsshinteraction.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QProcess>
+#include <QSocketNotifier>
+
+#include <csignal>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace rankdeck::cli {
+
+namespace {
+int s_signalPipe[2] = {-1, -1};
+
+void onUnixSignal(int)
+{
+    const char c = 1;
+    (void)::write(s_signalPipe[1], &c, 1);
+}
+
+QString defaultWorkerPath()
+{
+    const QString env = qEnvironmentVariable("RANKDECK_WORKER");
+    if (!env.isEmpty())
+        return env;
+    return QCoreApplication::applicationDirPath() + QStringLiteral("/rankdeck-worker");
+}
+} // namespace
+
+LaunchCommand::LaunchCommand(QObject *parent) : QObject(parent)
+{
+    m_progressTimer.setInterval(200);
+    connect(&m_progressTimer, &QTimer::timeout, this, &LaunchCommand::drawProgress);
+}
+
+LaunchCommand::~LaunchCommand()
+{
+    delete m_controller;
+}
+
+int LaunchCommand::run(const QStringList &argsIn)
+{
+    // Everything after "--" belongs to the worker, untouched.
+    QStringList args = argsIn;
+    QStringList workerArgs;
+    const int dashes = args.indexOf(QStringLiteral("--"));
+    if (dashes >= 0) {
+        workerArgs = args.mid(dashes + 1);
+        args = args.mid(0, dashes);
+    }
+
+    QCommandLineParser parser;
+    parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
+    const QCommandLineOption profileOpt(QStringLiteral("profile"), CliUtil::tr("Cluster profile (default: local)."),
+                                        QStringLiteral("NAME"), QStringLiteral("local"));
+    const QCommandLineOption nprocOpt(QStringLiteral("nproc-per-node"), CliUtil::tr("Ranks per node (overrides the profile)."),
+                                      QStringLiteral("N"));
+    const QCommandLineOption gpusOpt(QStringLiteral("gpus-per-node"), CliUtil::tr("GPUs per node (overrides the profile; 0: CPU only)."),
+                                     QStringLiteral("N"));
+    const QCommandLineOption nameOpt(QStringLiteral("name"), CliUtil::tr("Run name (default: the task)."), QStringLiteral("NAME"));
+    const QCommandLineOption detachOpt(QStringLiteral("detach"), CliUtil::tr("Start the run in the background and print its id."));
+    const QCommandLineOption ranksOpt(QStringLiteral("ranks"), CliUtil::tr("Print only these ranks' lines, e.g. 0,3 (all are recorded)."),
+                                      QStringLiteral("LIST"));
+    const QCommandLineOption restartsOpt(QStringLiteral("max-restarts"),
+                                         CliUtil::tr("Restart the whole gang up to N times after a failure (from the last checkpoint with --checkpoint-dir)."),
+                                         QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption workerOpt(QStringLiteral("worker"), CliUtil::tr("Worker binary (default: rankdeck-worker next to this program, or $RANKDECK_WORKER)."),
+                                       QStringLiteral("PATH"));
+    const QCommandLineOption hbOpt(QStringLiteral("heartbeat-timeout"), CliUtil::tr("Flag a rank silent after SEC without heartbeat (overrides the profile)."),
+                                   QStringLiteral("SEC"));
+    const QCommandLineOption hangOpt(QStringLiteral("hang-timeout"), CliUtil::tr("Flag the run hung after SEC without step progress (default: the heartbeat timeout)."),
+                                     QStringLiteral("SEC"));
+    const QCommandLineOption acceptOpt(QStringLiteral("accept-new-host-keys"), CliUtil::tr("Trust and remember unknown SSH host keys (never changed ones)."));
+    const QCommandLineOption quietOpt(QStringLiteral("quiet"), CliUtil::tr("Do not print the ranks' lines, only the summary."));
+    const QCommandLineOption noProgressOpt(QStringLiteral("no-progress"), CliUtil::tr("No live progress line."));
+    QCommandLineOption runIdOpt(QStringLiteral("run-id"), CliUtil::tr("Use this run id (internal, for --detach)."), QStringLiteral("ID"));
+    runIdOpt.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOptions({profileOpt, nprocOpt, gpusOpt, nameOpt, detachOpt, ranksOpt, restartsOpt, workerOpt, hbOpt,
+                       hangOpt, acceptOpt, quietOpt, noProgressOpt, runIdOpt});
+    parser.addPositionalArgument(QStringLiteral("--"), CliUtil::tr("Then the worker's own flags, e.g. -- --task linear --steps 20."),
+                                 QStringLiteral("-- WORKER-ARGS..."));
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("Launch a training run and follow it."), &code))
+        return code;
+    const QString cmd = args.value(0);
+    if (!parser.positionalArguments().isEmpty())
+        return CliUtil::usageError(CliUtil::tr("unexpected argument \"%1\" (worker flags go after --)")
+                                       .arg(parser.positionalArguments().first()), cmd);
+
+    ProfileStore store;
+    Profile profile;
+    QList<ProfileError> errors;
+    if (!store.load(parser.value(profileOpt), &profile, &errors)) {
+        for (const ProfileError &e : errors)
+            CliUtil::err() << QStringLiteral("rankdeck-cli: ") << e.toString() << '\n';
+        CliUtil::err().flush();
+        return errors.size() == 1 && errors.first().message == CliUtil::tr("no such profile") ? ExitUsage : ExitFailed;
+    }
+    int n = 0;
+    if (parser.isSet(nprocOpt)) {
+        if (!CliUtil::parseInt(parser.value(nprocOpt), 1, 4096, &n))
+            return CliUtil::usageError(CliUtil::tr("--nproc-per-node: \"%1\" is not a number from 1 to 4096").arg(parser.value(nprocOpt)), cmd);
+        profile.setRanksPerNode(n);
+    }
+    if (parser.isSet(gpusOpt)) {
+        if (!CliUtil::parseInt(parser.value(gpusOpt), 0, 4096, &n))
+            return CliUtil::usageError(CliUtil::tr("--gpus-per-node: \"%1\" is not a number from 0 to 4096").arg(parser.value(gpusOpt)), cmd);
+        for (ProfileNode &node : profile.nodes)
+            node.gpusPerNode = n;
+    }
+    if (parser.isSet(hbOpt)) {
+        if (!CliUtil::parseInt(parser.value(hbOpt), 1, 86400, &n))
+            return CliUtil::usageError(CliUtil::tr("--heartbeat-timeout: \"%1\" is not a number of seconds").arg(parser.value(hbOpt)), cmd);
+        profile.heartbeatTimeoutSec = n;
+    }
+    RunController::Options options;
+    if (parser.isSet(hangOpt)) {
+        if (!CliUtil::parseInt(parser.value(hangOpt), 1, 86400 * 7, &n))
+            return CliUtil::usageError(CliUtil::tr("--hang-timeout: \"%1\" is not a number of seconds").arg(parser.value(hangOpt)), cmd);
+        options.hangTimeoutSec = n;
+    }
+    TrainingConfig config;
+    config.workerArguments = workerArgs;
+    config.name = parser.value(nameOpt);
+    if (!CliUtil::parseInt(parser.value(restartsOpt), 0, 1000, &config.maxRestarts))
+        return CliUtil::usageError(CliUtil::tr("--max-restarts: \"%1\" is not a number from 0 to 1000").arg(parser.value(restartsOpt)), cmd);
+    if (parser.isSet(ranksOpt)) {
+        for (const QString &part : parser.value(ranksOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            int r = 0;
+            if (!CliUtil::parseInt(part.trimmed(), 0, 1 << 20, &r))
+                return CliUtil::usageError(CliUtil::tr("--ranks: \"%1\" is not a rank number").arg(part), cmd);
+            config.consoleRanks.append(r);
+            m_consoleRanks.insert(r);
+        }
+    }
+    if (!config.name.isEmpty() && config.name.contains(QLatin1Char('/')))
+        return CliUtil::usageError(CliUtil::tr("--name: \"%1\" must not contain '/'").arg(config.name), cmd);
+
+    options.workerPath = parser.isSet(workerOpt) ? parser.value(workerOpt) : defaultWorkerPath();
+    options.runId = parser.value(runIdOpt);
+    if (parser.isSet(detachOpt)) {
+        if (!profile.isLocal()) {
+            CliUtil::err() << CliUtil::tr("rankdeck-cli: --detach runs the launcher in the background on this machine; "
+                                          "it keeps the SSH sessions open until the run ends") << '\n';
+        }
+        QStringList rest = args;
+        rest.removeAll(QStringLiteral("--detach"));
+        rest << QStringLiteral("--quiet") << QStringLiteral("--no-progress");
+        if (dashes >= 0)
+            rest << QStringLiteral("--") << workerArgs;
+        const QString runId = options.runId.isEmpty() ? RunRecord::newRunId(config.effectiveName()) : options.runId;
+        return detach(rest, runId);
+    }
+    m_quiet = parser.isSet(quietOpt);
+    m_progress = !parser.isSet(noProgressOpt) && CliUtil::stdoutIsTerminal();
+    m_interaction = std::make_unique<TerminalSshInteraction>(parser.isSet(acceptOpt));
+    options.sshInteraction = m_interaction.get();
+
+    m_controller = new RunController(profile, config, options);
+    connect(m_controller, &RunController::linesAppended, this, &LaunchCommand::printLines);
+    connect(m_controller, &RunController::launcherMessage, this, &LaunchCommand::printMessage);
+
+    // Ctrl+C and SIGTERM (also what `rankdeck-cli stop` falls back to) stop the run in order.
+    if (::pipe2(s_signalPipe, O_CLOEXEC | O_NONBLOCK) == 0) {
+        m_signalNotifier = new QSocketNotifier(s_signalPipe[0], QSocketNotifier::Read, this);
+        connect(m_signalNotifier, &QSocketNotifier::activated, this, &LaunchCommand::onSignal);
+        struct sigaction sa{};
+        sa.sa_handler = onUnixSignal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        ::sigaction(SIGINT, &sa, nullptr);
+        ::sigaction(SIGTERM, &sa, nullptr);
+        ::sigaction(SIGHUP, &sa, nullptr);
+    }
+    // A closed console must not kill the launcher mid-write; the run goes on and stays recorded.
+    ::signal(SIGPIPE, SIG_IGN);
+
+    QString error;
+    if (!m_controller->start(&error)) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        CliUtil::err().flush();
+        return ExitFailed;
+    }
+    CliUtil::err() << CliUtil::tr("[rankdeck] run %1 (%2 ranks), record in %3")
+                          .arg(m_controller->runId()).arg(m_controller->worldSize()).arg(m_controller->runDirectory())
+                   << '\n';
+    CliUtil::err().flush();
+    if (m_progress)
+        m_progressTimer.start();
+    QEventLoop loop;
+    connect(m_controller, &RunController::finished, &loop, &QEventLoop::quit);
+    if (!isTerminal(m_controller->state()))
+        loop.exec();
+    m_progressTimer.stop();
+    clearProgress();
+    printSummary();
+    switch (m_controller->state()) {
+    case RunState::Finished:
+        return ExitOk;
+    default:
+        return ExitFailed;
+    }
+}
+
+int LaunchCommand::detach(const QStringList &args, const QString &runId)
+{
+    QProcess p;
+    p.setProgram(QCoreApplication::applicationFilePath());
+    QStringList a = args.mid(1);  // without "launch"'s program name
+    a.prepend(QStringLiteral("launch"));
+    const int dashes = a.indexOf(QStringLiteral("--"));
+    a.insert(dashes >= 0 ? dashes : a.size(), QStringLiteral("--run-id"));
+    a.insert(a.indexOf(QStringLiteral("--run-id")) + 1, runId);
+    p.setArguments(a);
+    p.setStandardInputFile(QProcess::nullDevice());
+    p.setStandardOutputFile(QProcess::nullDevice());
+    p.setStandardErrorFile(QProcess::nullDevice());
+    // Its own session: closing this terminal does not hang it up.
+    p.setChildProcessModifier([] { ::setsid(); });
+    qint64 pid = 0;
+    if (!p.startDetached(&pid)) {
+        CliUtil::err() << CliUtil::tr("rankdeck-cli: cannot start the background launcher: %1").arg(p.errorString()) << '\n';
+        return ExitFailed;
+    }
+    CliUtil::out() << runId << '\n';
+    CliUtil::out().flush();
+    CliUtil::err() << CliUtil::tr("[rankdeck] run %1 started in the background (launcher pid %2); "
+                                  "follow it with: rankdeck-cli logs %1 --follow")
+                          .arg(runId).arg(pid)
+                   << '\n';
+    return ExitOk;
+}
+
+void LaunchCommand::onSignal()
+{
+    char buf[16];
+    while (::read(s_signalPipe[0], buf, sizeof buf) > 0)
+        ++m_signals;
+    if (!m_controller)
+        return;
+    if (m_signals == 1) {
+        printMessage(CliUtil::tr("stopping the run (again to kill it)"));
+        m_controller->stop();
+    } else {
+        printMessage(CliUtil::tr("killing the run"));
+        m_controller->kill();
+    }
+}
+
+void LaunchCommand::printLines(const QList<LogLine> &lines)
+{
+    if (m_quiet)
+        return;
+    clearProgress();
+    QTextStream &out = CliUtil::out();
+    for (const LogLine &l : lines) {
+        if (l.partial)
+            continue;
+        if (!m_consoleRanks.isEmpty() && !m_consoleRanks.contains(l.rank))
+            continue;
+        out << QStringLiteral("[r%1] ").arg(l.rank) << l.text << '\n';
+    }
+    out.flush();
+}
+
+void LaunchCommand::printMessage(const QString &message)
+{
+    clearProgress();
+    CliUtil::err() << QStringLiteral("[rankdeck] ") << message << '\n';
+    CliUtil::err().flush();
+}
+
+void LaunchCommand::clearProgress()
+{
+    if (!m_progressShown)
+        return;
+    CliUtil::out() << "\r\x1b[K";
+    CliUtil::out().flush();
+    m_progressShown = false;
+}
+
+void LaunchCommand::drawProgress()
+{
+    if (!m_controller || !m_progress)
+        return;
+    const QList<RankStatus> ranks = m_controller->rankStatuses();
+    int running = 0;
+    qint64 minStep = -1;
+    qint64 total = 0;
+    double lossSum = 0;
+    int lossCount = 0;
+    double samples = 0;
+    for (const RankStatus &s : ranks) {
+        if (s.state == RankState::Running)
+            ++running;
+        if (minStep < 0 || s.step < minStep)
+            minStep = s.step;
+        total = std::max(total, s.totalSteps);
+        if (!qIsNaN(s.loss)) {
+            lossSum += s.loss;
+            ++lossCount;
+        }
+        samples += s.samplesPerSec;
+    }
+    const qint64 elapsed = m_controller->startedUs() > 0
+        ? QDateTime::currentMSecsSinceEpoch() * 1000 - m_controller->startedUs() : 0;
+    QString line = CliUtil::tr("%1 · %2/%3 running · step %4/%5")
+                       .arg(runStateLabel(m_controller->state())).arg(running).arg(ranks.size())
+                       .arg(std::max<qint64>(minStep + 1, 0)).arg(total);
+    if (lossCount > 0)
+        line += CliUtil::tr(" · loss %1").arg(lossSum / lossCount, 0, 'g', 5);
+    if (samples > 0)
+        line += CliUtil::tr(" · %1 samples/s").arg(samples, 0, 'f', 0);
+    line += QStringLiteral(" · ") + CliUtil::formatDuration(elapsed);
+    if (m_controller->isHung())
+        line += CliUtil::tr(" · HUNG?");
+    CliUtil::out() << "\r\x1b[K" << line;
+    CliUtil::out().flush();
+    m_progressShown = true;
+}
+
+void LaunchCommand::printSummary()
+{
+    QTextStream &out = CliUtil::out();
+    const RunController &c = *m_controller;
+    const qint64 duration = c.endedUs() > c.startedUs() ? c.endedUs() - c.startedUs() : 0;
+    out << '\n';
+    if (c.state() != RunState::Finished) {
+        if (!c.rootCauseSummary().isEmpty())
+            out << CliUtil::tr("Root cause: %1").arg(c.rootCauseSummary()) << '\n';
+        if (!c.failureReport().failures.isEmpty())
+            out << c.failureReport().toText() << '\n';
+    }
+    out << CliUtil::tr("Run %1 %2 after %3 (%4 ranks%5)")
+               .arg(c.runId(), runStateLabel(c.state()), CliUtil::formatDuration(duration))
+               .arg(c.worldSize())
+               .arg(c.attempt() > 0 ? CliUtil::tr(", %1 restarts").arg(c.attempt()) : QString())
+        << '\n';
+    for (const RankStatus &s : c.rankStatuses()) {
+        QString line = QStringLiteral("  rank %1  %2  %3").arg(s.rank, 3).arg(s.host, -12).arg(rankStateLabel(s.state), -9);
+        if (s.step >= 0)
+            line += CliUtil::tr("  step %1/%2").arg(s.step + 1).arg(s.totalSteps);
+        if (!qIsNaN(s.loss))
+            line += CliUtil::tr("  loss %1").arg(s.loss, 0, 'g', 6);
+        if (!s.detail.isEmpty())
+            line += QStringLiteral("  (") + s.detail + QLatin1Char(')');
+        if (s.rootCause)
+            line += CliUtil::tr("  <- root cause");
+        out << line << '\n';
+    }
+    out << CliUtil::tr("Record: %1").arg(c.runDirectory()) << '\n';
+    out.flush();
+}
+
+} // namespace rankdeck::cli

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// `rankdeck-cli launch`: runs one training run in the foreground, printing every line with a
+// rank prefix ([r3] …, like srun -l), a live one-line progress on a terminal and a summary at
+// the end (root cause first when the run failed). Ctrl+C stops the ranks in order; a second
+// Ctrl+C kills them.
+#pragma once
+
+#include "runstate.h"
+
+#include <QElapsedTimer>
+#include <QList>
+#include <QObject>
+#include <QSet>
+#include <QStringList>
+#include <QTimer>
+
+#include <memory>
+
+class QSocketNotifier;
+
+namespace rankdeck {
+class RunController;
+struct LogLine;
+}
+
+namespace rankdeck::cli {
+
+class TerminalSshInteraction;
+
+class LaunchCommand : public QObject
+{
+    Q_OBJECT
+public:
+    explicit LaunchCommand(QObject *parent = nullptr);
+    ~LaunchCommand() override;
+
+    int run(const QStringList &args);
+
+private:
+    int detach(const QStringList &args, const QString &runId);
+    void printLines(const QList<LogLine> &lines);
+    void printMessage(const QString &message);
+    void drawProgress();
+    void clearProgress();
+    void printSummary();
+    void onSignal();
+
+    RunController *m_controller = nullptr;
+    std::unique_ptr<TerminalSshInteraction> m_interaction;
+    QSet<int> m_consoleRanks;   // empty: all
+    bool m_quiet = false;
+    bool m_progress = false;
+    bool m_progressShown = false;
+    int m_signals = 0;
+    QTimer m_progressTimer;
+    QSocketNotifier *m_signalNotifier = nullptr;
+};
+
+} // namespace rankdeck::cli

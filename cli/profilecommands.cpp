@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "profilecommands.h"
+
+#include "cliutil.h"
+#include "profilestore.h"
+#include "terminalsshinteraction.h"
+#include "transportfactory.h"
+
+#include <QCoreApplication>
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QTimer>
+
+#include <memory>
+
+namespace rankdeck::cli {
+
+namespace {
+
+bool oneName(QCommandLineParser &parser, const QString &cmd, int *code)
+{
+    if (parser.positionalArguments().size() != 1) {
+        *code = CliUtil::usageError(parser.positionalArguments().isEmpty()
+                                        ? CliUtil::tr("missing profile NAME")
+                                        : CliUtil::tr("expected one profile NAME"),
+                                    cmd);
+        return false;
+    }
+    return true;
+}
+
+int printErrors(const QList<ProfileError> &errors)
+{
+    for (const ProfileError &e : errors)
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << e.toString() << '\n';
+    CliUtil::err().flush();
+    return ExitFailed;
+}
+
+} // namespace
+
+int ProfileCommands::run(const QStringList &args)
+{
+    // args: ["rankdeck-cli profiles", SUB, ...]
+    const QString sub = args.value(1);
+    const QString base = args.value(0);
+    QStringList rest = args.mid(2);
+    rest.prepend(base + QLatin1Char(' ') + sub);
+    if (sub == QLatin1String("list"))
+        return list(rest);
+    if (sub == QLatin1String("show"))
+        return show(rest);
+    if (sub == QLatin1String("check"))
+        return check(rest);
+    if (sub == QLatin1String("add"))
+        return add(rest);
+    if (sub == QLatin1String("remove"))
+        return remove(rest);
+    if (sub == QLatin1String("--help") || sub == QLatin1String("-h") || sub.isEmpty()) {
+        QTextStream &out = sub.isEmpty() ? CliUtil::err() : CliUtil::out();
+        out << CliUtil::tr("Usage: %1 list|show|check|add|remove ...\n\n"
+                           "Cluster profiles, stored in %2 (one TOML file each).\n\n"
+                           "  list              the profiles (\"local\" is built in)\n"
+                           "  show NAME         the profile as stored\n"
+                           "  check NAME        read it, report problems as file:line: field, and reach its nodes\n"
+                           "  add NAME ...      create a profile (see add --help)\n"
+                           "  remove NAME       delete a profile's file\n")
+                   .arg(base, ProfileStore::defaultDirectory());
+        out.flush();
+        return sub.isEmpty() ? ExitUsage : ExitOk;
+    }
+    return CliUtil::usageError(CliUtil::tr("unknown profiles command \"%1\"").arg(sub), base);
+}
+
+int ProfileCommands::list(const QStringList &args)
+{
+    QCommandLineParser parser;
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("List the cluster profiles."), &code))
+        return code;
+    ProfileStore store;
+    QTextStream &out = CliUtil::out();
+    int status = ExitOk;
+    for (const QString &name : store.names()) {
+        Profile p;
+        QList<ProfileError> errors;
+        if (store.load(name, &p, &errors)) {
+            QStringList hosts;
+            for (const ProfileNode &n : p.nodes)
+                hosts << n.host;
+            out << QStringLiteral("%1  %2  %3 rank(s)  %4\n").arg(name, -16).arg(p.transport, -5).arg(p.worldSize(), 4)
+                       .arg(hosts.join(QLatin1Char(',')));
+        } else {
+            out << QStringLiteral("%1  %2\n").arg(name, -16).arg(CliUtil::tr("BROKEN: %1").arg(errors.first().toString()));
+            status = ExitFailed;
+        }
+    }
+    out.flush();
+    return status;
+}
+
+int ProfileCommands::show(const QStringList &args)
+{
+    QCommandLineParser parser;
+    parser.addPositionalArgument(QStringLiteral("NAME"), CliUtil::tr("Profile name."));
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("Show a cluster profile."), &code))
+        return code;
+    if (!oneName(parser, args.value(0), &code))
+        return code;
+    ProfileStore store;
+    Profile p;
+    QList<ProfileError> errors;
+    if (!store.load(parser.positionalArguments().first(), &p, &errors))
+        return printErrors(errors);
+    CliUtil::out() << ProfileStore::serialize(p);
+    CliUtil::out().flush();
+    return ExitOk;
+}
+
+int ProfileCommands::check(const QStringList &args)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption offlineOpt(QStringLiteral("offline"), CliUtil::tr("Only check the file, do not reach the nodes."));
+    const QCommandLineOption workerOpt(QStringLiteral("worker"), CliUtil::tr("Worker binary to deploy for the check (default: next to this program)."),
+                                       QStringLiteral("PATH"));
+    const QCommandLineOption acceptOpt(QStringLiteral("accept-new-host-keys"), CliUtil::tr("Trust and remember unknown SSH host keys."));
+    parser.addOptions({offlineOpt, workerOpt, acceptOpt});
+    parser.addPositionalArgument(QStringLiteral("NAME"), CliUtil::tr("Profile name."));
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("Check a cluster profile: its file, then its nodes."), &code))
+        return code;
+    if (!oneName(parser, args.value(0), &code))
+        return code;
+    ProfileStore store;
+    Profile p;
+    QList<ProfileError> errors;
+    if (!store.load(parser.positionalArguments().first(), &p, &errors))
+        return printErrors(errors);
+    QTextStream &out = CliUtil::out();
+    out << CliUtil::tr("%1: file ok (%2 node(s), %3 rank(s))").arg(p.name).arg(p.nodes.size()).arg(p.worldSize()) << '\n';
+    out.flush();
+    if (parser.isSet(offlineOpt))
+        return ExitOk;
+    const QString worker = parser.isSet(workerOpt) ? parser.value(workerOpt)
+                                                   : QCoreApplication::applicationDirPath() + QStringLiteral("/rankdeck-worker");
+    TerminalSshInteraction interaction(parser.isSet(acceptOpt));
+    QString error;
+    std::unique_ptr<Transport> t(TransportFactory::create(p, QStringLiteral("check"), &interaction, nullptr, &error));
+    if (!t) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
+    QEventLoop loop;
+    bool ok = false;
+    QObject::connect(t.get(), &Transport::nodeProgress, &loop, [&](int node, const QString &stage, int percent) {
+        out << CliUtil::tr("node %1 (%2): %3").arg(node).arg(p.nodes.value(node).host, stage)
+            << (percent >= 0 ? QStringLiteral(" %1%").arg(percent) : QString()) << '\n';
+        out.flush();
+    });
+    QObject::connect(t.get(), &Transport::prepared, &loop, [&] {
+        ok = true;
+        loop.quit();
+    });
+    QObject::connect(t.get(), &Transport::prepareFailed, &loop, [&](const QString &message) {
+        error = message;
+        loop.quit();
+    });
+    t->prepare(worker);
+    loop.exec();
+    if (!ok) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: %1: %2").arg(p.name, error) << '\n';
+        return ExitFailed;
+    }
+    out << CliUtil::tr("%1: every node reachable, worker ready (%2)").arg(p.name, t->describe()) << '\n';
+    return ExitOk;
+}
+
+int ProfileCommands::add(const QStringList &args)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption nodeOpt(QStringLiteral("node"), CliUtil::tr("A node, HOST or HOST:PORT (repeat for more nodes)."), QStringLiteral("HOST[:PORT]"));
+    const QCommandLineOption userOpt(QStringLiteral("user"), CliUtil::tr("SSH user for every node."), QStringLiteral("USER"));
+    const QCommandLineOption identityOpt(QStringLiteral("identity"), CliUtil::tr("SSH identity file for every node."), QStringLiteral("FILE"));
+    const QCommandLineOption nprocOpt(QStringLiteral("nproc-per-node"), CliUtil::tr("Ranks per node (default 1)."), QStringLiteral("N"), QStringLiteral("1"));
+    const QCommandLineOption gpusOpt(QStringLiteral("gpus-per-node"), CliUtil::tr("GPUs per node (default 0: CPU)."), QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption transportOpt(QStringLiteral("transport"), CliUtil::tr("local or ssh (default: ssh with --node, else local)."), QStringLiteral("KIND"));
+    const QCommandLineOption rdzvOpt(QStringLiteral("rendezvous-address"), CliUtil::tr("Address the ranks reach rank 0 on (default: the first node)."), QStringLiteral("ADDR"));
+    const QCommandLineOption backendOpt(QStringLiteral("backend"), CliUtil::tr("auto, nccl or gloo."), QStringLiteral("NAME"), QStringLiteral("auto"));
+    const QCommandLineOption envOpt(QStringLiteral("env"), CliUtil::tr("Environment variable for the ranks (repeatable)."), QStringLiteral("NAME=VALUE"));
+    const QCommandLineOption libtorchOpt(QStringLiteral("libtorch"), CliUtil::tr("libtorch directory on the nodes (default: from the nodes' python torch)."), QStringLiteral("DIR"));
+    const QCommandLineOption workerDirOpt(QStringLiteral("worker-dir"), CliUtil::tr("Where the worker is cached on the nodes."), QStringLiteral("DIR"));
+    const QCommandLineOption forceOpt(QStringLiteral("force"), CliUtil::tr("Replace an existing (readable) profile."));
+    parser.addOptions({nodeOpt, userOpt, identityOpt, nprocOpt, gpusOpt, transportOpt, rdzvOpt, backendOpt, envOpt,
+                       libtorchOpt, workerDirOpt, forceOpt});
+    parser.addPositionalArgument(QStringLiteral("NAME"), CliUtil::tr("Profile name."));
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("Create a cluster profile."), &code))
+        return code;
+    if (!oneName(parser, args.value(0), &code))
+        return code;
+    const QString cmd = args.value(0);
+    Profile p;
+    p.name = parser.positionalArguments().first();
+    if (!ProfileStore::isValidName(p.name))
+        return CliUtil::usageError(CliUtil::tr("\"%1\" is not a valid profile name (letters, digits, '.', '_', '-')").arg(p.name), cmd);
+    int nproc = 1, gpus = 0;
+    if (!CliUtil::parseInt(parser.value(nprocOpt), 1, 4096, &nproc))
+        return CliUtil::usageError(CliUtil::tr("--nproc-per-node: \"%1\" is not a number from 1 to 4096").arg(parser.value(nprocOpt)), cmd);
+    if (!CliUtil::parseInt(parser.value(gpusOpt), 0, 4096, &gpus))
+        return CliUtil::usageError(CliUtil::tr("--gpus-per-node: \"%1\" is not a number from 0 to 4096").arg(parser.value(gpusOpt)), cmd);
+    const QStringList nodes = parser.values(nodeOpt);
+    p.transport = parser.isSet(transportOpt) ? parser.value(transportOpt)
+                                             : (nodes.isEmpty() ? QStringLiteral("local") : QStringLiteral("ssh"));
+    if (p.transport != QLatin1String("local") && p.transport != QLatin1String("ssh"))
+        return CliUtil::usageError(CliUtil::tr("--transport: \"%1\" is not local or ssh").arg(p.transport), cmd);
+    if (p.transport == QLatin1String("ssh") && nodes.isEmpty())
+        return CliUtil::usageError(CliUtil::tr("an ssh profile needs at least one --node"), cmd);
+    for (const QString &spec : nodes) {
+        ProfileNode n;
+        n.host = spec;
+        const int colon = spec.lastIndexOf(QLatin1Char(':'));
+        // HOST:PORT, but not a bare IPv6 address; [v6]:PORT works.
+        if (colon > 0 && spec.count(QLatin1Char(':')) == 1) {
+            if (!CliUtil::parseInt(spec.mid(colon + 1), 1, 65535, &n.port))
+                return CliUtil::usageError(CliUtil::tr("--node %1: \"%2\" is not a port").arg(spec, spec.mid(colon + 1)), cmd);
+            n.host = spec.left(colon);
+        } else if (spec.startsWith(QLatin1Char('[')) && spec.contains(QStringLiteral("]:"))) {
+            const int close = spec.indexOf(QStringLiteral("]:"));
+            if (!CliUtil::parseInt(spec.mid(close + 2), 1, 65535, &n.port))
+                return CliUtil::usageError(CliUtil::tr("--node %1: not a port").arg(spec), cmd);
+            n.host = spec.mid(1, close - 1);
+        }
+        if (n.host.isEmpty())
+            return CliUtil::usageError(CliUtil::tr("--node \"%1\": missing host").arg(spec), cmd);
+        n.user = parser.value(userOpt);
+        n.identityFile = parser.value(identityOpt);
+        n.ranksPerNode = nproc;
+        n.gpusPerNode = gpus;
+        p.nodes.append(n);
+    }
+    if (p.nodes.isEmpty()) {
+        ProfileNode n;
+        n.host = QStringLiteral("localhost");
+        n.ranksPerNode = nproc;
+        n.gpusPerNode = gpus;
+        p.nodes.append(n);
+    }
+    p.rendezvousAddress = parser.value(rdzvOpt);
+    p.backend = parser.value(backendOpt);
+    p.libtorchPath = parser.value(libtorchOpt);
+    p.workerDirectory = parser.value(workerDirOpt);
+    for (const QString &kv : parser.values(envOpt)) {
+        const int eq = kv.indexOf(QLatin1Char('='));
+        if (eq <= 0)
+            return CliUtil::usageError(CliUtil::tr("--env \"%1\": expected NAME=VALUE").arg(kv), cmd);
+        p.environment.insert(kv.left(eq), kv.mid(eq + 1));
+    }
+    const QList<ProfileError> problems = ProfileStore::validate(p);
+    if (!problems.isEmpty()) {
+        for (const ProfileError &e : problems)
+            CliUtil::err() << QStringLiteral("rankdeck-cli: ") << e.field << QStringLiteral(": ") << e.message << '\n';
+        return ExitUsage;
+    }
+    ProfileStore store;
+    QString error;
+    if (!store.save(p, parser.isSet(forceOpt), &error)) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
+    CliUtil::out() << CliUtil::tr("profile %1 written to %2").arg(p.name, store.filePath(p.name)) << '\n';
+    return ExitOk;
+}
+
+int ProfileCommands::remove(const QStringList &args)
+{
+    QCommandLineParser parser;
+    parser.addPositionalArgument(QStringLiteral("NAME"), CliUtil::tr("Profile name."));
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("Remove a cluster profile's file."), &code))
+        return code;
+    if (!oneName(parser, args.value(0), &code))
+        return code;
+    ProfileStore store;
+    QString error;
+    if (!store.remove(parser.positionalArguments().first(), &error)) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
+    CliUtil::out() << CliUtil::tr("profile %1 removed").arg(parser.positionalArguments().first()) << '\n';
+    return ExitOk;
+}
+
+} // namespace rankdeck::cli

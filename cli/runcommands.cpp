@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "runcommands.h"
+
+#include "cliutil.h"
+#include "csvexport.h"
+#include "logstore.h"
+#include "metricsstore.h"
+#include "runrecord.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QThread>
+
+#include <cerrno>
+#include <csignal>
+#include <unistd.h>
+
+namespace rankdeck::cli {
+
+namespace {
+
+// Resolves RUN or prints why not; returns the run directory.
+QString resolveRun(const QString &run, const QString &cmd, int *code)
+{
+    QString error;
+    const QString dir = RunRecord::resolve(CliUtil::runsDirectory(), run, &error);
+    if (dir.isEmpty()) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        CliUtil::err().flush();
+        *code = ExitFailed;
+    }
+    Q_UNUSED(cmd);
+    return dir;
+}
+
+bool oneRunArgument(QCommandLineParser &parser, const QString &cmd, int *code)
+{
+    if (parser.positionalArguments().size() != 1) {
+        *code = CliUtil::usageError(parser.positionalArguments().isEmpty()
+                                        ? CliUtil::tr("missing RUN (a run id or name)")
+                                        : CliUtil::tr("expected one RUN, got %1").arg(parser.positionalArguments().size()),
+                                    cmd);
+        return false;
+    }
+    return true;
+}
+
+QString stateText(const RunInfo &i)
+{
+    QString s = runStateName(i.state);
+    if (i.launcherGone)
+        s += CliUtil::tr(" (launcher gone)");
+    return s;
+}
+
+} // namespace
+
+int RunCommands::runs(const QStringList &args)
+{
+    QCommandLineParser parser;
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("List recorded runs, newest first."), &code))
+        return code;
+    if (!parser.positionalArguments().isEmpty())
+        return CliUtil::usageError(CliUtil::tr("unexpected argument \"%1\"").arg(parser.positionalArguments().first()), args.value(0));
+    const QList<RunInfo> list = RunRecord::list(CliUtil::runsDirectory());
+    QTextStream &out = CliUtil::out();
+    if (list.isEmpty()) {
+        out << CliUtil::tr("no runs in %1").arg(CliUtil::runsDirectory()) << '\n';
+        return ExitOk;
+    }
+    out << QStringLiteral("%1  %2  %3  %4  %5  %6\n")
+               .arg(CliUtil::tr("ID"), -36).arg(CliUtil::tr("NAME"), -16).arg(CliUtil::tr("STATE"), -10)
+               .arg(CliUtil::tr("RANKS"), 5).arg(CliUtil::tr("STARTED"), -19).arg(CliUtil::tr("ROOT CAUSE"));
+    for (const RunInfo &i : list) {
+        out << QStringLiteral("%1  %2  %3  %4  %5  %6\n")
+                   .arg(i.id, -36).arg(i.name, -16).arg(stateText(i), -10).arg(i.worldSize, 5)
+                   .arg(CliUtil::formatTime(i.createdUs), -19).arg(i.rootCause);
+    }
+    out.flush();
+    return ExitOk;
+}
+
+int RunCommands::show(const QStringList &args)
+{
+    QCommandLineParser parser;
+    parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("Show a run: state, timings, per-rank results, root cause and failure report."), &code))
+        return code;
+    if (!oneRunArgument(parser, args.value(0), &code))
+        return code;
+    const QString dir = resolveRun(parser.positionalArguments().first(), args.value(0), &code);
+    if (dir.isEmpty())
+        return code;
+    RunRecord record;
+    QString error;
+    if (!record.open(dir, &error)) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
+    const RunInfo info = record.info();
+    const QJsonObject state = record.readState();
+    QTextStream &out = CliUtil::out();
+    out << CliUtil::tr("Run:       %1").arg(info.id) << '\n';
+    out << CliUtil::tr("Name:      %1").arg(info.name) << '\n';
+    out << CliUtil::tr("Profile:   %1 (%2, %3 node(s))").arg(record.profile().name, record.profile().transport)
+               .arg(record.profile().nodes.size()) << '\n';
+    out << CliUtil::tr("Worker:    %1").arg(record.config().workerArguments.join(QLatin1Char(' '))) << '\n';
+    out << CliUtil::tr("State:     %1").arg(stateText(info)) << '\n';
+    const qint64 started = state.value(QStringLiteral("started_us")).toInteger();
+    const qint64 ended = state.value(QStringLiteral("ended_us")).toInteger();
+    out << CliUtil::tr("Started:   %1").arg(CliUtil::formatTime(started)) << '\n';
+    if (ended > 0)
+        out << CliUtil::tr("Ended:     %1 (%2)").arg(CliUtil::formatTime(ended), CliUtil::formatDuration(ended - started)) << '\n';
+    if (state.value(QStringLiteral("max_restarts")).toInt() > 0)
+        out << CliUtil::tr("Attempts:  %1 of %2").arg(info.attempt + 1).arg(state.value(QStringLiteral("max_restarts")).toInt() + 1) << '\n';
+    if (state.value(QStringLiteral("hung")).toBool())
+        out << CliUtil::tr("Flagged:   hung (ranks made no progress)") << '\n';
+    if (!info.rootCause.isEmpty())
+        out << CliUtil::tr("Root cause: %1").arg(info.rootCause) << '\n';
+    out << CliUtil::tr("Directory: %1").arg(info.directory) << '\n';
+    out << '\n' << CliUtil::tr("Ranks:") << '\n';
+    for (const QJsonValue &v : state.value(QStringLiteral("ranks")).toArray()) {
+        const RankStatus s = RankStatus::fromJson(v.toObject());
+        QString line = QStringLiteral("  rank %1  %2  pid %3  %4").arg(s.rank, 3).arg(s.host, -12).arg(s.pid, -8)
+                           .arg(rankStateName(s.state), -10);
+        if (s.step >= 0)
+            line += CliUtil::tr("  step %1/%2").arg(s.step + 1).arg(s.totalSteps);
+        if (!qIsNaN(s.loss))
+            line += CliUtil::tr("  loss %1").arg(s.loss, 0, 'g', 6);
+        if (s.startTimeUs > 0 && s.endTimeUs > 0)
+            line += QStringLiteral("  ") + CliUtil::formatDuration(s.endTimeUs - s.startTimeUs);
+        if (!s.detail.isEmpty())
+            line += QStringLiteral("  (") + s.detail + QLatin1Char(')');
+        if (s.rootCause)
+            line += CliUtil::tr("  <- root cause");
+        out << line << '\n';
+    }
+    const QJsonArray attempts = state.value(QStringLiteral("attempts")).toArray();
+    for (const QJsonValue &v : attempts) {
+        const QJsonObject a = v.toObject();
+        out << '\n' << CliUtil::tr("Attempt %1 failed: %2").arg(a.value(QStringLiteral("attempt")).toInt() + 1)
+                           .arg(a.value(QStringLiteral("root_cause_summary")).toString()) << '\n';
+    }
+    const QString failure = record.readFailureText();
+    if (!failure.isEmpty())
+        out << '\n' << failure << (failure.endsWith(QLatin1Char('\n')) ? "" : "\n");
+    out.flush();
+    return ExitOk;
+}
+
+int RunCommands::logs(const QStringList &args)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption rankOpt(QStringLiteral("rank"), CliUtil::tr("Only this rank (without prefix)."), QStringLiteral("N"));
+    const QCommandLineOption followOpt({QStringLiteral("f"), QStringLiteral("follow")}, CliUtil::tr("Keep printing new lines until the run ends."));
+    parser.addOptions({rankOpt, followOpt});
+    parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("Print a run's log lines from its record (all ranks merged in arrival order, prefixed [rN])."), &code))
+        return code;
+    if (!oneRunArgument(parser, args.value(0), &code))
+        return code;
+    int rank = LogStore::AllRanks;
+    if (parser.isSet(rankOpt) && !CliUtil::parseInt(parser.value(rankOpt), 0, 1 << 20, &rank))
+        return CliUtil::usageError(CliUtil::tr("--rank: \"%1\" is not a rank number").arg(parser.value(rankOpt)), args.value(0));
+    const QString dir = resolveRun(parser.positionalArguments().first(), args.value(0), &code);
+    if (dir.isEmpty())
+        return code;
+    RunRecord record;
+    QString error;
+    if (!record.open(dir, &error)) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
+    QTextStream &out = CliUtil::out();
+    const int worldSize = std::max(record.info().worldSize, 1);
+    if (rank != LogStore::AllRanks && rank >= worldSize) {
+        CliUtil::err() << CliUtil::tr("rankdeck-cli: --rank %1: the run has ranks 0 to %2").arg(rank).arg(worldSize - 1) << '\n';
+        return ExitUsage;
+    }
+    if (!parser.isSet(followOpt)) {
+        LogStore store;
+        if (!store.open(dir, &error)) {
+            CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+            return ExitFailed;
+        }
+        const qint64 total = store.lineCount(rank);
+        for (qint64 first = 0; first < total; first += 10000) {
+            const QList<LogLine> lines = store.readLines(rank, first, 10000, &error);
+            for (const LogLine &l : lines) {
+                if (rank == LogStore::AllRanks)
+                    out << QStringLiteral("[r%1] ").arg(l.rank);
+                out << l.text << '\n';
+            }
+            if (lines.isEmpty())
+                break;
+        }
+        out.flush();
+        if (!error.isEmpty()) {
+            CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+            return ExitFailed;
+        }
+        return ExitOk;
+    }
+    // Follow: tail the rank files another process is appending to, until the run has ended and
+    // everything is printed.
+    QList<qint64> offsets(worldSize, 0);
+    QList<QByteArray> partial(worldSize);
+    for (;;) {
+        const RunInfo info = record.info();
+        const bool ended = isTerminal(info.state) || info.launcherGone;
+        for (int r = 0; r < worldSize; ++r) {
+            if (rank != LogStore::AllRanks && r != rank)
+                continue;
+            QFile f(dir + QStringLiteral("/rank-%1.log").arg(r));
+            if (!f.open(QIODevice::ReadOnly) || f.size() <= offsets[r])
+                continue;
+            f.seek(offsets[r]);
+            const QByteArray chunk = f.readAll();
+            offsets[r] += chunk.size();
+            partial[r] += chunk;
+            qsizetype start = 0;
+            for (qsizetype nl; (nl = partial[r].indexOf('\n', start)) >= 0; start = nl + 1) {
+                const QByteArray line = partial[r].mid(start, nl - start);
+                if (rank == LogStore::AllRanks)
+                    out << QStringLiteral("[r%1] ").arg(r);
+                out << QString::fromUtf8(line) << '\n';
+            }
+            partial[r] = partial[r].mid(start);
+        }
+        out.flush();
+        if (ended)
+            break;
+        QThread::msleep(200);
+    }
+    return ExitOk;
+}
+
+int RunCommands::stop(const QStringList &args)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption waitOpt(QStringLiteral("timeout"), CliUtil::tr("Seconds to wait for the run to end (default 20)."),
+                                     QStringLiteral("SEC"), QStringLiteral("20"));
+    parser.addOption(waitOpt);
+    parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("Stop a running run (stop command, then SIGTERM, then SIGKILL to every rank)."), &code))
+        return code;
+    if (!oneRunArgument(parser, args.value(0), &code))
+        return code;
+    int timeout = 20;
+    if (!CliUtil::parseInt(parser.value(waitOpt), 1, 3600, &timeout))
+        return CliUtil::usageError(CliUtil::tr("--timeout: \"%1\" is not a number of seconds").arg(parser.value(waitOpt)), args.value(0));
+    const QString dir = resolveRun(parser.positionalArguments().first(), args.value(0), &code);
+    if (dir.isEmpty())
+        return code;
+    RunRecord record;
+    QString error;
+    if (!record.open(dir, &error)) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
+    RunInfo info = record.info();
+    QTextStream &out = CliUtil::out();
+    if (isTerminal(info.state)) {
+        out << CliUtil::tr("run %1 already ended: %2").arg(info.id, runStateName(info.state)) << '\n';
+        return ExitOk;
+    }
+    if (info.launcherGone) {
+        // Nobody owns the ranks any more: end the local ones by their process groups.
+        int killed = 0;
+        const QJsonObject state = record.readState();
+        if (record.profile().isLocal()) {
+            for (const QJsonValue &v : state.value(QStringLiteral("ranks")).toArray()) {
+                const qint64 pid = v.toObject().value(QStringLiteral("pid")).toInteger();
+                if (pid > 0 && ::kill(-pid_t(pid), SIGKILL) == 0)
+                    ++killed;
+            }
+        }
+        QJsonObject s = state;
+        s[QStringLiteral("state")] = runStateName(RunState::Stopped);
+        s[QStringLiteral("ended_us")] = QDateTime::currentMSecsSinceEpoch() * 1000;
+        s[QStringLiteral("error")] = CliUtil::tr("the launcher ended without finishing the record");
+        record.writeState(s);
+        out << CliUtil::tr("run %1: its launcher is gone; killed %2 leftover rank process group(s) and marked it stopped")
+                   .arg(info.id).arg(killed) << '\n';
+        return ExitOk;
+    }
+    if (!record.requestStop(&error)) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < timeout * 1000) {
+        info = record.info();
+        if (isTerminal(info.state) || info.launcherGone)
+            break;
+        QThread::msleep(200);
+    }
+    if (!isTerminal(info.state)) {
+        CliUtil::err() << CliUtil::tr("rankdeck-cli: run %1 did not end within %2 s").arg(info.id).arg(timeout) << '\n';
+        return ExitFailed;
+    }
+    out << CliUtil::tr("run %1: %2").arg(info.id, runStateName(info.state)) << '\n';
+    return ExitOk;
+}
+
+int RunCommands::exportRun(const QStringList &args)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption csvOpt(QStringLiteral("csv"), CliUtil::tr("Write every metric point (full resolution) to FILE ('-': stdout)."),
+                                    QStringLiteral("FILE"));
+    parser.addOption(csvOpt);
+    parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("Export a run's metrics."), &code))
+        return code;
+    if (!oneRunArgument(parser, args.value(0), &code))
+        return code;
+    if (!parser.isSet(csvOpt))
+        return CliUtil::usageError(CliUtil::tr("missing --csv FILE"), args.value(0));
+    const QString dir = resolveRun(parser.positionalArguments().first(), args.value(0), &code);
+    if (dir.isEmpty())
+        return code;
+    MetricsStore store;
+    QString error;
+    if (!store.open(dir, &error)) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
+    store.close();
+    bool ok;
+    const QString target = parser.value(csvOpt);
+    if (target == QLatin1String("-")) {
+        QFile out;
+        out.open(stdout, QIODevice::WriteOnly);
+        ok = CsvExport::write(store, &out, &error);
+    } else {
+        ok = CsvExport::write(store, target, &error);
+    }
+    if (!ok) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
+    if (target != QLatin1String("-"))
+        CliUtil::err() << CliUtil::tr("%1 points written to %2").arg(store.totalPoints()).arg(target) << '\n';
+    return ExitOk;
+}
+
+} // namespace rankdeck::cli

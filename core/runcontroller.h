@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// One run: turns a profile and a training config into running ranks through a Transport,
+// follows each rank's stream (RankStream → LogStore on disk first → views), keeps every rank's
+// state, watches heartbeats and step progress, and applies the failure policy:
+//   - the earliest failure by the ranks' own microsecond timestamps (not the order in which the
+//     launcher noticed them, and not the lowest rank) is the root cause;
+//   - a failure that reads like the echo of another rank's death (peer closed the connection,
+//     collective timeout) counts as a consequence whenever another rank failed on its own;
+//   - every other rank is then stopped: `stop` on its control channel, SIGTERM to its process
+//     group after stopGraceMs, SIGKILL after termGraceMs more, and reported as a consequence.
+// No port race: rank 0 starts with MASTER_PORT=0, binds a free port itself and reports it with
+// its `store` event; only then are the other ranks started, with that port.
+// A controller can also be built on a finished run directory (reopen()): the same object then
+// serves the views of a past run, read-only.
+#pragma once
+
+#include "failurereport.h"
+#include "launchplan.h"
+#include "profile.h"
+#include "rankstream.h"
+#include "runrecord.h"
+#include "runstate.h"
+#include "trainingconfig.h"
+#include "transport.h"
+#include "workerevent.h"
+
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+#include <memory>
+#include <vector>
+
+namespace rankdeck {
+
+class LogStore;
+class MetricsStore;
+class SshInteraction;
+
+class RunController : public QObject
+{
+    Q_OBJECT
+public:
+    struct Options
+    {
+        QString workerPath;          // the local rankdeck-worker (SSH transports deploy it)
+        QString runsDirectory;       // empty: RunRecord::defaultRunsDirectory()
+        QString runId;               // empty: a new id
+        int stopGraceMs = 2000;      // `stop` command → SIGTERM
+        int termGraceMs = 3000;      // SIGTERM → SIGKILL
+        int hangTimeoutSec = 0;      // no step progress while heartbeats go on; 0: the profile's heartbeat timeout
+        int storeTimeoutSec = 0;     // rank 0 must report its port within this; 0: the profile's rendezvous timeout
+        bool autoDumpStacks = true;  // ask hung ranks for their stacks
+        SshInteraction *sshInteraction = nullptr;
+    };
+
+    RunController(const Profile &profile, const TrainingConfig &config, const Options &options,
+                  QObject *parent = nullptr);
+    ~RunController() override;
+
+    // A past (or detached) run from its directory, read-only. nullptr and *error when unreadable.
+    static RunController *reopen(const QString &runDirectory, QObject *parent, QString *error);
+
+    // Uses this transport instead of the profile's (benchmarks, synthetic runs); takes ownership.
+    // Call before start().
+    void setTransport(Transport *transport);
+
+    // Creates the run record and starts preparing the nodes; everything else is asynchronous.
+    bool start(QString *error);
+    // Graceful stop of every rank (stop command, SIGTERM, SIGKILL).
+    void stop();
+    // SIGKILL to every rank's process group now.
+    void kill();
+    // Asks ranks (-1: every running rank) for a stack dump; answers come as stacksReceived().
+    void dumpStacks(int rank = -1);
+
+    bool isReadOnly() const { return m_readOnly; }
+    QString runId() const { return m_record.id(); }
+    QString name() const { return m_record.name(); }
+    QString runDirectory() const { return m_record.directory(); }
+    const RunRecord &record() const { return m_record; }
+    const Profile &profile() const { return m_profile; }
+    const TrainingConfig &config() const { return m_config; }
+    RunState state() const { return m_state; }
+    int worldSize() const { return int(m_ranks.size()); }
+    int attempt() const { return m_attempt; }
+    bool isHung() const { return m_hung; }
+    QList<RankStatus> rankStatuses() const { return m_ranks; }
+    RankStatus rankStatus(int rank) const { return m_ranks.value(rank); }
+    QString stacks(int rank) const { return m_stacks.value(rank); }
+    const FailureReport &failureReport() const { return m_report; }
+    // One line, e.g. "rank 1 (localhost): exit code 3: bad batch"; empty when nothing failed.
+    QString rootCauseSummary() const { return m_rootCauseSummary; }
+    QString errorMessage() const { return m_errorMessage; }
+    qint64 startedUs() const { return m_startedUs; }
+    qint64 endedUs() const { return m_endedUs; }
+    int masterPort() const { return m_masterPort; }
+
+    LogStore *logStore() const { return m_logs.get(); }
+    MetricsStore *metricsStore() const { return m_metrics.get(); }
+
+signals:
+    void stateChanged(rankdeck::RunState state);
+    void rankChanged(int rank);
+    // Lines after the run record has them (partial pieces of huge lines included: skip them).
+    void linesAppended(const QList<rankdeck::LogLine> &lines);
+    void eventReceived(const rankdeck::WorkerEvent &event);
+    void hangDetected(const QList<int> &ranks);
+    void stacksReceived(int rank, const QString &stacks);
+    void failureReportChanged();
+    // What the launcher itself does ("stopping ranks 0, 2 after rank 1 failed").
+    void launcherMessage(const QString &message);
+    void finished(rankdeck::RunState state);
+
+private:
+    struct RankRuntime
+    {
+        bool started = false;         // startRank was called in this attempt
+        bool exited = false;
+        bool launcherStopped = false; // the launcher asked it to stop
+        bool consequence = false;     // ... because another rank failed
+        bool ownFailure = false;      // it reported an error/crash itself
+        int stopSerial = 0;
+        qint64 lastStepChangeUs = 0;  // launcher clock
+        qint64 maxStepIntervalUs = 0;
+        bool dumpRequested = false;
+    };
+
+    RunController(QObject *parent);
+    void connectTransport();
+    void onPrepared();
+    void onPrepareFailed(const QString &message);
+    void launchAttempt();
+    void startRank(int rank, int masterPort);
+    void onRankStarted(int rank, qint64 pid);
+    void onRankOutput(int rank, StreamKind stream, const QByteArray &chunk);
+    void onRankExited(int rank, const RankExit &exit);
+    void handleOutput(int rank, RankStream::Output &out);
+    void handleEvent(int rank, const WorkerEvent &event);
+    void recordFailure(const RankFailure &failure);
+    void triggerFailurePolicy(int failedRank);
+    void stopRank(int rank, bool consequence);
+    void watch();
+    void checkAllDone();
+    void finalize();
+    void rebuildReport();
+    void setState(RunState state);
+    void setRankState(int rank, RankState state, const QString &detail = QString());
+    void note(const QString &message);
+    void writeState();
+    QJsonObject stateJson() const;
+    void failRun(const QString &message);
+    static bool looksLikePeerFailure(const QString &text);
+
+    bool m_readOnly = false;
+    Profile m_profile;
+    TrainingConfig m_config;
+    Options m_options;
+    RunRecord m_record;
+    LaunchPlan m_plan;
+    QPointer<Transport> m_transport;
+    bool m_transportInjected = false;
+    std::unique_ptr<LogStore> m_logs;
+    std::unique_ptr<MetricsStore> m_metrics;
+    std::vector<std::unique_ptr<RankStream>> m_streams;
+    QList<RankStatus> m_ranks;
+    QList<RankRuntime> m_runtime;
+    QHash<int, QString> m_stacks;
+    QList<RankFailure> m_failures;   // observed in this attempt
+    FailureReport m_report;
+    QList<QJsonObject> m_attempts;   // history of earlier attempts
+    QString m_rootCauseSummary;
+    QString m_errorMessage;
+    RunState m_state = RunState::Preparing;
+    int m_attempt = 0;
+    int m_masterPort = 0;
+    int m_firstFailedRank = -1;
+    bool m_userStop = false;
+    bool m_failureSeen = false;
+    bool m_hung = false;
+    bool m_stateDirty = false;
+    bool m_finalized = false;
+    qint64 m_startedUs = 0;
+    qint64 m_endedUs = 0;
+    qint64 m_rank0StartUs = 0;
+    QTimer m_watchTimer;
+};
+
+} // namespace rankdeck

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "runrecord.h"
+
+#include "profilestore.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QSaveFile>
+
+#include <cerrno>
+#include <csignal>
+#include <unistd.h>
+
+namespace rankdeck {
+
+namespace {
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("rankdeck::RunRecord", text);
+}
+
+QJsonObject readJson(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+bool writeFileAtomically(const QString &path, const QByteArray &data)
+{
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return false;
+    f.write(data);
+    return f.commit();
+}
+
+bool makePrivateDir(const QString &path)
+{
+    if (!QDir().mkpath(path))
+        return false;
+    return QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+}
+
+bool processAlive(qint64 pid)
+{
+    if (pid <= 0)
+        return false;
+    return ::kill(pid_t(pid), 0) == 0 || errno == EPERM;
+}
+} // namespace
+
+QString RunRecord::defaultRunsDirectory()
+{
+    QString base = qEnvironmentVariable("XDG_DATA_HOME");
+    if (base.isEmpty())
+        base = QDir::homePath() + QStringLiteral("/.local/share");
+    return base + QStringLiteral("/rankdeck/runs");
+}
+
+QString RunRecord::newRunId(const QString &name)
+{
+    QString clean;
+    for (const QChar c : name) {
+        if (c.isLetterOrNumber() && c.unicode() < 128)
+            clean += c.toLower();
+        else if (!clean.endsWith(QLatin1Char('-')))
+            clean += QLatin1Char('-');
+        if (clean.size() >= 24)
+            break;
+    }
+    while (clean.endsWith(QLatin1Char('-')))
+        clean.chop(1);
+    if (clean.isEmpty())
+        clean = QStringLiteral("run");
+    const QString stamp = QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    const QString suffix = QString::number(QRandomGenerator::global()->bounded(0x10000), 16)
+                               .rightJustified(4, QLatin1Char('0'));
+    return stamp + QLatin1Char('-') + clean + QLatin1Char('-') + suffix;
+}
+
+bool RunRecord::create(const QString &runsDirectory, const QString &runId, const QString &name,
+                       const Profile &profile, const TrainingConfig &config, QString *error)
+{
+    static const QRegularExpression validId(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]*$"));
+    if (!validId.match(runId).hasMatch()) {
+        *error = tr("invalid run id \"%1\"").arg(runId);
+        return false;
+    }
+    if (!makePrivateDir(runsDirectory)) {
+        *error = tr("cannot create %1").arg(runsDirectory);
+        return false;
+    }
+    const QString dir = runsDirectory + QLatin1Char('/') + runId;
+    if (QFileInfo::exists(dir)) {
+        *error = tr("run directory %1 already exists").arg(dir);
+        return false;
+    }
+    if (!makePrivateDir(dir)) {
+        *error = tr("cannot create %1").arg(dir);
+        return false;
+    }
+    m_id = runId;
+    m_name = name;
+    m_directory = dir;
+    m_profile = profile;
+    m_config = config;
+    m_createdUs = QDateTime::currentMSecsSinceEpoch() * 1000;
+
+    QJsonObject run;
+    run[QStringLiteral("id")] = m_id;
+    run[QStringLiteral("name")] = m_name;
+    run[QStringLiteral("created_us")] = m_createdUs;
+    run[QStringLiteral("rankdeck")] = QStringLiteral(RANKDECK_VERSION);
+    run[QStringLiteral("profile")] = profile.toJson();
+    run[QStringLiteral("config")] = config.toJson();
+    if (!writeFileAtomically(dir + QStringLiteral("/run.json"), QJsonDocument(run).toJson())
+        || !writeFileAtomically(dir + QStringLiteral("/profile.toml"), ProfileStore::serialize(profile).toUtf8())) {
+        *error = tr("cannot write the run record in %1").arg(dir);
+        return false;
+    }
+    return true;
+}
+
+bool RunRecord::open(const QString &directory, QString *error)
+{
+    const QJsonObject run = readJson(directory + QStringLiteral("/run.json"));
+    if (run.isEmpty() || !run.contains(QStringLiteral("id"))) {
+        *error = tr("%1 is not a run record (run.json missing or unreadable)").arg(directory);
+        return false;
+    }
+    m_directory = QFileInfo(directory).absoluteFilePath();
+    m_id = run.value(QStringLiteral("id")).toString();
+    m_name = run.value(QStringLiteral("name")).toString();
+    m_createdUs = run.value(QStringLiteral("created_us")).toInteger();
+    m_profile = Profile::fromJson(run.value(QStringLiteral("profile")).toObject());
+    m_config = TrainingConfig::fromJson(run.value(QStringLiteral("config")).toObject());
+    return true;
+}
+
+QString RunRecord::nodeRunDirectory() const
+{
+    return m_directory + QStringLiteral("/node");
+}
+
+bool RunRecord::writeState(const QJsonObject &state)
+{
+    return writeFileAtomically(m_directory + QStringLiteral("/state.json"), QJsonDocument(state).toJson());
+}
+
+QJsonObject RunRecord::readState() const
+{
+    return readJson(m_directory + QStringLiteral("/state.json"));
+}
+
+bool RunRecord::writeFailureReport(const QJsonObject &json, const QString &text)
+{
+    return writeFileAtomically(m_directory + QStringLiteral("/failure.json"), QJsonDocument(json).toJson())
+        && writeFileAtomically(m_directory + QStringLiteral("/failure.txt"), text.toUtf8());
+}
+
+QJsonObject RunRecord::readFailureReport() const
+{
+    return readJson(m_directory + QStringLiteral("/failure.json"));
+}
+
+QString RunRecord::readFailureText() const
+{
+    QFile f(m_directory + QStringLiteral("/failure.txt"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QString::fromUtf8(f.readAll());
+}
+
+void RunRecord::appendLauncherLog(const QString &line)
+{
+    QFile f(m_directory + QStringLiteral("/launcher.log"));
+    if (!f.open(QIODevice::Append))
+        return;
+    const QString stamp = QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs);
+    f.write((stamp + QLatin1Char(' ') + line + QLatin1Char('\n')).toUtf8());
+}
+
+QString RunRecord::stopRequestPath() const
+{
+    return m_directory + QStringLiteral("/stop-request");
+}
+
+bool RunRecord::requestStop(QString *error) const
+{
+    QFile f(stopRequestPath());
+    if (!f.open(QIODevice::WriteOnly)) {
+        *error = tr("cannot write %1: %2").arg(f.fileName(), f.errorString());
+        return false;
+    }
+    f.write(QByteArray::number(QDateTime::currentMSecsSinceEpoch()) + '\n');
+    return true;
+}
+
+bool RunRecord::stopRequested() const
+{
+    return QFileInfo::exists(stopRequestPath());
+}
+
+RunInfo RunRecord::info() const
+{
+    RunInfo i;
+    i.id = m_id;
+    i.name = m_name;
+    i.directory = m_directory;
+    i.profileName = m_profile.name;
+    i.createdUs = m_createdUs;
+    i.worldSize = m_profile.worldSize();
+    const QJsonObject state = readState();
+    if (!state.isEmpty()) {
+        i.state = runStateFromName(state.value(QStringLiteral("state")).toString());
+        i.endedUs = state.value(QStringLiteral("ended_us")).toInteger();
+        i.attempt = state.value(QStringLiteral("attempt")).toInt();
+        i.worldSize = state.value(QStringLiteral("world_size")).toInt(i.worldSize);
+        i.rootCause = state.value(QStringLiteral("root_cause_summary")).toString();
+        if (!isTerminal(i.state))
+            i.launcherGone = !processAlive(state.value(QStringLiteral("launcher_pid")).toInteger());
+    } else {
+        // No state yet: the launcher died before starting, or is starting right now.
+        i.launcherGone = QDateTime::currentMSecsSinceEpoch() * 1000 - m_createdUs > 60'000'000;
+    }
+    return i;
+}
+
+QList<RunInfo> RunRecord::list(const QString &runsDirectory)
+{
+    QList<RunInfo> out;
+    const QDir dir(runsDirectory);
+    const QStringList entries = dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name | QDir::Reversed);
+    for (const QString &e : entries) {
+        RunRecord r;
+        QString error;
+        if (r.open(dir.filePath(e), &error))
+            out.append(r.info());
+    }
+    std::stable_sort(out.begin(), out.end(), [](const RunInfo &a, const RunInfo &b) {
+        return a.createdUs > b.createdUs;
+    });
+    return out;
+}
+
+QString RunRecord::resolve(const QString &runsDirectory, const QString &idOrName, QString *error)
+{
+    if (idOrName.isEmpty() || idOrName.contains(QLatin1Char('/'))) {
+        *error = tr("invalid run \"%1\"").arg(idOrName);
+        return {};
+    }
+    const QString direct = runsDirectory + QLatin1Char('/') + idOrName;
+    if (QFileInfo::exists(direct + QStringLiteral("/run.json")))
+        return direct;
+    for (const RunInfo &i : list(runsDirectory)) {  // newest first
+        if (i.name == idOrName)
+            return i.directory;
+    }
+    *error = tr("no run with id or name \"%1\" in %2").arg(idOrName, runsDirectory);
+    return {};
+}
+
+} // namespace rankdeck

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// A run's directory, $XDG_DATA_HOME/rankdeck/runs/<run-id>/ (mode 0700), written incrementally
+// so that a crash of the launcher loses nothing already received:
+//   run.json        id, name, creation time, profile and config snapshot (written once)
+//   profile.toml    the profile as it was at launch, human-readable
+//   state.json      run and rank states, root cause, attempts (replaced atomically on change)
+//   failure.json    the failure report (FailureReport::toJson), failure.txt the same for people
+//   rank-<R>.log …  every line each rank printed, as received (LogStore)
+//   metrics.csv     every metric point (MetricsStore)
+//   launcher.log    what the launcher itself did (stop requests, restarts, hang flags)
+//   stop-request    created by `rankdeck-cli stop`; the launcher that owns the run polls for it
+//   node/           the ranks' own run directory for local runs (crash reports, NCCL dumps)
+#pragma once
+
+#include "profile.h"
+#include "runstate.h"
+#include "trainingconfig.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+namespace rankdeck {
+
+// What the run list shows, read from run.json + state.json.
+struct RunInfo
+{
+    QString id;
+    QString name;
+    QString directory;
+    QString profileName;
+    RunState state = RunState::Preparing;
+    bool launcherGone = false;   // not finished, but the launcher that owned it is not running
+    qint64 createdUs = 0;
+    qint64 endedUs = 0;
+    int worldSize = 0;
+    int attempt = 0;
+    QString rootCause;           // one-line summary, empty when none
+};
+
+class RunRecord
+{
+public:
+    // $XDG_DATA_HOME/rankdeck/runs (~/.local/share/rankdeck/runs).
+    static QString defaultRunsDirectory();
+    // "20261129-142301-linear-3fa2": sortable by time, readable, unique.
+    static QString newRunId(const QString &name);
+
+    // Creates <runsDirectory>/<runId> and writes the snapshots.
+    bool create(const QString &runsDirectory, const QString &runId, const QString &name,
+                const Profile &profile, const TrainingConfig &config, QString *error);
+    // Opens an existing run directory (to show or follow it).
+    bool open(const QString &directory, QString *error);
+
+    QString id() const { return m_id; }
+    QString name() const { return m_name; }
+    QString directory() const { return m_directory; }
+    QString nodeRunDirectory() const;
+    const Profile &profile() const { return m_profile; }
+    const TrainingConfig &config() const { return m_config; }
+    qint64 createdUs() const { return m_createdUs; }
+
+    // state.json, replaced atomically.
+    bool writeState(const QJsonObject &state);
+    QJsonObject readState() const;
+    bool writeFailureReport(const QJsonObject &json, const QString &text);
+    QJsonObject readFailureReport() const;
+    QString readFailureText() const;
+    void appendLauncherLog(const QString &line);
+
+    QString stopRequestPath() const;
+    bool requestStop(QString *error) const;
+    bool stopRequested() const;
+
+    RunInfo info() const;
+
+    // Every run in the directory, newest first. Broken directories are skipped.
+    static QList<RunInfo> list(const QString &runsDirectory);
+    // A run id, or a run name (the newest run of that name).
+    static QString resolve(const QString &runsDirectory, const QString &idOrName, QString *error);
+
+private:
+    QString m_id;
+    QString m_name;
+    QString m_directory;
+    Profile m_profile;
+    TrainingConfig m_config;
+    qint64 m_createdUs = 0;
+};
+
+} // namespace rankdeck

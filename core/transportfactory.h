@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Picks the transport a profile asks for: local processes, or SSH channels to the nodes.
+#pragma once
+
+#include "profile.h"
+#include "transport.h"
+
+namespace rankdeck {
+
+class SshInteraction;
+
+class TransportFactory
+{
+public:
+    // nullptr and *error when the profile's transport is unknown or not built in.
+    static Transport *create(const Profile &profile, const QString &runId, SshInteraction *interaction,
+                             QObject *parent, QString *error);
+    static bool sshAvailable();
+};
+
+} // namespace rankdeck
