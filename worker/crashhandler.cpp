@@ -1061,6 +1061,9 @@ void install(const Config &config)
             usr.sa_handler = onDumpSignal;
             usr.sa_flags = SA_RESTART;
             sigemptyset(&usr.sa_mask);
+            // The capture signal waits until this handler returned, so that the stack of the
+            // thread that took SIGUSR1 shows its own code, not this handler.
+            sigaddset(&usr.sa_mask, g_captureSignal);
             ::sigaction(SIGUSR1, &usr, nullptr);
             std::thread(dumpThreadMain).detach();
         }
