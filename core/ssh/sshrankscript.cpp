@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "sshrankscript.h"
+
+#include "shellquote.h"
+
+namespace rankdeck {
+
+namespace {
+
+// Copies the channel's stdin into the FIFO, then keeps the FIFO open for a re-attach: until the
+// launcher closed stdin on purpose, the rank ended, or `grace` seconds passed (-1: no limit).
+// Its output goes nowhere so that sshd can close the channel as soon as the rank ended.
+const char kKeeper[] = R"SH(
+keep() {
+  { cat <&4 >&3
+    i=0
+    while [ ! -e "$f.stdin-closed" ] && kill -0 "$pid" 2>/dev/null; do
+      if [ "$grace" -ge 0 ] && [ "$i" -ge "$grace" ]; then break; fi
+      sleep 1; i=$((i+1))
+    done
+  } 3<>"$f.in" >/dev/null 2>&1 &
+}
+)SH";
+
+// $1 run dir, $2 base name, $3 working dir, $4 grace, $5 count of NAME=VALUE words, then those
+// words, the program and its arguments.
+const char kStart[] = R"SH(
+d=$1; b=$2; wd=$3; grace=$4; n=$5; shift 5
+f=$d/$b
+umask 077
+mkdir -p -- "$d" || exit 125
+cd -- "$wd" || exit 125
+sid=$(command -v setsid) || { echo "rankdeck: setsid is missing on $(uname -n)" >&2; exit 125; }
+i=0; prog=
+for a; do if [ "$i" -eq "$n" ]; then prog=$a; break; fi; i=$((i+1)); done
+case $prog in
+  */*) [ -f "$prog" ] && [ -x "$prog" ] ;;
+  *) command -v -- "$prog" >/dev/null 2>&1 ;;
+esac || { echo "rankdeck: $prog is not an executable file on $(uname -n)" >&2; exit 127; }
+rm -f -- "$f.in" "$f.exit" "$f.pid" "$f.stdin-closed"
+{ : >"$f.out" && : >"$f.err" && mkfifo -m 600 -- "$f.in"; } || exit 125
+exec 4<&0
+(
+  while [ "$n" -gt 0 ]; do export "$1" || exit 125; shift; n=$((n-1)); done
+  exec "$sid" "$@" <"$f.in" >>"$f.out" 2>>"$f.err"
+) 4<&- &
+pid=$!
+echo "$pid" >"$f.pid"
+keep
+exec 4<&-
+printf 'rankdeck-ssh %s\n' "$pid"
+tail -c +1 -s 0.2 --pid="$pid" -f -- "$f.out" &
+t1=$!
+tail -c +1 -s 0.2 --pid="$pid" -f -- "$f.err" >&2 &
+t2=$!
+wait "$pid"; st=$?
+echo "$st" >"$f.exit.tmp" && mv -f -- "$f.exit.tmp" "$f.exit"
+wait "$t1"; wait "$t2"
+exit "$st"
+)SH";
+
+// $1 run dir, $2 base name, $3 grace, $4 stdout bytes already received, $5 stderr bytes.
+const char kAttach[] = R"SH(
+d=$1; b=$2; grace=$3; o1=$4; o2=$5
+f=$d/$b
+pid=$(cat -- "$f.pid" 2>/dev/null)
+[ -n "$pid" ] || { echo "rankdeck: no rank $b to re-attach to in $d on $(uname -n)" >&2; exit 125; }
+exec 4<&0
+follow="-f --pid=$pid"
+if [ -e "$f.exit" ]; then follow=; else keep; fi
+exec 4<&-
+printf 'rankdeck-ssh %s\n' "$pid"
+tail -c +$((o1+1)) -s 0.2 $follow -- "$f.out" &
+t1=$!
+tail -c +$((o2+1)) -s 0.2 $follow -- "$f.err" >&2 &
+t2=$!
+wait "$t1"; wait "$t2"
+i=0; while [ ! -e "$f.exit" ] && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+[ -e "$f.exit" ] && exit "$(cat -- "$f.exit")"
+exit 255
+)SH";
+
+QByteArray shCommand(const QByteArray &script, const QString &tag, const QStringList &args)
+{
+    QByteArray cmd = "exec /bin/sh -c " + shell::quote(script) + ' ' + shell::quote(tag);
+    for (const QString &a : args)
+        cmd += ' ' + shell::quote(a);
+    return cmd;
+}
+
+} // namespace
+
+QByteArray SshRankScript::start(const Start &s)
+{
+    QStringList args{s.runDirectory, s.baseName, s.workingDirectory, QString::number(s.graceSec),
+                     QString::number(s.environment.size())};
+    for (const auto &[name, value] : s.environment)
+        args << name + QLatin1Char('=') + value;
+    args << s.program << s.arguments;
+    return shCommand(QByteArray(kKeeper) + kStart, QStringLiteral("rankdeck:") + s.tag, args);
+}
+
+QByteArray SshRankScript::attach(const QString &tag, const QString &runDirectory, const QString &baseName,
+                                 int graceSec, qint64 stdoutOffset, qint64 stderrOffset)
+{
+    return shCommand(QByteArray(kKeeper) + kAttach, QStringLiteral("rankdeck:") + tag,
+                     {runDirectory, baseName, QString::number(graceSec), QString::number(stdoutOffset),
+                      QString::number(stderrOffset)});
+}
+
+QByteArray SshRankScript::markStdinClosed(const QString &runDirectory, const QString &baseName)
+{
+    return shCommand("touch -- \"$1/$2.stdin-closed\"", QStringLiteral("rankdeck"), {runDirectory, baseName});
+}
+
+QByteArray SshRankScript::signalGroup(qint64 pgid, int signal)
+{
+    return shCommand("kill -s \"$1\" -- \"-$2\"", QStringLiteral("rankdeck"),
+                     {QString::number(signal), QString::number(pgid)});
+}
+
+} // namespace rankdeck

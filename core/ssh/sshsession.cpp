@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "sshsession.h"
+
+#include "profile.h"
+#include "sshinteraction.h"
+
+#include <QCoreApplication>
+#include <QCryptographicHash>
+#include <QDeadlineTimer>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QMessageAuthenticationCode>
+#include <QMutex>
+#include <QMutexLocker>
+
+#include <libssh/callbacks.h>
+#include <libssh/libssh.h>
+#include <libssh/sftp.h>
+
+#include <fcntl.h>
+
+#include <cstring>
+#include <memory>
+
+namespace rankdeck {
+
+namespace {
+
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("rankdeck::SshSession", text);
+}
+
+QString expandHome(const QString &path)
+{
+    if (path == QLatin1String("~"))
+        return QDir::homePath();
+    if (path.startsWith(QLatin1String("~/")))
+        return QDir::homePath() + path.mid(1);
+    return path;
+}
+
+void wipe(QByteArray &secret)
+{
+    if (!secret.isEmpty())
+        std::memset(secret.data(), 0, size_t(secret.size()));
+    secret.clear();
+}
+
+QString fingerprintOf(ssh_key key)
+{
+    unsigned char *hash = nullptr;
+    size_t len = 0;
+    if (ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &len) != 0)
+        return {};
+    char *text = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, len);
+    ssh_clean_pubkey_hash(&hash);
+    if (!text)
+        return {};
+    QString fp = QString::fromLatin1(text);
+    ssh_string_free_char(text);
+    return fp;
+}
+
+QString optionString(ssh_session session, ssh_options_e option)
+{
+    char *value = nullptr;
+    if (ssh_options_get(session, option, &value) != SSH_OK || !value)
+        return {};
+    QString s = QString::fromUtf8(value);
+    ssh_string_free_char(value);
+    return s;
+}
+
+} // namespace
+
+SshEndpoint SshEndpoint::fromProfileNode(const ProfileNode &node, int timeoutSec)
+{
+    SshEndpoint e;
+    e.host = node.host;
+    e.port = node.port == 22 ? 0 : node.port;
+    e.user = node.user;
+    e.identityFile = node.identityFile;
+    e.connectTimeoutSec = timeoutSec > 0 ? timeoutSec : 10;
+    return e;
+}
+
+QString SshEndpoint::effectiveSshDirectory() const
+{
+    return sshDirectory.isEmpty() ? QDir::homePath() + QStringLiteral("/.ssh") : expandHome(sshDirectory);
+}
+
+QString SshEndpoint::effectiveKnownHostsFile() const
+{
+    return knownHostsFile.isEmpty() ? effectiveSshDirectory() + QStringLiteral("/known_hosts")
+                                    : expandHome(knownHostsFile);
+}
+
+QString SshEndpoint::effectiveConfigFile() const
+{
+    return configFile.isEmpty() ? effectiveSshDirectory() + QStringLiteral("/config") : expandHome(configFile);
+}
+
+QString SshExecResult::describeFailure() const
+{
+    if (!error.isEmpty())
+        return error;
+    const QString text = QString::fromUtf8(err.trimmed().isEmpty() ? out.trimmed() : err.trimmed());
+    if (!text.isEmpty())
+        return text;
+    return QCoreApplication::translate("rankdeck::SshSession", "exit status %1").arg(exitStatus);
+}
+
+SshSession::SshSession(const SshEndpoint &endpoint, SshInteraction *interaction, QMutex *interactionLock)
+    : m_endpoint(endpoint)
+    , m_interaction(interaction)
+    , m_interactionLock(interactionLock)
+{
+    static const bool initialized = [] {
+        ssh_init();
+        return true;
+    }();
+    Q_UNUSED(initialized);
+    m_address = endpoint.host;
+    m_port = endpoint.port > 0 ? endpoint.port : 22;
+}
+
+SshSession::~SshSession()
+{
+    disconnect();
+}
+
+void SshSession::disconnect()
+{
+    if (m_session) {
+        if (ssh_is_connected(m_session))
+            ssh_disconnect(m_session);
+        ssh_free(m_session);
+        m_session = nullptr;
+    }
+    delete m_callbacks;
+    m_callbacks = nullptr;
+}
+
+bool SshSession::isConnected() const
+{
+    return m_session && ssh_is_connected(m_session);
+}
+
+QString SshSession::label() const
+{
+    QString s = m_address;
+    if (!m_user.isEmpty())
+        s = m_user + QLatin1Char('@') + s;
+    return s + QLatin1Char(':') + QString::number(m_port);
+}
+
+bool SshSession::connect(QString *error)
+{
+    disconnect();
+    if (m_endpoint.host.trimmed().isEmpty()) {
+        *error = tr("node has no host name");
+        return false;
+    }
+    m_session = ssh_new();
+    if (!m_session) {
+        *error = tr("%1: cannot create an SSH session").arg(m_endpoint.host);
+        return false;
+    }
+    const QByteArray host = m_endpoint.host.toUtf8();
+    ssh_options_set(m_session, SSH_OPTIONS_HOST, host.constData());
+    const QByteArray sshDir = QFile::encodeName(m_endpoint.effectiveSshDirectory());
+    ssh_options_set(m_session, SSH_OPTIONS_SSH_DIR, sshDir.constData());
+
+    // The user's config first, then the system's, like OpenSSH; explicit so that libssh does not
+    // read the passwd entry's home instead of $HOME.
+    const QString userConfig = m_endpoint.effectiveConfigFile();
+    if (QFileInfo::exists(userConfig)
+        && ssh_options_parse_config(m_session, QFile::encodeName(userConfig).constData()) != SSH_OK) {
+        *error = tr("%1: cannot read %2: %3").arg(m_endpoint.host, userConfig, QString::fromUtf8(ssh_get_error(m_session)));
+        disconnect();
+        return false;
+    }
+    if (QFileInfo::exists(QStringLiteral("/etc/ssh/ssh_config")))
+        ssh_options_parse_config(m_session, "/etc/ssh/ssh_config");
+    bool processConfig = false;
+    ssh_options_set(m_session, SSH_OPTIONS_PROCESS_CONFIG, &processConfig);
+
+    if (m_endpoint.port > 0) {
+        unsigned int port = unsigned(m_endpoint.port);
+        ssh_options_set(m_session, SSH_OPTIONS_PORT, &port);
+    }
+    if (!m_endpoint.user.isEmpty()) {
+        const QByteArray user = m_endpoint.user.toUtf8();
+        ssh_options_set(m_session, SSH_OPTIONS_USER, user.constData());
+    }
+    const QByteArray knownHosts = QFile::encodeName(m_endpoint.effectiveKnownHostsFile());
+    ssh_options_set(m_session, SSH_OPTIONS_KNOWNHOSTS, knownHosts.constData());
+    long timeout = m_endpoint.connectTimeoutSec;
+    ssh_options_set(m_session, SSH_OPTIONS_TIMEOUT, &timeout);
+
+    m_address = optionString(m_session, SSH_OPTIONS_HOST);
+    if (m_address.isEmpty())
+        m_address = m_endpoint.host;
+    m_user = optionString(m_session, SSH_OPTIONS_USER);
+    unsigned int port = 22;
+    if (ssh_options_get_port(m_session, &port) == SSH_OK)
+        m_port = int(port);
+
+    m_callbacks = new ssh_callbacks_struct;
+    std::memset(m_callbacks, 0, sizeof *m_callbacks);
+    m_callbacks->userdata = this;
+    m_callbacks->auth_function = &SshSession::authCallback;
+    ssh_callbacks_init(m_callbacks);
+    ssh_set_callbacks(m_session, m_callbacks);
+
+    if (ssh_connect(m_session) != SSH_OK) {
+        *error = tr("%1: cannot connect to %2:%3: %4")
+                     .arg(m_endpoint.host, m_address, QString::number(m_port),
+                          QString::fromUtf8(ssh_get_error(m_session)));
+        disconnect();
+        return false;
+    }
+    // libssh fills in the local user name only while connecting.
+    if (m_user.isEmpty())
+        m_user = optionString(m_session, SSH_OPTIONS_USER);
+    if (!verifyHostKey(error) || !authenticate(error)) {
+        disconnect();
+        return false;
+    }
+    return true;
+}
+
+QString SshSession::knownHostsName() const
+{
+    if (m_port == 22)
+        return m_address;
+    return QStringLiteral("[%1]:%2").arg(m_address).arg(m_port);
+}
+
+// libssh reports CHANGED without the entry it compared against; the message must show the old
+// fingerprint too, so the known_hosts file is read here (plain and hashed host names).
+QString SshSession::knownFingerprintFromFile(const QString &keyType) const
+{
+    QFile file(m_endpoint.effectiveKnownHostsFile());
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    const QByteArray name = knownHostsName().toUtf8();
+    while (!file.atEnd()) {
+        const QList<QByteArray> fields = file.readLine().simplified().split(' ');
+        if (fields.size() < 3 || fields[0].startsWith('#') || fields[0].startsWith('@'))
+            continue;
+        bool match = false;
+        if (fields[0].startsWith("|1|")) {
+            const QList<QByteArray> parts = fields[0].split('|');
+            if (parts.size() == 4) {
+                const QByteArray salt = QByteArray::fromBase64(parts[2]);
+                const QByteArray mac = QMessageAuthenticationCode::hash(name, salt, QCryptographicHash::Sha1);
+                match = mac == QByteArray::fromBase64(parts[3]);
+            }
+        } else {
+            for (const QByteArray &pattern : fields[0].split(','))
+                match = match || pattern == name;
+        }
+        if (!match || QString::fromLatin1(fields[1]) != keyType)
+            continue;
+        ssh_key key = nullptr;
+        if (ssh_pki_import_pubkey_base64(fields[2].constData(), ssh_key_type_from_name(fields[1].constData()), &key)
+            != SSH_OK)
+            continue;
+        const QString fp = fingerprintOf(key);
+        ssh_key_free(key);
+        return fp;
+    }
+    return {};
+}
+
+bool SshSession::verifyHostKey(QString *error)
+{
+    ssh_key serverKey = nullptr;
+    if (ssh_get_server_publickey(m_session, &serverKey) != SSH_OK) {
+        *error = tr("%1: the server sent no host key").arg(m_endpoint.host);
+        return false;
+    }
+    const QString keyType = QString::fromLatin1(ssh_key_type_to_char(ssh_key_type(serverKey)));
+    m_serverFingerprint = fingerprintOf(serverKey);
+    ssh_key_free(serverKey);
+
+    const QString knownHosts = m_endpoint.effectiveKnownHostsFile();
+    switch (ssh_session_is_known_server(m_session)) {
+    case SSH_KNOWN_HOSTS_OK:
+        return true;
+    case SSH_KNOWN_HOSTS_CHANGED:
+    case SSH_KNOWN_HOSTS_OTHER: {
+        QString known = knownFingerprintFromFile(keyType);
+        if (known.isEmpty())
+            known = tr("a key of another type");
+        *error = tr("%1: the host key of %2 has CHANGED: %3 lists %4, the server now offers %5 %6. "
+                    "Someone could be intercepting the connection, or the node was reinstalled; if "
+                    "you trust the new key, remove the old one with: ssh-keygen -R '%2' -f '%3'")
+                     .arg(m_endpoint.host, knownHostsName(), knownHosts, known, keyType, m_serverFingerprint);
+        return false;
+    }
+    case SSH_KNOWN_HOSTS_UNKNOWN:
+    case SSH_KNOWN_HOSTS_NOT_FOUND:
+        break;
+    case SSH_KNOWN_HOSTS_ERROR:
+    default:
+        *error = tr("%1: cannot check the host key against %2: %3")
+                     .arg(m_endpoint.host, knownHosts, QString::fromUtf8(ssh_get_error(m_session)));
+        return false;
+    }
+
+    if (!m_acceptedOnceFingerprint.isEmpty() && m_acceptedOnceFingerprint == m_serverFingerprint)
+        return true;
+
+    SshInteraction::HostKeyDecision decision = SshInteraction::HostKeyDecision::Reject;
+    if (m_interaction) {
+        SshInteraction::HostKeyQuestion q;
+        q.host = m_endpoint.host;
+        q.address = m_address;
+        q.port = m_port;
+        q.keyType = keyType;
+        q.fingerprint = m_serverFingerprint;
+        q.knownHostsFile = knownHosts;
+        std::unique_ptr<QMutexLocker<QMutex>> lock;
+        if (m_interactionLock)
+            lock = std::make_unique<QMutexLocker<QMutex>>(m_interactionLock);
+        decision = m_interaction->unknownHostKey(q);
+    }
+    switch (decision) {
+    case SshInteraction::HostKeyDecision::AcceptOnce:
+        m_acceptedOnceFingerprint = m_serverFingerprint;
+        return true;
+    case SshInteraction::HostKeyDecision::AcceptAndRemember:
+        QDir().mkpath(QFileInfo(knownHosts).absolutePath());
+        if (ssh_session_update_known_hosts(m_session) != SSH_OK) {
+            *error = tr("%1: cannot add the host key to %2: %3")
+                         .arg(m_endpoint.host, knownHosts, QString::fromUtf8(ssh_get_error(m_session)));
+            return false;
+        }
+        m_acceptedOnceFingerprint = m_serverFingerprint;
+        return true;
+    case SshInteraction::HostKeyDecision::Reject:
+        break;
+    }
+    *error = tr("%1: the host key of %2 is unknown (%3 %4) and was not accepted; accept it when asked "
+                "(rankdeck-cli: --accept-new-host-keys) or add it to %5")
+                 .arg(m_endpoint.host, knownHostsName(), keyType, m_serverFingerprint, knownHosts);
+    return false;
+}
+
+int SshSession::authCallback(const char *prompt, char *buf, size_t len, int echo, int, void *userdata)
+{
+    auto *self = static_cast<SshSession *>(userdata);
+    if (!self->m_interaction || len == 0)
+        return -1;
+    std::optional<QByteArray> answer;
+    {
+        std::unique_ptr<QMutexLocker<QMutex>> lock;
+        if (self->m_interactionLock)
+            lock = std::make_unique<QMutexLocker<QMutex>>(self->m_interactionLock);
+        if (echo)
+            answer = self->m_interaction->secret(self->m_endpoint.host, self->m_user, QString::fromUtf8(prompt), true);
+        else
+            answer = self->m_interaction->passphrase(self->m_endpoint.host,
+                                                     self->m_currentKeyFile.isEmpty() ? QString::fromUtf8(prompt)
+                                                                                      : self->m_currentKeyFile);
+    }
+    if (!answer || size_t(answer->size()) >= len) {
+        if (answer)
+            wipe(*answer);
+        return -1;
+    }
+    std::memcpy(buf, answer->constData(), size_t(answer->size()));
+    buf[answer->size()] = '\0';
+    wipe(*answer);
+    return 0;
+}
+
+bool SshSession::tryIdentityFile(const QString &rawPath, QStringList *tried)
+{
+    const QString path = expandHome(rawPath);
+    if (!QFileInfo::exists(path)) {
+        tried->append(tr("identity file %1 (not found)").arg(path));
+        return false;
+    }
+    const QByteArray file = QFile::encodeName(path);
+    // Ask the server about the public half first, so no passphrase is asked for a key that would
+    // be refused anyway.
+    ssh_key pub = nullptr;
+    if (ssh_pki_import_pubkey_file(QFile::encodeName(path + QStringLiteral(".pub")).constData(), &pub) == SSH_OK) {
+        const int rc = ssh_userauth_try_publickey(m_session, nullptr, pub);
+        ssh_key_free(pub);
+        if (rc != SSH_AUTH_SUCCESS) {
+            tried->append(tr("identity file %1 (refused)").arg(path));
+            return false;
+        }
+    }
+    ssh_key key = nullptr;
+    m_currentKeyFile = path;
+    const int rc = ssh_pki_import_privkey_file(file.constData(), nullptr, &SshSession::authCallback, this, &key);
+    m_currentKeyFile.clear();
+    if (rc != SSH_OK) {
+        tried->append(tr("identity file %1 (cannot be read or wrong passphrase)").arg(path));
+        return false;
+    }
+    const int auth = ssh_userauth_publickey(m_session, nullptr, key);
+    ssh_key_free(key);
+    if (auth == SSH_AUTH_SUCCESS)
+        return true;
+    tried->append(tr("identity file %1 (refused)").arg(path));
+    return false;
+}
+
+bool SshSession::tryKeyboardInteractive(QStringList *tried)
+{
+    if (!m_interaction)
+        return false;
+    tried->append(tr("keyboard-interactive"));
+    int rc = ssh_userauth_kbdint(m_session, nullptr, nullptr);
+    for (int round = 0; rc == SSH_AUTH_INFO && round < 8; ++round) {
+        const int prompts = ssh_userauth_kbdint_getnprompts(m_session);
+        for (int i = 0; i < prompts; ++i) {
+            char echo = 0;
+            const char *prompt = ssh_userauth_kbdint_getprompt(m_session, unsigned(i), &echo);
+            std::optional<QByteArray> answer;
+            {
+                std::unique_ptr<QMutexLocker<QMutex>> lock;
+                if (m_interactionLock)
+                    lock = std::make_unique<QMutexLocker<QMutex>>(m_interactionLock);
+                answer = m_interaction->secret(m_endpoint.host, m_user, QString::fromUtf8(prompt), echo != 0);
+            }
+            if (!answer)
+                return false;
+            answer->append('\0');
+            ssh_userauth_kbdint_setanswer(m_session, unsigned(i), answer->constData());
+            wipe(*answer);
+        }
+        rc = ssh_userauth_kbdint(m_session, nullptr, nullptr);
+    }
+    return rc == SSH_AUTH_SUCCESS;
+}
+
+bool SshSession::tryPassword(QStringList *tried)
+{
+    if (!m_interaction)
+        return false;
+    tried->append(tr("password"));
+    std::optional<QByteArray> answer;
+    {
+        std::unique_ptr<QMutexLocker<QMutex>> lock;
+        if (m_interactionLock)
+            lock = std::make_unique<QMutexLocker<QMutex>>(m_interactionLock);
+        answer = m_interaction->secret(m_endpoint.host, m_user,
+                                       tr("Password for %1@%2:").arg(m_user, m_address), false);
+    }
+    if (!answer)
+        return false;
+    answer->append('\0');
+    const int rc = ssh_userauth_password(m_session, nullptr, answer->constData());
+    wipe(*answer);
+    return rc == SSH_AUTH_SUCCESS;
+}
+
+bool SshSession::authenticate(QString *error)
+{
+    int rc = ssh_userauth_none(m_session, nullptr);
+    if (rc == SSH_AUTH_SUCCESS)
+        return true;
+    if (rc == SSH_AUTH_ERROR) {
+        *error = tr("%1: authentication failed: %2").arg(label(), QString::fromUtf8(ssh_get_error(m_session)));
+        return false;
+    }
+    const int methods = ssh_userauth_list(m_session, nullptr);
+    QStringList tried;
+    if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
+        if (!m_endpoint.identityFile.isEmpty() && tryIdentityFile(m_endpoint.identityFile, &tried))
+            return true;
+        // The agent, then ~/.ssh/config's IdentityFile entries and the default keys; passphrases
+        // come through authCallback.
+        rc = ssh_userauth_publickey_auto(m_session, nullptr, nullptr);
+        if (rc == SSH_AUTH_SUCCESS)
+            return true;
+        tried.append(qEnvironmentVariableIsSet("SSH_AUTH_SOCK") ? tr("ssh-agent and default keys in %1")
+                                                                        .arg(m_endpoint.effectiveSshDirectory())
+                                                                  : tr("default keys in %1")
+                                                                        .arg(m_endpoint.effectiveSshDirectory()));
+    }
+    if ((methods & SSH_AUTH_METHOD_INTERACTIVE) && tryKeyboardInteractive(&tried))
+        return true;
+    if ((methods & SSH_AUTH_METHOD_PASSWORD) && tryPassword(&tried))
+        return true;
+
+    QStringList offered;
+    if (methods & SSH_AUTH_METHOD_PUBLICKEY)
+        offered << QStringLiteral("publickey");
+    if (methods & SSH_AUTH_METHOD_INTERACTIVE)
+        offered << QStringLiteral("keyboard-interactive");
+    if (methods & SSH_AUTH_METHOD_PASSWORD)
+        offered << QStringLiteral("password");
+    *error = tr("%1: permission denied (the server accepts %2; tried %3). Check the node's user and "
+                "identity file in the profile, or add your public key to the node's authorized_keys")
+                 .arg(label(), offered.isEmpty() ? tr("no method RankDeck supports") : offered.join(QStringLiteral(", ")),
+                      tried.isEmpty() ? tr("nothing") : tried.join(QStringLiteral(", ")));
+    return false;
+}
+
+SshExecResult SshSession::exec(const QByteArray &command, int timeoutMs, const QByteArray &stdinData)
+{
+    SshExecResult result;
+    if (!isConnected()) {
+        result.error = tr("%1: not connected").arg(label());
+        return result;
+    }
+    ssh_channel channel = ssh_channel_new(m_session);
+    if (!channel || ssh_channel_open_session(channel) != SSH_OK
+        || ssh_channel_request_exec(channel, command.constData()) != SSH_OK) {
+        result.error = tr("%1: cannot run a command: %2").arg(label(), QString::fromUtf8(ssh_get_error(m_session)));
+        if (channel)
+            ssh_channel_free(channel);
+        return result;
+    }
+    if (!stdinData.isEmpty())
+        ssh_channel_write(channel, stdinData.constData(), uint32_t(stdinData.size()));
+    ssh_channel_send_eof(channel);
+
+    QDeadlineTimer deadline(timeoutMs);
+    char buf[16384];
+    for (;;) {
+        bool got = false;
+        for (int stream = 0; stream < 2; ++stream) {
+            const int n = ssh_channel_read_nonblocking(channel, buf, sizeof buf, stream);
+            if (n == SSH_ERROR) {
+                result.error = tr("%1: connection lost while running a command").arg(label());
+                ssh_channel_free(channel);
+                return result;
+            }
+            if (n > 0) {
+                (stream ? result.err : result.out).append(buf, n);
+                got = true;
+            }
+        }
+        if (got)
+            continue;
+        if (ssh_channel_is_eof(channel))
+            break;
+        if (deadline.hasExpired()) {
+            result.error = tr("%1: a command did not finish within %2 s").arg(label()).arg(timeoutMs / 1000);
+            ssh_channel_close(channel);
+            ssh_channel_free(channel);
+            return result;
+        }
+        if (ssh_channel_poll_timeout(channel, 50, 0) == SSH_ERROR && !ssh_channel_is_eof(channel)) {
+            result.error = tr("%1: connection lost while running a command").arg(label());
+            ssh_channel_free(channel);
+            return result;
+        }
+    }
+    result.exitStatus = ssh_channel_get_exit_status(channel);
+    ssh_channel_close(channel);
+    ssh_channel_free(channel);
+    return result;
+}
+
+bool SshSession::upload(const QString &localPath, const QString &remotePath, int mode,
+                        const std::function<void(qint64, qint64)> &progress, QString *error)
+{
+    QFile local(localPath);
+    if (!local.open(QIODevice::ReadOnly)) {
+        *error = tr("cannot read %1: %2").arg(localPath, local.errorString());
+        return false;
+    }
+    sftp_session sftp = sftp_new(m_session);
+    if (!sftp || sftp_init(sftp) != SSH_OK) {
+        *error = tr("%1: SFTP is not available: %2").arg(label(), QString::fromUtf8(ssh_get_error(m_session)));
+        if (sftp)
+            sftp_free(sftp);
+        return false;
+    }
+    const QByteArray remote = remotePath.toUtf8();
+    sftp_file file = sftp_open(sftp, remote.constData(), O_WRONLY | O_CREAT | O_TRUNC, mode_t(mode));
+    if (!file) {
+        *error = tr("%1: cannot create %2: %3").arg(label(), remotePath, QString::fromUtf8(ssh_get_error(m_session)));
+        sftp_free(sftp);
+        return false;
+    }
+    const qint64 total = local.size();
+    qint64 sent = 0;
+    bool ok = true;
+    QByteArray chunk;
+    while (ok && !local.atEnd()) {
+        chunk = local.read(32768);
+        if (chunk.isEmpty())
+            break;
+        qint64 off = 0;
+        while (off < chunk.size()) {
+            const ssize_t n = sftp_write(file, chunk.constData() + off, size_t(chunk.size() - off));
+            if (n <= 0) {
+                *error = tr("%1: writing %2 failed: %3").arg(label(), remotePath, QString::fromUtf8(ssh_get_error(m_session)));
+                ok = false;
+                break;
+            }
+            off += n;
+        }
+        sent += off;
+        if (progress)
+            progress(sent, total);
+    }
+    if (sftp_close(file) != SSH_OK && ok) {
+        *error = tr("%1: closing %2 failed").arg(label(), remotePath);
+        ok = false;
+    }
+    sftp_free(sftp);
+    return ok;
+}
+
+} // namespace rankdeck

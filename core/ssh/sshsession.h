@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// One authenticated libssh session to one node: ~/.ssh/config, host key checking against an
+// OpenSSH known_hosts file, authentication (agent, identity files, keyboard-interactive,
+// password), short commands and SFTP uploads. Every call blocks, so a session lives on its node's
+// own thread (SshNodeWorker) and is never touched from another one.
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+
+struct ssh_session_struct;
+struct ssh_callbacks_struct;
+class QMutex;
+
+namespace rankdeck {
+
+class SshInteraction;
+struct ProfileNode;
+
+struct SshEndpoint
+{
+    QString host;            // name, address or ~/.ssh/config alias
+    int port = 0;            // 0: ~/.ssh/config's Port, else 22
+    QString user;            // empty: ~/.ssh/config's User, else the local user
+    QString identityFile;    // tried before the agent's, the config's and the default keys
+    int connectTimeoutSec = 10;
+    QString sshDirectory;    // empty: $HOME/.ssh
+    QString knownHostsFile;  // empty: <sshDirectory>/known_hosts
+    QString configFile;      // empty: <sshDirectory>/config (read when it exists)
+
+    // A profile's port 22 is its default, so it lets ~/.ssh/config decide.
+    static SshEndpoint fromProfileNode(const ProfileNode &node, int connectTimeoutSec);
+    QString effectiveSshDirectory() const;
+    QString effectiveKnownHostsFile() const;
+    QString effectiveConfigFile() const;
+};
+
+struct SshExecResult
+{
+    int exitStatus = -1;
+    QByteArray out;
+    QByteArray err;
+    QString error;   // transport-level failure (channel, timeout); empty when the command ran
+    bool ok() const { return error.isEmpty() && exitStatus == 0; }
+    // One line for messages: the error, else stderr, else the exit status.
+    QString describeFailure() const;
+};
+
+class SshSession
+{
+public:
+    // interactionLock serializes questions across the nodes of one transport; both may be null
+    // (then unknown host keys are refused and nothing is asked).
+    SshSession(const SshEndpoint &endpoint, SshInteraction *interaction, QMutex *interactionLock);
+    ~SshSession();
+    SshSession(const SshSession &) = delete;
+    SshSession &operator=(const SshSession &) = delete;
+
+    // Connects, checks the host key, authenticates. On failure *error names the host and says
+    // what went wrong and what to do. May be called again after a lost connection: a host key
+    // accepted "once" is still trusted then.
+    bool connect(QString *error);
+    void disconnect();
+    bool isConnected() const;
+
+    ssh_session_struct *handle() const { return m_session; }
+    const SshEndpoint &endpoint() const { return m_endpoint; }
+    // "user@address:port" once connected (after ~/.ssh/config), else the profile's host.
+    QString label() const;
+
+    // Runs a command through the user's shell, feeds stdinData, collects both streams.
+    SshExecResult exec(const QByteArray &command, int timeoutMs = 30000, const QByteArray &stdinData = {});
+
+    // Copies a local file to remotePath over SFTP (remotePath must not start with ~). progress
+    // gets (bytes sent, total).
+    bool upload(const QString &localPath, const QString &remotePath, int mode,
+                const std::function<void(qint64, qint64)> &progress, QString *error);
+
+    // Fingerprint "SHA256:…" of the server's key from the last connect.
+    QString serverFingerprint() const { return m_serverFingerprint; }
+
+private:
+    bool verifyHostKey(QString *error);
+    bool authenticate(QString *error);
+    bool tryIdentityFile(const QString &path, QStringList *tried);
+    bool tryKeyboardInteractive(QStringList *tried);
+    bool tryPassword(QStringList *tried);
+    QString knownFingerprintFromFile(const QString &keyType) const;
+    QString knownHostsName() const;
+    static int authCallback(const char *prompt, char *buf, size_t len, int echo, int verify, void *userdata);
+
+    SshEndpoint m_endpoint;
+    SshInteraction *m_interaction;
+    QMutex *m_interactionLock;
+    ssh_session_struct *m_session = nullptr;
+    ssh_callbacks_struct *m_callbacks = nullptr;
+    QString m_address;
+    int m_port = 22;
+    QString m_user;
+    QString m_serverFingerprint;
+    QString m_acceptedOnceFingerprint;
+    QString m_currentKeyFile;
+};
+
+} // namespace rankdeck

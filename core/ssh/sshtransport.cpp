@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "sshtransport.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QThread>
+
+#include <algorithm>
+
+namespace rankdeck {
+
+namespace {
+
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("rankdeck::SshTransport", text);
+}
+
+} // namespace
+
+SshTransport::SshTransport(const Profile &profile, const QString &runId, SshInteraction *interaction,
+                           QObject *parent)
+    : Transport(parent)
+    , m_profile(profile)
+    , m_runId(runId)
+    , m_interaction(interaction)
+{
+    qRegisterMetaType<rankdeck::StreamKind>();
+    qRegisterMetaType<rankdeck::RankExit>();
+    qRegisterMetaType<rankdeck::SshNodeInfo>();
+    m_settings.runId = runId;
+    m_settings.workerDirectory = profile.effectiveWorkerDirectory();
+    m_settings.libtorchPath = profile.libtorchPath;
+    m_settings.defaultRunDirectory = defaultNodeRunDirectory(runId);
+    m_settings.reconnectDeadlineSec = std::max(30, 3 * profile.connectTimeoutSec);
+
+    for (int i = 0; i < profile.nodes.size(); ++i) {
+        Node node;
+        node.info.nodeIndex = i;
+        node.info.host = profile.nodes.at(i).host;
+        m_nodes.append(node);
+    }
+}
+
+SshTransport::~SshTransport()
+{
+    for (Node &node : m_nodes) {
+        if (!node.thread)
+            continue;
+        // shutdown() talks to the node (SIGTERM to running ranks), so it runs on the node's
+        // thread, which is then left to finish and deletes the worker there.
+        SshNodeWorker *worker = node.worker;
+        QMetaObject::invokeMethod(worker, [worker] { worker->shutdown(); }, Qt::BlockingQueuedConnection);
+        node.thread->quit();
+        node.thread->wait();
+        delete node.worker;
+        delete node.thread;
+    }
+}
+
+QString SshTransport::defaultNodeRunDirectory(const QString &runId)
+{
+    return QStringLiteral("~/.cache/rankdeck/runs/") + runId;
+}
+
+QString SshTransport::describe() const
+{
+    QStringList hosts;
+    for (const ProfileNode &n : m_profile.nodes)
+        hosts << n.host;
+    return QStringLiteral("ssh ") + hosts.join(QStringLiteral(", "));
+}
+
+void SshTransport::setReconnectDeadlineSec(int seconds)
+{
+    m_settings.reconnectDeadlineSec = std::max(1, seconds);
+}
+
+void SshTransport::setDetached(bool detached)
+{
+    m_settings.detached = detached;
+    for (Node &node : m_nodes) {
+        if (SshNodeWorker *w = node.worker)
+            QMetaObject::invokeMethod(w, [w, detached] { w->setDetached(detached); }, Qt::QueuedConnection);
+    }
+}
+
+void SshTransport::prepare(const QString &localWorkerPath)
+{
+    if (m_preparing)
+        return;
+    if (m_nodes.isEmpty()) {
+        QMetaObject::invokeMethod(this, [this] { emit prepareFailed(tr("the profile has no nodes")); },
+                                  Qt::QueuedConnection);
+        return;
+    }
+    m_preparing = true;
+    for (int i = 0; i < m_nodes.size(); ++i) {
+        Node &node = m_nodes[i];
+        node.done = false;
+        if (!node.thread) {
+            const SshEndpoint endpoint = SshEndpoint::fromProfileNode(m_profile.nodes.at(i), m_profile.connectTimeoutSec);
+            node.thread = new QThread;
+            node.thread->setObjectName(QStringLiteral("ssh node %1").arg(i));
+            node.worker = new SshNodeWorker(i, endpoint, m_settings, m_interaction, &m_interactionLock);
+            node.worker->moveToThread(node.thread);
+            connect(node.worker, &SshNodeWorker::prepareFinished, this, &SshTransport::onPrepareFinished,
+                    Qt::QueuedConnection);
+            connect(node.worker, &SshNodeWorker::rankStarted, this, &Transport::rankStarted, Qt::QueuedConnection);
+            connect(node.worker, &SshNodeWorker::rankOutput, this, &Transport::rankOutput, Qt::QueuedConnection);
+            connect(node.worker, &SshNodeWorker::rankExited, this, &Transport::rankExited, Qt::QueuedConnection);
+            connect(node.worker, &SshNodeWorker::nodeProgress, this, &Transport::nodeProgress, Qt::QueuedConnection);
+            node.thread->start();
+        }
+        SshNodeWorker *w = node.worker;
+        QMetaObject::invokeMethod(w, [w, localWorkerPath] { w->prepare(localWorkerPath); }, Qt::QueuedConnection);
+    }
+}
+
+void SshTransport::onPrepareFinished(int nodeIndex, const SshNodeInfo &info)
+{
+    if (nodeIndex < 0 || nodeIndex >= m_nodes.size())
+        return;
+    m_nodes[nodeIndex].info = info;
+    m_nodes[nodeIndex].done = true;
+    if (!std::all_of(m_nodes.cbegin(), m_nodes.cend(), [](const Node &n) { return n.done; }))
+        return;
+    m_preparing = false;
+    QStringList errors;
+    for (const Node &n : std::as_const(m_nodes)) {
+        if (!n.info.error.isEmpty())
+            errors << n.info.error;
+    }
+    if (errors.isEmpty())
+        emit prepared();
+    else
+        emit prepareFailed(errors.join(QLatin1Char('\n')));
+}
+
+SshNodeInfo SshTransport::nodeInfo(int nodeIndex) const
+{
+    return nodeIndex >= 0 && nodeIndex < m_nodes.size() ? m_nodes.at(nodeIndex).info : SshNodeInfo{};
+}
+
+QString SshTransport::workerPath(int nodeIndex) const
+{
+    return nodeInfo(nodeIndex).workerPath;
+}
+
+SshNodeWorker *SshTransport::workerForRank(int rank) const
+{
+    const int node = m_rankNode.value(rank, -1);
+    return node >= 0 ? m_nodes.at(node).worker : nullptr;
+}
+
+void SshTransport::startRank(const RankLaunchSpec &spec)
+{
+    if (spec.nodeIndex < 0 || spec.nodeIndex >= m_nodes.size() || !m_nodes.at(spec.nodeIndex).worker) {
+        const RankExit exit{false, -1, 0, QDateTime::currentMSecsSinceEpoch() * 1000,
+                            tr("failed to start: node %1 is not prepared").arg(spec.nodeIndex)};
+        const int rank = spec.rank;
+        QMetaObject::invokeMethod(this, [this, rank, exit] { emit rankExited(rank, exit); }, Qt::QueuedConnection);
+        return;
+    }
+    m_rankNode.insert(spec.rank, spec.nodeIndex);
+    SshNodeWorker *w = m_nodes.at(spec.nodeIndex).worker;
+    QMetaObject::invokeMethod(w, [w, spec] { w->startRank(spec); }, Qt::QueuedConnection);
+}
+
+void SshTransport::writeStdin(int rank, const QByteArray &data)
+{
+    if (SshNodeWorker *w = workerForRank(rank))
+        QMetaObject::invokeMethod(w, [w, rank, data] { w->writeStdin(rank, data); }, Qt::QueuedConnection);
+}
+
+void SshTransport::closeStdin(int rank)
+{
+    if (SshNodeWorker *w = workerForRank(rank))
+        QMetaObject::invokeMethod(w, [w, rank] { w->closeStdin(rank); }, Qt::QueuedConnection);
+}
+
+void SshTransport::signalRank(int rank, int signal)
+{
+    if (SshNodeWorker *w = workerForRank(rank))
+        QMetaObject::invokeMethod(w, [w, rank, signal] { w->signalRank(rank, signal); }, Qt::QueuedConnection);
+}
+
+} // namespace rankdeck

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Runs ranks on the nodes of an "ssh" profile. One SshNodeWorker per node on its own thread
+// connects, deploys the worker (once per content: SHA-256 in the remote name) and checks the
+// node; ranks run one exec channel each, their complete output kept on the node so that a
+// dropped connection resumes without gap or duplicate (see SshRankScript).
+//
+// What callers should know beyond Transport:
+// - prepare("") only connects and checks the nodes (a "test connection"); nodeInfo() then tells
+//   OS, CPUs, GPUs per node.
+// - A node whose connection cannot be re-established within reconnectDeadlineSec() reports its
+//   ranks with rankExited(exitCode -1, detail "connection to HOST lost: …"): the run controller
+//   should mark them lost. The ranks stop on their own on the node (end of stdin) shortly after.
+// - A rank killed by signal N is reported crashed with signal N (the wrapper's 128+N).
+// - Destroying the transport sends SIGTERM to every running rank's process group unless
+//   setDetached(true), in which case ranks keep running on the nodes.
+#pragma once
+
+#include "profile.h"
+#include "sshnodeworker.h"
+#include "transport.h"
+
+#include <QHash>
+#include <QList>
+#include <QMutex>
+#include <QString>
+
+#include <memory>
+
+class QThread;
+
+namespace rankdeck {
+
+class SshInteraction;
+
+class SshTransport : public Transport
+{
+    Q_OBJECT
+public:
+    SshTransport(const Profile &profile, const QString &runId, SshInteraction *interaction,
+                 QObject *parent = nullptr);
+    ~SshTransport() override;
+
+    QString describe() const override;
+    void prepare(const QString &localWorkerPath) override;
+    QString workerPath(int nodeIndex) const override;
+    void startRank(const RankLaunchSpec &spec) override;
+    void writeStdin(int rank, const QByteArray &data) override;
+    void closeStdin(int rank) override;
+    void signalRank(int rank, int signal) override;
+
+    // After prepared()/prepareFailed(): what each node check found.
+    SshNodeInfo nodeInfo(int nodeIndex) const;
+    int nodeCount() const { return int(m_nodes.size()); }
+
+    // Before prepare(): how long a lost connection is retried (default: max(30, 3 × connect
+    // timeout) seconds).
+    void setReconnectDeadlineSec(int seconds);
+    int reconnectDeadlineSec() const { return m_settings.reconnectDeadlineSec; }
+    // Ranks keep running on the nodes when this transport goes away (--detach).
+    void setDetached(bool detached);
+
+    // Where ranks keep their output on a node when a spec names no run directory.
+    static QString defaultNodeRunDirectory(const QString &runId);
+
+private:
+    struct Node
+    {
+        QThread *thread = nullptr;
+        SshNodeWorker *worker = nullptr;
+        SshNodeInfo info;
+        bool done = false;
+    };
+    void onPrepareFinished(int nodeIndex, const SshNodeInfo &info);
+    SshNodeWorker *workerForRank(int rank) const;
+
+    Profile m_profile;
+    QString m_runId;
+    SshInteraction *m_interaction;
+    QMutex m_interactionLock;
+    SshNodeSettings m_settings;
+    QList<Node> m_nodes;
+    QHash<int, int> m_rankNode;
+    bool m_preparing = false;
+};
+
+} // namespace rankdeck

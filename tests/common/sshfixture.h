@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// SshFixture: a small cluster of real OpenSSH servers for tests and benchmarks.
+//
+// Node i is `/usr/sbin/sshd -D` listening on 127.0.0.(2+i) on a free high port, with its own
+// generated host key, its own home directory (sshd's SetEnv HOME, so "~" on node 0 and node 1 are
+// different directories, like on two machines) and one authorized client key. Logins are as the
+// current user, which must be root (CI runs as root): sshd cannot switch users otherwise.
+// Everything lives in one temporary directory that is removed, and every sshd stopped, when the
+// fixture is destroyed.
+//
+// Typical use:
+//     SshFixture ssh;
+//     if (const QString why = SshFixture::unavailableReason(); !why.isEmpty())
+//         QSKIP(qPrintable(why));
+//     QVERIFY2(ssh.start(2), qPrintable(ssh.lastError()));
+//     ssh.writeKnownHosts(home + "/.ssh/known_hosts");
+//     profile node i: host ssh.address(i), port ssh.port(i), identityFile ssh.clientKey()
+//
+// Build: link the `rankdeck_sshfixture` library (defined in tests/ssh/CMakeLists.txt), or add
+// tests/common/sshfixture.cpp to your sources; it needs Qt6::Core and Qt6::Network only.
+#pragma once
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+#include <QTemporaryDir>
+
+#include <memory>
+
+class QProcess;
+
+class SshFixture
+{
+public:
+    SshFixture();
+    ~SshFixture();
+    SshFixture(const SshFixture &) = delete;
+    SshFixture &operator=(const SshFixture &) = delete;
+
+    // Why sshd-based tests cannot run on this machine (not root, sshd or ssh-keygen missing);
+    // empty when they can. Tests QSKIP with this text.
+    static QString unavailableReason();
+
+    // Generates the keys and starts nodeCount servers; waits until each answers with its banner.
+    bool start(int nodeCount);
+    QString lastError() const { return m_error; }
+
+    int nodeCount() const { return int(m_nodes.size()); }
+    QString address(int node) const;    // "127.0.0.2", "127.0.0.3", …
+    int port(int node) const;
+    QString home(int node) const;       // the node's $HOME (an existing, empty directory at start)
+    QString user() const;               // the login name (the current user)
+    qint64 serverPid(int node) const;   // the listening sshd
+    QString logFile(int node) const;    // sshd's log (-E), for failure messages
+
+    // Private key authorized on every node, no passphrase.
+    QString clientKey() const { return m_clientKey; }
+    // A new ed25519 key pair in the fixture's directory; authorize: append it to every node's
+    // authorized keys. Returns the private key's path (the public one is path + ".pub").
+    QString createKey(const QString &name, const QByteArray &passphrase = {}, bool authorize = true);
+
+    // known_hosts line for a node ("[127.0.0.2]:40123 ssh-ed25519 AAAA…") and the fingerprint
+    // "SHA256:…" of its host key.
+    QString knownHostsLine(int node) const;
+    QString hostFingerprint(int node) const;
+    // Writes the lines of every node (or of `nodes`) to path, creating its directory; hashed:
+    // HashKnownHosts form (ssh-keygen -H), as Debian's ssh writes it.
+    bool writeKnownHosts(const QString &path, bool hashed = false, const QList<int> &nodes = {}) const;
+
+    // Stops a node's server (its port is then closed) and starts it again on the same port.
+    bool stopNode(int node);
+    bool startNode(int node);
+    // Gives the node a new host key and restarts it (a "reinstalled" machine).
+    bool changeHostKey(int node);
+
+    // Per-connection sshd processes of a node (not the listener) and a way to cut every
+    // connection at once, as a network failure would: SIGKILL to those processes. The commands
+    // they ran survive, like on a real node. Returns how many processes were killed.
+    QList<qint64> sessionPids(int node) const;
+    int killSessions(int node);
+
+    QString directory() const { return m_dir.path(); }
+
+private:
+    struct Node
+    {
+        QString address;
+        int port = 0;
+        QString dir;
+        QString hostKey;
+        std::unique_ptr<QProcess> process;
+    };
+    bool runTool(const QString &program, const QStringList &args, QByteArray *out = nullptr);
+    bool generateHostKey(Node &node);
+    bool writeConfig(const Node &node);
+    bool launch(Node &node);
+
+    QTemporaryDir m_dir;
+    QString m_error;
+    QString m_clientKey;
+    QString m_authorizedKeys;
+    QList<std::shared_ptr<Node>> m_nodes;
+};
