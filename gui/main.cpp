@@ -1,3 +1,36 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Placeholder until the desktop app lands (issue 7).
-int main() { return 0; }
+//
+// rankdeck: the desktop app. `rankdeck --demo` opens the window and starts a 2-rank demo run on
+// the built-in local profile.
+#include "appicon.h"
+#include "mainwindow.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("rankdeck"));
+    QApplication::setOrganizationName(QStringLiteral("rankdeck"));
+    QApplication::setApplicationDisplayName(QStringLiteral("RankDeck"));
+    QApplication::setApplicationVersion(QStringLiteral(RANKDECK_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("rankdeck"));
+    QApplication::setWindowIcon(rankdeck::appIcon());
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QCoreApplication::translate(
+        "main", "Launch distributed libtorch training and watch its ranks."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption demo(QStringLiteral("demo"),
+                                  QCoreApplication::translate("main", "Start a 2-rank demo run on the local profile."));
+    parser.addOption(demo);
+    parser.process(app);
+
+    rankdeck::MainWindow window;
+    window.show();
+    if (parser.isSet(demo))
+        window.startDemo();
+    return app.exec();
+}

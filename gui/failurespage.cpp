@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "failurespage.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+namespace rankdeck {
+
+FailuresPage::FailuresPage(QWidget *parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("failuresPage"));
+    m_list = new QListWidget(this);
+    m_list->setObjectName(QStringLiteral("failureList"));
+    m_list->setUniformItemSizes(true);
+    connect(m_list, &QListWidget::currentRowChanged, this, &FailuresPage::showEntry);
+
+    m_details = new QTextBrowser(this);
+    m_details->setObjectName(QStringLiteral("failureDetails"));
+    m_details->setOpenLinks(false);
+    m_details->setLineWrapMode(QTextEdit::NoWrap);
+
+    m_empty = new QLabel(tr("No rank has failed."), this);
+    m_empty->setAlignment(Qt::AlignCenter);
+
+    m_copy = new QPushButton(tr("&Copy entry"), this);
+    m_copy->setObjectName(QStringLiteral("copyFailureButton"));
+    connect(m_copy, &QPushButton::clicked, this, &FailuresPage::copyEntry);
+    m_copyAll = new QPushButton(tr("Copy &report"), this);
+    m_copyAll->setObjectName(QStringLiteral("copyReportButton"));
+    connect(m_copyAll, &QPushButton::clicked, this, &FailuresPage::copyReport);
+
+    auto *splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->addWidget(m_list);
+    splitter->addWidget(m_details);
+    splitter->setStretchFactor(1, 3);
+
+    auto *buttons = new QHBoxLayout;
+    buttons->addStretch();
+    buttons->addWidget(m_copy);
+    buttons->addWidget(m_copyAll);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_empty);
+    layout->addWidget(splitter, 1);
+    layout->addLayout(buttons);
+    setEntries({}, QString());
+}
+
+void FailuresPage::setEntries(const QList<FailureEntry> &entries, const QString &reportText)
+{
+    const int previous = m_list->currentRow();
+    m_entries = entries;
+    m_reportText = reportText;
+    const QSignalBlocker blocker(m_list);
+    m_list->clear();
+    for (const FailureEntry &e : entries) {
+        auto *item = new QListWidgetItem(e.title, m_list);
+        if (e.rootCause) {
+            QFont f = item->font();
+            f.setBold(true);
+            item->setFont(f);
+        }
+    }
+    m_empty->setVisible(entries.isEmpty());
+    m_copy->setEnabled(!entries.isEmpty());
+    m_copyAll->setEnabled(!reportText.isEmpty());
+    const int row = entries.isEmpty() ? -1 : qBound(0, previous, int(entries.size()) - 1);
+    m_list->setCurrentRow(row);
+    showEntry(row);
+}
+
+void FailuresPage::selectEntry(int index)
+{
+    m_list->setCurrentRow(index);
+}
+
+QString FailuresPage::detailsText() const
+{
+    return m_details->toPlainText();
+}
+
+void FailuresPage::showEntry(int index)
+{
+    if (index < 0 || index >= m_entries.size()) {
+        m_details->clear();
+        return;
+    }
+    m_details->setHtml(m_entries[index].html);
+}
+
+void FailuresPage::copyEntry()
+{
+    const int index = m_list->currentRow();
+    if (index >= 0 && index < m_entries.size())
+        QGuiApplication::clipboard()->setText(m_entries[index].plainText);
+}
+
+void FailuresPage::copyReport()
+{
+    if (!m_reportText.isEmpty())
+        QGuiApplication::clipboard()->setText(m_reportText);
+}
+
+} // namespace rankdeck

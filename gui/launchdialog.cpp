@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "launchdialog.h"
+
+#include "profilestore.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace rankdeck {
+
+namespace {
+// Spin boxes whose minimum means "the worker's default" (the flag is left out).
+QSpinBox *optionalSpin(QWidget *parent, int max)
+{
+    auto *spin = new QSpinBox(parent);
+    spin->setRange(0, max);
+    spin->setSpecialValueText(QCoreApplication::translate("rankdeck::LaunchDialog", "default"));
+    return spin;
+}
+} // namespace
+
+LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
+    : QDialog(parent)
+    , m_store(store)
+{
+    setWindowTitle(tr("Launch training"));
+    setObjectName(QStringLiteral("launchDialog"));
+
+    m_profileCombo = new QComboBox(this);
+    m_profileCombo->setObjectName(QStringLiteral("launchProfileCombo"));
+    const QStringList names = store ? store->names() : QStringList{Profile::builtinLocalName()};
+    m_profileCombo->addItem(Profile::builtinLocalName());
+    for (const QString &name : names) {
+        if (name != Profile::builtinLocalName())
+            m_profileCombo->addItem(name);
+    }
+
+    m_task = new QComboBox(this);
+    m_task->setObjectName(QStringLiteral("launchTaskCombo"));
+    m_task->addItem(tr("linear (tiny regression)"), QStringLiteral("linear"));
+    m_task->addItem(tr("mlp (synthetic, sized by width × depth)"), QStringLiteral("mlp"));
+    m_task->addItem(tr("charlm (character language model)"), QStringLiteral("charlm"));
+    m_task->addItem(tr("script (TorchScript model + data)"), QStringLiteral("script"));
+
+    m_steps = new QSpinBox(this);
+    m_steps->setObjectName(QStringLiteral("launchStepsSpin"));
+    m_steps->setRange(1, 100000000);
+    m_steps->setValue(100);
+    m_batchSize = optionalSpin(this, 1 << 20);
+    m_lr = new QDoubleSpinBox(this);
+    m_lr->setDecimals(6);
+    m_lr->setRange(0, 100);
+    m_lr->setSingleStep(0.001);
+    m_lr->setSpecialValueText(tr("default"));
+    m_optimizer = new QComboBox(this);
+    m_optimizer->addItem(tr("default"), QString());
+    m_optimizer->addItem(QStringLiteral("SGD"), QStringLiteral("sgd"));
+    m_optimizer->addItem(QStringLiteral("AdamW"), QStringLiteral("adamw"));
+    m_schedule = new QComboBox(this);
+    m_schedule->addItem(tr("default"), QString());
+    m_schedule->addItem(tr("constant"), QStringLiteral("constant"));
+    m_schedule->addItem(tr("cosine"), QStringLiteral("cosine"));
+    m_warmup = optionalSpin(this, 100000000);
+    m_seed = optionalSpin(this, 2147483647);
+    m_logEvery = optionalSpin(this, 1000000);
+    m_stepDelay = optionalSpin(this, 600000);
+    m_stepDelay->setSuffix(tr(" ms"));
+    m_stepDelay->setToolTip(tr("Sleep per step (keeps a demo run alive long enough to watch)"));
+    m_mlpWidth = optionalSpin(this, 1 << 16);
+    m_mlpDepth = optionalSpin(this, 1024);
+    m_scriptModel = new QLineEdit(this);
+    m_scriptModel->setPlaceholderText(tr("model.pt (TorchScript)"));
+    m_scriptData = new QLineEdit(this);
+    m_scriptData->setPlaceholderText(tr("data.pt"));
+
+    m_nodes = new QSpinBox(this);
+    m_nodes->setObjectName(QStringLiteral("launchNodesSpin"));
+    m_nodes->setRange(1, 1);
+    m_ranksPerNode = new QSpinBox(this);
+    m_ranksPerNode->setObjectName(QStringLiteral("launchRanksPerNodeSpin"));
+    m_ranksPerNode->setRange(1, 1024);
+    m_worldSize = new QLabel(this);
+    m_runName = new QLineEdit(this);
+    m_runName->setObjectName(QStringLiteral("launchRunNameEdit"));
+    m_runName->setPlaceholderText(tr("the task name"));
+    m_maxRestarts = new QSpinBox(this);
+    m_maxRestarts->setRange(0, 100);
+    m_maxRestarts->setToolTip(tr("Restart the whole gang from the last checkpoint this many times after a failure"));
+    m_detach = new QCheckBox(tr("&Detach (keep running when RankDeck closes)"), this);
+    m_detach->setObjectName(QStringLiteral("launchDetachCheck"));
+    m_extra = new QLineEdit(this);
+    m_extra->setObjectName(QStringLiteral("launchExtraArgsEdit"));
+    m_extra->setPlaceholderText(tr("more worker flags, e.g. --shuffle --clip-grad-norm 1"));
+
+    m_problems = new QLabel(this);
+    m_problems->setObjectName(QStringLiteral("launchProblemsLabel"));
+    m_problems->setWordWrap(true);
+    QPalette warn = m_problems->palette();
+    warn.setColor(QPalette::WindowText, QColor(0xc0, 0x39, 0x2b));
+    m_problems->setPalette(warn);
+
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, this);
+    m_launch = buttons->addButton(tr("&Launch"), QDialogButtonBox::AcceptRole);
+    m_launch->setObjectName(QStringLiteral("launchButton"));
+    m_launch->setDefault(true);
+    connect(buttons, &QDialogButtonBox::accepted, this, [this] {
+        if (problems().isEmpty())
+            accept();
+    });
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+
+    auto *where = new QFormLayout;
+    where->addRow(tr("&Profile:"), m_profileCombo);
+    auto *size = new QHBoxLayout;
+    size->addWidget(m_nodes);
+    size->addWidget(new QLabel(QStringLiteral("×"), this));
+    size->addWidget(m_ranksPerNode);
+    size->addWidget(m_worldSize, 1);
+    where->addRow(tr("&Nodes × ranks per node:"), size);
+    where->addRow(tr("Run &name:"), m_runName);
+    where->addRow(tr("Max &restarts:"), m_maxRestarts);
+    where->addRow(QString(), m_detach);
+    auto *whereBox = new QGroupBox(tr("Where"), this);
+    whereBox->setLayout(where);
+
+    auto *what = new QFormLayout;
+    what->addRow(tr("&Task:"), m_task);
+    what->addRow(tr("&Steps:"), m_steps);
+    what->addRow(tr("&Batch size:"), m_batchSize);
+    what->addRow(tr("&Learning rate:"), m_lr);
+    what->addRow(tr("&Optimizer:"), m_optimizer);
+    what->addRow(tr("&Schedule:"), m_schedule);
+    what->addRow(tr("&Warm-up steps:"), m_warmup);
+    what->addRow(tr("S&eed:"), m_seed);
+    what->addRow(tr("Log every N steps:"), m_logEvery);
+    what->addRow(tr("Step delay:"), m_stepDelay);
+    what->addRow(tr("MLP width:"), m_mlpWidth);
+    what->addRow(tr("MLP depth:"), m_mlpDepth);
+    what->addRow(tr("Script model:"), m_scriptModel);
+    what->addRow(tr("Script data:"), m_scriptData);
+    what->addRow(tr("E&xtra worker flags:"), m_extra);
+    auto *whatBox = new QGroupBox(tr("What"), this);
+    whatBox->setLayout(what);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(whereBox);
+    layout->addWidget(whatBox);
+    layout->addWidget(m_problems);
+    layout->addWidget(buttons);
+
+    connect(m_profileCombo, &QComboBox::currentIndexChanged, this, &LaunchDialog::onProfileChanged);
+    connect(m_task, &QComboBox::currentIndexChanged, this, &LaunchDialog::onTaskChanged);
+    for (QSpinBox *spin : {m_nodes, m_ranksPerNode})
+        connect(spin, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
+    for (QLineEdit *edit : {m_scriptModel, m_scriptData, m_extra, m_runName})
+        connect(edit, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
+    onProfileChanged();
+    onTaskChanged();
+}
+
+void LaunchDialog::setProfileName(const QString &name)
+{
+    const int index = m_profileCombo->findText(name);
+    if (index >= 0)
+        m_profileCombo->setCurrentIndex(index);
+}
+
+QString LaunchDialog::profileName() const
+{
+    return m_profileCombo->currentText();
+}
+
+void LaunchDialog::onProfileChanged()
+{
+    const QString name = profileName();
+    m_profileError.clear();
+    QList<ProfileError> errors;
+    if (name == Profile::builtinLocalName() && (!m_store || !m_store->exists(name))) {
+        m_profile = Profile::builtinLocal();
+    } else if (!m_store || !m_store->load(name, &m_profile, &errors)) {
+        m_profile = Profile();
+        QStringList messages;
+        for (const ProfileError &e : std::as_const(errors))
+            messages << e.toString();
+        m_profileError = messages.isEmpty() ? tr("profile: cannot load \"%1\"").arg(name)
+                                            : messages.join(QLatin1Char('\n'));
+    }
+    const int nodeCount = qMax(1, int(m_profile.nodes.size()));
+    m_nodes->setRange(1, nodeCount);
+    m_nodes->setValue(nodeCount);
+    m_nodes->setEnabled(nodeCount > 1);
+    m_ranksPerNode->setValue(m_profile.nodes.isEmpty() ? 2 : m_profile.nodes.first().ranksPerNode);
+    revalidate();
+}
+
+void LaunchDialog::onTaskChanged()
+{
+    const QString task = m_task->currentData().toString();
+    m_mlpWidth->setEnabled(task == QLatin1String("mlp"));
+    m_mlpDepth->setEnabled(task == QLatin1String("mlp"));
+    m_scriptModel->setEnabled(task == QLatin1String("script"));
+    m_scriptData->setEnabled(task == QLatin1String("script"));
+    revalidate();
+}
+
+Profile LaunchDialog::profile() const
+{
+    Profile p = m_profile;
+    if (p.nodes.size() > m_nodes->value())
+        p.nodes = p.nodes.mid(0, m_nodes->value());
+    p.setRanksPerNode(m_ranksPerNode->value());
+    return p;
+}
+
+TrainingConfig LaunchDialog::config() const
+{
+    TrainingConfig c;
+    c.name = m_runName->text().trimmed();
+    c.maxRestarts = m_maxRestarts->value();
+    auto set = [&c](const char *flag, const QString &value) {
+        if (!value.isEmpty())
+            c.setValue(QString::fromLatin1(flag), value);
+    };
+    auto setInt = [&set](const char *flag, const QSpinBox *spin) {
+        if (spin->isEnabled() && spin->value() != spin->minimum())
+            set(flag, QString::number(spin->value()));
+    };
+    set("--task", m_task->currentData().toString());
+    set("--steps", QString::number(m_steps->value()));
+    setInt("--batch-size", m_batchSize);
+    if (m_lr->value() > 0)
+        set("--lr", QString::number(m_lr->value(), 'g', 10));
+    set("--optimizer", m_optimizer->currentData().toString());
+    set("--schedule", m_schedule->currentData().toString());
+    setInt("--warmup-steps", m_warmup);
+    setInt("--seed", m_seed);
+    setInt("--log-every", m_logEvery);
+    setInt("--step-delay-ms", m_stepDelay);
+    setInt("--mlp-width", m_mlpWidth);
+    setInt("--mlp-depth", m_mlpDepth);
+    if (m_scriptModel->isEnabled())
+        set("--model", m_scriptModel->text().trimmed());
+    if (m_scriptData->isEnabled())
+        set("--data", m_scriptData->text().trimmed());
+    // Extra flags go last: the worker's parser lets the last occurrence win.
+    c.workerArguments << QProcess::splitCommand(m_extra->text());
+    return c;
+}
+
+bool LaunchDialog::detach() const
+{
+    return m_detach->isChecked();
+}
+
+QStringList LaunchDialog::problems() const
+{
+    QStringList out;
+    if (!m_profileError.isEmpty())
+        out << m_profileError;
+    const QString task = m_task->currentData().toString();
+    if (task == QLatin1String("script")) {
+        if (m_scriptModel->text().trimmed().isEmpty())
+            out << tr("script model: a TorchScript file is needed for the script task");
+        if (m_scriptData->text().trimmed().isEmpty())
+            out << tr("script data: a tensor file is needed for the script task");
+    }
+    const QString extra = m_extra->text().trimmed();
+    if (!extra.isEmpty() && QProcess::splitCommand(extra).isEmpty())
+        out << tr("extra worker flags: cannot split \"%1\" into arguments").arg(extra);
+    for (const QString &arg : QProcess::splitCommand(extra)) {
+        if (arg == QLatin1String("--rank") || arg == QLatin1String("--world-size")
+            || arg == QLatin1String("--master-port") || arg == QLatin1String("--master-addr"))
+            out << tr("extra worker flags: %1 is set by the launcher for every rank").arg(arg);
+    }
+    return out;
+}
+
+void LaunchDialog::revalidate()
+{
+    m_worldSize->setText(tr("= %n rank(s)", nullptr, m_nodes->value() * m_ranksPerNode->value()));
+    const QStringList list = problems();
+    m_problems->setText(list.join(QLatin1Char('\n')));
+    m_problems->setVisible(!list.isEmpty());
+    m_launch->setEnabled(list.isEmpty());
+}
+
+void LaunchDialog::setTask(const QString &task)
+{
+    const int index = m_task->findData(task);
+    if (index >= 0)
+        m_task->setCurrentIndex(index);
+}
+
+void LaunchDialog::setSteps(int steps)
+{
+    m_steps->setValue(steps);
+}
+
+void LaunchDialog::setRanksPerNode(int ranks)
+{
+    m_ranksPerNode->setValue(ranks);
+}
+
+void LaunchDialog::setRunName(const QString &name)
+{
+    m_runName->setText(name);
+}
+
+void LaunchDialog::setExtraArguments(const QString &arguments)
+{
+    m_extra->setText(arguments);
+}
+
+} // namespace rankdeck

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The launch form: profile, task and its hyper-parameters, nodes × ranks per node, run name.
+// It only collects choices into core's TrainingConfig (worker flags) and a profile sized to the
+// chosen nodes × ranks; starting the run is core's RunManager's job.
+#pragma once
+
+#include "profile.h"
+#include "trainingconfig.h"
+
+#include <QDialog>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace rankdeck {
+
+class ProfileStore;
+
+class LaunchDialog : public QDialog
+{
+    Q_OBJECT
+public:
+    explicit LaunchDialog(const ProfileStore *store, QWidget *parent = nullptr);
+
+    void setProfileName(const QString &name);
+    QString profileName() const;
+    // The chosen profile, with the node count and ranks per node the form asks for.
+    Profile profile() const;
+    TrainingConfig config() const;
+    bool detach() const;
+    // Problems with the form ("field: message"); Launch is disabled while there are any.
+    QStringList problems() const;
+
+    // Test and demo hooks: fill the form programmatically, exactly as a user would.
+    void setTask(const QString &task);
+    void setSteps(int steps);
+    void setRanksPerNode(int ranks);
+    void setRunName(const QString &name);
+    void setExtraArguments(const QString &arguments);
+    QPushButton *launchButton() const { return m_launch; }
+
+private:
+    void onProfileChanged();
+    void onTaskChanged();
+    void revalidate();
+
+    const ProfileStore *m_store = nullptr;
+    Profile m_profile;
+    QString m_profileError;
+    QComboBox *m_profileCombo = nullptr;
+    QComboBox *m_task = nullptr;
+    QSpinBox *m_steps = nullptr;
+    QSpinBox *m_batchSize = nullptr;
+    QDoubleSpinBox *m_lr = nullptr;
+    QComboBox *m_optimizer = nullptr;
+    QComboBox *m_schedule = nullptr;
+    QSpinBox *m_warmup = nullptr;
+    QSpinBox *m_seed = nullptr;
+    QSpinBox *m_logEvery = nullptr;
+    QSpinBox *m_stepDelay = nullptr;
+    QSpinBox *m_mlpWidth = nullptr;
+    QSpinBox *m_mlpDepth = nullptr;
+    QLineEdit *m_scriptModel = nullptr;
+    QLineEdit *m_scriptData = nullptr;
+    QSpinBox *m_nodes = nullptr;
+    QSpinBox *m_ranksPerNode = nullptr;
+    QLabel *m_worldSize = nullptr;
+    QLineEdit *m_runName = nullptr;
+    QSpinBox *m_maxRestarts = nullptr;
+    QCheckBox *m_detach = nullptr;
+    QLineEdit *m_extra = nullptr;
+    QLabel *m_problems = nullptr;
+    QPushButton *m_launch = nullptr;
+};
+
+} // namespace rankdeck

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "loglinedelegate.h"
+
+#include "logmodel.h"
+
+namespace rankdeck {
+
+void LogLineDelegate::initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const
+{
+    QStyledItemDelegate::initStyleOption(option, index);
+    if (index.data(LogModel::IsMarkerRole).toBool()) {
+        option->font.setItalic(true);
+        option->palette.setColor(QPalette::Text, option->palette.color(QPalette::PlaceholderText));
+        option->displayAlignment = Qt::AlignHCenter | Qt::AlignVCenter;
+        return;
+    }
+    if (index.data(LogModel::StreamRole).toInt() == 1) {
+        const bool dark = option->palette.color(QPalette::Base).lightness() < 128;
+        option->palette.setColor(QPalette::Text, dark ? QColor(0xff, 0x7b, 0x72) : QColor(0xb3, 0x1d, 0x28));
+    }
+}
+
+} // namespace rankdeck

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "logview.h"
+
+#include <QAbstractItemModel>
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListView>
+#include <QScrollBar>
+#include <QShortcut>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace rankdeck {
+
+LogView::LogView(QWidget *parent)
+    : QWidget(parent)
+{
+    m_view = new QListView(this);
+    m_view->setObjectName(QStringLiteral("logListView"));
+    m_view->setUniformItemSizes(true);
+    m_view->setWordWrap(false);
+    m_view->setTextElideMode(Qt::ElideNone);
+    m_view->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_view->setLayoutMode(QListView::Batched);
+    m_view->setBatchSize(2000);
+    m_view->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+
+    m_filterEdit = new QLineEdit(this);
+    m_filterEdit->setObjectName(QStringLiteral("logFilterEdit"));
+    m_filterEdit->setPlaceholderText(tr("Filter (regular expression)"));
+    m_filterEdit->setClearButtonEnabled(true);
+    connect(m_filterEdit, &QLineEdit::textChanged, this, &LogView::onFilterEdited);
+
+    m_streamCombo = new QComboBox(this);
+    m_streamCombo->setObjectName(QStringLiteral("logStreamCombo"));
+    m_streamCombo->addItem(tr("stdout + stderr"), int(StreamFilter::All));
+    m_streamCombo->addItem(tr("stdout only"), int(StreamFilter::Stdout));
+    m_streamCombo->addItem(tr("stderr only"), int(StreamFilter::Stderr));
+    connect(m_streamCombo, &QComboBox::currentIndexChanged, this, &LogView::onFilterEdited);
+
+    m_searchEdit = new QLineEdit(this);
+    m_searchEdit->setObjectName(QStringLiteral("logSearchEdit"));
+    m_searchEdit->setPlaceholderText(tr("Search (Enter: next, Shift+Enter: previous)"));
+    m_searchEdit->setClearButtonEnabled(true);
+    connect(m_searchEdit, &QLineEdit::returnPressed, this, [this] {
+        if (QApplication::keyboardModifiers() & Qt::ShiftModifier)
+            findPrevious();
+        else
+            findNext();
+    });
+
+    m_followButton = new QToolButton(this);
+    m_followButton->setObjectName(QStringLiteral("logFollowButton"));
+    m_followButton->setText(tr("Follow"));
+    m_followButton->setCheckable(true);
+    m_followButton->setChecked(true);
+    m_followButton->setToolTip(tr("Keep showing the newest lines (End). Scrolling up pauses it."));
+    connect(m_followButton, &QToolButton::toggled, this, &LogView::setFollowing);
+
+    m_statusLabel = new QLabel(this);
+
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(m_filterEdit, 2);
+    bar->addWidget(m_streamCombo);
+    bar->addWidget(m_searchEdit, 2);
+    bar->addWidget(m_followButton);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(bar);
+    layout->addWidget(m_view, 1);
+    layout->addWidget(m_statusLabel);
+
+    // A user who scrolls away from the bottom wants to read: stop following until they come back.
+    connect(m_view->verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int value) {
+        if (m_scrolling)
+            return;
+        const bool atBottom = value >= m_view->verticalScrollBar()->maximum();
+        if (atBottom != m_follow)
+            setFollowing(atBottom);
+    });
+
+    auto addShortcut = [this](const QKeySequence &key, auto slot) {
+        auto *s = new QShortcut(key, this, slot);
+        s->setContext(Qt::WidgetWithChildrenShortcut);
+    };
+    addShortcut(QKeySequence::FindNext, [this] { findNext(); });
+    addShortcut(QKeySequence::FindPrevious, [this] { findPrevious(); });
+    addShortcut(QKeySequence(Qt::Key_End), [this] { setFollowing(true); });
+    addShortcut(QKeySequence::Copy, [this] { copySelection(); });
+}
+
+void LogView::setModel(QAbstractItemModel *model)
+{
+    if (QAbstractItemModel *old = m_view->model())
+        disconnect(old, nullptr, this, nullptr);
+    m_view->setModel(model);
+    if (model) {
+        connect(model, &QAbstractItemModel::rowsInserted, this, &LogView::onRowsChanged);
+        connect(model, &QAbstractItemModel::rowsRemoved, this, &LogView::onRowsChanged);
+        connect(model, &QAbstractItemModel::modelReset, this, &LogView::onRowsChanged);
+        connect(model, &QAbstractItemModel::layoutChanged, this, &LogView::onRowsChanged);
+    }
+    onRowsChanged();
+}
+
+QAbstractItemModel *LogView::model() const
+{
+    return m_view->model();
+}
+
+LogView::StreamFilter LogView::streamFilter() const
+{
+    return StreamFilter(m_streamCombo->currentData().toInt());
+}
+
+void LogView::setFollowing(bool follow)
+{
+    if (follow != m_follow) {
+        m_follow = follow;
+        const QSignalBlocker blocker(m_followButton);
+        m_followButton->setChecked(follow);
+        emit followingChanged(follow);
+    }
+    scrollToEndIfFollowing();
+}
+
+void LogView::scrollToEndIfFollowing()
+{
+    if (!m_follow)
+        return;
+    m_scrolling = true;
+    m_view->scrollToBottom();
+    m_scrolling = false;
+}
+
+void LogView::onRowsChanged()
+{
+    const QAbstractItemModel *model = m_view->model();
+    m_statusLabel->setText(model ? tr("%n line(s) shown", nullptr, model->rowCount()) : QString());
+    scrollToEndIfFollowing();
+}
+
+void LogView::onFilterEdited()
+{
+    const QRegularExpression expression(m_filterEdit->text(),
+                                        QRegularExpression::CaseInsensitiveOption);
+    if (!expression.isValid()) {
+        m_filterEdit->setToolTip(tr("Invalid regular expression: %1").arg(expression.errorString()));
+        QPalette pal = m_filterEdit->palette();
+        pal.setColor(QPalette::Text, Qt::red);
+        m_filterEdit->setPalette(pal);
+        return;
+    }
+    m_filterEdit->setPalette(QPalette());
+    m_filterEdit->setToolTip(QString());
+    m_filterExpression = expression;
+    emit filterChanged(m_filterExpression, streamFilter());
+}
+
+bool LogView::findNext()
+{
+    return find(true);
+}
+
+bool LogView::findPrevious()
+{
+    return find(false);
+}
+
+bool LogView::find(bool forward)
+{
+    QAbstractItemModel *model = m_view->model();
+    const QString needle = m_searchEdit->text();
+    if (!model || needle.isEmpty())
+        return false;
+    const int rows = model->rowCount();
+    if (rows == 0)
+        return false;
+    const int current = m_view->currentIndex().isValid() ? m_view->currentIndex().row()
+                                                         : (forward ? -1 : rows);
+    for (int i = 1; i <= rows; ++i) {
+        const int row = ((forward ? current + i : current - i) % rows + rows) % rows;
+        const QModelIndex index = model->index(row, 0);
+        if (index.data(Qt::DisplayRole).toString().contains(needle, Qt::CaseInsensitive)) {
+            setFollowing(false);
+            m_view->setCurrentIndex(index);
+            m_view->scrollTo(index, QAbstractItemView::PositionAtCenter);
+            m_statusLabel->setText(tr("Found on line %1 of %2").arg(row + 1).arg(rows));
+            return true;
+        }
+    }
+    m_statusLabel->setText(tr("\"%1\" not found").arg(needle));
+    return false;
+}
+
+void LogView::focusSearch()
+{
+    m_searchEdit->setFocus();
+    m_searchEdit->selectAll();
+}
+
+void LogView::focusFilter()
+{
+    m_filterEdit->setFocus();
+    m_filterEdit->selectAll();
+}
+
+void LogView::copySelection()
+{
+    QModelIndexList rows = m_view->selectionModel() ? m_view->selectionModel()->selectedRows()
+                                                    : QModelIndexList();
+    std::sort(rows.begin(), rows.end());
+    QStringList lines;
+    for (const QModelIndex &index : std::as_const(rows))
+        lines << index.data(Qt::DisplayRole).toString();
+    if (!lines.isEmpty())
+        QGuiApplication::clipboard()->setText(lines.join(QLatin1Char('\n')));
+}
+
+} // namespace rankdeck

@@ -1,0 +1,606 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "lossplot.h"
+
+#include <qcustomplot.h>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenu>
+#include <QMessageBox>
+#include <QMouseEvent>
+#include <QSlider>
+#include <QSplitter>
+#include <QToolButton>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace rankdeck {
+
+namespace {
+constexpr int SliderSteps = 1000;
+constexpr int MaxHoverRows = 12;
+const char OverlayLayer[] = "hover";
+} // namespace
+
+LossPlot::LossPlot(QWidget *parent)
+    : QWidget(parent)
+{
+    m_plot = new QCustomPlot(this);
+    m_plot->setObjectName(QStringLiteral("lossCustomPlot"));
+    // OpenGL stays off: it breaks in VMs and remote sessions; bucketed data keeps the CPU path fast.
+    m_plot->setNoAntialiasingOnDrag(true);
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
+    m_plot->axisRect()->setRangeZoom(Qt::Horizontal | Qt::Vertical);
+    m_plot->setMinimumSize(320, 200);
+    m_plot->yAxis->setLabel(tr("Loss"));
+    // Hover marks live on their own buffered layer so that moving the mouse repaints only them.
+    m_plot->addLayer(QString::fromLatin1(OverlayLayer), nullptr, QCustomPlot::limAbove);
+    m_plot->layer(QString::fromLatin1(OverlayLayer))->setMode(QCPLayer::lmBuffered);
+    m_hoverLine = new QCPItemStraightLine(m_plot);
+    m_hoverLine->setLayer(QString::fromLatin1(OverlayLayer));
+    m_hoverLine->setPen(QPen(palette().color(QPalette::Mid), 1, Qt::DashLine));
+    m_hoverLine->setVisible(false);
+    m_plot->setMouseTracking(true);
+    m_plot->installEventFilter(this);
+
+    const QPalette pal = palette();
+    m_plot->setBackground(pal.brush(QPalette::Base));
+    for (QCPAxis *axis : {m_plot->xAxis, m_plot->yAxis}) {
+        axis->setBasePen(QPen(pal.color(QPalette::Text)));
+        axis->setTickPen(QPen(pal.color(QPalette::Text)));
+        axis->setSubTickPen(QPen(pal.color(QPalette::Text)));
+        axis->setTickLabelColor(pal.color(QPalette::Text));
+        axis->setLabelColor(pal.color(QPalette::Text));
+        axis->grid()->setPen(QPen(pal.color(QPalette::Midlight), 0, Qt::DotLine));
+    }
+
+    connect(m_plot->xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this, [this] {
+        if (m_rebuilding)
+            return;
+        // The user zoomed or panned: keep their view and refetch buckets for it.
+        m_autoRange = false;
+        markDirty();
+    });
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this, &LossPlot::resetView);
+
+    m_smoothingSlider = new QSlider(Qt::Horizontal, this);
+    m_smoothingSlider->setObjectName(QStringLiteral("smoothingSlider"));
+    m_smoothingSlider->setRange(0, SliderSteps - 1);
+    m_smoothingSlider->setToolTip(tr("Debiased exponential moving average weight (TensorBoard style), computed on the full data"));
+    m_smoothingLabel = new QLabel(this);
+    m_smoothingLabel->setMinimumWidth(m_smoothingLabel->fontMetrics().horizontalAdvance(QStringLiteral("0.000")));
+    connect(m_smoothingSlider, &QSlider::valueChanged, this, [this](int v) {
+        m_smoothingLabel->setText(QString::number(double(v) / SliderSteps, 'f', 3));
+        markDirty();
+    });
+
+    m_xModeCombo = new QComboBox(this);
+    m_xModeCombo->setObjectName(QStringLiteral("xModeCombo"));
+    m_xModeCombo->addItem(tr("Step"), int(PlotXMode::Step));
+    m_xModeCombo->addItem(tr("Relative time"), int(PlotXMode::RelativeTime));
+    m_xModeCombo->addItem(tr("Wall time"), int(PlotXMode::WallTime));
+    connect(m_xModeCombo, &QComboBox::currentIndexChanged, this,
+            [this](int) { setXMode(PlotXMode(m_xModeCombo->currentData().toInt())); });
+
+    m_logCheck = new QCheckBox(tr("&Log scale"), this);
+    m_logCheck->setObjectName(QStringLiteral("logScaleCheck"));
+    connect(m_logCheck, &QCheckBox::toggled, this, &LossPlot::setLogScale);
+    m_outlierCheck = new QCheckBox(tr("&Ignore outliers"), this);
+    m_outlierCheck->setObjectName(QStringLiteral("ignoreOutliersCheck"));
+    m_outlierCheck->setToolTip(tr("Scale the y axis to the 2nd–98th percentile of the visible data"));
+    connect(m_outlierCheck, &QCheckBox::toggled, this, &LossPlot::setIgnoreOutliers);
+
+    auto *resetButton = new QToolButton(this);
+    resetButton->setText(tr("Reset view"));
+    resetButton->setToolTip(tr("Fit all data (double-click the plot does the same)"));
+    connect(resetButton, &QToolButton::clicked, this, &LossPlot::resetView);
+
+    m_exportButton = new QToolButton(this);
+    m_exportButton->setObjectName(QStringLiteral("exportButton"));
+    m_exportButton->setText(tr("Export…"));
+    connect(m_exportButton, &QToolButton::clicked, this, &LossPlot::exportInteractive);
+
+    m_legend = new QListWidget(this);
+    m_legend->setObjectName(QStringLiteral("lossLegend"));
+    m_legend->setUniformItemSizes(true);
+    m_legend->setToolTip(tr("Tick a rank to show its curve"));
+    m_legend->setMinimumWidth(110);
+    m_legend->setMaximumWidth(220);
+    connect(m_legend, &QListWidget::itemChanged, this, [this](QListWidgetItem *item) {
+        const int rank = item->data(Qt::UserRole).toInt();
+        setRankVisible(rank, item->checkState() == Qt::Checked);
+    });
+
+    auto *controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("Smoothing:"), this));
+    controls->addWidget(m_smoothingSlider, 1);
+    controls->addWidget(m_smoothingLabel);
+    controls->addSpacing(12);
+    controls->addWidget(new QLabel(tr("X axis:"), this));
+    controls->addWidget(m_xModeCombo);
+    controls->addWidget(m_logCheck);
+    controls->addWidget(m_outlierCheck);
+    controls->addWidget(resetButton);
+    controls->addWidget(m_exportButton);
+
+    auto *splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->addWidget(m_plot);
+    splitter->addWidget(m_legend);
+    splitter->setStretchFactor(0, 1);
+    splitter->setChildrenCollapsible(false);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(controls);
+    layout->addWidget(splitter, 1);
+
+    // TensorBoard's default weight; users know it.
+    m_smoothingSlider->setValue(600);
+    m_smoothingLabel->setText(QString::number(0.6, 'f', 3));
+    applyAxisMode();
+}
+
+LossPlot::~LossPlot() = default;
+
+void LossPlot::setProvider(const PlotDataProvider *provider)
+{
+    m_provider = provider;
+    m_generation = ~quint64(0);
+    m_autoRange = true;
+    markDirty();
+}
+
+double LossPlot::smoothing() const
+{
+    return double(m_smoothingSlider->value()) / SliderSteps;
+}
+
+void LossPlot::setSmoothing(double weight)
+{
+    m_smoothingSlider->setValue(qBound(0, int(std::lround(weight * SliderSteps)), SliderSteps - 1));
+}
+
+void LossPlot::setXMode(PlotXMode mode)
+{
+    if (mode == m_xMode)
+        return;
+    m_xMode = mode;
+    const int index = m_xModeCombo->findData(int(mode));
+    if (index != m_xModeCombo->currentIndex())
+        m_xModeCombo->setCurrentIndex(index);
+    applyAxisMode();
+    m_autoRange = true;
+    markDirty();
+}
+
+void LossPlot::setLogScale(bool on)
+{
+    if (on == m_logScale)
+        return;
+    m_logScale = on;
+    m_logCheck->setChecked(on);
+    applyAxisMode();
+    markDirty();
+}
+
+void LossPlot::setIgnoreOutliers(bool on)
+{
+    if (on == m_ignoreOutliers)
+        return;
+    m_ignoreOutliers = on;
+    m_outlierCheck->setChecked(on);
+    markDirty();
+}
+
+void LossPlot::setRankVisible(int rank, bool visible)
+{
+    if (visible == isRankVisible(rank))
+        return;
+    if (visible)
+        m_hiddenRanks.remove(rank);
+    else
+        m_hiddenRanks.insert(rank);
+    if (QListWidgetItem *item = m_legendItems.value(rank)) {
+        const QSignalBlocker blocker(m_legend);
+        item->setCheckState(visible ? Qt::Checked : Qt::Unchecked);
+    }
+    markDirty();
+}
+
+int LossPlot::pointCount(int rank) const
+{
+    const auto it = m_curves.constFind(rank);
+    if (it == m_curves.constEnd() || !it->raw)
+        return 0;
+    // NaN separators between segments are not points.
+    int n = 0;
+    for (const QCPGraphData &d : *it->raw->data())
+        n += std::isnan(d.value) ? 0 : 1;
+    return n;
+}
+
+double LossPlot::lastReplotMs() const
+{
+    return m_plot->replotTime(false);
+}
+
+void LossPlot::markDirty()
+{
+    m_dirty = true;
+}
+
+void LossPlot::poll()
+{
+    if (!m_provider) {
+        if (m_dirty && !m_curves.isEmpty()) {
+            m_plot->clearGraphs();
+            m_curves.clear();
+            m_legend->clear();
+            m_legendItems.clear();
+            m_rankOrder.clear();
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+        m_dirty = false;
+        return;
+    }
+    const quint64 generation = m_provider->generation();
+    if (generation == m_generation && !m_dirty)
+        return;
+    m_generation = generation;
+    m_dirty = false;
+    rebuild();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LossPlot::refreshNow()
+{
+    m_dirty = true;
+    poll();
+    m_plot->replot(QCustomPlot::rpImmediateRefresh);
+}
+
+void LossPlot::resetView()
+{
+    m_autoRange = true;
+    markDirty();
+    poll();
+}
+
+QColor LossPlot::colorFor(int rank) const
+{
+    if (rank == PlotDataProvider::MeanCurve)
+        return palette().color(QPalette::Text);
+    // Golden-angle hues keep neighbouring ranks apart however many there are.
+    const int hue = int(std::fmod(rank * 137.508, 360.0));
+    const bool dark = palette().color(QPalette::Base).lightness() < 128;
+    return QColor::fromHsv(hue, 200, dark ? 240 : 190);
+}
+
+QString LossPlot::curveName(int rank) const
+{
+    return rank == PlotDataProvider::MeanCurve ? tr("Mean") : tr("Rank %1").arg(rank);
+}
+
+LossPlot::Curves &LossPlot::curvesFor(int rank)
+{
+    Curves &c = m_curves[rank];
+    if (!c.raw) {
+        const QColor color = colorFor(rank);
+        QColor faint = color;
+        faint.setAlpha(60);
+        c.raw = m_plot->addGraph();
+        c.raw->setName(curveName(rank));
+        c.raw->setPen(QPen(faint, 1));
+        c.smooth = m_plot->addGraph();
+        c.smooth->setName(curveName(rank));
+        QPen pen(color, rank == PlotDataProvider::MeanCurve ? 2.5 : 1.5);
+        if (rank == PlotDataProvider::MeanCurve)
+            pen.setStyle(Qt::DashLine);
+        c.smooth->setPen(pen);
+    }
+    return c;
+}
+
+void LossPlot::ensureLegendItem(int rank)
+{
+    if (m_legendItems.contains(rank))
+        return;
+    QPixmap swatch(12, 12);
+    swatch.fill(colorFor(rank));
+    auto *item = new QListWidgetItem(QIcon(swatch), curveName(rank));
+    item->setData(Qt::UserRole, rank);
+    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsSelectable);
+    item->setCheckState(isRankVisible(rank) ? Qt::Checked : Qt::Unchecked);
+    const QSignalBlocker blocker(m_legend);
+    if (rank == PlotDataProvider::MeanCurve)
+        m_legend->insertItem(0, item);
+    else
+        m_legend->addItem(item);
+    m_legendItems.insert(rank, item);
+}
+
+void LossPlot::rebuild()
+{
+    m_rebuilding = true;
+    QList<int> ranks = m_provider->ranks();
+    QList<int> curves = ranks;
+    if (ranks.size() > 1)
+        curves.prepend(PlotDataProvider::MeanCurve);
+    m_rankOrder = ranks;
+
+    const double weight = smoothing();
+    double xMin = 0, xMax = 0;
+    if (!m_autoRange) {
+        xMin = m_plot->xAxis->range().lower;
+        xMax = m_plot->xAxis->range().upper;
+    }
+    // Two buckets per pixel column: min and max per bucket then fill the column exactly.
+    const int buckets = qMax(64, m_plot->axisRect()->width());
+
+    for (int rank : std::as_const(curves)) {
+        ensureLegendItem(rank);
+        Curves &c = curvesFor(rank);
+        const bool visible = isRankVisible(rank);
+        c.raw->setVisible(visible);
+        c.smooth->setVisible(visible && weight > 0);
+        if (!visible)
+            continue;
+        const PlotCurve raw = m_provider->curve(rank, m_xMode, 0.0, xMin, xMax, buckets);
+        c.raw->setData(raw.x, raw.y, true);
+        if (weight > 0) {
+            const PlotCurve smooth = m_provider->curve(rank, m_xMode, weight, xMin, xMax, buckets);
+            c.smooth->setData(smooth.x, smooth.y, true);
+        } else {
+            c.smooth->data()->clear();
+        }
+        // Without smoothing the raw curve is the curve: draw it at full strength.
+        QPen rawPen = c.raw->pen();
+        QColor color = colorFor(rank);
+        color.setAlpha(weight > 0 ? 60 : 255);
+        rawPen.setColor(color);
+        c.raw->setPen(rawPen);
+    }
+    // Curves whose rank disappeared (another run bound to the same plot) are dropped.
+    for (auto it = m_curves.begin(); it != m_curves.end();) {
+        if (!curves.contains(it.key())) {
+            m_plot->removeGraph(it->raw);
+            m_plot->removeGraph(it->smooth);
+            delete m_legendItems.take(it.key());
+            it = m_curves.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    if (m_autoRange)
+        autoRange();
+    m_rebuilding = false;
+}
+
+void LossPlot::applyAxisMode()
+{
+    QCPAxis *x = m_plot->xAxis;
+    switch (m_xMode) {
+    case PlotXMode::Step:
+        x->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        x->setLabel(tr("Step"));
+        break;
+    case PlotXMode::RelativeTime:
+        x->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        x->setLabel(tr("Seconds since start"));
+        break;
+    case PlotXMode::WallTime: {
+        QSharedPointer<QCPAxisTickerDateTime> ticker(new QCPAxisTickerDateTime);
+        ticker->setDateTimeFormat(QStringLiteral("HH:mm:ss"));
+        x->setTicker(ticker);
+        x->setLabel(tr("Wall time"));
+        break;
+    }
+    }
+    QCPAxis *y = m_plot->yAxis;
+    if (m_logScale) {
+        y->setScaleType(QCPAxis::stLogarithmic);
+        y->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
+    } else {
+        y->setScaleType(QCPAxis::stLinear);
+        y->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    }
+}
+
+void LossPlot::autoRange()
+{
+    double xLo = qInf(), xHi = -qInf();
+    QVector<double> ys;
+    for (auto it = m_curves.cbegin(); it != m_curves.cend(); ++it) {
+        if (!it->raw->visible())
+            continue;
+        // With smoothing on, scale to the smoothed curves: raw spikes are context, not the story.
+        const QCPGraph *g = (it->smooth->visible() && !it->smooth->data()->isEmpty()) ? it->smooth : it->raw;
+        for (const QCPGraphData &d : *it->raw->data()) {
+            if (std::isnan(d.value))
+                continue;
+            xLo = std::min(xLo, d.key);
+            xHi = std::max(xHi, d.key);
+        }
+        for (const QCPGraphData &d : *g->data()) {
+            if (!std::isfinite(d.value) || (m_logScale && d.value <= 0))
+                continue;
+            ys.append(d.value);
+        }
+    }
+    if (!(xLo <= xHi) || ys.isEmpty()) {
+        m_plot->xAxis->setRange(0, 1);
+        m_plot->yAxis->setRange(m_logScale ? 0.1 : 0, 1);
+        return;
+    }
+    if (xLo == xHi)
+        xHi = xLo + 1;
+    m_plot->xAxis->setRange(xLo, xHi);
+    double yLo, yHi;
+    if (m_ignoreOutliers && ys.size() >= 10) {
+        const auto lo = ys.begin() + qsizetype(ys.size() * 0.02);
+        const auto hi = ys.begin() + qsizetype(ys.size() * 0.98);
+        std::nth_element(ys.begin(), lo, ys.end());
+        yLo = *lo;
+        std::nth_element(ys.begin(), hi, ys.end());
+        yHi = *hi;
+    } else {
+        const auto [mn, mx] = std::minmax_element(ys.cbegin(), ys.cend());
+        yLo = *mn;
+        yHi = *mx;
+    }
+    if (m_logScale) {
+        m_plot->yAxis->setRange(yLo / 1.2, yHi * 1.2);
+    } else {
+        const double pad = yHi > yLo ? (yHi - yLo) * 0.05 : std::max(1e-6, std::abs(yHi) * 0.05 + 1e-6);
+        m_plot->yAxis->setRange(yLo - pad, yHi + pad);
+    }
+}
+
+bool LossPlot::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_plot) {
+        if (event->type() == QEvent::MouseMove)
+            updateHover(static_cast<QMouseEvent *>(event)->position().toPoint());
+        else if (event->type() == QEvent::Leave)
+            hideHover();
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void LossPlot::updateHover(const QPoint &pos)
+{
+    if (m_curves.isEmpty() || !m_plot->axisRect()->rect().contains(pos)) {
+        hideHover();
+        return;
+    }
+    const double x = m_plot->xAxis->pixelToCoord(pos.x());
+    double shownKey = qQNaN();
+    QStringList rows;
+    int hiddenRows = 0;
+    QList<int> order = m_rankOrder;
+    if (m_curves.contains(PlotDataProvider::MeanCurve))
+        order.prepend(PlotDataProvider::MeanCurve);
+    for (int rank : std::as_const(order)) {
+        const Curves &c = m_curves[rank];
+        if (!c.raw->visible())
+            continue;
+        const QCPGraph *g = c.smooth->visible() ? c.smooth : c.raw;
+        const auto data = g->data();
+        if (data->isEmpty())
+            continue;
+        auto it = data->findBegin(x, false);
+        if (it == data->constEnd())
+            --it;
+        if (it != data->constBegin() && std::abs((it - 1)->key - x) < std::abs(it->key - x))
+            --it;
+        if (std::isnan(shownKey))
+            shownKey = it->key;
+        if (rows.size() >= MaxHoverRows) {
+            ++hiddenRows;
+            continue;
+        }
+        rows << tr("%1: %2").arg(curveName(rank), QString::number(it->value, 'g', 5));
+    }
+    if (rows.isEmpty()) {
+        hideHover();
+        return;
+    }
+    QString header;
+    switch (m_xMode) {
+    case PlotXMode::Step:
+        header = tr("Step %1").arg(qint64(std::llround(shownKey)));
+        break;
+    case PlotXMode::RelativeTime:
+        header = tr("%1 s since start").arg(shownKey, 0, 'f', 1);
+        break;
+    case PlotXMode::WallTime:
+        header = QDateTime::fromMSecsSinceEpoch(qint64(shownKey * 1000)).toString(Qt::ISODate);
+        break;
+    }
+    if (hiddenRows > 0)
+        rows << tr("… and %n more", nullptr, hiddenRows);
+    m_hoverLine->point1->setCoords(shownKey, 0);
+    m_hoverLine->point2->setCoords(shownKey, 1);
+    m_hoverLine->setVisible(true);
+    m_plot->layer(QString::fromLatin1(OverlayLayer))->replot();
+    QToolTip::showText(m_plot->mapToGlobal(pos + QPoint(16, 16)),
+                       header + QLatin1Char('\n') + rows.join(QLatin1Char('\n')), m_plot);
+}
+
+void LossPlot::hideHover()
+{
+    if (m_hoverLine->visible()) {
+        m_hoverLine->setVisible(false);
+        m_plot->layer(QString::fromLatin1(OverlayLayer))->replot();
+    }
+    QToolTip::hideText();
+}
+
+bool LossPlot::exportPng(const QString &fileName)
+{
+    return m_plot->savePng(fileName, 0, 0, 2.0);
+}
+
+bool LossPlot::exportPdf(const QString &fileName)
+{
+    return m_plot->savePdf(fileName);
+}
+
+bool LossPlot::exportCsv(const QString &fileName, QString *errorMessage)
+{
+    if (!m_provider) {
+        if (errorMessage)
+            *errorMessage = tr("There is no data to export.");
+        return false;
+    }
+    QFile file(fileName);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+        if (errorMessage)
+            *errorMessage = tr("Cannot write %1: %2").arg(fileName, file.errorString());
+        return false;
+    }
+    return m_provider->writeCsv(&file, errorMessage);
+}
+
+void LossPlot::exportInteractive()
+{
+    QString selectedFilter;
+    const QString pngFilter = tr("PNG image (*.png)");
+    const QString pdfFilter = tr("PDF document (*.pdf)");
+    const QString csvFilter = tr("Full-resolution CSV (*.csv)");
+    QString fileName = QFileDialog::getSaveFileName(
+        this, tr("Export loss curves"), QString(),
+        QStringList{pngFilter, pdfFilter, csvFilter}.join(QStringLiteral(";;")), &selectedFilter);
+    if (fileName.isEmpty())
+        return;
+    bool ok = false;
+    QString error;
+    const QString suffix = QFileInfo(fileName).suffix().toLower();
+    if (suffix == QLatin1String("csv") || (suffix.isEmpty() && selectedFilter == csvFilter)) {
+        if (suffix.isEmpty())
+            fileName += QStringLiteral(".csv");
+        ok = exportCsv(fileName, &error);
+    } else if (suffix == QLatin1String("pdf") || (suffix.isEmpty() && selectedFilter == pdfFilter)) {
+        if (suffix.isEmpty())
+            fileName += QStringLiteral(".pdf");
+        ok = exportPdf(fileName);
+    } else {
+        if (suffix.isEmpty())
+            fileName += QStringLiteral(".png");
+        ok = exportPng(fileName);
+    }
+    if (!ok)
+        QMessageBox::warning(this, tr("Export failed"),
+                             error.isEmpty() ? tr("Could not write %1.").arg(fileName) : error);
+}
+
+} // namespace rankdeck

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The loss curves of one run: one line per rank plus the mean, debiased EMA smoothing with the
+// raw curve drawn faintly behind, x by step / relative time / wall time, log-scale y, outlier-
+// robust auto-range, ranks toggled from the legend, hover values, zoom/pan, PNG/PDF/CSV export.
+// It never replots per event: the owning page calls poll() on its timer, which refetches only
+// when the provider's generation or the view changed, and replots queued.
+#pragma once
+
+#include "plotdataprovider.h"
+
+#include <QHash>
+#include <QSet>
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QCPGraph;
+class QCPItemStraightLine;
+class QCustomPlot;
+class QLabel;
+class QListWidget;
+class QListWidgetItem;
+class QSlider;
+class QToolButton;
+
+namespace rankdeck {
+
+class LossPlot : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit LossPlot(QWidget *parent = nullptr);
+    ~LossPlot() override;
+
+    // Not owned; may be null (an empty plot).
+    void setProvider(const PlotDataProvider *provider);
+
+    double smoothing() const;
+    void setSmoothing(double weight);
+    PlotXMode xMode() const { return m_xMode; }
+    void setXMode(PlotXMode mode);
+    bool logScale() const { return m_logScale; }
+    void setLogScale(bool on);
+    bool ignoreOutliers() const { return m_ignoreOutliers; }
+    void setIgnoreOutliers(bool on);
+    bool isRankVisible(int rank) const { return !m_hiddenRanks.contains(rank); }
+    void setRankVisible(int rank, bool visible);
+
+    // Points currently held for a rank's raw curve (PlotDataProvider::MeanCurve for the mean).
+    int pointCount(int rank) const;
+    QList<int> plottedRanks() const { return m_rankOrder; }
+    QCustomPlot *customPlot() const { return m_plot; }
+
+    bool exportPng(const QString &fileName);
+    bool exportPdf(const QString &fileName);
+    bool exportCsv(const QString &fileName, QString *errorMessage = nullptr);
+
+    // Time spent in the last replot, for benchmarks (QCustomPlot measures it).
+    double lastReplotMs() const;
+
+public slots:
+    // Called by the page's timer: refetch if something changed, then queue one replot.
+    void poll();
+    // Forces a refetch and a synchronous replot (tests, benchmarks, screenshots).
+    void refreshNow();
+    void resetView();
+    void exportInteractive();
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
+private:
+    struct Curves
+    {
+        QCPGraph *raw = nullptr;
+        QCPGraph *smooth = nullptr;
+    };
+
+    void rebuild();
+    Curves &curvesFor(int rank);
+    void ensureLegendItem(int rank);
+    void applyAxisMode();
+    void autoRange();
+    void updateHover(const QPoint &pos);
+    void hideHover();
+    QColor colorFor(int rank) const;
+    QString curveName(int rank) const;
+    void markDirty();
+
+    const PlotDataProvider *m_provider = nullptr;
+    QCustomPlot *m_plot = nullptr;
+    QSlider *m_smoothingSlider = nullptr;
+    QLabel *m_smoothingLabel = nullptr;
+    QComboBox *m_xModeCombo = nullptr;
+    QCheckBox *m_logCheck = nullptr;
+    QCheckBox *m_outlierCheck = nullptr;
+    QToolButton *m_exportButton = nullptr;
+    QListWidget *m_legend = nullptr;
+    QCPItemStraightLine *m_hoverLine = nullptr;
+
+    QHash<int, Curves> m_curves;
+    QHash<int, QListWidgetItem *> m_legendItems;
+    QList<int> m_rankOrder;
+    QSet<int> m_hiddenRanks;
+    PlotXMode m_xMode = PlotXMode::Step;
+    bool m_logScale = false;
+    bool m_ignoreOutliers = false;
+    bool m_autoRange = true;
+    bool m_dirty = true;
+    bool m_rebuilding = false;
+    quint64 m_generation = ~quint64(0);
+};
+
+} // namespace rankdeck

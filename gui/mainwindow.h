@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The main window only wires things together: the side panel (profiles, runs), the run view
+// (the selected run's pages), menus and shortcuts, dialogs, and the remembered layout. Launching,
+// parsing and run bookkeeping all live in core (RunManager and what it owns).
+#pragma once
+
+#include <QMainWindow>
+
+#include <memory>
+
+class QAction;
+class QSplitter;
+
+namespace rankdeck {
+
+class ProfileStore;
+class RunView;
+class SidePanel;
+
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    SidePanel *sidePanel() const { return m_side; }
+    RunView *runView() const { return m_runView; }
+    ProfileStore *profileStore() const { return m_profiles.get(); }
+
+public slots:
+    void newProfile();
+    void editProfile(const QString &name);
+    void deleteProfile(const QString &name);
+    // Opens the launch form for a profile (the selected one when empty).
+    void openLaunchDialog(const QString &profileName = QString());
+    void reloadProfiles();
+    void showPage(int page);
+    // `rankdeck --demo`: a 2-rank run of the demo task on the built-in local profile.
+    void startDemo();
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    void createActions();
+    void restoreLayout();
+    void saveLayout() const;
+
+    std::unique_ptr<ProfileStore> m_profiles;
+    SidePanel *m_side = nullptr;
+    RunView *m_runView = nullptr;
+    QSplitter *m_splitter = nullptr;
+};
+
+} // namespace rankdeck

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "metricsplotprovider.h"
+
+#include "csvexport.h"
+#include "metricsstore.h"
+
+namespace rankdeck {
+
+MetricsPlotProvider::MetricsPlotProvider(const MetricsStore *store, const QString &metric)
+    : m_store(store)
+    , m_metric(metric)
+{
+}
+
+quint64 MetricsPlotProvider::generation() const
+{
+    return m_store->generation();
+}
+
+QList<int> MetricsPlotProvider::ranks() const
+{
+    return m_store->ranks(m_metric);
+}
+
+PlotCurve MetricsPlotProvider::curve(int rank, PlotXMode mode, double smoothingWeight, double xMin,
+                                     double xMax, int buckets) const
+{
+    MetricXAxis axis = MetricXAxis::Step;
+    if (mode == PlotXMode::RelativeTime)
+        axis = MetricXAxis::RelativeTime;
+    else if (mode == PlotXMode::WallTime)
+        axis = MetricXAxis::WallTime;
+    static_assert(PlotDataProvider::MeanCurve == MetricsStore::MeanCurve);
+    MetricCurve c = m_store->curve(rank, m_metric, axis, smoothingWeight, xMin, xMax, buckets);
+    PlotCurve out;
+    out.x = std::move(c.x);
+    out.y = std::move(c.y);
+    return out;
+}
+
+bool MetricsPlotProvider::writeCsv(QIODevice *out, QString *errorMessage) const
+{
+    return CsvExport::write(*m_store, out, errorMessage);
+}
+
+} // namespace rankdeck

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The loss plot's data from core's MetricsStore: smoothing, bucketing and CSV all happen in
+// core; this only translates between the plot's interface and the store's.
+#pragma once
+
+#include "plotdataprovider.h"
+
+#include <QString>
+
+namespace rankdeck {
+
+class MetricsStore;
+
+class MetricsPlotProvider : public PlotDataProvider
+{
+public:
+    // store: not owned, must outlive the provider.
+    explicit MetricsPlotProvider(const MetricsStore *store, const QString &metric);
+
+    void setMetric(const QString &metric) { m_metric = metric; }
+    QString metric() const { return m_metric; }
+
+    quint64 generation() const override;
+    QList<int> ranks() const override;
+    PlotCurve curve(int rank, PlotXMode mode, double smoothingWeight, double xMin, double xMax,
+                    int buckets) const override;
+    bool writeCsv(QIODevice *out, QString *errorMessage) const override;
+
+private:
+    const MetricsStore *m_store;
+    QString m_metric;
+};
+
+} // namespace rankdeck

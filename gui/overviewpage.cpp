@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "overviewpage.h"
+
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTableView>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace rankdeck {
+
+namespace {
+QString formatDuration(double seconds)
+{
+    const qint64 s = qint64(seconds + 0.5);
+    if (s >= 3600)
+        return QStringLiteral("%1:%2:%3").arg(s / 3600).arg(s / 60 % 60, 2, 10, QLatin1Char('0')).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+} // namespace
+
+OverviewPage::OverviewPage(QWidget *parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("overviewPage"));
+    m_title = new QLabel(this);
+    QFont titleFont = m_title->font();
+    titleFont.setPointSizeF(titleFont.pointSizeF() * 1.3);
+    titleFont.setBold(true);
+    m_title->setFont(titleFont);
+    m_state = new QLabel(this);
+    m_state->setObjectName(QStringLiteral("runStateLabel"));
+
+    m_progress = new QProgressBar(this);
+    m_progress->setObjectName(QStringLiteral("runProgressBar"));
+    m_progress->setRange(0, 1000);
+    m_progress->setValue(0);
+    m_eta = new QLabel(this);
+    m_eta->setObjectName(QStringLiteral("etaLabel"));
+
+    m_banner = new QLabel(this);
+    m_banner->setObjectName(QStringLiteral("rootCauseBanner"));
+    m_banner->setWordWrap(true);
+    m_banner->setTextFormat(Qt::PlainText);
+    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_banner->setMargin(8);
+    m_banner->setAutoFillBackground(true);
+    QPalette bannerPalette = m_banner->palette();
+    bannerPalette.setColor(QPalette::Window, QColor(0xb3, 0x1d, 0x28));
+    bannerPalette.setColor(QPalette::WindowText, Qt::white);
+    m_banner->setPalette(bannerPalette);
+    m_banner->setCursor(Qt::PointingHandCursor);
+    m_banner->setToolTip(tr("Click to open the failure report"));
+    m_banner->installEventFilter(this);
+    m_banner->hide();
+
+    m_nodes = new QTableWidget(0, 3, this);
+    m_nodes->setObjectName(QStringLiteral("nodeProgressTable"));
+    m_nodes->setHorizontalHeaderLabels({tr("Node"), tr("Stage"), tr("Progress")});
+    m_nodes->horizontalHeader()->setStretchLastSection(true);
+    m_nodes->verticalHeader()->setVisible(false);
+    m_nodes->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_nodes->setMaximumHeight(140);
+    m_nodes->hide();
+
+    m_table = new QTableView(this);
+    m_table->setObjectName(QStringLiteral("rankTable"));
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setAlternatingRowColors(true);
+    m_table->setSortingEnabled(false);
+    m_table->verticalHeader()->setVisible(false);
+    // Fixed row heights: the view never measures 512 rows' contents.
+    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+
+    m_stop = new QPushButton(tr("&Stop"), this);
+    m_stop->setObjectName(QStringLiteral("stopButton"));
+    m_stop->setToolTip(tr("Ask every rank to finish its step and exit (Ctrl+.)"));
+    m_kill = new QPushButton(tr("&Kill"), this);
+    m_kill->setObjectName(QStringLiteral("killButton"));
+    m_kill->setToolTip(tr("Kill every rank's process group now"));
+    m_dump = new QPushButton(tr("&Dump stacks"), this);
+    m_dump->setObjectName(QStringLiteral("dumpStacksButton"));
+    m_dump->setToolTip(tr("Ask every rank for the stacks of all its threads (shown in Failures)"));
+    connect(m_stop, &QPushButton::clicked, this, &OverviewPage::stopRequested);
+    connect(m_kill, &QPushButton::clicked, this, &OverviewPage::killRequested);
+    connect(m_dump, &QPushButton::clicked, this, &OverviewPage::dumpStacksRequested);
+
+    auto *header = new QHBoxLayout;
+    header->addWidget(m_title);
+    header->addWidget(m_state);
+    header->addStretch();
+    header->addWidget(m_dump);
+    header->addWidget(m_kill);
+    header->addWidget(m_stop);
+
+    auto *progress = new QHBoxLayout;
+    progress->addWidget(m_progress, 1);
+    progress->addWidget(m_eta);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(header);
+    layout->addWidget(m_banner);
+    layout->addLayout(progress);
+    layout->addWidget(m_nodes);
+    layout->addWidget(m_table, 1);
+    setRunActive(false);
+}
+
+void OverviewPage::setRankModel(QAbstractItemModel *model)
+{
+    m_table->setModel(model);
+    if (model)
+        m_table->resizeColumnsToContents();
+}
+
+void OverviewPage::setTitle(const QString &title, const QString &stateText)
+{
+    m_title->setText(title);
+    m_state->setText(stateText);
+}
+
+void OverviewPage::setProgress(qint64 done, qint64 total, double etaSeconds)
+{
+    const int value = total > 0 ? int(std::clamp<qint64>(done * 1000 / total, 0, 1000)) : 0;
+    m_progress->setValue(value);
+    m_progress->setFormat(total > 0 ? tr("%1 of %2 steps").arg(done).arg(total) : tr("waiting for steps"));
+    m_eta->setText(etaSeconds >= 0 ? tr("ETA %1").arg(formatDuration(etaSeconds)) : QString());
+}
+
+void OverviewPage::setRootCause(const QString &text)
+{
+    m_banner->setText(text);
+    m_banner->setVisible(!text.isEmpty());
+}
+
+QString OverviewPage::rootCauseText() const
+{
+    return m_banner->text();
+}
+
+bool OverviewPage::isBannerVisible() const
+{
+    return !m_banner->isHidden();
+}
+
+void OverviewPage::setNodeProgress(int nodeIndex, const QString &node, const QString &stage, int percent)
+{
+    if (nodeIndex < 0 || nodeIndex > 4096)
+        return;
+    if (m_nodes->rowCount() <= nodeIndex)
+        m_nodes->setRowCount(nodeIndex + 1);
+    auto setText = [this, nodeIndex](int column, const QString &text) {
+        QTableWidgetItem *item = m_nodes->item(nodeIndex, column);
+        if (!item) {
+            item = new QTableWidgetItem;
+            m_nodes->setItem(nodeIndex, column, item);
+        }
+        item->setText(text);
+    };
+    setText(0, node);
+    setText(1, stage);
+    auto *bar = qobject_cast<QProgressBar *>(m_nodes->cellWidget(nodeIndex, 2));
+    if (!bar) {
+        bar = new QProgressBar(m_nodes);
+        bar->setRange(0, 100);
+        m_nodes->setCellWidget(nodeIndex, 2, bar);
+    }
+    if (percent < 0) {
+        bar->setRange(0, 0);
+    } else {
+        bar->setRange(0, 100);
+        bar->setValue(percent);
+    }
+    m_nodes->show();
+}
+
+void OverviewPage::clearNodeProgress()
+{
+    m_nodes->setRowCount(0);
+    m_nodes->hide();
+}
+
+void OverviewPage::setRunActive(bool active)
+{
+    m_stop->setEnabled(active);
+    m_kill->setEnabled(active);
+    m_dump->setEnabled(active);
+}
+
+bool OverviewPage::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_banner && event->type() == QEvent::MouseButtonRelease)
+        emit rootCauseActivated();
+    return QWidget::eventFilter(watched, event);
+}
+
+} // namespace rankdeck

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The "Overview" tab: one row per rank (a table view over core's RankTableModel, so 512 ranks
+// are 512 model rows, not widgets), overall progress with ETA, per-node launch progress, the
+// root-cause banner of a failed run, and Stop / Kill / Dump stacks. It shows what it is given;
+// RunView feeds it from the run controller.
+#pragma once
+
+#include <QWidget>
+
+class QAbstractItemModel;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QTableView;
+class QTableWidget;
+
+namespace rankdeck {
+
+class OverviewPage : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit OverviewPage(QWidget *parent = nullptr);
+
+    void setRankModel(QAbstractItemModel *model);
+    QTableView *rankTable() const { return m_table; }
+
+    void setTitle(const QString &title, const QString &stateText);
+    // steps done over all ranks / total; eta in seconds (< 0: unknown).
+    void setProgress(qint64 done, qint64 total, double etaSeconds);
+    // Empty text hides the banner.
+    void setRootCause(const QString &text);
+    QString rootCauseText() const;
+    bool isBannerVisible() const;
+    // Launch progress of one node; percent < 0: no percentage for this stage.
+    void setNodeProgress(int nodeIndex, const QString &node, const QString &stage, int percent);
+    void clearNodeProgress();
+    void setRunActive(bool active);
+
+    QPushButton *stopButton() const { return m_stop; }
+    QPushButton *killButton() const { return m_kill; }
+    QPushButton *dumpStacksButton() const { return m_dump; }
+
+signals:
+    void stopRequested();
+    void killRequested();
+    void dumpStacksRequested();
+    void rootCauseActivated();
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
+private:
+    QLabel *m_title = nullptr;
+    QLabel *m_state = nullptr;
+    QProgressBar *m_progress = nullptr;
+    QLabel *m_eta = nullptr;
+    QLabel *m_banner = nullptr;
+    QTableWidget *m_nodes = nullptr;
+    QTableView *m_table = nullptr;
+    QPushButton *m_stop = nullptr;
+    QPushButton *m_kill = nullptr;
+    QPushButton *m_dump = nullptr;
+};
+
+} // namespace rankdeck

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// What the loss plot needs from the data side. The plot widget knows nothing about runs or
+// stores: the run page hands it a provider over core's MetricsStore (metricsplotprovider.h),
+// and the benchmarks can hand it one over synthetic data through the same interface.
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QVector>
+
+class QIODevice;
+
+namespace rankdeck {
+
+enum class PlotXMode { Step, RelativeTime, WallTime };
+
+// One drawable curve. A NaN in y breaks the line: segments (restarts that made steps go
+// backwards) are separated that way, so that no zig-zag is drawn between them.
+struct PlotCurve
+{
+    QVector<double> x;
+    QVector<double> y;
+};
+
+class PlotDataProvider
+{
+public:
+    static constexpr int MeanCurve = -1;
+
+    virtual ~PlotDataProvider() = default;
+
+    // Bumps whenever new data arrived; the plot polls it on its timer and refetches only then.
+    virtual quint64 generation() const = 0;
+    // Ranks that have data for the plotted metric, ascending.
+    virtual QList<int> ranks() const = 0;
+    // The curve of one rank (or MeanCurve) in the requested x mode, smoothed on the full data
+    // with the debiased EMA weight (0 = raw), then bucketed to about `buckets` min/max buckets
+    // over [xMin, xMax] (an empty range means everything). Relative time is in seconds since the
+    // first point of the run; wall time in seconds since the Unix epoch.
+    virtual PlotCurve curve(int rank, PlotXMode mode, double smoothingWeight, double xMin,
+                            double xMax, int buckets) const = 0;
+    // Full-resolution CSV of everything plotted (no bucketing, no smoothing).
+    virtual bool writeCsv(QIODevice *out, QString *errorMessage) const = 0;
+};
+
+} // namespace rankdeck

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The left panel: cluster profiles (built-in "local" first) and runs (core's RunListModel:
+// running ones on top, then history). It only reports what the user picked.
+#pragma once
+
+#include <QWidget>
+
+class QAbstractItemModel;
+class QListView;
+class QListWidget;
+class QModelIndex;
+class QToolButton;
+
+namespace rankdeck {
+
+class SidePanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit SidePanel(QWidget *parent = nullptr);
+
+    void setProfileNames(const QStringList &names);
+    QString currentProfile() const;
+    void setCurrentProfile(const QString &name);
+    QListWidget *profileList() const { return m_profiles; }
+
+    void setRunModel(QAbstractItemModel *model);
+    QListView *runList() const { return m_runs; }
+    void selectRunRow(int row);
+
+signals:
+    void newProfileRequested();
+    void editProfileRequested(const QString &name);
+    void deleteProfileRequested(const QString &name);
+    void launchRequested(const QString &profileName);
+    void runSelected(const QModelIndex &index);
+
+private:
+    QListWidget *m_profiles = nullptr;
+    QListView *m_runs = nullptr;
+    QToolButton *m_edit = nullptr;
+    QToolButton *m_delete = nullptr;
+};
+
+} // namespace rankdeck
