@@ -155,7 +155,7 @@ std::string FaultInjector::describe() const
     return s + '@' + std::to_string(m_step) + " on rank " + std::to_string(m_faultRank);
 }
 
-void FaultInjector::maybeInject(int step)
+void FaultInjector::maybeInject(int step) noexcept
 {
     if (!m_active || step != m_step)
         return;

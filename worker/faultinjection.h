@@ -24,7 +24,11 @@ public:
     // it crashes, throws or exits as asked (a human line on stderr first). `hang` blocks here
     // forever without joining any collective, while other threads (heartbeats, stack dumps,
     // the control channel) keep running.
-    void maybeInject(int step);
+    // noexcept on purpose: `throw` and `torch-check` model an exception nobody catches, so they
+    // reach the crash handler's terminate handler (crash event with type, message and the
+    // throw site's stack; the process dies by SIGABRT) whatever catch blocks surround the
+    // training loop.
+    void maybeInject(int step) noexcept;
 
     // True from the hang step on, on the hanging rank: a worker that wants to keep computing
     // instead of blocking in maybeInject() skips its collectives when this is set.
