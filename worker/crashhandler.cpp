@@ -96,6 +96,7 @@ struct CrashCapture
     void *address = nullptr;
     pid_t senderPid = 0;
     pid_t pid = 0; // of the crashed process: the symbolizing child has its own
+    std::int64_t timeUs = 0; // when the signal arrived: the root cause is chosen by this time
     pid_t tid = 0;
     char threadName[32] = {};
 };
@@ -105,6 +106,7 @@ CrashCapture g_crash;
 struct ThrowRecord
 {
     const std::type_info *type = nullptr;
+    std::int64_t timeUs = 0;
     void *pcs[kMaxFrames];
     int count = 0;
 };
@@ -433,7 +435,7 @@ void writeRawReport()
     js.putJsonKey(wire::field::Type);
     js.putJsonString(wire::event::Crash.data(), wire::event::Crash.size());
     js.putJsonKey(wire::field::Time);
-    js.putDec(nowUs());
+    js.putDec(g_crash.timeUs);
     js.putJsonKey(wire::field::Rank);
     js.putDec(g_settings.rank);
     js.putJsonKey(wire::field::Kind);
@@ -503,6 +505,7 @@ struct Report
     std::string message;
     std::string thread;
     pid_t pid = 0;
+    std::int64_t timeUs = 0;
     std::vector<StackFrame> frames;
 };
 
@@ -533,7 +536,7 @@ void emitReport(const Report &r)
         stack += formatFrame(static_cast<int>(i), r.frames[i]);
     }
 
-    wire::WireEventWriter ev(wire::event::Crash, g_settings.rank, nowUs());
+    wire::WireEventWriter ev(wire::event::Crash, g_settings.rank, r.timeUs > 0 ? r.timeUs : nowUs());
     ev.addString(wire::field::Kind, r.kind);
     if (r.kind == "signal") {
         ev.addInt(wire::field::Signal, r.signal);
@@ -615,6 +618,7 @@ std::string signalMessage()
     r.message = signalMessage();
     r.thread = threadLabel(g_crash.threadName, g_crash.tid, g_crash.pid);
     r.pid = g_crash.pid;
+    r.timeUs = g_crash.timeUs;
     {
         StackSymbolizer symbolizer;
         r.frames = symbolizer.symbolize(g_crash.pcs, g_crash.count, g_crash.firstIsExact);
@@ -665,6 +669,7 @@ void onFatalSignal(int sig, siginfo_t *info, void *ucontext)
     g_crash.senderPid = (info && info->si_code <= 0) ? info->si_pid : 0;
     g_crash.tid = tid;
     g_crash.pid = ::getpid();
+    g_crash.timeUs = nowUs();
     ::prctl(PR_GET_NAME, g_crash.threadName, 0, 0, 0);
 
     bool reported = false;
@@ -730,6 +735,7 @@ std::string trimExceptionMessage(std::string msg)
     ::prctl(PR_GET_NAME, name, 0, 0, 0);
     r.thread = threadLabel(name, tid, ::getpid());
     r.pid = ::getpid();
+    r.timeUs = nowUs();
     const std::type_info *type = abi::__cxa_current_exception_type();
     if (type) {
         int status = 0;
@@ -751,6 +757,7 @@ std::string trimExceptionMessage(std::string msg)
     void *pcs[kMaxFrames];
     int count = 0;
     if (type && t_lastThrow.type == type && t_lastThrow.count > 0) {
+        r.timeUs = t_lastThrow.timeUs;
         count = t_lastThrow.count;
         std::memcpy(pcs, t_lastThrow.pcs, sizeof(void *) * static_cast<std::size_t>(count));
     } else {
@@ -1122,6 +1129,7 @@ extern "C" void __cxa_throw(void *object, void *type, void (*destructor)(void *)
     if (n > 1)
         std::memmove(record.pcs, record.pcs + 1, sizeof(void *) * static_cast<std::size_t>(n - 1));
     record.type = static_cast<const std::type_info *>(type);
+    record.timeUs = rankdeck::crash::nowUs();
     realThrow(object, type, destructor);
     __builtin_unreachable();
 }

@@ -4,11 +4,14 @@
 // injector: it prints the worker's log lines, sends heartbeats from a second thread and fails
 // as --fault asks. tst_crashhandler drives it as a real process.
 //   crashhelper --rank R [--run-dir D] [--fault KIND@STEP --fault-rank F] [--steps N]
-//               [--step-delay-ms MS]
+//               [--step-delay-ms MS] [--train-thread]
+// --train-thread runs the loop on a second thread named "rdk-train", as a crash away from the
+// main thread.
 #include "crashhandler.h"
 #include "faultinjection.h"
 #include "wireprotocol.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -50,6 +53,7 @@ void emit(const std::string &line)
 int main(int argc, char **argv)
 {
     int rank = 0, steps = 10, stepDelayMs = 20, faultRank = 0;
+    bool trainThread = false;
     std::string runDir, faultSpec;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -72,6 +76,8 @@ int main(int argc, char **argv)
             steps = std::atoi(value().c_str());
         else if (a == "--step-delay-ms")
             stepDelayMs = std::atoi(value().c_str());
+        else if (a == "--train-thread")
+            trainThread = true;
         else {
             std::fprintf(stderr, "crashhelper: unknown flag %s\n", a.c_str());
             return 2;
@@ -99,10 +105,21 @@ int main(int argc, char **argv)
         }
     }).detach();
 
-    for (int step = 0; step < steps; ++step) {
-        trainOneStep(fault ? &*fault : nullptr, rank, step);
-        g_lastStep = step;
-        std::this_thread::sleep_for(std::chrono::milliseconds(stepDelayMs));
+    auto train = [&] {
+        for (int step = 0; step < steps; ++step) {
+            trainOneStep(fault ? &*fault : nullptr, rank, step);
+            g_lastStep = step;
+            std::this_thread::sleep_for(std::chrono::milliseconds(stepDelayMs));
+        }
+    };
+    if (trainThread) {
+        std::thread t([&] {
+            ::pthread_setname_np(::pthread_self(), "rdk-train");
+            train();
+        });
+        t.join();
+    } else {
+        train();
     }
     std::printf("Rank %d: done\n", rank);
     return 0;

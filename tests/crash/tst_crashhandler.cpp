@@ -209,6 +209,33 @@ private slots:
         QVERIFY(QFile::exists(runDir.filePath(QStringLiteral("crash-rank2.txt"))));
     }
 
+    // A fault on another thread than main: that thread is named, and its stack is reported.
+    void crashOnWorkerThread_data()
+    {
+        QTest::addColumn<QString>("fault");
+        QTest::addColumn<int>("signal");
+        QTest::addColumn<QString>("function");
+        QTest::newRow("segv") << "segv" << SIGSEGV << "crashWithSegv";
+        QTest::newRow("throw") << "throw" << SIGABRT << "throwRuntimeError";
+    }
+    void crashOnWorkerThread()
+    {
+        QFETCH(QString, fault);
+        QFETCH(int, signal);
+        QFETCH(QString, function);
+        Helper h({"--rank", "0", "--fault", fault + "@1", "--fault-rank", "0", "--step-delay-ms", "1", "--train-thread"});
+        QVERIFY(h.finish());
+        QCOMPARE(h.process().exitStatus(), QProcess::CrashExit);
+        QCOMPARE(h.process().exitCode(), signal);
+        const QList<QJsonObject> crashes = eventsOfType(parseOutput(h.out()), wire::event::Crash);
+        QCOMPARE(crashes.size(), 1);
+        const RankFailure f = failureFromCrashEvent(crashes.first());
+        QVERIFY2(f.thread.startsWith(QLatin1String("rdk-train (tid ")), qPrintable(f.thread));
+        QVERIFY(!f.thread.contains(QLatin1String("main thread")));
+        QVERIFY(f.firstOwnFrame >= 0);
+        QVERIFY2(f.stack.at(f.firstOwnFrame).contains(function), qPrintable(f.stack.join(QLatin1Char('\n'))));
+    }
+
     void exitFault()
     {
         Helper h({"--rank", "1", "--fault", "exit:7@2", "--fault-rank", "1", "--step-delay-ms", "1"});
