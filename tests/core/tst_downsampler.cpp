@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "downsampler.h"
+
+#include <QRandomGenerator>
+#include <QtTest>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace rankdeck;
+
+namespace {
+constexpr double NaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double Inf = std::numeric_limits<double>::infinity();
+
+std::vector<double> iota(qsizetype n)
+{
+    std::vector<double> x(static_cast<size_t>(n));
+    for (qsizetype i = 0; i < n; ++i)
+        x[size_t(i)] = double(i);
+    return x;
+}
+
+bool samePoints(const DownsampledPoints &a, const DownsampledPoints &b)
+{
+    return a.x == b.x && a.y == b.y && a.nanX == b.nanX && a.infX == b.infX && a.infY == b.infY;
+}
+} // namespace
+
+class TestDownsampler : public QObject
+{
+    Q_OBJECT
+private slots:
+    void byHand_data();
+    void byHand();
+    void indexAgreesWithScan_data();
+    void indexAgreesWithScan();
+    void spikeSurvivesMillionPoints();
+    void segmentRange();
+};
+
+// x = 0..9 in every row below; expected points worked out by hand.
+void TestDownsampler::byHand_data()
+{
+    QTest::addColumn<QList<double>>("y");
+    QTest::addColumn<double>("xMin");
+    QTest::addColumn<double>("xMax");
+    QTest::addColumn<int>("buckets");
+    QTest::addColumn<QList<double>>("expectedX");
+    QTest::addColumn<QList<double>>("expectedY");
+    QTest::addColumn<QList<double>>("expectedNanX");
+
+    const QList<double> y{0, 5, 1, 1, -3, 2, 2, 2, 9, 0};
+    // Two buckets over [0, 9] split at 4.5: {0..4} has max 5 @1, min -3 @4; {5..9} max 9 @8,
+    // min 0 @9. Each bucket gives its min and max in their original order.
+    QTest::newRow("two buckets") << y << 0.0 << 9.0 << 2 << QList<double>{1, 4, 8, 9}
+                                 << QList<double>{5, -3, 9, 0} << QList<double>{};
+    // Empty range means everything: same as above.
+    QTest::newRow("whole range") << y << 0.0 << 0.0 << 2 << QList<double>{1, 4, 8, 9}
+                                 << QList<double>{5, -3, 9, 0} << QList<double>{};
+    // View [2, 6] in two buckets split at 4: {2,3} all 1 (min = max, one point at 2), {4,5,6}
+    // min -3 @4, max 2 @5; plus the neighbours just outside (1 and 7).
+    QTest::newRow("zoomed with edges") << y << 2.0 << 6.0 << 2 << QList<double>{1, 2, 4, 5, 7}
+                                       << QList<double>{5, 1, -3, 2, 2} << QList<double>{};
+    // One bucket per point gives the data back.
+    QTest::newRow("as many buckets as points") << y << 0.0 << 9.0 << 10 << QList<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+                                               << y << QList<double>{};
+    // No bucketing at all.
+    QTest::newRow("no buckets") << y << 0.0 << 0.0 << 0 << QList<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+                                << y << QList<double>{};
+    // A NaN is reported at its x and never becomes a min or max.
+    QTest::newRow("nan visible") << QList<double>{0, 5, NaN, 1, -3, 2, 2, 2, 9, 0} << 0.0 << 9.0 << 2
+                                 << QList<double>{1, 4, 8, 9} << QList<double>{5, -3, 9, 0}
+                                 << QList<double>{2};
+    // A bucket holding only NaN gives no line point, only the NaN mark.
+    QTest::newRow("all nan bucket") << QList<double>{NaN, NaN, NaN, NaN, NaN, 1, 2, 3, 4, 5} << 0.0 << 9.0 << 2
+                                    << QList<double>{5, 9} << QList<double>{1, 5} << QList<double>{0};
+}
+
+void TestDownsampler::byHand()
+{
+    QFETCH(QList<double>, y);
+    QFETCH(double, xMin);
+    QFETCH(double, xMax);
+    QFETCH(int, buckets);
+    QFETCH(QList<double>, expectedX);
+    QFETCH(QList<double>, expectedY);
+    QFETCH(QList<double>, expectedNanX);
+    const std::vector<double> x = iota(y.size());
+    const std::vector<double> values(y.begin(), y.end());
+    const DownsampledPoints scan = Downsampler::bucketScan(x, values, xMin, xMax, buckets);
+    QCOMPARE(scan.x, expectedX);
+    QCOMPARE(scan.y, expectedY);
+    QCOMPARE(scan.nanX, expectedNanX);
+    Downsampler index;
+    index.update(values);
+    QVERIFY(samePoints(index.bucket(x, values, xMin, xMax, buckets), scan));
+}
+
+void TestDownsampler::indexAgreesWithScan_data()
+{
+    QTest::addColumn<int>("points");
+    QTest::addColumn<int>("buckets");
+    QTest::addColumn<double>("from");  // view as a fraction of the x range
+    QTest::addColumn<double>("to");
+    QTest::newRow("200k / 1000 all") << 200000 << 1000 << 0.0 << 1.0;
+    QTest::newRow("200k / 7 all") << 200000 << 7 << 0.0 << 1.0;
+    QTest::newRow("200k / 333 middle") << 200000 << 333 << 0.31 << 0.77;
+    QTest::newRow("5000 / 1000 tail") << 5000 << 1000 << 0.9 << 1.0;
+    QTest::newRow("4097 / 3 all") << 4097 << 3 << 0.0 << 1.0;
+}
+
+// The two-level index must give exactly what a full scan gives.
+void TestDownsampler::indexAgreesWithScan()
+{
+    QFETCH(int, points);
+    QFETCH(int, buckets);
+    QFETCH(double, from);
+    QFETCH(double, to);
+    QRandomGenerator rng(7);
+    std::vector<double> x, values;
+    double xv = 0;
+    Downsampler index;
+    for (int i = 0; i < points; ++i) {
+        xv += rng.bounded(3);  // repeated x values too
+        x.push_back(xv);
+        const int r = rng.bounded(1000);
+        values.push_back(r == 0 ? NaN : r == 1 ? (rng.bounded(2) ? Inf : -Inf) : double(rng.bounded(100000)) / 7.0);
+        if (i % 1000 == 999)
+            index.update(values);  // as a live series grows
+    }
+    index.update(values);
+    const double span = x.back() - x.front();
+    const double lo = x.front() + span * from;
+    const double hi = x.front() + span * to;
+    const DownsampledPoints a = index.bucket(x, values, lo, hi, buckets);
+    const DownsampledPoints b = Downsampler::bucketScan(x, values, lo, hi, buckets);
+    QCOMPARE(a.x.size(), b.x.size());
+    QVERIFY(samePoints(a, b));
+    QVERIFY(a.x.size() <= 2 * buckets + 2);
+}
+
+void TestDownsampler::spikeSurvivesMillionPoints()
+{
+    const int n = 1'000'000;
+    std::vector<double> values(n, 1.0);
+    values[123457] = 1000.0;
+    values[654321] = -1000.0;
+    values[777777] = NaN;
+    const std::vector<double> x = iota(n);
+    Downsampler index;
+    index.update(values);
+    const DownsampledPoints p = index.bucket(x, values, 0, 0, 100);
+    QVERIFY(p.y.contains(1000.0));
+    QVERIFY(p.y.contains(-1000.0));
+    QCOMPARE(p.x.at(p.y.indexOf(1000.0)), 123457.0);
+    QCOMPARE(p.nanX, QList<double>{777777.0});
+    QVERIFY(p.x.size() <= 200);
+}
+
+void TestDownsampler::segmentRange()
+{
+    // Two segments in one column (a restart): bucketing one of them never sees the other.
+    std::vector<double> values{1, 2, 3, 100, 0.5, 0.6, 0.7};
+    const std::vector<double> steps{1, 2, 3, 4, 2, 3, 4};
+    Downsampler index;
+    index.update(values);
+    const auto xAt = [&](qsizetype i) { return steps[size_t(i)]; };
+    const DownsampledPoints second = index.bucket(xAt, values, 4, 7, 0, 0, 1);
+    QCOMPARE(second.x, (QList<double>{2, 4}));
+    QCOMPARE(second.y, (QList<double>{0.5, 0.7}));
+}
+
+QTEST_GUILESS_MAIN(TestDownsampler)
+#include "tst_downsampler.moc"

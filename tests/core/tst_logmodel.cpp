@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "logmodel.h"
+#include "logstore.h"
+#include "rankstream.h"
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <thread>
+
+using namespace rankdeck;
+
+namespace {
+
+void feed(LogStore &store, int rank, StreamKind stream, int from, int count)
+{
+    RankStream s(rank);
+    QByteArray chunk;
+    for (int i = from; i < from + count; ++i)
+        chunk += "r" + QByteArray::number(rank) + " line " + QByteArray::number(i) + '\n';
+    store.append(s.feed(stream, chunk).lines);
+}
+
+QString text(const LogModel &m, int row)
+{
+    return m.data(m.index(row), Qt::DisplayRole).toString();
+}
+
+} // namespace
+
+class TestLogModel : public QObject
+{
+    Q_OBJECT
+private slots:
+    void followsOneRank();
+    void allRanksPrefixed();
+    void boundedWithMarkerRow();
+    void fetchOlderFromDisk();
+    void regexAndStreamFilter_data();
+    void regexAndStreamFilter();
+    void invalidRegexIsReported();
+    void timerPollsStoreFedFromThread();
+};
+
+void TestLogModel::followsOneRank()
+{
+    LogStore store;
+    LogModel model(&store, 1);
+    model.setPollInterval(0);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model.rowCount(), 0);
+    feed(store, 0, StreamKind::Stdout, 0, 5);
+    feed(store, 1, StreamKind::Stdout, 0, 3);
+    QSignalSpy appended(&model, &LogModel::linesAppended);
+    model.poll();
+    QCOMPARE(appended.size(), 1);
+    QCOMPARE(appended.first().first().toInt(), 3);
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(text(model, 0), QStringLiteral("r1 line 0"));
+    QCOMPARE(model.data(model.index(2), LogModel::LineNumberRole).toLongLong(), 2);
+    QCOMPARE(model.data(model.index(2), LogModel::RankRole).toInt(), 1);
+    QVERIFY(!model.hasMarkerRow());
+    // Nothing new: polling changes nothing.
+    model.poll();
+    QCOMPARE(appended.size(), 1);
+}
+
+void TestLogModel::allRanksPrefixed()
+{
+    LogStore store;
+    LogModel model(&store, LogStore::AllRanks);
+    model.setPollInterval(0);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    feed(store, 2, StreamKind::Stdout, 0, 1);
+    feed(store, 0, StreamKind::Stderr, 0, 1);
+    model.poll();
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(text(model, 0), QStringLiteral("[r2] r2 line 0"));
+    QCOMPARE(text(model, 1), QStringLiteral("[r0] r0 line 0"));
+    QCOMPARE(model.data(model.index(1), LogModel::StreamRole).toInt(), 1);
+    QCOMPARE(model.data(model.index(1), LogModel::TextRole).toString(), QStringLiteral("r0 line 0"));
+}
+
+void TestLogModel::boundedWithMarkerRow()
+{
+    LogStore store;
+    LogModel model(&store, 0);
+    model.setPollInterval(0);
+    model.setMaxRows(10);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    feed(store, 0, StreamKind::Stdout, 0, 8);
+    model.poll();
+    QCOMPARE(model.rowCount(), 8);
+    feed(store, 0, StreamKind::Stdout, 8, 7);
+    model.poll();
+    // 15 lines, 10 kept: the marker row says 5 are elided.
+    QVERIFY(model.hasMarkerRow());
+    QCOMPARE(model.elidedCount(), 5);
+    QCOMPARE(model.rowCount(), 11);
+    QVERIFY(model.data(model.index(0), LogModel::IsMarkerRole).toBool());
+    QCOMPARE(model.data(model.index(0), LogModel::ElidedCountRole).toLongLong(), 5);
+    QVERIFY(text(model, 0).contains(QStringLiteral("5")));
+    QCOMPARE(text(model, 1), QStringLiteral("r0 line 5"));
+    QCOMPARE(text(model, 10), QStringLiteral("r0 line 14"));
+    // A burst far larger than the model.
+    feed(store, 0, StreamKind::Stdout, 15, 1000);
+    model.poll();
+    QCOMPARE(model.rowCount(), 11);
+    QCOMPARE(model.elidedCount(), 1005);
+    QCOMPARE(text(model, 10), QStringLiteral("r0 line 1014"));
+}
+
+void TestLogModel::fetchOlderFromDisk()
+{
+    QTemporaryDir dir;
+    LogStore::Options o;
+    o.windowPerRank = 20;
+    o.windowAll = 20;
+    LogStore store(o);
+    QVERIFY(store.open(dir.path()));
+    feed(store, 0, StreamKind::Stdout, 0, 500);
+    for (int rank : {0, int(LogStore::AllRanks)}) {
+        LogModel model(&store, rank);
+        model.setPollInterval(0);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model.elidedCount(), 480);
+        QCOMPARE(model.rowCount(), 21);
+        QCOMPARE(model.fetchOlder(100), 100);
+        QCOMPARE(model.elidedCount(), 380);
+        QCOMPARE(model.data(model.index(1), LogModel::TextRole).toString(), QStringLiteral("r0 line 380"));
+        QCOMPARE(model.fetchOlder(1000), 380);
+        QVERIFY(!model.hasMarkerRow());
+        QCOMPARE(model.rowCount(), 500);
+        QCOMPARE(model.data(model.index(0), LogModel::TextRole).toString(), QStringLiteral("r0 line 0"));
+        QCOMPARE(model.fetchOlder(10), 0);
+    }
+}
+
+void TestLogModel::regexAndStreamFilter_data()
+{
+    QTest::addColumn<QString>("pattern");
+    QTest::addColumn<int>("streams");
+    QTest::addColumn<int>("rows");
+    // 10 stdout lines (line 0..9) and 10 stderr lines (line 10..19).
+    QTest::newRow("everything") << QString() << int(LogModel::AllStreams) << 20;
+    QTest::newRow("stderr only") << QString() << int(LogModel::StderrLines) << 10;
+    QTest::newRow("regex") << QStringLiteral("line 1\\d$") << int(LogModel::AllStreams) << 10;
+    QTest::newRow("regex, case-insensitive") << QStringLiteral("LINE 3$") << int(LogModel::AllStreams) << 1;
+    QTest::newRow("regex and stream") << QStringLiteral("line [15]") << int(LogModel::StdoutLines) << 2;
+    QTest::newRow("no stream") << QString() << 0 << 0;
+}
+
+void TestLogModel::regexAndStreamFilter()
+{
+    QFETCH(QString, pattern);
+    QFETCH(int, streams);
+    QFETCH(int, rows);
+    LogStore store;
+    LogModel model(&store, 0);
+    model.setPollInterval(0);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    feed(store, 0, StreamKind::Stdout, 0, 10);
+    model.setFilterPattern(pattern);
+    model.setStreamFilter(streams);
+    feed(store, 0, StreamKind::Stderr, 10, 10);
+    model.poll();
+    QCOMPARE(model.rowCount(), rows);
+    QVERIFY(model.patternError().isEmpty());
+    // Clearing the filters brings every line back.
+    model.setFilterPattern(QString());
+    model.setStreamFilter(LogModel::AllStreams);
+    QCOMPARE(model.rowCount(), 20);
+}
+
+void TestLogModel::invalidRegexIsReported()
+{
+    LogStore store;
+    feed(store, 0, StreamKind::Stdout, 0, 3);
+    LogModel model(&store, 0);
+    model.setFilterPattern(QStringLiteral("(unclosed"));
+    QVERIFY(!model.patternError().isEmpty());
+    QCOMPARE(model.rowCount(), 3);  // an invalid filter shows everything
+}
+
+void TestLogModel::timerPollsStoreFedFromThread()
+{
+    LogStore store;
+    LogModel model(&store, 3);
+    model.setPollInterval(10);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy appended(&model, &LogModel::linesAppended);
+    std::thread producer([&store] {
+        for (int i = 0; i < 50; ++i)
+            feed(store, 3, StreamKind::Stdout, i * 10, 10);
+    });
+    producer.join();
+    QVERIFY(appended.wait(5000));
+    QTRY_COMPARE(model.rowCount(), 500);
+    QCOMPARE(text(model, 499), QStringLiteral("r3 line 499"));
+}
+
+QTEST_GUILESS_MAIN(TestLogModel)
+#include "tst_logmodel.moc"

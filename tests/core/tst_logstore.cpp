@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "logstore.h"
+#include "rankstream.h"
+
+#include <wireprotocol.h>
+
+#include <QFile>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <thread>
+#include <vector>
+
+using namespace rankdeck;
+namespace wire = rankdeck::wire;
+
+namespace {
+
+QByteArray readFile(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+QByteArray eventLine(int rank, qint64 step)
+{
+    wire::WireEventWriter w(wire::event::Step, rank, 1);
+    w.addInt(wire::field::Step, step).addDouble(wire::field::Loss, 0.5);
+    return QByteArray::fromStdString(w.line());
+}
+
+// What a rank prints: ordinary lines, events mixed in, a megabyte line, NULs, invalid UTF-8,
+// a progress bar. Returns the bytes a rank writes and, in *logBytes, what its log must hold.
+QByteArray rankOutput(int rank, int lines, QByteArray *logBytes)
+{
+    QByteArray out;
+    for (int i = 0; i < lines; ++i) {
+        QByteArray line;
+        switch (i % 7) {
+        case 0: line = QByteArray("Rank ") + QByteArray::number(rank) + ": Epoch 1, Loss 0." + QByteArray::number(i); break;
+        case 1: line = QByteArray("bin\0ary\xff\xfe", 10) + QByteArray::number(i); break;
+        case 2: line = "10%\r50%\r100% " + QByteArray::number(i); break;
+        case 3: line = ""; break;
+        default: line = "plain " + QByteArray::number(i);
+        }
+        if (i == lines / 2)
+            line = QByteArray(3 * 1024 * 1024, 'H') + QByteArray::number(i);
+        out += line + '\n';
+        *logBytes += line + '\n';
+        if (i % 5 == 0)
+            out += eventLine(rank, i);
+    }
+    return out;
+}
+
+} // namespace
+
+class TestLogStore : public QObject
+{
+    Q_OBJECT
+private slots:
+    void nothingLostWithTinyWindow_data();
+    void nothingLostWithTinyWindow();
+    void mergedOrderAndReadBack();
+    void reopenShowsOldLines();
+    void concurrentRanks();
+    void memoryOnlyReportsElided();
+    void eventsAreRecorded();
+    void badDirectoryIsNamed();
+};
+
+void TestLogStore::nothingLostWithTinyWindow_data()
+{
+    QTest::addColumn<int>("window");
+    QTest::addColumn<int>("chunk");
+    QTest::newRow("window 1, pipe-sized chunks") << 1 << 4096;
+    QTest::newRow("window 50, odd chunks") << 50 << 333;
+}
+
+void TestLogStore::nothingLostWithTinyWindow()
+{
+    QFETCH(int, window);
+    QFETCH(int, chunk);
+    QTemporaryDir dir;
+    LogStore::Options o;
+    o.windowPerRank = window;
+    o.windowAll = window;
+    LogStore store(o);
+    QString error;
+    QVERIFY2(store.open(dir.path(), &error), qPrintable(error));
+    QCOMPARE(QFileInfo(dir.path()).isDir(), true);
+
+    const int ranks = 3, lines = 400;
+    std::vector<QByteArray> inputs, expected(ranks);
+    std::vector<RankStream> streams;
+    for (int r = 0; r < ranks; ++r) {
+        inputs.push_back(rankOutput(r, lines, &expected[size_t(r)]));
+        RankStream::Options so;
+        so.maxPieceBytes = 64 * 1024;
+        streams.emplace_back(r, so);
+    }
+    // Interleave the ranks chunk by chunk, as the transports deliver them.
+    bool more = true;
+    for (qsizetype off = 0; more; off += chunk) {
+        more = false;
+        for (int r = 0; r < ranks; ++r) {
+            const QByteArray &in = inputs[size_t(r)];
+            if (off >= in.size())
+                continue;
+            more = true;
+            RankStream::Output out = streams[size_t(r)].feed(StreamKind::Stdout, QByteArrayView(in).sliced(off, qMin<qsizetype>(chunk, in.size() - off)));
+            store.append(out.lines);
+        }
+    }
+    for (int r = 0; r < ranks; ++r) {
+        store.append(streams[size_t(r)].finish().lines);
+        QCOMPARE(store.lineCount(r), lines);
+        QCOMPARE(store.firstInMemory(r), lines - window);
+        // The file on disk holds every line byte for byte, events taken out.
+        const QByteArray onDisk = readFile(store.logFilePath(r));
+        QCOMPARE(onDisk.size(), expected[size_t(r)].size());
+        QVERIFY(onDisk == expected[size_t(r)]);
+        // Every line reads back, text as the views show it.
+        const QList<QByteArray> want = expected[size_t(r)].split('\n');
+        const QList<LogLine> back = store.readLines(r, 0, lines, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(back.size(), lines);
+        for (int i = 0; i < lines; ++i) {
+            QCOMPARE(back[i].number, i);
+            QCOMPARE(back[i].text, LineSplitter::displayText(want[i]));
+            QCOMPARE(back[i].byteLength, want[i].size());
+            QCOMPARE(store.readRawLine(r, i), want[i]);
+        }
+        QVERIFY(back[lines / 2].truncated);
+    }
+    QCOMPARE(store.lineCount(LogStore::AllRanks), ranks * lines);
+    QVERIFY(store.lastError().isEmpty());
+}
+
+void TestLogStore::mergedOrderAndReadBack()
+{
+    QTemporaryDir dir;
+    LogStore::Options o;
+    o.windowPerRank = 2;
+    o.windowAll = 3;
+    LogStore store(o);
+    QVERIFY(store.open(dir.path()));
+    QList<LogLine> batch;
+    for (int i = 0; i < 10; ++i) {
+        LogLine l;
+        l.rank = i % 3;
+        l.stream = i % 2 ? StreamKind::Stderr : StreamKind::Stdout;
+        l.timeUs = 1000 + i;
+        l.raw = "line " + QByteArray::number(i);
+        l.text = QString::fromLatin1(l.raw);
+        batch.append(l);
+    }
+    store.append(batch);
+    QCOMPARE(store.lineCount(LogStore::AllRanks), 10);
+    QCOMPARE(store.firstInMemory(LogStore::AllRanks), 7);
+    const QList<LogLine> recent = store.recentLines(LogStore::AllRanks, 0);
+    QCOMPARE(recent.size(), 3);
+    QCOMPARE(recent.first().text, QStringLiteral("line 7"));
+    QCOMPARE(recent.first().sequence, 7);
+    const QList<LogLine> all = store.readLines(LogStore::AllRanks, 0, 100);
+    QCOMPARE(all.size(), 10);
+    for (int i = 0; i < 10; ++i) {
+        QCOMPARE(all[i].text, QStringLiteral("line %1").arg(i));
+        QCOMPARE(all[i].rank, i % 3);
+        QCOMPARE(all[i].sequence, i);
+        QCOMPARE(all[i].timeUs, 1000 + i);
+        QCOMPARE(all[i].stream, i % 2 ? StreamKind::Stderr : StreamKind::Stdout);
+    }
+    QCOMPARE(store.ranks(), (QList<int>{0, 1, 2}));
+    const QList<LogLine> r1 = store.readLines(1, 1, 2);
+    QCOMPARE(r1.size(), 2);
+    QCOMPARE(r1[0].text, QStringLiteral("line 4"));
+    QCOMPARE(r1[1].text, QStringLiteral("line 7"));
+    QCOMPARE(store.recentLines(1, 2).size(), 1);  // only line 2 of rank 1 (…"line 7") onwards
+}
+
+void TestLogStore::reopenShowsOldLines()
+{
+    QTemporaryDir dir;
+    {
+        LogStore store;
+        QVERIFY(store.open(dir.path()));
+        RankStream s(5);
+        store.append(s.feed(StreamKind::Stdout, "one\ntwo\nthree\n").lines);
+        store.append(s.feed(StreamKind::Stderr, "oops\n").lines);
+    }
+    LogStore again;
+    QVERIFY(again.open(dir.path()));
+    QCOMPARE(again.lineCount(5), 4);
+    QCOMPARE(again.lineCount(LogStore::AllRanks), 4);
+    const QList<LogLine> lines = again.recentLines(5, 0);
+    QCOMPARE(lines.size(), 4);
+    QCOMPARE(lines[3].text, QStringLiteral("oops"));
+    QCOMPARE(lines[3].stream, StreamKind::Stderr);
+    // New lines continue the numbering and the file.
+    RankStream s(5);
+    again.append(s.feed(StreamKind::Stdout, "four\n").lines);
+    QCOMPARE(again.readLines(5, 4, 1).first().text, QStringLiteral("four"));
+    QCOMPARE(readFile(again.logFilePath(5)), QByteArray("one\ntwo\nthree\noops\nfour\n"));
+}
+
+void TestLogStore::concurrentRanks()
+{
+    QTemporaryDir dir;
+    LogStore::Options o;
+    o.windowPerRank = 10;
+    o.windowAll = 10;
+    LogStore store(o);
+    QVERIFY(store.open(dir.path()));
+    const int ranks = 6, perRank = 3000;
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r) {
+        threads.emplace_back([&store, r] {
+            RankStream s(r);
+            for (int i = 0; i < perRank; i += 10) {
+                QByteArray chunk;
+                for (int k = i; k < i + 10; ++k)
+                    chunk += "r" + QByteArray::number(r) + " line " + QByteArray::number(k) + '\n';
+                store.append(s.feed(StreamKind::Stdout, chunk).lines);
+            }
+        });
+    }
+    // A view polling meanwhile.
+    quint64 seen = 0;
+    while (store.lineCount(LogStore::AllRanks) < ranks * perRank) {
+        if (store.generation() != seen) {
+            seen = store.generation();
+            const qint64 first = store.firstInMemory(LogStore::AllRanks);
+            for (const LogLine &l : store.recentLines(LogStore::AllRanks, first))
+                QVERIFY(l.sequence >= first);
+        }
+    }
+    for (auto &t : threads)
+        t.join();
+    for (int r = 0; r < ranks; ++r) {
+        QCOMPARE(store.lineCount(r), perRank);
+        const QList<QByteArray> lines = readFile(store.logFilePath(r)).split('\n');
+        QCOMPARE(lines.size(), perRank + 1);
+        for (int k = 0; k < perRank; ++k)
+            QCOMPARE(lines[k], "r" + QByteArray::number(r) + " line " + QByteArray::number(k));
+    }
+    // The merged index covers every line once.
+    const QList<LogLine> merged = store.readLines(LogStore::AllRanks, 0, ranks * perRank);
+    QCOMPARE(merged.size(), ranks * perRank);
+    std::vector<int> perRankSeen(ranks, 0);
+    for (const LogLine &l : merged) {
+        QCOMPARE(l.number, perRankSeen[size_t(l.rank)]);
+        ++perRankSeen[size_t(l.rank)];
+    }
+}
+
+void TestLogStore::memoryOnlyReportsElided()
+{
+    LogStore::Options o;
+    o.windowPerRank = 2;
+    LogStore store(o);
+    RankStream s(0);
+    store.append(s.feed(StreamKind::Stdout, "a\nb\nc\n").lines);
+    QCOMPARE(store.lineCount(0), 3);
+    QCOMPARE(store.firstInMemory(0), 1);
+    QString error;
+    const QList<LogLine> lines = store.readLines(0, 0, 3, &error);
+    QVERIFY(lines.isEmpty());
+    QVERIFY(!error.isEmpty());
+    QCOMPARE(store.readLines(0, 1, 2).size(), 2);
+}
+
+void TestLogStore::eventsAreRecorded()
+{
+    QTemporaryDir dir;
+    LogStore store;
+    QVERIFY(store.open(dir.path()));
+    RankStream s(1);
+    const RankStream::Output out = s.feed(StreamKind::Stdout, "x\n" + eventLine(1, 3) + eventLine(1, 4));
+    store.append(out.lines);
+    store.appendEvents(1, out.events);
+    const QList<QByteArray> rows = readFile(store.eventsFilePath(1)).split('\n');
+    QCOMPARE(rows.size(), 3);
+    QVERIFY(rows[0].contains("\"step\":3"));
+    QVERIFY(rows[1].contains("\"step\":4"));
+    QCOMPARE(readFile(store.logFilePath(1)), QByteArray("x\n"));
+}
+
+void TestLogStore::badDirectoryIsNamed()
+{
+    LogStore store;
+    QString error;
+    QVERIFY(!store.open(QStringLiteral("/proc/rankdeck-cannot-be-here"), &error));
+    QVERIFY2(error.contains(QStringLiteral("/proc/rankdeck-cannot-be-here")), qPrintable(error));
+    // Still usable in memory.
+    RankStream s(0);
+    store.append(s.feed(StreamKind::Stdout, "kept\n").lines);
+    QCOMPARE(store.recentLines(0, 0).first().text, QStringLiteral("kept"));
+}
+
+QTEST_GUILESS_MAIN(TestLogStore)
+#include "tst_logstore.moc"

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "eventparser.h"
+#include "metricsstore.h"
+
+#include <wireprotocol.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <limits>
+#include <thread>
+#include <vector>
+
+using namespace rankdeck;
+namespace wire = rankdeck::wire;
+
+namespace {
+constexpr double NaN = std::numeric_limits<double>::quiet_NaN();
+
+WorkerEvent stepEvent(int rank, qint64 step, double loss, qint64 ts)
+{
+    wire::WireEventWriter w(wire::event::Step, rank, ts);
+    w.addInt(wire::field::Step, step)
+        .addDouble(wire::field::Loss, loss)
+        .addDouble(wire::field::LearningRate, 0.1)
+        .addDouble(wire::field::SamplesPerSec, 1000.0);
+    std::string line = w.line();
+    line.pop_back();
+    return *EventParser::parse(QByteArray::fromStdString(line)).event;
+}
+} // namespace
+
+class TestMetricsStore : public QObject
+{
+    Q_OBJECT
+private slots:
+    void stepEventsFillMetrics();
+    void restartStartsSegment();
+    void rawCurveIsTheData_data();
+    void rawCurveIsTheData();
+    void smoothedCurvePerSegment();
+    void meanCurveByHand();
+    void nanIsMarkedNotDrawn();
+    void bucketedCurveIsBounded();
+    void reopenRestoresSeries();
+    void concurrentAppendAndRead();
+};
+
+void TestMetricsStore::stepEventsFillMetrics()
+{
+    MetricsStore store;
+    const quint64 g0 = store.generation();
+    store.appendEvents({stepEvent(0, 1, 2.5, 1000), stepEvent(1, 1, 3.5, 1100)});
+    QVERIFY(store.generation() != g0);
+    QCOMPARE(store.ranks(), (QList<int>{0, 1}));
+    QCOMPARE(store.metricNames(), (QStringList{metric::Loss, metric::LearningRate, metric::SamplesPerSec}));
+    MetricPoint p;
+    QVERIFY(store.lastPoint(1, metric::Loss, &p));
+    QCOMPARE(p, (MetricPoint{1, 1100, 3.5}));
+    QCOMPARE(store.startTimeUs(), 1000);
+    // Events that are not steps are ignored.
+    const auto hello = WorkerEvent::fromJson(R"({"t":"hello","ts":1,"rank":0})");
+    const quint64 g1 = store.generation();
+    store.appendEvent(*hello);
+    QCOMPARE(store.generation(), g1);
+    QCOMPARE(store.totalPoints(), 6);
+}
+
+void TestMetricsStore::restartStartsSegment()
+{
+    MetricsStore store;
+    for (qint64 s : {1, 2, 3, 4, 5, 3, 4, 4})
+        store.append(0, metric::Loss, s, s * 10, double(s));
+    // 1..5, then the restart from 3 (3, 4), then 4 again: three segments.
+    QCOMPARE(store.segmentCount(0, metric::Loss), 3);
+    const QList<MetricSegment> segs = store.segments(0, metric::Loss);
+    QCOMPARE(segs.size(), 3);
+    QCOMPARE(segs[0].points.size(), 5);
+    QCOMPARE(segs[1].points.size(), 2);
+    QCOMPARE(segs[1].points.first().step, 3);
+    QCOMPARE(segs[2].points.size(), 1);
+    QCOMPARE(store.pointCount(0, metric::Loss), 8);
+}
+
+void TestMetricsStore::rawCurveIsTheData_data()
+{
+    QTest::addColumn<int>("axis");
+    QTest::addColumn<QList<double>>("expectedX");
+    // Points: steps 1,2,3 at 2,3,4 s, then restart: steps 2,3 at 5,6 s. The origin of relative
+    // time is the first point (2 s). A NaN-y point separates the segments.
+    QTest::newRow("step") << int(MetricXAxis::Step) << QList<double>{1, 2, 3, 2, 2, 3};
+    QTest::newRow("relative") << int(MetricXAxis::RelativeTime) << QList<double>{0, 1, 2, 3, 3, 4};
+    QTest::newRow("wall") << int(MetricXAxis::WallTime) << QList<double>{2, 3, 4, 5, 5, 6};
+}
+
+void TestMetricsStore::rawCurveIsTheData()
+{
+    QFETCH(int, axis);
+    QFETCH(QList<double>, expectedX);
+    MetricsStore store;
+    const QList<std::pair<qint64, double>> pts{{1, 9}, {2, 8}, {3, 7}, {2, 6}, {3, 5}};
+    qint64 t = 2'000'000;
+    for (const auto &[s, v] : pts) {
+        store.append(4, metric::Loss, s, t, v);
+        t += 1'000'000;
+    }
+    const MetricCurve c = store.curve(4, metric::Loss, MetricXAxis(axis), 0.0, 0, 0, 0);
+    QCOMPARE(c.x, expectedX);
+    QCOMPARE(c.y.size(), 6);
+    QCOMPARE(c.y[0], 9.0);
+    QCOMPARE(c.y[2], 7.0);
+    QVERIFY(std::isnan(c.y[3]));
+    QCOMPARE(c.y[4], 6.0);
+    QCOMPARE(c.y[5], 5.0);
+    QCOMPARE(c.segmentStarts, (QList<qsizetype>{0, 4}));
+    QCOMPARE(c.sourcePoints, 5);
+}
+
+void TestMetricsStore::smoothedCurvePerSegment()
+{
+    MetricsStore store;
+    // Segment 1: 1, 2, 3 -> 1, 1.04/0.64, 1.824/0.784 (w = 0.6, by hand); segment 2 starts over:
+    // 10 -> 10.
+    const QList<std::pair<qint64, double>> pts{{1, 1}, {2, 2}, {3, 3}, {1, 10}};
+    for (const auto &[s, v] : pts)
+        store.append(0, metric::Loss, s, s, v);
+    const MetricCurve c = store.curve(0, metric::Loss, MetricXAxis::Step, 0.6, 0, 0, 0);
+    QCOMPARE(c.y.size(), 5);
+    QVERIFY(qFuzzyCompare(c.y[0], 1.0));
+    QVERIFY(qFuzzyCompare(c.y[1], 1.04 / 0.64));
+    QVERIFY(qFuzzyCompare(c.y[2], 1.824 / 0.784));
+    QVERIFY(std::isnan(c.y[3]));
+    QCOMPARE(c.y[4], 10.0);
+    // The cache follows new points.
+    store.append(0, metric::Loss, 2, 2, 20);
+    const MetricCurve d = store.curve(0, metric::Loss, MetricXAxis::Step, 0.6, 0, 0, 0);
+    // last = 0.4*10 = 4, then 4*0.6 + 0.4*20 = 10.4; 1 - 0.36 = 0.64.
+    QVERIFY(qFuzzyCompare(d.y.last(), 10.4 / 0.64));
+    // The raw curve is still available next to it.
+    QCOMPARE(store.curve(0, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 0).y.last(), 20.0);
+}
+
+void TestMetricsStore::meanCurveByHand()
+{
+    MetricsStore store;
+    store.append(0, metric::Loss, 1, 100, 2.0);
+    store.append(1, metric::Loss, 1, 90, 4.0);
+    store.append(0, metric::Loss, 2, 200, 6.0);
+    store.append(1, metric::Loss, 3, 300, 1.0);
+    store.append(0, metric::Loss, 3, 310, 3.0);
+    // Step 1: (2+4)/2 = 3; step 2: only rank 0 = 6; step 3: (1+3)/2 = 2.
+    const MetricCurve c = store.curve(MetricsStore::MeanCurve, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 0);
+    QCOMPARE(c.x, (QList<double>{1, 2, 3}));
+    QCOMPARE(c.y, (QList<double>{3, 6, 2}));
+    // Wall time of a mean point is the earliest report of that step.
+    const MetricCurve w = store.curve(MetricsStore::MeanCurve, metric::Loss, MetricXAxis::WallTime, 0.0, 0, 0, 0);
+    QCOMPARE(w.x.first(), 90 / 1e6);
+}
+
+void TestMetricsStore::nanIsMarkedNotDrawn()
+{
+    MetricsStore store;
+    store.append(0, metric::Loss, 1, 1, 1.0);
+    store.append(0, metric::Loss, 2, 2, NaN);
+    store.append(0, metric::Loss, 3, 3, std::numeric_limits<double>::infinity());
+    store.append(0, metric::Loss, 4, 4, 2.0);
+    for (int buckets : {0, 100}) {
+        const MetricCurve c = store.curve(0, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, buckets);
+        QCOMPARE(c.nanX, QList<double>{2});
+        QCOMPARE(c.infX, QList<double>{3});
+        for (double y : c.y)
+            QVERIFY(std::isfinite(y));
+    }
+}
+
+void TestMetricsStore::bucketedCurveIsBounded()
+{
+    MetricsStore store;
+    for (int i = 0; i < 100000; ++i)
+        store.append(0, metric::Loss, i, i, i == 31337 ? 1e6 : std::sin(i * 0.01));
+    const MetricCurve c = store.curve(0, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 500);
+    QVERIFY(c.x.size() <= 2 * 500 + 2);
+    QVERIFY(c.y.contains(1e6));
+    QCOMPARE(c.sourcePoints, 100000);
+    // Smoothed and bucketed: the spike is smoothed (on full data) but still visible as the max.
+    const MetricCurve s = store.curve(0, metric::Loss, MetricXAxis::Step, 0.9, 0, 0, 500);
+    QVERIFY(s.x.size() <= 2 * 500 + 2);
+    QVERIFY(*std::max_element(s.y.begin(), s.y.end()) > 1e4);
+}
+
+void TestMetricsStore::reopenRestoresSeries()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    {
+        MetricsStore store;
+        QString error;
+        QVERIFY2(store.open(dir.path(), &error), qPrintable(error));
+        for (qint64 s : {1, 2, 3, 1, 2})
+            store.append(2, metric::Loss, s, 1000 + s, 0.1 * double(s));
+        store.append(0, QStringLiteral("odd,\"name\""), 1, 5, NaN);
+    }
+    MetricsStore again;
+    QString error;
+    QVERIFY2(again.open(dir.path(), &error), qPrintable(error));
+    QVERIFY2(again.lastError().isEmpty(), qPrintable(again.lastError()));
+    QCOMPARE(again.ranks(), (QList<int>{0, 2}));
+    QCOMPARE(again.segmentCount(2, metric::Loss), 2);
+    const QList<MetricSegment> segs = again.segments(2, metric::Loss);
+    QCOMPARE(segs[0].points.last(), (MetricPoint{3, 1003, 0.1 * 3.0}));
+    QCOMPARE(segs[1].points.size(), 2);
+    QVERIFY(std::isnan(again.segments(0, QStringLiteral("odd,\"name\"")).first().points.first().value));
+    // Appending after the reopen goes on in the same file.
+    again.append(2, metric::Loss, 3, 2000, 9.0);
+    again.close();
+    MetricsStore third;
+    QVERIFY(third.open(dir.path()));
+    QCOMPARE(third.pointCount(2, metric::Loss), 6);
+}
+
+void TestMetricsStore::concurrentAppendAndRead()
+{
+    MetricsStore store;
+    const int perRank = 20000;
+    std::vector<std::thread> writers;
+    for (int r = 0; r < 4; ++r) {
+        writers.emplace_back([&store, r] {
+            for (int i = 0; i < perRank; ++i)
+                store.append(r, metric::Loss, i, i, double(i % 100));
+        });
+    }
+    // The GUI thread polls and plots while ranks report.
+    quint64 seen = 0;
+    int reads = 0;
+    while (store.totalPoints() < 4 * perRank) {
+        if (store.generation() != seen) {
+            seen = store.generation();
+            const MetricCurve c = store.curve(0, metric::Loss, MetricXAxis::Step, 0.6, 0, 0, 200);
+            QVERIFY(c.x.size() <= 402);
+            store.curve(MetricsStore::MeanCurve, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 200);
+            ++reads;
+        }
+    }
+    for (auto &t : writers)
+        t.join();
+    for (int r = 0; r < 4; ++r) {
+        QCOMPARE(store.pointCount(r, metric::Loss), perRank);
+        QCOMPARE(store.segmentCount(r, metric::Loss), 1);
+    }
+    QVERIFY(reads > 0);
+}
+
+QTEST_GUILESS_MAIN(TestMetricsStore)
+#include "tst_metricsstore.moc"
