@@ -433,6 +433,17 @@ RankFailure failureFromCrashEvent(const QJsonObject &e)
     const QString stack = e.value(key(wire::field::Stack)).toString();
     if (!stack.isEmpty())
         f.stack = stack.split(QLatin1Char('\n'));
+    // NCCL's watchdog aborts a survivor whose collective timed out or whose peer died: say so,
+    // so that the echo of another rank's failure is not mistaken for a cause of its own.
+    if (f.signal == SIGABRT && !f.message.contains(QLatin1String("watchdog"), Qt::CaseInsensitive)) {
+        static const QRegularExpression watchdog(QStringLiteral(R"(ProcessGroupNCCL::(Watchdog|HeartbeatMonitor)::|ncclCommWatchdog)"));
+        for (const QString &frame : std::as_const(f.stack)) {
+            if (watchdog.match(frame).hasMatch()) {
+                f.message += tr(" (by the NCCL watchdog: a collective timed out or a peer failed)");
+                break;
+            }
+        }
+    }
     const QJsonValue own = e.value(key(wire::field::OwnFrame));
     f.firstOwnFrame = own.isDouble() ? own.toInt(-1) : firstOwnFrame(f.stack);
     if (f.firstOwnFrame < -1 || f.firstOwnFrame >= f.stack.size())

@@ -308,6 +308,30 @@ private slots:
         QCOMPARE(f.signalName, QStringLiteral("SIGSEGV"));
     }
 
+    // A survivor taken down by NCCL's watchdog reads as the echo of a peer's failure.
+    void namesTheNcclWatchdog_data()
+    {
+        QTest::addColumn<QString>("frame");
+        QTest::addColumn<bool>("watchdog");
+        QTest::newRow("watchdog") << "#5 0x00007f0000000005 in c10d::ProcessGroupNCCL::Watchdog::run() [libtorch_cuda.so]" << true;
+        QTest::newRow("heartbeat monitor") << "#5 0x00007f0000000005 in c10d::ProcessGroupNCCL::HeartbeatMonitor::runLoop() [libtorch_cuda.so]" << true;
+        QTest::newRow("other c10d") << "#5 0x00007f0000000005 in c10d::ProcessGroupNCCL::allreduce(std::vector<at::Tensor>&) [libtorch_cuda.so]" << false;
+        QTest::newRow("own abort") << kSegvStack[2] << false;
+    }
+    void namesTheNcclWatchdog()
+    {
+        QFETCH(QString, frame);
+        QFETCH(bool, watchdog);
+        QJsonObject ev;
+        ev[QStringLiteral("kind")] = QStringLiteral("signal");
+        ev[QStringLiteral("signal")] = 6;
+        ev[QStringLiteral("msg")] = QStringLiteral("Aborted (raised by the process itself)");
+        ev[QStringLiteral("stack")] = kGlooWaitStack.mid(0, 2).join(QLatin1Char('\n')) + QLatin1Char('\n') + frame;
+        const RankFailure f = failureFromCrashEvent(ev);
+        QCOMPARE(f.message.contains(QLatin1String("NCCL watchdog")), watchdog);
+        QVERIFY(f.message.startsWith(QLatin1String("Aborted")));
+    }
+
     void parsesThreadStacks()
     {
         QString text = QStringLiteral("thread 100 (rankdeck-worker, main thread):\n");
