@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "profilestore.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace rankdeck;
+
+class TestProfileStore : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+
+    QString writeFile(const QString &name, const QByteArray &text)
+    {
+        QDir().mkpath(m_dir.path() + QStringLiteral("/profiles"));
+        const QString path = m_dir.path() + QStringLiteral("/profiles/") + name + QStringLiteral(".toml");
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
+            return {};
+        f.write(text);
+        return path;
+    }
+
+    ProfileStore store() const { return ProfileStore(m_dir.path() + QStringLiteral("/profiles")); }
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void builtinLocalNeedsNoFile()
+    {
+        ProfileStore s(m_dir.path() + QStringLiteral("/empty"));
+        QCOMPARE(s.names(), QStringList{QStringLiteral("local")});
+        Profile p;
+        QList<ProfileError> errors;
+        QVERIFY(s.load(QStringLiteral("local"), &p, &errors));
+        QVERIFY(p.isLocal());
+        QCOMPARE(p.worldSize(), 2);
+        QCOMPARE(p, Profile::builtinLocal(2));
+        QCOMPARE(Profile::builtinLocal(5).worldSize(), 5);
+    }
+
+    void defaultDirectoryFollowsXdg()
+    {
+        const QByteArray old = qgetenv("XDG_CONFIG_HOME");
+        qputenv("XDG_CONFIG_HOME", m_dir.path().toUtf8() + "/xdg");
+        QCOMPARE(ProfileStore::defaultDirectory(), m_dir.path() + QStringLiteral("/xdg/rankdeck/profiles"));
+        QCOMPARE(ProfileStore().directory(), m_dir.path() + QStringLiteral("/xdg/rankdeck/profiles"));
+        qputenv("XDG_CONFIG_HOME", old);
+    }
+
+    void roundTrip_data()
+    {
+        QTest::addColumn<Profile>("profile");
+        Profile local = Profile::builtinLocal(3);
+        local.name = QStringLiteral("mylocal");
+        QTest::newRow("local") << local;
+
+        Profile ssh;
+        ssh.name = QStringLiteral("cluster");
+        ssh.transport = QStringLiteral("ssh");
+        ssh.nodes = {ProfileNode{QStringLiteral("gpu-1"), 2222, QStringLiteral("alice"), QStringLiteral("~/.ssh/id_ed25519"), 4, 4},
+                     ProfileNode{QStringLiteral("10.0.0.7"), 22, QString(), QString(), 4, 4}};
+        ssh.rendezvousAddress = QStringLiteral("10.0.0.5");
+        ssh.workerDirectory = QStringLiteral("/scratch/rankdeck");
+        ssh.libtorchPath = QStringLiteral("python");
+        ssh.backend = QStringLiteral("nccl");
+        ssh.environment = {{QStringLiteral("NCCL_DEBUG"), QStringLiteral("INFO")},
+                           {QStringLiteral("WEIRD"), QStringLiteral("a \"quoted\" $(value); `x`\nnext line")}};
+        ssh.connectTimeoutSec = 5;
+        ssh.rendezvousTimeoutSec = 120;
+        ssh.heartbeatTimeoutSec = 20;
+        ssh.collectiveTimeoutSec = 900;
+        QTest::newRow("ssh, two nodes, hostile env") << ssh;
+    }
+    void roundTrip()
+    {
+        QFETCH(Profile, profile);
+        ProfileStore s = store();
+        QString error;
+        QVERIFY2(s.save(profile, true, &error), qPrintable(error));
+        Profile back;
+        QList<ProfileError> errors;
+        QVERIFY2(s.load(profile.name, &back, &errors), qPrintable(errors.value(0).toString()));
+        QCOMPARE(back, profile);
+        QVERIFY(s.names().contains(profile.name));
+        // No silent replacement.
+        QVERIFY(!s.save(profile, false, &error));
+        QVERIFY(error.contains(profile.name));
+    }
+
+    void brokenFiles_data()
+    {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<int>("line");
+        QTest::addColumn<QString>("field");
+        const QByteArray head = "schema_version = 1\ntransport = \"ssh\"\n";
+        QTest::newRow("syntax error") << QByteArray(head + "backend = \"gloo\n") << 3 << QString();
+        QTest::newRow("port is a string") << QByteArray(head + "[[nodes]]\nhost = \"a\"\nport = \"22\"\n") << 5
+                                          << QStringLiteral("nodes[0].port");
+        QTest::newRow("port out of range") << QByteArray(head + "[[nodes]]\nhost = \"a\"\n[[nodes]]\nhost = \"b\"\nport = 70000\n")
+                                           << 7 << QStringLiteral("nodes[1].port");
+        QTest::newRow("unknown field (typo)") << QByteArray(head + "[[nodes]]\nhost = \"a\"\nrank_per_node = 2\n") << 5
+                                              << QStringLiteral("nodes[0].rank_per_node");
+        QTest::newRow("node without host") << QByteArray(head + "[[nodes]]\nport = 22\n") << 3 << QStringLiteral("nodes[0].host");
+        QTest::newRow("bad transport") << QByteArray("schema_version = 1\ntransport = \"telnet\"\n[[nodes]]\nhost = \"a\"\n") << 2
+                                       << QStringLiteral("transport");
+        QTest::newRow("newer schema") << QByteArray("schema_version = 7\n[[nodes]]\nhost = \"a\"\n") << 1
+                                      << QStringLiteral("schema_version");
+        QTest::newRow("no schema version") << QByteArray("transport = \"local\"\n[[nodes]]\nhost = \"a\"\n") << 1
+                                           << QStringLiteral("schema_version");
+        QTest::newRow("bad env name") << QByteArray(head + "[environment]\n\"A-B\" = \"x\"\n[[nodes]]\nhost = \"a\"\n") << 4
+                                      << QStringLiteral("environment.A-B");
+        QTest::newRow("timeout not a number") << QByteArray(head + "[timeouts]\nheartbeat = \"soon\"\n[[nodes]]\nhost = \"a\"\n") << 4
+                                              << QStringLiteral("timeouts.heartbeat");
+        QTest::newRow("nodes not tables") << QByteArray(head + "nodes = [1, 2]\n") << 3 << QStringLiteral("nodes[0]");
+        QTest::newRow("binary garbage") << QByteArray("schema_version = 1\n\x01\x02\xff\xfe\n") << 2 << QString();
+    }
+    void brokenFiles()
+    {
+        QFETCH(QByteArray, text);
+        QFETCH(int, line);
+        QFETCH(QString, field);
+        const QString path = writeFile(QStringLiteral("broken"), text);
+        QVERIFY(!path.isEmpty());
+        ProfileStore s = store();
+        Profile p;
+        QList<ProfileError> errors;
+        QVERIFY(!s.load(QStringLiteral("broken"), &p, &errors));
+        QVERIFY(!errors.isEmpty());
+        bool found = false;
+        for (const ProfileError &e : errors) {
+            QCOMPARE(e.file, path);
+            if (e.line == line && (field.isEmpty() || e.field == field)) {
+                found = true;
+                // The message names file:line and the field, the way editors link to it.
+                QVERIFY(e.toString().startsWith(path + QLatin1Char(':') + QString::number(line) + QStringLiteral(": ") + field));
+            }
+        }
+        if (!found) {
+            for (const ProfileError &e : errors)
+                qWarning() << e.toString();
+        }
+        QVERIFY(found);
+
+        // Never overwritten, not even with overwrite allowed.
+        Profile replacement = Profile::builtinLocal(1);
+        replacement.name = QStringLiteral("broken");
+        QString error;
+        QVERIFY(!s.save(replacement, true, &error));
+        QVERIFY(error.contains(path));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), text);
+        // The list still shows it, so the user can fix it.
+        QVERIFY(s.names().contains(QStringLiteral("broken")));
+    }
+
+    void everyProblemIsReported()
+    {
+        writeFile(QStringLiteral("many"), "schema_version = 1\nbackend = \"mpi\"\n[[nodes]]\nhost = \"a\"\nport = 0\ngpus = 2\n");
+        Profile p;
+        QList<ProfileError> errors;
+        QVERIFY(!store().load(QStringLiteral("many"), &p, &errors));
+        QStringList fields;
+        for (const ProfileError &e : errors)
+            fields << e.field;
+        QVERIFY(fields.contains(QStringLiteral("backend")));
+        QVERIFY(fields.contains(QStringLiteral("nodes[0].port")));
+        QVERIFY(fields.contains(QStringLiteral("nodes[0].gpus")));
+    }
+
+    void invalidNamesAndRemove()
+    {
+        ProfileStore s = store();
+        Profile p;
+        QList<ProfileError> errors;
+        QVERIFY(!s.load(QStringLiteral("../etc/passwd"), &p, &errors));
+        QVERIFY(!s.load(QStringLiteral("nope"), &p, &errors));
+        QVERIFY(errors.last().message.contains(QStringLiteral("no such profile")));
+        Profile bad = Profile::builtinLocal(1);
+        bad.name = QStringLiteral("a/b");
+        QString error;
+        QVERIFY(!s.save(bad, false, &error));
+        bad.name = QStringLiteral("gone");
+        QVERIFY(s.save(bad, false, &error));
+        QVERIFY(s.exists(QStringLiteral("gone")));
+        QVERIFY(s.remove(QStringLiteral("gone"), &error));
+        QVERIFY(!s.exists(QStringLiteral("gone")));
+        QVERIFY(!s.remove(QStringLiteral("gone"), &error));
+        QVERIFY(!s.remove(QStringLiteral("local"), &error));
+    }
+
+    void validateCatchesProgrammaticMistakes()
+    {
+        Profile p = Profile::builtinLocal(2);
+        p.nodes[0].port = 0;
+        p.nodes[0].ranksPerNode = 0;
+        p.heartbeatTimeoutSec = 0;
+        const QList<ProfileError> errors = ProfileStore::validate(p);
+        QStringList fields;
+        for (const ProfileError &e : errors)
+            fields << e.field;
+        QCOMPARE(fields, (QStringList{QStringLiteral("nodes[0].port"), QStringLiteral("nodes[0].ranks_per_node"),
+                                      QStringLiteral("timeouts.heartbeat")}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestProfileStore)
+#include "tst_profilestore.moc"
