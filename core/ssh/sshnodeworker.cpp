@@ -277,9 +277,8 @@ void SshNodeWorker::prepare(const QString &localWorkerPath)
     emit prepareFinished(m_node, info);
 }
 
-bool SshNodeWorker::openChannel(int rank, Rank &r, const QByteArray &command, QString *error)
+bool SshNodeWorker::openChannel(Rank &r, const QByteArray &command, bool attach, QString *error)
 {
-    Q_UNUSED(rank);
     ssh_session s = m_session->handle();
     ssh_channel ch = s ? ssh_channel_new(s) : nullptr;
     if (!ch || ssh_channel_open_session(ch) != SSH_OK || ssh_channel_request_exec(ch, command.constData()) != SSH_OK) {
@@ -292,12 +291,7 @@ bool SshNodeWorker::openChannel(int rank, Rank &r, const QByteArray &command, QS
     r.headerSeen = false;
     r.header.clear();
     r.earlyStderr.clear();
-    if (!r.pendingStdin.isEmpty()) {
-        ssh_channel_write(ch, r.pendingStdin.constData(), uint32_t(r.pendingStdin.size()));
-        r.pendingStdin.clear();
-    }
-    if (r.stdinClosed)
-        ssh_channel_send_eof(ch);
+    r.resync = attach;
     return true;
 }
 
@@ -369,7 +363,7 @@ void SshNodeWorker::startRank(const RankLaunchSpec &spec)
     s.program = expand(spec.program);
     s.arguments = spec.arguments;
     QString error;
-    if (!openChannel(rank, r, SshRankScript::start(s), &error)) {
+    if (!openChannel(r, SshRankScript::start(s), false, &error)) {
         fail(error);
         return;
     }
@@ -382,12 +376,11 @@ void SshNodeWorker::writeStdin(int rank, const QByteArray &data)
     auto it = m_ranks.find(rank);
     if (it == m_ranks.end() || it->stdinClosed || data.isEmpty())
         return;
-    if (!it->channel || m_reconnecting) {
-        it->pendingStdin += data;
-        return;
-    }
-    if (ssh_channel_write(it->channel, data.constData(), uint32_t(data.size())) == SSH_ERROR)
-        it->pendingStdin += data; // goes out on the re-attached channel
+    it->stdinHistory += data;
+    // Bytes written into a connection that turns out to be dead are not lost: the re-attach
+    // resends whatever the node did not log.
+    if (it->channel && !it->resync && !m_reconnecting)
+        ssh_channel_write(it->channel, data.constData(), uint32_t(data.size()));
 }
 
 void SshNodeWorker::closeStdin(int rank)
@@ -396,8 +389,8 @@ void SshNodeWorker::closeStdin(int rank)
     if (it == m_ranks.end() || it->stdinClosed)
         return;
     it->stdinClosed = true;
-    if (!it->channel || m_reconnecting)
-        return; // the re-attached channel gets the mark and the EOF
+    if (!it->channel || it->resync || m_reconnecting)
+        return; // the re-attach marks it and sends the EOF
     // The mark first: the keeper must not mistake this EOF for a dropped connection.
     m_session->exec(SshRankScript::markStdinClosed(it->runDirectory, it->baseName), 10000);
     if (it.value().channel)
@@ -481,8 +474,20 @@ bool SshNodeWorker::pollRank(int rank, Rank &r)
                         r.header = r.header.right(prefix.size());
                     continue;
                 }
-                r.pid = r.header.mid(start + prefix.size(), end - start - prefix.size()).trimmed().toLongLong();
+                const QList<QByteArray> fields =
+                    r.header.mid(start + prefix.size(), end - start - prefix.size()).trimmed().split(' ');
+                r.pid = fields.value(0).toLongLong();
                 chunk = r.header.mid(end + 1);
+                if (r.resync) {
+                    r.resync = false;
+                    const qint64 received = fields.value(1).toLongLong();
+                    if (received < r.stdinHistory.size()) {
+                        const QByteArray rest = r.stdinHistory.mid(received);
+                        ssh_channel_write(r.channel, rest.constData(), uint32_t(rest.size()));
+                    }
+                    if (r.stdinClosed)
+                        ssh_channel_send_eof(r.channel);
+                }
                 r.header.clear();
                 r.headerSeen = true;
                 if (!r.startedReported) {
@@ -593,9 +598,9 @@ void SshNodeWorker::tryReconnect()
         if (r.stdinClosed)
             m_session->exec(SshRankScript::markStdinClosed(r.runDirectory, r.baseName), 10000);
         QString why;
-        if (!openChannel(rank, r, SshRankScript::attach(m_settings.runId, r.runDirectory, r.baseName, graceSec(),
+        if (!openChannel(r, SshRankScript::attach(m_settings.runId, r.runDirectory, r.baseName, graceSec(),
                                                         r.stdoutBytes, r.stderrBytes),
-                         &why))
+                         true, &why))
             failRank(rank, tr("connection to %1 lost, re-attaching failed: %2").arg(m_info.host, why));
     }
     updateTimer();

@@ -95,7 +95,8 @@ private:
         QByteArray earlyStderr;
         qint64 stdoutBytes = 0;
         qint64 stderrBytes = 0;
-        QByteArray pendingStdin;
+        QByteArray stdinHistory; // everything written, so a re-attach can resend what was lost
+        bool resync = false;     // attach channel: stdin resumes once the header tells where
         bool stdinClosed = false;
     };
 
@@ -103,7 +104,7 @@ private:
     bool probe(SshNodeInfo *info);
     bool deploy(const QString &localWorkerPath, SshNodeInfo *info);
     bool checkLibraries(SshNodeInfo *info);
-    bool openChannel(int rank, Rank &r, const QByteArray &command, QString *error);
+    bool openChannel(Rank &r, const QByteArray &command, bool attach, QString *error);
     void poll();
     // false: the connection is gone
     bool pollRank(int rank, Rank &r);

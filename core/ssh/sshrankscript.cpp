@@ -9,10 +9,12 @@ namespace {
 
 // Copies the channel's stdin into the FIFO, then keeps the FIFO open for a re-attach: until the
 // launcher closed stdin on purpose, the rank ended, or `grace` seconds passed (-1: no limit).
-// Its output goes nowhere so that sshd can close the channel as soon as the rank ended.
+// Its output goes nowhere so that sshd can close the channel as soon as the rank ended. What it
+// forwarded is also appended to <base>.stdin-log, whose size tells a re-attaching launcher which
+// of its writes arrived before the connection dropped.
 const char kKeeper[] = R"SH(
 keep() {
-  { cat <&4 >&3
+  { tee -a "$f.stdin-log" <&4 >&3
     i=0
     while [ ! -e "$f.stdin-closed" ] && kill -0 "$pid" 2>/dev/null; do
       if [ "$grace" -ge 0 ] && [ "$i" -ge "$grace" ]; then break; fi
@@ -38,7 +40,7 @@ case $prog in
   *) command -v -- "$prog" >/dev/null 2>&1 ;;
 esac || { echo "rankdeck: $prog is not an executable file on $(uname -n)" >&2; exit 127; }
 rm -f -- "$f.in" "$f.exit" "$f.pid" "$f.stdin-closed"
-{ : >"$f.out" && : >"$f.err" && mkfifo -m 600 -- "$f.in"; } || exit 125
+{ : >"$f.out" && : >"$f.err" && : >"$f.stdin-log" && mkfifo -m 600 -- "$f.in"; } || exit 125
 exec 4<&0
 (
   while [ "$n" -gt 0 ]; do export "$1" || exit 125; shift; n=$((n-1)); done
@@ -48,7 +50,7 @@ pid=$!
 echo "$pid" >"$f.pid"
 keep
 exec 4<&-
-printf 'rankdeck-ssh %s\n' "$pid"
+printf 'rankdeck-ssh %s 0\n' "$pid"
 tail -c +1 -s 0.2 --pid="$pid" -f -- "$f.out" &
 t1=$!
 tail -c +1 -s 0.2 --pid="$pid" -f -- "$f.err" >&2 &
@@ -67,9 +69,10 @@ pid=$(cat -- "$f.pid" 2>/dev/null)
 [ -n "$pid" ] || { echo "rankdeck: no rank $b to re-attach to in $d on $(uname -n)" >&2; exit 125; }
 exec 4<&0
 follow="-f --pid=$pid"
+sb=$(wc -c <"$f.stdin-log" 2>/dev/null) || sb=0
 if [ -e "$f.exit" ]; then follow=; else keep; fi
 exec 4<&-
-printf 'rankdeck-ssh %s\n' "$pid"
+printf 'rankdeck-ssh %s %s\n' "$pid" "$sb"
 tail -c +$((o1+1)) -s 0.2 $follow -- "$f.out" &
 t1=$!
 tail -c +$((o2+1)) -s 0.2 $follow -- "$f.err" >&2 &

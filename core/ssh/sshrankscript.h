@@ -9,8 +9,10 @@
 //   <base>.pid                   the rank's pid, which is also its process group (setsid)
 //   <base>.exit                  its wait status once it ended (128+N: killed by signal N)
 //   <base>.stdin-closed          the launcher closed stdin on purpose
+//   <base>.stdin-log             every byte of stdin the rank was given
 //
-// The channel's stdout starts with one header line "rankdeck-ssh <pid>\n", then carries the
+// The channel's stdout starts with one header line "rankdeck-ssh <pid> <stdin bytes>\n" (the
+// bytes of stdin the node received so far: a re-attaching launcher resends the rest), then the
 // bytes of <base>.out from the requested offset on (tail -c +N -f), its stderr those of
 // <base>.err; its exit status is the rank's. Channel stdin is copied into the FIFO by a keeper
 // that holds the FIFO open for `grace` seconds after the channel's stdin ended (-1: until the

@@ -470,7 +470,8 @@ bool SshSession::authenticate(QString *error)
     if (rc == SSH_AUTH_SUCCESS)
         return true;
     if (rc == SSH_AUTH_ERROR) {
-        *error = tr("%1: authentication failed: %2").arg(label(), QString::fromUtf8(ssh_get_error(m_session)));
+        *error = tr("%1: authentication as %2 failed: %3")
+                     .arg(m_endpoint.host, label(), QString::fromUtf8(ssh_get_error(m_session)));
         return false;
     }
     const int methods = ssh_userauth_list(m_session, nullptr);
@@ -500,9 +501,9 @@ bool SshSession::authenticate(QString *error)
         offered << QStringLiteral("keyboard-interactive");
     if (methods & SSH_AUTH_METHOD_PASSWORD)
         offered << QStringLiteral("password");
-    *error = tr("%1: permission denied (the server accepts %2; tried %3). Check the node's user and "
-                "identity file in the profile, or add your public key to the node's authorized_keys")
-                 .arg(label(), offered.isEmpty() ? tr("no method RankDeck supports") : offered.join(QStringLiteral(", ")),
+    *error = tr("%1: permission denied for %2 (the server accepts %3; tried %4). Check the node's user "
+                "and identity file in the profile, or add your public key to the node's authorized_keys")
+                 .arg(m_endpoint.host, label(), offered.isEmpty() ? tr("no method RankDeck supports") : offered.join(QStringLiteral(", ")),
                       tried.isEmpty() ? tr("nothing") : tried.join(QStringLiteral(", ")));
     return false;
 }
