@@ -340,10 +340,11 @@ void LaunchCommand::printSummary()
     const qint64 duration = c.endedUs() > c.startedUs() ? c.endedUs() - c.startedUs() : 0;
     out << '\n';
     if (c.state() != RunState::Finished) {
-        if (!c.rootCauseSummary().isEmpty())
-            out << CliUtil::tr("Root cause: %1").arg(c.rootCauseSummary()) << '\n';
+        // Root cause first: it is what the user needs, the rest explains it.
         if (!c.failureReport().failures.isEmpty())
             out << c.failureReport().toText() << '\n';
+        else if (!c.rootCauseSummary().isEmpty())
+            out << CliUtil::tr("Root cause: %1").arg(c.rootCauseSummary()) << '\n';
     }
     out << CliUtil::tr("Run %1 %2 after %3 (%4 ranks%5)")
                .arg(c.runId(), runStateLabel(c.state()), CliUtil::formatDuration(duration))

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// One row per rank of a run: state, host, step, loss, throughput, heartbeat age, pid, detail.
+// Rank changes arrive per event; the model folds them into one dataChanged per interval so a
+// view repaints a few times a second, not once per step of every rank.
+#pragma once
+
+#include "runstate.h"
+
+#include <QAbstractTableModel>
+#include <QPointer>
+#include <QSet>
+#include <QTimer>
+
+namespace rankdeck {
+
+class RunController;
+
+class RankTableModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum Column { RankColumn, HostColumn, StateColumn, StepColumn, LossColumn, ThroughputColumn,
+                  HeartbeatColumn, PidColumn, DetailColumn, ColumnCount };
+    enum Role {
+        RankStateRole = Qt::UserRole + 1,   // int(RankState)
+        RootCauseRole,                      // bool
+        HungRole,                           // bool (hung or silent)
+        SortRole,                           // numbers as numbers
+    };
+
+    explicit RankTableModel(QObject *parent = nullptr);
+
+    void setController(RunController *controller);
+    RunController *controller() const { return m_controller; }
+    void setUpdateInterval(int ms);
+
+    int rowCount(const QModelIndex &parent = QModelIndex()) const override;
+    int columnCount(const QModelIndex &parent = QModelIndex()) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    // Pushes pending changes now (tests, or a view that just became visible).
+    void flush();
+
+private:
+    QPointer<RunController> m_controller;
+    QList<RankStatus> m_rows;
+    QSet<int> m_dirty;
+    QTimer m_timer;
+};
+
+} // namespace rankdeck

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "runmanager.h"
+
+#include <QCoreApplication>
+
+namespace rankdeck {
+
+RunManager::RunManager(const QString &runsDirectory, QObject *parent)
+    : QObject(parent),
+      m_runsDirectory(runsDirectory.isEmpty() ? RunRecord::defaultRunsDirectory() : runsDirectory)
+{
+    refresh();
+}
+
+RunManager::~RunManager()
+{
+    // Controllers are children; their destructors kill what still runs.
+}
+
+RunController *RunManager::launch(const Profile &profile, const TrainingConfig &config,
+                                  RunController::Options options, QString *error)
+{
+    options.runsDirectory = m_runsDirectory;
+    auto *c = new RunController(profile, config, options, this);
+    if (!c->start(error)) {
+        delete c;
+        refresh();
+        return nullptr;
+    }
+    const QString id = c->runId();
+    m_controllers.insert(id, c);
+    connect(c, &RunController::stateChanged, this, [this, c, id](RunState state) {
+        updateInfo(c);
+        emit runStateChanged(id, state);
+    });
+    connect(c, &RunController::finished, this, [this, c, id](RunState state) {
+        updateInfo(c);
+        emit runFinished(id, state);
+    });
+    refresh();
+    emit runStarted(id);
+    return c;
+}
+
+RunController *RunManager::open(const QString &idOrName, QString *error)
+{
+    if (RunController *c = controller(idOrName))
+        return c;
+    const QString dir = RunRecord::resolve(m_runsDirectory, idOrName, error);
+    if (dir.isEmpty())
+        return nullptr;
+    RunRecord r;
+    if (!r.open(dir, error))
+        return nullptr;
+    if (RunController *c = controller(r.id()))
+        return c;
+    RunController *c = RunController::reopen(dir, this, error);
+    if (c)
+        m_controllers.insert(c->runId(), c);
+    return c;
+}
+
+void RunManager::closeRun(const QString &runId)
+{
+    RunController *c = controller(runId);
+    if (!c || (!c->isReadOnly() && !isTerminal(c->state())))
+        return;  // a live run stays until it ends
+    m_controllers.remove(runId);
+    c->deleteLater();
+}
+
+RunController *RunManager::controller(const QString &runId) const
+{
+    return m_controllers.value(runId).data();
+}
+
+QList<RunController *> RunManager::activeRuns() const
+{
+    QList<RunController *> out;
+    for (const QPointer<RunController> &c : m_controllers) {
+        if (c && !c->isReadOnly() && !isTerminal(c->state()))
+            out.append(c);
+    }
+    return out;
+}
+
+void RunManager::refresh()
+{
+    m_history = RunRecord::list(m_runsDirectory);
+    // A run this process drives is never "launcher gone", and its state is the live one.
+    for (RunInfo &i : m_history) {
+        if (RunController *c = controller(i.id); c && !c->isReadOnly()) {
+            i.state = c->state();
+            i.launcherGone = false;
+            i.rootCause = c->rootCauseSummary();
+            i.attempt = c->attempt();
+        }
+    }
+    emit historyChanged();
+}
+
+void RunManager::updateInfo(RunController *c)
+{
+    for (RunInfo &i : m_history) {
+        if (i.id == c->runId()) {
+            i.state = c->state();
+            i.launcherGone = false;
+            i.rootCause = c->rootCauseSummary();
+            i.attempt = c->attempt();
+            i.endedUs = c->endedUs();
+            emit historyChanged();
+            return;
+        }
+    }
+    refresh();
+}
+
+void RunManager::stopAll()
+{
+    for (RunController *c : activeRuns())
+        c->stop();
+}
+
+} // namespace rankdeck

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Several runs at once, each its own RunController (own transport, streams, stores, record
+// directory: nothing shared between runs), plus the history of recorded runs. Front ends keep
+// one RunManager; it owns the controllers it hands out.
+#pragma once
+
+#include "runcontroller.h"
+#include "runrecord.h"
+
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QPointer>
+
+namespace rankdeck {
+
+class RunManager : public QObject
+{
+    Q_OBJECT
+public:
+    // An empty directory means RunRecord::defaultRunsDirectory().
+    explicit RunManager(const QString &runsDirectory = QString(), QObject *parent = nullptr);
+    ~RunManager() override;
+
+    QString runsDirectory() const { return m_runsDirectory; }
+
+    // Starts a run (options.runsDirectory is set to this manager's). nullptr and *error when it
+    // could not start; the failed attempt still appears in the history when it got a record.
+    RunController *launch(const Profile &profile, const TrainingConfig &config, RunController::Options options,
+                          QString *error);
+    // A run by id or name: the live controller when this manager runs it, else the record
+    // reopened read-only (kept until closeRun()).
+    RunController *open(const QString &idOrName, QString *error);
+    void closeRun(const QString &runId);
+    RunController *controller(const QString &runId) const;
+    QList<RunController *> activeRuns() const;
+
+    // Recorded runs, newest first, with the live state of the runs this manager runs.
+    QList<RunInfo> history() const { return m_history; }
+    void refresh();
+
+    // Stops every active run (the GUI calls it on quit unless runs are detached).
+    void stopAll();
+
+signals:
+    void runStarted(const QString &runId);
+    void runStateChanged(const QString &runId, rankdeck::RunState state);
+    void runFinished(const QString &runId, rankdeck::RunState state);
+    void historyChanged();
+
+private:
+    void updateInfo(RunController *c);
+
+    QString m_runsDirectory;
+    QHash<QString, QPointer<RunController>> m_controllers;
+    QList<RunInfo> m_history;
+};
+
+} // namespace rankdeck
