@@ -5,6 +5,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string_view>
 
 namespace rankdeck::crash {
 
@@ -54,6 +56,34 @@ std::string dieFunctionName(Dwarf_Die *die)
     return name ? std::string(name) : std::string();
 }
 
+constexpr std::string_view kDeleted = " (deleted)";
+
+std::string withoutDeleted(std::string name)
+{
+    if (name.size() > kDeleted.size() && name.compare(name.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0)
+        name.resize(name.size() - kDeleted.size());
+    return name;
+}
+
+// A worker binary replaced on disk while it runs (a redeploy, a rebuild) shows in the maps as
+// "path (deleted)"; the running image is still reachable through /proc/self/exe.
+int findElf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **fileName, Elf **elfp)
+{
+    const std::string_view name = modname ? modname : "";
+    if (name.size() > kDeleted.size() && name.substr(name.size() - kDeleted.size()) == kDeleted) {
+        char exe[4096];
+        const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0 && name == std::string_view(exe, static_cast<std::size_t>(n))) {
+            const int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                *fileName = ::strdup("/proc/self/exe");
+                return fd;
+            }
+        }
+    }
+    return dwfl_linux_proc_find_elf(mod, userdata, modname, base, fileName, elfp);
+}
+
 } // namespace
 
 struct StackSymbolizer::Impl
@@ -76,7 +106,7 @@ struct StackSymbolizer::Impl
         const char *mainFile = nullptr;
         const char *modName = dwfl_module_info(mod, nullptr, &start, nullptr, nullptr, nullptr, &mainFile,
                                                nullptr);
-        frame.module = baseName(mainFile ? mainFile : modName);
+        frame.module = baseName(withoutDeleted(modName ? modName : (mainFile ? mainFile : "")).c_str());
         frame.moduleOffset = pc - start;
         // Module names are the paths from /proc/self/maps; the main file is only known once
         // libdw has opened the ELF, so compare both.
@@ -149,7 +179,7 @@ StackSymbolizer::StackSymbolizer()
     const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0)
         m_impl->exePath.assign(exe, static_cast<std::size_t>(n));
-    m_impl->callbacks.find_elf = dwfl_linux_proc_find_elf;
+    m_impl->callbacks.find_elf = findElf;
     m_impl->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
     m_impl->callbacks.debuginfo_path = &m_impl->debuginfoPath;
     m_impl->dwfl = dwfl_begin(&m_impl->callbacks);

@@ -58,9 +58,10 @@ QList<QJsonObject> eventsOfType(const Output &out, std::string_view type)
 class Helper
 {
 public:
-    Helper(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
+    Helper(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment(),
+           const QString &program = QStringLiteral(RANKDECK_CRASHHELPER))
     {
-        m_process.setProgram(QStringLiteral(RANKDECK_CRASHHELPER));
+        m_process.setProgram(program);
         m_process.setArguments(args);
         m_process.setProcessEnvironment(env);
         QObject::connect(&m_process, &QProcess::readyReadStandardOutput, [this] {
@@ -234,6 +235,29 @@ private slots:
         QVERIFY(!f.thread.contains(QLatin1String("main thread")));
         QVERIFY(f.firstOwnFrame >= 0);
         QVERIFY2(f.stack.at(f.firstOwnFrame).contains(function), qPrintable(f.stack.join(QLatin1Char('\n'))));
+    }
+
+    // The binary was replaced on disk while it ran (a redeploy): still symbolized.
+    void crashAfterBinaryWasDeleted()
+    {
+        QTemporaryDir dir;
+        const QString copy = dir.filePath(QStringLiteral("crashhelper"));
+        QVERIFY(QFile::copy(QStringLiteral(RANKDECK_CRASHHELPER), copy));
+        QVERIFY(QFile::setPermissions(copy, QFile::ReadOwner | QFile::ExeOwner));
+        Helper h({"--rank", "0", "--fault", "segv@3", "--fault-rank", "0", "--step-delay-ms", "200"},
+                 QProcessEnvironment::systemEnvironment(), copy);
+        QTRY_VERIFY_WITH_TIMEOUT(h.out().contains("Epoch 0,"), 20000);
+        QVERIFY(QFile::remove(copy));
+        QVERIFY(h.finish());
+        QCOMPARE(h.process().exitCode(), SIGSEGV);
+        const QList<QJsonObject> crashes = eventsOfType(parseOutput(h.out()), wire::event::Crash);
+        QCOMPARE(crashes.size(), 1);
+        const RankFailure f = failureFromCrashEvent(crashes.first());
+        QVERIFY2(f.firstOwnFrame >= 0, qPrintable(f.stack.join(QLatin1Char('\n'))));
+        const FrameParts own = parseFrame(f.stack.at(f.firstOwnFrame));
+        QVERIFY2(own.function.contains(QLatin1String("crashWithSegv")), qPrintable(f.stack.join(QLatin1Char('\n'))));
+        QCOMPARE(own.module, kOwnModule);
+        QVERIFY(own.line > 0);
     }
 
     void exitFault()
