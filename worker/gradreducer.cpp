@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gradreducer.h"
+
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/torch.h>
+
+#include <chrono>
+
+namespace rankdeck {
+
+namespace {
+// Fires after AccumulateGrad wrote param.grad, so it sees the gradient accumulated over all
+// micro-steps, like the Reducer's hook on the grad accumulator.
+struct ReadyHook : torch::autograd::PostAccumulateGradHook
+{
+    ReadyHook(GradReducer *reducer, std::size_t index)
+        : m_reducer(reducer)
+        , m_index(index)
+    {
+    }
+    void operator()(const torch::autograd::Variable &param) override { m_reducer->gradReady(m_index, param); }
+    GradReducer *m_reducer;
+    std::size_t m_index;
+};
+} // namespace
+
+GradReducer::GradReducer(c10::intrusive_ptr<c10d::Backend> backend, std::vector<at::Tensor> params,
+                         int worldSize, bool overlap, std::size_t firstBucketBytes, std::size_t bucketBytes)
+    : m_backend(std::move(backend))
+    , m_params(std::move(params))
+    , m_bucketOf(m_params.size())
+    , m_seen(m_params.size())
+    , m_worldSize(worldSize)
+    , m_overlap(overlap)
+{
+    // DDP's _compute_bucket_assignment_by_size over the reversed parameter list: a bucket closes
+    // once it holds at least its limit; the first limit is small so communication starts early.
+    std::size_t limit = firstBucketBytes;
+    Bucket current;
+    std::size_t currentBytes = 0;
+    auto close = [&] {
+        if (current.params.empty())
+            return;
+        m_buckets.push_back(std::move(current));
+        current = Bucket();
+        currentBytes = 0;
+        limit = bucketBytes;
+    };
+    for (std::size_t k = m_params.size(); k-- > 0;) {
+        const auto &p = m_params[k];
+        if (!current.params.empty()) {
+            const auto &first = m_params[current.params.front()];
+            if (first.scalar_type() != p.scalar_type() || first.device() != p.device())
+                close();
+        }
+        current.params.push_back(k);
+        currentBytes += std::size_t(p.numel()) * p.element_size();
+        if (currentBytes >= limit)
+            close();
+    }
+    close();
+
+    for (std::size_t b = 0; b < m_buckets.size(); ++b) {
+        auto &bucket = m_buckets[b];
+        std::int64_t size = 0;
+        for (const auto k : bucket.params) {
+            m_bucketOf[k] = b;
+            bucket.offsets.push_back(size);
+            size += m_params[k].numel();
+        }
+        const bool last = b + 1 == m_buckets.size();
+        const auto &proto = m_params[bucket.params.front()];
+        bucket.flat = torch::zeros({size + (last ? 1 : 0)}, proto.options().requires_grad(false));
+    }
+    for (std::size_t k = 0; k < m_params.size(); ++k)
+        torch::autograd::impl::set_post_acc_grad_hooks(m_params[k], std::make_unique<ReadyHook>(this, k));
+}
+
+GradReducer::~GradReducer()
+{
+    for (auto &p : m_params)
+        torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
+}
+
+std::vector<std::vector<std::size_t>> GradReducer::bucketLayout() const
+{
+    std::vector<std::vector<std::size_t>> out;
+    for (const auto &b : m_buckets)
+        out.push_back(b.params);
+    return out;
+}
+
+void GradReducer::beginBackward(bool communicate, bool localStop)
+{
+    std::lock_guard lock(m_mutex);
+    m_communicate = communicate;
+    m_localStop = localStop;
+    if (!communicate)
+        return;
+    m_nextBucket = 0;
+    std::fill(m_seen.begin(), m_seen.end(), false);
+    for (auto &b : m_buckets) {
+        b.pending = b.params.size();
+        b.launched = false;
+        b.work.reset();
+    }
+}
+
+void GradReducer::gradReady(std::size_t index, const at::Tensor &param)
+{
+    std::lock_guard lock(m_mutex);
+    if (!m_communicate || m_seen[index])
+        return;
+    m_seen[index] = true;
+    auto &bucket = m_buckets[m_bucketOf[index]];
+    const auto pos = std::find(bucket.params.begin(), bucket.params.end(), index) - bucket.params.begin();
+    const auto &grad = param.grad();
+    auto view = bucket.flat.narrow(0, bucket.offsets[std::size_t(pos)], param.numel());
+    if (grad.defined())
+        view.copy_(grad.reshape({-1}));
+    else
+        view.zero_();
+    --bucket.pending;
+    if (m_overlap)
+        launchReady();
+}
+
+void GradReducer::launch(Bucket &bucket)
+{
+    if (&bucket == &m_buckets.back())
+        bucket.flat[bucket.flat.numel() - 1].fill_(m_localStop ? 1.0 : 0.0);
+    // DDP's default comm hook: divide by the world size, then sum.
+    bucket.flat.div_(m_worldSize);
+    std::vector<at::Tensor> tensors{bucket.flat};
+    bucket.work = m_backend->allreduce(tensors);
+    bucket.launched = true;
+}
+
+void GradReducer::launchReady()
+{
+    // Strictly in bucket order: every rank must issue the same collectives in the same order.
+    while (m_nextBucket < m_buckets.size() && m_buckets[m_nextBucket].pending == 0) {
+        launch(m_buckets[m_nextBucket]);
+        ++m_nextBucket;
+    }
+}
+
+bool GradReducer::finish(double &commWaitMs)
+{
+    std::lock_guard lock(m_mutex);
+    // Parameters that got no gradient this step count as zero, so no rank waits forever.
+    for (std::size_t k = 0; k < m_params.size(); ++k) {
+        if (m_seen[k])
+            continue;
+        m_seen[k] = true;
+        auto &bucket = m_buckets[m_bucketOf[k]];
+        const auto pos = std::find(bucket.params.begin(), bucket.params.end(), k) - bucket.params.begin();
+        auto view = bucket.flat.narrow(0, bucket.offsets[std::size_t(pos)], m_params[k].numel());
+        const auto &grad = m_params[k].grad();
+        if (grad.defined())
+            view.copy_(grad.reshape({-1}));
+        else
+            view.zero_();
+        --bucket.pending;
+    }
+    launchReady();
+
+    const auto t0 = std::chrono::steady_clock::now();
+    for (auto &b : m_buckets)
+        b.work->wait();
+    commWaitMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+    for (auto &b : m_buckets) {
+        for (std::size_t i = 0; i < b.params.size(); ++i) {
+            auto &p = m_params[b.params[i]];
+            const auto view = b.flat.narrow(0, b.offsets[i], p.numel()).view(p.sizes());
+            if (p.grad().defined())
+                p.mutable_grad().copy_(view);
+            else
+                p.mutable_grad() = view.clone();
+        }
+    }
+    m_communicate = false;
+    const auto &last = m_buckets.back().flat;
+    return last[last.numel() - 1].item<double>() > 0;
+}
+
+} // namespace rankdeck
