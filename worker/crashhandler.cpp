@@ -1036,6 +1036,15 @@ void install(const Config &config)
 
     static std::once_flag once;
     std::call_once(once, [] {
+        // A report is one line of up to ~50 KiB. A pipe writer that finds the pipe full waits
+        // with the pipe unlocked, and another thread's line could land inside the report; a
+        // bigger pipe buffer (the unprivileged maximum is 1 MiB) makes that all but impossible.
+        for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+            const int size = ::fcntl(fd, F_GETPIPE_SZ);
+            if (size > 0 && size < (1 << 20))
+                (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+        }
+
         // The first backtrace() loads libgcc_s with dlopen, which must not happen in a handler.
         void *warmup[4];
         (void)::backtrace(warmup, 4);
