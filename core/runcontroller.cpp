@@ -498,11 +498,12 @@ void RunController::triggerFailurePolicy(int failedRank)
     // sure it ends too, without counting it as stopped by us.
     if (failedRank >= 0 && failedRank < m_ranks.size() && m_runtime[failedRank].started
         && !m_runtime[failedRank].exited) {
-        const int serial = ++m_runtime[failedRank].stopSerial;
+        const int serial = m_runtime[failedRank].stopSerial = ++m_stopSerial;
         QTimer::singleShot(m_options.stopGraceMs + m_options.termGraceMs, this, [this, failedRank, serial] {
             if (m_runtime.value(failedRank).exited || m_runtime[failedRank].stopSerial != serial)
                 return;
             note(tr("rank %1 did not exit after its failure; killing it").arg(failedRank));
+            m_runtime[failedRank].signalsSent.insert(SIGKILL);
             m_transport->signalRank(failedRank, SIGKILL);
         });
     }
@@ -535,17 +536,19 @@ void RunController::stopRank(int rank, bool consequence)
         return;
     rt.launcherStopped = true;
     rt.consequence = consequence;
-    const int serial = ++rt.stopSerial;
+    const int serial = rt.stopSerial = ++m_stopSerial;
     m_transport->writeStdin(rank, QByteArray("stop\n"));
     QTimer::singleShot(m_options.stopGraceMs, this, [this, rank, serial] {
         if (m_runtime.value(rank).exited || m_runtime[rank].stopSerial != serial)
             return;
         note(tr("rank %1 did not stop within %2 ms; sending SIGTERM").arg(rank).arg(m_options.stopGraceMs));
+        m_runtime[rank].signalsSent.insert(SIGTERM);
         m_transport->signalRank(rank, SIGTERM);
         QTimer::singleShot(m_options.termGraceMs, this, [this, rank, serial] {
             if (m_runtime.value(rank).exited || m_runtime[rank].stopSerial != serial)
                 return;
             note(tr("rank %1 ignored SIGTERM for %2 ms; sending SIGKILL").arg(rank).arg(m_options.termGraceMs));
+            m_runtime[rank].signalsSent.insert(SIGKILL);
             m_transport->signalRank(rank, SIGKILL);
         });
     });
@@ -581,7 +584,8 @@ void RunController::kill()
         }
         if (!rt.exited) {
             rt.launcherStopped = true;
-            ++rt.stopSerial;
+            rt.stopSerial = ++m_stopSerial;
+            rt.signalsSent.insert(SIGKILL);
             m_transport->signalRank(r, SIGKILL);
         }
     }
@@ -628,6 +632,11 @@ void RunController::onRankExited(int rank, const RankExit &exit)
     else
         how = tr("exit code %1").arg(exit.exitCode);
 
+    // A rank the launcher was stopping can still have failed by itself first (its own exit
+    // code, or a signal the launcher did not send): that is a failure, not a consequence.
+    const bool byOurSignal = exit.crashed ? rt.signalsSent.contains(exit.signal)
+                                          : rt.signalsSent.contains(exit.exitCode - 128);
+    const bool ownExit = !clean && !byOurSignal;
     if (rt.ownFailure) {
         // It reported its own error/crash; the exit completes that report.
         RankFailure f;
@@ -637,7 +646,7 @@ void RunController::onRankExited(int rank, const RankExit &exit)
         f.signalName = signalName(f.signal);
         recordFailure(f);
         setRankState(rank, RankState::Failed, how);
-    } else if (rt.launcherStopped) {
+    } else if (rt.launcherStopped && !ownExit) {
         if (rt.consequence) {
             RankFailure f;
             f.rank = rank;
@@ -648,7 +657,9 @@ void RunController::onRankExited(int rank, const RankExit &exit)
             f.exitCode = s.exitCode;
             f.signal = s.signal;
             f.signalName = signalName(s.signal);
-            f.reason = tr("stopped by the launcher after rank %1 failed (%2)").arg(m_firstFailedRank).arg(how);
+            // build() names the root cause in the reason of every consequence.
+            if (s.hung)
+                f.reason = tr("hung, then stopped by the launcher (%1)").arg(how);
             if (s.hung && m_stacks.contains(rank))
                 f.stack = m_stacks.value(rank).split(QLatin1Char('\n'));
             // A consequence never triggers the policy again.

@@ -29,6 +29,7 @@
 #include <QList>
 #include <QObject>
 #include <QPointer>
+#include <QSet>
 #include <QTimer>
 
 #include <memory>
@@ -127,6 +128,7 @@ private:
         qint64 lastStepChangeUs = 0;  // launcher clock
         qint64 maxStepIntervalUs = 0;
         bool dumpRequested = false;
+        QSet<int> signalsSent;        // by the launcher, to tell its own kills from crashes
     };
 
     RunController(QObject *parent);
@@ -178,6 +180,7 @@ private:
     int m_attempt = 0;
     int m_masterPort = 0;
     int m_firstFailedRank = -1;
+    int m_stopSerial = 0;            // unique across attempts, so an old timer never fires on a new rank
     bool m_userStop = false;
     bool m_failureSeen = false;
     bool m_hung = false;

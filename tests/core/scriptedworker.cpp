@@ -126,6 +126,8 @@ int main(int argc, char **argv)
 
     if (ignoreStop)
         std::signal(SIGTERM, SIG_IGN);
+    // Like the real worker: SIGUSR1 asks for a stack dump (an atomic store is signal-safe).
+    std::signal(SIGUSR1, [](int) { g_dump = true; });
     if (flag(argc, argv, "--spawn-child")) {
         if (::fork() == 0) {
             ::execlp("sleep", "sleep", "300", static_cast<char *>(nullptr));

@@ -349,6 +349,8 @@ private slots:
         QVERIFY(hang.wait(20000));
         QVERIFY(c.rankStatus(0).silent);
         QVERIFY(!c.rankStatus(1).silent);
+        // Its control channel may be stuck too: the dump was asked for with SIGUSR1.
+        QTRY_VERIFY_WITH_TIMEOUT(c.stacks(0).contains(QStringLiteral("waitForPeers")), 5000);
         c.kill();
         QVERIFY(done.wait(15000));
         QCOMPARE(c.state(), RunState::Stopped);
