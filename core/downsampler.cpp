@@ -31,18 +31,26 @@ void Downsampler::mergePoint(std::span<const double> values, std::uint32_t i, Bl
         return;
     }
     // Strict comparisons keep the earliest of equal values: points are merged left to right.
-    if (acc.minIndex == kNone || v < values[acc.minIndex])
+    if (acc.minIndex == kNone || v < acc.minValue) {
         acc.minIndex = i;
-    if (acc.maxIndex == kNone || v > values[acc.maxIndex])
+        acc.minValue = v;
+    }
+    if (acc.maxIndex == kNone || v > acc.maxValue) {
         acc.maxIndex = i;
+        acc.maxValue = v;
+    }
 }
 
-void Downsampler::mergeBlock(std::span<const double> values, const Block &b, Block &acc)
+void Downsampler::mergeBlock(const Block &b, Block &acc)
 {
-    if (b.minIndex != kNone && (acc.minIndex == kNone || values[b.minIndex] < values[acc.minIndex]))
+    if (b.minIndex != kNone && (acc.minIndex == kNone || b.minValue < acc.minValue)) {
         acc.minIndex = b.minIndex;
-    if (b.maxIndex != kNone && (acc.maxIndex == kNone || values[b.maxIndex] > values[acc.maxIndex]))
+        acc.minValue = b.minValue;
+    }
+    if (b.maxIndex != kNone && (acc.maxIndex == kNone || b.maxValue > acc.maxValue)) {
         acc.maxIndex = b.maxIndex;
+        acc.maxValue = b.maxValue;
+    }
     if (acc.nanIndex == kNone)
         acc.nanIndex = b.nanIndex;
     if (acc.infIndex == kNone)
@@ -55,15 +63,15 @@ void Downsampler::update(std::span<const double> values)
     if (n < m_count) // the column was replaced: start over
         clear();
     while (m_count + kBlock <= n && m_count + kBlock < qsizetype(kNone)) {
-        Block b{kNone, kNone, kNone, kNone};
+        Block b{0.0, 0.0, kNone, kNone, kNone, kNone};
         for (qsizetype i = m_count; i < m_count + kBlock; ++i)
             mergePoint(values, std::uint32_t(i), b);
         m_level1.push_back(b);
         m_count += kBlock;
         if (m_level1.size() % kBlock == 0) {
-            Block b2{kNone, kNone, kNone, kNone};
+            Block b2{0.0, 0.0, kNone, kNone, kNone, kNone};
             for (size_t k = m_level1.size() - kBlock; k < m_level1.size(); ++k)
-                mergeBlock(values, m_level1[k], b2);
+                mergeBlock(m_level1[k], b2);
             m_level2.push_back(b2);
         }
     }
@@ -75,10 +83,10 @@ void Downsampler::rangeMinMax(std::span<const double> values, qsizetype begin, q
     qsizetype i = begin;
     while (i < end) {
         if (i % kBlock2 == 0 && i + kBlock2 <= end && size_t(i / kBlock2) < m_level2.size()) {
-            mergeBlock(values, m_level2[size_t(i / kBlock2)], acc);
+            mergeBlock(m_level2[size_t(i / kBlock2)], acc);
             i += kBlock2;
         } else if (i % kBlock == 0 && i + kBlock <= end && size_t(i / kBlock) < m_level1.size()) {
-            mergeBlock(values, m_level1[size_t(i / kBlock)], acc);
+            mergeBlock(m_level1[size_t(i / kBlock)], acc);
             i += kBlock;
         } else {
             mergePoint(values, std::uint32_t(i), acc);
@@ -90,6 +98,23 @@ void Downsampler::rangeMinMax(std::span<const double> values, qsizetype begin, q
 DownsampledPoints Downsampler::bucket(const XFunction &xAt, std::span<const double> values,
                                       qsizetype begin, qsizetype end, double xMin, double xMax,
                                       int buckets) const
+{
+    return bucketImpl(xAt, values, begin, end, xMin, xMax, buckets);
+}
+
+DownsampledPoints Downsampler::bucket(std::span<const qint64> x, double offset, double divisor,
+                                      std::span<const double> values, qsizetype begin,
+                                      qsizetype end, double xMin, double xMax, int buckets) const
+{
+    end = qMin(end, qsizetype(x.size()));
+    const auto xAt = [x, offset, divisor](qsizetype i) { return (double(x[size_t(i)]) - offset) / divisor; };
+    return bucketImpl(xAt, values, begin, end, xMin, xMax, buckets);
+}
+
+template <typename XAt>
+DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, std::span<const double> values,
+                                          qsizetype begin, qsizetype end, double xMin,
+                                          double xMax, int buckets) const
 {
     DownsampledPoints out;
     end = qMin(end, qsizetype(values.size()));
@@ -158,17 +183,79 @@ DownsampledPoints Downsampler::bucket(const XFunction &xAt, std::span<const doub
     if (first > begin)
         put(first - 1);
 
+    // Bucket borders: a binary search over the whole segment would miss the cache at every
+    // probe (64 ranks × 1M points). Guess the border by interpolation (exact for evenly spaced
+    // steps), then search outwards from the guess, touching only nearby memory.
+    const double xLast = last > first ? xAt(last - 1) : 0.0;
+    auto border = [&](qsizetype lo, double edge) -> qsizetype {
+        // First index in [lo, last) whose x is >= edge.
+        if (lo >= last || xAt(lo) >= edge)
+            return lo;
+        if (xLast < edge)
+            return last;
+        const double xLo = xAt(lo);
+        qsizetype guess = lo + 1;
+        if (xLast > xLo)
+            guess = lo + qsizetype((edge - xLo) / (xLast - xLo) * double(last - 1 - lo));
+        guess = qBound(lo + 1, guess, last - 1);
+        qsizetype below;  // x[below] < edge
+        qsizetype above;  // x[above] >= edge
+        if (xAt(guess) >= edge) {
+            above = guess;
+            below = lo;
+            for (qsizetype stepSize = 1;; stepSize *= 2) {
+                const qsizetype probe = guess - stepSize;
+                if (probe <= lo)
+                    break;
+                if (xAt(probe) < edge) {
+                    below = probe;
+                    break;
+                }
+                above = probe;
+            }
+        } else {
+            below = guess;
+            above = last - 1;  // x[last - 1] >= edge, checked above
+            for (qsizetype stepSize = 1;; stepSize *= 2) {
+                const qsizetype probe = guess + stepSize;
+                if (probe >= last - 1)
+                    break;
+                if (xAt(probe) >= edge) {
+                    above = probe;
+                    break;
+                }
+                below = probe;
+            }
+        }
+        qsizetype l = below + 1, h = above;
+        while (l < h) {
+            const qsizetype mid = l + (h - l) / 2;
+            if (xAt(mid) < edge)
+                l = mid + 1;
+            else
+                h = mid;
+        }
+        return l;
+    };
     const double width = xMax - xMin;
+    // When buckets hold several index blocks, their inner borders move to the nearest block
+    // border, so that bucketing reads whole blocks of the index instead of scanning points at
+    // every border. Each point still lands in exactly one bucket (no extreme is lost) and the
+    // points keep their own x; only which of two neighbouring buckets a border point joins
+    // changes. The rule depends on the data alone, so the index and a plain scan agree.
+    const bool snap = (last - first) / buckets >= 4 * qsizetype(kBlock);
     qsizetype start = first;
     for (int k = 0; k < buckets && start < last; ++k) {
         qsizetype stop = last;
         if (k + 1 < buckets) {
             const double edge = xMin + width * double(k + 1) / double(buckets);
-            stop = qMin(last, lowerBound(start, edge));
+            stop = border(start, edge);
+            if (snap)
+                stop = qBound(start, (stop + kBlock / 2) / kBlock * kBlock, last);
         }
         if (stop <= start)
             continue;
-        Block acc{kNone, kNone, kNone, kNone};
+        Block acc{0.0, 0.0, kNone, kNone, kNone, kNone};
         rangeMinMax(values, start, stop, acc);
         if (acc.minIndex != kNone) {
             const std::uint32_t a = std::min(acc.minIndex, acc.maxIndex);
@@ -204,7 +291,8 @@ DownsampledPoints Downsampler::bucket(std::span<const double> x, std::span<const
                                       double xMin, double xMax, int buckets) const
 {
     const qsizetype n = qsizetype(std::min(x.size(), values.size()));
-    return bucket([x](qsizetype i) { return x[size_t(i)]; }, values, 0, n, xMin, xMax, buckets);
+    const auto xAt = [x](qsizetype i) { return x[size_t(i)]; };
+    return bucketImpl(xAt, values, 0, n, xMin, xMax, buckets);
 }
 
 DownsampledPoints Downsampler::bucketScan(std::span<const double> x, std::span<const double> values,

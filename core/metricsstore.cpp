@@ -73,12 +73,17 @@ struct MetricsStore::Series
         }
         hit->lastUse = ++useCounter;
         SmoothCache &c = *hit;
-        for (size_t i = c.values.size(); i < values.size(); ++i) {
-            while (c.segment < segmentStarts.size() && segmentStarts[c.segment] == i) {
+        size_t i = c.values.size();
+        const size_t n = values.size();
+        c.values.resize(n);
+        while (i < n) {
+            if (c.segment < segmentStarts.size() && segmentStarts[c.segment] == i) {
                 c.state.reset();  // a restart begins a fresh average
                 ++c.segment;
             }
-            c.values.push_back(c.state.next(values[i]));
+            const size_t end = c.segment < segmentStarts.size() ? std::min(segmentStarts[c.segment], n) : n;
+            for (; i < end; ++i)
+                c.values[i] = c.state.next(values[i]);
         }
         c.index.update(c.values);
         return c;
@@ -426,18 +431,12 @@ MetricCurve MetricsStore::curveLocked(const Series &s, MetricXAxis axis, double 
     if (s.values.empty())
         return curve;
     const double start = double(m_startTimeUs);
-    Downsampler::XFunction xAt;
-    switch (axis) {
-    case MetricXAxis::Step:
-        xAt = [&s](qsizetype i) { return double(s.steps[size_t(i)]); };
-        break;
-    case MetricXAxis::RelativeTime:
-        xAt = [&s, start](qsizetype i) { return (double(s.times[size_t(i)]) - start) / 1e6; };
-        break;
-    case MetricXAxis::WallTime:
-        xAt = [&s](qsizetype i) { return double(s.times[size_t(i)]) / 1e6; };
-        break;
-    }
+    // x = (column - offset) / divisor: steps as they are, times in seconds.
+    const std::span<const qint64> column = axis == MetricXAxis::Step ? std::span<const qint64>(s.steps)
+                                                                     : std::span<const qint64>(s.times);
+    const double offset = axis == MetricXAxis::RelativeTime ? start : 0.0;
+    const double divisor = axis == MetricXAxis::Step ? 1.0 : 1e6;
+    const auto xAt = [&](size_t i) { return (double(column[i]) - offset) / divisor; };
     const bool smooth = weight > 0.0;
     const SmoothCache *cache = smooth ? &s.smoothed(weight) : nullptr;
     const std::span<const double> values = smooth ? std::span<const double>(cache->values)
@@ -449,13 +448,14 @@ MetricCurve MetricsStore::curveLocked(const Series &s, MetricXAxis axis, double 
         xMin = std::numeric_limits<double>::infinity();
         xMax = -std::numeric_limits<double>::infinity();
         for (size_t k = 0; k < s.segmentStarts.size(); ++k) {
-            xMin = std::min(xMin, xAt(qsizetype(s.segmentStarts[k])));
-            xMax = std::max(xMax, xAt(qsizetype(s.segmentEnd(k) - 1)));
+            xMin = std::min(xMin, xAt(s.segmentStarts[k]));
+            xMax = std::max(xMax, xAt(s.segmentEnd(k) - 1));
         }
     }
     for (size_t k = 0; k < s.segmentStarts.size(); ++k) {
-        appendSegment(curve, index.bucket(xAt, values, qsizetype(s.segmentStarts[k]),
-                                          qsizetype(s.segmentEnd(k)), xMin, xMax, buckets));
+        appendSegment(curve, index.bucket(column, offset, divisor, values,
+                                          qsizetype(s.segmentStarts[k]), qsizetype(s.segmentEnd(k)),
+                                          xMin, xMax, buckets));
     }
     return curve;
 }

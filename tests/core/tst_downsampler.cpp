@@ -4,6 +4,8 @@
 #include <QRandomGenerator>
 #include <QtTest>
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -25,6 +27,81 @@ std::vector<double> iota(qsizetype n)
 bool samePoints(const DownsampledPoints &a, const DownsampledPoints &b)
 {
     return a.x == b.x && a.y == b.y && a.nanX == b.nanX && a.infX == b.infX && a.infY == b.infY;
+}
+
+// The documented rule written the slow, obvious way: a point belongs to the last bucket whose
+// left edge it reaches; when buckets average at least 4 blocks, inner borders move to the
+// nearest multiple of the block size; each bucket gives its min and max in index order, its
+// first NaN and first ±Inf; the nearest points outside the view are kept.
+DownsampledPoints naive(const std::vector<double> &x, const std::vector<double> &v, double lo,
+                        double hi, int buckets)
+{
+    DownsampledPoints out;
+    const qsizetype n = qsizetype(x.size());
+    qsizetype first = 0;
+    while (first < n && x[size_t(first)] < lo)
+        ++first;
+    qsizetype last = first;
+    while (last < n && x[size_t(last)] <= hi)
+        ++last;
+    auto put = [&](qsizetype i) {
+        const double y = v[size_t(i)];
+        if (std::isnan(y)) {
+            out.nanX.append(x[size_t(i)]);
+        } else if (std::isinf(y)) {
+            out.infX.append(x[size_t(i)]);
+            out.infY.append(y);
+        } else {
+            out.x.append(x[size_t(i)]);
+            out.y.append(y);
+        }
+    };
+    if (first > 0)
+        put(first - 1);
+    const bool snap = (last - first) / buckets >= 4 * Downsampler::kBlock;
+    qsizetype start = first;
+    for (int k = 0; k < buckets; ++k) {
+        qsizetype stop = last;
+        if (k + 1 < buckets) {
+            const double edge = lo + (hi - lo) * double(k + 1) / double(buckets);
+            stop = start;
+            while (stop < last && x[size_t(stop)] < edge)
+                ++stop;
+            if (snap) {
+                const qsizetype b = Downsampler::kBlock;
+                stop = std::clamp((stop + b / 2) / b * b, start, last);
+            }
+        }
+        qsizetype mn = -1, mx = -1, nan = -1, inf = -1;
+        for (qsizetype i = start; i < stop; ++i) {
+            const double y = v[size_t(i)];
+            if (std::isnan(y)) {
+                if (nan < 0)
+                    nan = i;
+            } else if (std::isinf(y)) {
+                if (inf < 0)
+                    inf = i;
+            } else {
+                if (mn < 0 || y < v[size_t(mn)])
+                    mn = i;
+                if (mx < 0 || y > v[size_t(mx)])
+                    mx = i;
+            }
+        }
+        if (mn >= 0) {
+            put(std::min(mn, mx));
+            if (mn != mx)
+                put(std::max(mn, mx));
+        }
+        if (nan >= 0)
+            put(nan);
+        if (inf >= 0)
+            put(inf);
+        start = stop;
+    }
+    if (last < n)
+        put(last);
+    return out;
 }
 } // namespace
 
@@ -109,6 +186,7 @@ void TestDownsampler::indexAgreesWithScan_data()
     QTest::newRow("200k / 333 middle") << 200000 << 333 << 0.31 << 0.77;
     QTest::newRow("5000 / 1000 tail") << 5000 << 1000 << 0.9 << 1.0;
     QTest::newRow("4097 / 3 all") << 4097 << 3 << 0.0 << 1.0;
+    QTest::newRow("300k / 50 narrow") << 300000 << 50 << 0.5 << 0.5001;
 }
 
 // The two-level index must give exactly what a full scan gives.
@@ -123,7 +201,7 @@ void TestDownsampler::indexAgreesWithScan()
     double xv = 0;
     Downsampler index;
     for (int i = 0; i < points; ++i) {
-        xv += rng.bounded(3);  // repeated x values too
+        xv += i % 5000 == 0 ? 10000 : rng.bounded(3);  // repeated x values and big gaps too
         x.push_back(xv);
         const int r = rng.bounded(1000);
         values.push_back(r == 0 ? NaN : r == 1 ? (rng.bounded(2) ? Inf : -Inf) : double(rng.bounded(100000)) / 7.0);
@@ -138,6 +216,12 @@ void TestDownsampler::indexAgreesWithScan()
     const DownsampledPoints b = Downsampler::bucketScan(x, values, lo, hi, buckets);
     QCOMPARE(a.x.size(), b.x.size());
     QVERIFY(samePoints(a, b));
+    const DownsampledPoints c = naive(x, values, lo, hi, buckets);
+    QCOMPARE(a.x.size(), c.x.size());
+    QCOMPARE(a.x, c.x);
+    QCOMPARE(a.y, c.y);
+    QCOMPARE(a.nanX, c.nanX);
+    QCOMPARE(a.infX, c.infX);
     QVERIFY(a.x.size() <= 2 * buckets + 2);
 }
 
