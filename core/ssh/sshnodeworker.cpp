@@ -92,7 +92,8 @@ int SshNodeWorker::graceSec() const
 {
     // Long enough for every reconnect attempt, so the rank does not stop while the launcher
     // still intends to come back.
-    return m_settings.detached ? -1 : m_settings.reconnectDeadlineSec + 15;
+    return m_settings.detached ? -1
+                               : m_settings.reconnectDeadlineSec + m_session->endpoint().connectTimeoutSec + 5;
 }
 
 void SshNodeWorker::setDetached(bool detached)
@@ -100,12 +101,16 @@ void SshNodeWorker::setDetached(bool detached)
     m_settings.detached = detached;
 }
 
+// Paths on a node are read like ssh and sftp read them: "~/x" and relative paths are in the
+// login's home directory.
 QString SshNodeWorker::expand(const QString &path) const
 {
-    if (path == QLatin1String("~"))
+    if (path.isEmpty() || path == QLatin1String("~"))
         return m_info.home;
     if (path.startsWith(QLatin1String("~/")))
         return m_info.home + path.mid(1);
+    if (!path.startsWith(QLatin1Char('/')))
+        return m_info.home + QLatin1Char('/') + path;
     return path;
 }
 
@@ -158,10 +163,6 @@ bool SshNodeWorker::deploy(const QString &localWorkerPath, SshNodeInfo *info)
     const qint64 size = QFileInfo(localWorkerPath).size();
     const QString dir = expand(m_settings.workerDirectory.isEmpty() ? QStringLiteral("~/.cache/rankdeck/worker")
                                                                     : m_settings.workerDirectory);
-    if (!dir.startsWith(QLatin1Char('/'))) {
-        info->error = tr("%1: the worker directory %2 is not an absolute path (or ~/…)").arg(info->host, dir);
-        return false;
-    }
     const QString remote = dir + QStringLiteral("/rankdeck-worker-") + QString::fromLatin1(sha);
     info->workerPath = remote;
     info->workerBytes = size;
@@ -346,10 +347,6 @@ void SshNodeWorker::startRank(const RankLaunchSpec &spec)
     Rank r;
     r.spec = spec;
     r.runDirectory = expand(spec.nodeRunDirectory.isEmpty() ? m_settings.defaultRunDirectory : spec.nodeRunDirectory);
-    if (!r.runDirectory.startsWith(QLatin1Char('/'))) {
-        fail(tr("the run directory %1 is not an absolute path (or ~/…)").arg(r.runDirectory));
-        return;
-    }
     const int attempt = ++m_attempts[rank];
     r.baseName = QStringLiteral("rank%1.a%2").arg(rank).arg(attempt);
 
@@ -357,14 +354,48 @@ void SshNodeWorker::startRank(const RankLaunchSpec &spec)
     s.tag = m_settings.runId;
     s.runDirectory = r.runDirectory;
     s.baseName = r.baseName;
-    s.workingDirectory = spec.workingDirectory.isEmpty() ? r.runDirectory : expand(spec.workingDirectory);
+    // The home directory, as for any ssh command, so relative paths in arguments mean the same
+    // to the rank as to the transport.
+    s.workingDirectory = expand(spec.workingDirectory);
     s.graceSec = graceSec();
     s.environment = env;
-    s.program = expand(spec.program);
+    s.program = spec.program.contains(QLatin1Char('/')) ? expand(spec.program) : spec.program;
     s.arguments = spec.arguments;
     QString error;
     if (!openChannel(r, SshRankScript::start(s), false, &error)) {
         fail(error);
+        return;
+    }
+    m_ranks.insert(rank, r);
+    updateTimer();
+}
+
+void SshNodeWorker::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes)
+{
+    const int rank = spec.rank;
+    if (m_shutDown)
+        return;
+    if (m_ranks.contains(rank) || !m_session->isConnected() || m_info.home.isEmpty()) {
+        emit rankExited(rank, RankExit{false, -1, 0, nowUs(),
+                                       tr("cannot re-attach to rank %1 on %2: %3")
+                                           .arg(rank)
+                                           .arg(m_info.host, m_ranks.contains(rank) ? tr("it is attached already")
+                                                                                    : tr("the node is not connected"))});
+        return;
+    }
+    Rank r;
+    r.spec = spec;
+    r.runDirectory = expand(spec.nodeRunDirectory.isEmpty() ? m_settings.defaultRunDirectory : spec.nodeRunDirectory);
+    r.baseName = QStringLiteral("rank%1.a%2").arg(rank).arg(attempt);
+    r.stdoutBytes = stdoutBytes;
+    r.stderrBytes = stderrBytes;
+    m_attempts[rank] = std::max(m_attempts.value(rank), attempt);
+    QString error;
+    if (!openChannel(r, SshRankScript::attach(m_settings.runId, r.runDirectory, r.baseName, graceSec(), stdoutBytes,
+                                              stderrBytes),
+                     true, &error)) {
+        emit rankExited(rank, RankExit{false, -1, 0, nowUs(), tr("cannot re-attach to rank %1 on %2: %3")
+                                                                  .arg(rank).arg(m_info.host, error)});
         return;
     }
     m_ranks.insert(rank, r);

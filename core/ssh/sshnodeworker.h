@@ -67,6 +67,7 @@ public:
     // All of these run on the worker's thread (invoke them queued).
     void prepare(const QString &localWorkerPath);
     void startRank(const rankdeck::RankLaunchSpec &spec);
+    void attachRank(const rankdeck::RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes);
     void writeStdin(int rank, const QByteArray &data);
     void closeStdin(int rank);
     void signalRank(int rank, int signal);

@@ -167,6 +167,22 @@ void SshTransport::startRank(const RankLaunchSpec &spec)
     QMetaObject::invokeMethod(w, [w, spec] { w->startRank(spec); }, Qt::QueuedConnection);
 }
 
+void SshTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes)
+{
+    if (spec.nodeIndex < 0 || spec.nodeIndex >= m_nodes.size() || !m_nodes.at(spec.nodeIndex).worker) {
+        const RankExit exit{false, -1, 0, QDateTime::currentMSecsSinceEpoch() * 1000,
+                            tr("cannot re-attach: node %1 is not prepared").arg(spec.nodeIndex)};
+        const int rank = spec.rank;
+        QMetaObject::invokeMethod(this, [this, rank, exit] { emit rankExited(rank, exit); }, Qt::QueuedConnection);
+        return;
+    }
+    m_rankNode.insert(spec.rank, spec.nodeIndex);
+    SshNodeWorker *w = m_nodes.at(spec.nodeIndex).worker;
+    QMetaObject::invokeMethod(
+        w, [w, spec, attempt, stdoutBytes, stderrBytes] { w->attachRank(spec, attempt, stdoutBytes, stderrBytes); },
+        Qt::QueuedConnection);
+}
+
 void SshTransport::writeStdin(int rank, const QByteArray &data)
 {
     if (SshNodeWorker *w = workerForRank(rank))

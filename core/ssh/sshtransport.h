@@ -49,6 +49,14 @@ public:
     void closeStdin(int rank) override;
     void signalRank(int rank, int signal) override;
 
+    // Re-attaches to a rank left running on its node by an earlier launcher (a detached run, or
+    // a launcher that crashed less than the grace period ago): the streams resume after the
+    // given byte counts of stdout and stderr, rankStarted comes again with the pid, then output
+    // and rankExited as usual. attempt is the rank's start count in that run (1 unless it was
+    // restarted). Needs prepare() (an empty worker path is enough) and spec.nodeIndex and
+    // spec.nodeRunDirectory as for the start.
+    void attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes);
+
     // After prepared()/prepareFailed(): what each node check found.
     SshNodeInfo nodeInfo(int nodeIndex) const;
     int nodeCount() const { return int(m_nodes.size()); }

@@ -122,6 +122,7 @@ private slots:
     void fieldsCannotInjectCommands();
     void connectionCutMidRunResumesWithoutLossOrDuplicate();
     void nodeLostPastTheDeadlineFailsCleanly();
+    void detachedRankIsReattachedByANewLauncher();
     void prepareFailures_data();
     void prepareFailures();
 
@@ -473,6 +474,44 @@ void TestSshTransport::nodeLostPastTheDeadlineFailsCleanly()
     // Nobody re-attached: once the grace period is over the rank sees the end of its stdin and
     // stops, leaving nothing behind.
     QTRY_VERIFY_WITH_TIMEOUT(processesMatching(m_runId).isEmpty(), 40000);
+}
+
+void TestSshTransport::detachedRankIsReattachedByANewLauncher()
+{
+    const int lines = 300;
+    RankLaunchSpec s = spec(0, 1, {QStringLiteral("count"), QString::number(lines), QStringLiteral("0.01"),
+                                   QStringLiteral("5")});
+    QByteArray out;
+    QByteArray err;
+    {
+        auto first = std::make_unique<SshTransport>(profile(), m_runId, &m_refuse);
+        first->setDetached(true);
+        QSignalSpy ok(first.get(), &Transport::prepared);
+        first->prepare(m_fakeWorker);
+        QVERIFY(ok.wait(30000));
+        Collector c(first.get());
+        s.program = first->workerPath(1);
+        first->startRank(s);
+        QTRY_VERIFY_WITH_TIMEOUT(c.out.value(0).count('\n') >= 30, 30000);
+        first.reset(); // the launcher goes away; the detached rank keeps running
+        out = c.out.value(0);
+        err = c.err.value(0);
+        QVERIFY(c.exits.isEmpty());
+    }
+    QVERIFY(!processesMatching(m_runId).isEmpty());
+
+    SshTransport second(profile(), m_runId, &m_refuse);
+    QSignalSpy ok(&second, &Transport::prepared);
+    second.prepare(QString());
+    QVERIFY(ok.wait(30000));
+    Collector c(&second);
+    second.attachRank(s, 1, out.size(), err.size());
+    QTRY_COMPARE_WITH_TIMEOUT(c.exits.size(), 1, 60000);
+    QVERIFY(c.pids.value(0) > 0);
+    QCOMPARE(c.exits[0].exitCode, 5);
+    QCOMPARE(out + c.out.value(0), countOutput("out", lines));
+    QCOMPARE(err + c.err.value(0), countOutput("err", lines));
+    QTRY_VERIFY_WITH_TIMEOUT(processesMatching(m_runId).isEmpty(), 10000);
 }
 
 void TestSshTransport::prepareFailures_data()
