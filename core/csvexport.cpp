@@ -190,6 +190,7 @@ bool CsvExport::read(const QString &fileName, QList<Row> *rows, QString *errorMe
         return false;
     }
     qint64 lineNo = 0;
+    bool ok = true;
     QStringList f;
     while (!file.atEnd()) {
         QByteArray raw = file.readLine();
@@ -204,35 +205,52 @@ bool CsvExport::read(const QString &fileName, QList<Row> *rows, QString *errorMe
         // An unterminated last line is a row the launcher was writing when it died: skip it.
         if (!terminated && file.atEnd())
             break;
+        // A bad line is skipped (a run record must not lose what follows a damaged row); the
+        // first one is reported.
         auto bad = [&](const QString &field) {
-            if (errorMessage)
+            if (ok && errorMessage)
                 *errorMessage = tr("%1:%2: bad field \"%3\"").arg(fileName).arg(lineNo).arg(field);
-            return false;
+            ok = false;
+            return true;
         };
-        if (!splitCsv(QString::fromUtf8(raw), &f) || f.size() != 6)
-            return bad(tr("row (expected rank,metric,segment,step,wall_time_us,value)"));
+        if (!splitCsv(QString::fromUtf8(raw), &f) || f.size() != 6) {
+            bad(tr("row (expected rank,metric,segment,step,wall_time_us,value)"));
+            continue;
+        }
         Row r;
-        bool ok = false;
-        r.rank = f[0].toInt(&ok);
-        if (!ok || r.rank < 0)
-            return bad(QStringLiteral("rank"));
+        bool good = false;
+        r.rank = f[0].toInt(&good);
+        if (!good || r.rank < 0) {
+            bad(QStringLiteral("rank"));
+            continue;
+        }
         r.metric = f[1];
-        if (r.metric.isEmpty())
-            return bad(QStringLiteral("metric"));
-        r.segment = f[2].toInt(&ok);
-        if (!ok)
-            return bad(QStringLiteral("segment"));
-        r.step = f[3].toLongLong(&ok);
-        if (!ok)
-            return bad(QStringLiteral("step"));
-        r.wallTimeUs = f[4].toLongLong(&ok);
-        if (!ok)
-            return bad(QStringLiteral("wall_time_us"));
-        if (!parseValue(f[5], &r.value))
-            return bad(QStringLiteral("value"));
+        if (r.metric.isEmpty()) {
+            bad(QStringLiteral("metric"));
+            continue;
+        }
+        r.segment = f[2].toInt(&good);
+        if (!good) {
+            bad(QStringLiteral("segment"));
+            continue;
+        }
+        r.step = f[3].toLongLong(&good);
+        if (!good) {
+            bad(QStringLiteral("step"));
+            continue;
+        }
+        r.wallTimeUs = f[4].toLongLong(&good);
+        if (!good) {
+            bad(QStringLiteral("wall_time_us"));
+            continue;
+        }
+        if (!parseValue(f[5], &r.value)) {
+            bad(QStringLiteral("value"));
+            continue;
+        }
         rows->append(r);
     }
-    return true;
+    return ok;
 }
 
 } // namespace rankdeck

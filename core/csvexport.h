@@ -43,8 +43,8 @@ public:
         qint64 wallTimeUs = 0;
         double value = 0.0;
     };
-    // Reads a file in this format; a bad line gives an error naming file:line and stops there
-    // (rows before it are kept in *rows).
+    // Reads a file in this format. Bad lines are skipped; the first one is named (file:line and
+    // field) in *errorMessage and the result is false, with every good row in *rows.
     static bool read(const QString &fileName, QList<Row> *rows, QString *errorMessage = nullptr);
 };
 

@@ -114,6 +114,8 @@ void TestCsvExport::badFileNamesLine_data()
     const QByteArray header = CsvExport::header();
     QTest::newRow("bad rank") << header + "x,loss,0,1,1,1\n" << 2 << QStringLiteral("rank") << 0;
     QTest::newRow("bad value") << header + "0,loss,0,1,1,1\n0,loss,0,2,2,abc\n" << 3 << QStringLiteral("value") << 1;
+    QTest::newRow("rows after a bad one kept") << header + "0,loss,0,1,1,1\n0,lo\n0,loss,0,2,2,2\n0,loss,0,x,2,2\n"
+                                               << 3 << QStringLiteral("row") << 2;
     QTest::newRow("short row") << header + "0,loss,0\n" << 2 << QStringLiteral("row") << 0;
     QTest::newRow("bad step") << header + "0,loss,0,1.5,1,1\n" << 2 << QStringLiteral("step") << 0;
 }

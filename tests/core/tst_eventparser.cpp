@@ -50,6 +50,8 @@ private slots:
     void realEventAfterForgedMarker();
     void nanAndInfinity();
     void accessorsNeverFail();
+    void everyWireTypeIsKnown_data();
+    void everyWireTypeIsKnown();
 
     void streamByteByByte();
     void streamKeepsStdoutAndStderrApart();
@@ -165,6 +167,35 @@ void TestEventParser::accessorsNeverFail()
     QCOMPARE(ev->string("nothing", QStringLiteral("dflt")), QStringLiteral("dflt"));
     QCOMPARE(ev->integer("nothing", 9), 9);
     QVERIFY(!ev->has("nothing"));
+}
+
+void TestEventParser::everyWireTypeIsKnown_data()
+{
+    QTest::addColumn<QString>("name");
+    for (std::string_view t : {wire::event::Hello, wire::event::Store, wire::event::Rendezvous,
+                               wire::event::Step, wire::event::Heartbeat, wire::event::Checkpoint,
+                               wire::event::Stopping, wire::event::Finished, wire::event::Error,
+                               wire::event::Crash, wire::event::Stacks}) {
+        const QString name = QString::fromLatin1(t.data(), qsizetype(t.size()));
+        QTest::newRow(qPrintable(name)) << name;
+    }
+}
+
+// Each event type of the wire header survives the round trip through the writer and the parser.
+void TestEventParser::everyWireTypeIsKnown()
+{
+    QFETCH(QString, name);
+    const WorkerEvent::Type type = WorkerEvent::typeFromName(name);
+    QVERIFY(type != WorkerEvent::Type::Unknown);
+    QCOMPARE(WorkerEvent::typeName(type), name);
+    const std::string n = name.toStdString();
+    wire::WireEventWriter w(n, 7, 123);
+    std::string line = w.line();
+    line.pop_back();
+    const ParsedLine p = EventParser::parse(QByteArray::fromStdString(line), 7);
+    QVERIFY(p.event);
+    QCOMPARE(p.event->type(), type);
+    QCOMPARE(p.event->timeUs(), 123);
 }
 
 void TestEventParser::streamByteByByte()

@@ -44,6 +44,7 @@ private slots:
     void nanIsMarkedNotDrawn();
     void bucketedCurveIsBounded();
     void reopenRestoresSeries();
+    void tornRowDoesNotHideLaterPoints();
     void concurrentAppendAndRead();
 };
 
@@ -217,6 +218,33 @@ void TestMetricsStore::reopenRestoresSeries()
     MetricsStore third;
     QVERIFY(third.open(dir.path()));
     QCOMPARE(third.pointCount(2, metric::Loss), 6);
+}
+
+void TestMetricsStore::tornRowDoesNotHideLaterPoints()
+{
+    QTemporaryDir dir;
+    {
+        MetricsStore store;
+        QVERIFY(store.open(dir.path()));
+        store.append(0, metric::Loss, 1, 1, 1.0);
+        store.append(0, metric::Loss, 2, 2, 2.0);
+    }
+    {
+        // The launcher died in the middle of a row.
+        QFile f(dir.filePath(QStringLiteral("metrics.csv")));
+        QVERIFY(f.open(QIODevice::Append));
+        f.write("0,loss,0,3,3");
+    }
+    {
+        MetricsStore store;
+        QVERIFY(store.open(dir.path()));
+        QCOMPARE(store.pointCount(0, metric::Loss), 2);
+        store.append(0, metric::Loss, 3, 3, 3.0);
+    }
+    MetricsStore store;
+    QVERIFY(store.open(dir.path()));
+    QCOMPARE(store.pointCount(0, metric::Loss), 3);
+    QVERIFY(store.lastError().contains(QStringLiteral("metrics.csv:4")));
 }
 
 void TestMetricsStore::concurrentAppendAndRead()
