@@ -64,9 +64,12 @@ void RankStream::handlePieces(StreamKind stream, QList<LinePiece> &pieces, Outpu
     const qsizetype maxDisplay = m_options.maxDisplayBytes;
 
     // Keeps the display head of a long line: the start of its last '\r' segment, bounded.
-    auto extendHead = [&](const QByteArray &bytes) {
+    // A '\r' that ends the whole line belongs to a CRLF; one inside the line starts a redraw.
+    auto extendHead = [&](const QByteArray &bytes, bool endsLine) {
         qsizetype from = 0;
-        const qsizetype cr = bytes.lastIndexOf('\r', bytes.size() - 2);
+        qsizetype cr = bytes.lastIndexOf('\r');
+        if (endsLine && cr >= 0 && cr == bytes.size() - 1)
+            cr = cr > 0 ? bytes.lastIndexOf('\r', cr - 1) : -1;
         if (cr >= 0) {
             st.head.clear();
             from = cr + 1;
@@ -85,7 +88,7 @@ void RankStream::handlePieces(StreamKind stream, QList<LinePiece> &pieces, Outpu
             line.timeUs = arrivalUs;
             line.byteLength = piece.bytes.size();
             line.partial = true;
-            extendHead(piece.bytes);
+            extendHead(piece.bytes, false);
             st.inLongLine = true;
             line.raw = std::move(piece.bytes);
             out.lines.append(std::move(line));
@@ -107,7 +110,7 @@ void RankStream::handlePieces(StreamKind stream, QList<LinePiece> &pieces, Outpu
             line.rank = m_rank;
             line.stream = stream;
             line.timeUs = arrivalUs;
-            extendHead(parsed.text);
+            extendHead(parsed.text, true);
             line.text = LineSplitter::displayText(st.head, maxDisplay, &line.truncated,
                                                   qMax<qint64>(st.lineLength, st.head.size() + 1));
             line.byteLength = st.lineLength;

@@ -57,6 +57,7 @@ private slots:
     void streamKeepsStdoutAndStderrApart();
     void streamMegabyteLine();
     void streamProgressBar();
+    void streamLongProgressLine();
     void streamFinishFlushesPartialLine();
     void streamHostileBytesNeverLost();
 };
@@ -285,6 +286,32 @@ void TestEventParser::streamProgressBar()
     QCOMPARE(out.lines.size(), 1);
     QCOMPARE(out.lines[0].text, QStringLiteral("epoch 1: 100%|###|"));
     QVERIFY(out.lines[0].raw.contains("10%"));  // the run record keeps every redraw
+}
+
+// A progress bar that redraws itself for longer than a piece: the view shows its last state.
+void TestEventParser::streamLongProgressLine()
+{
+    RankStream::Options o;
+    o.maxPieceBytes = 1000;
+    o.maxDisplayBytes = 100;
+    RankStream s(0, o);
+    QByteArray input;
+    for (int i = 0; i < 500; ++i)
+        input += "progress " + QByteArray::number(i) + "%\r";
+    input += "done\r\n";
+    RankStream::Output out;
+    for (qsizetype off = 0; off < input.size(); off += 97)
+        s.feed(StreamKind::Stderr, QByteArrayView(input).sliced(off, qMin<qsizetype>(97, input.size() - off)), out, 1);
+    QVERIFY(out.lines.size() > 2);
+    QByteArray raw;
+    for (const LogLine &l : out.lines)
+        raw += l.raw;
+    QVERIFY(raw + '\n' == input);
+    const LogLine &last = out.lines.last();
+    QVERIFY(!last.partial);
+    QVERIFY2(last.text.startsWith(QStringLiteral("done")), qPrintable(last.text));
+    QVERIFY(last.truncated);
+    QCOMPARE(last.byteLength, input.size() - 1);
 }
 
 void TestEventParser::streamFinishFlushesPartialLine()
