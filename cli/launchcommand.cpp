@@ -320,7 +320,7 @@ void LaunchCommand::drawProgress()
         ? QDateTime::currentMSecsSinceEpoch() * 1000 - m_controller->startedUs() : 0;
     QString line = CliUtil::tr("%1 · %2/%3 running · step %4/%5")
                        .arg(runStateLabel(m_controller->state())).arg(running).arg(ranks.size())
-                       .arg(std::max<qint64>(minStep + 1, 0)).arg(total);
+                       .arg(std::max<qint64>(minStep, 0)).arg(total);
     if (lossCount > 0)
         line += CliUtil::tr(" · loss %1").arg(lossSum / lossCount, 0, 'g', 5);
     if (samples > 0)
@@ -354,7 +354,7 @@ void LaunchCommand::printSummary()
     for (const RankStatus &s : c.rankStatuses()) {
         QString line = QStringLiteral("  rank %1  %2  %3").arg(s.rank, 3).arg(s.host, -12).arg(rankStateLabel(s.state), -9);
         if (s.step >= 0)
-            line += CliUtil::tr("  step %1/%2").arg(s.step + 1).arg(s.totalSteps);
+            line += CliUtil::tr("  step %1/%2").arg(s.step).arg(s.totalSteps);
         if (!qIsNaN(s.loss))
             line += CliUtil::tr("  loss %1").arg(s.loss, 0, 'g', 6);
         if (!s.detail.isEmpty())

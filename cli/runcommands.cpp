@@ -130,7 +130,7 @@ int RunCommands::show(const QStringList &args)
         QString line = QStringLiteral("  rank %1  %2  pid %3  %4").arg(s.rank, 3).arg(s.host, -12).arg(s.pid, -8)
                            .arg(rankStateName(s.state), -10);
         if (s.step >= 0)
-            line += CliUtil::tr("  step %1/%2").arg(s.step + 1).arg(s.totalSteps);
+            line += CliUtil::tr("  step %1/%2").arg(s.step).arg(s.totalSteps);
         if (!qIsNaN(s.loss))
             line += CliUtil::tr("  loss %1").arg(s.loss, 0, 'g', 6);
         if (s.startTimeUs > 0 && s.endTimeUs > 0)

@@ -87,14 +87,8 @@ RankLaunchSpec LaunchPlan::spec(int rank, const QString &program, int masterPort
     s.nodeRunDirectory = m_nodeRunDirectory;
 
     QHash<QString, QString> &env = s.environment;
-    // NCCL defaults the profile may change: tear down on a failed collective instead of hanging,
-    // and leave the flight recorder's dump in the run directory.
-    env.insert(QStringLiteral("TORCH_NCCL_ASYNC_ERROR_HANDLING"), QStringLiteral("1"));
-    env.insert(QStringLiteral("TORCH_NCCL_DUMP_ON_TIMEOUT"), QStringLiteral("1"));
-    env.insert(QStringLiteral("TORCH_NCCL_TRACE_BUFFER_SIZE"), QStringLiteral("2000"));
-    if (!m_nodeRunDirectory.isEmpty())
-        env.insert(QStringLiteral("TORCH_NCCL_DEBUG_INFO_TEMP_FILE"),
-                   m_nodeRunDirectory + QStringLiteral("/nccl_trace_rank_"));
+    // NCCL defaults (async error handling, flight recorder dumped into --run-dir) are the
+    // worker's own; profile variables override them.
     // GPU policy: a node without GPUs in the profile runs on CPU even when CUDA is present, so
     // that a CPU profile behaves the same everywhere; otherwise all of the node's GPUs are
     // visible and the worker picks cuda:LOCAL_RANK.

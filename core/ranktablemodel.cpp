@@ -110,7 +110,7 @@ QVariant RankTableModel::data(const QModelIndex &index, int role) const
             return s.step;
         if (s.step < 0)
             return QString();
-        return s.totalSteps > 0 ? tr("%1 / %2").arg(s.step + 1).arg(s.totalSteps) : QString::number(s.step + 1);
+        return s.totalSteps > 0 ? tr("%1 / %2").arg(s.step).arg(s.totalSteps) : QString::number(s.step);
     case LossColumn:
         if (sort)
             return s.loss;

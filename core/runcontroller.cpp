@@ -439,7 +439,7 @@ void RunController::rebuildReport()
     if (anyOwn) {
         for (RankFailure &f : observed) {
             if (f.kind != QLatin1String("consequence") && looksLikePeerFailure(f.message)) {
-                f.reason = tr("a peer failed first (%1: %2)").arg(f.kind, f.message);
+                f.reason = tr("a peer failed first (this rank's own %1 followed)").arg(f.kind);
                 f.kind = QStringLiteral("consequence");
             }
         }

@@ -37,7 +37,7 @@ struct RankStatus
     qint64 endTimeUs = 0;     // process ended
     int exitCode = 0;
     int signal = 0;           // terminating signal, 0 if none
-    qint64 step = -1;         // last completed step (-1: none yet)
+    qint64 step = -1;         // steps completed, as the worker counts them (-1: no report yet)
     qint64 totalSteps = 0;
     double loss = qQNaN();
     double samplesPerSec = 0;

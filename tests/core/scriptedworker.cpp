@@ -41,7 +41,7 @@ namespace ev = rankdeck::wire::event;
 std::mutex g_out;
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_silent{false};
-std::atomic<long> g_step{-1};
+std::atomic<long> g_step{0};
 std::atomic<bool> g_dump{false};
 int g_rank = 0;
 
@@ -270,13 +270,14 @@ int main(int argc, char **argv)
         const double loss = 1.0 / double(step + 1 + g_rank);
         for (int l = 0; l < linesPerStep; ++l)
             say("Rank " + std::to_string(g_rank) + ": Epoch 0, Loss " + std::to_string(loss) + " line " + std::to_string(l));
-        emit(WireEventWriter(ev::Step, g_rank, nowUs()).addInt("step", step).addInt("epoch", 0).addDouble("loss", loss)
+        // Like the real worker, `step` counts completed steps (1 after the first).
+        emit(WireEventWriter(ev::Step, g_rank, nowUs()).addInt("step", step + 1).addInt("epoch", 0).addDouble("loss", loss)
                  .addDouble("lr", 0.1).addDouble("samples_per_s", 100.0).line());
-        g_step = step;
+        g_step = step + 1;
     }
     if (g_stop)
         emit(WireEventWriter(ev::Stopping, g_rank, nowUs()).addString("reason", "stdin-stop").line());
-    emit(WireEventWriter(ev::Finished, g_rank, nowUs()).addInt("step", step - 1).addInt("duration_ms", 1).line());
+    emit(WireEventWriter(ev::Finished, g_rank, nowUs()).addInt("step", step).addInt("duration_ms", 1).line());
     say("rank " + std::to_string(g_rank) + " done");
     if (listenFd >= 0)
         ::close(listenFd);

@@ -130,7 +130,7 @@ private slots:
         QVERIFY(c.failureReport().isEmpty());
         for (const RankStatus &s : c.rankStatuses()) {
             QCOMPARE(s.state, RankState::Finished);
-            QCOMPARE(s.step, 5);
+            QCOMPARE(s.step, 6);
             QVERIFY(processGone(s.pid));
             const QStringList lines = fileLines(c.runDirectory() + QStringLiteral("/rank-%1.log").arg(s.rank));
             // Every rank was started with the port rank 0 bound (rank 0 itself with 0).
@@ -437,7 +437,7 @@ private slots:
             QCOMPARE(r->rankStatus(i).pid, statuses[i].pid);
         }
         QCOMPARE(r->logStore()->lineCount(LogStore::AllRanks), lines);
-        QCOMPARE(r->metricsStore()->pointCount(0, metric::Loss), statuses[0].step + 1);
+        QCOMPARE(r->metricsStore()->pointCount(0, metric::Loss), statuses[0].step);
         // The list finds it by id and by name.
         const QString runs = m_dir.path() + QStringLiteral("/runs");
         QCOMPARE(RunRecord::resolve(runs, r->runId(), &error), dir);
