@@ -130,6 +130,10 @@ TestSshLaunch::Launch TestSshLaunch::launch(const QStringList &extra, const QStr
         if (!before.contains(d))
             l.runId = d;
     }
+    // The launcher's own account (notes, summary) for the test log; rank lines are left out.
+    QStringList notes = l.output.split(u'\n');
+    notes.removeIf([](const QString &line) { return line.startsWith(u'['); });
+    qInfo("rankdeck-cli exit %d:\n%s", l.exitCode, qPrintable(notes.join(u'\n')));
     return l;
 }
 
