@@ -209,24 +209,17 @@ void LogStore::loadExisting()
             continue;
         rf->count = rf->index->size() / kIndexRecord;
         const qint64 first = qMax<qint64>(0, rf->count - m_options.windowPerRank);
-        for (qint64 n = first; n < rf->count; ++n) {
-            LogLine line;
-            if (readLineLocked(rank, n, &line, nullptr, nullptr))
-                rf->window.push_back(line);
-        }
+        QList<LogLine> lines;
+        readRankRangeLocked(rank, first, rf->count - first, &lines, nullptr);
+        for (LogLine &l : lines)
+            rf->window.push_back(std::move(l));
     }
     m_allCount = m_allIndex->size() / kAllRecord;
     const qint64 first = qMax<qint64>(0, m_allCount - m_options.windowAll);
-    for (qint64 s = first; s < m_allCount; ++s) {
-        int rank = 0;
-        qint64 number = 0;
-        LogLine line;
-        if (readAllIndexLocked(s, &rank, &number, nullptr)
-            && readLineLocked(rank, number, &line, nullptr, nullptr)) {
-            line.sequence = s;
-            m_all.push_back(line);
-        }
-    }
+    QList<LogLine> lines;
+    readMergedRangeLocked(first, m_allCount - first, &lines, nullptr);
+    for (LogLine &l : lines)
+        m_all.push_back(std::move(l));
 }
 
 void LogStore::append(const LogLine &line)
@@ -434,6 +427,156 @@ bool LogStore::readAllIndexLocked(qint64 sequence, int *rank, qint64 *number, QS
     return true;
 }
 
+bool LogStore::openReadHandlesLocked(const RankFiles &rf, QString *errorMessage) const
+{
+    if (rf.indexRead)
+        return true;
+    const QString base = m_directory + QStringLiteral("/rank-%1").arg(rf.rank);
+    rf.indexRead = std::make_unique<QFile>(base + QStringLiteral(".idx"));
+    rf.logRead = std::make_unique<QFile>(base + QStringLiteral(".log"));
+    if (!rf.indexRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)
+        || !rf.logRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
+        if (errorMessage)
+            *errorMessage = tr("cannot read the log of rank %1 in %2").arg(rf.rank).arg(m_directory);
+        rf.indexRead.reset();
+        rf.logRead.reset();
+        return false;
+    }
+    return true;
+}
+
+bool LogStore::readRankRangeLocked(int rank, qint64 first, qint64 count, QList<LogLine> *out,
+                                   QString *errorMessage) const
+{
+    if (count <= 0)
+        return true;
+    if (m_directory.isEmpty()) {
+        if (errorMessage)
+            *errorMessage = tr("older lines are not kept: the log store has no run directory");
+        return false;
+    }
+    const auto it = m_ranks.constFind(rank);
+    if (it == m_ranks.cend()) {
+        if (errorMessage)
+            *errorMessage = tr("no log for rank %1").arg(rank);
+        return false;
+    }
+    const RankFiles &rf = *it.value();
+    if (!openReadHandlesLocked(rf, errorMessage))
+        return false;
+    // One read for the index records and one for the text they point to (reopening a run of
+    // hundreds of ranks must not cost two system calls per line).
+    if (!rf.indexRead->seek(first * kIndexRecord)) {
+        if (errorMessage)
+            *errorMessage = tr("%1: no line %2").arg(rf.indexRead->fileName()).arg(first + 1);
+        return false;
+    }
+    const QByteArray idx = rf.indexRead->read(count * kIndexRecord);
+    const qint64 n = idx.size() / kIndexRecord;
+    if (n == 0) {
+        if (errorMessage)
+            *errorMessage = tr("%1: no line %2").arg(rf.indexRead->fileName()).arg(first + 1);
+        return false;
+    }
+    const char *recs = idx.constData();
+    auto offsetOf = [&](qint64 i) { return qFromLittleEndian<qint64>(recs + i * kIndexRecord); };
+    auto lengthOf = [&](qint64 i) {
+        qint64 length = qFromLittleEndian<quint32>(recs + i * kIndexRecord + 16);
+        return length == 0xffffffffLL ? rf.logSize - offsetOf(i) : length;
+    };
+    const qint64 spanStart = offsetOf(0);
+    const qint64 spanEnd = offsetOf(n - 1) + lengthOf(n - 1);
+    constexpr qint64 kMaxSpan = 8 * 1024 * 1024;
+    QByteArray block;
+    const bool bulk = spanEnd - spanStart <= kMaxSpan && spanEnd >= spanStart;
+    if (bulk && rf.logRead->seek(spanStart))
+        block = rf.logRead->read(spanEnd - spanStart);
+    for (qint64 i = 0; i < n; ++i) {
+        const qint64 offset = offsetOf(i);
+        const qint64 length = lengthOf(i);
+        LogLine line;
+        if (!bulk || offset - spanStart + length > block.size()) {
+            if (!readLineLocked(rank, first + i, &line, nullptr, errorMessage))
+                return false;
+            out->append(std::move(line));
+            continue;
+        }
+        const qint64 want = length <= kMaxReadBack ? length : m_options.maxDisplayBytes + 1;
+        const char *rec = recs + i * kIndexRecord;
+        line.rank = rank;
+        line.stream = rec[20] ? StreamKind::Stderr : StreamKind::Stdout;
+        line.timeUs = qFromLittleEndian<qint64>(rec + 8);
+        line.byteLength = length;
+        line.number = first + i;
+        line.text = LineSplitter::displayText(QByteArrayView(block).sliced(offset - spanStart, want),
+                                              m_options.maxDisplayBytes, &line.truncated, length);
+        out->append(std::move(line));
+    }
+    if (n < count) {
+        if (errorMessage)
+            *errorMessage = tr("%1: no line %2").arg(rf.indexRead->fileName()).arg(first + n + 1);
+        return false;
+    }
+    return true;
+}
+
+bool LogStore::readMergedRangeLocked(qint64 first, qint64 count, QList<LogLine> *out,
+                                     QString *errorMessage) const
+{
+    if (count <= 0)
+        return true;
+    int rank = 0;
+    qint64 number = 0;
+    // Opens the merged index (and reports a missing directory).
+    if (!readAllIndexLocked(first, &rank, &number, errorMessage))
+        return false;
+    if (!m_allIndexRead->seek(first * kAllRecord))
+        return false;
+    const QByteArray idx = m_allIndexRead->read(count * kAllRecord);
+    const qint64 n = idx.size() / kAllRecord;
+    // Within any stretch of the merged order each rank's lines are consecutive: one range read
+    // per rank, then interleave.
+    struct Range
+    {
+        qint64 first = -1;
+        qint64 last = -1;
+        QList<LogLine> lines;
+        qsizetype next = 0;
+    };
+    QHash<int, Range> ranges;
+    std::vector<std::pair<int, qint64>> order;
+    order.reserve(size_t(n));
+    for (qint64 i = 0; i < n; ++i) {
+        const quint64 v = qFromLittleEndian<quint64>(idx.constData() + i * kAllRecord);
+        const int r = int(v >> kRankShift);
+        const qint64 num = qint64(v & kNumberMask);
+        order.emplace_back(r, num);
+        Range &range = ranges[r];
+        if (range.first < 0 || num < range.first)
+            range.first = num;
+        range.last = qMax(range.last, num);
+    }
+    for (auto it = ranges.begin(); it != ranges.end(); ++it) {
+        if (!readRankRangeLocked(it.key(), it->first, it->last - it->first + 1, &it->lines, errorMessage))
+            return false;
+    }
+    for (qint64 i = 0; i < n; ++i) {
+        Range &range = ranges[order[size_t(i)].first];
+        const qsizetype at = qsizetype(order[size_t(i)].second - range.first);
+        if (at < 0 || at >= range.lines.size())
+            return false;
+        LogLine line = range.lines[at];
+        line.sequence = first + i;
+        out->append(std::move(line));
+    }
+    if (n < count) {
+        if (errorMessage)
+            *errorMessage = tr("%1: no entry %2").arg(m_allIndexRead->fileName()).arg(first + n);
+        return false;
+    }
+    return true;
+}
+
 bool LogStore::readLineLocked(int rank, qint64 number, LogLine *line, QByteArray *raw,
                               QString *errorMessage) const
 {
@@ -448,18 +591,8 @@ bool LogStore::readLineLocked(int rank, qint64 number, LogLine *line, QByteArray
     if (it == m_ranks.cend())
         return fail(tr("no log for rank %1").arg(rank));
     const RankFiles &rf = *it.value();
-    const QString base = m_directory + QStringLiteral("/rank-%1").arg(rank);
-    if (!rf.indexRead) {
-        rf.indexRead = std::make_unique<QFile>(base + QStringLiteral(".idx"));
-        rf.logRead = std::make_unique<QFile>(base + QStringLiteral(".log"));
-        if (!rf.indexRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)
-            || !rf.logRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
-            const QString why = tr("cannot read the log of rank %1 in %2").arg(rank).arg(m_directory);
-            rf.indexRead.reset();
-            rf.logRead.reset();
-            return fail(why);
-        }
-    }
+    if (!openReadHandlesLocked(rf, errorMessage))
+        return false;
     char rec[kIndexRecord];
     if (!rf.indexRead->seek(number * kIndexRecord) || rf.indexRead->read(rec, kIndexRecord) != kIndexRecord)
         return fail(tr("%1: no line %2").arg(rf.indexRead->fileName()).arg(number + 1));
@@ -506,20 +639,12 @@ QList<LogLine> LogStore::readLines(int rank, qint64 first, int count, QString *e
     if (rank == AllRanks) {
         const qint64 end = qMin(m_allCount, first + count);
         const qint64 memFirst = m_all.empty() ? m_allCount : m_all.front().sequence;
-        for (qint64 s = first; s < end; ++s) {
-            if (s >= memFirst) {
-                out.append(m_all[size_t(s - memFirst)]);
-                continue;
-            }
-            int r = 0;
-            qint64 n = 0;
-            LogLine line;
-            if (!readAllIndexLocked(s, &r, &n, errorMessage)
-                || !readLineLocked(r, n, &line, nullptr, errorMessage))
-                break;
-            line.sequence = s;
-            out.append(line);
+        if (first < qMin(end, memFirst)) {
+            if (!readMergedRangeLocked(first, qMin(end, memFirst) - first, &out, errorMessage))
+                return out;
         }
+        for (qint64 s = qMax(first, memFirst); s < end; ++s)
+            out.append(m_all[size_t(s - memFirst)]);
         return out;
     }
     const auto it = m_ranks.constFind(rank);
@@ -528,16 +653,12 @@ QList<LogLine> LogStore::readLines(int rank, qint64 first, int count, QString *e
     const RankFiles &rf = *it.value();
     const qint64 end = qMin(rf.count, first + count);
     const qint64 memFirst = rf.window.empty() ? rf.count : rf.window.front().number;
-    for (qint64 n = first; n < end; ++n) {
-        if (n >= memFirst) {
-            out.append(rf.window[size_t(n - memFirst)]);
-            continue;
-        }
-        LogLine line;
-        if (!readLineLocked(rank, n, &line, nullptr, errorMessage))
-            break;
-        out.append(line);
+    if (first < qMin(end, memFirst)) {
+        if (!readRankRangeLocked(rank, first, qMin(end, memFirst) - first, &out, errorMessage))
+            return out;
     }
+    for (qint64 n = qMax(first, memFirst); n < end; ++n)
+        out.append(rf.window[size_t(n - memFirst)]);
     return out;
 }
 

@@ -98,6 +98,11 @@ private:
     void loadExisting();  // m_mutex held
     bool readLineLocked(int rank, qint64 number, LogLine *line, QByteArray *raw,
                         QString *errorMessage) const;
+    bool openReadHandlesLocked(const RankFiles &rf, QString *errorMessage) const;
+    bool readRankRangeLocked(int rank, qint64 first, qint64 count, QList<LogLine> *out,
+                             QString *errorMessage) const;
+    bool readMergedRangeLocked(qint64 first, qint64 count, QList<LogLine> *out,
+                               QString *errorMessage) const;
     bool readAllIndexLocked(qint64 sequence, int *rank, qint64 *number, QString *errorMessage) const;
     void setError(const QString &message);
 

@@ -44,7 +44,8 @@ QByteArray rankOutput(int rank, int lines, QByteArray *logBytes)
         case 3: line = ""; break;
         default: line = "plain " + QByteArray::number(i);
         }
-        if (i == lines / 2)
+        // Three lines of 3 MiB: together more than one bulk read back from disk takes.
+        if (i == lines / 2 || i == lines / 3 || i == lines / 4)
             line = QByteArray(3 * 1024 * 1024, 'H') + QByteArray::number(i);
         out += line + '\n';
         *logBytes += line + '\n';
@@ -133,6 +134,11 @@ void TestLogStore::nothingLostWithTinyWindow()
             QCOMPARE(store.readRawLine(r, i), want[i]);
         }
         QVERIFY(back[lines / 2].truncated);
+        QVERIFY(back[lines / 3].truncated);
+        // Short stretches come back in one bulk read too.
+        const QList<LogLine> some = store.readLines(r, 10, 5);
+        QCOMPARE(some.size(), 5);
+        QCOMPARE(some[4].text, LineSplitter::displayText(want[14]));
     }
     QCOMPARE(store.lineCount(LogStore::AllRanks), ranks * lines);
     QVERIFY(store.lastError().isEmpty());
