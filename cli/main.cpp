@@ -28,6 +28,8 @@ void printUsage(QTextStream &out)
         "  logs RUN [--rank N] [--follow]\n"
         "                     print a run's log lines\n"
         "  stop RUN           stop a running run\n"
+        "  stacks RUN [--rank N]\n"
+        "                     every thread's stack of the ranks, without stopping them\n"
         "  export RUN --csv FILE\n"
         "                     full-resolution metrics as CSV\n"
         "  profiles list|show|check|add|remove\n"
@@ -76,6 +78,8 @@ int main(int argc, char **argv)
         return RunCommands::stop(rest);
     if (command == QLatin1String("export"))
         return RunCommands::exportRun(rest);
+    if (command == QLatin1String("stacks"))
+        return RunCommands::stacks(rest);
     if (command == QLatin1String("profiles")) {
         QStringList p = args.mid(2);
         p.prepend(QStringLiteral("rankdeck-cli profiles"));

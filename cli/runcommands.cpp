@@ -3,6 +3,7 @@
 
 #include "cliutil.h"
 #include "csvexport.h"
+#include "failurereport.h"
 #include "logstore.h"
 #include "metricsstore.h"
 #include "runrecord.h"
@@ -55,6 +56,40 @@ QString stateText(const RunInfo &i)
     if (i.launcherGone)
         s += CliUtil::tr(" (launcher gone)");
     return s;
+}
+
+// The newest dump in a stacks-rank-<R>.txt: its header line ("=== <µs> (<reason>)") and body.
+bool lastStackDump(const QString &path, qint64 *timeUs, QString *reason, QString *body)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return false;
+    const QString text = QString::fromUtf8(f.readAll());
+    const qsizetype at = text.lastIndexOf(QStringLiteral("=== "));
+    if (at < 0)
+        return false;
+    const qsizetype eol = text.indexOf(QLatin1Char('\n'), at);
+    const QString header = text.mid(at + 4, eol < 0 ? -1 : eol - at - 4);
+    *timeUs = header.section(QLatin1Char(' '), 0, 0).toLongLong();
+    *reason = header.section(QLatin1Char('('), 1).chopped(1);
+    *body = eol < 0 ? QString() : text.mid(eol + 1).trimmed();
+    return true;
+}
+
+// One line per thread worth showing: the main thread, and any thread blocked in a collective.
+QStringList whereThreadsWait(const QString &stacks)
+{
+    QStringList out;
+    for (const ThreadStack &t : parseThreadStacks(stacks)) {
+        if (!t.mainThread && !waitsInCollective(t.frames))
+            continue;
+        const QString where = t.frames.isEmpty() ? t.note : waitLocation(t.frames);
+        out << CliUtil::tr("thread %1 (%2)%3: %4")
+                   .arg(t.tid).arg(t.name)
+                   .arg(waitsInCollective(t.frames) ? CliUtil::tr(", waits in a collective") : QString())
+                   .arg(where);
+    }
+    return out;
 }
 
 } // namespace
@@ -146,6 +181,20 @@ int RunCommands::show(const QStringList &args)
         const QJsonObject a = v.toObject();
         out << '\n' << CliUtil::tr("Attempt %1 failed: %2").arg(a.value(QStringLiteral("attempt")).toInt() + 1)
                            .arg(a.value(QStringLiteral("root_cause_summary")).toString()) << '\n';
+    }
+    bool stacksHeader = false;
+    for (int r = 0; r < info.worldSize; ++r) {
+        qint64 t = 0;
+        QString reason, body;
+        if (!lastStackDump(record.stacksPath(r), &t, &reason, &body))
+            continue;
+        if (!stacksHeader) {
+            out << '\n' << CliUtil::tr("Last stack dumps (rankdeck-cli stacks RUN for the full stacks):") << '\n';
+            stacksHeader = true;
+        }
+        out << CliUtil::tr("  rank %1 at %2 (%3):").arg(r).arg(CliUtil::formatTime(t), reason) << '\n';
+        for (const QString &line : whereThreadsWait(body))
+            out << QStringLiteral("    ") << line << '\n';
     }
     const QString failure = record.readFailureText();
     if (!failure.isEmpty())
@@ -352,6 +401,88 @@ int RunCommands::exportRun(const QStringList &args)
     if (target != QLatin1String("-"))
         CliUtil::err() << CliUtil::tr("%1 points written to %2").arg(store.totalPoints()).arg(target) << '\n';
     return ExitOk;
+}
+
+int RunCommands::stacks(const QStringList &args)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption rankOpt(QStringLiteral("rank"), CliUtil::tr("Only this rank."), QStringLiteral("N"));
+    const QCommandLineOption waitOpt(QStringLiteral("timeout"), CliUtil::tr("Seconds to wait for the answers (default 10)."),
+                                     QStringLiteral("SEC"), QStringLiteral("10"));
+    const QCommandLineOption lastOpt(QStringLiteral("last"), CliUtil::tr("Print the last recorded dumps, do not ask the ranks."));
+    parser.addOptions({rankOpt, waitOpt, lastOpt});
+    parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("Ask a running run's ranks for every thread's stack, without stopping them, and print them."), &code))
+        return code;
+    if (!oneRunArgument(parser, args.value(0), &code))
+        return code;
+    int rank = -1;
+    if (parser.isSet(rankOpt) && !CliUtil::parseInt(parser.value(rankOpt), 0, 1 << 20, &rank))
+        return CliUtil::usageError(CliUtil::tr("--rank: \"%1\" is not a rank number").arg(parser.value(rankOpt)), args.value(0));
+    int timeout = 10;
+    if (!CliUtil::parseInt(parser.value(waitOpt), 1, 3600, &timeout))
+        return CliUtil::usageError(CliUtil::tr("--timeout: \"%1\" is not a number of seconds").arg(parser.value(waitOpt)), args.value(0));
+    const QString dir = resolveRun(parser.positionalArguments().first(), args.value(0), &code);
+    if (dir.isEmpty())
+        return code;
+    RunRecord record;
+    QString error;
+    if (!record.open(dir, &error)) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
+    const RunInfo info = record.info();
+    QList<int> ranks;
+    for (int r = 0; r < info.worldSize; ++r)
+        if (rank < 0 || r == rank)
+            ranks << r;
+    auto dumpTime = [&](int r) {
+        qint64 t = 0;
+        QString reason, body;
+        return lastStackDump(record.stacksPath(r), &t, &reason, &body) ? t : qint64(0);
+    };
+    if (!parser.isSet(lastOpt)) {
+        if (isTerminal(info.state) || info.launcherGone) {
+            CliUtil::err() << CliUtil::tr("rankdeck-cli: run %1 is not running (%2); use --last for its recorded dumps")
+                                  .arg(info.id, runStateName(info.state)) << '\n';
+            return ExitFailed;
+        }
+        QHash<int, qint64> before;
+        for (int r : ranks)
+            before.insert(r, dumpTime(r));
+        if (!record.requestStackDump(&error)) {
+            CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+            return ExitFailed;
+        }
+        QElapsedTimer t;
+        t.start();
+        for (;;) {
+            bool all = true;
+            for (int r : ranks)
+                all = all && dumpTime(r) > before.value(r);
+            if (all || t.elapsed() > timeout * 1000)
+                break;
+            QThread::msleep(100);
+        }
+    }
+    QTextStream &out = CliUtil::out();
+    int printed = 0;
+    for (int r : ranks) {
+        qint64 t = 0;
+        QString reason, body;
+        if (!lastStackDump(record.stacksPath(r), &t, &reason, &body)) {
+            out << CliUtil::tr("rank %1: no stack dump").arg(r) << '\n';
+            continue;
+        }
+        ++printed;
+        out << CliUtil::tr("=== rank %1, %2 (%3)").arg(r).arg(CliUtil::formatTime(t), reason) << '\n';
+        for (const QString &line : whereThreadsWait(body))
+            out << QStringLiteral("  ") << line << '\n';
+        out << body << "\n\n";
+    }
+    out.flush();
+    return printed == ranks.size() ? ExitOk : ExitFailed;
 }
 
 } // namespace rankdeck::cli

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// Commands on recorded runs: runs, show, logs, stop, export. RUN is a run id or a run name (the
+// Commands on recorded runs: runs, show, logs, stop, export, stacks. RUN is a run id or a run name (the
 // newest run of that name).
 #pragma once
 
@@ -16,6 +16,7 @@ public:
     static int logs(const QStringList &args);
     static int stop(const QStringList &args);
     static int exportRun(const QStringList &args);
+    static int stacks(const QStringList &args);
 };
 
 } // namespace rankdeck::cli

@@ -380,7 +380,7 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
     case WorkerEvent::Type::Stacks: {
         const QString stack = e.stack();
         m_stacks.insert(rank, stack);
-        QFile f(m_record.directory() + QStringLiteral("/stacks-rank-%1.txt").arg(rank));
+        QFile f(m_record.stacksPath(rank));
         if (f.open(QIODevice::Append)) {
             f.write(QStringLiteral("=== %1 (%2)\n").arg(e.timeUs()).arg(e.string("reason")).toUtf8());
             f.write(stack.toUtf8());
@@ -715,6 +715,10 @@ void RunController::watch()
     if (!m_userStop && m_record.stopRequested()) {
         note(tr("stop requested through %1").arg(m_record.stopRequestPath()));
         stop();
+    }
+    if (m_record.takeStackDumpRequest()) {
+        note(tr("stack dump requested"));
+        dumpStacks(-1);
     }
     const qint64 now = nowUs();
     // Rank 0 must report its store port in time, or the others never start.

@@ -209,6 +209,26 @@ bool RunRecord::stopRequested() const
     return QFileInfo::exists(stopRequestPath());
 }
 
+bool RunRecord::requestStackDump(QString *error) const
+{
+    QFile f(m_directory + QStringLiteral("/stacks-request"));
+    if (!f.open(QIODevice::WriteOnly)) {
+        *error = tr("cannot write %1: %2").arg(f.fileName(), f.errorString());
+        return false;
+    }
+    return true;
+}
+
+bool RunRecord::takeStackDumpRequest() const
+{
+    return QFile::remove(m_directory + QStringLiteral("/stacks-request"));
+}
+
+QString RunRecord::stacksPath(int rank) const
+{
+    return m_directory + QStringLiteral("/stacks-rank-%1.txt").arg(rank);
+}
+
 RunInfo RunRecord::info() const
 {
     RunInfo i;

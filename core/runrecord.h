@@ -10,6 +10,8 @@
 //   metrics.csv     every metric point (MetricsStore)
 //   launcher.log    what the launcher itself did (stop requests, restarts, hang flags)
 //   stop-request    created by `rankdeck-cli stop`; the launcher that owns the run polls for it
+//   stacks-request  created by `rankdeck-cli stacks`: the launcher asks every rank for its stacks
+//   stacks-rank-<R>.txt  every stack dump a rank sent (hang detection, requests), appended
 //   node/           the ranks' own run directory for local runs (crash reports, NCCL dumps)
 #pragma once
 
@@ -72,6 +74,11 @@ public:
     QString stopRequestPath() const;
     bool requestStop(QString *error) const;
     bool stopRequested() const;
+    // `rankdeck-cli stacks` asks the launcher for a stack dump of every rank the same way;
+    // answers land in stacks-rank-<R>.txt.
+    bool requestStackDump(QString *error) const;
+    bool takeStackDumpRequest() const;
+    QString stacksPath(int rank) const;
 
     RunInfo info() const;
 

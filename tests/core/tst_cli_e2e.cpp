@@ -144,6 +144,7 @@ private slots:
         QTest::newRow("logs") << QStringList{QStringLiteral("logs"), QStringLiteral("--help")} << QStringLiteral("--follow");
         QTest::newRow("stop") << QStringList{QStringLiteral("stop"), QStringLiteral("--help")} << QStringLiteral("RUN");
         QTest::newRow("export") << QStringList{QStringLiteral("export"), QStringLiteral("--help")} << QStringLiteral("--csv");
+        QTest::newRow("stacks") << QStringList{QStringLiteral("stacks"), QStringLiteral("--help")} << QStringLiteral("--rank");
         QTest::newRow("profiles") << QStringList{QStringLiteral("profiles"), QStringLiteral("--help")} << QStringLiteral("check");
         QTest::newRow("profiles add") << QStringList{QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("--help")}
                                       << QStringLiteral("--identity");
@@ -353,6 +354,31 @@ private slots:
         r = cli({QStringLiteral("stop"), QStringLiteral("e2e-bg")});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QCOMPARE(state(id).value(QStringLiteral("state")).toString(), QStringLiteral("stopped"));
+        QTRY_COMPARE_WITH_TIMEOUT(processesOfRun(id), 0, 10000);
+    }
+
+    void hungRankShowsWhereItWaits()
+    {
+        requireWorker();
+        // Rank 1 stops joining collectives; rank 0 blocks in one. Both stay alive: a hang is
+        // flagged and dumped, never killed.
+        Result r = cli({QStringLiteral("launch"), QStringLiteral("--nproc-per-node"), QStringLiteral("2"), QStringLiteral("--name"),
+                        QStringLiteral("e2e-hang"), QStringLiteral("--hang-timeout"), QStringLiteral("2"), QStringLiteral("--detach"),
+                        QStringLiteral("--"), QStringLiteral("--steps"), QStringLiteral("1000000"), QStringLiteral("--step-delay-ms"),
+                        QStringLiteral("20"), QStringLiteral("--fault"), QStringLiteral("hang@3"), QStringLiteral("--fault-rank"),
+                        QStringLiteral("1")});
+        QCOMPARE(r.code, 0);
+        const QString id = r.out.trimmed();
+        QTRY_VERIFY_WITH_TIMEOUT(state(id).value(QStringLiteral("hung")).toBool(), 60000);
+        QCOMPARE(state(id).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        r = cli({QStringLiteral("stacks"), id, QStringLiteral("--rank"), QStringLiteral("1")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains(QStringLiteral("hangWithoutJoiningCollectives")), qPrintable(r.out));
+        r = cli({QStringLiteral("stacks"), id, QStringLiteral("--rank"), QStringLiteral("0")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains(QStringLiteral("waits in a collective")), qPrintable(r.out));
+        r = cli({QStringLiteral("stop"), id});
+        QCOMPARE(r.code, 0);
         QTRY_COMPARE_WITH_TIMEOUT(processesOfRun(id), 0, 10000);
     }
 };
