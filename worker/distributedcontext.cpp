@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "distributedcontext.h"
 
+#include "crashhandler.h"
 #include "telemetry.h"
 #include "workeroptions.h"
 
@@ -158,6 +159,7 @@ DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &teleme
         m_backend = c10::make_intrusive<c10d::ProcessGroupGloo>(pgStore, o.rank, o.worldSize, opts);
     } else {
 #ifdef USE_C10D_NCCL
+        crash::applyNcclDefaults(o.runDir);
         c10::cuda::set_device(c10::DeviceIndex(o.localRank));
         auto opts = c10d::ProcessGroupNCCL::Options::create();
         opts->timeout = collectiveTimeout;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // rankdeck-worker: one rank of a DistributedDataParallel training job (docs/worker.md).
+#include "buildinfo.h"
 #include "controlchannel.h"
+#include "crashhandler.h"
 #include "telemetry.h"
 #include "trainer.h"
 #include "workeroptions.h"
@@ -55,16 +57,10 @@ int main(int argc, char **argv)
     }
 
     Telemetry telemetry(options.rank, options.telemetry);
-    if (!options.fault.empty())
-        fail(telemetry, "--fault: fault injection is not available in this build of rankdeck-worker", 2);
+    crash::install(crash::Config{options.rank, options.runDir, buildinfo::buildId()});
 
     ControlChannel control(telemetry);
-    control.start(options.controlStdin, [&telemetry] {
-        wire::WireEventWriter w(wire::event::Stacks, telemetry.rank(), Telemetry::nowUs());
-        w.addString(wire::field::Reason, "dump-stacks")
-            .addString(wire::field::Stack, "stack dumps are unavailable: this worker was built without the crash handler");
-        telemetry.emit(w);
-    });
+    control.start(options.controlStdin, [] { crash::requestStackDump("dump-stacks"); });
 
     try {
         Trainer trainer(options, telemetry, control);

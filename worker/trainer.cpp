@@ -3,6 +3,7 @@
 
 #include "buildinfo.h"
 #include "controlchannel.h"
+#include "faultinjection.h"
 #include "distributedcontext.h"
 #include "distributedsampler.h"
 #include "gradreducer.h"
@@ -19,8 +20,10 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <optional>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -242,16 +245,20 @@ struct Trainer::Private
         std::int64_t step = 0;
         try {
             archive.load_from(reinterpret_cast<const char *>(bytes.data()), bytes.size(), device);
-            at::Tensor t;
-            archive.read("step", t);
-            step = t.item<std::int64_t>();
-            archive.read("param_count", t);
-            if (t.item<std::int64_t>() != std::int64_t(params.size()))
-                throw std::runtime_error("it holds " + std::to_string(t.item<std::int64_t>())
-                                         + " parameters, the model has " + std::to_string(params.size()));
+            // A fresh tensor per read: read() into a defined tensor set_()s its storage.
+            auto readTensor = [&](const std::string &key) {
+                at::Tensor t;
+                archive.read(key, t);
+                return t;
+            };
+            step = readTensor("step").item<std::int64_t>();
+            const auto count = readTensor("param_count").item<std::int64_t>();
+            if (count != std::int64_t(params.size()))
+                throw std::runtime_error("it holds " + std::to_string(count) + " parameters, the model has "
+                                         + std::to_string(params.size()));
             torch::NoGradGuard noGrad;
             for (std::size_t i = 0; i < params.size(); ++i) {
-                archive.read("p" + std::to_string(i), t);
+                const auto t = readTensor("p" + std::to_string(i));
                 if (!t.sizes().equals(params[i].sizes()))
                     throw std::runtime_error("parameter " + names[i] + " has another shape");
                 params[i].copy_(t);
@@ -309,6 +316,12 @@ int Trainer::run()
     Telemetry &tel = d->telemetry;
     const auto runStart = std::chrono::steady_clock::now();
     d->backend = DistributedContext::resolveBackend(o, d->device);
+    // torchrun gives each rank OMP_NUM_THREADS=1 when several share a node; without it,
+    // ranks on one node oversubscribe the cores. Share them out unless the user chose.
+    if (!std::getenv("OMP_NUM_THREADS") && o.localWorldSize > 1) {
+        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        torch::set_num_threads(int(std::max(1u, cores / unsigned(o.localWorldSize))));
+    }
 
     {
         char host[256] = {};
@@ -329,6 +342,15 @@ int Trainer::run()
         tel.emit(w);
     }
     tel.startHeartbeat();
+
+    // --fault without --fault-rank targets rank 0.
+    std::optional<fault::FaultInjector> injector;
+    if (!o.fault.empty()) {
+        std::string error;
+        injector = fault::FaultInjector::parse(o.fault, o.faultRank < 0 ? 0 : o.faultRank, o.rank, &error);
+        if (!injector)
+            throw UsageError(error);
+    }
 
     // Build the task before the rendezvous: a missing file fails fast on every rank.
     d->task = Task::create(o);
@@ -382,6 +404,9 @@ int Trainer::run()
 
     while (step < o.steps) {
         const auto t0 = std::chrono::steady_clock::now();
+        // The step index as the log prints it ("Epoch E"): --fault KIND@E fires before it.
+        if (injector)
+            injector->maybeInject(int(step));
         if (!buffers.empty())
             d->broadcastFromRankZero(buffers); // DDP's broadcast_buffers before each forward
         const double lr = d->lrAt(step);

@@ -238,9 +238,6 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
         throw UsageError("--checkpoint-every needs --checkpoint-dir");
     if (o.faultRank >= 0 && o.fault.empty())
         throw UsageError("--fault-rank needs --fault KIND@STEP");
-    if (o.schedule == "cosine" && o.warmupSteps > o.steps)
-        throw UsageError("--warmup-steps " + std::to_string(o.warmupSteps) + " exceeds --steps "
-                         + std::to_string(o.steps));
 
     // Task defaults: the linear task is the reference example (SGD, lr 0.01, batch 20).
     if (o.optimizer.empty())
