@@ -328,7 +328,12 @@ int RunCommands::stop(const QStringList &args)
         if (record.profile().isLocal()) {
             for (const QJsonValue &v : state.value(QStringLiteral("ranks")).toArray()) {
                 const qint64 pid = v.toObject().value(QStringLiteral("pid")).toInteger();
-                if (pid > 0 && ::kill(-pid_t(pid), SIGKILL) == 0)
+                // Only a process that still carries this run's id: pids get reused.
+                QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
+                if (pid <= 0 || !environ.open(QIODevice::ReadOnly)
+                    || !environ.readAll().split('\0').contains("RANKDECK_RUN_ID=" + info.id.toUtf8()))
+                    continue;
+                if (::kill(-pid_t(pid), SIGKILL) == 0)
                     ++killed;
             }
         }

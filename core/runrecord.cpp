@@ -53,7 +53,17 @@ bool processAlive(qint64 pid)
 {
     if (pid <= 0)
         return false;
-    return ::kill(pid_t(pid), 0) == 0 || errno == EPERM;
+    if (::kill(pid_t(pid), 0) != 0 && errno != EPERM)
+        return false;
+    // A zombie nobody reaps (containers whose PID 1 never waits) is not a running launcher.
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (stat.open(QIODevice::ReadOnly)) {
+        const QByteArray s = stat.readAll();
+        const qsizetype close = s.lastIndexOf(')');
+        if (close > 0 && s.mid(close + 2, 1) == "Z")
+            return false;
+    }
+    return true;
 }
 } // namespace
 

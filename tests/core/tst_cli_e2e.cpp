@@ -14,6 +14,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <csignal>
+
 class TestCliE2e : public QObject
 {
     Q_OBJECT
@@ -380,6 +382,31 @@ private slots:
         r = cli({QStringLiteral("stop"), id});
         QCOMPARE(r.code, 0);
         QTRY_COMPARE_WITH_TIMEOUT(processesOfRun(id), 0, 10000);
+    }
+
+    void killedLauncherLeavesAConsistentRecord()
+    {
+        requireWorker();
+        Result r = cli({QStringLiteral("launch"), QStringLiteral("--nproc-per-node"), QStringLiteral("2"), QStringLiteral("--name"),
+                        QStringLiteral("e2e-orphan"), QStringLiteral("--detach"), QStringLiteral("--"), QStringLiteral("--steps"),
+                        QStringLiteral("1000000"), QStringLiteral("--step-delay-ms"), QStringLiteral("20")});
+        QCOMPARE(r.code, 0);
+        const QString id = r.out.trimmed();
+        QTRY_VERIFY_WITH_TIMEOUT(state(id).value(QStringLiteral("ranks")).toArray().at(1).toObject()
+                                     .value(QStringLiteral("step")).toInt() >= 3, 60000);
+        const qint64 launcher = state(id).value(QStringLiteral("launcher_pid")).toInteger();
+        QVERIFY(launcher > 0);
+        QCOMPARE(::kill(pid_t(launcher), SIGKILL), 0);
+        // The ranks notice the closed control channel and end by themselves.
+        QTRY_COMPARE_WITH_TIMEOUT(processesOfRun(id), 0, 15000);
+        r = cli({QStringLiteral("runs")});
+        QVERIFY(r.out.contains(QRegularExpression(QRegularExpression::escape(id) + QStringLiteral(".*launcher gone"))));
+        // Every complete line received before the launcher died is in the record, each whole.
+        const QStringList lines = fileLines(runsDir() + QLatin1Char('/') + id + QStringLiteral("/rank-0.log"));
+        QVERIFY(lines.filter(QRegularExpression(QStringLiteral("^Rank 0: Epoch \\d+, Loss -?[0-9.]+$"))).size() >= 3);
+        r = cli({QStringLiteral("stop"), id});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(state(id).value(QStringLiteral("state")).toString(), QStringLiteral("stopped"));
     }
 };
 
