@@ -20,6 +20,7 @@
 #endif
 
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 #include <unistd.h>
@@ -75,16 +76,20 @@ DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &teleme
     const auto timeout = std::chrono::milliseconds(std::int64_t(o.rendezvousTimeoutSec) * 1000);
     const std::string where = o.masterAddr + ":" + std::to_string(o.masterPort);
 
+    // Under torchrun the elastic agent already serves a store on MASTER_PORT; ranks join it as
+    // clients (what Python's env:// init does) under a per-restart prefix.
+    const char *agentStoreEnv = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+    const bool agentStore = agentStoreEnv && std::string(agentStoreEnv) == "True";
     c10d::TCPStoreOptions storeOpts;
     storeOpts.port = std::uint16_t(o.masterPort);
-    storeOpts.isServer = o.rank == 0;
+    storeOpts.isServer = o.rank == 0 && !agentStore;
     storeOpts.waitWorkers = false;
     storeOpts.timeout = timeout;
     c10::intrusive_ptr<c10d::TCPStore> tcp;
     try {
         tcp = c10::make_intrusive<c10d::TCPStore>(o.masterAddr, storeOpts);
     } catch (const std::exception &e) {
-        if (o.rank == 0)
+        if (storeOpts.isServer)
             throw std::runtime_error("rank 0 could not serve the rendezvous store on " + where + ": "
                                      + c10::GetExceptionString(e));
         throw std::runtime_error("rank " + std::to_string(o.rank) + " could not reach rank 0's rendezvous store at "
@@ -97,7 +102,12 @@ DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &teleme
         telemetry.emit(w);
         telemetry.out("Rank 0: rendezvous store listening on port " + std::to_string(tcp->getPort()));
     }
-    m_store = tcp;
+    if (agentStore) {
+        const char *restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
+        m_store = c10::make_intrusive<c10d::PrefixStore>(std::string("rankdeck/attempt_") + (restart ? restart : "0"), tcp);
+    } else {
+        m_store = tcp;
+    }
 
     // Our own arrival keys give a timeout that names the missing ranks, which the process
     // group's constructor cannot.

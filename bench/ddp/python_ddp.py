@@ -27,10 +27,17 @@ def main():
     p.add_argument("--mlp-width", type=int, default=64)
     p.add_argument("--mlp-depth", type=int, default=2)
     p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
+    p.add_argument("--no-overlap", action="store_true", help="ignored (rankdeck-worker only)")
     a = p.parse_args()
 
-    dist.init_process_group("gloo")
+    dist.init_process_group(a.backend)
     rank, world = dist.get_rank(), dist.get_world_size()
+    # Like rankdeck-worker on GPUs: one device per local rank, bf16 autocast.
+    device = torch.device("cpu")
+    if a.backend == "nccl":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(device)
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(0)
     if a.task == "linear":
@@ -45,7 +52,9 @@ def main():
             layers += [torch.nn.Linear(a.mlp_width, a.mlp_width), torch.nn.ReLU()]
         layers.append(torch.nn.Linear(a.mlp_width, 8))
         model = torch.nn.Sequential(*layers)
-    ddp = DDP(model)
+    model, x = model.to(device), x.to(device)
+    y = None if y is None else y.to(device)
+    ddp = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
     opt = torch.optim.SGD(ddp.parameters(), lr=a.lr)
     sampler = torch.utils.data.DistributedSampler(range(a.dataset_size), num_replicas=world, rank=rank, shuffle=False)
     indices = list(sampler)
@@ -54,9 +63,11 @@ def main():
     times = []
     for step in range(a.steps):
         b = step % per_epoch
-        idx = torch.tensor(indices[b * a.batch_size:(b + 1) * a.batch_size])
+        idx = torch.tensor(indices[b * a.batch_size:(b + 1) * a.batch_size], device=device)
         t0 = time.perf_counter()
-        out = ddp(x.index_select(0, idx))
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda"):
+            out = ddp(x.index_select(0, idx))
+        out = out.float()
         loss = out.sum() if y is None else torch.nn.functional.mse_loss(out, y.index_select(0, idx))
         loss.backward()
         opt.step()
