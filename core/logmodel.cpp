@@ -34,7 +34,7 @@ void LogModel::setPollInterval(int ms)
 void LogModel::setMaxRows(int maxRows)
 {
     m_maxRows = qMax(1, maxRows);
-    if (m_rows.size() > m_maxRows)
+    if (m_rows.size() > rowCap())
         trimFront();
 }
 
@@ -164,6 +164,7 @@ void LogModel::reload()
 {
     beginResetModel();
     m_rows.clear();
+    m_fetchedRows = 0;
     m_elided = 0;
     m_firstKey = 0;
     m_next = 0;
@@ -191,7 +192,7 @@ void LogModel::reload()
 
 void LogModel::trimFront()
 {
-    const qsizetype drop = m_rows.size() - m_maxRows;
+    const qsizetype drop = m_rows.size() - rowCap();
     if (drop <= 0)
         return;
     const int marker = markerRows();
@@ -288,6 +289,9 @@ int LogModel::fetchOlder(int count)
     }
     const bool all = m_rank == LogStore::AllRanks;
     const qint64 newFirst = all ? lines.first().sequence : lines.first().number;
+    // Rows brought back on request stay while new lines arrive (up to kMaxFetchedFactor times
+    // the normal size, so memory stays bounded).
+    m_fetchedRows = qMin<qint64>(m_fetchedRows + accepted.size(), qint64(m_maxRows) * kMaxFetchedFactor);
     if (!accepted.isEmpty()) {
         const int at = markerRows();
         beginInsertRows(QModelIndex(), at, at + int(accepted.size()) - 1);

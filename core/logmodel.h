@@ -55,7 +55,9 @@ public:
     void setStreamFilter(int streams);
     int streamFilter() const { return m_streams; }
 
-    void setMaxRows(int maxRows);   // default 20,000
+    // Default 20,000. Rows that fetchOlder() brought back come on top (up to 10 times this),
+    // so that reading older lines survives new lines arriving; reload() drops them.
+    void setMaxRows(int maxRows);
     int maxRows() const { return m_maxRows; }
     void setPollInterval(int ms);   // default 50 ms; 0 stops polling (call poll() yourself)
 
@@ -85,6 +87,7 @@ private:
     int markerRows() const { return m_elided > 0 ? 1 : 0; }
     void trimFront();
     void setElided(qint64 firstKey);
+    qsizetype rowCap() const { return qsizetype(qMin<qint64>(INT_MAX - 1, m_maxRows + m_fetchedRows)); }
 
     const LogStore *m_store = nullptr;
     int m_rank = LogStore::AllRanks;
@@ -98,6 +101,8 @@ private:
     QRegularExpression m_regex;
     int m_streams = AllStreams;
     int m_maxRows = 20000;
+    qint64 m_fetchedRows = 0;  // rows fetchOlder() added on top of m_maxRows
+    static constexpr int kMaxFetchedFactor = 10;
     QTimer m_timer;
 };
 

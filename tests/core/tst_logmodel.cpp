@@ -136,6 +136,20 @@ void TestLogModel::fetchOlderFromDisk()
         QCOMPARE(model.data(model.index(0), LogModel::TextRole).toString(), QStringLiteral("r0 line 0"));
         QCOMPARE(model.fetchOlder(10), 0);
     }
+    // While a run goes on, lines brought back stay when new ones arrive.
+    LogModel live(&store, 0);
+    live.setPollInterval(0);
+    live.setMaxRows(20);
+    QAbstractItemModelTester tester(&live, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(live.fetchOlder(30), 30);
+    feed(store, 0, StreamKind::Stdout, 500, 5);
+    live.poll();
+    QCOMPARE(live.lineRowCount(), 50);
+    QCOMPARE(live.data(live.index(1), LogModel::TextRole).toString(), QStringLiteral("r0 line 455"));
+    QCOMPARE(live.elidedCount(), 455);
+    // A filter change starts over from the memory window.
+    live.setFilterPattern(QStringLiteral("line"));
+    QCOMPARE(live.lineRowCount(), 20);
 }
 
 void TestLogModel::regexAndStreamFilter_data()
