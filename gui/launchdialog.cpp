@@ -100,6 +100,10 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     m_maxRestarts->setToolTip(tr("Restart the whole gang from the last checkpoint this many times after a failure"));
     m_detach = new QCheckBox(tr("&Detach (keep running when RankDeck closes)"), this);
     m_detach->setObjectName(QStringLiteral("launchDetachCheck"));
+    // Core's RunManager cannot hand a run over to the nodes yet (local ranks stop when their
+    // launcher's stdin closes); the option shows where it will be, disabled until then.
+    m_detach->setEnabled(false);
+    m_detach->setToolTip(tr("Not available yet: runs stop when RankDeck quits"));
     m_extra = new QLineEdit(this);
     m_extra->setObjectName(QStringLiteral("launchExtraArgsEdit"));
     m_extra->setPlaceholderText(tr("more worker flags, e.g. --shuffle --clip-grad-norm 1"));

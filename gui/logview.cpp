@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QFontDatabase>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
@@ -28,8 +29,6 @@ LogView::LogView(QWidget *parent)
     m_view->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_view->setLayoutMode(QListView::Batched);
-    m_view->setBatchSize(2000);
     m_view->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
 
     m_filterEdit = new QLineEdit(this);
@@ -92,8 +91,21 @@ LogView::LogView(QWidget *parent)
     };
     addShortcut(QKeySequence::FindNext, [this] { findNext(); });
     addShortcut(QKeySequence::FindPrevious, [this] { findPrevious(); });
-    addShortcut(QKeySequence(Qt::Key_End), [this] { setFollowing(true); });
+    // End in the list means "take me to the newest line and keep me there".
+    m_view->installEventFilter(this);
     addShortcut(QKeySequence::Copy, [this] { copySelection(); });
+}
+
+bool LogView::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_view && event->type() == QEvent::KeyPress) {
+        const auto *key = static_cast<QKeyEvent *>(event);
+        if (key->key() == Qt::Key_End && !(key->modifiers() & Qt::ShiftModifier)) {
+            setFollowing(true);
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void LogView::setModel(QAbstractItemModel *model)

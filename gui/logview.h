@@ -50,6 +50,9 @@ signals:
     void filterChanged(const QRegularExpression &expression, rankdeck::LogView::StreamFilter stream);
     void followingChanged(bool following);
 
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
 private:
     bool find(bool forward);
     void onRowsChanged();

@@ -4,6 +4,7 @@
 // the built-in local profile.
 #include "appicon.h"
 #include "mainwindow.h"
+#include "screenshottour.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -26,11 +27,23 @@ int main(int argc, char **argv)
     const QCommandLineOption demo(QStringLiteral("demo"),
                                   QCoreApplication::translate("main", "Start a 2-rank demo run on the local profile."));
     parser.addOption(demo);
+    const QCommandLineOption screenshots(
+        QStringLiteral("screenshots"),
+        QCoreApplication::translate("main", "Run two demo runs, save every page as PNG into <dir>, quit."),
+        QStringLiteral("dir"));
+    parser.addOption(screenshots);
     parser.process(app);
 
     rankdeck::MainWindow window;
     window.show();
-    if (parser.isSet(demo))
+    if (parser.isSet(screenshots)) {
+        auto *tour = new rankdeck::ScreenshotTour(&window, parser.value(screenshots), &window);
+        QObject::connect(tour, &rankdeck::ScreenshotTour::done, &app, [](bool ok) {
+            QCoreApplication::exit(ok ? 0 : 1);
+        });
+        tour->start();
+    } else if (parser.isSet(demo)) {
         window.startDemo();
+    }
     return app.exec();
 }

@@ -2,17 +2,25 @@
 #include "mainwindow.h"
 
 #include "appicon.h"
+#include "guisshinteraction.h"
 #include "launchdialog.h"
 #include "logspage.h"
 #include "logview.h"
 #include "profileeditordialog.h"
 #include "profilestore.h"
+#include "overviewpage.h"
+#include "runlistmodel.h"
+#include "runlistsortmodel.h"
+#include "runmanager.h"
 #include "runview.h"
 #include "sidepanel.h"
+#include "sshtransport.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDateTime>
+#include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
@@ -24,12 +32,19 @@ namespace rankdeck {
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
     , m_profiles(std::make_unique<ProfileStore>())
+    , m_ssh(std::make_unique<GuiSshInteraction>(this))
 {
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(tr("RankDeck"));
     setWindowIcon(appIcon());
 
+    m_runs = new RunManager(QString(), this);
+    m_runList = new RunListModel(m_runs, this);
+    m_runListSorted = new RunListSortModel(this);
+    m_runListSorted->setSourceModel(m_runList);
+
     m_side = new SidePanel(this);
+    m_side->setRunModel(m_runListSorted);
     m_runView = new RunView(this);
     m_splitter = new QSplitter(Qt::Horizontal, this);
     m_splitter->setObjectName(QStringLiteral("mainSplitter"));
@@ -43,6 +58,17 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_side, &SidePanel::editProfileRequested, this, &MainWindow::editProfile);
     connect(m_side, &SidePanel::deleteProfileRequested, this, &MainWindow::deleteProfile);
     connect(m_side, &SidePanel::launchRequested, this, &MainWindow::openLaunchDialog);
+    connect(m_side, &SidePanel::runSelected, this, [this](const QModelIndex &index) {
+        const QString id = index.data(RunListModel::RunIdRole).toString();
+        QString error;
+        if (!id.isEmpty() && !showRun(id, &error))
+            statusBar()->showMessage(error, 10000);
+    });
+    connect(m_runs, &RunManager::runFinished, this, [this](const QString &runId, RunState state) {
+        RunController *run = m_runs->controller(runId);
+        const QString name = run ? run->name() : runId;
+        statusBar()->showMessage(tr("Run %1: %2").arg(name, runStateLabel(state)), 10000);
+    });
 
     createActions();
     reloadProfiles();
@@ -105,6 +131,7 @@ void MainWindow::reloadProfiles()
 void MainWindow::newProfile()
 {
     ProfileEditorDialog dialog(m_profiles.get(), this);
+    connect(&dialog, &ProfileEditorDialog::testConnectionRequested, this, &MainWindow::testConnection);
     if (dialog.exec() == QDialog::Accepted) {
         reloadProfiles();
         m_side->setCurrentProfile(dialog.profile().name);
@@ -125,6 +152,7 @@ void MainWindow::editProfile(const QString &name)
     }
     ProfileEditorDialog dialog(m_profiles.get(), this);
     dialog.setProfile(profile, true);
+    connect(&dialog, &ProfileEditorDialog::testConnectionRequested, this, &MainWindow::testConnection);
     if (dialog.exec() == QDialog::Accepted)
         reloadProfiles();
 }
@@ -145,12 +173,120 @@ void MainWindow::openLaunchDialog(const QString &profileName)
     auto *dialog = new LaunchDialog(m_profiles.get(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setProfileName(profileName.isEmpty() ? m_side->currentProfile() : profileName);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] { onLaunchAccepted(dialog); });
     dialog->open();
+}
+
+void MainWindow::onLaunchAccepted(LaunchDialog *dialog)
+{
+    launch(dialog->profile(), dialog->config());
+}
+
+QString MainWindow::workerPath()
+{
+    const QString env = qEnvironmentVariable("RANKDECK_WORKER");
+    if (!env.isEmpty())
+        return env;
+    return QCoreApplication::applicationDirPath() + QStringLiteral("/rankdeck-worker");
+}
+
+RunController *MainWindow::launch(const Profile &profile, const TrainingConfig &config, QString *error)
+{
+    RunController::Options options;
+    options.workerPath = workerPath();
+    options.sshInteraction = m_ssh.get();
+    QString message;
+    RunController *run = m_runs->launch(profile, config, options, &message);
+    if (!run) {
+        if (error)
+            *error = message;
+        else
+            QMessageBox::warning(this, tr("Cannot launch"), message);
+        statusBar()->showMessage(tr("Launch failed: %1").arg(message), 10000);
+        return nullptr;
+    }
+    // Per-node launch progress (connecting, uploading, starting) goes to the overview while
+    // this run is the one shown.
+    connect(run, &RunController::launcherMessage, this, [this, run](const QString &text) {
+        if (m_runView->run() == run)
+            statusBar()->showMessage(text, 8000);
+    });
+    m_runView->setRun(run);
+    showPage(RunView::Overview);
+    const int row = m_runListSorted->mapFromSource(m_runList->index(m_runList->rowOf(run->runId()), 0)).row();
+    if (row >= 0) {
+        const QSignalBlocker blocker(m_side);
+        m_side->selectRunRow(row);
+    }
+    statusBar()->showMessage(tr("Launched %1 on %2").arg(run->name(), profile.name), 5000);
+    return run;
+}
+
+bool MainWindow::showRun(const QString &runId, QString *error)
+{
+    RunController *run = m_runs->open(runId, error);
+    if (!run)
+        return false;
+    if (m_runView->run() != run)
+        m_runView->setRun(run);
+    return true;
+}
+
+void MainWindow::testConnection(const Profile &profile)
+{
+    auto *dialog = qobject_cast<ProfileEditorDialog *>(sender());
+    if (!dialog || profile.isLocal())
+        return;
+    // prepare("") only connects and checks the nodes: SshTransport's "test connection".
+    auto *transport = new SshTransport(profile, QStringLiteral("check-%1").arg(QDateTime::currentSecsSinceEpoch()),
+                                       m_ssh.get(), dialog);
+    auto lines = std::make_shared<QStringList>();
+    for (int i = 0; i < profile.nodes.size(); ++i)
+        lines->append(tr("%1: waiting").arg(profile.nodes[i].host));
+    auto report = [dialog, lines] { dialog->setConnectionReport(lines->join(QLatin1Char('\n'))); };
+    connect(transport, &Transport::nodeProgress, dialog,
+            [profile, lines, report](int node, const QString &stage, int percent) {
+                if (node < 0 || node >= lines->size())
+                    return;
+                (*lines)[node] = percent >= 0 ? tr("%1: %2 %3%").arg(profile.nodes[node].host, stage).arg(percent)
+                                              : tr("%1: %2").arg(profile.nodes[node].host, stage);
+                report();
+            });
+    auto finish = [transport, profile, lines, report](const QString &failure) {
+        for (int i = 0; i < profile.nodes.size(); ++i) {
+            const SshNodeInfo info = transport->nodeInfo(i);
+            if (!info.error.isEmpty()) {
+                (*lines)[i] = tr("%1: FAILED — %2").arg(profile.nodes[i].host, info.error);
+                continue;
+            }
+            (*lines)[i] = tr("%1: OK — %2, %3 CPUs, %4, libtorch: %5")
+                              .arg(info.label.isEmpty() ? profile.nodes[i].host : info.label,
+                                   info.distribution.isEmpty() ? info.os : info.distribution)
+                              .arg(info.cpus)
+                              .arg(info.gpus.isEmpty() ? tr("no GPUs") : tr("%n GPU(s)", nullptr, int(info.gpus.size())),
+                                   info.libtorchDirectory.isEmpty() ? tr("not needed or from Python torch")
+                                                                    : info.libtorchDirectory);
+        }
+        if (!failure.isEmpty())
+            lines->append(failure);
+        report();
+        transport->deleteLater();
+    };
+    connect(transport, &Transport::prepared, dialog, [finish] { finish(QString()); });
+    connect(transport, &Transport::prepareFailed, dialog, finish);
+    report();
+    transport->prepare(QString());
 }
 
 void MainWindow::startDemo()
 {
-    statusBar()->showMessage(tr("The demo needs core's RunManager, which this build lacks"));
+    // The same run scripts/demo.sh starts through the CLI when there is no display.
+    TrainingConfig config;
+    config.name = QStringLiteral("demo");
+    config.workerArguments = {QStringLiteral("--task"), QStringLiteral("charlm"), QStringLiteral("--steps"),
+                              QStringLiteral("300"), QStringLiteral("--batch-size"), QStringLiteral("32"),
+                              QStringLiteral("--log-every"), QStringLiteral("10")};
+    launch(Profile::builtinLocal(2), config);
 }
 
 void MainWindow::restoreLayout()
@@ -175,6 +311,16 @@ void MainWindow::saveLayout() const
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
+    const QList<RunController *> active = m_runs->activeRuns();
+    if (!active.isEmpty() && isVisible()
+        && QMessageBox::question(this, tr("Quit RankDeck"),
+                                 tr("%n run(s) still running will be stopped. Quit anyway?", nullptr,
+                                    int(active.size())))
+            != QMessageBox::Yes) {
+        event->ignore();
+        return;
+    }
+    m_runs->stopAll();
     saveLayout();
     event->accept();
 }

@@ -7,6 +7,8 @@
 
 #include <QMainWindow>
 
+#include <QSet>
+
 #include <memory>
 
 class QAction;
@@ -14,7 +16,15 @@ class QSplitter;
 
 namespace rankdeck {
 
+class GuiSshInteraction;
+class LaunchDialog;
+class Profile;
 class ProfileStore;
+class RunController;
+class RunListModel;
+class RunListSortModel;
+class RunManager;
+struct TrainingConfig;
 class RunView;
 class SidePanel;
 
@@ -28,6 +38,15 @@ public:
     SidePanel *sidePanel() const { return m_side; }
     RunView *runView() const { return m_runView; }
     ProfileStore *profileStore() const { return m_profiles.get(); }
+    RunManager *runManager() const { return m_runs; }
+
+    // Starts a run through core's RunManager and shows it. nullptr (and a message box unless
+    // quiet) when it could not start.
+    RunController *launch(const Profile &profile, const TrainingConfig &config, QString *error = nullptr);
+    // Shows a run (live or from its directory) in the centre.
+    bool showRun(const QString &runId, QString *error = nullptr);
+    // The local rankdeck-worker: $RANKDECK_WORKER, else next to this program.
+    static QString workerPath();
 
 public slots:
     void newProfile();
@@ -43,6 +62,10 @@ public slots:
 protected:
     void closeEvent(QCloseEvent *event) override;
 
+private slots:
+    void onLaunchAccepted(LaunchDialog *dialog);
+    void testConnection(const Profile &profile);
+
 private:
     void createActions();
     void restoreLayout();
@@ -52,6 +75,10 @@ private:
     SidePanel *m_side = nullptr;
     RunView *m_runView = nullptr;
     QSplitter *m_splitter = nullptr;
+    RunManager *m_runs = nullptr;
+    RunListModel *m_runList = nullptr;
+    RunListSortModel *m_runListSorted = nullptr;
+    std::unique_ptr<GuiSshInteraction> m_ssh;
 };
 
 } // namespace rankdeck

@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "runview.h"
 
+#include "failureentries.h"
 #include "failurespage.h"
 #include "logspage.h"
 #include "losspage.h"
 #include "overviewpage.h"
+#include "rankstatedelegate.h"
+#include "ranktablemodel.h"
+#include "runcontroller.h"
+
+#include <QDateTime>
+#include <QTableView>
+#include <QTimer>
 
 namespace rankdeck {
 
@@ -17,14 +25,118 @@ RunView::RunView(QWidget *parent)
     m_loss = new LossPage(this);
     m_logs = new LogsPage(this);
     m_failures = new FailuresPage(this);
+    m_rankModel = new RankTableModel(this);
+    m_overview->setRankModel(m_rankModel);
+    m_overview->rankTable()->setItemDelegate(new RankStateDelegate(m_overview->rankTable()));
     addTab(m_overview, tr("&Overview"));
     addTab(m_loss, tr("Lo&ss"));
     addTab(m_logs, tr("Lo&gs"));
     addTab(m_failures, tr("&Failures"));
     connect(m_overview, &OverviewPage::rootCauseActivated, this,
             [this] { setCurrentIndex(Failures); });
+    connect(m_overview, &OverviewPage::stopRequested, this, [this] {
+        if (m_run)
+            m_run->stop();
+    });
+    connect(m_overview, &OverviewPage::killRequested, this, [this] {
+        if (m_run)
+            m_run->kill();
+    });
+    connect(m_overview, &OverviewPage::dumpStacksRequested, this, [this] {
+        if (m_run)
+            m_run->dumpStacks();
+    });
+    // The overview's timer: progress, ETA and state are cheap to recompute from the controller.
+    m_timer = new QTimer(this);
+    m_timer->setInterval(50);
+    connect(m_timer, &QTimer::timeout, this, &RunView::refreshOverview);
 }
 
 RunView::~RunView() = default;
+
+void RunView::setRun(RunController *run)
+{
+    if (m_run)
+        disconnect(m_run, nullptr, this, nullptr);
+    m_run = run;
+    m_rateStartUs = 0;
+    m_rateStartSteps = 0;
+    m_loss->setMetricsStore(run ? run->metricsStore() : nullptr);
+    m_logs->setLogStore(run ? run->logStore() : nullptr);
+    m_overview->clearNodeProgress();
+    m_rankModel->setController(run);
+    if (!run) {
+        m_timer->stop();
+        m_overview->setTitle(QString(), QString());
+        m_overview->setProgress(0, 0, -1);
+        m_overview->setRootCause(QString());
+        m_overview->setRunActive(false);
+        m_failures->setEntries({}, QString());
+        return;
+    }
+    connect(run, &RunController::failureReportChanged, this, &RunView::refreshFailures);
+    connect(run, &RunController::stacksReceived, this, &RunView::refreshFailures);
+    connect(run, &RunController::stateChanged, this, &RunView::refreshOverview);
+    connect(run, &RunController::destroyed, this, [this] { setRun(nullptr); });
+    m_timer->start();
+    refreshOverview();
+    refreshFailures();
+}
+
+void RunView::refreshOverview()
+{
+    if (!m_run)
+        return;
+    const RunState state = m_run->state();
+    QString stateText = runStateLabel(state);
+    if (m_run->attempt() > 0)
+        stateText += tr(" (attempt %1)").arg(m_run->attempt() + 1);
+    if (m_run->isHung())
+        stateText += tr(" — hung");
+    if (!m_run->errorMessage().isEmpty())
+        stateText += QStringLiteral(" — ") + m_run->errorMessage();
+    m_overview->setTitle(m_run->name(), stateText);
+    m_overview->setRunActive(!m_run->isReadOnly() && !isTerminal(state));
+
+    qint64 done = 0;
+    qint64 total = 0;
+    for (const RankStatus &s : m_run->rankStatuses()) {
+        done += qMax<qint64>(0, s.step);
+        total += s.totalSteps;
+    }
+    double eta = -1;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch() * 1000;
+    if (!isTerminal(state) && done > 0) {
+        // The rate is measured from the first step seen, so start-up time does not skew it.
+        if (m_rateStartUs == 0) {
+            m_rateStartUs = now;
+            m_rateStartSteps = done;
+        } else if (done > m_rateStartSteps && now > m_rateStartUs) {
+            const double perUs = double(done - m_rateStartSteps) / double(now - m_rateStartUs);
+            eta = double(total - done) / perUs / 1e6;
+        }
+    }
+    m_overview->setProgress(done, total, eta);
+    if (isTerminal(state))
+        m_timer->stop();
+}
+
+void RunView::refreshFailures()
+{
+    if (!m_run)
+        return;
+    const FailureReport &report = m_run->failureReport();
+    QHash<int, QString> dumps;
+    for (int rank = 0; rank < m_run->worldSize(); ++rank) {
+        const QString stacks = m_run->stacks(rank);
+        if (!stacks.isEmpty())
+            dumps.insert(rank, stacks);
+    }
+    m_failures->setEntries(failureEntries(report, dumps, palette()), report.isEmpty() ? QString() : report.toText());
+    QString banner = rootCauseBanner(report);
+    if (banner.isEmpty())
+        banner = m_run->rootCauseSummary().isEmpty() ? QString() : tr("Root cause: %1").arg(m_run->rootCauseSummary());
+    m_overview->setRootCause(banner);
+}
 
 } // namespace rankdeck

@@ -5,12 +5,17 @@
 // live on in core's RunManager.
 #pragma once
 
+#include "runcontroller.h"
+
 #include <QPointer>
 #include <QTabWidget>
+
+class QTimer;
 
 namespace rankdeck {
 
 class FailuresPage;
+class RankTableModel;
 class LogsPage;
 class LossPage;
 class OverviewPage;
@@ -30,7 +35,21 @@ public:
     LogsPage *logsPage() const { return m_logs; }
     FailuresPage *failuresPage() const { return m_failures; }
 
+    // Shows a run (not owned; it lives in core's RunManager). Null shows nothing.
+    void setRun(RunController *run);
+    RunController *run() const { return m_run; }
+    RankTableModel *rankModel() const { return m_rankModel; }
+
+private slots:
+    void refreshOverview();
+    void refreshFailures();
+
 private:
+    QPointer<RunController> m_run;
+    QTimer *m_timer = nullptr;
+    RankTableModel *m_rankModel = nullptr;
+    qint64 m_rateStartUs = 0;
+    qint64 m_rateStartSteps = 0;
     OverviewPage *m_overview = nullptr;
     LossPage *m_loss = nullptr;
     LogsPage *m_logs = nullptr;

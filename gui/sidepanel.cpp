@@ -2,13 +2,15 @@
 #include "sidepanel.h"
 
 #include "profile.h"
+#include "runlistmodel.h"
 
 #include <QHBoxLayout>
 #include <QItemSelectionModel>
 #include <QLabel>
-#include <QListView>
+#include <QHeaderView>
 #include <QListWidget>
 #include <QToolButton>
+#include <QTreeView>
 #include <QVBoxLayout>
 
 namespace rankdeck {
@@ -54,9 +56,11 @@ SidePanel::SidePanel(QWidget *parent)
         m_delete->setEnabled(!name.isEmpty() && !builtin);
     });
 
-    m_runs = new QListView(this);
+    m_runs = new QTreeView(this);
     m_runs->setObjectName(QStringLiteral("runList"));
-    m_runs->setUniformItemSizes(true);
+    m_runs->setRootIsDecorated(false);
+    m_runs->setUniformRowHeights(true);
+    m_runs->setAllColumnsShowFocus(true);
     m_runs->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_runs->setSelectionMode(QAbstractItemView::SingleSelection);
 
@@ -114,6 +118,11 @@ void SidePanel::setRunModel(QAbstractItemModel *model)
 {
     m_runs->setModel(model);
     if (model) {
+        // Name, state and start time fit a side panel; the rest is in the tooltip and the pages.
+        for (int c = 0; c < model->columnCount(); ++c)
+            m_runs->setColumnHidden(c, c != RunListModel::NameColumn && c != RunListModel::StateColumn
+                                           && c != RunListModel::StartedColumn);
+        m_runs->header()->setSectionResizeMode(0, QHeaderView::Stretch);
         connect(m_runs->selectionModel(), &QItemSelectionModel::currentChanged, this,
                 [this](const QModelIndex &current) {
                     if (current.isValid())

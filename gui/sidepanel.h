@@ -7,7 +7,7 @@
 #include <QWidget>
 
 class QAbstractItemModel;
-class QListView;
+class QTreeView;
 class QListWidget;
 class QModelIndex;
 class QToolButton;
@@ -26,7 +26,7 @@ public:
     QListWidget *profileList() const { return m_profiles; }
 
     void setRunModel(QAbstractItemModel *model);
-    QListView *runList() const { return m_runs; }
+    QTreeView *runList() const { return m_runs; }
     void selectRunRow(int row);
 
 signals:
@@ -38,7 +38,7 @@ signals:
 
 private:
     QListWidget *m_profiles = nullptr;
-    QListView *m_runs = nullptr;
+    QTreeView *m_runs = nullptr;
     QToolButton *m_edit = nullptr;
     QToolButton *m_delete = nullptr;
 };

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "screenshottour.h"
+
+#include "launchdialog.h"
+#include "logspage.h"
+#include "losspage.h"
+#include "lossplot.h"
+#include "mainwindow.h"
+#include "profileeditordialog.h"
+#include "profilestore.h"
+#include "runcontroller.h"
+#include "runview.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QTableWidget>
+#include <QTimer>
+
+#include <cstdio>
+
+namespace rankdeck {
+
+ScreenshotTour::ScreenshotTour(MainWindow *window, const QString &directory, QObject *parent)
+    : QObject(parent)
+    , m_window(window)
+    , m_directory(directory)
+{
+}
+
+void ScreenshotTour::start()
+{
+    if (!QDir().mkpath(m_directory)) {
+        fail(tr("cannot create %1").arg(m_directory));
+        return;
+    }
+    m_window->resize(1400, 860);
+    shootDialogs();
+    startHealthyRun();
+}
+
+void ScreenshotTour::fail(const QString &message)
+{
+    std::fprintf(stderr, "screenshots: %s\n", qPrintable(message));
+    m_ok = false;
+    emit done(false);
+}
+
+void ScreenshotTour::shootWidget(QWidget *widget, const QString &name)
+{
+    const QString path = QDir(m_directory).filePath(name + QStringLiteral(".png"));
+    if (!widget->grab().save(path)) {
+        std::fprintf(stderr, "screenshots: cannot write %s\n", qPrintable(path));
+        m_ok = false;
+        return;
+    }
+    std::fprintf(stdout, "screenshots: %s\n", qPrintable(path));
+}
+
+void ScreenshotTour::shoot(const QString &name)
+{
+    // Let pending polls and queued replots land before grabbing.
+    m_window->runView()->lossPage()->plot()->refreshNow();
+    m_window->runView()->logsPage()->poll();
+    QCoreApplication::processEvents();
+    shootWidget(m_window, name);
+}
+
+void ScreenshotTour::shootDialogs()
+{
+    ProfileEditorDialog editor(nullptr, m_window);
+    Profile p;
+    p.name = QStringLiteral("gpu-cluster");
+    p.transport = QStringLiteral("ssh");
+    p.nodes = {ProfileNode{QStringLiteral("gpu-node-1"), 22, QStringLiteral("alice"), QStringLiteral("~/.ssh/id_ed25519"), 8, 8},
+               ProfileNode{QStringLiteral("gpu-node-2"), 22, QStringLiteral("alice"), QStringLiteral("~/.ssh/id_ed25519"), 8, 8}};
+    p.environment.insert(QStringLiteral("NCCL_DEBUG"), QStringLiteral("WARN"));
+    editor.setProfile(p, false);
+    editor.show();
+    QCoreApplication::processEvents();
+    shootWidget(&editor, QStringLiteral("profile-editor"));
+
+    LaunchDialog launch(m_window->profileStore(), m_window);
+    launch.setTask(QStringLiteral("charlm"));
+    launch.setSteps(300);
+    launch.setRanksPerNode(2);
+    launch.setRunName(QStringLiteral("charlm-demo"));
+    launch.show();
+    QCoreApplication::processEvents();
+    shootWidget(&launch, QStringLiteral("launch"));
+}
+
+void ScreenshotTour::waitForEnd(RunController *run, void (ScreenshotTour::*next)())
+{
+    QPointer<RunController> guard(run);
+    auto *timer = new QTimer(this);
+    timer->setInterval(200);
+    connect(timer, &QTimer::timeout, this, [this, guard, timer, next] {
+        if (!guard) {
+            timer->deleteLater();
+            fail(tr("the run went away"));
+            return;
+        }
+        if (!isTerminal(guard->state()))
+            return;
+        timer->deleteLater();
+        // A moment for the last lines and the failure report to reach the pages.
+        QTimer::singleShot(500, this, next);
+    });
+    timer->start();
+}
+
+void ScreenshotTour::startHealthyRun()
+{
+    TrainingConfig config;
+    config.name = QStringLiteral("linear-4-ranks");
+    config.workerArguments = {QStringLiteral("--task"), QStringLiteral("linear"), QStringLiteral("--steps"),
+                              QStringLiteral("300"), QStringLiteral("--lr"), QStringLiteral("0.02"),
+                              QStringLiteral("--log-every"), QStringLiteral("10")};
+    QString error;
+    RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
+    if (!run) {
+        fail(error);
+        return;
+    }
+    waitForEnd(run, &ScreenshotTour::afterHealthyRun);
+}
+
+void ScreenshotTour::afterHealthyRun()
+{
+    m_window->showPage(RunView::Overview);
+    shoot(QStringLiteral("overview"));
+    m_window->showPage(RunView::Loss);
+    shoot(QStringLiteral("loss"));
+    m_window->showPage(RunView::Logs);
+    m_window->runView()->logsPage()->showRank(LogsPage::AllRanksTab);
+    shoot(QStringLiteral("logs"));
+    startFailingRun();
+}
+
+void ScreenshotTour::startFailingRun()
+{
+    TrainingConfig config;
+    config.name = QStringLiteral("crash-on-rank-2");
+    config.workerArguments = {QStringLiteral("--task"), QStringLiteral("linear"), QStringLiteral("--steps"),
+                              QStringLiteral("300"), QStringLiteral("--log-every"), QStringLiteral("10"),
+                              QStringLiteral("--fault"), QStringLiteral("segv@120"), QStringLiteral("--fault-rank"),
+                              QStringLiteral("2")};
+    QString error;
+    RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
+    if (!run) {
+        fail(error);
+        return;
+    }
+    waitForEnd(run, &ScreenshotTour::afterFailingRun);
+}
+
+void ScreenshotTour::afterFailingRun()
+{
+    m_window->showPage(RunView::Overview);
+    shoot(QStringLiteral("overview-failed"));
+    m_window->showPage(RunView::Failures);
+    shoot(QStringLiteral("failures"));
+    emit done(m_ok);
+}
+
+} // namespace rankdeck

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// `rankdeck --screenshots DIR` (scripts/screenshots.sh runs it under Xvfb): runs a healthy
+// 4-rank run and one with an injected crash on the local profile, and saves each page, the launch
+// form and the profile editor as PNG files for the README. Then quits.
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+#include <QString>
+
+namespace rankdeck {
+
+class MainWindow;
+class RunController;
+
+class ScreenshotTour : public QObject
+{
+    Q_OBJECT
+public:
+    ScreenshotTour(MainWindow *window, const QString &directory, QObject *parent = nullptr);
+
+    void start();
+
+signals:
+    void done(bool ok);
+
+private:
+    void shoot(const QString &name);
+    void shootWidget(QWidget *widget, const QString &name);
+    void shootDialogs();
+    void startHealthyRun();
+    void startFailingRun();
+    void waitForEnd(RunController *run, void (ScreenshotTour::*next)());
+    void afterHealthyRun();
+    void afterFailingRun();
+    void fail(const QString &message);
+
+    MainWindow *m_window;
+    QString m_directory;
+    bool m_ok = true;
+};
+
+} // namespace rankdeck

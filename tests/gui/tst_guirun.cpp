@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The real app driving real runs: launch 2 ranks of rankdeck-worker on the local profile with
+// clicks, watch the rank table, the loss plot and the log tabs fill, see an injected crash come
+// out as the root-cause banner and a Failures entry naming the faulting function, and stop a
+// running run with the Stop button.
+#include "failurespage.h"
+#include "launchdialog.h"
+#include "logmodel.h"
+#include "logspage.h"
+#include "losspage.h"
+#include "lossplot.h"
+#include "mainwindow.h"
+#include "overviewpage.h"
+#include "ranktablemodel.h"
+#include "runcontroller.h"
+#include "runmanager.h"
+#include "runview.h"
+#include "sidepanel.h"
+
+#include <QAbstractItemModelTester>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QToolButton>
+#include <QTreeView>
+#include <QtTest>
+
+using namespace rankdeck;
+
+namespace {
+constexpr int RunTimeoutMs = 120000;
+}
+
+class TestGuiRun : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void twoRankRunFinishes();
+    void injectedFaultShowsRootCause();
+    void stopEndsRunningRun();
+
+private:
+    // Opens the launch form from the side panel, fills it in and clicks Launch.
+    RunController *launchWithClicks(int steps, const QString &extraArguments);
+    bool allRanksIn(RankState state) const;
+
+    QTemporaryDir m_home;
+    std::unique_ptr<MainWindow> m_window;
+    std::unique_ptr<QAbstractItemModelTester> m_runListTester;
+};
+
+void TestGuiRun::initTestCase()
+{
+    QVERIFY(m_home.isValid());
+    qputenv("XDG_CONFIG_HOME", m_home.filePath(QStringLiteral("config")).toUtf8());
+    qputenv("XDG_DATA_HOME", m_home.filePath(QStringLiteral("data")).toUtf8());
+    QCoreApplication::setOrganizationName(QStringLiteral("rankdeck-test"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_guirun"));
+    const QString worker = qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-worker");
+    QVERIFY2(QFileInfo(worker).isExecutable(), qPrintable(QStringLiteral("no worker at %1 (RANKDECK_BIN_DIR)").arg(worker)));
+    qputenv("RANKDECK_WORKER", worker.toUtf8());
+}
+
+void TestGuiRun::init()
+{
+    m_window = std::make_unique<MainWindow>();
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    m_runListTester = std::make_unique<QAbstractItemModelTester>(
+        m_window->sidePanel()->runList()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+}
+
+void TestGuiRun::cleanup()
+{
+    if (m_window) {
+        for (RunController *run : m_window->runManager()->activeRuns())
+            run->kill();
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->runManager()->activeRuns().isEmpty(), 20000);
+    }
+    m_runListTester.reset();
+    m_window.reset();
+}
+
+RunController *TestGuiRun::launchWithClicks(int steps, const QString &extraArguments)
+{
+    auto *launch = m_window->sidePanel()->findChild<QToolButton *>(QStringLiteral("sideLaunchButton"));
+    if (!launch)
+        return nullptr;
+    m_window->sidePanel()->setCurrentProfile(QStringLiteral("local"));
+    QTest::mouseClick(launch, Qt::LeftButton);
+    auto *dialog = m_window->findChild<LaunchDialog *>();
+    if (!dialog || !dialog->isVisible())
+        return nullptr;
+    auto *stepsSpin = dialog->findChild<QSpinBox *>(QStringLiteral("launchStepsSpin"));
+    stepsSpin->selectAll();
+    QTest::keyClicks(stepsSpin, QString::number(steps));
+    auto *ranks = dialog->findChild<QSpinBox *>(QStringLiteral("launchRanksPerNodeSpin"));
+    ranks->selectAll();
+    QTest::keyClicks(ranks, QStringLiteral("2"));
+    QTest::keyClicks(dialog->findChild<QLineEdit *>(QStringLiteral("launchExtraArgsEdit")), extraArguments);
+    if (dialog->profile().worldSize() != 2 || dialog->config().totalSteps() != steps)
+        return nullptr;
+    QTest::mouseClick(dialog->launchButton(), Qt::LeftButton);
+    return m_window->runView()->run();
+}
+
+bool TestGuiRun::allRanksIn(RankState state) const
+{
+    // What the user sees: the state column of the rank table.
+    RankTableModel *model = m_window->runView()->rankModel();
+    model->flush();
+    if (model->rowCount() == 0)
+        return false;
+    for (int row = 0; row < model->rowCount(); ++row) {
+        if (model->index(row, RankTableModel::StateColumn).data().toString() != rankStateLabel(state))
+            return false;
+    }
+    return true;
+}
+
+void TestGuiRun::twoRankRunFinishes()
+{
+    const int steps = 6;
+    RunController *run = launchWithClicks(steps, QStringLiteral("--task linear --log-every 1"));
+    QVERIFY(run);
+    QAbstractItemModelTester rankTableTester(m_window->runView()->rankModel(),
+                                             QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(m_window->runView()->overviewPage()->rankTable()->model(), m_window->runView()->rankModel());
+    QTRY_VERIFY_WITH_TIMEOUT(allRanksIn(RankState::Finished), RunTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(run->state(), RunState::Finished, 10000);
+    QCOMPARE(m_window->runView()->rankModel()->rowCount(), 2);
+    QVERIFY(!m_window->runView()->overviewPage()->isBannerVisible());
+
+    // Loss: one point per step per rank, at full resolution.
+    m_window->showPage(RunView::Loss);
+    LossPlot *plot = m_window->runView()->lossPage()->plot();
+    plot->refreshNow();
+    QCOMPARE(plot->plottedRanks(), (QList<int>{0, 1}));
+    for (int rank = 0; rank < 2; ++rank)
+        QCOMPARE(plot->pointCount(rank), steps);
+
+    // Logs: each rank's tab holds that rank's lines, one "Rank R: Epoch" line per step.
+    m_window->showPage(RunView::Logs);
+    LogsPage *logs = m_window->runView()->logsPage();
+    logs->poll();
+    QCOMPARE(logs->rankTabCount(), 2);
+    for (int rank = 0; rank < 2; ++rank) {
+        QVERIFY(logs->showRank(rank));
+        logs->poll();
+        LogModel *model = logs->logModel();
+        int epochLines = 0;
+        for (int row = 0; row < model->rowCount(); ++row) {
+            const QModelIndex index = model->index(row, 0);
+            if (index.data(LogModel::IsMarkerRole).toBool())
+                continue;
+            QCOMPARE(index.data(LogModel::RankRole).toInt(), rank);
+            if (index.data().toString().startsWith(QStringLiteral("Rank %1: Epoch").arg(rank)))
+                ++epochLines;
+        }
+        QCOMPARE(epochLines, steps);
+    }
+    // The merged view has both ranks' lines.
+    QVERIFY(logs->showRank(LogsPage::AllRanksTab));
+    logs->poll();
+    QSet<int> ranksSeen;
+    for (int row = 0; row < logs->logModel()->rowCount(); ++row)
+        ranksSeen.insert(logs->logModel()->index(row, 0).data(LogModel::RankRole).toInt());
+    QVERIFY(ranksSeen.contains(0) && ranksSeen.contains(1));
+
+    // The finished run is in the side panel's run list.
+    QTRY_VERIFY(m_window->sidePanel()->runList()->model()->rowCount() >= 1);
+}
+
+void TestGuiRun::injectedFaultShowsRootCause()
+{
+    RunController *run = launchWithClicks(50, QStringLiteral("--task linear --fault segv@3 --fault-rank 1"));
+    QVERIFY(run);
+    QTRY_VERIFY_WITH_TIMEOUT(isTerminal(run->state()), RunTimeoutMs);
+    QCOMPARE(run->state(), RunState::Failed);
+
+    OverviewPage *overview = m_window->runView()->overviewPage();
+    QTRY_VERIFY(overview->isBannerVisible());
+    QVERIFY2(overview->rootCauseText().contains(QStringLiteral("rank 1")), qPrintable(overview->rootCauseText()));
+    QVERIFY2(overview->rootCauseText().contains(QStringLiteral("SIGSEGV")), qPrintable(overview->rootCauseText()));
+
+    // Clicking the banner opens the Failures tab, root cause first, its stack naming the fault.
+    QTest::mouseClick(overview->findChild<QLabel *>(QStringLiteral("rootCauseBanner")), Qt::LeftButton);
+    QCOMPARE(m_window->runView()->currentIndex(), int(RunView::Failures));
+    FailuresPage *failures = m_window->runView()->failuresPage();
+    QVERIFY(failures->entryCount() >= 1);
+    QVERIFY(failures->entries().first().rootCause);
+    QVERIFY2(failures->entries().first().title.contains(QStringLiteral("Rank 1")), qPrintable(failures->entries().first().title));
+    failures->selectEntry(0);
+    QVERIFY2(failures->detailsText().contains(QStringLiteral("crashWithSegv")), qPrintable(failures->detailsText()));
+
+    // The rank table marks the root cause.
+    RankTableModel *model = m_window->runView()->rankModel();
+    model->flush();
+    QVERIFY(model->index(1, 0).data(RankTableModel::RootCauseRole).toBool());
+    QVERIFY(!model->index(0, 0).data(RankTableModel::RootCauseRole).toBool());
+}
+
+void TestGuiRun::stopEndsRunningRun()
+{
+    RunController *run = launchWithClicks(100000, QStringLiteral("--task linear --step-delay-ms 50"));
+    QVERIFY(run);
+    QTRY_VERIFY_WITH_TIMEOUT(run->rankStatus(0).step >= 2 && run->rankStatus(1).step >= 2, RunTimeoutMs);
+    QVERIFY(allRanksIn(RankState::Running));
+    QPushButton *stop = m_window->runView()->overviewPage()->stopButton();
+    QVERIFY(stop->isEnabled());
+    QTest::mouseClick(stop, Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(isTerminal(run->state()), 30000);
+    QCOMPARE(run->state(), RunState::Stopped);
+    for (const RankStatus &s : run->rankStatuses())
+        QVERIFY2(isTerminal(s.state), qPrintable(rankStateName(s.state)));
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->runManager()->activeRuns().isEmpty(), 10000);
+    QTRY_VERIFY(!stop->isEnabled());
+}
+
+QTEST_MAIN(TestGuiRun)
+#include "tst_guirun.moc"

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The Logs page over core's real LogStore fed through RankStream: a tab per rank (sorted, one
+// view for all of them), follow mode that pauses when the user scrolls up, regex and stream
+// filters, search, and the elided-lines marker when memory is bounded.
+#include "logmodel.h"
+#include "logspage.h"
+#include "logstore.h"
+#include "logview.h"
+#include "rankstream.h"
+
+#include <QComboBox>
+#include <QLineEdit>
+#include <QListView>
+#include <QScrollBar>
+#include <QTabBar>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace rankdeck;
+
+class TestLogsPage : public QObject
+{
+    Q_OBJECT
+private slots:
+    void init();
+    void cleanup();
+    void tabPerRankSorted();
+    void rankTabShowsOnlyThatRank();
+    void followPausesWhenScrolledUp();
+    void filters_data();
+    void filters();
+    void searchFindsAndStopsFollowing();
+    void elidedLinesMarker();
+
+private:
+    void feed(int rank, StreamKind stream, const QByteArray &text);
+    void feedLines(int rank, int from, int count);
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<LogStore> m_store;
+    std::map<int, std::unique_ptr<RankStream>> m_streams;
+    std::unique_ptr<LogsPage> m_page;
+};
+
+void TestLogsPage::init()
+{
+    QVERIFY(m_dir.isValid());
+    LogStore::Options options;
+    options.windowPerRank = 300;
+    options.windowAll = 600;
+    m_store = std::make_unique<LogStore>(options);
+    QString error;
+    QVERIFY2(m_store->open(m_dir.filePath(QString::number(QRandomGenerator::global()->generate())), &error),
+             qPrintable(error));
+    m_page = std::make_unique<LogsPage>();
+    m_page->resize(900, 500);
+    m_page->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_page.get()));
+    m_page->setLogStore(m_store.get());
+}
+
+void TestLogsPage::cleanup()
+{
+    m_page.reset();
+    m_streams.clear();
+    m_store.reset();
+}
+
+void TestLogsPage::feed(int rank, StreamKind stream, const QByteArray &text)
+{
+    auto &s = m_streams[rank];
+    if (!s)
+        s = std::make_unique<RankStream>(rank);
+    const RankStream::Output out = s->feed(stream, text);
+    m_store->append(out.lines);
+}
+
+void TestLogsPage::feedLines(int rank, int from, int count)
+{
+    QByteArray chunk;
+    for (int i = from; i < from + count; ++i)
+        chunk += QStringLiteral("Rank %1: Epoch %2, Loss %3\n").arg(rank).arg(i).arg(1.0 / (i + 1), 0, 'f', 4).toUtf8();
+    feed(rank, StreamKind::Stdout, chunk);
+}
+
+void TestLogsPage::tabPerRankSorted()
+{
+    feedLines(3, 0, 2);
+    feedLines(1, 0, 2);
+    m_page->poll();
+    feedLines(2, 0, 2);
+    feedLines(0, 0, 2);
+    m_page->poll();
+    QTabBar *tabs = m_page->tabBar();
+    QCOMPARE(tabs->count(), 5);
+    QCOMPARE(tabs->tabText(0), QStringLiteral("All ranks"));
+    for (int i = 1; i < 5; ++i)
+        QCOMPARE(tabs->tabData(i).toInt(), i - 1);
+    // One view and one model however many ranks.
+    QCOMPARE(m_page->findChildren<QListView *>().size(), 1);
+}
+
+void TestLogsPage::rankTabShowsOnlyThatRank()
+{
+    feedLines(0, 0, 20);
+    feedLines(1, 0, 30);
+    feed(1, StreamKind::Stderr, "warning: something on stderr\n");
+    m_page->poll();
+    QVERIFY(m_page->showRank(1));
+    LogModel *model = m_page->logModel();
+    QCOMPARE(model->rowCount(), 31);
+    for (int row = 0; row < model->rowCount(); ++row)
+        QCOMPARE(model->index(row, 0).data(LogModel::RankRole).toInt(), 1);
+    QVERIFY(m_page->showRank(LogsPage::AllRanksTab));
+    QCOMPARE(model->rowCount(), 51);
+    QVERIFY(!m_page->showRank(7));
+}
+
+void TestLogsPage::followPausesWhenScrolledUp()
+{
+    feedLines(0, 0, 250);
+    m_page->poll();
+    QScrollBar *bar = m_page->logView()->listView()->verticalScrollBar();
+    QTRY_VERIFY(bar->maximum() > 0);
+    QVERIFY(m_page->logView()->isFollowing());
+    QTRY_COMPARE(bar->value(), bar->maximum());
+
+    // The user scrolls up to read: new lines must not move the view.
+    bar->setValue(10);
+    QVERIFY(!m_page->logView()->isFollowing());
+    feedLines(0, 250, 40);
+    m_page->poll();
+    QCoreApplication::processEvents();
+    QCOMPARE(bar->value(), 10);
+
+    // Back at the bottom (End), following resumes and new lines scroll into view.
+    QTest::keyClick(m_page->logView()->listView(), Qt::Key_End);
+    QVERIFY(m_page->logView()->isFollowing());
+    feedLines(0, 290, 5);
+    m_page->poll();
+    QTRY_COMPARE(bar->value(), bar->maximum());
+}
+
+void TestLogsPage::filters_data()
+{
+    QTest::addColumn<QString>("pattern");
+    QTest::addColumn<int>("streamIndex");  // 0 all, 1 stdout, 2 stderr
+    QTest::addColumn<int>("expectedRows");
+    QTest::newRow("everything") << "" << 0 << 13;
+    QTest::newRow("regex") << "Epoch [12]," << 0 << 2;
+    QTest::newRow("case-insensitive") << "EPOCH 3," << 0 << 1;
+    QTest::newRow("stderr only") << "" << 2 << 3;
+    QTest::newRow("stdout only") << "" << 1 << 10;
+    QTest::newRow("regex and stream") << "boom" << 2 << 1;
+    QTest::newRow("invalid regex keeps the last valid filter") << "Epoch (" << 0 << 10;
+}
+
+void TestLogsPage::filters()
+{
+    QFETCH(QString, pattern);
+    QFETCH(int, streamIndex);
+    QFETCH(int, expectedRows);
+    feedLines(0, 0, 10);
+    feed(0, StreamKind::Stderr, "error: boom\nwarning: a\nwarning: b\n");
+    m_page->poll();
+    QVERIFY(m_page->showRank(0));
+    auto *filter = m_page->findChild<QLineEdit *>(QStringLiteral("logFilterEdit"));
+    auto *stream = m_page->findChild<QComboBox *>(QStringLiteral("logStreamCombo"));
+    QTest::keyClicks(filter, pattern);
+    stream->setCurrentIndex(streamIndex);
+    m_page->poll();
+    QCOMPARE(m_page->logModel()->rowCount(), expectedRows);
+    if (streamIndex == 2) {
+        for (int row = 0; row < m_page->logModel()->rowCount(); ++row)
+            QCOMPARE(m_page->logModel()->index(row, 0).data(LogModel::StreamRole).toInt(), 1);
+    }
+}
+
+void TestLogsPage::searchFindsAndStopsFollowing()
+{
+    feedLines(0, 0, 200);
+    m_page->poll();
+    auto *search = m_page->findChild<QLineEdit *>(QStringLiteral("logSearchEdit"));
+    QTest::keyClicks(search, QStringLiteral("Epoch 42,"));
+    QTest::keyClick(search, Qt::Key_Return);
+    const QModelIndex current = m_page->logView()->listView()->currentIndex();
+    QVERIFY(current.isValid());
+    QVERIFY(current.data().toString().contains(QStringLiteral("Epoch 42,")));
+    QVERIFY(!m_page->logView()->isFollowing());
+    // Searching again wraps around to the same single match.
+    QVERIFY(m_page->logView()->findNext());
+    QCOMPARE(m_page->logView()->listView()->currentIndex().row(), current.row());
+    search->clear();
+    QTest::keyClicks(search, QStringLiteral("no such text"));
+    QVERIFY(!m_page->logView()->findNext());
+}
+
+void TestLogsPage::elidedLinesMarker()
+{
+    // More lines than the store keeps in memory: the oldest are elided with a visible marker,
+    // and remain on disk.
+    feedLines(0, 0, 1000);
+    m_page->poll();
+    QVERIFY(m_page->showRank(0));
+    LogModel *model = m_page->logModel();
+    QVERIFY(model->hasMarkerRow());
+    const QModelIndex marker = model->index(0, 0);
+    QVERIFY(marker.data(LogModel::IsMarkerRole).toBool());
+    QVERIFY(marker.data(LogModel::ElidedCountRole).toLongLong() >= 700);
+    QCOMPARE(model->lineRowCount() + marker.data(LogModel::ElidedCountRole).toLongLong(), 1000);
+    QCOMPARE(m_store->lineCount(0), 1000);
+}
+
+QTEST_MAIN(TestLogsPage)
+#include "tst_logspage.moc"

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The loss plot over core's real MetricsStore: a point per step per rank plus the mean,
+// smoothing with the raw curve behind, legend toggles, x modes, log scale, outlier-robust
+// scaling, restarts drawn as separate segments, and PNG/PDF/CSV export.
+#include "lossplot.h"
+#include "metricsplotprovider.h"
+#include "metricsstore.h"
+
+#include <qcustomplot.h>
+
+#include <QListWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+using namespace rankdeck;
+
+namespace {
+constexpr int Steps = 200;
+constexpr qint64 StartUs = 1'700'000'000'000'000;
+
+double lossAt(int rank, int step)
+{
+    return 2.0 * std::exp(-step / 60.0) + 0.05 * rank + 0.02 * std::sin(step);
+}
+
+QCPGraph *rawGraph(LossPlot &plot, const QString &name)
+{
+    // The raw curve is the first graph of a rank's pair.
+    for (int i = 0; i < plot.customPlot()->graphCount(); ++i) {
+        if (plot.customPlot()->graph(i)->name() == name)
+            return plot.customPlot()->graph(i);
+    }
+    return nullptr;
+}
+} // namespace
+
+class TestLossPlot : public QObject
+{
+    Q_OBJECT
+private slots:
+    void init();
+    void cleanup();
+    void pointPerStepPerRankAndMean();
+    void legendTogglesRanks();
+    void smoothingKeepsRawBehind();
+    void xModes_data();
+    void xModes();
+    void logScaleAndOutliers();
+    void restartsAreSegments();
+    void exports_data();
+    void exports();
+    void followsNewData();
+
+private:
+    std::unique_ptr<MetricsStore> m_store;
+    std::unique_ptr<MetricsPlotProvider> m_provider;
+    std::unique_ptr<LossPlot> m_plot;
+};
+
+void TestLossPlot::init()
+{
+    m_store = std::make_unique<MetricsStore>();
+    for (int step = 1; step <= Steps; ++step) {
+        for (int rank = 0; rank < 2; ++rank)
+            m_store->append(rank, metric::Loss, step, StartUs + step * 100'000 + rank * 10, lossAt(rank, step));
+    }
+    m_provider = std::make_unique<MetricsPlotProvider>(m_store.get(), metric::Loss);
+    m_plot = std::make_unique<LossPlot>();
+    m_plot->resize(1200, 600);
+    m_plot->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_plot.get()));
+    m_plot->setProvider(m_provider.get());
+    m_plot->refreshNow();
+    // Enough pixel columns that bucketing keeps every point of this data.
+    QVERIFY(m_plot->customPlot()->axisRect()->width() > Steps);
+}
+
+void TestLossPlot::cleanup()
+{
+    m_plot.reset();
+    m_provider.reset();
+    m_store.reset();
+}
+
+void TestLossPlot::pointPerStepPerRankAndMean()
+{
+    QCOMPARE(m_plot->plottedRanks(), (QList<int>{0, 1}));
+    QCOMPARE(m_plot->pointCount(0), Steps);
+    QCOMPARE(m_plot->pointCount(1), Steps);
+    QCOMPARE(m_plot->pointCount(PlotDataProvider::MeanCurve), Steps);
+    QCPGraph *raw = rawGraph(*m_plot, QStringLiteral("Rank 1"));
+    QVERIFY(raw);
+    QCOMPARE(raw->data()->at(9)->key, 10.0);
+    QCOMPARE(raw->data()->at(9)->value, lossAt(1, 10));
+    auto *legend = m_plot->findChild<QListWidget *>(QStringLiteral("lossLegend"));
+    QCOMPARE(legend->count(), 3);  // mean, rank 0, rank 1
+}
+
+void TestLossPlot::legendTogglesRanks()
+{
+    auto *legend = m_plot->findChild<QListWidget *>(QStringLiteral("lossLegend"));
+    QListWidgetItem *rank1 = nullptr;
+    for (int i = 0; i < legend->count(); ++i) {
+        if (legend->item(i)->data(Qt::UserRole).toInt() == 1)
+            rank1 = legend->item(i);
+    }
+    QVERIFY(rank1);
+    rank1->setCheckState(Qt::Unchecked);
+    QVERIFY(!m_plot->isRankVisible(1));
+    m_plot->refreshNow();
+    QVERIFY(!rawGraph(*m_plot, QStringLiteral("Rank 1"))->visible());
+    QVERIFY(rawGraph(*m_plot, QStringLiteral("Rank 0"))->visible());
+    rank1->setCheckState(Qt::Checked);
+    m_plot->refreshNow();
+    QVERIFY(rawGraph(*m_plot, QStringLiteral("Rank 1"))->visible());
+}
+
+void TestLossPlot::smoothingKeepsRawBehind()
+{
+    m_plot->setSmoothing(0.9);
+    m_plot->refreshNow();
+    QCustomPlot *cp = m_plot->customPlot();
+    QList<QCPGraph *> rank0;
+    for (int i = 0; i < cp->graphCount(); ++i) {
+        if (cp->graph(i)->name() == QLatin1String("Rank 0"))
+            rank0 << cp->graph(i);
+    }
+    QCOMPARE(rank0.size(), 2);
+    QCPGraph *raw = rank0[0];
+    QCPGraph *smooth = rank0[1];
+    QVERIFY(raw->visible() && smooth->visible());
+    QVERIFY(raw->pen().color().alpha() < smooth->pen().color().alpha());  // faint behind
+    QCOMPARE(smooth->data()->size(), raw->data()->size());
+    // The first smoothed value equals the first raw one (debiased); later ones lag behind.
+    QCOMPARE(smooth->data()->at(0)->value, raw->data()->at(0)->value);
+    QVERIFY(smooth->data()->at(50)->value != raw->data()->at(50)->value);
+
+    m_plot->setSmoothing(0);
+    m_plot->refreshNow();
+    QVERIFY(!smooth->visible());
+    QCOMPARE(raw->pen().color().alpha(), 255);
+}
+
+void TestLossPlot::xModes_data()
+{
+    QTest::addColumn<int>("mode");
+    QTest::addColumn<double>("firstKey");
+    QTest::newRow("step") << int(PlotXMode::Step) << 1.0;
+    QTest::newRow("relative time") << int(PlotXMode::RelativeTime) << 0.0;
+    QTest::newRow("wall time") << int(PlotXMode::WallTime) << (StartUs + 100'000) / 1e6;
+}
+
+void TestLossPlot::xModes()
+{
+    QFETCH(int, mode);
+    QFETCH(double, firstKey);
+    m_plot->setXMode(PlotXMode(mode));
+    m_plot->refreshNow();
+    QCPGraph *raw = rawGraph(*m_plot, QStringLiteral("Rank 0"));
+    QVERIFY(qAbs(raw->data()->at(0)->key - firstKey) < 1e-3);
+    QCOMPARE(m_plot->pointCount(0), Steps);
+    // Auto-range shows all of it.
+    QVERIFY(m_plot->customPlot()->xAxis->range().contains(raw->data()->at(0)->key));
+    QVERIFY(m_plot->customPlot()->xAxis->range().contains((raw->data()->constEnd() - 1)->key));
+}
+
+void TestLossPlot::logScaleAndOutliers()
+{
+    m_store->append(0, metric::Loss, Steps + 1, StartUs + (Steps + 1) * 100'000, 1e6);
+    m_plot->setSmoothing(0);
+    m_plot->refreshNow();
+    QVERIFY(m_plot->customPlot()->yAxis->range().upper >= 1e6);
+    m_plot->setIgnoreOutliers(true);
+    m_plot->refreshNow();
+    QVERIFY(m_plot->customPlot()->yAxis->range().upper < 100);
+    m_plot->setLogScale(true);
+    m_plot->refreshNow();
+    QCOMPARE(m_plot->customPlot()->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    QVERIFY(m_plot->customPlot()->yAxis->range().lower > 0);
+}
+
+void TestLossPlot::restartsAreSegments()
+{
+    // A restart from step 150: steps go backwards, the series gets a second segment.
+    for (int step = 150; step <= 160; ++step)
+        m_store->append(0, metric::Loss, step, StartUs + (Steps + step) * 100'000, 0.1);
+    m_plot->refreshNow();
+    QCPGraph *raw = rawGraph(*m_plot, QStringLiteral("Rank 0"));
+    int nans = 0;
+    for (const QCPGraphData &d : *raw->data())
+        nans += std::isnan(d.value) ? 1 : 0;
+    QCOMPARE(nans, 1);
+    QCOMPARE(m_plot->pointCount(0), Steps + 11);
+}
+
+void TestLossPlot::exports_data()
+{
+    QTest::addColumn<QString>("suffix");
+    QTest::newRow("png") << "png";
+    QTest::newRow("pdf") << "pdf";
+    QTest::newRow("csv") << "csv";
+}
+
+void TestLossPlot::exports()
+{
+    QFETCH(QString, suffix);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("loss.") + suffix);
+    QString error;
+    bool ok = false;
+    if (suffix == QLatin1String("png"))
+        ok = m_plot->exportPng(path);
+    else if (suffix == QLatin1String("pdf"))
+        ok = m_plot->exportPdf(path);
+    else
+        ok = m_plot->exportCsv(path, &error);
+    QVERIFY2(ok, qPrintable(error));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray content = file.readAll();
+    if (suffix == QLatin1String("png")) {
+        QImage image;
+        QVERIFY(image.loadFromData(content, "PNG"));
+        QVERIFY(image.width() >= m_plot->customPlot()->width());
+    } else if (suffix == QLatin1String("pdf")) {
+        QVERIFY(content.startsWith("%PDF"));
+    } else {
+        // Full resolution: a header and one row per point of each rank, not the bucketed curve.
+        QCOMPARE(content.count('\n'), 1 + 2 * Steps);
+    }
+}
+
+void TestLossPlot::followsNewData()
+{
+    const int before = m_plot->pointCount(1);
+    m_store->append(1, metric::Loss, Steps + 1, StartUs + (Steps + 1) * 100'000, 0.3);
+    m_plot->poll();  // what the page's timer calls
+    QCOMPARE(m_plot->pointCount(1), before + 1);
+    QVERIFY(m_plot->customPlot()->xAxis->range().contains(Steps + 1));
+    // Nothing new: poll is a no-op and keeps the user's zoom.
+    m_plot->customPlot()->xAxis->setRange(10, 20);
+    m_plot->poll();
+    QCOMPARE(m_plot->customPlot()->xAxis->range().lower, 10.0);
+}
+
+QTEST_MAIN(TestLossPlot)
+#include "tst_lossplot.moc"

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The profile editor driven like a user: create a profile from the main window, validation as
+// you type naming the field, editing an existing profile.
+#include "mainwindow.h"
+#include "profileeditordialog.h"
+#include "profilestore.h"
+#include "sidepanel.h"
+
+#include <QApplication>
+#include <QDialogButtonBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QToolButton>
+#include <QtTest>
+
+using namespace rankdeck;
+
+namespace {
+QPushButton *saveButton(ProfileEditorDialog *dialog)
+{
+    return dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+}
+
+void setCell(QTableWidget *table, int row, int column, const QString &text)
+{
+    QTableWidgetItem *item = table->item(row, column);
+    QVERIFY(item);
+    item->setText(text);
+}
+} // namespace
+
+class TestProfileEditor : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void createProfileFromMainWindow();
+    void validationNamesTheField_data();
+    void validationNamesTheField();
+    void editExistingProfile();
+
+private:
+    QTemporaryDir m_home;
+};
+
+void TestProfileEditor::initTestCase()
+{
+    QVERIFY(m_home.isValid());
+    qputenv("XDG_CONFIG_HOME", m_home.filePath(QStringLiteral("config")).toUtf8());
+    qputenv("XDG_DATA_HOME", m_home.filePath(QStringLiteral("data")).toUtf8());
+    QCoreApplication::setOrganizationName(QStringLiteral("rankdeck-test"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_profileeditor"));
+}
+
+void TestProfileEditor::createProfileFromMainWindow()
+{
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto *newButton = window.sidePanel()->findChild<QToolButton *>(QStringLiteral("newProfileButton"));
+    QVERIFY(newButton);
+
+    bool filled = false;
+    // The editor is modal: fill it in from inside its event loop, as a user would.
+    QTimer::singleShot(0, this, [&filled] {
+        auto *dialog = qobject_cast<ProfileEditorDialog *>(QApplication::activeModalWidget());
+        QVERIFY(dialog);
+        QVERIFY(!saveButton(dialog)->isEnabled());  // no name, no nodes yet
+        QTest::keyClicks(dialog->nameEdit(), QStringLiteral("cluster-a"));
+        QTest::mouseClick(dialog->addNodeButton(), Qt::LeftButton);
+        QTest::mouseClick(dialog->addNodeButton(), Qt::LeftButton);
+        QCOMPARE(dialog->nodesTable()->rowCount(), 2);
+        QVERIFY(!saveButton(dialog)->isEnabled());  // hosts still empty
+        setCell(dialog->nodesTable(), 0, 0, QStringLiteral("gpu-node-1"));
+        setCell(dialog->nodesTable(), 1, 0, QStringLiteral("gpu-node-2"));
+        setCell(dialog->nodesTable(), 1, 1, QStringLiteral("2222"));
+        setCell(dialog->nodesTable(), 0, 4, QStringLiteral("4"));
+        setCell(dialog->nodesTable(), 1, 4, QStringLiteral("4"));
+        QVERIFY2(saveButton(dialog)->isEnabled(), qPrintable(dialog->problems().join(QLatin1Char('\n'))));
+        QTest::mouseClick(saveButton(dialog), Qt::LeftButton);
+        filled = true;
+    });
+    QTest::mouseClick(newButton, Qt::LeftButton);
+    QVERIFY(filled);
+
+    QListWidget *list = window.sidePanel()->profileList();
+    QCOMPARE(list->item(0)->text(), QStringLiteral("local"));
+    QVERIFY(!list->findItems(QStringLiteral("cluster-a"), Qt::MatchExactly).isEmpty());
+    QCOMPARE(window.sidePanel()->currentProfile(), QStringLiteral("cluster-a"));
+
+    // What the editor saved is what core reads back.
+    ProfileStore store;
+    Profile loaded;
+    QList<ProfileError> errors;
+    QVERIFY(store.load(QStringLiteral("cluster-a"), &loaded, &errors));
+    QCOMPARE(loaded.transport, QStringLiteral("ssh"));
+    QCOMPARE(loaded.nodes.size(), 2);
+    QCOMPARE(loaded.nodes[0].host, QStringLiteral("gpu-node-1"));
+    QCOMPARE(loaded.nodes[1].port, 2222);
+    QCOMPARE(loaded.worldSize(), 8);
+}
+
+void TestProfileEditor::validationNamesTheField_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("host");
+    QTest::addColumn<QString>("port");
+    QTest::addColumn<QString>("ranks");
+    QTest::addColumn<QString>("envName");
+    QTest::addColumn<QString>("field");  // empty: valid
+
+    QTest::newRow("valid") << "ok" << "h" << "22" << "1" << "" << "";
+    QTest::newRow("no name") << "" << "h" << "22" << "1" << "" << "name";
+    QTest::newRow("bad name") << "a b/c" << "h" << "22" << "1" << "" << "name";
+    QTest::newRow("no host") << "ok" << "" << "22" << "1" << "" << "nodes[0].host";
+    QTest::newRow("port out of range") << "ok" << "h" << "70000" << "1" << "" << "nodes[0].port";
+    QTest::newRow("port not a number") << "ok" << "h" << "ssh" << "1" << "" << "nodes[0].port";
+    QTest::newRow("zero ranks") << "ok" << "h" << "22" << "0" << "" << "nodes[0].ranks_per_node";
+    QTest::newRow("bad variable") << "ok" << "h" << "22" << "1" << "1BAD" << "environment";
+}
+
+void TestProfileEditor::validationNamesTheField()
+{
+    QFETCH(QString, name);
+    QFETCH(QString, host);
+    QFETCH(QString, port);
+    QFETCH(QString, ranks);
+    QFETCH(QString, envName);
+    QFETCH(QString, field);
+
+    ProfileEditorDialog dialog(nullptr);
+    dialog.show();
+    QTest::keyClicks(dialog.nameEdit(), name);
+    QTest::mouseClick(dialog.addNodeButton(), Qt::LeftButton);
+    setCell(dialog.nodesTable(), 0, 0, host);
+    setCell(dialog.nodesTable(), 0, 1, port);
+    setCell(dialog.nodesTable(), 0, 4, ranks);
+    if (!envName.isEmpty()) {
+        auto *env = dialog.findChild<QTableWidget *>(QStringLiteral("profileEnvironmentTable"));
+        env->insertRow(0);
+        env->setItem(0, 0, new QTableWidgetItem(envName));
+        env->setItem(0, 1, new QTableWidgetItem(QStringLiteral("x")));
+    }
+    const QStringList problems = dialog.problems();
+    if (field.isEmpty()) {
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
+        QVERIFY(saveButton(&dialog)->isEnabled());
+    } else {
+        QVERIFY(!saveButton(&dialog)->isEnabled());
+        bool named = false;
+        for (const QString &p : problems)
+            named = named || p.startsWith(field);
+        QVERIFY2(named, qPrintable(problems.join(QLatin1Char('\n'))));
+        // The problems are on screen, not only in the API.
+        auto *label = dialog.findChild<QLabel *>(QStringLiteral("profileProblemsLabel"));
+        QVERIFY(label->isVisible());
+        QVERIFY(label->text().contains(field));
+    }
+}
+
+void TestProfileEditor::editExistingProfile()
+{
+    ProfileStore store;
+    Profile p;
+    p.name = QStringLiteral("edit-me");
+    p.transport = QStringLiteral("ssh");
+    p.nodes = {ProfileNode{QStringLiteral("old-host"), 22, QString(), QString(), 2, 0}};
+    QString error;
+    QVERIFY2(store.save(p, true, &error), qPrintable(error));
+
+    ProfileEditorDialog dialog(&store);
+    dialog.setProfile(p, true);
+    QVERIFY(dialog.nameEdit()->isReadOnly());
+    QVERIFY(saveButton(&dialog)->isEnabled());  // its own name is not a clash
+    setCell(dialog.nodesTable(), 0, 0, QStringLiteral("new-host"));
+    dialog.show();
+    QTest::mouseClick(saveButton(&dialog), Qt::LeftButton);
+    QCOMPARE(dialog.result(), int(QDialog::Accepted));
+
+    Profile loaded;
+    QList<ProfileError> errors;
+    QVERIFY(store.load(QStringLiteral("edit-me"), &loaded, &errors));
+    QCOMPARE(loaded.nodes.value(0).host, QStringLiteral("new-host"));
+    QCOMPARE(loaded.nodes.value(0).ranksPerNode, 2);
+
+    // A new profile may not take an existing name.
+    ProfileEditorDialog fresh(&store);
+    QTest::keyClicks(fresh.nameEdit(), QStringLiteral("edit-me"));
+    QVERIFY(!fresh.problems().filter(QStringLiteral("name:")).isEmpty());
+}
+
+QTEST_MAIN(TestProfileEditor)
+#include "tst_profileeditor.moc"
