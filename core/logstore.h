@@ -75,6 +75,8 @@ public:
     // Number (or sequence, for AllRanks) of the oldest line still in memory: this many older
     // lines are elided from memory and can be read back with readLines().
     qint64 firstInMemory(int rank) const;
+    // The same number under the name views use: lines not held in memory (all still on disk).
+    qint64 elidedLines(int rank) const { return firstInMemory(rank); }
 
     // Lines from memory with number (sequence for AllRanks) >= from, at most maxCount, oldest
     // first. Starts at firstInMemory() when `from` is older than that.

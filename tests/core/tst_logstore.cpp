@@ -165,6 +165,7 @@ void TestLogStore::mergedOrderAndReadBack()
     store.append(batch);
     QCOMPARE(store.lineCount(LogStore::AllRanks), 10);
     QCOMPARE(store.firstInMemory(LogStore::AllRanks), 7);
+    QCOMPARE(store.elidedLines(LogStore::AllRanks), 7);
     const QList<LogLine> recent = store.recentLines(LogStore::AllRanks, 0);
     QCOMPARE(recent.size(), 3);
     QCOMPARE(recent.first().text, QStringLiteral("line 7"));
