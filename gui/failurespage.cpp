@@ -40,7 +40,8 @@ FailuresPage::FailuresPage(QWidget *parent)
     auto *splitter = new QSplitter(Qt::Horizontal, this);
     splitter->addWidget(m_list);
     splitter->addWidget(m_details);
-    splitter->setStretchFactor(1, 3);
+    splitter->setStretchFactor(1, 2);
+    splitter->setSizes({380, 720});
 
     auto *buttons = new QHBoxLayout;
     buttons->addStretch();

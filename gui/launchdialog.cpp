@@ -132,7 +132,7 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     size->addWidget(new QLabel(QStringLiteral("×"), this));
     size->addWidget(m_ranksPerNode);
     size->addWidget(m_worldSize, 1);
-    where->addRow(tr("&Nodes × ranks per node:"), size);
+    where->addRow(tr("Nodes × ranks per node:"), size);
     where->addRow(tr("Run &name:"), m_runName);
     where->addRow(tr("Max &restarts:"), m_maxRestarts);
     where->addRow(QString(), m_detach);

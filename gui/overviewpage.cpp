@@ -116,9 +116,17 @@ OverviewPage::OverviewPage(QWidget *parent)
 
 void OverviewPage::setRankModel(QAbstractItemModel *model)
 {
+    if (QAbstractItemModel *old = m_table->model())
+        disconnect(old, nullptr, this, nullptr);
     m_table->setModel(model);
-    if (model)
-        m_table->resizeColumnsToContents();
+    if (!model)
+        return;
+    // Columns follow their contents (steps and losses grow), but measuring is bounded to a
+    // few dozen rows so that a 512-rank table stays cheap to update.
+    QHeaderView *header = m_table->horizontalHeader();
+    header->setResizeContentsPrecision(64);
+    header->setSectionResizeMode(QHeaderView::ResizeToContents);
+    header->setStretchLastSection(true);
 }
 
 void OverviewPage::setTitle(const QString &title, const QString &stateText)

@@ -112,10 +112,9 @@ void ScreenshotTour::waitForEnd(RunController *run, void (ScreenshotTour::*next)
 void ScreenshotTour::startHealthyRun()
 {
     TrainingConfig config;
-    config.name = QStringLiteral("linear-4-ranks");
-    config.workerArguments = {QStringLiteral("--task"), QStringLiteral("linear"), QStringLiteral("--steps"),
-                              QStringLiteral("300"), QStringLiteral("--lr"), QStringLiteral("0.02"),
-                              QStringLiteral("--log-every"), QStringLiteral("10")};
+    config.name = QStringLiteral("mlp-4-ranks");
+    config.workerArguments = {QStringLiteral("--task"), QStringLiteral("mlp"), QStringLiteral("--steps"),
+                              QStringLiteral("300"), QStringLiteral("--log-every"), QStringLiteral("10")};
     QString error;
     RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
     if (!run) {
@@ -130,6 +129,7 @@ void ScreenshotTour::afterHealthyRun()
     m_window->showPage(RunView::Overview);
     shoot(QStringLiteral("overview"));
     m_window->showPage(RunView::Loss);
+    m_window->runView()->lossPage()->plot()->setSmoothing(0.9);
     shoot(QStringLiteral("loss"));
     m_window->showPage(RunView::Logs);
     m_window->runView()->logsPage()->showRank(LogsPage::AllRanksTab);
