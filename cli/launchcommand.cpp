@@ -78,7 +78,7 @@ int LaunchCommand::run(const QStringList &argsIn)
     const QCommandLineOption restartsOpt(QStringLiteral("max-restarts"),
                                          CliUtil::tr("Restart the whole gang up to N times after a failure (from the last checkpoint with --checkpoint-dir)."),
                                          QStringLiteral("N"), QStringLiteral("0"));
-    const QCommandLineOption workerOpt(QStringLiteral("worker"), CliUtil::tr("Worker binary (default: rankdeck-worker next to this program, or $RANKDECK_WORKER)."),
+    const QCommandLineOption workerOpt(QStringLiteral("worker"), CliUtil::tr("Worker binary (default: $RANKDECK_WORKER, else rankdeck-worker next to this program)."),
                                        QStringLiteral("PATH"));
     const QCommandLineOption hbOpt(QStringLiteral("heartbeat-timeout"), CliUtil::tr("Flag a rank silent after SEC without heartbeat (overrides the profile)."),
                                    QStringLiteral("SEC"));
@@ -94,7 +94,9 @@ int LaunchCommand::run(const QStringList &argsIn)
     parser.addPositionalArgument(QStringLiteral("--"), CliUtil::tr("Then the worker's own flags, e.g. -- --task linear --steps 20."),
                                  QStringLiteral("-- WORKER-ARGS..."));
     int code = 0;
-    if (!CliUtil::parse(parser, args, CliUtil::tr("Launch a training run and follow it."), &code))
+    if (!CliUtil::parse(parser, args, CliUtil::tr("Launch a training run and follow it: every rank's lines as [rN] ..., a live progress line on a "
+                                                    "terminal, a summary at the end (root cause first when it failed).\n"
+                                                    "Exit status: 0 every rank finished, 1 the run failed or was stopped, 2 usage error."), &code))
         return code;
     const QString cmd = args.value(0);
     if (!parser.positionalArguments().isEmpty())

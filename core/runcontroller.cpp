@@ -174,7 +174,8 @@ void RunController::onPrepareFailed(const QString &message)
 {
     if (m_finalized)
         return;
-    failRun(tr("%1: %2").arg(m_transport ? m_transport->describe() : QString(), message));
+    // Transports name the node in their messages already.
+    failRun(message);
 }
 
 void RunController::failRun(const QString &message)
