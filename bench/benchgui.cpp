@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// bench_gui: how the app holds up under cluster-scale load. Three phases, each in a fresh child
+// process of this program so that one phase's memory does not colour another's:
+//   stall   64 synthetic ranks (rankdeck-loadgen through the real local transport, line
+//           splitter, parser and stores) × 2,000 log lines/s and 20 step events/s each, with the
+//           run page open on the merged log; p99 of the GUI event loop's lateness; then every
+//           rank's log file in the run record is checked line by line for gaps.
+//   rss     one run pushes N log lines (100 million; --quick: 20 million) through the app with
+//           the run page open; resident memory afterwards.
+//   replot  the loss plot holding 64 ranks × 1 million points; time of a full refresh (fetch,
+//           min/max bucketing in core, draw).
+// Prints one JSON line: {"results": {...}, "detail": "..."}.
+#include "lossplot.h"
+#include "metricsplotprovider.h"
+#include "metricsstore.h"
+#include "logspage.h"
+#include "logstore.h"
+#include "profile.h"
+#include "runcontroller.h"
+#include "runview.h"
+#include "trainingconfig.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+using namespace rankdeck;
+
+namespace {
+
+double percentile(std::vector<double> v, double p)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const size_t i = std::min(v.size() - 1, size_t(p / 100.0 * double(v.size())));
+    return v[i];
+}
+
+double median(std::vector<double> v) { return percentile(std::move(v), 50); }
+
+qint64 statusKb(const char *key)
+{
+    QFile f(QStringLiteral("/proc/self/status"));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : f.readAll().split('\n')) {
+        if (line.startsWith(key))
+            return line.mid(int(qstrlen(key))).trimmed().split(' ').value(0).toLongLong();
+    }
+    return -1;
+}
+
+QString binDir()
+{
+    const QString fromEnv = qEnvironmentVariable("RANKDECK_BIN_DIR");
+    return fromEnv.isEmpty() ? QCoreApplication::applicationDirPath() + QStringLiteral("/../bin")
+                             : fromEnv;
+}
+
+// Counts "loadgen rank R line N" lines in a rank's log and checks they run 0..n-1 in order.
+bool checkRankLog(const QString &path, int rank, qint64 *count, QString *problem)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        *problem = QStringLiteral("cannot read %1").arg(path);
+        return false;
+    }
+    const QByteArray prefix = "loadgen rank " + QByteArray::number(rank) + " line ";
+    const QByteArray summary = "loadgen rank " + QByteArray::number(rank) + " wrote ";
+    qint64 expected = 0, wrote = -1;
+    while (!f.atEnd()) {
+        const QByteArray line = f.readLine();
+        if (line.startsWith(summary)) {
+            wrote = line.mid(summary.size()).split(' ').value(0).toLongLong();
+            continue;
+        }
+        if (!line.startsWith(prefix))
+            continue;
+        const int colon = line.indexOf(':', prefix.size());
+        const qint64 n = line.mid(prefix.size(), colon - prefix.size()).toLongLong();
+        if (n != expected) {
+            *problem = QStringLiteral("rank %1: line %2 where %3 was due").arg(rank).arg(n).arg(expected);
+            return false;
+        }
+        ++expected;
+    }
+    // The generator's own count, from its last words on stderr: the tail must be there too.
+    if (wrote != expected) {
+        *problem = QStringLiteral("rank %1: %2 lines in the record, the generator wrote %3")
+                       .arg(rank).arg(expected).arg(wrote);
+        return false;
+    }
+    *count = expected;
+    return true;
+}
+
+struct RunOutcome
+{
+    bool ok = false;
+    QString error;
+    std::vector<double> stallsMs;
+    qint64 lines = 0;
+    qint64 missing = 0;
+    double seconds = 0;
+};
+
+// One synthetic run with the run page open; measures event-loop lateness throughout.
+RunOutcome syntheticRun(int ranks, const QStringList &loadgenArgs, RunView::Page page, bool verify)
+{
+    RunOutcome out;
+    QTemporaryDir runs;
+    Profile profile = Profile::builtinLocal(ranks);
+    TrainingConfig config;
+    config.name = QStringLiteral("bench");
+    config.workerArguments = loadgenArgs;
+    RunController::Options options;
+    options.workerPath = binDir() + QStringLiteral("/rankdeck-loadgen");
+    options.runsDirectory = runs.path();
+    options.hangTimeoutSec = 3600;
+    RunController run(profile, config, options);
+
+    RunView view;
+    view.resize(1400, 900);
+    view.show();
+    view.setRun(&run);
+    view.setCurrentIndex(page);
+
+    // A 10 ms tick; lateness beyond its period is time the event loop could not serve the user.
+    constexpr int tickMs = 10;
+    QElapsedTimer clock;
+    QTimer tick;
+    tick.setTimerType(Qt::PreciseTimer);
+    qint64 last = 0;
+    QObject::connect(&tick, &QTimer::timeout, [&] {
+        const qint64 now = clock.nsecsElapsed();
+        if (last > 0)
+            out.stallsMs.push_back(std::max(0.0, double(now - last) / 1e6 - tickMs));
+        last = now;
+    });
+
+    QEventLoop loop;
+    QObject::connect(&run, &RunController::finished, &loop, &QEventLoop::quit);
+    QString error;
+    if (!run.start(&error)) {
+        out.error = error;
+        return out;
+    }
+    clock.start();
+    tick.start(tickMs);
+    loop.exec();
+    tick.stop();
+    out.seconds = double(clock.elapsed()) / 1000.0;
+    if (run.state() != RunState::Finished) {
+        out.error = QStringLiteral("run ended %1: %2").arg(int(run.state())).arg(run.rootCauseSummary());
+        return out;
+    }
+    if (verify) {
+        for (int r = 0; r < ranks; ++r) {
+            qint64 count = 0;
+            QString problem;
+            if (!checkRankLog(run.logStore()->logFilePath(r), r, &count, &problem)) {
+                out.error = problem;
+                return out;
+            }
+            out.lines += count;
+        }
+    } else {
+        for (int r = 0; r < ranks; ++r)
+            out.lines += run.logStore()->lineCount(r);
+    }
+    out.ok = true;
+    return out;
+}
+
+int phaseStall(bool quick)
+{
+    const int seconds = quick ? 15 : 60;
+    const int ranks = 64, linesPerSec = 2000, stepsPerSec = 20;
+    RunOutcome o = syntheticRun(ranks,
+                                {QStringLiteral("--lines-per-sec"), QString::number(linesPerSec),
+                                 QStringLiteral("--steps-per-sec"), QString::number(stepsPerSec),
+                                 QStringLiteral("--duration"), QString::number(seconds)},
+                                RunView::Logs, true);
+    QJsonObject r;
+    if (!o.ok) {
+        r[QStringLiteral("error")] = o.error;
+    } else {
+        const qint64 due = qint64(ranks) * linesPerSec * seconds;
+        r[QStringLiteral("p99_ms")] = percentile(o.stallsMs, 99);
+        r[QStringLiteral("max_ms")] = percentile(o.stallsMs, 100);
+        r[QStringLiteral("lines")] = o.lines;
+        // Lines the generators were due to print but did not (they run late on a loaded
+        // machine) are not lines lost by the launcher; gaps inside a log would have failed above.
+        r[QStringLiteral("due")] = due;
+        r[QStringLiteral("seconds")] = o.seconds;
+        r[QStringLiteral("missing")] = 0;
+    }
+    std::printf("%s\n", QJsonDocument(r).toJson(QJsonDocument::Compact).constData());
+    return o.ok ? 0 : 1;
+}
+
+int phaseRss(bool quick)
+{
+    const qint64 total = quick ? 20'000'000 : 100'000'000;
+    const int ranks = 8;
+    RunOutcome o = syntheticRun(ranks,
+                                {QStringLiteral("--lines-per-sec"), QStringLiteral("0"),
+                                 QStringLiteral("--steps-per-sec"), QStringLiteral("20"),
+                                 QStringLiteral("--total-lines"), QString::number(total / ranks)},
+                                RunView::Logs, false);
+    QJsonObject r;
+    if (!o.ok) {
+        r[QStringLiteral("error")] = o.error;
+    } else {
+        r[QStringLiteral("rss_mb")] = double(statusKb("VmRSS:")) / 1024.0;
+        r[QStringLiteral("peak_mb")] = double(statusKb("VmHWM:")) / 1024.0;
+        r[QStringLiteral("lines")] = o.lines;
+        r[QStringLiteral("seconds")] = o.seconds;
+    }
+    std::printf("%s\n", QJsonDocument(r).toJson(QJsonDocument::Compact).constData());
+    return o.ok ? 0 : 1;
+}
+
+int phaseReplot(int reps)
+{
+    const int ranks = 64;
+    const qint64 points = 1'000'000;
+    MetricsStore store;
+    const qint64 t0 = 1'700'000'000'000'000;
+    for (int r = 0; r < ranks; ++r) {
+        for (qint64 s = 1; s <= points; ++s) {
+            // A falling curve with noise and rare spikes, so bucketing has extremes to keep.
+            const double noise = double((s * 2654435761u + r * 40503u) % 1000) / 1e4;
+            const double spike = (s % 99991 == 0) ? 5.0 : 0.0;
+            store.append(r, QStringLiteral("loss"), s, t0 + s * 1000, 2.0 / (1.0 + s / 1e4) + noise + spike);
+        }
+    }
+    MetricsPlotProvider provider(&store, QStringLiteral("loss"));
+    LossPlot plot;
+    plot.resize(1400, 800);
+    plot.show();
+    plot.setProvider(&provider);
+    plot.refreshNow(); // first build of the graphs is not a replot
+    std::vector<double> total, drawOnly;
+    for (int i = 0; i < reps; ++i) {
+        QElapsedTimer t;
+        t.start();
+        plot.refreshNow();
+        total.push_back(double(t.nsecsElapsed()) / 1e6);
+        drawOnly.push_back(plot.lastReplotMs());
+    }
+    QJsonObject r;
+    r[QStringLiteral("refresh_ms")] = median(total);
+    r[QStringLiteral("draw_ms")] = median(drawOnly);
+    r[QStringLiteral("points")] = double(store.totalPoints());
+    r[QStringLiteral("plotted_per_rank")] = plot.pointCount(0);
+    std::printf("%s\n", QJsonDocument(r).toJson(QJsonDocument::Compact).constData());
+    return 0;
+}
+
+QJsonObject runPhase(const QString &phase, bool quick, int reps)
+{
+    QProcess p;
+    p.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    QStringList args{QStringLiteral("--phase"), phase, QStringLiteral("--reps"), QString::number(reps)};
+    if (quick)
+        args << QStringLiteral("--quick");
+    p.start(QCoreApplication::applicationFilePath(), args);
+    p.waitForFinished(-1);
+    const QList<QByteArray> lines = p.readAllStandardOutput().trimmed().split('\n');
+    QJsonObject o = QJsonDocument::fromJson(lines.value(lines.size() - 1)).object();
+    if (o.isEmpty())
+        o[QStringLiteral("error")] = QStringLiteral("phase %1 printed no result (exit %2)").arg(phase).arg(p.exitCode());
+    return o;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    const QStringList args = app.arguments();
+    const bool quick = args.contains(QStringLiteral("--quick"));
+    const int repsAt = int(args.indexOf(QStringLiteral("--reps")));
+    const int reps = repsAt > 0 ? std::max(1, args.value(repsAt + 1).toInt()) : 5;
+    const int phaseAt = int(args.indexOf(QStringLiteral("--phase")));
+    if (phaseAt > 0) {
+        const QString phase = args.value(phaseAt + 1);
+        if (phase == QLatin1String("stall"))
+            return phaseStall(quick);
+        if (phase == QLatin1String("rss"))
+            return phaseRss(quick);
+        if (phase == QLatin1String("replot"))
+            return phaseReplot(reps);
+        std::fprintf(stderr, "bench_gui: unknown phase %s\n", qPrintable(phase));
+        return 2;
+    }
+
+    QJsonObject results;
+    QStringList detail;
+    const QJsonObject replot = runPhase(QStringLiteral("replot"), quick, reps);
+    if (replot.contains(QStringLiteral("refresh_ms"))) {
+        results[QStringLiteral("plot_replot_ms_64x1m")] = replot[QStringLiteral("refresh_ms")];
+        detail << QStringLiteral("replot: refresh %1 ms (draw %2 ms) for %3 points, %4 drawn per rank")
+                      .arg(replot[QStringLiteral("refresh_ms")].toDouble(), 0, 'f', 1)
+                      .arg(replot[QStringLiteral("draw_ms")].toDouble(), 0, 'f', 1)
+                      .arg(replot[QStringLiteral("points")].toDouble(), 0, 'f', 0)
+                      .arg(replot[QStringLiteral("plotted_per_rank")].toInt());
+    } else {
+        detail << QStringLiteral("replot: ") + replot[QStringLiteral("error")].toString();
+    }
+    const QJsonObject stall = runPhase(QStringLiteral("stall"), quick, reps);
+    if (stall.contains(QStringLiteral("p99_ms"))) {
+        results[QStringLiteral("gui_stall_p99_ms")] = stall[QStringLiteral("p99_ms")];
+        detail << QStringLiteral("stall: p99 %1 ms, max %2 ms, %3 lines checked gap-free (%4 due) in %5 s")
+                      .arg(stall[QStringLiteral("p99_ms")].toDouble(), 0, 'f', 1)
+                      .arg(stall[QStringLiteral("max_ms")].toDouble(), 0, 'f', 1)
+                      .arg(stall[QStringLiteral("lines")].toDouble(), 0, 'f', 0)
+                      .arg(stall[QStringLiteral("due")].toDouble(), 0, 'f', 0)
+                      .arg(stall[QStringLiteral("seconds")].toDouble(), 0, 'f', 0);
+    } else {
+        detail << QStringLiteral("stall: ") + stall[QStringLiteral("error")].toString();
+    }
+    const QJsonObject rss = runPhase(QStringLiteral("rss"), quick, reps);
+    if (rss.contains(QStringLiteral("rss_mb"))) {
+        const double lines = rss[QStringLiteral("lines")].toDouble();
+        // The key names 100 million lines; a quick run pushes fewer and says so.
+        if (lines >= 1e8)
+            results[QStringLiteral("gui_rss_mb_100m_lines")] = rss[QStringLiteral("rss_mb")];
+        detail << QStringLiteral("rss: %1 MB resident (peak %2 MB) after %3 lines in %4 s")
+                      .arg(rss[QStringLiteral("rss_mb")].toDouble(), 0, 'f', 0)
+                      .arg(rss[QStringLiteral("peak_mb")].toDouble(), 0, 'f', 0)
+                      .arg(lines, 0, 'f', 0)
+                      .arg(rss[QStringLiteral("seconds")].toDouble(), 0, 'f', 0);
+    } else {
+        detail << QStringLiteral("rss: ") + rss[QStringLiteral("error")].toString();
+    }
+    QJsonObject out;
+    out[QStringLiteral("results")] = results;
+    out[QStringLiteral("detail")] = detail.join(QStringLiteral("; "));
+    std::printf("%s\n", QJsonDocument(out).toJson(QJsonDocument::Compact).constData());
+    return 0;
+}
