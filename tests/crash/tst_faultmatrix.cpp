@@ -140,6 +140,8 @@ private slots:
         const QString text = report.toText();
         const RankFailure *root = report.rootCause();
         QVERIFY2(root, qPrintable(text));
+        if (root->message.contains(QLatin1String("fault injection is not available")))
+            QSKIP("this rankdeck-worker was built without fault injection");
         QCOMPARE(root->rank, faultRank);
         QCOMPARE(root->kind, expected.kind);
         if (expected.kind == QLatin1String("crash")) {
@@ -155,7 +157,7 @@ private slots:
             QVERIFY2(root->stack.join(QLatin1Char('\n')).contains(expected.function), qPrintable(text));
             QVERIFY2(root->firstOwnFrame >= 0 && root->stack.at(root->firstOwnFrame).contains(expected.function),
                      qPrintable(text));
-            QVERIFY2(text.contains(QLatin1String("→ ")), qPrintable(text));
+            QVERIFY2(text.contains(QStringLiteral("→ ")), qPrintable(text));
         }
 
         // Every other rank: a consequence, ended within 10 s of the root cause.
@@ -171,6 +173,10 @@ private slots:
                      qPrintable(QStringLiteral("rank %1 ended %2 ms after the root cause")
                                     .arg(s.rank).arg((s.endTimeUs - root->timeUs) / 1000)));
         }
+        qint64 lastEnd = 0;
+        for (const RankStatus &s : run.rankStatuses())
+            lastEnd = std::max(lastEnd, s.endTimeUs);
+        qInfo("all ranks ended %lld ms after the root cause", (lastEnd - root->timeUs) / 1000);
         QVERIFY2(!processesOfRunRemain(runId), qPrintable(runId));
 
         // Every line the faulty rank printed before its fault is in the run record: its training
@@ -209,7 +215,11 @@ private slots:
         QVERIFY2(run.start(&error), qPrintable(error));
 
         // Flagged hung, and the hung ranks' stacks arrive on their own (autoDumpStacks).
-        QTRY_VERIFY_WITH_TIMEOUT(run.isHung(), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(run.isHung() || !finished.isEmpty(), 60000);
+        if (const RankFailure *root = run.failureReport().rootCause();
+            root && root->message.contains(QLatin1String("fault injection is not available")))
+            QSKIP("this rankdeck-worker was built without fault injection");
+        QVERIFY2(run.isHung(), qPrintable(run.failureReport().toText()));
         QTRY_VERIFY_WITH_TIMEOUT(!run.stacks(faultRank).isEmpty(), 30000);
         QVERIFY(!hung.isEmpty());
 
