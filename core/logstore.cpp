@@ -10,7 +10,9 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 
 namespace rankdeck {
 
@@ -40,19 +42,20 @@ void encodeIndex(char *out, qint64 offset, qint64 timeUs, qint64 length, StreamK
     out[23] = 0;
 }
 
-// Each rank costs two open files (log, index) plus one for events; at hundreds of ranks the
-// usual soft limit of 1024 is too low, and the hard limit is there to be used.
+// Each rank costs up to five open files (log, index, events, and two readers) besides its
+// pipes; at hundreds of ranks the usual soft limit of 1024 is too low. Raised towards the hard
+// limit, but capped: children inherit it, and some programs close every descriptor up to it.
 void raiseOpenFileLimit()
 {
-    static bool done = false;
-    if (done)
-        return;
-    done = true;
-    rlimit rl{};
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
+    static std::once_flag once;
+    std::call_once(once, [] {
+        constexpr rlim_t kWanted = 65536;
+        rlimit rl{};
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < kWanted && rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? kWanted : std::min(rl.rlim_max, kWanted);
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+    });
 }
 
 } // namespace

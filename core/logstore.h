@@ -52,8 +52,8 @@ public:
 
     // Directory of the run record (created, mode 0700, if missing). Existing files are reopened
     // for reading and appending, so a reopened run shows its old lines. Until open() succeeds
-    // the store keeps lines in memory only. Raises the soft open-file limit towards the hard
-    // limit when needed (two files per rank).
+    // the store keeps lines in memory only. Raises the soft open-file limit (up to 65536, within
+    // the hard limit): a rank costs up to five open files here.
     bool open(const QString &directory, QString *errorMessage = nullptr);
     QString directory() const;
     bool isOpen() const;
