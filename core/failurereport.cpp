@@ -373,8 +373,14 @@ QString FailureReport::toText() const
         if (!f.reason.isEmpty())
             out += tr(" — %1").arg(f.reason);
         out += QLatin1Char('\n');
-        if (!f.message.isEmpty())
-            out += tr("      message: %1\n").arg(f.message.section(QLatin1Char('\n'), 0, 0));
+        if (!f.message.isEmpty()) {
+            // One line per rank: the root cause above has the full text.
+            constexpr qsizetype kMaxMessage = 200;
+            QString first = f.message.section(QLatin1Char('\n'), 0, 0);
+            if (first.size() > kMaxMessage)
+                first = first.left(kMaxMessage) + QStringLiteral("…");
+            out += tr("      message: %1\n").arg(first);
+        }
         if (!f.stack.isEmpty()) {
             // A hung rank's stack dump holds every thread; the main thread shows where it waits.
             QStringList frames = f.stack;
