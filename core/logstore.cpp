@@ -156,6 +156,13 @@ QString LogStore::lastError() const
     return m_lastError;
 }
 
+qsizetype LogStore::rankWindow() const
+{
+    const qint64 ranks = qMax<qint64>(1, m_ranks.size());
+    const qint64 share = qMax<qint64>(100, m_options.maxLinesInMemory / ranks);
+    return qsizetype(qMin<qint64>(m_options.windowPerRank, share));
+}
+
 void LogStore::setError(const QString &message)
 {
     m_lastError = message;
@@ -194,7 +201,15 @@ LogStore::RankFiles *LogStore::rankFiles(int rank)
         if (!openRankFiles(*rf, rank, &why))
             setError(why);
     }
-    return m_ranks.insert(rank, rf)->get();
+    RankFiles *added = m_ranks.insert(rank, rf)->get();
+    // One more rank shares the memory budget: the others' windows shrink now, not on their next
+    // line (a rank that went quiet would keep its share otherwise).
+    const qsizetype window = rankWindow();
+    for (auto &other : m_ranks) {
+        while (qsizetype(other->window.size()) > window)
+            other->window.pop_front();
+    }
+    return added;
 }
 
 void LogStore::loadExisting()
@@ -211,7 +226,7 @@ void LogStore::loadExisting()
         if (!rf->index)
             continue;
         rf->count = rf->index->size() / kIndexRecord;
-        const qint64 first = qMax<qint64>(0, rf->count - m_options.windowPerRank);
+        const qint64 first = qMax<qint64>(0, rf->count - qMin<qint64>(m_options.windowPerRank, qMax<qint64>(100, m_options.maxLinesInMemory / qMax<qsizetype>(1, names.size()))));
         QList<LogLine> lines;
         readRankRangeLocked(rank, first, rf->count - first, &lines, nullptr);
         for (LogLine &l : lines)
@@ -280,7 +295,8 @@ void LogStore::append(const QList<LogLine> &lines)
             m_allIndex->write(rec, kAllRecord);
         }
         rf->window.push_back(line);
-        while (qsizetype(rf->window.size()) > m_options.windowPerRank)
+        const qsizetype window = rankWindow();
+        while (qsizetype(rf->window.size()) > window)
             rf->window.pop_front();
         m_all.push_back(std::move(line));
         while (qsizetype(m_all.size()) > m_options.windowAll)

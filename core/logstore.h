@@ -39,7 +39,10 @@ public:
 
     struct Options
     {
-        int windowPerRank = 2000;  // lines kept in memory per rank
+        int windowPerRank = 2000;  // lines kept in memory per rank...
+        // ...but at most this many over all ranks' windows together, so that 512 ranks cost no
+        // more memory than 64 (each window shrinks, to no fewer than 100 lines).
+        qint64 maxLinesInMemory = 250000;
         int windowAll = 20000;     // lines kept in memory for the merged view
         qsizetype maxDisplayBytes = LineSplitter::kDefaultMaxDisplayBytes;  // for lines read back
     };
@@ -107,6 +110,7 @@ private:
                                QString *errorMessage) const;
     bool readAllIndexLocked(qint64 sequence, int *rank, qint64 *number, QString *errorMessage) const;
     void setError(const QString &message);
+    qsizetype rankWindow() const;  // m_mutex held
 
     Options m_options;
     mutable QMutex m_mutex;

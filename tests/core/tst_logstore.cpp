@@ -55,6 +55,19 @@ QByteArray rankOutput(int rank, int lines, QByteArray *logBytes)
     return out;
 }
 
+void feed(LogStore &store, int rank, int lines)
+{
+    QList<LogLine> batch;
+    for (int i = 0; i < lines; ++i) {
+        LogLine l;
+        l.rank = rank;
+        l.raw = "line " + QByteArray::number(i);
+        l.text = QString::fromLatin1(l.raw);
+        batch.append(l);
+    }
+    store.append(batch);
+}
+
 } // namespace
 
 class TestLogStore : public QObject
@@ -66,6 +79,7 @@ private slots:
     void mergedOrderAndReadBack();
     void reopenShowsOldLines();
     void concurrentRanks();
+    void manyRanksShareTheMemoryBudget();
     void memoryOnlyReportsElided();
     void eventsAreRecorded();
     void badDirectoryIsNamed();
@@ -259,6 +273,25 @@ void TestLogStore::concurrentRanks()
     for (const LogLine &l : merged) {
         QCOMPARE(l.number, perRankSeen[size_t(l.rank)]);
         ++perRankSeen[size_t(l.rank)];
+    }
+}
+
+void TestLogStore::manyRanksShareTheMemoryBudget()
+{
+    QTemporaryDir dir;
+    LogStore::Options o;
+    o.windowPerRank = 1000;
+    o.maxLinesInMemory = 20000;
+    LogStore store(o);
+    QVERIFY(store.open(dir.path()));
+    // 100 ranks: 20000 / 100 = 200 lines each instead of 1000.
+    for (int r = 0; r < 100; ++r)
+        feed(store, r, 300);
+    feed(store, 0, 1);
+    for (int r : {0, 50, 99}) {
+        QCOMPARE(store.lineCount(r), r == 0 ? 301 : 300);
+        QCOMPARE(store.lineCount(r) - store.firstInMemory(r), 200);
+        QCOMPARE(store.readLines(r, 0, 500).size(), r == 0 ? 301 : 300);  // the rest from disk
     }
 }
 
