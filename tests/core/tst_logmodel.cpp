@@ -37,6 +37,7 @@ private slots:
     void followsOneRank();
     void allRanksPrefixed();
     void boundedWithMarkerRow();
+    void burstPastTheStoreWindow();
     void fetchOlderFromDisk();
     void regexAndStreamFilter_data();
     void regexAndStreamFilter();
@@ -110,6 +111,31 @@ void TestLogModel::boundedWithMarkerRow()
     QCOMPARE(model.rowCount(), 11);
     QCOMPARE(model.elidedCount(), 1005);
     QCOMPARE(text(model, 10), QStringLiteral("r0 line 1014"));
+}
+
+// Between two polls the store's memory window moved past lines the model never saw: they are
+// counted as elided (the run record has them), and the model shows what memory still holds.
+void TestLogModel::burstPastTheStoreWindow()
+{
+    LogStore::Options o;
+    o.windowPerRank = 5;
+    o.windowAll = 5;
+    LogStore store(o);
+    for (int rank : {2, int(LogStore::AllRanks)}) {
+        LogModel model(&store, rank);
+        model.setPollInterval(0);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const int before = int(store.lineCount(2));
+        feed(store, 2, StreamKind::Stdout, before, 3);
+        model.poll();
+        QCOMPARE(model.lineRowCount(), qMin(5, before) + 3);
+        feed(store, 2, StreamKind::Stdout, before + 3, 50);
+        model.poll();
+        QCOMPARE(model.lineRowCount(), 5);
+        QCOMPARE(model.elidedCount(), before + 53 - 5);
+        QCOMPARE(model.data(model.index(5), LogModel::TextRole).toString(),
+                 QStringLiteral("r2 line %1").arg(before + 52));
+    }
 }
 
 void TestLogModel::fetchOlderFromDisk()
