@@ -113,6 +113,7 @@ DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &teleme
     // group's constructor cannot.
     const std::string host = hostName();
     m_store->set(arrivedKey(o.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
+    bool storeLost = false;
     auto missingRanks = [&] {
         std::string missing;
         int count = 0;
@@ -121,6 +122,7 @@ DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &teleme
             try {
                 present = m_store->check({arrivedKey(r)});
             } catch (...) {
+                storeLost = true;
             }
             if (!present) {
                 if (++count <= 16)
@@ -152,7 +154,12 @@ DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &teleme
         try {
             m_store->wait({"rankdeck/complete"}, timeout);
         } catch (const std::exception &) {
-            throw timeoutError(missingRanks());
+            const auto missing = missingRanks();
+            if (storeLost)
+                throw std::runtime_error("rank " + std::to_string(o.rank) + " lost rank 0's rendezvous store at "
+                                         + where + " while waiting for the other ranks (rank 0 gave up or died; "
+                                           "its log names the ranks that never arrived)");
+            throw timeoutError(missing);
         }
     }
 

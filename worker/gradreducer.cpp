@@ -30,6 +30,7 @@ GradReducer::GradReducer(c10::intrusive_ptr<c10d::Backend> backend, std::vector<
     : m_backend(std::move(backend))
     , m_params(std::move(params))
     , m_bucketOf(m_params.size())
+    , m_posInBucket(m_params.size())
     , m_seen(m_params.size())
     , m_worldSize(worldSize)
     , m_overlap(overlap)
@@ -66,12 +67,15 @@ GradReducer::GradReducer(c10::intrusive_ptr<c10d::Backend> backend, std::vector<
         std::int64_t size = 0;
         for (const auto k : bucket.params) {
             m_bucketOf[k] = b;
+            m_posInBucket[k] = bucket.offsets.size();
             bucket.offsets.push_back(size);
             size += m_params[k].numel();
         }
         const bool last = b + 1 == m_buckets.size();
         const auto &proto = m_params[bucket.params.front()];
         bucket.flat = torch::zeros({size + (last ? 1 : 0)}, proto.options().requires_grad(false));
+        if (last)
+            m_stopFlag = bucket.flat.narrow(0, size, 1);
     }
     for (std::size_t k = 0; k < m_params.size(); ++k)
         torch::autograd::impl::set_post_acc_grad_hooks(m_params[k], std::make_unique<ReadyHook>(this, k));
@@ -114,9 +118,8 @@ void GradReducer::gradReady(std::size_t index, const at::Tensor &param)
         return;
     m_seen[index] = true;
     auto &bucket = m_buckets[m_bucketOf[index]];
-    const auto pos = std::find(bucket.params.begin(), bucket.params.end(), index) - bucket.params.begin();
     const auto &grad = param.grad();
-    auto view = bucket.flat.narrow(0, bucket.offsets[std::size_t(pos)], param.numel());
+    auto view = bucket.flat.narrow(0, bucket.offsets[m_posInBucket[index]], param.numel());
     if (grad.defined())
         view.copy_(grad.reshape({-1}));
     else
@@ -129,7 +132,7 @@ void GradReducer::gradReady(std::size_t index, const at::Tensor &param)
 void GradReducer::launch(Bucket &bucket)
 {
     if (&bucket == &m_buckets.back())
-        bucket.flat[bucket.flat.numel() - 1].fill_(m_localStop ? 1.0 : 0.0);
+        m_stopFlag.fill_(m_localStop ? 1.0 : 0.0);
     // DDP's default comm hook: divide by the world size, then sum.
     bucket.flat.div_(m_worldSize);
     std::vector<at::Tensor> tensors{bucket.flat};
@@ -155,8 +158,7 @@ bool GradReducer::finish(double &commWaitMs)
             continue;
         m_seen[k] = true;
         auto &bucket = m_buckets[m_bucketOf[k]];
-        const auto pos = std::find(bucket.params.begin(), bucket.params.end(), k) - bucket.params.begin();
-        auto view = bucket.flat.narrow(0, bucket.offsets[std::size_t(pos)], m_params[k].numel());
+        auto view = bucket.flat.narrow(0, bucket.offsets[m_posInBucket[k]], m_params[k].numel());
         const auto &grad = m_params[k].grad();
         if (grad.defined())
             view.copy_(grad.reshape({-1}));
@@ -182,8 +184,7 @@ bool GradReducer::finish(double &commWaitMs)
         }
     }
     m_communicate = false;
-    const auto &last = m_buckets.back().flat;
-    return last[last.numel() - 1].item<double>() > 0;
+    return m_stopFlag.item<double>() > 0;
 }
 
 } // namespace rankdeck

@@ -57,8 +57,10 @@ private:
     c10::intrusive_ptr<c10d::Backend> m_backend;
     std::vector<at::Tensor> m_params;
     std::vector<std::size_t> m_bucketOf;
+    std::vector<std::size_t> m_posInBucket;
     std::vector<bool> m_seen;
     std::vector<Bucket> m_buckets;
+    at::Tensor m_stopFlag; // view of the last element of the last bucket
     int m_worldSize;
     bool m_overlap;
     bool m_communicate = false;
