@@ -199,6 +199,10 @@ bool SshSession::connect(QString *error)
     ssh_options_set(m_session, SSH_OPTIONS_KNOWNHOSTS, knownHosts.constData());
     long timeout = m_endpoint.connectTimeoutSec;
     ssh_options_set(m_session, SSH_OPTIONS_TIMEOUT, &timeout);
+    // Small writes (control commands, SFTP requests) must not wait for delayed ACKs: with Nagle
+    // on, every synchronous SFTP write of 32 KiB cost ~40 ms on loopback (0.8 MB/s).
+    int nodelay = 1;
+    ssh_options_set(m_session, SSH_OPTIONS_NODELAY, &nodelay);
 
     m_address = optionString(m_session, SSH_OPTIONS_HOST);
     if (m_address.isEmpty())
@@ -592,7 +596,9 @@ bool SshSession::upload(const QString &localPath, const QString &remotePath, int
     bool ok = true;
     QByteArray chunk;
     while (ok && !local.atEnd()) {
-        chunk = local.read(32768);
+        // libssh 0.10 writes synchronously (one round trip per request); 128 KiB requests
+        // (below OpenSSH's 256 KiB message limit) measured ~4x faster than 32 KiB ones.
+        chunk = local.read(131072);
         if (chunk.isEmpty())
             break;
         qint64 off = 0;

@@ -298,7 +298,7 @@ void TestSshSession::uploadWritesTheFile()
     QFile src(local.filePath(QStringLiteral("payload")));
     QVERIFY(src.open(QIODevice::WriteOnly));
     QByteArray data;
-    for (int i = 0; i < 100000; ++i)
+    for (int i = 0; i < 1000000; ++i) // several SFTP requests, so progress is reported in steps
         data += char(i * 7 + i / 256);
     src.write(data);
     src.close();

@@ -123,6 +123,7 @@ private slots:
     void connectionCutMidRunResumesWithoutLossOrDuplicate();
     void nodeLostPastTheDeadlineFailsCleanly();
     void detachedRankIsReattachedByANewLauncher();
+    void destroyingTheTransportEndsItsRanks();
     void prepareFailures_data();
     void prepareFailures();
 
@@ -512,6 +513,22 @@ void TestSshTransport::detachedRankIsReattachedByANewLauncher()
     QCOMPARE(out + c.out.value(0), countOutput("out", lines));
     QCOMPARE(err + c.err.value(0), countOutput("err", lines));
     QTRY_VERIFY_WITH_TIMEOUT(processesMatching(m_runId).isEmpty(), 10000);
+}
+
+void TestSshTransport::destroyingTheTransportEndsItsRanks()
+{
+    auto t = prepared();
+    QVERIFY(t);
+    Collector c(t.get());
+    for (int rank = 0; rank < 4; ++rank) {
+        RankLaunchSpec s = spec(rank, rank % 2, {QStringLiteral("hold")});
+        s.program = t->workerPath(rank % 2);
+        t->startRank(s);
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(c.out.size() == 4, 30000);
+    QVERIFY(!processesMatching(m_runId).isEmpty());
+    t.reset(); // e.g. the launcher quits without stopping the run first
+    QTRY_VERIFY_WITH_TIMEOUT(processesMatching(m_runId).isEmpty(), 15000);
 }
 
 void TestSshTransport::prepareFailures_data()
