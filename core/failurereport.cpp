@@ -157,6 +157,13 @@ const QRegularExpression &collectiveRegex()
     return re;
 }
 
+// A deployed worker carries its build id in its file name ("rankdeck-worker-<hash>").
+bool isOwnModule(const QString &module, const QString &ownModule)
+{
+    return module == ownModule
+        || (module.size() > ownModule.size() + 1 && module.startsWith(ownModule) && module.at(ownModule.size()) == QLatin1Char('-'));
+}
+
 // Inlined standard-library code shows up in the worker's module too, but it is never where the
 // worker's own logic is.
 bool isLibraryCode(const FrameParts &p)
@@ -534,7 +541,7 @@ int firstOwnFrame(const QStringList &stack, const QString &ownModule)
 {
     for (qsizetype i = 0; i < stack.size(); ++i) {
         const FrameParts p = parseFrame(stack[i]);
-        if (p.index < 0 || p.module != ownModule)
+        if (p.index < 0 || !isOwnModule(p.module, ownModule))
             continue;
         // The crash handler's own frames are plumbing, not the failing code.
         if (p.function.startsWith(QLatin1String("rankdeck::crash::")) || p.function == QLatin1String("__cxa_throw")
@@ -563,7 +570,7 @@ QString waitLocation(const QStringList &frames, const QString &ownModule)
     auto ownCaller = [&](qsizetype from) -> QString {
         for (qsizetype i = from; i < parts.size(); ++i) {
             const FrameParts &p = parts[i];
-            if (p.module == ownModule && !p.function.isEmpty() && !isLibraryCode(p)) {
+            if (isOwnModule(p.module, ownModule) && !p.function.isEmpty() && !isLibraryCode(p)) {
                 QString s = shortFunction(p.function);
                 if (!p.file.isEmpty())
                     s += QStringLiteral(" (%1:%2)").arg(p.file.section(QLatin1Char('/'), -1)).arg(p.line);

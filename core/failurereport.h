@@ -93,7 +93,8 @@ QList<ThreadStack> parseThreadStacks(const QString &stacksText);
 QList<ThreadStack> threadStacksFromEvent(const QJsonObject &event);
 
 // Index of the first frame of the worker's own code: a frame in the module ownModule
-// ("rankdeck-worker") that is not the crash handler or the C++ runtime; -1 if none.
+// ("rankdeck-worker", or a deployed "rankdeck-worker-<hash>") that is not the crash handler or
+// inlined standard-library code; -1 if none.
 int firstOwnFrame(const QStringList &stack, const QString &ownModule = QStringLiteral("rankdeck-worker"));
 
 // Where a (hung) thread waits, for one line in a table: the innermost frame that is a

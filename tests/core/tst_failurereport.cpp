@@ -108,6 +108,12 @@ private slots:
         QTest::newRow("skips libc and the crash handler") << kSegvStack << "rankdeck-worker" << 2;
         QTest::newRow("gloo wait") << kGlooWaitStack << "rankdeck-worker" << 3;
         QTest::newRow("other module name") << kSegvStack << "crashhelper" << -1;
+        QStringList deployed = kGlooWaitStack;
+        deployed.replaceInStrings(QStringLiteral("[rankdeck-worker]"), QStringLiteral("[rankdeck-worker-ba72997ab73c]"));
+        QTest::newRow("deployed copy") << deployed << "rankdeck-worker" << 3;
+        QStringList lookalike = kGlooWaitStack;
+        lookalike.replaceInStrings(QStringLiteral("[rankdeck-worker]"), QStringLiteral("[rankdeck-workers]"));
+        QTest::newRow("look-alike module") << lookalike << "rankdeck-worker" << -1;
         QTest::newRow("empty") << QStringList() << "rankdeck-worker" << -1;
     }
     void findsFirstOwnFrame()

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The fault matrix, end to end: real rankdeck-worker processes under a RunController on the
-// local transport (Gloo), every --fault KIND on the last (non-zero) rank of a 2- and a 4-rank
-// run. For each: the run fails, the root cause is that rank with the right signal or exception
+// The fault matrix, end to end: real rankdeck-worker processes under a RunController (Gloo),
+// every --fault KIND on the last (non-zero) rank of a 2- and a 4-rank local run, and of a 4-rank
+// run over SSH on two nodes of the sshd fixture (skipped where sshd cannot run). For each: the run fails, the root cause is that rank with the right signal or exception
 // and its message, its stack names the faulting worker function, every other rank is reported
 // as a consequence and ended within 10 s, no process of the run remains, and every line the
 // faulty rank printed before the fault is in the run record. `hang`: the run is flagged hung,
@@ -10,6 +10,8 @@
 #include "failurereport.h"
 #include "profile.h"
 #include "runcontroller.h"
+#include "policysshinteraction.h"
+#include "sshfixture.h"
 #include "trainingconfig.h"
 
 #include <QDir>
@@ -79,6 +81,25 @@ TrainingConfig configFor(const QString &fault, int faultRank)
     return c;
 }
 
+Profile sshProfile(const SshFixture &ssh, int worldSize)
+{
+    Profile p;
+    p.name = QStringLiteral("faultmatrix-ssh");
+    p.transport = QStringLiteral("ssh");
+    p.backend = QStringLiteral("gloo");
+    p.connectTimeoutSec = 10;
+    for (int i = 0; i < ssh.nodeCount(); ++i) {
+        ProfileNode n;
+        n.host = ssh.address(i);
+        n.port = ssh.port(i);
+        n.user = ssh.user();
+        n.identityFile = ssh.clientKey();
+        n.ranksPerNode = worldSize / ssh.nodeCount();
+        p.nodes.append(n);
+    }
+    return p;
+}
+
 RunController::Options optionsFor(const QString &runsDirectory)
 {
     RunController::Options o;
@@ -108,31 +129,63 @@ private slots:
     {
         if (!QFile::exists(workerPath()))
             QSKIP("rankdeck-worker was not built (RANKDECK_BUILD_WORKER=OFF)");
+        m_sshUnavailable = SshFixture::unavailableReason();
+        if (!m_sshUnavailable.isEmpty())
+            return;
+        // The SSH client reads ~/.ssh/known_hosts, and the nodes' caches live under their homes:
+        // keep both away from the real ones.
+        QVERIFY(m_home.isValid());
+        for (const char *var : {"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"}) {
+            const QString dir = m_home.filePath(QString::fromLatin1(var));
+            QVERIFY(QDir().mkpath(dir));
+            qputenv(var, QFile::encodeName(dir));
+        }
+        qunsetenv("SSH_AUTH_SOCK");
+        QVERIFY2(m_ssh.start(2), qPrintable(m_ssh.lastError()));
+        QVERIFY(m_ssh.writeKnownHosts(m_home.filePath(QStringLiteral("HOME/.ssh/known_hosts"))));
+    }
+
+    Profile profileFor(bool ssh, int worldSize)
+    {
+        return ssh ? sshProfile(m_ssh, worldSize) : Profile::builtinLocal(worldSize);
+    }
+    RunController::Options options(bool ssh, const QString &runsDirectory)
+    {
+        RunController::Options o = optionsFor(runsDirectory);
+        if (ssh)
+            o.sshInteraction = &m_interaction;
+        return o;
     }
 
     void fatalFault_data()
     {
         QTest::addColumn<QString>("fault");
         QTest::addColumn<int>("worldSize");
+        QTest::addColumn<bool>("ssh");
         for (int world : {2, 4}) {
             for (const char *fault : {"segv", "abort", "fpe", "throw", "torch-check", "exit:3"})
-                QTest::addRow("%s, %d ranks", fault, world) << QString::fromLatin1(fault) << world;
+                QTest::addRow("%s, %d ranks", fault, world) << QString::fromLatin1(fault) << world << false;
         }
+        for (const char *fault : {"segv", "abort", "fpe", "throw", "torch-check", "exit:3"})
+            QTest::addRow("%s, 4 ranks on 2 ssh nodes", fault) << QString::fromLatin1(fault) << 4 << true;
     }
     void fatalFault()
     {
         QFETCH(QString, fault);
         QFETCH(int, worldSize);
+        QFETCH(bool, ssh);
+        if (ssh && !m_sshUnavailable.isEmpty())
+            QSKIP(qPrintable(m_sshUnavailable));
         const int faultRank = worldSize - 1;
         const Expected expected = expectationFor(fault);
         QTemporaryDir runs;
         QVERIFY(runs.isValid());
 
-        RunController run(Profile::builtinLocal(worldSize), configFor(fault, faultRank), optionsFor(runs.path()));
+        RunController run(profileFor(ssh, worldSize), configFor(fault, faultRank), options(ssh, runs.path()));
         QSignalSpy finished(&run, &RunController::finished);
         QString error;
         QVERIFY2(run.start(&error), qPrintable(error));
-        QVERIFY2(finished.wait(90000), qPrintable(run.failureReport().toText()));
+        QVERIFY2(finished.wait(180000), qPrintable(run.failureReport().toText()));
         const QString runId = run.runId();
 
         QCOMPARE(run.state(), RunState::Failed);
@@ -177,7 +230,7 @@ private slots:
         for (const RankStatus &s : run.rankStatuses())
             lastEnd = std::max(lastEnd, s.endTimeUs);
         qInfo("all ranks ended %lld ms after the root cause", (lastEnd - root->timeUs) / 1000);
-        QVERIFY2(!processesOfRunRemain(runId), qPrintable(runId));
+        QTRY_VERIFY2_WITH_TIMEOUT(!processesOfRunRemain(runId), qPrintable(runId), 20000);
 
         // Every line the faulty rank printed before its fault is in the run record: its training
         // lines up to the fault, then the injector's own announcement.
@@ -199,23 +252,28 @@ private slots:
     void hang_data()
     {
         QTest::addColumn<int>("worldSize");
-        QTest::newRow("2 ranks") << 2;
-        QTest::newRow("4 ranks") << 4;
+        QTest::addColumn<bool>("ssh");
+        QTest::newRow("2 ranks") << 2 << false;
+        QTest::newRow("4 ranks") << 4 << false;
+        QTest::newRow("4 ranks on 2 ssh nodes") << 4 << true;
     }
     void hang()
     {
         QFETCH(int, worldSize);
+        QFETCH(bool, ssh);
+        if (ssh && !m_sshUnavailable.isEmpty())
+            QSKIP(qPrintable(m_sshUnavailable));
         const int faultRank = worldSize - 1;
         QTemporaryDir runs;
-        RunController run(Profile::builtinLocal(worldSize), configFor(QStringLiteral("hang"), faultRank),
-                          optionsFor(runs.path()));
+        RunController run(profileFor(ssh, worldSize), configFor(QStringLiteral("hang"), faultRank),
+                          options(ssh, runs.path()));
         QSignalSpy hung(&run, &RunController::hangDetected);
         QSignalSpy finished(&run, &RunController::finished);
         QString error;
         QVERIFY2(run.start(&error), qPrintable(error));
 
         // Flagged hung, and the hung ranks' stacks arrive on their own (autoDumpStacks).
-        QTRY_VERIFY_WITH_TIMEOUT(run.isHung() || !finished.isEmpty(), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(run.isHung() || !finished.isEmpty(), 120000);
         if (const RankFailure *root = run.failureReport().rootCause();
             root && root->message.contains(QLatin1String("fault injection is not available")))
             QSKIP("this rankdeck-worker was built without fault injection");
@@ -244,8 +302,14 @@ private slots:
 
         run.stop();
         QVERIFY(finished.wait(60000));
-        QVERIFY2(!processesOfRunRemain(run.runId()), qPrintable(run.runId()));
+        QTRY_VERIFY_WITH_TIMEOUT(!processesOfRunRemain(run.runId()), 20000);
     }
+
+private:
+    QTemporaryDir m_home;
+    SshFixture m_ssh;
+    PolicySshInteraction m_interaction;
+    QString m_sshUnavailable;
 };
 
 QTEST_GUILESS_MAIN(TestFaultMatrix)
