@@ -308,7 +308,7 @@ void SshNodeWorker::startRank(const RankLaunchSpec &spec)
     auto fail = [&](const QString &why) {
         emit rankExited(rank, RankExit{false, -1, 0, nowUs(), tr("failed to start on %1: %2").arg(m_info.host, why)});
     };
-    if (!m_session->isConnected() || m_info.home.isEmpty()) {
+    if (m_info.home.isEmpty() || m_reconnecting) {
         fail(tr("the node is not connected"));
         return;
     }
@@ -362,7 +362,16 @@ void SshNodeWorker::startRank(const RankLaunchSpec &spec)
     s.program = spec.program.contains(QLatin1Char('/')) ? expand(spec.program) : spec.program;
     s.arguments = spec.arguments;
     QString error;
-    if (!openChannel(r, SshRankScript::start(s), false, &error)) {
+    bool opened = openChannel(r, SshRankScript::start(s), false, &error);
+    if (!opened && !m_session->isConnected() && m_ranks.isEmpty()) {
+        // The idle connection died since prepare (a node reboot, a NAT timeout): one new try.
+        QString why;
+        if (m_session->connect(&why))
+            opened = openChannel(r, SshRankScript::start(s), false, &error);
+        else
+            error = why;
+    }
+    if (!opened) {
         fail(error);
         return;
     }

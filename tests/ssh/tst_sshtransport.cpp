@@ -124,6 +124,7 @@ private slots:
     void nodeLostPastTheDeadlineFailsCleanly();
     void detachedRankIsReattachedByANewLauncher();
     void destroyingTheTransportEndsItsRanks();
+    void idleConnectionDroppedBeforeStartIsReopened();
     void prepareFailures_data();
     void prepareFailures();
 
@@ -529,6 +530,21 @@ void TestSshTransport::destroyingTheTransportEndsItsRanks()
     QVERIFY(!processesMatching(m_runId).isEmpty());
     t.reset(); // e.g. the launcher quits without stopping the run first
     QTRY_VERIFY_WITH_TIMEOUT(processesMatching(m_runId).isEmpty(), 15000);
+}
+
+void TestSshTransport::idleConnectionDroppedBeforeStartIsReopened()
+{
+    auto t = prepared();
+    QVERIFY(t);
+    Collector c(t.get());
+    QVERIFY(m_ssh.killSessions(0) > 0);
+    RankLaunchSpec s = spec(0, 0, {QStringLiteral("count"), QStringLiteral("3"), QStringLiteral("0"),
+                                   QStringLiteral("0")});
+    s.program = t->workerPath(0);
+    t->startRank(s);
+    QTRY_COMPARE_WITH_TIMEOUT(c.exits.size(), 1, 30000);
+    QVERIFY2(c.exits[0].detail.isEmpty(), qPrintable(c.exits[0].detail));
+    QCOMPARE(c.out.value(0), countOutput("out", 3));
 }
 
 void TestSshTransport::prepareFailures_data()
