@@ -27,6 +27,7 @@ namespace rankdeck {
 namespace {
 constexpr int SliderSteps = 1000;
 constexpr int MaxHoverRows = 12;
+constexpr int CrowdedCurves = 16;
 const char OverlayLayer[] = "hover";
 } // namespace
 
@@ -343,19 +344,35 @@ void LossPlot::rebuild()
         xMin = m_plot->xAxis->range().lower;
         xMax = m_plot->xAxis->range().upper;
     }
-    // Two buckets per pixel column: min and max per bucket then fill the column exactly.
-    const int buckets = qMax(64, m_plot->axisRect()->width());
+    // A bucket gives its min and max, so one bucket per two pixel columns already puts a point
+    // in every column: full fidelity at screen resolution, and spikes never vanish.
+    const int buckets = qMax(64, m_plot->axisRect()->width() / 2);
+    int visibleCurves = 0;
+    for (int rank : std::as_const(curves))
+        visibleCurves += isRankVisible(rank) ? 1 : 0;
+    // With many ranks the faint raw curves are noise under noise, and antialiasing dominates the
+    // replot time: both only while a handful of curves is shown.
+    const bool crowded = visibleCurves > CrowdedCurves;
+    if (crowded)
+        m_plot->setNotAntialiasedElements(QCP::aePlottables);
+    else
+        m_plot->setAntialiasedElements(QCP::aePlottables);
 
     for (int rank : std::as_const(curves)) {
         ensureLegendItem(rank);
         Curves &c = curvesFor(rank);
         const bool visible = isRankVisible(rank);
-        c.raw->setVisible(visible);
+        const bool showRaw = visible && (weight <= 0 || !crowded);
+        c.raw->setVisible(showRaw);
         c.smooth->setVisible(visible && weight > 0);
         if (!visible)
             continue;
-        const PlotCurve raw = m_provider->curve(rank, m_xMode, 0.0, xMin, xMax, buckets);
-        c.raw->setData(raw.x, raw.y, true);
+        if (showRaw) {
+            const PlotCurve raw = m_provider->curve(rank, m_xMode, 0.0, xMin, xMax, buckets);
+            c.raw->setData(raw.x, raw.y, true);
+        } else {
+            c.raw->data()->clear();
+        }
         if (weight > 0) {
             const PlotCurve smooth = m_provider->curve(rank, m_xMode, weight, xMin, xMax, buckets);
             c.smooth->setData(smooth.x, smooth.y, true);
@@ -420,11 +437,11 @@ void LossPlot::autoRange()
     double xLo = qInf(), xHi = -qInf();
     QVector<double> ys;
     for (auto it = m_curves.cbegin(); it != m_curves.cend(); ++it) {
-        if (!it->raw->visible())
+        if (!isRankVisible(it.key()))
             continue;
         // With smoothing on, scale to the smoothed curves: raw spikes are context, not the story.
         const QCPGraph *g = (it->smooth->visible() && !it->smooth->data()->isEmpty()) ? it->smooth : it->raw;
-        for (const QCPGraphData &d : *it->raw->data()) {
+        for (const QCPGraphData &d : *g->data()) {
             if (std::isnan(d.value))
                 continue;
             xLo = std::min(xLo, d.key);
@@ -491,7 +508,7 @@ void LossPlot::updateHover(const QPoint &pos)
         order.prepend(PlotDataProvider::MeanCurve);
     for (int rank : std::as_const(order)) {
         const Curves &c = m_curves[rank];
-        if (!c.raw->visible())
+        if (!isRankVisible(rank))
             continue;
         const QCPGraph *g = c.smooth->visible() ? c.smooth : c.raw;
         const auto data = g->data();

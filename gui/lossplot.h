@@ -47,7 +47,8 @@ public:
     bool isRankVisible(int rank) const { return !m_hiddenRanks.contains(rank); }
     void setRankVisible(int rank, bool visible);
 
-    // Points currently held for a rank's raw curve (PlotDataProvider::MeanCurve for the mean).
+    // Points currently held for a rank's raw curve (PlotDataProvider::MeanCurve for the mean);
+    // with more than 16 curves shown and smoothing on, raw curves are not drawn (0 points).
     int pointCount(int rank) const;
     QList<int> plottedRanks() const { return m_rankOrder; }
     QCustomPlot *customPlot() const { return m_plot; }

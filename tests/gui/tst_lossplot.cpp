@@ -75,7 +75,7 @@ void TestLossPlot::init()
     m_plot->setProvider(m_provider.get());
     m_plot->refreshNow();
     // Enough pixel columns that bucketing keeps every point of this data.
-    QVERIFY(m_plot->customPlot()->axisRect()->width() > Steps);
+    QVERIFY(m_plot->customPlot()->axisRect()->width() / 2 > Steps);
 }
 
 void TestLossPlot::cleanup()
