@@ -91,6 +91,22 @@ void MainWindow::createActions()
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
 
+    QMenu *runMenu = menuBar()->addMenu(tr("&Run"));
+    QAction *stop = runMenu->addAction(tr("&Stop"), this, [this] {
+        if (RunController *run = m_runView->run())
+            run->stop();
+    });
+    stop->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+    runMenu->addAction(tr("&Kill"), this, [this] {
+        if (RunController *run = m_runView->run())
+            run->kill();
+    });
+    QAction *dump = runMenu->addAction(tr("&Dump stacks"), this, [this] {
+        if (RunController *run = m_runView->run())
+            run->dumpStacks();
+    });
+    dump->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
+
     QMenu *view = menuBar()->addMenu(tr("&View"));
     const QStringList pages = {tr("&Overview"), tr("&Loss"), tr("L&ogs"), tr("&Failures")};
     for (int i = 0; i < pages.size(); ++i) {
