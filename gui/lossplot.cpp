@@ -384,7 +384,15 @@ void LossPlot::rebuild()
         QColor color = colorFor(rank);
         color.setAlpha(weight > 0 ? 60 : 255);
         rawPen.setColor(color);
+        // Cosmetic one-pixel pens take Qt's cosmetic stroker; anything wider is stroked into a
+        // polygon and filled, which for min/max zig-zags of many curves costs whole seconds.
+        rawPen.setCosmetic(true);
         c.raw->setPen(rawPen);
+        QPen smoothPen = c.smooth->pen();
+        const bool mean = rank == PlotDataProvider::MeanCurve;
+        smoothPen.setWidthF(crowded && !mean ? 1.0 : (mean ? 2.5 : 1.5));
+        smoothPen.setCosmetic(crowded && !mean);
+        c.smooth->setPen(smoothPen);
     }
     // Curves whose rank disappeared (another run bound to the same plot) are dropped.
     for (auto it = m_curves.begin(); it != m_curves.end();) {
