@@ -109,16 +109,24 @@ def bench_telemetry_overhead(reps, quick):
 
 
 def bench_ddp(reps, quick):
-    script = ROOT / "bench/ddp/run_ddp_bench.py"
-    if not script.exists():
-        raise RuntimeError("bench/ddp/run_ddp_bench.py is missing")
-    out = subprocess.run([sys.executable, str(script), "--json", "--reps", str(reps)]
-                         + (["--quick"] if quick else []),
-                         capture_output=True, text=True, check=True, cwd=ROOT,
-                         env=dict(os.environ, RANKDECK_BIN_DIR=str(BIN)))
-    data = json.loads(out.stdout.strip().splitlines()[-1])
-    keys = ("ddp_large_ratio_vs_python", "ddp_tiny_ratio_vs_python", "overlap_speedup")
-    return {k: data[k] for k in keys if k in data}, data.get("detail", "")
+    """bench/ddp/run.sh: worker vs torchrun + Python DDP, median samples/s of each side."""
+    env = dict(os.environ, REPEAT=str(reps))
+    if quick:
+        env.update(BIG_STEPS="15", TINY_STEPS="200")
+    out = subprocess.run(["bash", str(ROOT / "bench/ddp/run.sh"), str(BUILD), sys.executable],
+                         capture_output=True, text=True, check=True, cwd=ROOT, env=env).stdout
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"(mlp 25.3M params|linear 11 params|mlp overlap vs --no-overlap)\S*.*?"
+                     r"\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", line)
+        if m:
+            rows[m.group(1)] = (float(m.group(2)), float(m.group(3)), float(m.group(4)))
+    big, tiny, ov = rows["mlp 25.3M params"], rows["linear 11 params"], rows["mlp overlap vs --no-overlap"]
+    return ({"ddp_large_ratio_vs_python": big[0] / big[1],
+             "ddp_tiny_ratio_vs_python": tiny[0] / tiny[1],
+             "overlap_speedup": ov[0] / ov[1]},
+            f"mlp {big[0]:.1f} vs {big[1]:.1f} samples/s; linear {tiny[0]:.0f} vs {tiny[1]:.0f}; "
+            f"overlap {ov[0]:.1f} vs no-overlap {ov[1]:.1f} (median of {reps})")
 
 
 def bench_cpp(name, reps, quick):

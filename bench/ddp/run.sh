@@ -55,10 +55,9 @@ big=(--task mlp --mlp-width 2048 --mlp-depth 7 --batch-size 32 --dataset-size 10
 tiny=(--task linear --batch-size 20 --dataset-size 4096)
 repeat=${REPEAT:-3}
 
-# Best of `repeat` alternating runs: on a shared machine, background load only ever slows a run
-# down, so the fastest run is the least disturbed measurement of each side.
-best() { printf '%s\n' "$@" | sort -g | tail -1; }
-echo "rankdeck-worker vs PyTorch DDP, $nproc ranks, $backend, OMP_NUM_THREADS=$OMP_NUM_THREADS, best of $repeat"
+# Median of `repeat` alternating runs, so that drift in the machine's speed hits both sides alike.
+best() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+echo "rankdeck-worker vs PyTorch DDP, $nproc ranks, $backend, OMP_NUM_THREADS=$OMP_NUM_THREADS, median of $repeat"
 wb=() wbn=() pb=() wt=() pt=()
 for ((i = 0; i < repeat; i++)); do
     wb+=("$(worker_rate "${big[@]}" --steps "$big_steps")")
