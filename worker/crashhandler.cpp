@@ -19,6 +19,7 @@
 // thread records its own PCs into a slot and returns; a helper thread symbolizes and emits a
 // `stacks` event while the process keeps running.
 #include "crashhandler.h"
+#include "buildid.h"
 
 #include "stackdump.h"
 #include "wireprotocol.h"
@@ -982,35 +983,6 @@ void makeDirectories(const std::string &path)
     }
 }
 
-int buildIdCallback(dl_phdr_info *info, std::size_t, void *data)
-{
-    auto *out = static_cast<std::string *>(data);
-    // The first object is the executable itself.
-    for (int i = 0; i < info->dlpi_phnum; ++i) {
-        const ElfW(Phdr) &ph = info->dlpi_phdr[i];
-        if (ph.p_type != PT_NOTE)
-            continue;
-        const char *p = reinterpret_cast<const char *>(info->dlpi_addr + ph.p_vaddr);
-        const char *end = p + ph.p_memsz;
-        while (p + sizeof(ElfW(Nhdr)) <= end) {
-            const auto *note = reinterpret_cast<const ElfW(Nhdr) *>(p);
-            const char *name = p + sizeof(ElfW(Nhdr));
-            const char *desc = name + ((note->n_namesz + 3) & ~3u);
-            if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
-                static constexpr char hex[] = "0123456789abcdef";
-                for (unsigned k = 0; k < note->n_descsz; ++k) {
-                    const auto b = static_cast<unsigned char>(desc[k]);
-                    *out += hex[b >> 4];
-                    *out += hex[b & 0xf];
-                }
-                return 1;
-            }
-            p = desc + ((note->n_descsz + 3) & ~3u);
-        }
-    }
-    return 1;
-}
-
 } // namespace
 
 void install(const Config &config)
@@ -1097,9 +1069,7 @@ void requestStackDump(const char *reason)
 
 std::string ownBuildId()
 {
-    std::string id;
-    ::dl_iterate_phdr(buildIdCallback, &id);
-    return id;
+    return readGnuBuildId();
 }
 
 void applyNcclDefaults(const std::string &runDir)
