@@ -64,6 +64,8 @@ if [[ -z ${CUDACXX:-} ]] && ! command -v nvcc >/dev/null; then
         [[ -x $c ]] && { cuda_args=(-DCMAKE_CUDA_COMPILER="$c"); break; }
     done
 fi
+# Paths inside the clone are hashed relative to it, so a second clone (CI) reuses the cache.
+export CCACHE_BASEDIR="$here"
 generator=()
 command -v ninja >/dev/null && [[ ! -f $build/Makefile ]] && generator=(-G Ninja)
 mkdir -p "$build"
