@@ -154,6 +154,8 @@ void RunController::connectTransport()
     connect(m_transport, &Transport::nodeProgress, this, [this](int node, const QString &stage, int percent) {
         note(percent >= 0 ? tr("node %1: %2 (%3%)").arg(node).arg(stage).arg(percent)
                           : tr("node %1: %2").arg(node).arg(stage));
+        const QString host = node >= 0 && node < m_profile.nodes.size() ? m_profile.nodes[node].host : QString();
+        emit nodeProgress(node, host, stage, percent);
     });
 }
 

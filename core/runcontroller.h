@@ -114,6 +114,9 @@ signals:
     void failureReportChanged();
     // What the launcher itself does ("stopping ranks 0, 2 after rank 1 failed").
     void launcherMessage(const QString &message);
+    // The transport's per-node preparation progress ("connecting", "uploading" 40, …); percent
+    // is -1 when the stage has none. host is the profile's name for the node.
+    void nodeProgress(int nodeIndex, const QString &host, const QString &stage, int percent);
     void finished(rankdeck::RunState state);
 
 private:
