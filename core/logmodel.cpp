@@ -97,7 +97,7 @@ QVariant LogModel::data(const QModelIndex &index, int role) const
         switch (role) {
         case Qt::DisplayRole:
         case TextRole:
-            return tr("… %n earlier line(s) not shown (kept in the run record)", nullptr,
+            return tr("… %n earlier line(s) not shown: scroll up to read them back from the run record", nullptr,
                       int(qMin<qint64>(m_elided, INT_MAX)));
         case IsMarkerRole:
             return true;

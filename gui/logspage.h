@@ -2,11 +2,14 @@
 //
 // The "Logs" tab: a tab per rank plus "All ranks" (merged by time, rank prefixes). The tabs are
 // entries of one QTabBar over ONE LogView and ONE LogModel that is re-pointed at the chosen
-// rank, so 512 ranks cost 512 tab labels, not 512 views.
+// rank, so 512 ranks cost 512 tab labels, not 512 views. With many ranks a rank picker (a combo
+// box: type the rank to jump) stands next to the tabs, which no one scrolls through 512 of.
+// Scrolling to the top reads older lines back from the run record in chunks.
 #pragma once
 
 #include <QWidget>
 
+class QComboBox;
 class QTabBar;
 class QTimer;
 
@@ -35,6 +38,13 @@ public:
     LogView *logView() const { return m_view; }
     LogModel *logModel() const { return m_model; }
     QTabBar *tabBar() const { return m_tabs; }
+    QComboBox *rankPicker() const { return m_picker; }
+
+    // Lines read back from the run record per request of the view.
+    static constexpr int OlderChunkLines = 500;
+    // Reads the next chunk of older lines into the view, keeping the user's place; with a
+    // filter, reads on (up to 20 chunks) until something passes it. Returns the rows added.
+    int loadOlderLines();
 
 public slots:
     void poll();
@@ -42,13 +52,15 @@ public slots:
 private:
     void syncTabs();
     void onTabChanged(int index);
+    void onPickerChanged(int index);
 
     const LogStore *m_store = nullptr;
     QTabBar *m_tabs = nullptr;
+    QComboBox *m_picker = nullptr;
+    QList<int> m_tabRanks;  // sorted, the ranks that have a tab (tab i + 1 is m_tabRanks[i])
     LogView *m_view = nullptr;
     LogModel *m_model = nullptr;
     QTimer *m_timer = nullptr;
-    int m_knownRanks = 0;
 };
 
 } // namespace rankdeck

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "logview.h"
 
+#include "logmodel.h"
+
 #include <QAbstractItemModel>
 #include <QApplication>
 #include <QClipboard>
@@ -14,7 +16,9 @@
 #include <QScrollBar>
 #include <QShortcut>
 #include <QToolButton>
+#include <QTimer>
 #include <QVBoxLayout>
+#include <QWheelEvent>
 
 namespace rankdeck {
 
@@ -80,9 +84,19 @@ LogView::LogView(QWidget *parent)
     connect(m_view->verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int value) {
         if (m_scrolling)
             return;
-        const bool atBottom = value >= m_view->verticalScrollBar()->maximum();
+        QScrollBar *bar = m_view->verticalScrollBar();
+        const bool atBottom = value >= bar->maximum();
         if (atBottom != m_follow)
             setFollowing(atBottom);
+        if (value <= bar->minimum() && bar->maximum() > bar->minimum())
+            requestOlderLines();
+    });
+    // Scrolling never moves a view whose lines all fit, and a view at the top does not move
+    // further: a wheel turn upwards there still means "show me what came before".
+    m_view->viewport()->installEventFilter(this);
+    connect(m_view, &QListView::activated, this, [this](const QModelIndex &index) {
+        if (index.data(LogModel::IsMarkerRole).toBool())
+            requestOlderLines();
     });
 
     auto addShortcut = [this](const QKeySequence &key, auto slot) {
@@ -98,6 +112,14 @@ LogView::LogView(QWidget *parent)
 
 bool LogView::eventFilter(QObject *watched, QEvent *event)
 {
+    if (watched == m_view->viewport() && event->type() == QEvent::Wheel) {
+        const auto *wheel = static_cast<QWheelEvent *>(event);
+        QScrollBar *bar = m_view->verticalScrollBar();
+        if (wheel->angleDelta().y() > 0 && bar->value() <= bar->minimum()) {
+            setFollowing(false);
+            requestOlderLines();
+        }
+    }
     if (watched == m_view && event->type() == QEvent::KeyPress) {
         const auto *key = static_cast<QKeyEvent *>(event);
         if (key->key() == Qt::Key_End && !(key->modifiers() & Qt::ShiftModifier)) {
@@ -149,6 +171,45 @@ void LogView::scrollToEndIfFollowing()
         return;
     m_scrolling = true;
     m_view->scrollToBottom();
+    m_scrolling = false;
+}
+
+void LogView::requestOlderLines()
+{
+    if (m_olderRequested)
+        return;
+    m_olderRequested = true;
+    // Not from inside the scroll bar's signal: the owner changes the model and the scroll
+    // position, which must not happen while the scroll bar is still delivering the old value.
+    QTimer::singleShot(0, this, [this] {
+        m_olderRequested = false;
+        emit olderLinesWanted();
+    });
+}
+
+void LogView::keepTopRowWhile(const std::function<void()> &change)
+{
+    QAbstractItemModel *model = m_view->model();
+    if (!model) {
+        change();
+        return;
+    }
+    const int rowsBefore = model->rowCount();
+    const QModelIndex top = m_view->indexAt(QPoint(1, 1));
+    const int topRow = top.isValid() ? top.row() : 0;
+    const int topOffset = top.isValid() ? m_view->visualRect(top).top() : 0;
+    m_scrolling = true;
+    change();
+    // Rows only changed above the top row: it moved down by exactly the difference.
+    const int row = topRow + model->rowCount() - rowsBefore;
+    if (row >= 0 && row < model->rowCount() && !m_follow) {
+        m_view->doItemsLayout();
+        const QModelIndex index = model->index(row, 0);
+        m_view->scrollTo(index, QAbstractItemView::PositionAtTop);
+        // Per-pixel scrolling: restore the partly hidden top row too.
+        if (m_view->verticalScrollMode() == QAbstractItemView::ScrollPerPixel)
+            m_view->verticalScrollBar()->setValue(m_view->verticalScrollBar()->value() - topOffset);
+    }
     m_scrolling = false;
 }
 

@@ -4,11 +4,15 @@
 // sizes and no wrapping (a text edit does not scale to long logs, and wrapping freezes views),
 // follow mode that scrolls only while the user is at the bottom, regex/stream filter controls
 // and incremental search. Filtering itself is the model's job; this widget only reports what
-// the user asked for.
+// the user asked for. Reading back older lines is the owner's job too: the view asks for them
+// (olderLinesWanted) when the user scrolls against the top, and keepTopRowWhile() lets the owner
+// insert them without moving what the user is reading.
 #pragma once
 
 #include <QRegularExpression>
 #include <QWidget>
+
+#include <functional>
 
 class QAbstractItemModel;
 class QComboBox;
@@ -45,7 +49,16 @@ public slots:
     void focusFilter();
     void copySelection();
 
+public:
+    // Runs `change` (which may insert or remove rows above the top visible row, the elision
+    // marker included) and scrolls so that the row the user was reading stays where it was.
+    // Rows below the top visible row must not change.
+    void keepTopRowWhile(const std::function<void()> &change);
+
 signals:
+    // The user scrolled (or wheeled, or activated the elision marker) at the very top: the
+    // owner may bring older lines back. Sent at most once per event-loop turn.
+    void olderLinesWanted();
     // The filter controls changed; an invalid regular expression is not reported.
     void filterChanged(const QRegularExpression &expression, rankdeck::LogView::StreamFilter stream);
     void followingChanged(bool following);
@@ -58,6 +71,7 @@ private:
     void onRowsChanged();
     void onFilterEdited();
     void scrollToEndIfFollowing();
+    void requestOlderLines();
 
     QListView *m_view = nullptr;
     QLineEdit *m_filterEdit = nullptr;
@@ -68,6 +82,7 @@ private:
     QRegularExpression m_filterExpression;
     bool m_follow = true;
     bool m_scrolling = false;
+    bool m_olderRequested = false;
 };
 
 } // namespace rankdeck

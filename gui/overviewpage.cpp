@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "overviewpage.h"
 
+#include <QApplication>
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QProgressBar>
+#include <QPainter>
 #include <QPushButton>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -16,6 +19,39 @@
 namespace rankdeck {
 
 namespace {
+
+constexpr int PercentRole = Qt::UserRole + 1;  // int: 0..100, -1 busy without a percentage
+
+// Paints the node's progress bar in its cell: 64 nodes cost 64 painted cells, not 64 widgets.
+class NodeProgressDelegate : public QStyledItemDelegate
+{
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+    void paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const override
+    {
+        const QVariant percent = index.data(PercentRole);
+        if (!percent.isValid()) {
+            QStyledItemDelegate::paint(painter, option, index);
+            return;
+        }
+        QStyleOptionProgressBar bar;
+        bar.initFrom(option.widget);
+        bar.rect = option.rect.adjusted(2, 2, -2, -2);
+        bar.state = option.state | QStyle::State_Horizontal;
+        bar.minimum = 0;
+        const int value = percent.toInt();
+        // A stage without a percentage shows as a full bar with the stage's text only.
+        bar.maximum = 100;
+        bar.progress = value < 0 ? 100 : value;
+        bar.textVisible = true;
+        bar.text = value < 0 ? QString() : QStringLiteral("%1%").arg(value);
+        bar.textAlignment = Qt::AlignCenter;
+        QStyle *style = option.widget ? option.widget->style() : QApplication::style();
+        style->drawControl(QStyle::CE_ProgressBar, &bar, painter, option.widget);
+    }
+};
+
 QString formatDuration(double seconds)
 {
     const qint64 s = qint64(seconds + 0.5);
@@ -67,6 +103,8 @@ OverviewPage::OverviewPage(QWidget *parent)
     m_nodes->verticalHeader()->setVisible(false);
     m_nodes->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_nodes->setMaximumHeight(140);
+    m_nodes->setItemDelegateForColumn(2, new NodeProgressDelegate(m_nodes));
+    m_nodes->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_nodes->hide();
 
     m_table = new QTableView(this);
@@ -173,20 +211,10 @@ void OverviewPage::setNodeProgress(int nodeIndex, const QString &node, const QSt
         }
         item->setText(text);
     };
-    setText(0, node);
+    setText(0, node.isEmpty() ? tr("node %1").arg(nodeIndex) : node);
     setText(1, stage);
-    auto *bar = qobject_cast<QProgressBar *>(m_nodes->cellWidget(nodeIndex, 2));
-    if (!bar) {
-        bar = new QProgressBar(m_nodes);
-        bar->setRange(0, 100);
-        m_nodes->setCellWidget(nodeIndex, 2, bar);
-    }
-    if (percent < 0) {
-        bar->setRange(0, 0);
-    } else {
-        bar->setRange(0, 100);
-        bar->setValue(percent);
-    }
+    setText(2, QString());
+    m_nodes->item(nodeIndex, 2)->setData(PercentRole, qBound(-1, percent, 100));
     m_nodes->show();
 }
 

@@ -36,6 +36,8 @@ public:
     // Launch progress of one node; percent < 0: no percentage for this stage.
     void setNodeProgress(int nodeIndex, const QString &node, const QString &stage, int percent);
     void clearNodeProgress();
+    // Rows: nodes; columns: node, stage, progress (percent in Qt::UserRole + 1, -1 without one).
+    QTableWidget *nodeProgressTable() const { return m_nodes; }
     void setRunActive(bool active);
 
     QPushButton *stopButton() const { return m_stop; }

@@ -61,8 +61,7 @@ void RunView::setRun(RunController *run)
     m_run = run;
     m_rateStartUs = 0;
     m_rateStartSteps = 0;
-    m_loss->setMetricsStore(run ? run->metricsStore() : nullptr);
-    m_logs->setLogStore(run ? run->logStore() : nullptr);
+    bindStores();
     m_overview->clearNodeProgress();
     m_rankModel->setController(run);
     if (!run) {
@@ -78,15 +77,33 @@ void RunView::setRun(RunController *run)
     connect(run, &RunController::stacksReceived, this, &RunView::refreshFailures);
     connect(run, &RunController::stateChanged, this, &RunView::refreshOverview);
     connect(run, &RunController::destroyed, this, [this] { setRun(nullptr); });
+    connect(run, &RunController::nodeProgress, m_overview, &OverviewPage::setNodeProgress);
     m_timer->start();
     refreshOverview();
     refreshFailures();
+}
+
+void RunView::bindStores()
+{
+    // A controller creates its stores in start(): a run shown before it started gets its pages
+    // bound on the first refresh after that.
+    LogStore *logs = m_run ? m_run->logStore() : nullptr;
+    MetricsStore *metrics = m_run ? m_run->metricsStore() : nullptr;
+    if (logs != m_boundLogs) {
+        m_boundLogs = logs;
+        m_logs->setLogStore(logs);
+    }
+    if (metrics != m_boundMetrics) {
+        m_boundMetrics = metrics;
+        m_loss->setMetricsStore(metrics);
+    }
 }
 
 void RunView::refreshOverview()
 {
     if (!m_run)
         return;
+    bindStores();
     const RunState state = m_run->state();
     QString stateText = runStateLabel(state);
     if (m_run->attempt() > 0)

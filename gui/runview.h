@@ -17,7 +17,9 @@ namespace rankdeck {
 class FailuresPage;
 class RankTableModel;
 class LogsPage;
+class LogStore;
 class LossPage;
+class MetricsStore;
 class OverviewPage;
 
 class RunView : public QTabWidget
@@ -45,7 +47,11 @@ private slots:
     void refreshFailures();
 
 private:
+    void bindStores();
+
     QPointer<RunController> m_run;
+    const LogStore *m_boundLogs = nullptr;
+    const MetricsStore *m_boundMetrics = nullptr;
     QTimer *m_timer = nullptr;
     RankTableModel *m_rankModel = nullptr;
     qint64 m_rateStartUs = 0;

@@ -98,7 +98,8 @@ void TestLogsPage::tabPerRankSorted()
     for (int i = 1; i < 5; ++i)
         QCOMPARE(tabs->tabData(i).toInt(), i - 1);
     // One view and one model however many ranks.
-    QCOMPARE(m_page->findChildren<QListView *>().size(), 1);
+    QCOMPARE(m_page->findChildren<LogView *>().size(), 1);
+    QCOMPARE(m_page->findChildren<QListView *>(QStringLiteral("logListView")).size(), 1);
 }
 
 void TestLogsPage::rankTabShowsOnlyThatRank()

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Issue 8's "the GUI must stay usable at 512 ranks": a RunView bound to a RunController that
+// runs 512 synthetic ranks (rankdeck-loadgen, the wire format through the real local
+// transport). The run page must not grow heavy widgets per rank: the rank table, the log rank
+// tabs/picker and the loss legend hold 512 entries each as model rows or items, the widget
+// count stays bounded, and every rank's lines reach the run record.
+#include "logmodel.h"
+#include "logspage.h"
+#include "logstore.h"
+#include "logview.h"
+#include "losspage.h"
+#include "lossplot.h"
+#include "overviewpage.h"
+#include "ranktablemodel.h"
+#include "runcontroller.h"
+#include "runview.h"
+
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QFile>
+#include <QListView>
+#include <QListWidget>
+#include <QScrollBar>
+#include <QTabBar>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace rankdeck;
+
+namespace {
+
+QString loadgenPath()
+{
+    return qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-loadgen");
+}
+
+// Reads a rank's log from the run record: its "loadgen rank R line N" lines must run 0..n-1 in
+// order, and n must be what the generator said it wrote in its last words on stderr.
+bool rankLogComplete(const QString &path, int rank, qint64 *lines, QString *problem)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        *problem = QStringLiteral("cannot read %1").arg(path);
+        return false;
+    }
+    const QByteArray prefix = "loadgen rank " + QByteArray::number(rank) + " line ";
+    const QByteArray summary = "loadgen rank " + QByteArray::number(rank) + " wrote ";
+    qint64 expected = 0;
+    qint64 wrote = -1;
+    while (!f.atEnd()) {
+        const QByteArray line = f.readLine();
+        if (line.startsWith(summary)) {
+            wrote = line.mid(summary.size()).split(' ').value(0).toLongLong();
+            continue;
+        }
+        if (!line.startsWith(prefix))
+            continue;
+        const qsizetype colon = line.indexOf(':', prefix.size());
+        const qint64 n = line.mid(prefix.size(), colon - prefix.size()).toLongLong();
+        if (n != expected) {
+            *problem = QStringLiteral("rank %1: line %2 where %3 was due").arg(rank).arg(n).arg(expected);
+            return false;
+        }
+        ++expected;
+    }
+    if (wrote != expected) {
+        *problem = QStringLiteral("rank %1: %2 lines in %3, the generator wrote %4")
+                       .arg(rank).arg(expected).arg(path).arg(wrote);
+        return false;
+    }
+    *lines = expected;
+    return true;
+}
+
+} // namespace
+
+class TestScale : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void runPageAt512Ranks();
+};
+
+void TestScale::initTestCase()
+{
+    QVERIFY2(QFileInfo(loadgenPath()).isExecutable(),
+             qPrintable(QStringLiteral("no rankdeck-loadgen at %1 (RANKDECK_BIN_DIR)").arg(loadgenPath())));
+}
+
+void TestScale::runPageAt512Ranks()
+{
+    constexpr int Ranks = 512;
+    QTemporaryDir runs;
+    QVERIFY(runs.isValid());
+    // Low rates and a short life: the point is the number of ranks, not the load (2 cores).
+    TrainingConfig config;
+    config.name = QStringLiteral("scale");
+    config.workerArguments = {QStringLiteral("--lines-per-sec"), QStringLiteral("10"),
+                              QStringLiteral("--steps-per-sec"), QStringLiteral("4"),
+                              QStringLiteral("--duration"), QStringLiteral("2")};
+    RunController::Options options;
+    options.workerPath = loadgenPath();
+    options.runsDirectory = runs.path();
+    options.hangTimeoutSec = 3600;
+    RunController run(Profile::builtinLocal(Ranks), config, options);
+
+    RunView view;
+    view.resize(1200, 800);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    // Every page once, so that whatever a page builds lazily exists before the count.
+    for (int page = 0; page < view.count(); ++page) {
+        view.setCurrentIndex(page);
+        QCoreApplication::processEvents();
+    }
+    const qsizetype widgetsBefore = view.findChildren<QWidget *>().size();
+
+    QAbstractItemModelTester rankTester(view.rankModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester logTester(view.logsPage()->logModel(),
+                                       QAbstractItemModelTester::FailureReportingMode::QtTest);
+    view.setRun(&run);
+    view.setCurrentIndex(RunView::Logs);
+
+    QSignalSpy finished(&run, &RunController::finished);
+    QString error;
+    QVERIFY2(run.start(&error), qPrintable(error));
+    // Visit the pages while the ranks come and go, as a user would.
+    QElapsedTimer sinceStart;
+    sinceStart.start();
+    int page = 0;
+    while (finished.isEmpty() && sinceStart.elapsed() < 90000) {
+        view.setCurrentIndex(page++ % 3);
+        finished.wait(500);
+    }
+    QVERIFY2(!finished.isEmpty(), "the 512-rank run did not finish within 90 s");
+    QVERIFY2(run.state() == RunState::Finished,
+             qPrintable(QStringLiteral("run ended as %1: %2 %3")
+                            .arg(runStateLabel(run.state()), run.rootCauseSummary(), run.errorMessage())));
+    QCOMPARE(run.worldSize(), Ranks);
+
+    // Overview: one model row per rank, all finished.
+    RankTableModel *ranks = view.rankModel();
+    ranks->flush();
+    QCOMPARE(ranks->rowCount(), Ranks);
+    QCOMPARE(view.overviewPage()->rankTable()->model(), ranks);
+    for (int row = 0; row < Ranks; ++row)
+        QCOMPARE(RankState(ranks->index(row, 0).data(RankTableModel::RankStateRole).toInt()), RankState::Finished);
+
+    // Logs: an entry per rank in the tabs and in the rank picker, one list view for all.
+    LogsPage *logs = view.logsPage();
+    logs->poll();
+    QCOMPARE(logs->rankTabCount(), Ranks);
+    QCOMPARE(logs->tabBar()->count(), Ranks + 1);
+    auto *picker = logs->findChild<QComboBox *>(QStringLiteral("logRankPicker"));
+    QVERIFY(picker);
+    QCOMPARE(picker->count(), Ranks + 1);
+    QCOMPARE(logs->findChildren<LogView *>().size(), 1);
+    QCOMPARE(logs->findChildren<QListView *>(QStringLiteral("logListView")).size(), 1);
+    QVERIFY(logs->showRank(Ranks - 1));
+    QCOMPARE(picker->currentData().toInt(), Ranks - 1);
+    QVERIFY(logs->logModel()->rowCount() > 0);
+    for (int row = 0; row < logs->logModel()->rowCount(); ++row) {
+        const QModelIndex index = logs->logModel()->index(row, 0);
+        if (!index.data(LogModel::IsMarkerRole).toBool())
+            QCOMPARE(index.data(LogModel::RankRole).toInt(), Ranks - 1);
+    }
+    picker->setCurrentIndex(picker->findData(7));
+    QCOMPARE(logs->shownRank(), 7);
+
+    // Loss: a legend entry per rank (list items, not check boxes), a curve per rank.
+    view.setCurrentIndex(RunView::Loss);
+    view.lossPage()->poll();
+    view.lossPage()->plot()->refreshNow();
+    QCOMPARE(view.lossPage()->plot()->plottedRanks().size(), Ranks);
+    auto *legend = view.lossPage()->findChild<QListWidget *>(QStringLiteral("lossLegend"));
+    QVERIFY(legend);
+    QVERIFY2(legend->count() >= Ranks, qPrintable(QString::number(legend->count())));
+    QVERIFY(legend->count() <= Ranks + 1);  // the mean may have its own entry
+
+    // No heavy widget per rank anywhere on the run page.
+    for (int p = 0; p < view.count(); ++p) {
+        view.setCurrentIndex(p);
+        QCoreApplication::processEvents();
+    }
+    const qsizetype widgetsAfter = view.findChildren<QWidget *>().size();
+    qInfo("run page widgets: %lld before the run, %lld with %d ranks", qlonglong(widgetsBefore),
+          qlonglong(widgetsAfter), Ranks);
+    QVERIFY2(widgetsAfter - widgetsBefore < 64,
+             qPrintable(QStringLiteral("%1 widgets before, %2 after").arg(widgetsBefore).arg(widgetsAfter)));
+
+    // The run record holds every line of every rank.
+    qint64 total = 0;
+    for (int r = 0; r < Ranks; ++r) {
+        qint64 lines = 0;
+        QString problem;
+        QVERIFY2(rankLogComplete(run.logStore()->logFilePath(r), r, &lines, &problem), qPrintable(problem));
+        QVERIFY2(lines > 0, qPrintable(QStringLiteral("rank %1 logged nothing").arg(r)));
+        total += lines;
+    }
+    qInfo("%lld lines from %d ranks in the record", qlonglong(total), Ranks);
+    view.setRun(nullptr);
+}
+
+QTEST_MAIN(TestScale)
+#include "tst_scale.moc"
