@@ -9,6 +9,7 @@
 #include "logview.h"
 #include "rankstream.h"
 
+#include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QLineEdit>
 #include <QListView>
@@ -32,6 +33,10 @@ private slots:
     void filters();
     void searchFindsAndStopsFollowing();
     void elidedLinesMarker();
+    void scrollingToTopReadsOlderLines_data();
+    void scrollingToTopReadsOlderLines();
+    void wheelAtTopReadsOlderLinesThroughFilter();
+    void rankPickerFollowsTabs();
 
 private:
     void feed(int rank, StreamKind stream, const QByteArray &text);
@@ -211,6 +216,147 @@ void TestLogsPage::elidedLinesMarker()
     QVERIFY(marker.data(LogModel::ElidedCountRole).toLongLong() >= 700);
     QCOMPARE(model->lineRowCount() + marker.data(LogModel::ElidedCountRole).toLongLong(), 1000);
     QCOMPARE(m_store->lineCount(0), 1000);
+}
+
+void TestLogsPage::scrollingToTopReadsOlderLines_data()
+{
+    QTest::addColumn<int>("shownRank");
+    QTest::addColumn<int>("ranks");
+    QTest::addColumn<int>("linesPerRank");
+    QTest::newRow("rank tab") << 0 << 1 << 1700;
+    QTest::newRow("all ranks") << int(LogsPage::AllRanksTab) << 2 << 900;
+}
+
+void TestLogsPage::scrollingToTopReadsOlderLines()
+{
+    // The store keeps 300 lines per rank (600 merged) in memory; the rest is only on disk.
+    QFETCH(int, shownRank);
+    QFETCH(int, ranks);
+    QFETCH(int, linesPerRank);
+    for (int from = 0; from < linesPerRank; from += 100) {
+        for (int rank = 0; rank < ranks; ++rank)
+            feedLines(rank, from, 100);
+    }
+    m_page->poll();
+    QVERIFY(m_page->showRank(shownRank));
+    LogModel *model = m_page->logModel();
+    QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QListView *list = m_page->logView()->listView();
+    QScrollBar *bar = list->verticalScrollBar();
+    const qint64 total = qint64(ranks) * linesPerRank;
+    QVERIFY(model->hasMarkerRow());
+    qint64 elided = model->elidedCount();
+    QCOMPARE(elided + model->lineRowCount(), total);
+    QTRY_VERIFY(bar->maximum() > 0);
+
+    // Scroll to the top again and again: each time a chunk comes back from the run record, the
+    // marker's count falls, and the line that was first stays where the user saw it.
+    int rounds = 0;
+    while (model->hasMarkerRow()) {
+        QVERIFY2(++rounds <= int(total / LogsPage::OlderChunkLines) + 2, "older lines never stopped coming");
+        const QPersistentModelIndex firstLine = model->index(1, 0);
+        QVERIFY(!firstLine.data(LogModel::IsMarkerRole).toBool());
+        const QString firstText = firstLine.data().toString();
+        bar->setValue(bar->minimum());
+        QVERIFY(!m_page->logView()->isFollowing());
+        const int top = list->visualRect(firstLine).top();
+        QTRY_VERIFY(model->elidedCount() < elided);
+        QCOMPARE(model->elidedCount(), qMax<qint64>(0, elided - LogsPage::OlderChunkLines));
+        elided = model->elidedCount();
+        QCOMPARE(model->elidedCount() + model->lineRowCount(), total);
+        if (model->hasMarkerRow())
+            QCOMPARE(model->index(0, 0).data(LogModel::ElidedCountRole).toLongLong(), elided);
+        QVERIFY(firstLine.isValid());
+        QCOMPARE(firstLine.data().toString(), firstText);
+        QCOMPARE(list->visualRect(firstLine).top(), top);
+        QVERIFY(!m_page->logView()->isFollowing());
+    }
+    QVERIFY(rounds >= 2);
+
+    // Every line, in order, the oldest at the top.
+    QCOMPARE(model->rowCount(), int(total));
+    for (int row = 0; row < model->rowCount(); ++row) {
+        const QModelIndex index = model->index(row, 0);
+        if (shownRank == LogsPage::AllRanksTab)
+            QCOMPARE(index.data(LogModel::SequenceRole).toLongLong(), qint64(row));
+        else
+            QCOMPARE(index.data(LogModel::LineNumberRole).toLongLong(), qint64(row));
+    }
+    QVERIFY(model->index(0, 0).data(LogModel::TextRole).toString().contains(QStringLiteral("Epoch 0,")));
+
+    // Reading old lines does not fight new ones: the view stays put until End resumes following.
+    const QPersistentModelIndex anchor = list->indexAt(QPoint(1, 1));
+    const int anchorTop = list->visualRect(anchor).top();
+    for (int rank = 0; rank < ranks; ++rank)
+        feedLines(rank, linesPerRank, 20);
+    m_page->poll();
+    QCoreApplication::processEvents();
+    QCOMPARE(model->rowCount(), int(total) + 20 * ranks);
+    QCOMPARE(list->visualRect(anchor).top(), anchorTop);
+    QTest::keyClick(list, Qt::Key_End);
+    QVERIFY(m_page->logView()->isFollowing());
+    for (int rank = 0; rank < ranks; ++rank)
+        feedLines(rank, linesPerRank + 20, 5);
+    m_page->poll();
+    QTRY_COMPARE(bar->value(), bar->maximum());
+    QVERIFY(m_page->logView()->isFollowing());
+}
+
+void TestLogsPage::wheelAtTopReadsOlderLinesThroughFilter()
+{
+    // A filter that leaves only a few of the lines in memory: nothing to scroll, so a wheel turn
+    // up at the top asks for older lines, which are read until some pass the filter.
+    feedLines(0, 0, 2000);
+    m_page->poll();
+    QVERIFY(m_page->showRank(0));
+    auto *filter = m_page->findChild<QLineEdit *>(QStringLiteral("logFilterEdit"));
+    QTest::keyClicks(filter, QStringLiteral("Epoch (5|50|500|17[0-9]0),"));
+    m_page->poll();
+    LogModel *model = m_page->logModel();
+    QCOMPARE(model->lineRowCount(), 10);  // 1700..1790 are in memory; 5, 50, 500 only on disk
+    QVERIFY(model->hasMarkerRow());
+    QListView *list = m_page->logView()->listView();
+    QCOMPARE(list->verticalScrollBar()->maximum(), 0);
+
+    int rounds = 0;
+    while (model->hasMarkerRow() && ++rounds < 10) {
+        const qint64 elided = model->elidedCount();
+        QWheelEvent wheel(QPointF(10, 10), list->viewport()->mapToGlobal(QPointF(10, 10)), QPoint(),
+                          QPoint(0, 120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QCoreApplication::sendEvent(list->viewport(), &wheel);
+        QTRY_VERIFY(model->elidedCount() < elided);
+    }
+    QVERIFY(!model->hasMarkerRow());
+    QCOMPARE(model->lineRowCount(), 13);
+    QVERIFY(model->index(0, 0).data().toString().contains(QStringLiteral("Epoch 5,")));
+    QVERIFY(model->index(1, 0).data().toString().contains(QStringLiteral("Epoch 50,")));
+    QVERIFY(model->index(2, 0).data().toString().contains(QStringLiteral("Epoch 500,")));
+}
+
+void TestLogsPage::rankPickerFollowsTabs()
+{
+    auto *picker = m_page->findChild<QComboBox *>(QStringLiteral("logRankPicker"));
+    QVERIFY(picker);
+    for (int rank : {5, 3})
+        feedLines(rank, 0, 2);
+    m_page->poll();
+    // Few ranks: the tabs are enough.
+    QVERIFY(picker->isHidden());
+    for (int rank : {11, 0, 9, 2, 7, 1, 10, 4, 8, 6})
+        feedLines(rank, 0, 2);
+    m_page->poll();
+    QVERIFY(!picker->isHidden());
+    QCOMPARE(picker->count(), 13);
+    QCOMPARE(m_page->tabBar()->count(), 13);
+    for (int i = 0; i < picker->count(); ++i) {
+        QCOMPARE(picker->itemData(i).toInt(), m_page->tabBar()->tabData(i).toInt());
+        QCOMPARE(picker->itemText(i), m_page->tabBar()->tabText(i));
+    }
+    picker->setCurrentIndex(picker->findData(9));
+    QCOMPARE(m_page->shownRank(), 9);
+    QCOMPARE(m_page->logModel()->rank(), 9);
+    QVERIFY(m_page->showRank(4));
+    QCOMPARE(picker->currentData().toInt(), 4);
 }
 
 QTEST_MAIN(TestLogsPage)
