@@ -24,8 +24,12 @@
 #include <QScrollBar>
 #include <QTabBar>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <algorithm>
+#include <vector>
 
 using namespace rankdeck;
 
@@ -82,6 +86,7 @@ class TestScale : public QObject
 private slots:
     void initTestCase();
     void runPageAt512Ranks();
+    void launchProgressOf64Nodes();
 };
 
 void TestScale::initTestCase()
@@ -124,6 +129,21 @@ void TestScale::runPageAt512Ranks()
     view.setRun(&run);
     view.setCurrentIndex(RunView::Logs);
 
+    // Event-loop lateness, reported for the record (speed is measured in bench/, not asserted).
+    std::vector<double> stallsMs;
+    QElapsedTimer tickClock;
+    qint64 lastTick = -1;
+    QTimer tick;
+    tick.setTimerType(Qt::PreciseTimer);
+    connect(&tick, &QTimer::timeout, this, [&] {
+        const qint64 now = tickClock.nsecsElapsed();
+        if (lastTick >= 0)
+            stallsMs.push_back(qMax(0.0, double(now - lastTick) / 1e6 - tick.interval()));
+        lastTick = now;
+    });
+    tickClock.start();
+    tick.start(10);
+
     QSignalSpy finished(&run, &RunController::finished);
     QString error;
     QVERIFY2(run.start(&error), qPrintable(error));
@@ -135,7 +155,14 @@ void TestScale::runPageAt512Ranks()
         view.setCurrentIndex(page++ % 3);
         finished.wait(500);
     }
+    tick.stop();
     QVERIFY2(!finished.isEmpty(), "the 512-rank run did not finish within 90 s");
+    if (!stallsMs.empty()) {
+        std::sort(stallsMs.begin(), stallsMs.end());
+        qInfo("event-loop stall over %.1f s: median %.1f ms, p99 %.1f ms, max %.1f ms",
+              double(sinceStart.elapsed()) / 1000.0, stallsMs[stallsMs.size() / 2],
+              stallsMs[std::min(stallsMs.size() - 1, stallsMs.size() * 99 / 100)], stallsMs.back());
+    }
     QVERIFY2(run.state() == RunState::Finished,
              qPrintable(QStringLiteral("run ended as %1: %2 %3")
                             .arg(runStateLabel(run.state()), run.rootCauseSummary(), run.errorMessage())));
@@ -202,6 +229,56 @@ void TestScale::runPageAt512Ranks()
     }
     qInfo("%lld lines from %d ranks in the record", qlonglong(total), Ranks);
     view.setRun(nullptr);
+}
+
+void TestScale::launchProgressOf64Nodes()
+{
+    // The controller's per-node launch progress reaches the Overview as table rows whose
+    // progress bars are painted, not one widget per node.
+    constexpr int Nodes = 64;
+    QTemporaryDir runs;
+    QVERIFY(runs.isValid());
+    RunController::Options options;
+    options.workerPath = loadgenPath();
+    options.runsDirectory = runs.path();
+    RunController run(Profile::builtinLocal(1), TrainingConfig(), options);
+    RunView view;
+    view.resize(1000, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setRun(&run);
+    QCoreApplication::processEvents();
+    const qsizetype widgetsBefore = view.findChildren<QWidget *>().size();
+    for (int stage = 0; stage < 3; ++stage) {
+        for (int node = Nodes - 1; node >= 0; --node) {
+            const int percent = stage == 1 ? (node * 7 + 10) % 101 : -1;
+            emit run.nodeProgress(node, QStringLiteral("node-%1").arg(node),
+                                  stage == 0 ? QStringLiteral("connecting")
+                                             : stage == 1 ? QStringLiteral("uploading") : QStringLiteral("started"),
+                                  percent);
+        }
+        if (stage == 1) {
+            QTableWidget *table = view.overviewPage()->nodeProgressTable();
+            QCOMPARE(table->rowCount(), Nodes);
+            for (int node = 0; node < Nodes; ++node) {
+                QCOMPARE(table->item(node, 0)->text(), QStringLiteral("node-%1").arg(node));
+                QCOMPARE(table->item(node, 1)->text(), QStringLiteral("uploading"));
+                QCOMPARE(table->item(node, 2)->data(Qt::UserRole + 1).toInt(), (node * 7 + 10) % 101);
+            }
+        }
+        QCoreApplication::processEvents();
+        view.overviewPage()->nodeProgressTable()->viewport()->repaint();
+    }
+    QTableWidget *table = view.overviewPage()->nodeProgressTable();
+    QVERIFY(!table->isHidden());
+    QCOMPARE(table->rowCount(), Nodes);
+    QCOMPARE(table->item(Nodes - 1, 1)->text(), QStringLiteral("started"));
+    QCOMPARE(table->item(Nodes - 1, 2)->data(Qt::UserRole + 1).toInt(), -1);
+    QCOMPARE(view.findChildren<QWidget *>().size(), widgetsBefore);
+    // Another run shows its own nodes only.
+    view.setRun(nullptr);
+    QCOMPARE(table->rowCount(), 0);
+    QVERIFY(table->isHidden());
 }
 
 QTEST_MAIN(TestScale)
