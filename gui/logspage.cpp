@@ -21,6 +21,11 @@ namespace {
 constexpr int PollIntervalMs = 40;
 // Beyond this many ranks the picker is shown: tabs alone are a chore to scroll through.
 constexpr int PickerThreshold = 8;
+// Ranks below this always have a tab; others get one when the user opens them (a QTabBar lays
+// out every tab's text on each change: 512 tabs cost ~25 ms a layout here).
+constexpr int AlwaysTabbedRanks = 32;
+// Tabs opened from the picker beyond AlwaysTabbedRanks; the oldest gives way.
+constexpr int MaxOpenedTabs = 8;
 // Raw lines read back per request at most, when a filter rejects most of them.
 constexpr int MaxChunksPerRequest = 20;
 } // namespace
@@ -101,6 +106,8 @@ void LogsPage::setLogStore(const LogStore *store)
         m_picker->setVisible(false);
     }
     m_tabRanks.clear();
+    m_ranks.clear();
+    m_openedRanks.clear();
     m_model->setStore(store, LogStore::AllRanks);
     if (store) {
         syncTabs();
@@ -114,37 +121,70 @@ void LogsPage::setLogStore(const LogStore *store)
 void LogsPage::syncTabs()
 {
     const QList<int> ranks = m_store->ranks();
-    if (ranks.size() == m_tabRanks.size())
+    if (ranks.size() == m_ranks.size())
         return;
-    const QSignalBlocker blocker(m_tabs);
     const QSignalBlocker pickerBlocker(m_picker);
-    // Ranks appear in any order (rank 3's first line may come before rank 0's): keep tabs
-    // sorted. A binary search per new rank, so that 512 ranks arriving one by one stay cheap.
+    // Ranks appear in any order (rank 3's first line may come before rank 0's): keep the picker
+    // and the tabs sorted, with a binary search per new rank.
     for (int rank : ranks) {
-        const auto it = std::lower_bound(m_tabRanks.begin(), m_tabRanks.end(), rank);
-        if (it != m_tabRanks.end() && *it == rank)
+        const auto it = std::lower_bound(m_ranks.begin(), m_ranks.end(), rank);
+        if (it != m_ranks.end() && *it == rank)
             continue;
-        const int at = int(it - m_tabRanks.begin());
-        m_tabRanks.insert(at, rank);
-        const QString label = tr("Rank %1").arg(rank);
-        const int index = m_tabs->insertTab(at + 1, label);
-        m_tabs->setTabData(index, rank);
-        m_picker->insertItem(at + 1, label, rank);
+        const int at = int(it - m_ranks.begin());
+        m_ranks.insert(at, rank);
+        m_picker->insertItem(at + 1, tr("Rank %1").arg(rank), rank);
+        if (rank < AlwaysTabbedRanks)
+            addTab(rank);
     }
-    m_picker->setVisible(m_tabRanks.size() > PickerThreshold);
+    m_picker->setVisible(m_ranks.size() > PickerThreshold);
+}
+
+int LogsPage::addTab(int rank)
+{
+    const auto it = std::lower_bound(m_tabRanks.begin(), m_tabRanks.end(), rank);
+    const int at = int(it - m_tabRanks.begin());
+    if (it != m_tabRanks.end() && *it == rank)
+        return at + 1;
+    const QSignalBlocker blocker(m_tabs);
+    m_tabRanks.insert(at, rank);
+    const int index = m_tabs->insertTab(at + 1, tr("Rank %1").arg(rank));
+    m_tabs->setTabData(index, rank);
+    return index;
+}
+
+int LogsPage::openTab(int rank)
+{
+    if (rank == AllRanksTab)
+        return 0;
+    if (rank >= AlwaysTabbedRanks) {
+        m_openedRanks.removeAll(rank);
+        m_openedRanks.append(rank);
+        if (m_openedRanks.size() > MaxOpenedTabs) {
+            const int old = m_openedRanks.takeFirst();
+            const int oldAt = int(m_tabRanks.indexOf(old));
+            if (oldAt >= 0 && oldAt + 1 != m_tabs->currentIndex()) {
+                const QSignalBlocker blocker(m_tabs);
+                m_tabRanks.removeAt(oldAt);
+                m_tabs->removeTab(oldAt + 1);
+            }
+        }
+    }
+    return addTab(rank);
+}
+
+int LogsPage::rankCount() const
+{
+    return int(m_ranks.size());
 }
 
 bool LogsPage::showRank(int rank)
 {
     if (m_store)
         syncTabs();
-    for (int i = 0; i < m_tabs->count(); ++i) {
-        if (m_tabs->tabData(i).toInt() == rank) {
-            m_tabs->setCurrentIndex(i);
-            return true;
-        }
-    }
-    return false;
+    if (rank != AllRanksTab && !std::binary_search(m_ranks.begin(), m_ranks.end(), rank))
+        return false;
+    m_tabs->setCurrentIndex(openTab(rank));
+    return true;
 }
 
 int LogsPage::shownRank() const
@@ -164,7 +204,7 @@ void LogsPage::onTabChanged(int index)
     const int rank = m_tabs->tabData(index).toInt();
     {
         const QSignalBlocker blocker(m_picker);
-        m_picker->setCurrentIndex(index);
+        m_picker->setCurrentIndex(qMax(0, m_picker->findData(rank)));
     }
     m_model->setStore(m_store, rank == AllRanksTab ? LogStore::AllRanks : rank);
     m_model->poll();
@@ -173,9 +213,8 @@ void LogsPage::onTabChanged(int index)
 
 void LogsPage::onPickerChanged(int index)
 {
-    // The picker lists the same ranks as the tabs, in the same order.
-    if (index >= 0 && index < m_tabs->count())
-        m_tabs->setCurrentIndex(index);
+    if (index >= 0)
+        showRank(m_picker->itemData(index).toInt());
 }
 
 int LogsPage::loadOlderLines()

@@ -2,8 +2,9 @@
 //
 // The "Logs" tab: a tab per rank plus "All ranks" (merged by time, rank prefixes). The tabs are
 // entries of one QTabBar over ONE LogView and ONE LogModel that is re-pointed at the chosen
-// rank, so 512 ranks cost 512 tab labels, not 512 views. With many ranks a rank picker (a combo
-// box: type the rank to jump) stands next to the tabs, which no one scrolls through 512 of.
+// rank, so 512 ranks cost no views of their own. Ranks 0-31 always have a tab; with more ranks a
+// rank picker (a combo box: type the rank to jump) lists them all and opens a tab for the one
+// chosen (the last 8 chosen keep theirs): no one scrolls through 512 tabs.
 // Scrolling to the top reads older lines back from the run record in chunks.
 #pragma once
 
@@ -34,6 +35,7 @@ public:
     bool showRank(int rank);
     int shownRank() const;
     int rankTabCount() const;  // tabs for ranks, "All ranks" not counted
+    int rankCount() const;     // ranks the picker offers (every rank with a line)
 
     LogView *logView() const { return m_view; }
     LogModel *logModel() const { return m_model; }
@@ -53,11 +55,15 @@ private:
     void syncTabs();
     void onTabChanged(int index);
     void onPickerChanged(int index);
+    int addTab(int rank);   // returns the tab's index
+    int openTab(int rank);  // a tab for a rank the user asked for
 
     const LogStore *m_store = nullptr;
     QTabBar *m_tabs = nullptr;
     QComboBox *m_picker = nullptr;
-    QList<int> m_tabRanks;  // sorted, the ranks that have a tab (tab i + 1 is m_tabRanks[i])
+    QList<int> m_ranks;        // sorted, every rank with a line (picker item i + 1)
+    QList<int> m_tabRanks;     // sorted, the ranks that have a tab (tab i + 1 is m_tabRanks[i])
+    QList<int> m_openedRanks;  // tabs opened beyond the always-tabbed ranks, oldest first
     LogView *m_view = nullptr;
     LogModel *m_model = nullptr;
     QTimer *m_timer = nullptr;
