@@ -154,11 +154,11 @@ int LaunchCommand::run(const QStringList &argsIn)
 
     options.workerPath = parser.isSet(workerOpt) ? parser.value(workerOpt) : defaultWorkerPath();
     options.runId = parser.value(runIdOpt);
-    if (parser.isSet(detachOpt)) {
-        if (!profile.isLocal()) {
-            CliUtil::err() << CliUtil::tr("rankdeck-cli: --detach runs the launcher in the background on this machine; "
-                                          "it keeps the SSH sessions open until the run ends") << '\n';
-        }
+    if (parser.isSet(detachOpt) && !profile.isLocal()) {
+        // The ranks outlive this launcher on the nodes: start them, then leave.
+        options.detach = true;
+        m_detachWhenStarted = true;
+    } else if (parser.isSet(detachOpt)) {
         QStringList rest = args;
         rest.removeAll(QStringLiteral("--detach"));
         rest << QStringLiteral("--quiet") << QStringLiteral("--no-progress");
@@ -167,15 +167,85 @@ int LaunchCommand::run(const QStringList &argsIn)
         const QString runId = options.runId.isEmpty() ? RunRecord::newRunId(config.effectiveName()) : options.runId;
         return detach(rest, runId);
     }
-    m_quiet = parser.isSet(quietOpt);
-    m_progress = !parser.isSet(noProgressOpt) && CliUtil::stdoutIsTerminal();
+    m_quiet = parser.isSet(quietOpt) || m_detachWhenStarted;
+    m_progress = !parser.isSet(noProgressOpt) && CliUtil::stdoutIsTerminal() && !m_detachWhenStarted;
     m_interaction = std::make_unique<TerminalSshInteraction>(parser.isSet(acceptOpt));
     options.sshInteraction = m_interaction.get();
 
     m_controller = new RunController(profile, config, options);
     connect(m_controller, &RunController::linesAppended, this, &LaunchCommand::printLines);
     connect(m_controller, &RunController::launcherMessage, this, &LaunchCommand::printMessage);
+    installSignalHandlers();
 
+    QString error;
+    if (!m_controller->start(&error)) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        CliUtil::err().flush();
+        return ExitFailed;
+    }
+    CliUtil::err() << CliUtil::tr("[rankdeck] run %1 (%2 ranks), record in %3")
+                          .arg(m_controller->runId()).arg(m_controller->worldSize()).arg(m_controller->runDirectory())
+                   << '\n';
+    CliUtil::err().flush();
+    return follow();
+}
+
+int LaunchCommand::attach(const QStringList &args)
+{
+    QCommandLineParser parser;
+    parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
+    const QCommandLineOption ranksOpt(QStringLiteral("ranks"), CliUtil::tr("Print only these ranks' lines, e.g. 0,3 (all are recorded)."),
+                                      QStringLiteral("LIST"));
+    const QCommandLineOption acceptOpt(QStringLiteral("accept-new-host-keys"), CliUtil::tr("Trust and remember unknown SSH host keys (never changed ones)."));
+    const QCommandLineOption quietOpt(QStringLiteral("quiet"), CliUtil::tr("Do not print the ranks' lines, only the summary."));
+    const QCommandLineOption noProgressOpt(QStringLiteral("no-progress"), CliUtil::tr("No live progress line."));
+    const QCommandLineOption detachOpt(QStringLiteral("detach"),
+                                       CliUtil::tr("Only bring the record up to date, then leave the run running again."));
+    parser.addOptions({ranksOpt, acceptOpt, quietOpt, noProgressOpt, detachOpt});
+    parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
+    int code = 0;
+    if (!CliUtil::parse(parser, args, CliUtil::tr("Re-attach to a detached run (launch --detach on an SSH profile, or a run whose "
+                                                    "launcher died): reconnects to its nodes, resumes every rank's output where the "
+                                                    "record stops (no gap, no duplicate) and follows the run like launch.\n"
+                                                    "Exit status: 0 every rank finished, 1 the run failed or was stopped or cannot be "
+                                                    "re-attached, 2 usage error."), &code))
+        return code;
+    const QString cmd = args.value(0);
+    if (parser.positionalArguments().size() != 1)
+        return CliUtil::usageError(CliUtil::tr("expected exactly one RUN"), cmd);
+    if (parser.isSet(ranksOpt)) {
+        for (const QString &part : parser.value(ranksOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            int r = 0;
+            if (!CliUtil::parseInt(part.trimmed(), 0, 1 << 20, &r))
+                return CliUtil::usageError(CliUtil::tr("--ranks: \"%1\" is not a rank number").arg(part), cmd);
+            m_consoleRanks.insert(r);
+        }
+    }
+    m_quiet = parser.isSet(quietOpt);
+    m_progress = !parser.isSet(noProgressOpt) && CliUtil::stdoutIsTerminal();
+    m_interaction = std::make_unique<TerminalSshInteraction>(parser.isSet(acceptOpt));
+    RunController::Options options;
+    options.sshInteraction = m_interaction.get();
+    QString error;
+    const QString dir = RunRecord::resolve(RunRecord::defaultRunsDirectory(), parser.positionalArguments().first(), &error);
+    if (dir.isEmpty()) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
+    installSignalHandlers();
+    m_controller = RunController::reattach(dir, options, nullptr, &error);
+    if (!m_controller) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
+    connect(m_controller, &RunController::linesAppended, this, &LaunchCommand::printLines);
+    connect(m_controller, &RunController::launcherMessage, this, &LaunchCommand::printMessage);
+    m_detachWhenStarted = parser.isSet(detachOpt);
+    return follow();
+}
+
+void LaunchCommand::installSignalHandlers()
+{
     // Ctrl+C and SIGTERM (also what `rankdeck-cli stop` falls back to) stop the run in order.
     if (::pipe2(s_signalPipe, O_CLOEXEC | O_NONBLOCK) == 0) {
         m_signalNotifier = new QSocketNotifier(s_signalPipe[0], QSocketNotifier::Read, this);
@@ -190,25 +260,39 @@ int LaunchCommand::run(const QStringList &argsIn)
     }
     // A closed console must not kill the launcher mid-write; the run goes on and stays recorded.
     ::signal(SIGPIPE, SIG_IGN);
+}
 
-    QString error;
-    if (!m_controller->start(&error)) {
-        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
-        CliUtil::err().flush();
-        return ExitFailed;
-    }
-    CliUtil::err() << CliUtil::tr("[rankdeck] run %1 (%2 ranks), record in %3")
-                          .arg(m_controller->runId()).arg(m_controller->worldSize()).arg(m_controller->runDirectory())
-                   << '\n';
-    CliUtil::err().flush();
+int LaunchCommand::follow()
+{
     if (m_progress)
         m_progressTimer.start();
     QEventLoop loop;
     connect(m_controller, &RunController::finished, &loop, &QEventLoop::quit);
-    if (!isTerminal(m_controller->state()))
+    connect(m_controller, &RunController::detached, &loop, &QEventLoop::quit);
+    if (m_detachWhenStarted) {
+        auto release = [this] {
+            QString why;
+            if (!m_controller->isDetached() && !m_controller->detachAndRelease(&why))
+                printMessage(why);
+        };
+        connect(m_controller, &RunController::ranksStarted, this, release);
+        if (m_controller->canDetach())
+            QTimer::singleShot(0, this, release);
+    }
+    if (!isTerminal(m_controller->state()) && !m_controller->isDetached())
         loop.exec();
     m_progressTimer.stop();
     clearProgress();
+    if (m_controller->isDetached()) {
+        CliUtil::out() << m_controller->runId() << '\n';
+        CliUtil::out().flush();
+        CliUtil::err() << CliUtil::tr("[rankdeck] run %1 goes on detached on its nodes; follow it with: "
+                                      "rankdeck-cli attach %1")
+                              .arg(m_controller->runId())
+                       << '\n';
+        CliUtil::err().flush();
+        return ExitOk;
+    }
     printSummary();
     switch (m_controller->state()) {
     case RunState::Finished:

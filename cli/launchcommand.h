@@ -4,6 +4,9 @@
 // rank prefix ([r3] …, like srun -l), a live one-line progress on a terminal and a summary at
 // the end (root cause first when the run failed). Ctrl+C stops the ranks in order; a second
 // Ctrl+C kills them.
+// `launch --detach` with an SSH profile starts the run, waits until every rank has started,
+// leaves it running on the nodes and prints its id; `rankdeck-cli attach RUN` takes such a run
+// over again and follows it like launch does (same output, same exit status).
 #pragma once
 
 #include "runstate.h"
@@ -36,6 +39,7 @@ public:
     ~LaunchCommand() override;
 
     int run(const QStringList &args);
+    int attach(const QStringList &args);
 
 private:
     int detach(const QStringList &args, const QString &runId);
@@ -45,11 +49,15 @@ private:
     void clearProgress();
     void printSummary();
     void onSignal();
+    void installSignalHandlers();
+    // Follows m_controller until it ends (or, with m_detachWhenStarted, detaches).
+    int follow();
 
     RunController *m_controller = nullptr;
     std::unique_ptr<TerminalSshInteraction> m_interaction;
     QSet<int> m_consoleRanks;   // empty: all
     bool m_quiet = false;
+    bool m_detachWhenStarted = false;
     bool m_progress = false;
     bool m_progressShown = false;
     int m_signals = 0;

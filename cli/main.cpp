@@ -23,6 +23,8 @@ void printUsage(QTextStream &out)
         "Commands:\n"
         "  launch --profile NAME [--nproc-per-node N] [--name NAME] [--detach] -- WORKER-ARGS...\n"
         "                     start a run and print every rank's lines as [rN] ...\n"
+        "                     (--detach on an SSH profile: the ranks go on without this launcher)\n"
+        "  attach RUN         re-attach to a detached run and follow it like launch\n"
         "  runs               list recorded runs\n"
         "  show RUN           state, timings, per-rank results, root cause, failure report\n"
         "  logs RUN [--rank N] [--follow]\n"
@@ -67,6 +69,10 @@ int main(int argc, char **argv)
     if (command == QLatin1String("launch")) {
         LaunchCommand launch;
         return launch.run(rest);
+    }
+    if (command == QLatin1String("attach")) {
+        LaunchCommand attach;
+        return attach.attach(rest);
     }
     if (command == QLatin1String("runs"))
         return RunCommands::runs(rest);

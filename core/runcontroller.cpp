@@ -2,7 +2,9 @@
 #include "runcontroller.h"
 
 #include "logstore.h"
+#include "linesplitter.h"
 #include "metricsstore.h"
+#include "ssh/sshtransport.h"
 #include "transportfactory.h"
 
 #include <QCoreApplication>
@@ -45,6 +47,18 @@ QString signalName(int sig)
     return QStringLiteral("signal %1").arg(sig);
 }
 
+// What RankStream's splitter keeps after `chunk` (a mirror of LineSplitter::feed): bytes after
+// the last newline, less the full pieces a line that never ends was already handed out in.
+qint64 pendingAfter(qint64 pending, const QByteArray &chunk)
+{
+    const qsizetype nl = chunk.lastIndexOf('\n');
+    qint64 p = nl < 0 ? pending + chunk.size() : chunk.size() - nl - 1;
+    const qint64 piece = LineSplitter::kDefaultMaxPieceBytes;
+    if (p > piece)
+        p = (p - 1) % piece + 1;
+    return p;
+}
+
 } // namespace
 
 RunController::RunController(QObject *parent) : QObject(parent) {}
@@ -60,7 +74,7 @@ RunController::RunController(const Profile &profile, const TrainingConfig &confi
 RunController::~RunController()
 {
     // Never leave ranks behind when the controller goes away mid-run.
-    if (m_transport && !m_readOnly && !isTerminal(m_state)) {
+    if (m_transport && !m_readOnly && !m_released && !isTerminal(m_state)) {
         for (int r = 0; r < m_ranks.size(); ++r) {
             if (m_runtime[r].started && !m_runtime[r].exited)
                 m_transport->signalRank(r, SIGKILL);
@@ -120,6 +134,7 @@ bool RunController::start(QString *error)
         s.totalSteps = m_config.totalSteps();
         m_ranks.append(s);
         m_runtime.append(RankRuntime());
+        m_offsets.append(StreamOffsets());
     }
 
     if (!m_transport) {
@@ -131,6 +146,12 @@ bool RunController::start(QString *error)
             return false;
         }
         m_transport = t;
+    }
+    if (m_options.detach) {
+        if (auto *ssh = qobject_cast<SshTransport *>(m_transport.data()))
+            ssh->setDetached(true);
+        else
+            note(tr("detach: only SSH runs can outlive their launcher; this one stops with it"));
     }
     connectTransport();
     m_startedUs = nowUs();
@@ -163,6 +184,10 @@ void RunController::onPrepared()
 {
     if (m_finalized)
         return;
+    if (m_reattaching) {
+        attachRanks();
+        return;
+    }
     if (m_userStop) {
         for (int r = 0; r < m_ranks.size(); ++r)
             setRankState(r, RankState::Stopped, tr("not started"));
@@ -229,6 +254,8 @@ void RunController::startRank(int rank, int masterPort)
     if (rt.started)
         return;
     rt.started = true;
+    StreamOffsets &o = m_offsets[rank];
+    o = StreamOffsets{o.attempt + 1, {0, 0}, {0, 0}};
     const bool resume = m_attempt > 0 && !m_config.checkpointDir().isEmpty();
     const RankLaunchSpec spec = m_plan.spec(rank, m_transport->workerPath(m_plan.rank(rank).nodeIndex),
                                             masterPort, resume);
@@ -242,10 +269,18 @@ void RunController::onRankStarted(int rank, qint64 pid)
     if (rank < 0 || rank >= m_ranks.size())
         return;
     m_ranks[rank].pid = pid;
-    m_ranks[rank].startTimeUs = nowUs();
-    m_ranks[rank].lastHeartbeatUs = m_ranks[rank].startTimeUs;
+    // A re-attach reports the start again; the process is the one that started back then.
+    if (!m_runtime[rank].pidKnown || m_ranks[rank].startTimeUs == 0)
+        m_ranks[rank].startTimeUs = nowUs();
+    m_ranks[rank].lastHeartbeatUs = nowUs();
+    m_runtime[rank].pidKnown = true;
     m_stateDirty = true;
     emit rankChanged(rank);
+    if (!m_ranksStartedSent && allRanksStarted()) {
+        m_ranksStartedSent = true;
+        writeState();
+        emit ranksStarted();
+    }
     // A stop that came while the process was being created reaches it now.
     if (m_runtime[rank].launcherStopped)
         m_transport->writeStdin(rank, QByteArray("stop\n"));
@@ -258,6 +293,14 @@ void RunController::onRankOutput(int rank, StreamKind stream, const QByteArray &
     RankStream::Output out;
     m_streams[rank]->feed(stream, chunk, out);
     handleOutput(rank, out);
+    // After the record has the lines: the offsets never run ahead of what is on disk.
+    StreamOffsets &o = m_offsets[rank];
+    const int s = stream == StreamKind::Stdout ? 0 : 1;
+    o.received[s] += chunk.size();
+    o.pending[s] = pendingAfter(o.pending[s], chunk);
+    // state.json carries them; watch() writes it at most every 0.5 s.
+    if (m_options.detach)
+        m_stateDirty = true;
 }
 
 void RunController::handleOutput(int rank, RankStream::Output &out)
@@ -614,6 +657,7 @@ void RunController::onRankExited(int rank, const RankExit &exit)
         RankStream::Output out;
         m_streams[rank]->finish(out);
         handleOutput(rank, out);
+        m_offsets[rank].pending[0] = m_offsets[rank].pending[1] = 0;
     }
     rt.exited = true;
     rt.started = true;
@@ -953,7 +997,207 @@ QJsonObject RunController::stateJson() const
     for (const QJsonObject &a : m_attempts)
         attempts.append(a);
     o[QStringLiteral("attempts")] = attempts;
+    o[QStringLiteral("detach")] = m_options.detach;
+    o[QStringLiteral("detached")] = m_released;
+    o[QStringLiteral("streams")] = streamsJson();
     return o;
+}
+
+QJsonArray RunController::streamsJson() const
+{
+    QJsonArray a;
+    for (int r = 0; r < m_offsets.size(); ++r) {
+        const StreamOffsets &o = m_offsets[r];
+        QJsonObject j;
+        j[QStringLiteral("rank")] = r;
+        j[QStringLiteral("attempt")] = o.attempt;
+        j[QStringLiteral("stdout_bytes")] = o.committed(0);
+        j[QStringLiteral("stderr_bytes")] = o.committed(1);
+        a.append(j);
+    }
+    return a;
+}
+
+bool RunController::allRanksStarted() const
+{
+    if (m_ranks.isEmpty())
+        return false;
+    for (int r = 0; r < m_ranks.size(); ++r) {
+        if (!m_runtime[r].pidKnown && !m_runtime[r].exited)
+            return false;
+    }
+    return true;
+}
+
+bool RunController::canDetach() const
+{
+    return !m_readOnly && !m_released && !m_finalized && !isTerminal(m_state) && m_options.detach
+        && qobject_cast<SshTransport *>(m_transport.data()) && allRanksStarted();
+}
+
+bool RunController::detachAndRelease(QString *error)
+{
+    if (!canDetach()) {
+        QString why;
+        if (m_readOnly || m_finalized || isTerminal(m_state))
+            why = tr("run %1 is not running here").arg(m_record.id());
+        else if (!m_options.detach || !qobject_cast<SshTransport *>(m_transport.data()))
+            why = tr("run %1 was not launched detachable (SSH profile and detach)").arg(m_record.id());
+        else
+            why = tr("run %1: not every rank has started yet").arg(m_record.id());
+        if (error)
+            *error = why;
+        return false;
+    }
+    m_released = true;
+    m_finalized = true;
+    m_watchTimer.stop();
+    note(tr("detached: the ranks go on on the nodes; re-attach with: rankdeck-cli attach %1").arg(m_record.id()));
+    writeState();
+    if (m_logs)
+        m_logs->close();
+    if (m_metrics)
+        m_metrics->close();
+    // Nothing the sessions still deliver may reach the record: the offsets above are final.
+    Transport *t = m_transport.data();
+    t->disconnect(this);
+    m_transport = nullptr;
+    if (!m_transportInjected)
+        t->deleteLater();
+    emit detached();
+    return true;
+}
+
+RunController *RunController::reattach(const QString &runDirectory, const Options &options, QObject *parent,
+                                       QString *error)
+{
+    RunRecord record;
+    if (!record.open(runDirectory, error))
+        return nullptr;
+    const QJsonObject st = record.readState();
+    const RunState state = runStateFromName(st.value(QStringLiteral("state")).toString());
+    const RunInfo info = record.info();
+    if (record.profile().isLocal()) {
+        *error = tr("run %1 ran on the local profile: only SSH runs can be re-attached").arg(record.id());
+        return nullptr;
+    }
+    if (st.isEmpty() || isTerminal(state)) {
+        *error = tr("run %1 is not running (%2)").arg(record.id(), st.isEmpty() ? tr("no state") : runStateName(state));
+        return nullptr;
+    }
+    if (!st.value(QStringLiteral("detached")).toBool() && !info.launcherGone) {
+        *error = tr("run %1 is still followed by its launcher (pid %2 on %3)")
+                     .arg(record.id())
+                     .arg(st.value(QStringLiteral("launcher_pid")).toInteger())
+                     .arg(st.value(QStringLiteral("launcher_host")).toString());
+        return nullptr;
+    }
+    const QJsonArray streams = st.value(QStringLiteral("streams")).toArray();
+    const QJsonArray ranks = st.value(QStringLiteral("ranks")).toArray();
+    if (streams.size() != ranks.size() || ranks.isEmpty()) {
+        *error = tr("%1: state.json has no stream offsets for its ranks (not a detachable run)")
+                     .arg(record.directory());
+        return nullptr;
+    }
+
+    Options o = options;
+    o.detach = true;
+    o.runId = record.id();
+    auto *c = new RunController(record.profile(), record.config(), o, parent);
+    c->m_record = record;
+    c->m_plan = LaunchPlan::create(c->m_profile, c->m_config, record.id(),
+                                   QStringLiteral(".cache/rankdeck/runs/") + record.id());
+    if (!c->m_plan.isValid() || c->m_plan.worldSize() != ranks.size()) {
+        *error = tr("run %1: its profile snapshot does not give the recorded ranks: %2")
+                     .arg(record.id(), c->m_plan.error());
+        delete c;
+        return nullptr;
+    }
+    c->m_state = state;
+    c->m_attempt = st.value(QStringLiteral("attempt")).toInt();
+    c->m_startedUs = st.value(QStringLiteral("started_us")).toInteger();
+    c->m_masterPort = st.value(QStringLiteral("master_port")).toInt();
+    c->m_userStop = st.value(QStringLiteral("user_stop")).toBool();
+    for (const QJsonValue &v : st.value(QStringLiteral("attempts")).toArray())
+        c->m_attempts.append(v.toObject());
+    const QJsonObject failure = record.readFailureReport();
+    if (!failure.isEmpty()) {
+        c->m_report = FailureReport::fromJson(failure);
+        c->m_failures = c->m_report.failures;
+        c->m_failureSeen = !c->m_failures.isEmpty();
+    }
+    const qint64 now = nowUs();
+    for (int r = 0; r < ranks.size(); ++r) {
+        c->m_ranks.append(RankStatus::fromJson(ranks[r].toObject()));
+        RankRuntime rt;
+        StreamOffsets off;
+        const QJsonObject so = streams[r].toObject();
+        off.attempt = so.value(QStringLiteral("attempt")).toInt();
+        off.received[0] = so.value(QStringLiteral("stdout_bytes")).toInteger();
+        off.received[1] = so.value(QStringLiteral("stderr_bytes")).toInteger();
+        rt.lastStepChangeUs = now;
+        if (isTerminal(c->m_ranks[r].state)) {
+            rt.started = rt.exited = rt.pidKnown = true;
+        } else if (off.attempt > 0) {
+            rt.started = true;
+        }
+        c->m_ranks[r].lastHeartbeatUs = now;
+        // A rank already seen ending is not attached, so the new transport cannot number its next
+        // start after the old ones: no gang restart then (it would overwrite rank<R>.a1.*).
+        if (rt.exited)
+            c->m_config.maxRestarts = std::min(c->m_config.maxRestarts, c->m_attempt);
+        c->m_runtime.append(rt);
+        c->m_offsets.append(off);
+        c->m_streams.push_back(std::make_unique<RankStream>(r));
+    }
+    c->m_logs = std::make_unique<LogStore>();
+    QString storeError;
+    if (!c->m_logs->open(record.directory(), &storeError))
+        c->note(tr("cannot write logs to the run record: %1").arg(storeError));
+    c->m_metrics = std::make_unique<MetricsStore>();
+    if (!c->m_metrics->open(record.directory(), &storeError))
+        c->note(tr("cannot write metrics to the run record: %1").arg(storeError));
+
+    QString transportError;
+    Transport *t = TransportFactory::create(c->m_profile, record.id(), o.sshInteraction, c, &transportError);
+    auto *ssh = qobject_cast<SshTransport *>(t);
+    if (!ssh) {
+        *error = t ? tr("run %1: its transport cannot re-attach").arg(record.id()) : transportError;
+        delete t;
+        delete c;
+        return nullptr;
+    }
+    // This launcher may go away too: the ranks keep running, as when the run was launched.
+    ssh->setDetached(true);
+    c->m_transport = ssh;
+    c->m_reattaching = true;
+    c->connectTransport();
+    c->note(tr("re-attaching to run %1 (%2 ranks on %3 node(s))")
+                .arg(record.id()).arg(ranks.size()).arg(c->m_profile.nodes.size()));
+    c->writeState();
+    c->m_watchTimer.start();
+    ssh->prepare(QString());
+    return c;
+}
+
+void RunController::attachRanks()
+{
+    m_reattaching = false;
+    auto *ssh = qobject_cast<SshTransport *>(m_transport.data());
+    for (int r = 0; r < m_ranks.size(); ++r) {
+        RankRuntime &rt = m_runtime[r];
+        if (rt.exited)
+            continue;
+        if (!rt.started) {
+            // It never got a process before the launcher left (rank 0's port never came).
+            setRankState(r, RankState::Stopped, tr("not started"));
+            continue;
+        }
+        const StreamOffsets &o = m_offsets[r];
+        const RankLaunchSpec spec = m_plan.spec(r, QString(), m_masterPort, false);
+        ssh->attachRank(spec, o.attempt, o.received[0], o.received[1]);
+    }
+    checkAllDone();
 }
 
 void RunController::writeState()

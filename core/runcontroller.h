@@ -13,6 +13,10 @@
 // its `store` event; only then are the other ranks started, with that port.
 // A controller can also be built on a finished run directory (reopen()): the same object then
 // serves the views of a past run, read-only.
+// Detached runs (Options::detach, SSH profiles): the ranks keep running on the nodes when this
+// launcher leaves (detachAndRelease(), or it dies); state.json keeps, per rank, the attempt and the
+// stdout/stderr bytes already in the run record, so that reattach() resumes every stream at the
+// next byte: no gap, no duplicate.
 #pragma once
 
 #include "failurereport.h"
@@ -55,6 +59,7 @@ public:
         int hangTimeoutSec = 0;      // no step progress while heartbeats go on; 0: the profile's heartbeat timeout
         int storeTimeoutSec = 0;     // rank 0 must report its port within this; 0: the profile's rendezvous timeout
         bool autoDumpStacks = true;  // ask hung ranks for their stacks
+        bool detach = false;         // SSH: ranks survive this launcher (recorded in state.json)
         SshInteraction *sshInteraction = nullptr;
     };
 
@@ -64,6 +69,14 @@ public:
 
     // A past (or detached) run from its directory, read-only. nullptr and *error when unreadable.
     static RunController *reopen(const QString &runDirectory, QObject *parent, QString *error);
+
+    // Takes over a detached run (or one whose launcher died) from its directory: reconnects to the
+    // nodes of its profile snapshot and re-attaches every rank not seen ending, each stream from
+    // the byte where the record stops; lines go on into the same logs, and the run then ends as
+    // usual. nullptr and *error when the run cannot be re-attached (finished, local, attached to a
+    // live launcher). options.workerPath is not needed.
+    static RunController *reattach(const QString &runDirectory, const Options &options, QObject *parent,
+                                   QString *error);
 
     // Uses this transport instead of the profile's (benchmarks, synthetic runs); takes ownership.
     // Call before start().
@@ -75,6 +88,15 @@ public:
     void stop();
     // SIGKILL to every rank's process group now.
     void kill();
+    // Leaves the run without stopping it (Options::detach, every rank started): state.json gets
+    // the stream offsets, the SSH sessions close, the ranks go on; the controller is then inert
+    // (isDetached()) and reattach() can pick the run up. false and *error otherwise.
+    bool detachAndRelease(QString *error);
+    bool canDetach() const;
+    bool isDetached() const { return m_released; }
+    bool detachRequested() const { return m_options.detach; }
+    // Every rank has a process (the moment `launch --detach` leaves).
+    bool allRanksStarted() const;
     // Asks ranks (-1: every running rank) for a stack dump; answers come as stacksReceived().
     void dumpStacks(int rank = -1);
 
@@ -118,6 +140,10 @@ signals:
     // is -1 when the stage has none. host is the profile's name for the node.
     void nodeProgress(int nodeIndex, const QString &host, const QString &stage, int percent);
     void finished(rankdeck::RunState state);
+    // Every rank has been started (rankStarted from the transport for each).
+    void ranksStarted();
+    // detachAndRelease() succeeded: the run goes on without this controller.
+    void detached();
 
 private:
     struct RankRuntime
@@ -132,10 +158,21 @@ private:
         qint64 maxStepIntervalUs = 0;
         bool dumpRequested = false;
         QSet<int> signalsSent;        // by the launcher, to tell its own kills from crashes
+        bool pidKnown = false;        // rankStarted came
+    };
+    // Per rank: what is in the run record of its current attempt, for a later re-attach.
+    struct StreamOffsets
+    {
+        int attempt = 0;              // the transport's start count of the rank (rank<R>.a<attempt>)
+        qint64 received[2] = {0, 0};  // bytes of stdout, stderr delivered by the transport
+        qint64 pending[2] = {0, 0};   // ... of which still in the line splitter (not on disk)
+        qint64 committed(int s) const { return received[s] - pending[s]; }
     };
 
     RunController(QObject *parent);
     void connectTransport();
+    void attachRanks();
+    QJsonArray streamsJson() const;
     void onPrepared();
     void onPrepareFailed(const QString &message);
     void launchAttempt();
@@ -173,6 +210,10 @@ private:
     std::vector<std::unique_ptr<RankStream>> m_streams;
     QList<RankStatus> m_ranks;
     QList<RankRuntime> m_runtime;
+    QList<StreamOffsets> m_offsets;
+    bool m_released = false;         // detachAndRelease() done
+    bool m_reattaching = false;      // prepared() means: attach the ranks, not start them
+    bool m_ranksStartedSent = false;
     QHash<int, QString> m_stacks;
     QList<RankFailure> m_failures;   // observed in this attempt
     FailureReport m_report;

@@ -27,6 +27,12 @@ RunController *RunManager::launch(const Profile &profile, const TrainingConfig &
         refresh();
         return nullptr;
     }
+    adopt(c);
+    return c;
+}
+
+void RunManager::adopt(RunController *c)
+{
     const QString id = c->runId();
     m_controllers.insert(id, c);
     connect(c, &RunController::stateChanged, this, [this, c, id](RunState state) {
@@ -37,9 +43,45 @@ RunController *RunManager::launch(const Profile &profile, const TrainingConfig &
         updateInfo(c);
         emit runFinished(id, state);
     });
+    connect(c, &RunController::detached, this, [this] { refresh(); });
     refresh();
     emit runStarted(id);
+}
+
+RunController *RunManager::reattach(const QString &idOrName, RunController::Options options, QString *error)
+{
+    const QString dir = RunRecord::resolve(m_runsDirectory, idOrName, error);
+    if (dir.isEmpty())
+        return nullptr;
+    RunRecord r;
+    if (!r.open(dir, error))
+        return nullptr;
+    if (RunController *old = controller(r.id())) {
+        if (!old->isReadOnly() && !old->isDetached()) {
+            *error = QCoreApplication::translate("rankdeck::RunManager", "run %1 is attached already").arg(r.id());
+            return nullptr;
+        }
+        m_controllers.remove(r.id());
+        old->deleteLater();
+    }
+    options.runsDirectory = m_runsDirectory;
+    RunController *c = RunController::reattach(dir, options, this, error);
+    if (!c) {
+        refresh();
+        return nullptr;
+    }
+    adopt(c);
     return c;
+}
+
+QStringList RunManager::detachAll()
+{
+    QStringList released;
+    for (RunController *c : activeRuns()) {
+        if (c->canDetach() && c->detachAndRelease(nullptr))
+            released << c->runId();
+    }
+    return released;
 }
 
 RunController *RunManager::open(const QString &idOrName, QString *error)
@@ -78,7 +120,7 @@ QList<RunController *> RunManager::activeRuns() const
 {
     QList<RunController *> out;
     for (const QPointer<RunController> &c : m_controllers) {
-        if (c && !c->isReadOnly() && !isTerminal(c->state()))
+        if (c && !c->isReadOnly() && !c->isDetached() && !isTerminal(c->state()))
             out.append(c);
     }
     return out;
@@ -89,7 +131,7 @@ void RunManager::refresh()
     m_history = RunRecord::list(m_runsDirectory);
     // A run this process drives is never "launcher gone", and its state is the live one.
     for (RunInfo &i : m_history) {
-        if (RunController *c = controller(i.id); c && !c->isReadOnly()) {
+        if (RunController *c = controller(i.id); c && !c->isReadOnly() && !c->isDetached()) {
             i.state = c->state();
             i.launcherGone = false;
             i.rootCause = c->rootCauseSummary();

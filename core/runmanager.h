@@ -29,6 +29,13 @@ public:
     // could not start; the failed attempt still appears in the history when it got a record.
     RunController *launch(const Profile &profile, const TrainingConfig &config, RunController::Options options,
                           QString *error);
+    // Takes over a detached run (RunController::reattach) by id or name; the controller is then
+    // live here like a launched one. nullptr and *error when it cannot.
+    RunController *reattach(const QString &idOrName, RunController::Options options, QString *error);
+    // Releases every active detachable run (detachAndRelease); returns those that were released.
+    // The GUI calls it on quit, then stopAll() for the rest.
+    QStringList detachAll();
+
     // A run by id or name: the live controller when this manager runs it, else the record
     // reopened read-only (kept until closeRun()).
     RunController *open(const QString &idOrName, QString *error);
@@ -51,6 +58,7 @@ signals:
 
 private:
     void updateInfo(RunController *c);
+    void adopt(RunController *c);
 
     QString m_runsDirectory;
     QHash<QString, QPointer<RunController>> m_controllers;

@@ -255,8 +255,11 @@ RunInfo RunRecord::info() const
         i.attempt = state.value(QStringLiteral("attempt")).toInt();
         i.worldSize = state.value(QStringLiteral("world_size")).toInt(i.worldSize);
         i.rootCause = state.value(QStringLiteral("root_cause_summary")).toString();
-        if (!isTerminal(i.state))
+        i.detachable = state.value(QStringLiteral("detach")).toBool();
+        if (!isTerminal(i.state)) {
+            i.detached = state.value(QStringLiteral("detached")).toBool();
             i.launcherGone = !processAlive(state.value(QStringLiteral("launcher_pid")).toInteger());
+        }
     } else {
         // No state yet: the launcher died before starting, or is starting right now.
         i.launcherGone = QDateTime::currentMSecsSinceEpoch() * 1000 - m_createdUs > 60'000'000;

@@ -4,7 +4,9 @@
 // so that a crash of the launcher loses nothing already received:
 //   run.json        id, name, creation time, profile and config snapshot (written once)
 //   profile.toml    the profile as it was at launch, human-readable
-//   state.json      run and rank states, root cause, attempts (replaced atomically on change)
+//   state.json      run and rank states, root cause, attempts (replaced atomically on change);
+//                   detachable runs add "detach", "detached" and "streams" (per rank: attempt,
+//                   stdout_bytes, stderr_bytes already in rank-<R>.log, for a re-attach)
 //   failure.json    the failure report (FailureReport::toJson), failure.txt the same for people
 //   rank-<R>.log …  every line each rank printed, as received (LogStore)
 //   metrics.csv     every metric point (MetricsStore)
@@ -34,6 +36,8 @@ struct RunInfo
     QString profileName;
     RunState state = RunState::Preparing;
     bool launcherGone = false;   // not finished, but the launcher that owned it is not running
+    bool detachable = false;     // launched with detach (SSH): ranks outlive the launcher
+    bool detached = false;       // left running by its launcher; RunController::reattach() takes it over
     qint64 createdUs = 0;
     qint64 endedUs = 0;
     int worldSize = 0;

@@ -398,6 +398,7 @@ void SshNodeWorker::attachRank(const RankLaunchSpec &spec, int attempt, qint64 s
     r.baseName = QStringLiteral("rank%1.a%2").arg(rank).arg(attempt);
     r.stdoutBytes = stdoutBytes;
     r.stderrBytes = stderrBytes;
+    r.stdinBase = -1;
     m_attempts[rank] = std::max(m_attempts.value(rank), attempt);
     QString error;
     if (!openChannel(r, SshRankScript::attach(m_settings.runId, r.runDirectory, r.baseName, graceSec(), stdoutBytes,
@@ -521,8 +522,10 @@ bool SshNodeWorker::pollRank(int rank, Rank &r)
                 if (r.resync) {
                     r.resync = false;
                     const qint64 received = fields.value(1).toLongLong();
-                    if (received < r.stdinHistory.size()) {
-                        const QByteArray rest = r.stdinHistory.mid(received);
+                    if (r.stdinBase < 0)
+                        r.stdinBase = received;
+                    if (received - r.stdinBase < r.stdinHistory.size()) {
+                        const QByteArray rest = r.stdinHistory.mid(received - r.stdinBase);
                         ssh_channel_write(r.channel, rest.constData(), uint32_t(rest.size()));
                     }
                     if (r.stdinClosed)

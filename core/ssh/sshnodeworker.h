@@ -98,6 +98,9 @@ private:
         qint64 stderrBytes = 0;
         QByteArray stdinHistory; // everything written, so a re-attach can resend what was lost
         bool resync = false;     // attach channel: stdin resumes once the header tells where
+        // Bytes of stdin the node had before stdinHistory began: -1 until the first header of a
+        // rank attached from an earlier launcher (whose stdin this launcher never saw).
+        qint64 stdinBase = 0;
         bool stdinClosed = false;
     };
 
