@@ -100,10 +100,9 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     m_maxRestarts->setToolTip(tr("Restart the whole gang from the last checkpoint this many times after a failure"));
     m_detach = new QCheckBox(tr("&Detach (keep running when RankDeck closes)"), this);
     m_detach->setObjectName(QStringLiteral("launchDetachCheck"));
-    // Core's RunManager cannot hand a run over to the nodes yet (local ranks stop when their
-    // launcher's stdin closes); the option shows where it will be, disabled until then.
+    // Only SSH ranks can outlive their launcher (local ranks stop when its stdin closes);
+    // onProfileChanged() enables it for SSH profiles.
     m_detach->setEnabled(false);
-    m_detach->setToolTip(tr("Not available yet: runs stop when RankDeck quits"));
     m_extra = new QLineEdit(this);
     m_extra->setObjectName(QStringLiteral("launchExtraArgsEdit"));
     m_extra->setPlaceholderText(tr("more worker flags, e.g. --shuffle --clip-grad-norm 1"));
@@ -206,6 +205,12 @@ void LaunchDialog::onProfileChanged()
     m_nodes->setValue(nodeCount);
     m_nodes->setEnabled(nodeCount > 1);
     m_ranksPerNode->setValue(m_profile.nodes.isEmpty() ? 2 : m_profile.nodes.first().ranksPerNode);
+    const bool ssh = !m_profile.isLocal() && !m_profile.nodes.isEmpty();
+    m_detach->setEnabled(ssh);
+    if (!ssh)
+        m_detach->setChecked(false);
+    m_detach->setToolTip(ssh ? tr("The ranks keep running on the nodes when RankDeck closes; re-attach from the run list")
+                             : tr("Only runs on SSH profiles can keep running without RankDeck"));
     revalidate();
 }
 

@@ -64,6 +64,7 @@ MainWindow::MainWindow(QWidget *parent)
         if (!id.isEmpty() && !showRun(id, &error))
             statusBar()->showMessage(error, 10000);
     });
+    connect(m_side, &SidePanel::reattachRequested, this, [this](const QString &runId) { reattachRun(runId); });
     connect(m_runs, &RunManager::runFinished, this, [this](const QString &runId, RunState state) {
         RunController *run = m_runs->controller(runId);
         const QString name = run ? run->name() : runId;
@@ -195,7 +196,7 @@ void MainWindow::openLaunchDialog(const QString &profileName)
 
 void MainWindow::onLaunchAccepted(LaunchDialog *dialog)
 {
-    launch(dialog->profile(), dialog->config());
+    launch(dialog->profile(), dialog->config(), nullptr, dialog->detach());
 }
 
 QString MainWindow::workerPath()
@@ -206,11 +207,12 @@ QString MainWindow::workerPath()
     return QCoreApplication::applicationDirPath() + QStringLiteral("/rankdeck-worker");
 }
 
-RunController *MainWindow::launch(const Profile &profile, const TrainingConfig &config, QString *error)
+RunController *MainWindow::launch(const Profile &profile, const TrainingConfig &config, QString *error, bool detach)
 {
     RunController::Options options;
     options.workerPath = workerPath();
     options.sshInteraction = m_ssh.get();
+    options.detach = detach && !profile.isLocal();
     QString message;
     RunController *run = m_runs->launch(profile, config, options, &message);
     if (!run) {
@@ -235,6 +237,29 @@ RunController *MainWindow::launch(const Profile &profile, const TrainingConfig &
         m_side->selectRunRow(row);
     }
     statusBar()->showMessage(tr("Launched %1 on %2").arg(run->name(), profile.name), 5000);
+    return run;
+}
+
+RunController *MainWindow::reattachRun(const QString &runId, QString *error)
+{
+    RunController::Options options;
+    options.sshInteraction = m_ssh.get();
+    QString message;
+    RunController *run = m_runs->reattach(runId, options, &message);
+    if (!run) {
+        if (error)
+            *error = message;
+        else
+            QMessageBox::warning(this, tr("Cannot re-attach"), message);
+        statusBar()->showMessage(tr("Re-attach failed: %1").arg(message), 10000);
+        return nullptr;
+    }
+    connect(run, &RunController::launcherMessage, this, [this, run](const QString &text) {
+        if (m_runView->run() == run)
+            statusBar()->showMessage(text, 8000);
+    });
+    m_runView->setRun(run);
+    statusBar()->showMessage(tr("Re-attached to %1").arg(run->name()), 5000);
     return run;
 }
 
@@ -327,7 +352,10 @@ void MainWindow::saveLayout() const
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
-    const QList<RunController *> active = m_runs->activeRuns();
+    // Detachable runs are left running on their nodes without a question: that is what the user
+    // chose at launch. Only the others are stopped, and asked about.
+    QList<RunController *> active = m_runs->activeRuns();
+    active.removeIf([](RunController *c) { return c->detachRequested(); });
     if (!active.isEmpty() && isVisible()
         && QMessageBox::question(this, tr("Quit RankDeck"),
                                  tr("%n run(s) still running will be stopped. Quit anyway?", nullptr,
@@ -336,6 +364,11 @@ void MainWindow::closeEvent(QCloseEvent *event)
         event->ignore();
         return;
     }
+    // A detachable run whose ranks have not all started yet cannot be left: it stops like the rest.
+    const QStringList released = m_runs->detachAll();
+    if (!released.isEmpty())
+        qInfo("rankdeck: left %lld run(s) running detached: %s", qlonglong(released.size()),
+              qPrintable(released.join(QStringLiteral(", "))));
     m_runs->stopAll();
     saveLayout();
     event->accept();

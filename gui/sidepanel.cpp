@@ -3,7 +3,11 @@
 
 #include "profile.h"
 #include "runlistmodel.h"
+#include "runrecord.h"
 
+#include <QAction>
+#include <QIdentityProxyModel>
+#include <QMenu>
 #include <QHBoxLayout>
 #include <QItemSelectionModel>
 #include <QLabel>
@@ -14,6 +18,60 @@
 #include <QVBoxLayout>
 
 namespace rankdeck {
+
+namespace {
+
+// Marks the runs that go on without a launcher ("Running (detached)") and tells which can be
+// re-attached. Only runs whose launcher is gone are looked up in their record, so the list stays
+// cheap however long the history.
+class DetachedRunsProxy : public QIdentityProxyModel
+{
+public:
+    static constexpr int ReattachableRole = RunListModel::LauncherGoneRole + 100;
+
+    explicit DetachedRunsProxy(QObject *parent) : QIdentityProxyModel(parent)
+    {
+        connect(this, &QAbstractItemModel::modelReset, this, &DetachedRunsProxy::rescan);
+        connect(this, &QAbstractItemModel::rowsInserted, this, &DetachedRunsProxy::rescan);
+        connect(this, &QAbstractItemModel::dataChanged, this, &DetachedRunsProxy::rescan);
+    }
+
+    QVariant data(const QModelIndex &index, int role) const override
+    {
+        if (role == ReattachableRole)
+            return m_reattachable.contains(QIdentityProxyModel::data(index, RunListModel::RunIdRole).toString());
+        const QVariant v = QIdentityProxyModel::data(index, role);
+        if ((role == Qt::DisplayRole || role == Qt::ToolTipRole) && index.column() == RunListModel::StateColumn
+            && m_reattachable.contains(QIdentityProxyModel::data(index, RunListModel::RunIdRole).toString())) {
+            const auto state = RunState(QIdentityProxyModel::data(index, RunListModel::RunStateRole).toInt());
+            return tr("%1 (detached)").arg(runStateLabel(state));
+        }
+        return v;
+    }
+
+private:
+    void rescan()
+    {
+        QSet<QString> next;
+        for (int r = 0; r < rowCount(); ++r) {
+            const QModelIndex i = index(r, 0);
+            if (!QIdentityProxyModel::data(i, RunListModel::LauncherGoneRole).toBool())
+                continue;
+            RunRecord record;
+            QString error;
+            if (!record.open(QIdentityProxyModel::data(i, RunListModel::DirectoryRole).toString(), &error))
+                continue;
+            const RunInfo info = record.info();
+            if (!isTerminal(info.state) && (info.detached || info.detachable) && !record.profile().isLocal())
+                next.insert(info.id);
+        }
+        m_reattachable = next;
+    }
+
+    QSet<QString> m_reattachable;
+};
+
+} // namespace
 
 SidePanel::SidePanel(QWidget *parent)
     : QWidget(parent)
@@ -63,6 +121,25 @@ SidePanel::SidePanel(QWidget *parent)
     m_runs->setAllColumnsShowFocus(true);
     m_runs->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_runs->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_runs->setContextMenuPolicy(Qt::CustomContextMenu);
+    m_reattach = new QAction(tr("&Re-attach"), this);
+    m_reattach->setObjectName(QStringLiteral("reattachRunAction"));
+    m_reattach->setToolTip(tr("Reconnect to a run left running on its nodes and follow it again"));
+    m_reattach->setEnabled(false);
+    connect(m_reattach, &QAction::triggered, this, [this] {
+        const QModelIndex current = m_runs->currentIndex();
+        if (current.isValid() && current.data(DetachedRunsProxy::ReattachableRole).toBool())
+            emit reattachRequested(current.data(RunListModel::RunIdRole).toString());
+    });
+    connect(m_runs, &QWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
+        const QModelIndex index = m_runs->indexAt(pos);
+        if (!index.isValid())
+            return;
+        m_runs->setCurrentIndex(index);
+        QMenu menu(this);
+        menu.addAction(m_reattach);
+        menu.exec(m_runs->viewport()->mapToGlobal(pos));
+    });
 
     auto *profileButtons = new QHBoxLayout;
     profileButtons->addWidget(add);
@@ -114,8 +191,16 @@ void SidePanel::setCurrentProfile(const QString &name)
     m_profiles->setCurrentItem(items.isEmpty() ? m_profiles->item(0) : items.first());
 }
 
-void SidePanel::setRunModel(QAbstractItemModel *model)
+void SidePanel::setRunModel(QAbstractItemModel *source)
 {
+    delete m_runModel;
+    m_runModel = nullptr;
+    QAbstractItemModel *model = nullptr;
+    if (source) {
+        auto *proxy = new DetachedRunsProxy(this);
+        proxy->setSourceModel(source);
+        model = m_runModel = proxy;
+    }
     m_runs->setModel(model);
     if (model) {
         // Name, state and start time fit a side panel; the rest is in the tooltip and the pages.
@@ -125,6 +210,8 @@ void SidePanel::setRunModel(QAbstractItemModel *model)
         m_runs->header()->setSectionResizeMode(0, QHeaderView::Stretch);
         connect(m_runs->selectionModel(), &QItemSelectionModel::currentChanged, this,
                 [this](const QModelIndex &current) {
+                    m_reattach->setEnabled(current.isValid()
+                                           && current.data(DetachedRunsProxy::ReattachableRole).toBool());
                     if (current.isValid())
                         emit runSelected(current);
                 });

@@ -7,6 +7,7 @@
 #include <QWidget>
 
 class QAbstractItemModel;
+class QAction;
 class QTreeView;
 class QListWidget;
 class QModelIndex;
@@ -28,6 +29,8 @@ public:
     void setRunModel(QAbstractItemModel *model);
     QTreeView *runList() const { return m_runs; }
     void selectRunRow(int row);
+    // The Re-attach action for the run at index; enabled only for detached or orphaned SSH runs.
+    QAction *reattachAction() const { return m_reattach; }
 
 signals:
     void newProfileRequested();
@@ -35,12 +38,16 @@ signals:
     void deleteProfileRequested(const QString &name);
     void launchRequested(const QString &profileName);
     void runSelected(const QModelIndex &index);
+    // "Re-attach" on a detached run (context menu of the run list).
+    void reattachRequested(const QString &runId);
 
 private:
     QListWidget *m_profiles = nullptr;
     QTreeView *m_runs = nullptr;
     QToolButton *m_edit = nullptr;
     QToolButton *m_delete = nullptr;
+    QAction *m_reattach = nullptr;
+    QAbstractItemModel *m_runModel = nullptr;
 };
 
 } // namespace rankdeck
