@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// bench_ssh: what going through SSH costs, against a reference measured in the same run.
+//   launch  time from RunController::start() until every rank has sent its first step event,
+//           the real rankdeck-worker (--task linear --steps 5, Gloo), 2 nodes × 2 ranks of the
+//           SSH fixture (real sshd on 127.0.0.2/3) ÷ the same 4 ranks on the local profile.
+//           The ssh launches are warm (the worker already deployed, as on a user's second
+//           launch); the cold first launch, upload included, is reported in the detail only.
+//           Local and ssh launches alternate so that drift in the machine's speed hits both.
+//   fanout  time from start() until every rank has said hello (connect, node check, deploy,
+//           start) for 32 fixture nodes ÷ for 1 node, one rankdeck-loadgen rank per node. The
+//           loadgen is deployed (a fresh worker directory each repetition, so every upload is
+//           real) rather than the worker: it is small, so the ratio shows how the launcher
+//           scales with nodes (sessions, checks, channels), not the loopback's copy speed.
+// Medians of --reps repetitions; --quick does fewer. Prints one JSON line:
+// {"results": {...}, "detail": "..."}; a part that cannot run leaves its key out and says why.
+#include "profile.h"
+#include "runcontroller.h"
+#include "sshfixture.h"
+#include "trainingconfig.h"
+#include "workerevent.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+using namespace rankdeck;
+
+namespace {
+
+double median(std::vector<double> v)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+QString binDir()
+{
+    const QString fromEnv = qEnvironmentVariable("RANKDECK_BIN_DIR");
+    return fromEnv.isEmpty() ? QCoreApplication::applicationDirPath() + QStringLiteral("/../bin")
+                             : fromEnv;
+}
+
+void progress(const QString &text)
+{
+    std::fprintf(stderr, "bench_ssh: %s\n", qPrintable(text));
+}
+
+Profile fixtureProfile(const SshFixture &ssh, int nodes, int ranksPerNode)
+{
+    Profile p;
+    p.name = QStringLiteral("bench-ssh");
+    p.transport = QStringLiteral("ssh");
+    p.backend = QStringLiteral("gloo");
+    p.connectTimeoutSec = 30;
+    p.rendezvousTimeoutSec = 120;
+    p.heartbeatTimeoutSec = 60;
+    p.environment.insert(QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1"));
+    for (int i = 0; i < nodes; ++i) {
+        ProfileNode n;
+        n.host = ssh.address(i);
+        n.port = ssh.port(i);
+        n.user = ssh.user();
+        n.identityFile = ssh.clientKey();
+        n.ranksPerNode = ranksPerNode;
+        p.nodes.append(n);
+    }
+    return p;
+}
+
+// The moments of one run, in seconds after start(); -1 where it did not happen.
+struct Timing
+{
+    QString error;
+    double prepared = -1;      // every node ready (run state leaves Preparing)
+    double allHello = -1;      // every rank's hello event
+    double allFirstStep = -1;  // every rank's first step event
+};
+
+enum class Until { AllHello, AllFirstStep };
+
+// One run through RunController, to its own end (the ranks finish by themselves), so that the
+// next run starts on a quiet machine; the milestone must have been reached on the way.
+Timing timedRun(const Profile &profile, const QStringList &workerArgs, const QString &workerPath,
+                const QString &runsDir, Until until)
+{
+    Timing out;
+    TrainingConfig config;
+    config.name = QStringLiteral("bench-ssh");
+    config.workerArguments = workerArgs;
+    RunController::Options options;
+    options.workerPath = workerPath;
+    options.runsDirectory = runsDir;
+    options.hangTimeoutSec = 3600;
+    RunController run(profile, config, options);
+
+    int world = 0;
+    for (const ProfileNode &node : profile.nodes)
+        world += node.ranksPerNode;
+    std::vector<double> hello(size_t(world), -1), firstStep(size_t(world), -1);
+    QElapsedTimer clock;
+    QEventLoop loop;
+    bool milestone = false, finished = false;
+    auto all = [](const std::vector<double> &v) {
+        return std::all_of(v.begin(), v.end(), [](double t) { return t >= 0; });
+    };
+    QObject::connect(&run, &RunController::stateChanged, &run, [&](RunState s) {
+        if (s != RunState::Preparing && out.prepared < 0)
+            out.prepared = double(clock.nsecsElapsed()) / 1e9;
+    });
+    QObject::connect(&run, &RunController::eventReceived, &run, [&](const WorkerEvent &e) {
+        const int r = e.rank();
+        if (r < 0 || r >= world)
+            return;
+        const double t = double(clock.nsecsElapsed()) / 1e9;
+        std::vector<double> *slot = e.type() == WorkerEvent::Type::Hello ? &hello
+                                    : e.type() == WorkerEvent::Type::Step ? &firstStep
+                                                                          : nullptr;
+        if (!slot || (*slot)[size_t(r)] >= 0)
+            return;
+        (*slot)[size_t(r)] = t;
+        if (slot == &hello && all(hello))
+            out.allHello = *std::max_element(hello.begin(), hello.end());
+        if (slot == &firstStep && all(firstStep))
+            out.allFirstStep = *std::max_element(firstStep.begin(), firstStep.end());
+        if ((until == Until::AllHello ? out.allHello : out.allFirstStep) >= 0)
+            milestone = true;
+    });
+    QObject::connect(&run, &RunController::finished, &loop, [&] {
+        finished = true;
+        loop.quit();
+    });
+    QTimer limit;
+    limit.setSingleShot(true);
+    QObject::connect(&limit, &QTimer::timeout, &loop, &QEventLoop::quit);
+
+    QString error;
+    clock.start();
+    if (!run.start(&error)) {
+        out.error = error;
+        return out;
+    }
+    limit.start(300'000);
+    loop.exec();
+    if (!finished) {
+        out.error = QStringLiteral("the run did not end within %1 s").arg(limit.interval() / 1000);
+        run.kill();
+        QEventLoop drain;
+        QObject::connect(&run, &RunController::finished, &drain, &QEventLoop::quit);
+        QTimer::singleShot(20'000, &drain, &QEventLoop::quit);
+        drain.exec();
+        return out;
+    }
+    if (run.state() != RunState::Finished)
+        out.error = QStringLiteral("run ended %1: %2").arg(runStateName(run.state()), run.rootCauseSummary());
+    else if (!milestone)
+        out.error = QStringLiteral("the run finished without every rank reaching the milestone");
+    return out;
+}
+
+QString ms(double seconds) { return QString::number(seconds * 1000, 'f', 0) + QStringLiteral(" ms"); }
+
+// ssh_launch_overhead_ratio; false and *detail say why when it cannot be measured.
+bool benchLaunch(int reps, const QString &runsDir, double *ratio, QString *detail)
+{
+    const QString worker = binDir() + QStringLiteral("/rankdeck-worker");
+    if (!QFileInfo(worker).isExecutable()) {
+        *detail = QStringLiteral("launch: not measured: %1 is not built").arg(worker);
+        return false;
+    }
+    SshFixture ssh;
+    if (!ssh.start(2)) {
+        *detail = QStringLiteral("launch: not measured: SSH fixture: %1").arg(ssh.lastError());
+        return false;
+    }
+    if (!ssh.writeKnownHosts(QDir::homePath() + QStringLiteral("/.ssh/known_hosts"))) {
+        *detail = QStringLiteral("launch: not measured: cannot write known_hosts");
+        return false;
+    }
+    const QStringList args{QStringLiteral("--task"), QStringLiteral("linear"), QStringLiteral("--steps"),
+                           QStringLiteral("5")};
+    const Profile remote = fixtureProfile(ssh, 2, 2);
+    Profile local = Profile::builtinLocal(4);
+    local.backend = remote.backend;
+    local.environment = remote.environment;
+
+    // The first launch on fresh nodes uploads the worker: the cold case.
+    const Timing cold = timedRun(remote, args, worker, runsDir, Until::AllFirstStep);
+    if (!cold.error.isEmpty()) {
+        *detail = QStringLiteral("launch: cold ssh run failed: %1").arg(cold.error);
+        return false;
+    }
+    progress(QStringLiteral("launch: cold ssh %1 (nodes ready after %2)").arg(ms(cold.allFirstStep), ms(cold.prepared)));
+    std::vector<double> viaSsh, viaLocal, sshPrepared;
+    for (int i = 0; i < reps; ++i) {
+        const Timing l = timedRun(local, args, worker, runsDir, Until::AllFirstStep);
+        const Timing s = timedRun(remote, args, worker, runsDir, Until::AllFirstStep);
+        for (const Timing *t : {&l, &s}) {
+            if (!t->error.isEmpty()) {
+                *detail = QStringLiteral("launch: %1 run failed: %2").arg(t == &l ? QStringLiteral("local") : QStringLiteral("ssh"), t->error);
+                return false;
+            }
+        }
+        viaLocal.push_back(l.allFirstStep);
+        viaSsh.push_back(s.allFirstStep);
+        sshPrepared.push_back(s.prepared);
+        progress(QStringLiteral("launch %1/%2: local %3, ssh %4").arg(i + 1).arg(reps).arg(ms(l.allFirstStep), ms(s.allFirstStep)));
+    }
+    const double s = median(viaSsh), l = median(viaLocal);
+    *ratio = s / l;
+    *detail = QStringLiteral("launch to every rank's first step, 4 ranks of the real worker (linear, Gloo): ssh 2×2 warm "
+                             "%1 (nodes ready after %2) vs local %3; cold ssh first launch %4 (nodes ready after %5, "
+                             "worker uploaded); median of %6")
+                  .arg(ms(s), ms(median(sshPrepared)), ms(l), ms(cold.allFirstStep), ms(cold.prepared))
+                  .arg(reps);
+    return true;
+}
+
+// ssh_fanout_ratio_32_vs_1
+bool benchFanout(int reps, int nodes, const QString &runsDir, double *ratio, QString *detail)
+{
+    const QString loadgen = binDir() + QStringLiteral("/rankdeck-loadgen");
+    if (!QFileInfo(loadgen).isExecutable()) {
+        *detail = QStringLiteral("fanout: not measured: %1 is not built").arg(loadgen);
+        return false;
+    }
+    SshFixture ssh;
+    QElapsedTimer fixtureClock;
+    fixtureClock.start();
+    if (!ssh.start(nodes)) {
+        *detail = QStringLiteral("fanout: not measured: SSH fixture with %1 nodes: %2").arg(nodes).arg(ssh.lastError());
+        return false;
+    }
+    progress(QStringLiteral("fanout: %1 sshd started in %2").arg(nodes).arg(ms(double(fixtureClock.elapsed()) / 1000)));
+    if (!ssh.writeKnownHosts(QDir::homePath() + QStringLiteral("/.ssh/known_hosts"))) {
+        *detail = QStringLiteral("fanout: not measured: cannot write known_hosts");
+        return false;
+    }
+    // Ranks end on their own a moment after their hello; nothing listens on the "store" port.
+    const QStringList args{QStringLiteral("--duration"), QStringLiteral("0.5"), QStringLiteral("--lines-per-sec"),
+                           QStringLiteral("10"), QStringLiteral("--steps-per-sec"), QStringLiteral("5")};
+    std::vector<double> one, many, onePrepared, manyPrepared;
+    for (int i = 0; i < reps; ++i) {
+        for (int count : {1, nodes}) {
+            Profile p = fixtureProfile(ssh, count, 1);
+            p.workerDirectory = QStringLiteral("~/.cache/rankdeck/bench-fanout-%1")
+                                    .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
+            const Timing t = timedRun(p, args, loadgen, runsDir, Until::AllHello);
+            if (!t.error.isEmpty()) {
+                *detail = QStringLiteral("fanout: %1-node run failed: %2").arg(count).arg(t.error);
+                return false;
+            }
+            (count == 1 ? one : many).push_back(t.allHello);
+            (count == 1 ? onePrepared : manyPrepared).push_back(t.prepared);
+            progress(QStringLiteral("fanout %1/%2: %3 node(s): every rank started after %4 (nodes ready after %5)")
+                         .arg(i + 1).arg(reps).arg(count).arg(ms(t.allHello), ms(t.prepared)));
+        }
+    }
+    const double a = median(one), b = median(many);
+    *ratio = b / a;
+    *detail = QStringLiteral("fanout: connect + deploy rankdeck-loadgen (%1 KiB, fresh worker directory each time) + "
+                             "start, one rank per node: %2 nodes %3 (nodes ready after %4) vs 1 node %5 (ready after "
+                             "%6); median of %7")
+                  .arg(QFileInfo(loadgen).size() / 1024)
+                  .arg(nodes)
+                  .arg(ms(b), ms(median(manyPrepared)), ms(a), ms(median(onePrepared)))
+                  .arg(reps);
+    return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // Everything the ssh client reads or writes (known_hosts, ~/.ssh/config) and every run
+    // record goes into a throw-away tree, never the user's own.
+    QTemporaryDir scratch;
+    if (!scratch.isValid()) {
+        std::fprintf(stderr, "bench_ssh: cannot create a temporary directory\n");
+        return 1;
+    }
+    for (const char *var : {"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
+        const QString dir = scratch.filePath(QString::fromLatin1(var));
+        QDir().mkpath(dir);
+        qputenv(var, QFile::encodeName(dir));
+    }
+    qunsetenv("SSH_AUTH_SOCK");
+    qputenv("OMP_NUM_THREADS", "1");
+
+    QCoreApplication app(argc, argv);
+    const QStringList args = app.arguments();
+    const bool quick = args.contains(QStringLiteral("--quick"));
+    const int repsAt = int(args.indexOf(QStringLiteral("--reps")));
+    const int reps = repsAt > 0 ? std::max(1, args.value(repsAt + 1).toInt()) : 5;
+    // --quick must stay within a few minutes on a 2-core machine.
+    const int effectiveReps = quick ? std::min(reps, 3) : reps;
+    const QString runsDir = scratch.filePath(QStringLiteral("runs"));
+
+    QJsonObject results;
+    QStringList detail;
+    if (const QString why = SshFixture::unavailableReason(); !why.isEmpty()) {
+        detail << QStringLiteral("not measured: %1").arg(why);
+    } else {
+        double ratio = 0;
+        QString text;
+        if (benchLaunch(effectiveReps, runsDir, &ratio, &text))
+            results[QStringLiteral("ssh_launch_overhead_ratio")] = ratio;
+        detail << text;
+        if (benchFanout(effectiveReps, 32, runsDir, &ratio, &text))
+            results[QStringLiteral("ssh_fanout_ratio_32_vs_1")] = ratio;
+        detail << text;
+    }
+    QJsonObject out;
+    out[QStringLiteral("results")] = results;
+    out[QStringLiteral("detail")] = detail.join(QStringLiteral("; "));
+    std::printf("%s\n", QJsonDocument(out).toJson(QJsonDocument::Compact).constData());
+    return 0;
+}
