@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Detached SSH runs end to end through the CLI: `launch --detach` starts 2 nodes × 1 rank of real
+// Gloo training, leaves them running and exits; the ranks go on printing with no launcher at all;
+// `rankdeck-cli attach RUN` takes the run over and follows it to its end. Every line each rank
+// wrote on its node must then be in the local record exactly once (nothing lost while detached,
+// nothing read twice at the re-attach), and no process of the run may be left on the nodes.
+#include "profile.h"
+#include "profilestore.h"
+#include "sshfixture.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace rankdeck;
+
+namespace {
+
+QStringList processesMatching(const QString &s)
+{
+    QProcess p;
+    p.start(QStringLiteral("pgrep"), {QStringLiteral("-a"), QStringLiteral("-f"), QStringLiteral("--"), s});
+    p.waitForFinished(10000);
+    return QString::fromLocal8Bit(p.readAllStandardOutput()).split(u'\n', Qt::SkipEmptyParts);
+}
+
+QList<QByteArray> lines(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    QList<QByteArray> l = f.readAll().split('\n');
+    if (!l.isEmpty() && l.last().isEmpty())
+        l.removeLast();
+    return l;
+}
+
+QJsonObject readJson(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+struct Cli
+{
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+} // namespace
+
+class TestDetach : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void detachedRunGoesOnAndReattachLosesNothing();
+    void attachRefusesWhatItCannotTakeOver_data();
+    void attachRefusesWhatItCannotTakeOver();
+
+private:
+    Cli cli(const QStringList &args, int timeoutMs = 120000);
+    QString nodeRunDir(int node, const QString &runId) const
+    {
+        return m_ssh.home(node) + QStringLiteral("/.cache/rankdeck/runs/") + runId;
+    }
+
+    SshFixture m_ssh;
+    QTemporaryDir m_tmp;
+    QString m_cli;
+    QString m_runsDir;
+    QString m_finishedRun;
+};
+
+void TestDetach::initTestCase()
+{
+    if (const QString why = SshFixture::unavailableReason(); !why.isEmpty())
+        QSKIP(qPrintable(why));
+    const QString bin = qEnvironmentVariable("RANKDECK_BIN_DIR");
+    m_cli = bin + QStringLiteral("/rankdeck-cli");
+    if (!QFileInfo(bin + QStringLiteral("/rankdeck-worker")).isExecutable())
+        QSKIP("rankdeck-worker is not built (RANKDECK_BUILD_WORKER=OFF)");
+    QVERIFY(QFileInfo(m_cli).isExecutable());
+    QVERIFY(m_tmp.isValid());
+    for (const char *var : {"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
+        const QString dir = m_tmp.filePath(QString::fromLatin1(var));
+        QVERIFY(QDir().mkpath(dir));
+        qputenv(var, QFile::encodeName(dir));
+    }
+    qunsetenv("SSH_AUTH_SOCK");
+    m_runsDir = m_tmp.filePath(QStringLiteral("XDG_DATA_HOME/rankdeck/runs"));
+    QVERIFY2(m_ssh.start(2), qPrintable(m_ssh.lastError()));
+    QVERIFY(m_ssh.writeKnownHosts(m_tmp.filePath(QStringLiteral("HOME/.ssh/known_hosts"))));
+
+    Profile p;
+    p.name = QStringLiteral("sshpair");
+    p.transport = QStringLiteral("ssh");
+    p.backend = QStringLiteral("gloo");
+    p.connectTimeoutSec = 5;
+    p.rendezvousTimeoutSec = 60;
+    p.heartbeatTimeoutSec = 30;
+    for (int i = 0; i < 2; ++i) {
+        ProfileNode n;
+        n.host = m_ssh.address(i);
+        n.port = m_ssh.port(i);
+        n.user = m_ssh.user();
+        n.identityFile = m_ssh.clientKey();
+        n.ranksPerNode = 1;
+        p.nodes.append(n);
+    }
+    QString error;
+    QVERIFY2(ProfileStore().save(p, true, &error), qPrintable(error));
+}
+
+Cli TestDetach::cli(const QStringList &args, int timeoutMs)
+{
+    QProcess p;
+    p.start(m_cli, args);
+    Cli c;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+    }
+    c.out = QString::fromUtf8(p.readAllStandardOutput());
+    c.err = QString::fromUtf8(p.readAllStandardError());
+    c.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    qInfo("rankdeck-cli %s: exit %d\n%s", qPrintable(args.value(0)), c.exitCode, qPrintable(c.err));
+    return c;
+}
+
+void TestDetach::detachedRunGoesOnAndReattachLosesNothing()
+{
+    const int steps = 40;
+    const Cli launched = cli({QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("sshpair"),
+                              QStringLiteral("--detach"), QStringLiteral("--"), QStringLiteral("--task"),
+                              QStringLiteral("linear"), QStringLiteral("--steps"), QString::number(steps),
+                              QStringLiteral("--backend"), QStringLiteral("gloo"), QStringLiteral("--step-delay-ms"),
+                              QStringLiteral("100")});
+    QVERIFY2(launched.exitCode == 0, qPrintable(launched.err));
+    const QString runId = launched.out.trimmed().split(u'\n').last();
+    const QString local = m_runsDir + QLatin1Char('/') + runId;
+    QVERIFY2(QFileInfo(local).isDir(), qPrintable(launched.out + launched.err));
+
+    // The launcher is gone; the ranks are not, and the record says where its streams stop.
+    const QJsonObject state = readJson(local + QStringLiteral("/state.json"));
+    QVERIFY(state.value(QStringLiteral("detached")).toBool());
+    QCOMPARE(state.value(QStringLiteral("streams")).toArray().size(), 2);
+    QVERIFY2(!processesMatching(runId).isEmpty(), "the ranks did not outlive the launcher");
+    // They keep printing with nobody listening.
+    const qint64 sizeAtDetach = QFileInfo(nodeRunDir(1, runId) + QStringLiteral("/rank1.a1.out")).size();
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(nodeRunDir(1, runId) + QStringLiteral("/rank1.a1.out")).size() > sizeAtDetach,
+                             20000);
+
+    const Cli attached = cli({QStringLiteral("attach"), runId, QStringLiteral("--no-progress")});
+    QVERIFY2(attached.exitCode == 0, qPrintable(attached.err + attached.out));
+    QVERIFY2(attached.out.contains(QStringLiteral("[r1] ")), qPrintable(attached.out));
+
+    for (int rank = 0; rank < 2; ++rank) {
+        const QString remote = nodeRunDir(rank, runId) + QStringLiteral("/rank%1.a1").arg(rank);
+        const QList<QByteArray> printed = lines(remote + QStringLiteral(".out")) + lines(remote + QStringLiteral(".err"));
+        QVERIFY2(!printed.isEmpty(), qPrintable(remote));
+        QList<QByteArray> text;
+        int events = 0;
+        for (const QByteArray &line : printed) {
+            if (line.contains("\x1erdk1 "))
+                ++events;
+            else
+                text.append(line);
+        }
+        const auto epochLines = std::count_if(text.cbegin(), text.cend(), [rank](const QByteArray &t) {
+            return t.startsWith(QStringLiteral("Rank %1: Epoch").arg(rank).toUtf8());
+        });
+        QCOMPARE(int(epochLines), steps);
+        QList<QByteArray> recorded = lines(local + QStringLiteral("/rank-%1.log").arg(rank));
+        std::sort(text.begin(), text.end());
+        std::sort(recorded.begin(), recorded.end());
+        QCOMPARE(recorded, text);
+        QCOMPARE(int(lines(local + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size()), events);
+    }
+    const QJsonObject done = readJson(local + QStringLiteral("/state.json"));
+    QCOMPARE(done.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
+    QVERIFY(!done.value(QStringLiteral("detached")).toBool());
+    QTRY_VERIFY_WITH_TIMEOUT(processesMatching(runId).isEmpty(), 15000);
+    m_finishedRun = runId;
+}
+
+void TestDetach::attachRefusesWhatItCannotTakeOver_data()
+{
+    QTest::addColumn<QString>("run");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("unknown run") << QStringLiteral("no-such-run") << QStringLiteral("no-such-run");
+    QTest::newRow("finished run") << QStringLiteral("@finished") << QStringLiteral("is not running");
+}
+
+void TestDetach::attachRefusesWhatItCannotTakeOver()
+{
+    QFETCH(QString, run);
+    QFETCH(QString, message);
+    if (run == QLatin1String("@finished")) {
+        if (m_finishedRun.isEmpty())
+            QSKIP("needs the detached run");
+        run = m_finishedRun;
+    }
+    const Cli c = cli({QStringLiteral("attach"), run, QStringLiteral("--no-progress")}, 30000);
+    QCOMPARE(c.exitCode, 1);
+    QVERIFY2(c.err.contains(message), qPrintable(c.err));
+}
+
+QTEST_GUILESS_MAIN(TestDetach)
+#include "tst_detach.moc"
