@@ -10,6 +10,8 @@
 namespace rankdeck {
 
 namespace {
+// How many nodes connect and deploy at once (see dispatchPrepares).
+constexpr int kMaxParallelPrepares = 16;
 
 QString tr(const char *text)
 {
@@ -112,8 +114,25 @@ void SshTransport::prepare(const QString &localWorkerPath)
             connect(node.worker, &SshNodeWorker::nodeProgress, this, &Transport::nodeProgress, Qt::QueuedConnection);
             node.thread->start();
         }
-        SshNodeWorker *w = node.worker;
-        QMetaObject::invokeMethod(w, [w, localWorkerPath] { w->prepare(localWorkerPath); }, Qt::QueuedConnection);
+    }
+    m_localWorkerPath = localWorkerPath;
+    m_nextToPrepare = 0;
+    m_preparesInFlight = 0;
+    for (int i = kMaxParallelPrepares; i < m_nodes.size(); ++i)
+        emit nodeProgress(i, tr("waiting for a connection slot"), -1);
+    dispatchPrepares();
+}
+
+// Connecting, key exchange, probing and uploading run for at most kMaxParallelPrepares nodes at
+// once: hundreds of simultaneous handshakes would trip sshd's MaxStartups on a shared login or
+// jump host and starve a 2-core laptop, while a node that hangs holds only its own slot.
+void SshTransport::dispatchPrepares()
+{
+    while (m_preparesInFlight < kMaxParallelPrepares && m_nextToPrepare < m_nodes.size()) {
+        SshNodeWorker *w = m_nodes[m_nextToPrepare++].worker;
+        ++m_preparesInFlight;
+        const QString path = m_localWorkerPath;
+        QMetaObject::invokeMethod(w, [w, path] { w->prepare(path); }, Qt::QueuedConnection);
     }
 }
 
@@ -123,6 +142,11 @@ void SshTransport::onPrepareFinished(int nodeIndex, const SshNodeInfo &info)
         return;
     m_nodes[nodeIndex].info = info;
     m_nodes[nodeIndex].done = true;
+    if (m_preparesInFlight > 0)
+        --m_preparesInFlight;
+    if (!info.error.isEmpty())
+        emit nodeProgress(nodeIndex, tr("failed"), -1);
+    dispatchPrepares();
     if (!std::all_of(m_nodes.cbegin(), m_nodes.cend(), [](const Node &n) { return n.done; }))
         return;
     m_preparing = false;

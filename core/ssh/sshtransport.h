@@ -80,6 +80,7 @@ private:
         bool done = false;
     };
     void onPrepareFinished(int nodeIndex, const SshNodeInfo &info);
+    void dispatchPrepares();
     SshNodeWorker *workerForRank(int rank) const;
 
     Profile m_profile;
@@ -88,6 +89,9 @@ private:
     QMutex m_interactionLock;
     SshNodeSettings m_settings;
     QList<Node> m_nodes;
+    QString m_localWorkerPath;  // what prepare() deploys
+    int m_nextToPrepare = 0;    // nodes [0, m_nextToPrepare) have been sent prepare()
+    int m_preparesInFlight = 0;
     QHash<int, int> m_rankNode;
     bool m_preparing = false;
 };

@@ -151,16 +151,28 @@ void TestFanout::frozenNodeDoesNotHoldUpTheOthers()
                             .arg(pids.size()).arg(kNodes - 1).arg(failed.value(0).value(0).toString())));
     qInfo("%d ranks running after %lld ms, the frozen node still connecting", kNodes - 1, clock.elapsed());
     QVERIFY(!pids.contains(frozen));
-    QCOMPARE(stages.value(frozen), QStringList{QStringLiteral("connecting")});
+    // Nodes beyond the transport's parallel-connect limit first wait for a slot; the frozen
+    // node holds one slot and nothing else.
+    const auto working = [&](int node) {
+        QStringList l = stages.value(node);
+        l.removeAll(QStringLiteral("waiting for a connection slot"));
+        return l;
+    };
+    QCOMPARE(working(frozen), QStringList{QStringLiteral("connecting")});
+    bool someoneWaited = false;
     for (int node = 0; node < kNodes; ++node) {
+        someoneWaited = someoneWaited || stages.value(node).value(0) != QLatin1String("connecting");
         if (node == frozen)
             continue;
         // Per-node progress, from the first stage to the last.
-        QCOMPARE(stages.value(node).value(0), QStringLiteral("connecting"));
+        QCOMPARE(working(node).value(0), QStringLiteral("connecting"));
         QVERIFY2(stages.value(node).contains(QStringLiteral("ready")),
                  qPrintable(QStringLiteral("node %1: %2").arg(node).arg(stages.value(node).join(u','))));
         QVERIFY(pids.value(node) > 0);
     }
+
+    // 64 nodes never connect all at once.
+    QVERIFY(someoneWaited);
 
     // The frozen node gives up on its own timeout and the failure names it alone.
     QVERIFY(QTest::qWaitFor([&] { return !failed.isEmpty(); }, (kConnectTimeoutSec + 30) * 1000));
