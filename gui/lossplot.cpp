@@ -38,6 +38,9 @@ LossPlot::LossPlot(QWidget *parent)
     m_plot->setObjectName(QStringLiteral("lossCustomPlot"));
     // OpenGL stays off: it breaks in VMs and remote sessions; bucketed data keeps the CPU path fast.
     m_plot->setNoAntialiasingOnDrag(true);
+    // The legend is our own list; QCustomPlot's would search itself for every added graph,
+    // which is quadratic in the number of ranks.
+    m_plot->setAutoAddPlottableToLegend(false);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal | Qt::Vertical);
