@@ -100,7 +100,7 @@ def run_worker_steps(steps, telemetry, task_args):
 def bench_telemetry_overhead(reps, quick):
     # Per-step cost = (C(2N) - C(N)) / N cancels start-up and rendezvous; on and off alternate
     # so that drift in the machine's speed hits both alike.
-    n = 500 if quick else 2000
+    n = 3000 if quick else 8000
     task = ["--task", "mlp", "--mlp-width", "256", "--mlp-depth", "2", "--batch-size", "32"]
     per_step = {"on": [], "off": []}
     for _ in range(reps):
