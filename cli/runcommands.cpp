@@ -38,6 +38,24 @@ QString resolveRun(const QString &run, const QString &cmd, int *code)
     return dir;
 }
 
+// Resolves RUN and opens its record, or prints why not (*code: the exit status).
+bool openRun(const QString &run, RunRecord *record, int *code)
+{
+    int resolveCode = 0;
+    const QString dir = resolveRun(run, QString(), &resolveCode);
+    if (dir.isEmpty()) {
+        *code = resolveCode;
+        return false;
+    }
+    QString error;
+    if (!record->open(dir, &error)) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        *code = ExitFailed;
+        return false;
+    }
+    return true;
+}
+
 bool oneRunArgument(QCommandLineParser &parser, const QString &cmd, int *code)
 {
     if (parser.positionalArguments().size() != 1) {
@@ -129,15 +147,9 @@ int RunCommands::show(const QStringList &args)
         return code;
     if (!oneRunArgument(parser, args.value(0), &code))
         return code;
-    const QString dir = resolveRun(parser.positionalArguments().first(), args.value(0), &code);
-    if (dir.isEmpty())
-        return code;
     RunRecord record;
-    QString error;
-    if (!record.open(dir, &error)) {
-        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
-        return ExitFailed;
-    }
+    if (!openRun(parser.positionalArguments().first(), &record, &code))
+        return code;
     const RunInfo info = record.info();
     const QJsonObject state = record.readState();
     QTextStream &out = CliUtil::out();
@@ -218,15 +230,11 @@ int RunCommands::logs(const QStringList &args)
     int rank = LogStore::AllRanks;
     if (parser.isSet(rankOpt) && !CliUtil::parseInt(parser.value(rankOpt), 0, 1 << 20, &rank))
         return CliUtil::usageError(CliUtil::tr("--rank: \"%1\" is not a rank number").arg(parser.value(rankOpt)), args.value(0));
-    const QString dir = resolveRun(parser.positionalArguments().first(), args.value(0), &code);
-    if (dir.isEmpty())
-        return code;
     RunRecord record;
+    if (!openRun(parser.positionalArguments().first(), &record, &code))
+        return code;
+    const QString dir = record.directory();
     QString error;
-    if (!record.open(dir, &error)) {
-        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
-        return ExitFailed;
-    }
     QTextStream &out = CliUtil::out();
     const int worldSize = std::max(record.info().worldSize, 1);
     if (rank != LogStore::AllRanks && rank >= worldSize) {
@@ -306,15 +314,10 @@ int RunCommands::stop(const QStringList &args)
     int timeout = 20;
     if (!CliUtil::parseInt(parser.value(waitOpt), 1, 3600, &timeout))
         return CliUtil::usageError(CliUtil::tr("--timeout: \"%1\" is not a number of seconds").arg(parser.value(waitOpt)), args.value(0));
-    const QString dir = resolveRun(parser.positionalArguments().first(), args.value(0), &code);
-    if (dir.isEmpty())
-        return code;
     RunRecord record;
+    if (!openRun(parser.positionalArguments().first(), &record, &code))
+        return code;
     QString error;
-    if (!record.open(dir, &error)) {
-        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
-        return ExitFailed;
-    }
     RunInfo info = record.info();
     QTextStream &out = CliUtil::out();
     if (isTerminal(info.state)) {
@@ -428,15 +431,10 @@ int RunCommands::stacks(const QStringList &args)
     int timeout = 10;
     if (!CliUtil::parseInt(parser.value(waitOpt), 1, 3600, &timeout))
         return CliUtil::usageError(CliUtil::tr("--timeout: \"%1\" is not a number of seconds").arg(parser.value(waitOpt)), args.value(0));
-    const QString dir = resolveRun(parser.positionalArguments().first(), args.value(0), &code);
-    if (dir.isEmpty())
-        return code;
     RunRecord record;
+    if (!openRun(parser.positionalArguments().first(), &record, &code))
+        return code;
     QString error;
-    if (!record.open(dir, &error)) {
-        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
-        return ExitFailed;
-    }
     const RunInfo info = record.info();
     QList<int> ranks;
     for (int r = 0; r < info.worldSize; ++r)
