@@ -16,6 +16,7 @@
 #include <qcustomplot.h>
 #include "metricsplotprovider.h"
 #include "metricsstore.h"
+#include "loadgenlog.h"
 #include "logspage.h"
 #include "logstore.h"
 #include "profile.h"
@@ -72,42 +73,6 @@ QString binDir()
                              : fromEnv;
 }
 
-// Counts "loadgen rank R line N" lines in a rank's log and checks they run 0..n-1 in order.
-bool checkRankLog(const QString &path, int rank, qint64 *count, QString *problem)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        *problem = QStringLiteral("cannot read %1").arg(path);
-        return false;
-    }
-    const QByteArray prefix = "loadgen rank " + QByteArray::number(rank) + " line ";
-    const QByteArray summary = "loadgen rank " + QByteArray::number(rank) + " wrote ";
-    qint64 expected = 0, wrote = -1;
-    while (!f.atEnd()) {
-        const QByteArray line = f.readLine();
-        if (line.startsWith(summary)) {
-            wrote = line.mid(summary.size()).split(' ').value(0).toLongLong();
-            continue;
-        }
-        if (!line.startsWith(prefix))
-            continue;
-        const int colon = line.indexOf(':', prefix.size());
-        const qint64 n = line.mid(prefix.size(), colon - prefix.size()).toLongLong();
-        if (n != expected) {
-            *problem = QStringLiteral("rank %1: line %2 where %3 was due").arg(rank).arg(n).arg(expected);
-            return false;
-        }
-        ++expected;
-    }
-    // The generator's own count, from its last words on stderr: the tail must be there too.
-    if (wrote != expected) {
-        *problem = QStringLiteral("rank %1: %2 lines in the record, the generator wrote %3")
-                       .arg(rank).arg(expected).arg(wrote);
-        return false;
-    }
-    *count = expected;
-    return true;
-}
 
 struct RunOutcome
 {
@@ -173,7 +138,7 @@ RunOutcome syntheticRun(int ranks, const QStringList &loadgenArgs, RunView::Page
         for (int r = 0; r < ranks; ++r) {
             qint64 count = 0;
             QString problem;
-            if (!checkRankLog(run.logStore()->logFilePath(r), r, &count, &problem)) {
+            if (!rankLogComplete(run.logStore()->logFilePath(r), r, &count, &problem)) {
                 out.error = problem;
                 return out;
             }

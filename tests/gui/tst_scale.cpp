@@ -5,6 +5,7 @@
 // transport). The run page must not grow heavy widgets per rank: the rank table, the log rank
 // tabs/picker and the loss legend hold 512 entries each as model rows or items, the widget
 // count stays bounded, and every rank's lines reach the run record.
+#include "loadgenlog.h"
 #include "logmodel.h"
 #include "logspage.h"
 #include "logstore.h"
@@ -40,43 +41,6 @@ QString loadgenPath()
     return qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-loadgen");
 }
 
-// Reads a rank's log from the run record: its "loadgen rank R line N" lines must run 0..n-1 in
-// order, and n must be what the generator said it wrote in its last words on stderr.
-bool rankLogComplete(const QString &path, int rank, qint64 *lines, QString *problem)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        *problem = QStringLiteral("cannot read %1").arg(path);
-        return false;
-    }
-    const QByteArray prefix = "loadgen rank " + QByteArray::number(rank) + " line ";
-    const QByteArray summary = "loadgen rank " + QByteArray::number(rank) + " wrote ";
-    qint64 expected = 0;
-    qint64 wrote = -1;
-    while (!f.atEnd()) {
-        const QByteArray line = f.readLine();
-        if (line.startsWith(summary)) {
-            wrote = line.mid(summary.size()).split(' ').value(0).toLongLong();
-            continue;
-        }
-        if (!line.startsWith(prefix))
-            continue;
-        const qsizetype colon = line.indexOf(':', prefix.size());
-        const qint64 n = line.mid(prefix.size(), colon - prefix.size()).toLongLong();
-        if (n != expected) {
-            *problem = QStringLiteral("rank %1: line %2 where %3 was due").arg(rank).arg(n).arg(expected);
-            return false;
-        }
-        ++expected;
-    }
-    if (wrote != expected) {
-        *problem = QStringLiteral("rank %1: %2 lines in %3, the generator wrote %4")
-                       .arg(rank).arg(expected).arg(path).arg(wrote);
-        return false;
-    }
-    *lines = expected;
-    return true;
-}
 
 } // namespace
 

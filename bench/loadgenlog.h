@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The check that no line of a rankdeck-loadgen rank went missing, shared by bench_gui and the
+// GUI scale test so that both hold the launcher to the same standard.
+#pragma once
+
+#include <QByteArray>
+#include <QFile>
+#include <QString>
+
+namespace rankdeck {
+
+// Reads a rank's log from the run record: its "loadgen rank R line N" lines must run 0..n-1 in
+// order, and n must be what the generator said it wrote in its last words on stderr.
+inline bool rankLogComplete(const QString &path, int rank, qint64 *lines, QString *problem)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        *problem = QStringLiteral("cannot read %1").arg(path);
+        return false;
+    }
+    const QByteArray prefix = "loadgen rank " + QByteArray::number(rank) + " line ";
+    const QByteArray summary = "loadgen rank " + QByteArray::number(rank) + " wrote ";
+    qint64 expected = 0;
+    qint64 wrote = -1;
+    while (!f.atEnd()) {
+        const QByteArray line = f.readLine();
+        if (line.startsWith(summary)) {
+            wrote = line.mid(summary.size()).split(' ').value(0).toLongLong();
+            continue;
+        }
+        if (!line.startsWith(prefix))
+            continue;
+        const qsizetype colon = line.indexOf(':', prefix.size());
+        const qint64 n = line.mid(prefix.size(), colon - prefix.size()).toLongLong();
+        if (n != expected) {
+            *problem = QStringLiteral("rank %1: line %2 where %3 was due").arg(rank).arg(n).arg(expected);
+            return false;
+        }
+        ++expected;
+    }
+    if (wrote != expected) {
+        *problem = QStringLiteral("rank %1: %2 lines in %3, the generator wrote %4")
+                       .arg(rank).arg(expected).arg(path).arg(wrote);
+        return false;
+    }
+    *lines = expected;
+    return true;
+}
+
+} // namespace rankdeck
