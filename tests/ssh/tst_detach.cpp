@@ -9,6 +9,8 @@
 #include "profilestore.h"
 #include "sshfixture.h"
 
+#include "testprocesses.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -20,27 +22,10 @@
 #include <QTest>
 
 using namespace rankdeck;
+using rankdeck::testing::processesMatching;
+using rankdeck::testing::fileLines;
 
 namespace {
-
-QStringList processesMatching(const QString &s)
-{
-    QProcess p;
-    p.start(QStringLiteral("pgrep"), {QStringLiteral("-a"), QStringLiteral("-f"), QStringLiteral("--"), s});
-    p.waitForFinished(10000);
-    return QString::fromLocal8Bit(p.readAllStandardOutput()).split(u'\n', Qt::SkipEmptyParts);
-}
-
-QList<QByteArray> lines(const QString &path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    QList<QByteArray> l = f.readAll().split('\n');
-    if (!l.isEmpty() && l.last().isEmpty())
-        l.removeLast();
-    return l;
-}
 
 QJsonObject readJson(const QString &path)
 {
@@ -168,7 +153,7 @@ void TestDetach::detachedRunGoesOnAndReattachLosesNothing()
 
     for (int rank = 0; rank < 2; ++rank) {
         const QString remote = nodeRunDir(rank, runId) + QStringLiteral("/rank%1.a1").arg(rank);
-        const QList<QByteArray> printed = lines(remote + QStringLiteral(".out")) + lines(remote + QStringLiteral(".err"));
+        const QList<QByteArray> printed = fileLines(remote + QStringLiteral(".out")) + fileLines(remote + QStringLiteral(".err"));
         QVERIFY2(!printed.isEmpty(), qPrintable(remote));
         QList<QByteArray> text;
         int events = 0;
@@ -182,11 +167,11 @@ void TestDetach::detachedRunGoesOnAndReattachLosesNothing()
             return t.startsWith(QStringLiteral("Rank %1: Epoch").arg(rank).toUtf8());
         });
         QCOMPARE(int(epochLines), steps);
-        QList<QByteArray> recorded = lines(local + QStringLiteral("/rank-%1.log").arg(rank));
+        QList<QByteArray> recorded = fileLines(local + QStringLiteral("/rank-%1.log").arg(rank));
         std::sort(text.begin(), text.end());
         std::sort(recorded.begin(), recorded.end());
         QCOMPARE(recorded, text);
-        QCOMPARE(int(lines(local + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size()), events);
+        QCOMPARE(int(fileLines(local + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size()), events);
     }
     const QJsonObject done = readJson(local + QStringLiteral("/state.json"));
     QCOMPARE(done.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));

@@ -8,6 +8,8 @@
 #include "profilestore.h"
 #include "sshfixture.h"
 
+#include "testprocesses.h"
+
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
@@ -17,27 +19,10 @@
 #include <QTest>
 
 using namespace rankdeck;
+using rankdeck::testing::processesMatching;
+using rankdeck::testing::fileLines;
 
 namespace {
-
-QStringList processesMatching(const QString &s)
-{
-    QProcess p;
-    p.start(QStringLiteral("pgrep"), {QStringLiteral("-a"), QStringLiteral("-f"), QStringLiteral("--"), s});
-    p.waitForFinished(10000);
-    return QString::fromLocal8Bit(p.readAllStandardOutput()).split(u'\n', Qt::SkipEmptyParts);
-}
-
-QList<QByteArray> lines(const QString &path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    QList<QByteArray> l = f.readAll().split('\n');
-    if (!l.isEmpty() && l.last().isEmpty())
-        l.removeLast();
-    return l;
-}
 
 } // namespace
 
@@ -161,7 +146,7 @@ void TestSshLaunch::trainingRunsThroughSshAndLosesNoLine()
     const QString local = m_runsDir + QLatin1Char('/') + l.runId;
     for (int rank = 0; rank < 4; ++rank) {
         const QString remote = nodeRunDir(rank / 2, l.runId) + QStringLiteral("/rank%1.a1").arg(rank);
-        QList<QByteArray> printed = lines(remote + QStringLiteral(".out")) + lines(remote + QStringLiteral(".err"));
+        QList<QByteArray> printed = fileLines(remote + QStringLiteral(".out")) + fileLines(remote + QStringLiteral(".err"));
         QVERIFY2(!printed.isEmpty(), qPrintable(remote));
         QList<QByteArray> text;
         int events = 0;
@@ -176,11 +161,11 @@ void TestSshLaunch::trainingRunsThroughSshAndLosesNoLine()
         }));
         QCOMPARE(epochLines, steps);
         // Same lines locally (their interleaving of stdout and stderr is arrival order there).
-        QList<QByteArray> recorded = lines(local + QStringLiteral("/rank-%1.log").arg(rank));
+        QList<QByteArray> recorded = fileLines(local + QStringLiteral("/rank-%1.log").arg(rank));
         std::sort(text.begin(), text.end());
         std::sort(recorded.begin(), recorded.end());
         QCOMPARE(recorded, text);
-        QCOMPARE(int(lines(local + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size()), events);
+        QCOMPARE(int(fileLines(local + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size()), events);
     }
     QTRY_VERIFY_WITH_TIMEOUT(processesMatching(l.runId).isEmpty(), 15000);
 

@@ -11,6 +11,8 @@
 #include "sshfixture.h"
 #include "sshtransport.h"
 
+#include "testprocesses.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -23,6 +25,8 @@
 #include <csignal>
 
 using namespace rankdeck;
+// Every fixture node is this machine, so pgrep here sees the nodes' processes.
+using rankdeck::testing::processesMatching;
 
 namespace {
 
@@ -89,18 +93,6 @@ QByteArray countOutput(const char *stream, int n)
     for (int i = 1; i <= n; ++i)
         b += QByteArray(stream) + ' ' + QByteArray::number(i) + '\n';
     return b;
-}
-
-// Processes on this machine (every fixture node is this machine) whose command line mentions s.
-QStringList processesMatching(const QString &s)
-{
-    QProcess p;
-    p.start(QStringLiteral("pgrep"), {QStringLiteral("-a"), QStringLiteral("-f"), QStringLiteral("--"), s});
-    p.waitForFinished(10000);
-    QStringList lines = QString::fromLocal8Bit(p.readAllStandardOutput()).split(u'\n', Qt::SkipEmptyParts);
-    // pgrep never lists itself, but a shell running it could.
-    lines.removeIf([](const QString &l) { return l.contains(QLatin1String("pgrep")); });
-    return lines;
 }
 
 } // namespace
