@@ -76,7 +76,10 @@ GradReducer::GradReducer(c10::intrusive_ptr<c10d::Backend> backend, std::vector<
         bucket.flat = torch::zeros({size + (last ? 1 : 0)}, proto.options().requires_grad(false));
         if (last)
             m_stopFlag = bucket.flat.narrow(0, size, 1);
+        if (m_worldSize > 1 && std::size_t(bucket.flat.numel() * bucket.flat.element_size()) <= kGatherBucketBytes)
+            bucket.gathered = torch::empty({m_worldSize * bucket.flat.numel()}, bucket.flat.options());
     }
+    m_worldSizeScalar = torch::scalar_tensor(double(m_worldSize), m_params.front().options().requires_grad(false));
     for (std::size_t k = 0; k < m_params.size(); ++k)
         torch::autograd::impl::set_post_acc_grad_hooks(m_params[k], std::make_unique<ReadyHook>(this, k));
 }
@@ -119,24 +122,34 @@ void GradReducer::gradReady(std::size_t index, const at::Tensor &param)
     m_seen[index] = true;
     auto &bucket = m_buckets[m_bucketOf[index]];
     const auto &grad = param.grad();
-    auto view = bucket.flat.narrow(0, bucket.offsets[m_posInBucket[index]], param.numel());
-    if (grad.defined())
-        view.copy_(grad.reshape({-1}));
-    else
-        view.zero_();
+    fillSlot(bucket, m_posInBucket[index], grad);
     --bucket.pending;
     if (m_overlap)
         launchReady();
+}
+
+void GradReducer::fillSlot(Bucket &bucket, std::size_t pos, const at::Tensor &grad)
+{
+    const auto &p = m_params[bucket.params[pos]];
+    auto slot = bucket.flat.narrow(0, bucket.offsets[pos], p.numel());
+    // DDP's default comm hook divides by the world size and then sums; dividing on the way into
+    // the bucket gives the same values in one pass over the gradient instead of two.
+    if (grad.defined())
+        at::div_out(slot, grad.reshape({-1}), m_worldSizeScalar);
+    else
+        slot.zero_();
 }
 
 void GradReducer::launch(Bucket &bucket)
 {
     if (&bucket == &m_buckets.back())
         m_stopFlag.fill_(m_localStop ? 1.0 : 0.0);
-    // DDP's default comm hook: divide by the world size, then sum.
-    bucket.flat.div_(m_worldSize);
-    std::vector<at::Tensor> tensors{bucket.flat};
-    bucket.work = m_backend->allreduce(tensors);
+    if (bucket.gathered.defined()) {
+        bucket.work = m_backend->all_gather_single(bucket.gathered, bucket.flat);
+    } else {
+        std::vector<at::Tensor> tensors{bucket.flat};
+        bucket.work = m_backend->allreduce(tensors);
+    }
     bucket.launched = true;
 }
 
@@ -158,29 +171,28 @@ bool GradReducer::finish(double &commWaitMs)
             continue;
         m_seen[k] = true;
         auto &bucket = m_buckets[m_bucketOf[k]];
-        auto view = bucket.flat.narrow(0, bucket.offsets[m_posInBucket[k]], m_params[k].numel());
-        const auto &grad = m_params[k].grad();
-        if (grad.defined())
-            view.copy_(grad.reshape({-1}));
-        else
-            view.zero_();
+        fillSlot(bucket, m_posInBucket[k], m_params[k].grad());
         --bucket.pending;
     }
     launchReady();
 
     const auto t0 = std::chrono::steady_clock::now();
-    for (auto &b : m_buckets)
+    for (auto &b : m_buckets) {
         b.work->wait();
+        // Every rank adds the same rows in the same order: identical bits everywhere.
+        if (b.gathered.defined())
+            at::sum_out(b.flat, b.gathered.view({m_worldSize, b.flat.numel()}), 0);
+    }
     commWaitMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
+    // The averaged gradients stay where the all-reduce left them: each .grad becomes a view of
+    // its bucket instead of receiving a copy (a 100 MB memcpy per step on the 25M-parameter MLP).
+    // zero_grad(set_to_none) drops the views before the next backward, so autograd never
+    // accumulates into a bucket that the next step's hooks are about to overwrite.
     for (auto &b : m_buckets) {
         for (std::size_t i = 0; i < b.params.size(); ++i) {
             auto &p = m_params[b.params[i]];
-            const auto view = b.flat.narrow(0, b.offsets[i], p.numel()).view(p.sizes());
-            if (p.grad().defined())
-                p.mutable_grad().copy_(view);
-            else
-                p.mutable_grad() = view.clone();
+            p.mutable_grad() = b.flat.narrow(0, b.offsets[i], p.numel()).view(p.sizes());
         }
     }
     m_communicate = false;

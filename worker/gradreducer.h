@@ -20,6 +20,7 @@ class GradReducer
 public:
     static constexpr std::size_t kFirstBucketBytes = 1u << 20;
     static constexpr std::size_t kBucketBytes = 25u << 20;
+    static constexpr std::size_t kGatherBucketBytes = 64u << 10;
 
     GradReducer(c10::intrusive_ptr<c10d::Backend> backend, std::vector<at::Tensor> params, int worldSize,
                 bool overlap, std::size_t firstBucketBytes = kFirstBucketBytes,
@@ -31,7 +32,8 @@ public:
     // Before each micro-step's backward: communicate only on the last micro-step (no_sync).
     void beginBackward(bool communicate, bool localStop);
     // After backward of the communicating micro-step: launches what is left, waits for every
-    // bucket and writes the averaged gradients back. Returns whether any rank asked to stop.
+    // bucket and points each .grad at its averaged slot in the bucket. Returns whether any rank
+    // asked to stop. The views stay valid until the next communicating beginBackward().
     bool finish(double &commWaitMs);
 
     std::size_t bucketCount() const { return m_buckets.size(); }
@@ -47,10 +49,12 @@ private:
         std::vector<std::size_t> params;
         std::vector<std::int64_t> offsets;
         at::Tensor flat;           // the gradients, plus the stop flag in the last bucket
+        at::Tensor gathered;       // small buckets: every rank's flat, summed after the wait
         std::size_t pending = 0;
         bool launched = false;
         c10::intrusive_ptr<c10d::Work> work;
     };
+    void fillSlot(Bucket &bucket, std::size_t pos, const at::Tensor &grad);
     void launchReady();
     void launch(Bucket &bucket);
 
@@ -61,6 +65,7 @@ private:
     std::vector<bool> m_seen;
     std::vector<Bucket> m_buckets;
     at::Tensor m_stopFlag; // view of the last element of the last bucket
+    at::Tensor m_worldSizeScalar;
     int m_worldSize;
     bool m_overlap;
     bool m_communicate = false;

@@ -12,12 +12,29 @@
 #include <c10/util/Exception.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <malloc.h>
 #include <unistd.h>
 
 using namespace rankdeck;
 
 namespace {
+
+// A training step allocates and frees the same large tensors (activations, gradients, GEMM
+// outputs) over and over. glibc's defaults hand blocks above its mmap threshold back to the
+// kernel on every free and trim the heap top, so every step page-faults them in again: 10 % of
+// a 25M-parameter MLP step went to clear_page and the fault path (perf, docs/benchmarks.md).
+// Keeping freed memory in the heap costs no more than the step's peak. Users who tune malloc
+// themselves (MALLOC_*_ or GLIBC_TUNABLES) keep their settings.
+void keepFreedMemoryForReuse()
+{
+    for (const char *userTuned : {"GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"})
+        if (std::getenv(userTuned))
+            return;
+    mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's upper limit for this setting
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
 
 [[noreturn]] void finish(int code)
 {
@@ -39,6 +56,7 @@ namespace {
 
 int main(int argc, char **argv)
 {
+    keepFreedMemoryForReuse();
     WorkerOptions options;
     try {
         options = parseWorkerOptions(std::vector<std::string>(argv + 1, argv + argc), processEnvironment());

@@ -436,7 +436,10 @@ int Trainer::run()
         if (o.clipGradNorm > 0)
             torch::nn::utils::clip_grad_norm_(d->params, o.clipGradNorm);
         d->optimizer->step();
-        d->optimizer->zero_grad(true);
+        // zero_grad(set_to_none) without Optimizer::zero_grad's detach_(), which views (the
+        // reducer's bucket slots) refuse.
+        for (auto &p : d->params)
+            p.mutable_grad().reset();
         ++step;
         lastLoss = lossSum / double(o.accumSteps);
         const double stepMs =
