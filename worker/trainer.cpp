@@ -445,7 +445,7 @@ int Trainer::run()
         const double stepMs =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         tel.setLastStep(step);
-        {
+        if (tel.eventsEnabled()) { // with --telemetry off the step costs nothing for events
             wire::WireEventWriter w(wire::event::Step, o.rank, Telemetry::nowUs());
             w.addInt(wire::field::Step, step)
                 .addInt(wire::field::Epoch, epoch)
