@@ -65,15 +65,23 @@ GradReducer::GradReducer(c10::intrusive_ptr<c10d::Backend> backend, std::vector<
     for (std::size_t b = 0; b < m_buckets.size(); ++b) {
         auto &bucket = m_buckets[b];
         std::int64_t size = 0;
-        for (const auto k : bucket.params) {
-            m_bucketOf[k] = b;
-            m_posInBucket[k] = bucket.offsets.size();
-            bucket.offsets.push_back(size);
-            size += m_params[k].numel();
+        for (std::size_t i = 0; i < bucket.params.size(); ++i) {
+            m_bucketOf[bucket.params[i]] = b;
+            m_posInBucket[bucket.params[i]] = i;
+            size += m_params[bucket.params[i]].numel();
         }
         const bool last = b + 1 == m_buckets.size();
         const auto &proto = m_params[bucket.params.front()];
         bucket.flat = torch::zeros({size + (last ? 1 : 0)}, proto.options().requires_grad(false));
+        // Views made once: slicing costs a few microseconds per parameter and step, which the
+        // tiny models notice.
+        std::int64_t offset = 0;
+        for (const auto k : bucket.params) {
+            const auto &p = m_params[k];
+            bucket.slots.push_back(bucket.flat.narrow(0, offset, p.numel()));
+            bucket.gradViews.push_back(bucket.slots.back().view(p.sizes()));
+            offset += p.numel();
+        }
         if (last)
             m_stopFlag = bucket.flat.narrow(0, size, 1);
         if (m_worldSize > 1 && std::size_t(bucket.flat.numel() * bucket.flat.element_size()) <= kGatherBucketBytes)
@@ -130,8 +138,7 @@ void GradReducer::gradReady(std::size_t index, const at::Tensor &param)
 
 void GradReducer::fillSlot(Bucket &bucket, std::size_t pos, const at::Tensor &grad)
 {
-    const auto &p = m_params[bucket.params[pos]];
-    auto slot = bucket.flat.narrow(0, bucket.offsets[pos], p.numel());
+    auto &slot = bucket.slots[pos];
     // DDP's default comm hook divides by the world size and then sums; dividing on the way into
     // the bucket gives the same values in one pass over the gradient instead of two.
     if (grad.defined())
@@ -190,10 +197,8 @@ bool GradReducer::finish(double &commWaitMs)
     // zero_grad(set_to_none) drops the views before the next backward, so autograd never
     // accumulates into a bucket that the next step's hooks are about to overwrite.
     for (auto &b : m_buckets) {
-        for (std::size_t i = 0; i < b.params.size(); ++i) {
-            auto &p = m_params[b.params[i]];
-            p.mutable_grad() = b.flat.narrow(0, b.offsets[i], p.numel()).view(p.sizes());
-        }
+        for (std::size_t i = 0; i < b.params.size(); ++i)
+            m_params[b.params[i]].mutable_grad() = b.gradViews[i];
     }
     m_communicate = false;
     return m_stopFlag.item<double>() > 0;

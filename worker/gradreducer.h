@@ -47,7 +47,8 @@ private:
     struct Bucket
     {
         std::vector<std::size_t> params;
-        std::vector<std::int64_t> offsets;
+        std::vector<at::Tensor> slots;     // per parameter: its flat range of `flat`
+        std::vector<at::Tensor> gradViews; // the same ranges in the parameter's shape
         at::Tensor flat;           // the gradients, plus the stop flag in the last bucket
         at::Tensor gathered;       // small buckets: every rank's flat, summed after the wait
         std::size_t pending = 0;
