@@ -6,15 +6,22 @@
 
 namespace rankdeck {
 
-namespace {
-constexpr qsizetype kBlock2 = qsizetype(Downsampler::kBlock) * Downsampler::kBlock;
-} // namespace
-
 void Downsampler::clear()
 {
-    m_level1.clear();
-    m_level2.clear();
+    m_levels.clear();
     m_count = 0;
+}
+
+void Downsampler::truncate(qsizetype n)
+{
+    if (n >= m_count)
+        return;
+    const size_t blocks = size_t(std::max<qsizetype>(n, 0) / kBlock);
+    for (size_t level = 0; level < m_levels.size(); ++level)
+        m_levels[level].resize(std::min(m_levels[level].size(), blocks >> level));
+    while (!m_levels.empty() && m_levels.back().empty())
+        m_levels.pop_back();
+    m_count = qsizetype(blocks) * kBlock;
 }
 
 void Downsampler::mergePoint(std::span<const double> values, std::uint32_t i, Block &acc)
@@ -66,13 +73,21 @@ void Downsampler::update(std::span<const double> values)
         Block b{0.0, 0.0, kNone, kNone, kNone, kNone};
         for (qsizetype i = m_count; i < m_count + kBlock; ++i)
             mergePoint(values, std::uint32_t(i), b);
-        m_level1.push_back(b);
+        if (m_levels.empty())
+            m_levels.emplace_back();
+        // Grown by an eighth, not doubled: 128 pyramids of a million points each add up.
+        if (m_levels[0].size() == m_levels[0].capacity())
+            m_levels[0].reserve(m_levels[0].size() + m_levels[0].size() / 8 + 64);
+        m_levels[0].push_back(b);
         m_count += kBlock;
-        if (m_level1.size() % kBlock == 0) {
-            Block b2{0.0, 0.0, kNone, kNone, kNone, kNone};
-            for (size_t k = m_level1.size() - kBlock; k < m_level1.size(); ++k)
-                mergeBlock(m_level1[k], b2);
-            m_level2.push_back(b2);
+        // Each completed pair of nodes completes their parent, up the pyramid.
+        for (size_t level = 0; m_levels[level].size() % 2 == 0; ++level) {
+            const std::vector<Block> &below = m_levels[level];
+            Block parent = below[below.size() - 2];
+            mergeBlock(below.back(), parent);
+            if (m_levels.size() == level + 1)
+                m_levels.emplace_back();
+            m_levels[level + 1].push_back(parent);
         }
     }
 }
@@ -80,18 +95,26 @@ void Downsampler::update(std::span<const double> values)
 void Downsampler::rangeMinMax(std::span<const double> values, qsizetype begin, qsizetype end,
                               Block &acc) const
 {
+    const size_t levels = m_levels.size();
     qsizetype i = begin;
     while (i < end) {
-        if (i % kBlock2 == 0 && i + kBlock2 <= end && size_t(i / kBlock2) < m_level2.size()) {
-            mergeBlock(m_level2[size_t(i / kBlock2)], acc);
-            i += kBlock2;
-        } else if (i % kBlock == 0 && i + kBlock <= end && size_t(i / kBlock) < m_level1.size()) {
-            mergeBlock(m_level1[size_t(i / kBlock)], acc);
-            i += kBlock;
-        } else {
+        if (levels == 0 || i % kBlock != 0 || i + kBlock > end
+            || size_t(i / kBlock) >= m_levels[0].size()) {
             mergePoint(values, std::uint32_t(i), acc);
             ++i;
+            continue;
         }
+        // The largest node that starts at i and ends within the range: at most two per level
+        // over the whole range, merged left to right so ties keep the earliest index.
+        size_t level = 0;
+        while (level + 1 < levels) {
+            const qsizetype span = qsizetype(kBlock) << (level + 1);
+            if (i % span != 0 || i + span > end || size_t(i / span) >= m_levels[level + 1].size())
+                break;
+            ++level;
+        }
+        mergeBlock(m_levels[level][size_t(i / (qsizetype(kBlock) << level))], acc);
+        i += qsizetype(kBlock) << level;
     }
 }
 

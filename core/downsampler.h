@@ -3,9 +3,12 @@
 // Min/max-per-bucket downsampling for plots: each x bucket contributes the points where the
 // value is lowest and highest (in their original order, at their own x), so spikes stay visible
 // however far the view is zoomed out; a NaN or ±Inf in a bucket is reported too. No random
-// sampling. Built incrementally as points arrive, with a two-level min/max index over blocks of
-// points, so that bucketing 1 million points costs about (buckets × a few dozen) steps instead of
-// a full scan. When a bucket spans several blocks its inner borders snap to block borders (see
+// sampling. Built incrementally as points arrive, as a min/max pyramid (a mip-map of extremes):
+// level 0 summarises blocks of kBlock points, level k blocks of kBlock·2^k points, each node the
+// merge of its two children, appended as soon as both exist. Any index range then splits into at
+// most two nodes per level, so bucketing N points into B buckets costs O(B · log(N / B)) node
+// reads instead of a scan of N. Nodes cost 32 bytes each: 32/64 · (1 + 1/2 + 1/4 + …) < 1 byte
+// per point. When a bucket spans several blocks its inner borders snap to block borders (see
 // bucket()): every point still counts in exactly one bucket, at its own x.
 #pragma once
 
@@ -37,6 +40,9 @@ public:
     // Index the value column as it grows: call with the whole column after each append
     // (only the new tail is indexed). Values must not change once indexed.
     void update(std::span<const double> values);
+    // Forgets every summary that covers index n or later, so that values from n on may change
+    // (a mean whose latest steps got another rank's report) and be indexed again by update().
+    void truncate(qsizetype n);
     void clear();
     qsizetype indexedCount() const { return m_count; }
 
@@ -88,9 +94,9 @@ private:
     static void mergePoint(std::span<const double> values, std::uint32_t i, Block &acc);
     static void mergeBlock(const Block &b, Block &acc);
 
-    std::vector<Block> m_level1;  // per kBlock points (complete blocks only)
-    std::vector<Block> m_level2;  // per kBlock level-1 blocks
-    qsizetype m_count = 0;        // points covered by complete level-1 blocks
+    // m_levels[k][j] covers points [j·kBlock·2^k, (j+1)·kBlock·2^k); complete nodes only.
+    std::vector<std::vector<Block>> m_levels;
+    qsizetype m_count = 0;  // points covered by complete level-0 blocks
 };
 
 } // namespace rankdeck

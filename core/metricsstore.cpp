@@ -39,6 +39,23 @@ struct SmoothCache
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// Columns grow by an eighth instead of doubling: at 64 ranks × 1M points a doubled column is
+// hundreds of MB reserved for nothing, and a derived column sized exactly to its source (a
+// smoothed copy) would double on the very next point.
+template <typename T>
+void growFor(std::vector<T> &column, size_t n)
+{
+    if (column.capacity() < n)
+        column.reserve(std::max<size_t>(n + n / 8, 1024));
+}
+
+template <typename T>
+void pushBack(std::vector<T> &column, const T &value)
+{
+    growFor(column, column.size() + 1);
+    column.push_back(value);
+}
+
 } // namespace
 
 struct MetricsStore::Series
@@ -75,6 +92,7 @@ struct MetricsStore::Series
         SmoothCache &c = *hit;
         size_t i = c.values.size();
         const size_t n = values.size();
+        growFor(c.values, n);
         c.values.resize(n);
         while (i < n) {
             if (c.segment < segmentStarts.size() && segmentStarts[c.segment] == i) {
@@ -90,6 +108,10 @@ struct MetricsStore::Series
     }
 };
 
+// The mean across ranks, kept up to date as points arrive: per step a running sum and count, so
+// a refresh never walks every rank's points. The plottable columns (x, mean value, its smoothed
+// values and their min/max pyramids) are rebuilt only from the first step that changed since
+// the last curve(): in a live run that is the last few steps, whatever the run's length.
 struct MetricsStore::MeanSeries
 {
     struct Point
@@ -106,17 +128,113 @@ struct MetricsStore::MeanSeries
             return sum / count;
         }
     };
-    std::vector<std::vector<Point>> segments;
+
+    // The smoothed mean for one weight, with the EMA state saved at every block start so that a
+    // change at point k recomputes from the block holding k instead of from the first point.
+    struct Smoothed
+    {
+        double weight = -1.0;
+        std::vector<double> values;
+        std::vector<Smoothing> checkpoints;  // state before point j·kBlock
+        Smoothing state = Smoothing(0.0);    // state after the last of `values`
+        Downsampler index;
+        quint64 lastUse = 0;
+
+        void invalidateFrom(size_t k)
+        {
+            if (k >= values.size())
+                return;
+            const size_t block = k / Downsampler::kBlock;
+            state = checkpoints[block];
+            checkpoints.resize(block);
+            values.resize(block * Downsampler::kBlock);
+            index.truncate(qsizetype(values.size()));
+        }
+        void extend(const std::vector<double> &raw)
+        {
+            size_t i = values.size();
+            growFor(values, raw.size());
+            values.resize(raw.size());
+            for (; i < raw.size(); ++i) {
+                if (i % Downsampler::kBlock == 0)
+                    checkpoints.push_back(state);
+                values[i] = state.next(raw[i]);
+            }
+            index.update(values);
+        }
+    };
+
+    struct Segment
+    {
+        std::vector<Point> points;  // ascending steps
+        size_t dirtyFrom = 0;       // first point whose columns below are stale
+        // Columns for the bucketing fast path; times never decrease (see refresh()).
+        std::vector<qint64> steps;
+        std::vector<qint64> times;
+        std::vector<double> values;
+        Downsampler index;
+        std::array<Smoothed, 2> smoothed;  // the plot asks for raw and one weight at a time
+        quint64 useCounter = 0;
+
+        void refresh()
+        {
+            const size_t n = points.size();
+            const size_t from = std::min(dirtyFrom, n);
+            if (from == n && steps.size() == n)
+                return;
+            growFor(steps, n);
+            growFor(times, n);
+            growFor(values, n);
+            steps.resize(n);
+            times.resize(n);
+            values.resize(n);
+            for (size_t i = from; i < n; ++i) {
+                const Point &p = points[i];
+                steps[i] = p.step;
+                // Time order can differ from step order by a few µs across ranks; the
+                // bucketing needs non-decreasing x.
+                times[i] = i > 0 ? std::max(p.timeUs, times[i - 1]) : p.timeUs;
+                values[i] = p.value();
+            }
+            index.truncate(qsizetype(from));
+            index.update(values);
+            for (Smoothed &sm : smoothed)
+                sm.invalidateFrom(from);
+            dirtyFrom = n;
+        }
+
+        const Smoothed &smoothedFor(double weight)
+        {
+            Smoothed *hit = nullptr;
+            for (Smoothed &sm : smoothed) {
+                if (sm.weight == weight)
+                    hit = &sm;
+            }
+            if (!hit) {
+                hit = smoothed[0].lastUse <= smoothed[1].lastUse ? &smoothed[0] : &smoothed[1];
+                *hit = Smoothed{};
+                hit->weight = weight;
+                hit->state = Smoothing(weight);
+            }
+            hit->lastUse = ++useCounter;
+            hit->extend(values);
+            return *hit;
+        }
+    };
+    std::vector<Segment> segments;
 
     void add(size_t segment, qint64 step, qint64 timeUs, double value)
     {
         if (segments.size() <= segment)
             segments.resize(segment + 1);
-        std::vector<Point> &pts = segments[segment];
+        Segment &seg = segments[segment];
+        std::vector<Point> &pts = seg.points;
         // Ranks report the same steps at about the same time: the slot is almost always last.
         auto it = pts.end();
         if (pts.empty() || pts.back().step < step) {
-            pts.push_back(Point{step, timeUs, 0.0, 0, 0});
+            pushBack(pts, Point{step, timeUs, 0.0, 0, 0});
+            it = pts.end() - 1;
+        } else if (pts.back().step == step) {
             it = pts.end() - 1;
         } else {
             it = std::lower_bound(pts.begin(), pts.end(), step,
@@ -131,6 +249,7 @@ struct MetricsStore::MeanSeries
         } else {
             ++it->nonFinite;
         }
+        seg.dirtyFrom = std::min(seg.dirtyFrom, size_t(it - pts.begin()));
     }
 };
 
@@ -228,9 +347,9 @@ void MetricsStore::appendLocked(int rank, const QString &name, qint64 step, qint
     Series *s = seriesLocked(rank, name, true);
     if (s->values.empty() || step <= s->steps.back())
         s->segmentStarts.push_back(s->values.size());
-    s->steps.push_back(step);
-    s->times.push_back(wallTimeUs);
-    s->values.push_back(value);
+    pushBack(s->steps, step);
+    pushBack(s->times, wallTimeUs);
+    pushBack(s->values, value);
     s->rawIndex.update(s->values);
     if (m_total == 0 || wallTimeUs < m_startTimeUs)
         m_startTimeUs = wallTimeUs;
@@ -467,43 +586,36 @@ MetricCurve MetricsStore::meanCurveLocked(const QString &name, MetricXAxis axis,
     const auto it = m_means.constFind(name);
     if (it == m_means.cend())
         return curve;
-    const MeanSeries &mean = **it;
-    const double start = double(m_startTimeUs);
-    std::vector<std::vector<double>> xs, vs;
+    // The columns are a cache of the sums, brought up to date under the store's lock.
+    MeanSeries &mean = **it;
+    const double offset = axis == MetricXAxis::RelativeTime ? double(m_startTimeUs) : 0.0;
+    const double divisor = axis == MetricXAxis::Step ? 1.0 : 1e6;
     double lo = std::numeric_limits<double>::infinity();
     double hi = -lo;
-    for (const auto &seg : mean.segments) {
-        std::vector<double> x, v;
-        x.reserve(seg.size());
-        v.reserve(seg.size());
-        for (const auto &p : seg) {
-            switch (axis) {
-            case MetricXAxis::Step: x.push_back(double(p.step)); break;
-            case MetricXAxis::RelativeTime: x.push_back((double(p.timeUs) - start) / 1e6); break;
-            case MetricXAxis::WallTime: x.push_back(double(p.timeUs) / 1e6); break;
-            }
-            v.push_back(p.value());
-        }
-        // Time order can differ from step order by a few µs across ranks; the bucketing
-        // needs non-decreasing x.
-        for (size_t i = 1; i < x.size(); ++i)
-            x[i] = std::max(x[i], x[i - 1]);
-        if (!x.empty()) {
-            lo = std::min(lo, x.front());
-            hi = std::max(hi, x.back());
-        }
-        curve.sourcePoints += qint64(x.size());
-        if (weight > 0.0)
-            Smoothing::smooth(v, weight, v);
-        xs.push_back(std::move(x));
-        vs.push_back(std::move(v));
+    for (MeanSeries::Segment &seg : mean.segments) {
+        seg.refresh();
+        if (seg.steps.empty())
+            continue;
+        const std::vector<qint64> &column = axis == MetricXAxis::Step ? seg.steps : seg.times;
+        lo = std::min(lo, (double(column.front()) - offset) / divisor);
+        hi = std::max(hi, (double(column.back()) - offset) / divisor);
+        curve.sourcePoints += qint64(column.size());
     }
     if (!(xMin < xMax) && buckets > 0) {
         xMin = lo;
         xMax = hi;
     }
-    for (size_t k = 0; k < xs.size(); ++k)
-        appendSegment(curve, Downsampler::bucketScan(xs[k], vs[k], xMin, xMax, buckets));
+    for (MeanSeries::Segment &seg : mean.segments) {
+        if (seg.steps.empty())
+            continue;
+        const std::vector<qint64> &column = axis == MetricXAxis::Step ? seg.steps : seg.times;
+        const bool smooth = weight > 0.0;
+        const MeanSeries::Smoothed *sm = smooth ? &seg.smoothedFor(weight) : nullptr;
+        const std::vector<double> &values = smooth ? sm->values : seg.values;
+        const Downsampler &index = smooth ? sm->index : seg.index;
+        appendSegment(curve, index.bucket(column, offset, divisor, values, 0, qsizetype(values.size()),
+                                          xMin, xMax, buckets));
+    }
     return curve;
 }
 

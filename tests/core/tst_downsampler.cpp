@@ -113,6 +113,10 @@ private slots:
     void byHand();
     void indexAgreesWithScan_data();
     void indexAgreesWithScan();
+    void pyramidMatchesBruteForce_data();
+    void pyramidMatchesBruteForce();
+    void truncateReindexes_data();
+    void truncateReindexes();
     void spikeSurvivesMillionPoints();
     void segmentRange();
 };
@@ -223,6 +227,126 @@ void TestDownsampler::indexAgreesWithScan()
     QCOMPARE(a.nanX, c.nanX);
     QCOMPARE(a.infX, c.infX);
     QVERIFY(a.x.size() <= 2 * buckets + 2);
+}
+
+// Random columns and random views, some of them partly or wholly outside the data: the pyramid
+// must give, bucket by bucket, exactly the extremes (and NaN/±Inf marks) a brute-force scan
+// finds, so no spike can vanish however the view is chosen.
+void TestDownsampler::pyramidMatchesBruteForce_data()
+{
+    QTest::addColumn<int>("points");
+    QTest::addColumn<int>("specials");  // NaN or ±Inf per 1000 points
+    QTest::addColumn<int>("gapEvery");  // a jump in x every that many points (0: none)
+    QTest::addColumn<quint32>("seed");
+    const struct
+    {
+        const char *name;
+        int points, specials, gapEvery;
+    } shapes[] = {
+        {"tiny", 37, 100, 0},
+        {"one block", 64, 50, 0},
+        {"odd length", 70001, 5, 0},
+        {"power of two", 131072, 1, 0},
+        {"gaps", 250000, 2, 30000},
+        {"many specials", 90000, 300, 0},
+        {"all special", 5000, 1000, 0},
+    };
+    for (const auto &shape : shapes) {
+        for (quint32 seed = 1; seed <= 3; ++seed)
+            QTest::addRow("%s seed %u", shape.name, seed) << shape.points << shape.specials << shape.gapEvery << seed;
+    }
+}
+
+void TestDownsampler::pyramidMatchesBruteForce()
+{
+    QFETCH(int, points);
+    QFETCH(int, specials);
+    QFETCH(int, gapEvery);
+    QFETCH(quint32, seed);
+    QRandomGenerator rng(seed);
+    std::vector<double> x, values;
+    double xv = 100;
+    Downsampler index;
+    for (int i = 0; i < points; ++i) {
+        xv += (gapEvery > 0 && i % gapEvery == gapEvery - 1) ? 5000 : rng.bounded(4);
+        x.push_back(xv);
+        const int r = int(rng.bounded(1000));
+        double v = rng.generateDouble() * 10 - 5;
+        if (r < specials)
+            v = r % 3 == 0 ? NaN : (r % 3 == 1 ? Inf : -Inf);
+        else if (rng.bounded(500) == 0)
+            v *= 1e6;  // a spike
+        values.push_back(v);
+        if (rng.bounded(997) == 0)
+            index.update(values);  // indexed as it grows, at uneven moments
+    }
+    index.update(values);
+    const double first = x.front(), span = x.back() - x.front();
+    for (int view = 0; view < 24; ++view) {
+        double lo, hi;
+        switch (view % 6) {
+        case 0: lo = first; hi = x.back(); break;                                           // all
+        case 1: lo = first - span; hi = first - span / 2; break;                            // left of the data
+        case 2: lo = x.back() + 1; hi = x.back() + span; break;                             // right of it
+        case 3: lo = first - span * rng.generateDouble(); hi = first + span * rng.generateDouble(); break;
+        case 4: lo = first + span * rng.generateDouble(); hi = x.back() + span * rng.generateDouble(); break;
+        default: {
+            const double a = first + span * rng.generateDouble();
+            lo = a;
+            hi = a + span * rng.generateDouble() * rng.generateDouble();
+        }
+        }
+        if (!(lo < hi))
+            hi = lo + 1;  // an empty view means "everything", which case 0 covers
+        const int buckets = view == 0 ? 1 : int(rng.bounded(1, 2000));
+        const DownsampledPoints got = index.bucket(x, values, lo, hi, buckets);
+        const DownsampledPoints want = naive(x, values, lo, hi, buckets);
+        const QByteArray where = QStringLiteral("view %1 [%2, %3] in %4 buckets")
+                                     .arg(view).arg(lo, 0, 'g', 17).arg(hi, 0, 'g', 17).arg(buckets).toUtf8();
+        QVERIFY2(got.x == want.x, where.constData());
+        QVERIFY2(got.y == want.y, where.constData());
+        QVERIFY2(got.nanX == want.nanX, where.constData());
+        QVERIFY2(got.infX == want.infX, where.constData());
+        QVERIFY2(got.infY == want.infY, where.constData());
+    }
+}
+
+void TestDownsampler::truncateReindexes_data()
+{
+    QTest::addColumn<int>("points");
+    QTest::addColumn<int>("cut");
+    QTest::newRow("mid block") << 100000 << 54321;
+    QTest::newRow("block border") << 100000 << 64 * 512;
+    QTest::newRow("to zero") << 9000 << 0;
+    QTest::newRow("last point") << 70000 << 69999;
+    QTest::newRow("beyond the end") << 5000 << 8000;
+}
+
+// A column whose tail changes (the mean across ranks gets a late report) is indexed again from
+// the cut: the result must equal an index built from scratch on the new values.
+void TestDownsampler::truncateReindexes()
+{
+    QFETCH(int, points);
+    QFETCH(int, cut);
+    QRandomGenerator rng(11);
+    std::vector<double> values(static_cast<size_t>(points));
+    for (double &v : values)
+        v = rng.generateDouble();
+    Downsampler index;
+    index.update(values);
+    for (qsizetype i = cut; i < qsizetype(values.size()); ++i)
+        values[size_t(i)] = rng.bounded(100) == 0 ? NaN : rng.generateDouble() * 3 - 1;
+    index.truncate(cut);
+    QVERIFY(index.indexedCount() <= cut);
+    index.update(values);
+    Downsampler fresh;
+    fresh.update(values);
+    QCOMPARE(index.indexedCount(), fresh.indexedCount());
+    const std::vector<double> x = iota(points);
+    for (int buckets : {1, 7, 500, 1999}) {
+        QVERIFY(samePoints(index.bucket(x, values, 0, 0, buckets), fresh.bucket(x, values, 0, 0, buckets)));
+        QVERIFY(samePoints(index.bucket(x, values, 0, 0, buckets), naive(x, values, x.front(), x.back(), buckets)));
+    }
 }
 
 void TestDownsampler::spikeSurvivesMillionPoints()

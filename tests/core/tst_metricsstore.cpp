@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include "downsampler.h"
 #include "eventparser.h"
 #include "metricsstore.h"
+#include "smoothing.h"
 
 #include <wireprotocol.h>
 
+#include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <limits>
 #include <thread>
 #include <vector>
@@ -29,6 +34,94 @@ WorkerEvent stepEvent(int rank, qint64 step, double loss, qint64 ts)
     line.pop_back();
     return *EventParser::parse(QByteArray::fromStdString(line)).event;
 }
+
+bool sameNumbers(const QList<double> &a, const QList<double> &b)
+{
+    if (a.size() != b.size())
+        return false;
+    for (qsizetype i = 0; i < a.size(); ++i) {
+        if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))))
+            return false;
+    }
+    return true;
+}
+
+// The mean curve the slow, obvious way, from every rank's full-resolution points: per restart
+// segment and step the mean of the finite values (NaN if any rank sent a non-finite one), x the
+// earliest report (made non-decreasing in time), smoothed over the whole segment, then bucketed
+// by a plain scan.
+MetricCurve bruteForceMean(const MetricsStore &store, const QString &name, MetricXAxis axis,
+                           double weight, double xMin, double xMax, int buckets)
+{
+    struct Acc
+    {
+        double sum = 0;
+        int count = 0, nonFinite = 0;
+        qint64 time = std::numeric_limits<qint64>::max();
+    };
+    std::vector<std::map<qint64, Acc>> segments;
+    for (int rank : store.ranks(name)) {
+        const QList<MetricSegment> segs = store.segments(rank, name);
+        for (qsizetype k = 0; k < segs.size(); ++k) {
+            if (segments.size() <= size_t(k))
+                segments.resize(size_t(k) + 1);
+            for (const MetricPoint &p : segs[k].points) {
+                Acc &a = segments[size_t(k)][p.step];
+                a.time = std::min(a.time, p.wallTimeUs);
+                if (std::isfinite(p.value)) {
+                    a.sum += p.value;
+                    ++a.count;
+                } else {
+                    ++a.nonFinite;
+                }
+            }
+        }
+    }
+    const double start = double(store.startTimeUs());
+    std::vector<std::vector<double>> xs, vs;
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    MetricCurve out;
+    for (const auto &seg : segments) {
+        std::vector<double> x, v;
+        qint64 time = std::numeric_limits<qint64>::min();
+        for (const auto &[step, a] : seg) {
+            time = std::max(time, a.time);
+            x.push_back(axis == MetricXAxis::Step ? double(step)
+                        : axis == MetricXAxis::RelativeTime ? (double(time) - start) / 1e6
+                                                            : double(time) / 1e6);
+            v.push_back(a.nonFinite > 0 || a.count == 0 ? NaN : a.sum / a.count);
+        }
+        if (!x.empty()) {
+            lo = std::min(lo, x.front());
+            hi = std::max(hi, x.back());
+        }
+        out.sourcePoints += qint64(x.size());
+        if (weight > 0)
+            Smoothing::smooth(v, weight, v);
+        xs.push_back(std::move(x));
+        vs.push_back(std::move(v));
+    }
+    if (!(xMin < xMax) && buckets > 0) {
+        xMin = lo;
+        xMax = hi;
+    }
+    for (size_t k = 0; k < xs.size(); ++k) {
+        const DownsampledPoints p = Downsampler::bucketScan(xs[k], vs[k], xMin, xMax, buckets);
+        if (p.x.isEmpty() && p.nanX.isEmpty() && p.infX.isEmpty())
+            continue;
+        if (!out.segmentStarts.isEmpty() && !p.x.isEmpty()) {
+            out.x.append(p.x.first());
+            out.y.append(NaN);
+        }
+        out.segmentStarts.append(out.x.size());
+        out.x.append(p.x);
+        out.y.append(p.y);
+        out.nanX.append(p.nanX);
+        out.infX.append(p.infX);
+        out.infY.append(p.infY);
+    }
+    return out;
+}
 } // namespace
 
 class TestMetricsStore : public QObject
@@ -41,6 +134,8 @@ private slots:
     void rawCurveIsTheData();
     void smoothedCurvePerSegment();
     void meanCurveByHand();
+    void meanFollowsLiveAppends_data();
+    void meanFollowsLiveAppends();
     void nanIsMarkedNotDrawn();
     void bucketedCurveIsBounded();
     void reopenRestoresSeries();
@@ -157,6 +252,88 @@ void TestMetricsStore::meanCurveByHand()
     // Wall time of a mean point is the earliest report of that step.
     const MetricCurve w = store.curve(MetricsStore::MeanCurve, metric::Loss, MetricXAxis::WallTime, 0.0, 0, 0, 0);
     QCOMPARE(w.x.first(), 90 / 1e6);
+}
+
+void TestMetricsStore::meanFollowsLiveAppends_data()
+{
+    QTest::addColumn<int>("lag");          // how many steps a rank may trail the others
+    QTest::addColumn<int>("logEvery");     // rank r logs steps divisible by (r % logEvery) + 1
+    QTest::addColumn<int>("restartAt");    // batch at which rank 1 restarts from step 10 (-1: never)
+    QTest::addColumn<int>("specials");     // NaN/Inf per 1000 values
+    QTest::newRow("in step") << 0 << 1 << -1 << 0;
+    QTest::newRow("lagging ranks") << 300 << 1 << -1 << 0;
+    QTest::newRow("different log intervals") << 40 << 3 << -1 << 0;
+    QTest::newRow("restart") << 20 << 1 << 6 << 0;
+    QTest::newRow("nan and inf") << 50 << 2 << 9 << 20;
+}
+
+// The mean is kept incrementally as points arrive (late reports change old steps, sparse ranks
+// insert steps, restarts open segments): after every batch, for every axis, weight and view, the
+// curve must equal the one computed from scratch from every rank's points.
+void TestMetricsStore::meanFollowsLiveAppends()
+{
+    QFETCH(int, lag);
+    QFETCH(int, logEvery);
+    QFETCH(int, restartAt);
+    QFETCH(int, specials);
+    QRandomGenerator rng(42);
+    MetricsStore store;
+    const int ranks = 5;
+    std::vector<qint64> next(ranks, 1);
+    const qint64 t0 = 1'700'000'000'000'000;
+    for (int batch = 0; batch < 14; ++batch) {
+        for (int i = 0; i < 2500; ++i) {
+            const int r = int(rng.bounded(ranks));
+            const qint64 leader = *std::max_element(next.begin(), next.end());
+            if (next[size_t(r)] + lag < leader && rng.bounded(4) != 0)
+                continue;  // a trailing rank catches up only now and then
+            const qint64 step = next[size_t(r)]++;
+            if (step % ((r % logEvery) + 1) != 0)
+                continue;
+            const int roll = int(rng.bounded(1000));
+            // Multiples of 1/1024: sums are exact whatever order the ranks' reports arrive in.
+            const double value = roll < specials ? (roll % 2 ? NaN : std::numeric_limits<double>::infinity())
+                                                 : double(100000 / step) + double(rng.bounded(1 << 20)) / 1024.0;
+            store.append(r, metric::Loss, step, t0 + step * 1000 + qint64(rng.bounded(3000)), value);
+        }
+        if (batch == restartAt)
+            next[1] = 10;
+        struct View
+        {
+            MetricXAxis axis;
+            double weight, from, to;
+            int buckets;
+        };
+        const View views[] = {
+            {MetricXAxis::Step, 0.0, 0, 0, 0},
+            {MetricXAxis::Step, 0.6, 0, 0, 300},
+            {MetricXAxis::Step, 0.0, 0, 0, 37},
+            {MetricXAxis::Step, 0.9, 0.2, 0.7, 100},
+            {MetricXAxis::RelativeTime, 0.6, 0, 0, 200},
+            {MetricXAxis::WallTime, 0.0, 0, 0, 50},
+        };
+        for (const View &v : views) {
+            double xMin = 0, xMax = 0;
+            if (v.to > v.from) {
+                const double top = double(*std::max_element(next.begin(), next.end()));
+                xMin = top * v.from;
+                xMax = top * v.to;
+            }
+            const MetricCurve got = store.curve(MetricsStore::MeanCurve, metric::Loss, v.axis, v.weight, xMin, xMax, v.buckets);
+            const MetricCurve want = bruteForceMean(store, metric::Loss, v.axis, v.weight, xMin, xMax, v.buckets);
+            const QByteArray where = QStringLiteral("batch %1, axis %2, weight %3, %4 buckets")
+                                         .arg(batch).arg(int(v.axis)).arg(v.weight).arg(v.buckets).toUtf8();
+            QVERIFY2(sameNumbers(got.x, want.x), where.constData());
+            QVERIFY2(sameNumbers(got.y, want.y), where.constData());
+            QVERIFY2(got.nanX == want.nanX, where.constData());
+            QVERIFY2(got.infX == want.infX, where.constData());
+            QVERIFY2(got.infY == want.infY, where.constData());
+            QVERIFY2(got.segmentStarts == want.segmentStarts, where.constData());
+            QCOMPARE(got.sourcePoints, want.sourcePoints);
+        }
+    }
+    if (restartAt >= 0)
+        QVERIFY(store.segmentCount(1, metric::Loss) == 2);
 }
 
 void TestMetricsStore::nanIsMarkedNotDrawn()
