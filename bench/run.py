@@ -15,6 +15,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -89,8 +90,14 @@ def run_worker_steps(steps, telemetry, task_args):
                MASTER_ADDR="127.0.0.1", MASTER_PORT="0", OMP_NUM_THREADS="1")
     cmd = [str(BIN / "rankdeck-worker"), *task_args, "--steps", str(steps), "--telemetry",
            telemetry, "--log-every", "1000000"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Events go into a pipe that is drained, as they do to the launcher: a write() to a pipe with
+    # a reader costs more than one to /dev/null.
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    drain = threading.Thread(target=lambda: [None for _ in iter(lambda: proc.stdout.read(1 << 16), b"")])
+    drain.start()
     _, status, usage = os.wait4(proc.pid, 0)
+    drain.join()
+    proc.stdout.close()
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(f"worker exited {proc.returncode}: {' '.join(cmd)}")
@@ -98,19 +105,26 @@ def run_worker_steps(steps, telemetry, task_args):
 
 
 def bench_telemetry_overhead(reps, quick):
-    # Per-step cost = (C(2N) - C(N)) / N cancels start-up and rendezvous; on and off alternate
-    # so that drift in the machine's speed hits both alike.
+    # Per-step cost = (C(2N) - C(N)) / N cancels start-up and rendezvous. Each repetition
+    # measures on and off back to back (the order alternating between repetitions) and yields
+    # one paired difference, so drift in the machine's speed cancels within the pair; the
+    # result is the median of the paired differences.
     n = 3000 if quick else 8000
     task = ["--task", "mlp", "--mlp-width", "256", "--mlp-depth", "2", "--batch-size", "32"]
     per_step = {"on": [], "off": []}
-    for _ in range(reps):
-        for mode in ("on", "off"):
+    diffs = []
+    for rep in range(max(reps, 5)):
+        pair = {}
+        for mode in (("on", "off") if rep % 2 == 0 else ("off", "on")):
             t1 = run_worker_steps(n, mode, task)
             t2 = run_worker_steps(2 * n, mode, task)
-            per_step[mode].append((t2 - t1) / n)
+            pair[mode] = (t2 - t1) / n
+            per_step[mode].append(pair[mode])
+        diffs.append((pair["on"] - pair["off"]) / pair["off"] * 100.0)
     on, off = statistics.median(per_step["on"]), statistics.median(per_step["off"])
-    return {"telemetry_overhead_pct": (on - off) / off * 100.0}, \
-        f"step {on*1e3:.3f} ms CPU with telemetry, {off*1e3:.3f} ms without (median of {reps}, N={n})"
+    return {"telemetry_overhead_pct": statistics.median(diffs)}, \
+        f"paired differences {', '.join(f'{d:+.2f}' for d in sorted(diffs))} %; " \
+        f"step {on*1e3:.3f} ms CPU with telemetry, {off*1e3:.3f} ms without (medians, N={n})"
 
 
 def bench_ddp(reps, quick):
