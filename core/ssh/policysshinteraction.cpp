@@ -48,11 +48,18 @@ std::optional<QByteArray> PolicySshInteraction::passphrase(const QString &, cons
     return m_secret;
 }
 
-std::optional<QByteArray> PolicySshInteraction::secret(const QString &, const QString &, const QString &,
-                                                        bool)
+QList<PolicySshInteraction::SecretQuestion> PolicySshInteraction::secretQuestions() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_secretPrompts;
+}
+
+std::optional<QByteArray> PolicySshInteraction::secret(const QString &host, const QString &user,
+                                                        const QString &prompt, bool echo)
 {
     QMutexLocker lock(&m_mutex);
     ++m_secretQuestions;
+    m_secretPrompts.append({host, user, prompt, echo});
     return m_secret;
 }
 

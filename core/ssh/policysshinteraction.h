@@ -21,9 +21,19 @@ public:
     // Answer for passphrase and password prompts; unset: cancel them.
     void setSecret(const QByteArray &secret);
 
+    // One password or keyboard-interactive prompt as it was asked (never the answer).
+    struct SecretQuestion
+    {
+        QString host;
+        QString user;
+        QString prompt;
+        bool echo = false;
+    };
+
     // What was asked so far, for tests and for the CLI to explain a refusal.
     QList<HostKeyQuestion> hostKeyQuestions() const;
-    int secretQuestionCount() const;
+    int secretQuestionCount() const;   // passphrases and secrets
+    QList<SecretQuestion> secretQuestions() const;
 
     HostKeyDecision unknownHostKey(const HostKeyQuestion &question) override;
     std::optional<QByteArray> passphrase(const QString &host, const QString &keyFile) override;
@@ -35,6 +45,7 @@ private:
     HostKeyDecision m_decision;
     std::optional<QByteArray> m_secret;
     QList<HostKeyQuestion> m_questions;
+    QList<SecretQuestion> m_secretPrompts;
     int m_secretQuestions = 0;
 };
 

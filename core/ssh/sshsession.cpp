@@ -2,6 +2,7 @@
 #include "sshsession.h"
 
 #include "profile.h"
+#include "shellquote.h"
 #include "sshinteraction.h"
 
 #include <QCoreApplication>
@@ -13,6 +14,9 @@
 #include <QMessageAuthenticationCode>
 #include <QMutex>
 #include <QMutexLocker>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTemporaryDir>
 
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
@@ -133,6 +137,7 @@ SshSession::~SshSession()
 
 void SshSession::disconnect()
 {
+    m_proxyFiles.reset();
     if (m_session) {
         if (ssh_is_connected(m_session))
             ssh_disconnect(m_session);
@@ -212,6 +217,11 @@ bool SshSession::connect(QString *error)
     if (ssh_options_get_port(m_session, &port) == SSH_OK)
         m_port = int(port);
 
+    if (!applyProxyJump(error)) {
+        disconnect();
+        return false;
+    }
+
     m_callbacks = new ssh_callbacks_struct;
     std::memset(m_callbacks, 0, sizeof *m_callbacks);
     m_callbacks->userdata = this;
@@ -220,9 +230,17 @@ bool SshSession::connect(QString *error)
     ssh_set_callbacks(m_session, m_callbacks);
 
     if (ssh_connect(m_session) != SSH_OK) {
-        *error = tr("%1: cannot connect to %2:%3: %4")
-                     .arg(m_endpoint.host, m_address, QString::number(m_port),
-                          QString::fromUtf8(ssh_get_error(m_session)));
+        if (m_proxyJump.isEmpty()) {
+            *error = tr("%1: cannot connect to %2:%3: %4")
+                         .arg(m_endpoint.host, m_address, QString::number(m_port),
+                              QString::fromUtf8(ssh_get_error(m_session)));
+        } else {
+            const QString said = proxyJumpOutput();
+            *error = tr("%1: cannot connect to %2:%3 through the jump host %4 (ProxyJump in %5): %6")
+                         .arg(m_endpoint.host, m_address, QString::number(m_port), m_proxyJump,
+                              m_endpoint.effectiveConfigFile(),
+                              said.isEmpty() ? QString::fromUtf8(ssh_get_error(m_session)) : said);
+        }
         disconnect();
         return false;
     }
@@ -234,6 +252,123 @@ bool SshSession::connect(QString *error)
         return false;
     }
     return true;
+}
+
+namespace {
+
+// A path inside an OpenSSH config line.
+QString configWord(const QString &path)
+{
+    QString quoted = path;
+    quoted.replace(QLatin1Char('"'), QStringLiteral("\\\""));
+    return QLatin1Char('"') + quoted + QLatin1Char('"');
+}
+
+} // namespace
+
+// libssh 0.10 reads ProxyJump from ~/.ssh/config and turns it into a ProxyCommand that runs the
+// OpenSSH client: "ssh [-l user] [-p port] [-J more] -W '[%h]:%p' first-hop". As written, that
+// client reads the passwd entry's ~/.ssh (not $HOME's, nor the config file this session uses),
+// so a jump host defined only there is not found, its host key is checked against another
+// known_hosts, a password prompt could block on the terminal, and with several hops the order is
+// reversed (libssh puts the first hop last). The command is rebuilt here from the same pieces,
+// with a generated config (the same known_hosts, batch mode, the profile's timeout and key, then
+// the user's and the system's config) that OpenSSH also hands to the ssh it runs for earlier hops.
+bool SshSession::applyProxyJump(QString *error)
+{
+    m_proxyJump.clear();
+    m_proxyFiles.reset();
+    static const QRegularExpression generated(
+        QStringLiteral(R"(^ssh(?: -l (\S+))?(?: -p (\S+))?(?: -J (\S+))? -W '\[%h\]:%p' (\S+)$)"));
+    const QRegularExpressionMatch m = generated.match(optionString(m_session, SSH_OPTIONS_PROXYCOMMAND));
+    if (!m.hasMatch())
+        return true; // none, or the user's own ProxyCommand: run as written
+    const QString firstUser = m.captured(1);
+    const QString firstPort = m.captured(2);
+    const QString firstHost = m.captured(4);
+    QString first = firstHost.contains(QLatin1Char(':')) ? QStringLiteral("[%1]").arg(firstHost) : firstHost;
+    if (!firstPort.isEmpty())
+        first += QLatin1Char(':') + firstPort;
+    if (!firstUser.isEmpty())
+        first = firstUser + QLatin1Char('@') + first;
+    QStringList hops{first};
+    if (!m.captured(3).isEmpty())
+        hops += m.captured(3).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    m_proxyJump = hops.join(QLatin1Char(','));
+
+    const QString ssh = QStandardPaths::findExecutable(QStringLiteral("ssh"));
+    if (ssh.isEmpty()) {
+        *error = tr("%1: %2 reaches it through the jump host %3 (ProxyJump), which needs the OpenSSH "
+                    "client program ssh on this computer; install it (Debian/Ubuntu: apt-get install "
+                    "openssh-client) or remove the ProxyJump line")
+                     .arg(m_endpoint.host, m_endpoint.effectiveConfigFile(), m_proxyJump);
+        return false;
+    }
+    m_proxyFiles = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/rankdeck-proxyjump-XXXXXX"));
+    const QString configPath = m_proxyFiles->filePath(QStringLiteral("ssh_config"));
+    QFile config(configPath);
+    if (!m_proxyFiles->isValid() || !config.open(QIODevice::WriteOnly)) {
+        *error = tr("%1: cannot write the configuration for the jump host %2 in %3")
+                     .arg(m_endpoint.host, m_proxyJump, QDir::tempPath());
+        return false;
+    }
+    // First value wins in OpenSSH, so these come before the user's own settings. Nobody can
+    // answer the jump's prompts (RankDeck's questions go to this session): keys and the agent
+    // only, unknown jump host keys refused.
+    QStringList lines{QStringLiteral("UserKnownHostsFile %1").arg(configWord(m_endpoint.effectiveKnownHostsFile())),
+                      QStringLiteral("BatchMode yes"),
+                      QStringLiteral("ConnectTimeout %1").arg(qMax(1, m_endpoint.connectTimeoutSec))};
+    if (!m_endpoint.identityFile.isEmpty())
+        lines << QStringLiteral("IdentityFile %1").arg(configWord(expandHome(m_endpoint.identityFile)));
+    for (const QString &file : {m_endpoint.effectiveConfigFile(), QStringLiteral("/etc/ssh/ssh_config")}) {
+        if (QFileInfo::exists(file))
+            lines << QStringLiteral("Include %1").arg(configWord(QFileInfo(file).absoluteFilePath()));
+    }
+    config.write((lines.join(QLatin1Char('\n')) + QLatin1Char('\n')).toUtf8());
+    config.close();
+
+    // libssh expands %h, %p, … in the whole command afterwards; a literal % is written %%.
+    const auto literal = [](QString text) { return shell::quote(text.replace(QLatin1Char('%'), QStringLiteral("%%"))); };
+    QByteArrayList words{literal(ssh), "-F", literal(configPath)};
+    const QString last = hops.takeLast();
+    if (!hops.isEmpty())
+        words << "-J" << literal(hops.join(QLatin1Char(',')));
+    words << "-W" << "'[%h]:%p'";
+    if (hops.isEmpty()) {
+        if (!firstUser.isEmpty())
+            words << "-l" << literal(firstUser);
+        if (!firstPort.isEmpty())
+            words << "-p" << literal(firstPort);
+        words << "--" << literal(firstHost);
+    } else {
+        words << "--" << literal(last.startsWith(QLatin1String("ssh://")) ? last : QStringLiteral("ssh://") + last);
+    }
+    words << "2>" + literal(m_proxyFiles->filePath(QStringLiteral("stderr.log")));
+    const QByteArray command = words.join(' ');
+    if (ssh_options_set(m_session, SSH_OPTIONS_PROXYCOMMAND, command.constData()) != SSH_OK) {
+        *error = tr("%1: cannot use the jump host %2: %3")
+                     .arg(m_endpoint.host, m_proxyJump, QString::fromUtf8(ssh_get_error(m_session)));
+        return false;
+    }
+    return true;
+}
+
+// The last lines the jump's ssh wrote ("Permission denied (publickey).", "Host key
+// verification failed."), for the message of a failed connect.
+QString SshSession::proxyJumpOutput() const
+{
+    if (!m_proxyFiles)
+        return {};
+    QFile f(m_proxyFiles->filePath(QStringLiteral("stderr.log")));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    QStringList lines = QString::fromLocal8Bit(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    for (QString &l : lines)
+        l = l.trimmed();
+    lines.removeAll(QString());
+    while (lines.size() > 3)
+        lines.removeFirst();
+    return lines.join(QStringLiteral("; "));
 }
 
 QString SshSession::knownHostsName() const
@@ -422,8 +557,8 @@ bool SshSession::tryKeyboardInteractive(QStringList *tried)
 {
     if (!m_interaction)
         return false;
-    tried->append(tr("keyboard-interactive"));
     int rc = ssh_userauth_kbdint(m_session, nullptr, nullptr);
+    int asked = 0;
     for (int round = 0; rc == SSH_AUTH_INFO && round < 8; ++round) {
         const int prompts = ssh_userauth_kbdint_getnprompts(m_session);
         for (int i = 0; i < prompts; ++i) {
@@ -436,22 +571,27 @@ bool SshSession::tryKeyboardInteractive(QStringList *tried)
                     lock = std::make_unique<QMutexLocker<QMutex>>(m_interactionLock);
                 answer = m_interaction->secret(m_endpoint.host, m_user, QString::fromUtf8(prompt), echo != 0);
             }
-            if (!answer)
+            if (!answer) {
+                tried->append(tr("keyboard-interactive (not answered)"));
                 return false;
+            }
+            ++asked;
             answer->append('\0');
             ssh_userauth_kbdint_setanswer(m_session, unsigned(i), answer->constData());
             wipe(*answer);
         }
         rc = ssh_userauth_kbdint(m_session, nullptr, nullptr);
     }
-    return rc == SSH_AUTH_SUCCESS;
+    if (rc == SSH_AUTH_SUCCESS)
+        return true;
+    tried->append(asked > 0 ? tr("keyboard-interactive (refused)") : tr("keyboard-interactive"));
+    return false;
 }
 
 bool SshSession::tryPassword(QStringList *tried)
 {
     if (!m_interaction)
         return false;
-    tried->append(tr("password"));
     std::optional<QByteArray> answer;
     {
         std::unique_ptr<QMutexLocker<QMutex>> lock;
@@ -460,12 +600,17 @@ bool SshSession::tryPassword(QStringList *tried)
         answer = m_interaction->secret(m_endpoint.host, m_user,
                                        tr("Password for %1@%2:").arg(m_user, m_address), false);
     }
-    if (!answer)
+    if (!answer) {
+        tried->append(tr("password (not answered)"));
         return false;
+    }
     answer->append('\0');
     const int rc = ssh_userauth_password(m_session, nullptr, answer->constData());
     wipe(*answer);
-    return rc == SSH_AUTH_SUCCESS;
+    if (rc == SSH_AUTH_SUCCESS)
+        return true;
+    tried->append(tr("password (refused)"));
+    return false;
 }
 
 bool SshSession::authenticate(QString *error)

@@ -11,10 +11,12 @@
 #include <QStringList>
 
 #include <functional>
+#include <memory>
 
 struct ssh_session_struct;
 struct ssh_callbacks_struct;
 class QMutex;
+class QTemporaryDir;
 
 namespace rankdeck {
 
@@ -82,8 +84,13 @@ public:
 
     // Fingerprint "SHA256:…" of the server's key from the last connect.
     QString serverFingerprint() const { return m_serverFingerprint; }
+    // The jump hosts of ~/.ssh/config's ProxyJump for this host ("a,user@b:2222"), empty when
+    // it is reached directly. Set by connect().
+    QString proxyJump() const { return m_proxyJump; }
 
 private:
+    bool applyProxyJump(QString *error);
+    QString proxyJumpOutput() const;
     bool verifyHostKey(QString *error);
     bool authenticate(QString *error);
     bool tryIdentityFile(const QString &path, QStringList *tried);
@@ -104,6 +111,8 @@ private:
     QString m_serverFingerprint;
     QString m_acceptedOnceFingerprint;
     QString m_currentKeyFile;
+    QString m_proxyJump;
+    std::unique_ptr<QTemporaryDir> m_proxyFiles;   // the jump's ssh config and its stderr
 };
 
 } // namespace rankdeck

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "sshfixture.h"
 
+#include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QFile>
@@ -8,6 +9,7 @@
 #include <QHash>
 #include <QHostAddress>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -15,6 +17,7 @@
 
 #include <csignal>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -25,6 +28,44 @@ const char kSshd[] = "/usr/sbin/sshd";
 QString keygenPath()
 {
     return QStandardPaths::findExecutable(QStringLiteral("ssh-keygen"));
+}
+
+// useradd and userdel live in sbin, which a test's PATH may lack.
+QString adminTool(const QString &name)
+{
+    const QString found = QStandardPaths::findExecutable(name);
+    if (!found.isEmpty())
+        return found;
+    return QStandardPaths::findExecutable(name, {QStringLiteral("/usr/sbin"), QStringLiteral("/sbin")});
+}
+
+// Accounts made by addPasswordUser(): the prefix and the pid of the test that made it.
+const char kUserPrefix[] = "rdktest";
+
+// SIGKILL to every process of a uid (what a test user ran on the "nodes"), so userdel can
+// remove the account.
+void killProcessesOf(uid_t uid)
+{
+    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    for (const QString &e : entries) {
+        bool ok = false;
+        const qint64 pid = e.toLongLong(&ok);
+        struct stat st{};
+        if (ok && ::stat(QFile::encodeName(QStringLiteral("/proc/") + e).constData(), &st) == 0 && st.st_uid == uid)
+            ::kill(pid_t(pid), SIGKILL);
+    }
+}
+
+bool deleteUser(const QString &name)
+{
+    const QByteArray n = name.toLocal8Bit();
+    if (const passwd *pw = ::getpwnam(n.constData()))
+        killProcessesOf(pw->pw_uid);
+    else
+        return true;
+    QProcess p;
+    p.start(adminTool(QStringLiteral("userdel")), {name});
+    return p.waitForFinished(30000) && p.exitCode() == 0;
 }
 
 // Parent pid and command name of a process, from /proc (no procps needed).
@@ -62,6 +103,7 @@ SshFixture::~SshFixture()
 {
     for (int i = 0; i < m_nodes.size(); ++i)
         stopNode(i);
+    removePasswordUser();
 }
 
 QString SshFixture::unavailableReason()
@@ -73,6 +115,93 @@ QString SshFixture::unavailableReason()
     if (keygenPath().isEmpty())
         return QStringLiteral("SSH fixture needs ssh-keygen (apt-get install openssh-client)");
     return {};
+}
+
+QString SshFixture::passwordUserUnavailableReason()
+{
+    if (const QString why = unavailableReason(); !why.isEmpty())
+        return why;
+    for (const char *tool : {"useradd", "userdel"}) {
+        if (adminTool(QString::fromLatin1(tool)).isEmpty())
+            return QStringLiteral("password logins need %1 (apt-get install passwd)").arg(QString::fromLatin1(tool));
+    }
+    if (QStandardPaths::findExecutable(QStringLiteral("openssl")).isEmpty())
+        return QStringLiteral("password logins need openssl to hash the password (apt-get install openssl)");
+    if (!QFileInfo::exists(QStringLiteral("/etc/pam.d/sshd")))
+        return QStringLiteral("password logins need sshd's PAM configuration /etc/pam.d/sshd (apt-get install openssh-server)");
+    return {};
+}
+
+bool SshFixture::addPasswordUser(const QByteArray &password)
+{
+    if (const QString why = passwordUserUnavailableReason(); !why.isEmpty()) {
+        m_error = why;
+        return false;
+    }
+    if (!m_dir.isValid()) {
+        m_error = QStringLiteral("cannot create a temporary directory");
+        return false;
+    }
+    // Accounts of tests that died before their cleanup: their pid is gone.
+    const QRegularExpression stale(QStringLiteral("^%1(\\d+)x\\d+$").arg(QString::fromLatin1(kUserPrefix)));
+    QStringList leftovers;
+    ::setpwent();
+    while (const passwd *pw = ::getpwent()) {
+        const QRegularExpressionMatch m = stale.match(QString::fromLocal8Bit(pw->pw_name));
+        if (m.hasMatch() && !QFileInfo::exists(QStringLiteral("/proc/") + m.captured(1)))
+            leftovers.append(m.captured(0));
+    }
+    ::endpwent();
+    for (const QString &name : leftovers)
+        deleteUser(name);
+
+    // One account per fixture: rdktest<pid>x<n>.
+    static int accounts = 0;
+    const QString name = QStringLiteral("%1%2x%3").arg(QString::fromLatin1(kUserPrefix))
+                             .arg(QCoreApplication::applicationPid()).arg(++accounts);
+    deleteUser(name);
+    // The hash goes through stdin so that the password is on no command line.
+    QProcess openssl;
+    openssl.start(QStandardPaths::findExecutable(QStringLiteral("openssl")),
+                  {QStringLiteral("passwd"), QStringLiteral("-6"), QStringLiteral("-stdin")});
+    openssl.write(password + '\n');
+    openssl.closeWriteChannel();
+    if (!openssl.waitForFinished(30000) || openssl.exitCode() != 0) {
+        m_error = QStringLiteral("openssl passwd failed: %1").arg(QString::fromLocal8Bit(openssl.readAllStandardError()));
+        return false;
+    }
+    const QString hash = QString::fromLatin1(openssl.readAllStandardOutput().trimmed());
+    // Its passwd home (where sshd starts the session) and the node homes are below the fixture's
+    // directory, which must then be traversable by that user.
+    const QString pwHome = m_dir.filePath(QStringLiteral("passwd-home"));
+    QDir().mkpath(pwHome);
+    ::chmod(QFile::encodeName(m_dir.path()).constData(), 0711);
+    if (!runTool(adminTool(QStringLiteral("useradd")),
+                 {QStringLiteral("-M"), QStringLiteral("-d"), pwHome, QStringLiteral("-s"), QStringLiteral("/bin/sh"),
+                  QStringLiteral("-c"), QStringLiteral("RankDeck test account, removed by its test"),
+                  QStringLiteral("-p"), hash, name}))
+        return false;
+    m_passwordUser = name;
+    const passwd *pw = ::getpwnam(name.toLocal8Bit().constData());
+    if (!pw || ::chown(QFile::encodeName(pwHome).constData(), pw->pw_uid, pw->pw_gid) != 0) {
+        m_error = QStringLiteral("cannot give %1 to %2").arg(pwHome, name);
+        return false;
+    }
+    return true;
+}
+
+void SshFixture::removePasswordUser()
+{
+    if (m_passwordUser.isEmpty())
+        return;
+    if (!deleteUser(m_passwordUser))
+        qWarning("SshFixture: cannot remove the test account %s", qPrintable(m_passwordUser));
+    m_passwordUser.clear();
+}
+
+QString SshFixture::passwordUserHome(int node) const
+{
+    return m_nodes.at(node)->dir + QStringLiteral("/users/") + m_passwordUser;
 }
 
 QString SshFixture::user() const
@@ -131,27 +260,36 @@ bool SshFixture::writeConfig(const Node &node)
         m_error = f.errorString();
         return false;
     }
+    const auto yesNo = [](bool b) { return b ? QStringLiteral("yes") : QStringLiteral("no"); };
+    // PAM only where passwords are in play: keyboard-interactive has no other backend on Linux,
+    // and a stock Debian server checks passwords through it too.
+    const bool pam = m_options.passwordAuthentication || m_options.kbdInteractiveAuthentication;
     // StrictModes off: the temp directory belongs to the test, not to a user's home. MaxSessions
     // is raised because the transport opens one channel per rank plus short command channels.
-    const QString config = QStringLiteral(
+    QString config = QStringLiteral(
         "ListenAddress %1:%2\n"
         "HostKey %3\n"
         "PidFile %4/sshd.pid\n"
         "AuthorizedKeysFile %5\n"
         "StrictModes no\n"
-        "UsePAM no\n"
+        "UsePAM %6\n"
         "PermitRootLogin prohibit-password\n"
         "PubkeyAuthentication yes\n"
-        "PasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\n"
+        "PasswordAuthentication %7\n"
+        "KbdInteractiveAuthentication %8\n"
         "Subsystem sftp internal-sftp\n"
-        "SetEnv HOME=%4/home\n"
         "MaxSessions 200\n"
         "MaxStartups 100\n"
         "PrintMotd no\n"
         "PrintLastLog no\n"
-        "LogLevel VERBOSE\n")
-        .arg(node.address).arg(node.port).arg(node.hostKey, node.dir, m_authorizedKeys);
+        "LogLevel %9\n")
+        .arg(node.address).arg(node.port).arg(node.hostKey, node.dir, m_authorizedKeys, yesNo(pam),
+                                              yesNo(m_options.passwordAuthentication),
+                                              yesNo(m_options.kbdInteractiveAuthentication), m_options.logLevel);
+    // sshd keeps the first SetEnv that applies, so the test account's Match comes first.
+    if (!m_passwordUser.isEmpty())
+        config += QStringLiteral("Match User %1\n  SetEnv HOME=%2/users/%1\nMatch all\n").arg(m_passwordUser, node.dir);
+    config += QStringLiteral("SetEnv HOME=%1/home\n").arg(node.dir);
     f.write(config.toUtf8());
     return true;
 }
@@ -162,10 +300,13 @@ bool SshFixture::launch(Node &node)
     // lack until the ssh service ran once.
     QDir().mkpath(QStringLiteral("/run/sshd"));
     node.process = std::make_unique<QProcess>();
-    node.process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    // -e to a file rather than -E: with -E only the listener logs there, the re-executed
+    // per-connection processes (authentication, forwarding) go to syslog.
+    node.process->setStandardOutputFile(QProcess::nullDevice());
+    node.process->setStandardErrorFile(node.dir + QStringLiteral("/sshd.log"), QIODevice::Append);
     node.process->start(QString::fromLatin1(kSshd),
-                        {QStringLiteral("-D"), QStringLiteral("-f"), node.dir + QStringLiteral("/sshd_config"),
-                         QStringLiteral("-E"), node.dir + QStringLiteral("/sshd.log")});
+                        {QStringLiteral("-D"), QStringLiteral("-e"), QStringLiteral("-f"),
+                         node.dir + QStringLiteral("/sshd_config")});
     if (!node.process->waitForStarted(10000)) {
         m_error = QStringLiteral("cannot start sshd: %1").arg(node.process->errorString());
         return false;
@@ -217,6 +358,16 @@ bool SshFixture::start(int nodeCount)
             return false;
         }
         QDir().mkpath(node->dir + QStringLiteral("/home"));
+        if (!m_passwordUser.isEmpty()) {
+            const QString home = node->dir + QStringLiteral("/users/") + m_passwordUser;
+            const passwd *pw = ::getpwnam(m_passwordUser.toLocal8Bit().constData());
+            if (!QDir().mkpath(home) || !pw || ::chown(QFile::encodeName(home).constData(), pw->pw_uid, pw->pw_gid) != 0) {
+                m_error = QStringLiteral("cannot create %1 for %2").arg(home, m_passwordUser);
+                return false;
+            }
+            ::chmod(QFile::encodeName(node->dir).constData(), 0711);
+            ::chmod(QFile::encodeName(node->dir + QStringLiteral("/users")).constData(), 0711);
+        }
         m_nodes.append(node);
         if (!generateHostKey(*node) || !writeConfig(*node) || !launch(*node))
             return false;
@@ -228,6 +379,12 @@ QString SshFixture::address(int node) const { return m_nodes.at(node)->address; 
 int SshFixture::port(int node) const { return m_nodes.at(node)->port; }
 QString SshFixture::home(int node) const { return m_nodes.at(node)->dir + QStringLiteral("/home"); }
 QString SshFixture::logFile(int node) const { return m_nodes.at(node)->dir + QStringLiteral("/sshd.log"); }
+
+QByteArray SshFixture::log(int node) const
+{
+    QFile f(logFile(node));
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
 
 qint64 SshFixture::serverPid(int node) const
 {

@@ -9,6 +9,14 @@
 // Everything lives in one temporary directory that is removed, and every sshd stopped, when the
 // fixture is destroyed.
 //
+// Password logins (setOptions() and addPasswordUser() before start()): the nodes then also offer
+// password and/or keyboard-interactive authentication (the latter through PAM, UsePAM yes, so
+// the password is asked by pam_unix's conversation as on a stock Debian server) for a throw-away
+// local account created with useradd and a hashed password; the destructor removes it again.
+// Accounts left behind by a test that crashed are removed by the next fixture that adds one.
+// Each node's sshd log (logFile()) holds the per-connection messages too (authentication,
+// forwarding), at Options::logLevel.
+//
 // Typical use:
 //     SshFixture ssh;
 //     if (const QString why = SshFixture::unavailableReason(); !why.isEmpty())
@@ -33,6 +41,13 @@ class QProcess;
 class SshFixture
 {
 public:
+    struct Options
+    {
+        bool passwordAuthentication = false;
+        bool kbdInteractiveAuthentication = false; // through PAM (UsePAM yes)
+        QString logLevel = QStringLiteral("VERBOSE"); // DEBUG1 also logs direct-tcpip forwards
+    };
+
     SshFixture();
     ~SshFixture();
     SshFixture(const SshFixture &) = delete;
@@ -41,6 +56,20 @@ public:
     // Why sshd-based tests cannot run on this machine (not root, sshd or ssh-keygen missing);
     // empty when they can. Tests QSKIP with this text.
     static QString unavailableReason();
+
+    // Why addPasswordUser() cannot work here (not root, useradd/userdel/openssl missing); empty
+    // when it can.
+    static QString passwordUserUnavailableReason();
+
+    // Before start(); applies to every node.
+    void setOptions(const Options &options) { m_options = options; }
+    // Before start(): creates the local account passwordUser() (no login shell restrictions, a
+    // home of its own on each node) whose password is `password`. false and lastError() when
+    // it cannot.
+    bool addPasswordUser(const QByteArray &password);
+    QString passwordUser() const { return m_passwordUser; }
+    // passwordUser()'s $HOME on a node (owned by that user).
+    QString passwordUserHome(int node) const;
 
     // Generates the keys and starts nodeCount servers; waits until each answers with its banner.
     bool start(int nodeCount);
@@ -52,7 +81,8 @@ public:
     QString home(int node) const;       // the node's $HOME (an existing, empty directory at start)
     QString user() const;               // the login name (the current user)
     qint64 serverPid(int node) const;   // the listening sshd
-    QString logFile(int node) const;    // sshd's log (-E), for failure messages
+    QString logFile(int node) const;    // sshd's log, listener and connections
+    QByteArray log(int node) const;     // its content so far
 
     // Private key authorized on every node, no passphrase.
     QString clientKey() const { return m_clientKey; }
@@ -95,10 +125,13 @@ private:
     bool generateHostKey(Node &node);
     bool writeConfig(const Node &node);
     bool launch(Node &node);
+    void removePasswordUser();
 
     QTemporaryDir m_dir;
     QString m_error;
     QString m_clientKey;
     QString m_authorizedKeys;
+    Options m_options;
+    QString m_passwordUser;
     QList<std::shared_ptr<Node>> m_nodes;
 };
