@@ -21,8 +21,11 @@ say()  { printf 'bootstrap: %s\n' "$*"; }
 fail() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 1; }
 
 # --- Debian packages ------------------------------------------------------------------------
+# openssh-client: ssh-keygen for the tests, and the ssh program that ProxyJump runs (libssh 0.10
+# hands jump hosts to it); openssl: hashes the password of the tests' throw-away account.
 packages=(build-essential cmake pkg-config ccache qt6-base-dev libssh-dev libqcustomplot-dev
-          libtomlplusplus-dev libdw-dev libgloo-dev openssh-server xvfb python3-venv procps)
+          libtomlplusplus-dev libdw-dev libgloo-dev openssh-server openssh-client openssl xvfb
+          python3-venv procps)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
