@@ -6,6 +6,10 @@
 
 namespace rankdeck {
 
+namespace {
+const auto noMid = [](qsizetype) { return 0.0; };
+} // namespace
+
 void Downsampler::clear()
 {
     m_levels.clear();
@@ -122,22 +126,39 @@ DownsampledPoints Downsampler::bucket(const XFunction &xAt, std::span<const doub
                                       qsizetype begin, qsizetype end, double xMin, double xMax,
                                       int buckets) const
 {
-    return bucketImpl(xAt, values, begin, end, xMin, xMax, buckets);
+    return bucketImpl(xAt, noMid, 0, values, begin, end, xMin, xMax, buckets);
 }
 
 DownsampledPoints Downsampler::bucket(std::span<const qint64> x, double offset, double divisor,
                                       std::span<const double> values, qsizetype begin,
-                                      qsizetype end, double xMin, double xMax, int buckets) const
+                                      qsizetype end, double xMin, double xMax, int buckets,
+                                      std::span<const qint64> xMid) const
 {
     end = qMin(end, qsizetype(x.size()));
     const auto xAt = [x, offset, divisor](qsizetype i) { return (double(x[size_t(i)]) - offset) / divisor; };
-    return bucketImpl(xAt, values, begin, end, xMin, xMax, buckets);
+    // The same arithmetic as xAt, so that comparisons with a bucket edge agree exactly.
+    const auto midAt = [xMid, offset, divisor](qsizetype j) { return (double(xMid[size_t(j)]) - offset) / divisor; };
+    return bucketImpl(xAt, midAt, qsizetype(xMid.size()), values, begin, end, xMin, xMax, buckets);
 }
 
-template <typename XAt>
-DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, std::span<const double> values,
-                                          qsizetype begin, qsizetype end, double xMin,
-                                          double xMax, int buckets) const
+void Downsampler::midSamples(std::span<const qint64> x, std::vector<qint64> &mid, qsizetype from)
+{
+    const size_t count = x.size() >= size_t(kMid + 1) ? (x.size() - kMid - 1) / kBlock + 1 : 0;
+    size_t j = mid.size();
+    if (from >= 0)
+        j = std::min(j, size_t(from) / kBlock);
+    if (mid.capacity() < count)
+        mid.reserve(count + count / 8 + 64);
+    mid.resize(count);
+    for (; j < count; ++j)
+        mid[j] = x[j * kBlock + kMid];
+}
+
+template <typename XAt, typename MidAt>
+DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const MidAt &midAt, qsizetype midCount,
+                                          std::span<const double> values, qsizetype begin,
+                                          qsizetype end, double xMin, double xMax,
+                                          int buckets) const
 {
     DownsampledPoints out;
     end = qMin(end, qsizetype(values.size()));
@@ -267,13 +288,47 @@ DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, std::span<const double
     // points keep their own x; only which of two neighbouring buckets a border point joins
     // changes. The rule depends on the data alone, so the index and a plain scan agree.
     const bool snap = (last - first) / buckets >= 4 * qsizetype(kBlock);
+    // Snapped borders straight from the mid samples: with e the first index in [start, last)
+    // whose x reaches the edge (last if none), the border e rounded to the nearest block start
+    // is kBlock·j for the first j whose mid index j·kBlock + kMid is >= e, that is, lies at or
+    // past last or has x >= edge. Found by galloping over the samples from the previous border.
+    const qsizetype jLast = (last - kMid + kBlock - 1) / kBlock;  // first j with j·kBlock + kMid >= last
+    const bool midBorders = snap && midCount >= jLast;
+    auto snappedBorder = [&](qsizetype from, double edge) -> qsizetype {
+        qsizetype lo = (from - kMid + kBlock - 1) / kBlock;  // first j whose mid index >= from
+        if (from < kMid)
+            lo = 0;
+        if (lo >= jLast || midAt(lo) >= edge)
+            return lo * kBlock;
+        // midAt(lo) < edge: gallop to a j that holds, then bisect.
+        qsizetype hi = jLast;
+        for (qsizetype stepSize = 1; lo + stepSize < jLast; stepSize *= 2) {
+            if (midAt(lo + stepSize) >= edge) {
+                hi = lo + stepSize;
+                break;
+            }
+            lo += stepSize;
+        }
+        // midAt(lo) < edge, and hi == jLast or midAt(hi) >= edge.
+        while (hi - lo > 1) {
+            const qsizetype mid = lo + (hi - lo) / 2;
+            if (midAt(mid) >= edge)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        return hi * kBlock;
+    };
     qsizetype start = first;
     for (int k = 0; k < buckets && start < last; ++k) {
         qsizetype stop = last;
         if (k + 1 < buckets) {
             const double edge = xMin + width * double(k + 1) / double(buckets);
-            stop = border(start, edge);
-            if (snap)
+            if (snap && midBorders)
+                stop = qBound(start, snappedBorder(start, edge), last);
+            else
+                stop = border(start, edge);
+            if (snap && !midBorders)
                 stop = qBound(start, (stop + kBlock / 2) / kBlock * kBlock, last);
         }
         if (stop <= start)
@@ -315,7 +370,7 @@ DownsampledPoints Downsampler::bucket(std::span<const double> x, std::span<const
 {
     const qsizetype n = qsizetype(std::min(x.size(), values.size()));
     const auto xAt = [x](qsizetype i) { return x[size_t(i)]; };
-    return bucketImpl(xAt, values, 0, n, xMin, xMax, buckets);
+    return bucketImpl(xAt, noMid, 0, values, 0, n, xMin, xMax, buckets);
 }
 
 DownsampledPoints Downsampler::bucketScan(std::span<const double> x, std::span<const double> values,

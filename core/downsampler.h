@@ -63,9 +63,17 @@ public:
 
     // x given as integers mapped by (x - offset) / divisor (steps, or µs times to seconds):
     // the fast path the metrics store uses.
+    // xMid (optional): x[j·kBlock + kMid] for every j where that index exists (see
+    // midSamples()). With it, the bucket borders are found in this small array (64 times
+    // shorter, read in order) instead of by probing the x column at every border, one cache
+    // miss each at 64 ranks × 1M points. Same result either way.
     DownsampledPoints bucket(std::span<const qint64> x, double offset, double divisor,
                              std::span<const double> values, qsizetype begin, qsizetype end,
-                             double xMin, double xMax, int buckets) const;
+                             double xMin, double xMax, int buckets,
+                             std::span<const qint64> xMid = {}) const;
+    static constexpr int kMid = kBlock / 2 - 1;
+    // Brings `mid` up to date with a grown (or, from `from` on, changed) x column.
+    static void midSamples(std::span<const qint64> x, std::vector<qint64> &mid, qsizetype from = -1);
 
     // Without an index: the same result computed by a plain scan (the reference for tests).
     static DownsampledPoints bucketScan(std::span<const double> x, std::span<const double> values,
@@ -86,9 +94,10 @@ private:
     };
     static constexpr std::uint32_t kNone = 0xffffffffu;
 
-    template <typename XAt>
-    DownsampledPoints bucketImpl(const XAt &xAt, std::span<const double> values, qsizetype begin,
-                                 qsizetype end, double xMin, double xMax, int buckets) const;
+    template <typename XAt, typename MidAt>
+    DownsampledPoints bucketImpl(const XAt &xAt, const MidAt &midAt, qsizetype midCount,
+                                 std::span<const double> values, qsizetype begin, qsizetype end,
+                                 double xMin, double xMax, int buckets) const;
     void rangeMinMax(std::span<const double> values, qsizetype begin, qsizetype end,
                      Block &acc) const;
     static void mergePoint(std::span<const double> values, std::uint32_t i, Block &acc);

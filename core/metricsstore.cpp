@@ -64,6 +64,7 @@ struct MetricsStore::Series
     std::vector<qint64> times;
     std::vector<double> values;
     std::vector<size_t> segmentStarts;
+    std::vector<qint64> stepMid, timeMid;  // Downsampler::midSamples() of steps and times
     Downsampler rawIndex;
     // The raw curve is drawn faintly behind the smoothed one: two weights in use at a time.
     mutable std::array<SmoothCache, 2> caches;
@@ -172,6 +173,7 @@ struct MetricsStore::MeanSeries
         std::vector<qint64> steps;
         std::vector<qint64> times;
         std::vector<double> values;
+        std::vector<qint64> stepMid, timeMid;
         Downsampler index;
         std::array<Smoothed, 2> smoothed;  // the plot asks for raw and one weight at a time
         quint64 useCounter = 0;
@@ -196,6 +198,8 @@ struct MetricsStore::MeanSeries
                 times[i] = i > 0 ? std::max(p.timeUs, times[i - 1]) : p.timeUs;
                 values[i] = p.value();
             }
+            Downsampler::midSamples(steps, stepMid, qsizetype(from));
+            Downsampler::midSamples(times, timeMid, qsizetype(from));
             index.truncate(qsizetype(from));
             index.update(values);
             for (Smoothed &sm : smoothed)
@@ -351,6 +355,8 @@ void MetricsStore::appendLocked(int rank, const QString &name, qint64 step, qint
     pushBack(s->times, wallTimeUs);
     pushBack(s->values, value);
     s->rawIndex.update(s->values);
+    Downsampler::midSamples(s->steps, s->stepMid);
+    Downsampler::midSamples(s->times, s->timeMid);
     if (m_total == 0 || wallTimeUs < m_startTimeUs)
         m_startTimeUs = wallTimeUs;
     ++m_total;
@@ -553,6 +559,8 @@ MetricCurve MetricsStore::curveLocked(const Series &s, MetricXAxis axis, double 
     // x = (column - offset) / divisor: steps as they are, times in seconds.
     const std::span<const qint64> column = axis == MetricXAxis::Step ? std::span<const qint64>(s.steps)
                                                                      : std::span<const qint64>(s.times);
+    const std::span<const qint64> mid = axis == MetricXAxis::Step ? std::span<const qint64>(s.stepMid)
+                                                                  : std::span<const qint64>(s.timeMid);
     const double offset = axis == MetricXAxis::RelativeTime ? start : 0.0;
     const double divisor = axis == MetricXAxis::Step ? 1.0 : 1e6;
     const auto xAt = [&](size_t i) { return (double(column[i]) - offset) / divisor; };
@@ -574,7 +582,7 @@ MetricCurve MetricsStore::curveLocked(const Series &s, MetricXAxis axis, double 
     for (size_t k = 0; k < s.segmentStarts.size(); ++k) {
         appendSegment(curve, index.bucket(column, offset, divisor, values,
                                           qsizetype(s.segmentStarts[k]), qsizetype(s.segmentEnd(k)),
-                                          xMin, xMax, buckets));
+                                          xMin, xMax, buckets, mid));
     }
     return curve;
 }
@@ -613,8 +621,9 @@ MetricCurve MetricsStore::meanCurveLocked(const QString &name, MetricXAxis axis,
         const MeanSeries::Smoothed *sm = smooth ? &seg.smoothedFor(weight) : nullptr;
         const std::vector<double> &values = smooth ? sm->values : seg.values;
         const Downsampler &index = smooth ? sm->index : seg.index;
+        const std::vector<qint64> &mid = axis == MetricXAxis::Step ? seg.stepMid : seg.timeMid;
         appendSegment(curve, index.bucket(column, offset, divisor, values, 0, qsizetype(values.size()),
-                                          xMin, xMax, buckets));
+                                          xMin, xMax, buckets, mid));
     }
     return curve;
 }

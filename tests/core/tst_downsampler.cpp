@@ -281,6 +281,9 @@ void TestDownsampler::pyramidMatchesBruteForce()
             index.update(values);  // indexed as it grows, at uneven moments
     }
     index.update(values);
+    const std::vector<qint64> xInt(x.begin(), x.end());
+    std::vector<qint64> mid;
+    Downsampler::midSamples(xInt, mid);
     const double first = x.front(), span = x.back() - x.front();
     for (int view = 0; view < 24; ++view) {
         double lo, hi;
@@ -308,6 +311,10 @@ void TestDownsampler::pyramidMatchesBruteForce()
         QVERIFY2(got.nanX == want.nanX, where.constData());
         QVERIFY2(got.infX == want.infX, where.constData());
         QVERIFY2(got.infY == want.infY, where.constData());
+        // The store's path: integer x with mid samples for the borders.
+        const DownsampledPoints viaMid = index.bucket(xInt, 0.0, 1.0, values, 0, qsizetype(values.size()),
+                                                      lo, hi, buckets, mid);
+        QVERIFY2(samePoints(viaMid, want), where.constData());
     }
 }
 
