@@ -22,8 +22,8 @@ namespace rankdeck {
 namespace {
 
 // Marks the runs that go on without a launcher ("Running (detached)") and tells which can be
-// re-attached. Only runs whose launcher is gone are looked up in their record, so the list stays
-// cheap however long the history.
+// re-attached. Only runs not known to have ended are looked up in their record, so the list
+// stays cheap however long the history.
 class DetachedRunsProxy : public QIdentityProxyModel
 {
 public:
@@ -55,14 +55,20 @@ private:
         QSet<QString> next;
         for (int r = 0; r < rowCount(); ++r) {
             const QModelIndex i = index(r, 0);
-            if (!QIdentityProxyModel::data(i, RunListModel::LauncherGoneRole).toBool())
+            // Runs that are still going: their launcher is gone, or it let them go (detached). A
+            // released run counts as detached whatever its recorded launcher pid says: that pid
+            // is this very process when the window was closed and a new one opened, or a reused
+            // one after a restart.
+            if (isTerminal(RunState(QIdentityProxyModel::data(i, RunListModel::RunStateRole).toInt())))
                 continue;
+            const bool launcherGone = QIdentityProxyModel::data(i, RunListModel::LauncherGoneRole).toBool();
             RunRecord record;
             QString error;
             if (!record.open(QIdentityProxyModel::data(i, RunListModel::DirectoryRole).toString(), &error))
                 continue;
             const RunInfo info = record.info();
-            if (!isTerminal(info.state) && (info.detached || info.detachable) && !record.profile().isLocal())
+            if (!isTerminal(info.state) && (info.detached || (launcherGone && info.detachable))
+                && !record.profile().isLocal())
                 next.insert(info.id);
         }
         m_reattachable = next;

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Detach and re-attach through the GUI, on two real sshd nodes (tests/common/sshfixture.h) with
+// the real worker (2 ranks of Gloo training): launch with the Detach box ticked, close the window
+// (which leaves a detachable run running), see the ranks go on on the nodes with no launcher,
+// open a new window, find the run marked detached in the run list, re-attach it with the run
+// list's Re-attach action, and follow it to its end. Every line each rank wrote on its node must
+// then be in the local record exactly once, and nothing of the run may be left on the nodes.
+#include "launchdialog.h"
+#include "mainwindow.h"
+#include "profile.h"
+#include "profilestore.h"
+#include "runcontroller.h"
+#include "runlistmodel.h"
+#include "runmanager.h"
+#include "runview.h"
+#include "sidepanel.h"
+#include "sshfixture.h"
+
+#include "testprocesses.h"
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QCheckBox>
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QToolButton>
+#include <QTreeView>
+#include <QtTest>
+
+#include <csignal>
+
+using namespace rankdeck;
+using rankdeck::testing::fileLines;
+using rankdeck::testing::processesMatching;
+
+namespace {
+
+constexpr int Steps = 40;
+
+QJsonObject readJson(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+// The run list row of a run (in the view's model, which is what the user clicks).
+QModelIndex runRow(SidePanel *side, const QString &runId)
+{
+    QAbstractItemModel *model = side->runList()->model();
+    for (int row = 0; model && row < model->rowCount(); ++row) {
+        const QModelIndex index = model->index(row, RunListModel::StateColumn);
+        if (index.data(RunListModel::RunIdRole).toString() == runId)
+            return index;
+    }
+    return {};
+}
+
+} // namespace
+
+class TestGuiDetach : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void cleanup();
+    void detachCloseReopenReattach();
+
+private:
+    void openWindow();
+    QString nodeRunDir(int node, const QString &runId) const
+    {
+        return m_ssh.home(node) + QStringLiteral("/.cache/rankdeck/runs/") + runId;
+    }
+
+    SshFixture m_ssh;
+    QTemporaryDir m_tmp;
+    std::unique_ptr<MainWindow> m_window;
+    std::unique_ptr<QAbstractItemModelTester> m_runListTester;
+    QString m_runId;
+};
+
+void TestGuiDetach::initTestCase()
+{
+    if (const QString why = SshFixture::unavailableReason(); !why.isEmpty())
+        QSKIP(qPrintable(why));
+    const QString worker = qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-worker");
+    if (!QFileInfo(worker).isExecutable())
+        QSKIP("rankdeck-worker is not built (RANKDECK_BUILD_WORKER=OFF)");
+    qputenv("RANKDECK_WORKER", QFile::encodeName(worker));
+    QVERIFY(m_tmp.isValid());
+    for (const char *var : {"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
+        const QString dir = m_tmp.filePath(QString::fromLatin1(var));
+        QVERIFY(QDir().mkpath(dir));
+        qputenv(var, QFile::encodeName(dir));
+    }
+    qunsetenv("SSH_AUTH_SOCK");
+    QCoreApplication::setOrganizationName(QStringLiteral("rankdeck-test"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_guidetach"));
+    QVERIFY2(m_ssh.start(2), qPrintable(m_ssh.lastError()));
+    QVERIFY(m_ssh.writeKnownHosts(m_tmp.filePath(QStringLiteral("HOME/.ssh/known_hosts"))));
+
+    Profile p;
+    p.name = QStringLiteral("sshpair");
+    p.transport = QStringLiteral("ssh");
+    p.backend = QStringLiteral("gloo");
+    p.connectTimeoutSec = 10;
+    p.rendezvousTimeoutSec = 60;
+    p.heartbeatTimeoutSec = 30;
+    for (int i = 0; i < 2; ++i) {
+        ProfileNode n;
+        n.host = m_ssh.address(i);
+        n.port = m_ssh.port(i);
+        n.user = m_ssh.user();
+        n.identityFile = m_ssh.clientKey();
+        n.ranksPerNode = 1;
+        p.nodes.append(n);
+    }
+    QString error;
+    QVERIFY2(ProfileStore().save(p, true, &error), qPrintable(error));
+}
+
+void TestGuiDetach::openWindow()
+{
+    m_window = std::make_unique<MainWindow>();
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    m_runListTester = std::make_unique<QAbstractItemModelTester>(
+        m_window->sidePanel()->runList()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+}
+
+void TestGuiDetach::cleanup()
+{
+    if (m_window) {
+        for (RunController *run : m_window->runManager()->activeRuns())
+            run->kill();
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->runManager()->activeRuns().isEmpty(), 20000);
+    }
+    m_runListTester.reset();
+    m_window.reset();
+    // Whatever way the test ended, nothing of the run stays on the nodes.
+    if (!m_runId.isEmpty()) {
+        for (const QString &line : processesMatching(m_runId)) {
+            const qint64 pid = line.section(u' ', 0, 0).toLongLong();
+            if (pid > 0)
+                ::kill(pid_t(pid), SIGKILL);
+        }
+    }
+}
+
+void TestGuiDetach::detachCloseReopenReattach()
+{
+    openWindow();
+    // Launch with clicks: the SSH profile, the Detach box, Launch.
+    m_window->sidePanel()->setCurrentProfile(QStringLiteral("sshpair"));
+    QTest::mouseClick(m_window->sidePanel()->findChild<QToolButton *>(QStringLiteral("sideLaunchButton")), Qt::LeftButton);
+    auto *dialog = m_window->findChild<LaunchDialog *>();
+    QVERIFY(dialog && dialog->isVisible());
+    QCOMPARE(dialog->profileName(), QStringLiteral("sshpair"));
+    dialog->setTask(QStringLiteral("linear"));
+    dialog->setSteps(Steps);
+    QTest::keyClicks(dialog->findChild<QLineEdit *>(QStringLiteral("launchExtraArgsEdit")),
+                     QStringLiteral("--backend gloo --step-delay-ms 100 --log-every 1"));
+    auto *detachBox = dialog->findChild<QCheckBox *>(QStringLiteral("launchDetachCheck"));
+    QVERIFY(detachBox && detachBox->isEnabled());
+    QTest::mouseClick(detachBox, Qt::LeftButton);
+    QVERIFY(dialog->detach());
+    QVERIFY2(dialog->problems().isEmpty(), qPrintable(dialog->problems().join(u'\n')));
+    QCOMPARE(dialog->profile().worldSize(), 2);
+    QTest::mouseClick(dialog->launchButton(), Qt::LeftButton);
+    RunController *run = m_window->runView()->run();
+    QVERIFY(run);
+    QVERIFY(run->detachRequested());
+    m_runId = run->runId();
+    const QString local = run->runDirectory();
+
+    // Detach once every rank runs and has stepped: closing the window leaves the run going.
+    QTRY_VERIFY_WITH_TIMEOUT(run->allRanksStarted() && run->rankStatus(0).step >= 2 && run->rankStatus(1).step >= 2,
+                             120000);
+    QVERIFY(!isTerminal(run->state()));
+    QVERIFY(m_window->close());
+    m_runListTester.reset();
+    m_window.reset();
+
+    const QJsonObject state = readJson(local + QStringLiteral("/state.json"));
+    QVERIFY2(state.value(QStringLiteral("detached")).toBool(), "closing the window did not detach the run");
+    QVERIFY2(!processesMatching(m_runId).isEmpty(), "the ranks did not outlive the window");
+    // They keep printing with no window and no controller.
+    const QString out1 = nodeRunDir(1, m_runId) + QStringLiteral("/rank1.a1.out");
+    const qint64 sizeAtDetach = QFileInfo(out1).size();
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(out1).size() > sizeAtDetach, 20000);
+
+    // A new window lists the run as detached and offers Re-attach for it, and only for it.
+    openWindow();
+    SidePanel *side = m_window->sidePanel();
+    QTRY_VERIFY_WITH_TIMEOUT(runRow(side, m_runId).isValid(), 10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(runRow(side, m_runId).data().toString().contains(QStringLiteral("detached")),
+                              qPrintable(runRow(side, m_runId).data().toString()), 10000);
+    side->runList()->setCurrentIndex(runRow(side, m_runId));
+    QAction *reattach = side->reattachAction();
+    QVERIFY(reattach->isEnabled());
+    reattach->trigger();
+    RunController *again = m_window->runView()->run();
+    QVERIFY2(again && again->runId() == m_runId, "Re-attach did not show the run");
+    QVERIFY(m_window->runManager()->activeRuns().contains(again));
+    QTRY_VERIFY_WITH_TIMEOUT(isTerminal(again->state()), 120000);
+    QCOMPARE(again->state(), RunState::Finished);
+    // The list no longer offers it.
+    QTRY_VERIFY(!runRow(side, m_runId).data().toString().contains(QStringLiteral("detached")));
+
+    // Every line each rank wrote on its node is in the record exactly once.
+    for (int rank = 0; rank < 2; ++rank) {
+        const QString remote = nodeRunDir(rank, m_runId) + QStringLiteral("/rank%1.a1").arg(rank);
+        const QList<QByteArray> printed = fileLines(remote + QStringLiteral(".out")) + fileLines(remote + QStringLiteral(".err"));
+        QList<QByteArray> text;
+        int events = 0;
+        for (const QByteArray &line : printed) {
+            if (line.contains("\x1erdk1 "))
+                ++events;
+            else
+                text.append(line);
+        }
+        const auto epochLines = std::count_if(text.cbegin(), text.cend(), [rank](const QByteArray &t) {
+            return t.startsWith(QStringLiteral("Rank %1: Epoch").arg(rank).toUtf8());
+        });
+        QCOMPARE(int(epochLines), Steps);
+        QList<QByteArray> recorded = fileLines(local + QStringLiteral("/rank-%1.log").arg(rank));
+        std::sort(text.begin(), text.end());
+        std::sort(recorded.begin(), recorded.end());
+        QCOMPARE(recorded, text);
+        QCOMPARE(int(fileLines(local + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size()), events);
+    }
+    const QJsonObject done = readJson(local + QStringLiteral("/state.json"));
+    QCOMPARE(done.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
+    QVERIFY(!done.value(QStringLiteral("detached")).toBool());
+    QTRY_VERIFY_WITH_TIMEOUT(processesMatching(m_runId).isEmpty(), 15000);
+}
+
+QTEST_MAIN(TestGuiDetach)
+#include "tst_guidetach.moc"
