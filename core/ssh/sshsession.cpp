@@ -7,6 +7,7 @@
 
 #include <QCoreApplication>
 #include <QCryptographicHash>
+#include <QDateTime>
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QFile>
@@ -244,6 +245,9 @@ bool SshSession::connect(QString *error)
         disconnect();
         return false;
     }
+    m_keepAliveSec = m_endpoint.keepAliveIntervalSec >= 0 ? m_endpoint.keepAliveIntervalSec : configuredServerAliveInterval();
+    m_keepAlivesSent = 0;
+    m_lastKeepAliveMs = QDateTime::currentMSecsSinceEpoch();
     // libssh fills in the local user name only while connecting.
     if (m_user.isEmpty())
         m_user = optionString(m_session, SSH_OPTIONS_USER);
@@ -369,6 +373,68 @@ QString SshSession::proxyJumpOutput() const
     while (lines.size() > 3)
         lines.removeFirst();
     return lines.join(QStringLiteral("; "));
+}
+
+bool SshSession::keepAlive()
+{
+    if (!isConnected())
+        return false;
+    if (m_keepAliveSec <= 0)
+        return true;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    if (now - m_lastKeepAliveMs < qint64(m_keepAliveSec) * 1000)
+        return true;
+    m_lastKeepAliveMs = now;
+    // An ignore message needs no answer, so nothing here waits on the network.
+    if (ssh_send_ignore(m_session, "") != SSH_OK)
+        return false;
+    ++m_keepAlivesSent;
+    return isConnected();
+}
+
+// libssh 0.10 parses ServerAliveInterval and drops it, so it is read here: the user's config,
+// then the system's, first value wins, in `Host` blocks whose patterns match the host as the
+// profile names it. `Match` blocks other than `Match all` are skipped (their value stays unset)
+// and `Include` is not followed.
+int SshSession::configuredServerAliveInterval() const
+{
+    constexpr int fallback = 60;
+    for (const QString &path : {m_endpoint.effectiveConfigFile(), QStringLiteral("/etc/ssh/ssh_config")}) {
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly))
+            continue;
+        bool active = true;
+        while (!file.atEnd()) {
+            QString line = QString::fromUtf8(file.readLine()).trimmed();
+            if (line.isEmpty() || line.startsWith(QLatin1Char('#')))
+                continue;
+            const qsizetype split = line.indexOf(QRegularExpression(QStringLiteral("[\\s=]")));
+            const QString key = line.left(split).toLower();
+            const QString value = split < 0 ? QString() : line.mid(split + 1).trimmed().remove(QLatin1Char('='))
+                                                              .trimmed();
+            if (key == QLatin1String("host")) {
+                bool matched = false;
+                bool negated = false;
+                for (const QString &pattern : value.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts)) {
+                    const bool negative = pattern.startsWith(QLatin1Char('!'));
+                    // Host names have no '/', so the path-aware default conversion fits.
+                    const QRegularExpression re(QRegularExpression::wildcardToRegularExpression(
+                                                    negative ? pattern.mid(1) : pattern),
+                                                QRegularExpression::CaseInsensitiveOption);
+                    if (re.match(m_endpoint.host).hasMatch())
+                        (negative ? negated : matched) = true;
+                }
+                active = matched && !negated;
+            } else if (key == QLatin1String("match")) {
+                active = value.compare(QLatin1String("all"), Qt::CaseInsensitive) == 0;
+            } else if (active && key == QLatin1String("serveraliveinterval")) {
+                bool ok = false;
+                const int seconds = value.toInt(&ok);
+                return ok && seconds >= 0 ? seconds : fallback;
+            }
+        }
+    }
+    return fallback;
 }
 
 QString SshSession::knownHostsName() const

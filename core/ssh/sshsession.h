@@ -33,6 +33,9 @@ struct SshEndpoint
     QString sshDirectory;    // empty: $HOME/.ssh
     QString knownHostsFile;  // empty: <sshDirectory>/known_hosts
     QString configFile;      // empty: <sshDirectory>/config (read when it exists)
+    // Seconds between keepalives on an idle connection; -1: ~/.ssh/config's ServerAliveInterval
+    // for this host, else 60; 0: none.
+    int keepAliveIntervalSec = -1;
 
     // A profile's port 22 is its default, so it lets ~/.ssh/config decide.
     static SshEndpoint fromProfileNode(const ProfileNode &node, int connectTimeoutSec);
@@ -84,12 +87,23 @@ public:
 
     // Fingerprint "SHA256:…" of the server's key from the last connect.
     QString serverFingerprint() const { return m_serverFingerprint; }
+    // NAT gateways and firewalls forget connections that stay silent (a detached run's streams,
+    // a rank that prints nothing for minutes). Sends an SSH_MSG_IGNORE when keepAliveIntervalSec()
+    // passed since the connect or the last one; cheap when not due, so the node worker calls it
+    // from its poll loop, on the session's thread. false when the connection is gone.
+    bool keepAlive();
+    // The interval in effect after connect() (see SshEndpoint::keepAliveIntervalSec); 0: off.
+    int keepAliveIntervalSec() const { return m_keepAliveSec; }
+    // Keepalives sent since the connect.
+    int keepAlivesSent() const { return m_keepAlivesSent; }
+
     // The jump hosts of ~/.ssh/config's ProxyJump for this host ("a,user@b:2222"), empty when
     // it is reached directly. Set by connect().
     QString proxyJump() const { return m_proxyJump; }
 
 private:
     bool applyProxyJump(QString *error);
+    int configuredServerAliveInterval() const;
     QString proxyJumpOutput() const;
     bool verifyHostKey(QString *error);
     bool authenticate(QString *error);
@@ -112,6 +126,9 @@ private:
     QString m_acceptedOnceFingerprint;
     QString m_currentKeyFile;
     QString m_proxyJump;
+    int m_keepAliveSec = 0;
+    int m_keepAlivesSent = 0;
+    qint64 m_lastKeepAliveMs = 0;
     std::unique_ptr<QTemporaryDir> m_proxyFiles;   // the jump's ssh config and its stderr
 };
 
