@@ -98,6 +98,7 @@ private slots:
     void proxyJumpGoesThroughTheJumpHosts();
     void proxyJumpFailuresNameTheJumpHost_data();
     void proxyJumpFailuresNameTheJumpHost();
+    void launchThroughAJumpHost();
 
 private:
     SshFixture &fixtureFor(const QString &method) { return method == QLatin1String("password") ? m_password : m_kbd; }
@@ -424,6 +425,47 @@ void TestSshAuth::proxyJumpFailuresNameTheJumpHost()
         // What the jump's ssh said, not only libssh's "connection closed".
         QVERIFY2(error.contains(QStringLiteral("Connection refused")), qPrintable(error));
     }
+}
+
+// The whole transport (probe, SFTP deployment, one exec channel per rank, streams) through the
+// jump host: a profile that names only the alias.
+void TestSshAuth::launchThroughAJumpHost()
+{
+    const QString loadgen = qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-loadgen");
+    QVERIFY2(QFileInfo(loadgen).isExecutable(), qPrintable(loadgen + QStringLiteral(" is not built")));
+    writeJumpConfig();
+    const QByteArray forward = QStringLiteral("target %1 port %2").arg(m_keys.address(1)).arg(m_keys.port(1)).toUtf8();
+    const int before = countOf(m_keys.log(0), forward);
+    Profile p;
+    p.name = QStringLiteral("jumped");
+    p.transport = QStringLiteral("ssh");
+    p.connectTimeoutSec = 10;
+    ProfileNode n;
+    n.host = QStringLiteral("via-one"); // port 22, no user, no key: ~/.ssh/config decides
+    n.ranksPerNode = 2;
+    p.nodes.append(n);
+    TrainingConfig config;
+    config.name = QStringLiteral("jumped");
+    config.workerArguments = {QStringLiteral("--total-lines"), QStringLiteral("30"), QStringLiteral("--lines-per-sec"),
+                              QStringLiteral("200"), QStringLiteral("--steps-per-sec"), QStringLiteral("20")};
+    QTemporaryDir runs;
+    QVERIFY(runs.isValid());
+    PolicySshInteraction ask(Decision::Reject);
+    RunController::Options options;
+    options.workerPath = loadgen;
+    options.runsDirectory = runs.path();
+    options.sshInteraction = &ask;
+    options.hangTimeoutSec = 3600;
+    RunController run(p, config, options);
+    QString error;
+    QVERIFY2(run.start(&error), qPrintable(error));
+    QTRY_VERIFY_WITH_TIMEOUT(isTerminal(run.state()), 60000);
+    QVERIFY2(run.state() == RunState::Finished, qPrintable(run.errorMessage() + QLatin1Char(' ') + run.rootCauseSummary()));
+    // The ranks ran on node B (its home holds the run), reached through A.
+    QVERIFY(QDir(m_keys.home(1) + QStringLiteral("/.cache/rankdeck/runs/") + run.runId()).exists());
+    QVERIFY(!QDir(m_keys.home(0) + QStringLiteral("/.cache/rankdeck/runs/") + run.runId()).exists());
+    QVERIFY2(countOf(m_keys.log(0), forward) > before, "node A's sshd forwarded nothing to node B");
+    QVERIFY(ask.hostKeyQuestions().isEmpty());
 }
 
 QTEST_GUILESS_MAIN(TestSshAuth)
