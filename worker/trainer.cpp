@@ -2,6 +2,7 @@
 #include "trainer.h"
 
 #include "buildinfo.h"
+#include "cpuaffinity.h"
 #include "controlchannel.h"
 #include "faultinjection.h"
 #include "distributedcontext.h"
@@ -316,11 +317,29 @@ int Trainer::run()
     Telemetry &tel = d->telemetry;
     const auto runStart = std::chrono::steady_clock::now();
     d->backend = DistributedContext::resolveBackend(o, d->device);
+    // CPU ranks that share a node each get their own slice of its CPUs, before any thread of
+    // Gloo or of the intra-op pool exists (threads inherit the mask). Unbound, the scheduler
+    // migrates the ranks' compute, Gloo and socket threads across all cores: on the 2-core
+    // benchmark machine a 25M-parameter step took 540-570 ms unbound and 350-385 ms bound, a
+    // tiny step 0.42-0.47 ms and 0.29 ms (docs/benchmarks.md).
+    std::string cpuSlice;
+    std::vector<int> slice;
+    if (o.cpuAffinity == "auto" && !d->device.is_cuda() && o.localWorldSize > 1) {
+        slice = cpuSliceFor(allowedCpus(), o.localRank, o.localWorldSize);
+        if (!slice.empty()) {
+            if (const auto error = bindToCpus(slice); error.empty())
+                cpuSlice = formatCpuList(slice);
+            else
+                tel.err("Rank " + std::to_string(o.rank) + ": cannot bind to CPUs " + formatCpuList(slice) + ": "
+                        + error + " (continuing unbound)");
+        }
+    }
     // torchrun gives each rank OMP_NUM_THREADS=1 when several share a node; without it,
     // ranks on one node oversubscribe the cores. Share them out unless the user chose.
     if (!std::getenv("OMP_NUM_THREADS") && o.localWorldSize > 1) {
         const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        torch::set_num_threads(int(std::max(1u, cores / unsigned(o.localWorldSize))));
+        torch::set_num_threads(cpuSlice.empty() ? int(std::max(1u, cores / unsigned(o.localWorldSize)))
+                                                : int(slice.size()));
     }
 
     {
@@ -378,7 +397,7 @@ int Trainer::run()
             .addInt(wire::field::WorldSize, o.worldSize);
         tel.emit(w);
         tel.out("Rank " + std::to_string(o.rank) + ": joined " + std::to_string(o.worldSize) + " ranks over "
-                + d->backend + " on " + d->device.str());
+                + d->backend + " on " + d->device.str() + (cpuSlice.empty() ? "" : ", CPUs " + cpuSlice));
     }
     d->checkShapes();
 

@@ -179,6 +179,7 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
         {"--fault-rank", intFlag(o.faultRank, 0, kMaxInt)},
         {"--step-delay-ms", intFlag(o.stepDelayMs, 0, 3600 * 1000)},
         {"--no-overlap", boolFlag(o.noOverlap)},
+        {"--cpu-affinity", choiceFlag(o.cpuAffinity, {"auto", "off"})},
         {"--help", boolFlag(o.help)},
     };
 
@@ -271,7 +272,8 @@ flags override it.
   --model M.pt --data D.pt --loss mse|cross-entropy   (script task)
   --save-state OUT.pt  --checkpoint-dir DIR --checkpoint-every N --resume
   --log-every N  --telemetry on|off  --control-stdin  --run-dir DIR
-  --fault KIND@STEP --fault-rank R  --step-delay-ms N  --no-overlap  --help
+  --fault KIND@STEP --fault-rank R  --step-delay-ms N  --no-overlap  --cpu-affinity auto|off
+  --help
 Exit codes: 0 finished or stopped, 1 runtime error, 2 bad flags or environment.
 )";
 }

@@ -73,6 +73,7 @@ struct WorkerOptions
     int faultRank = -1;
     std::int64_t stepDelayMs = 0;
     bool noOverlap = false;
+    std::string cpuAffinity = "auto"; // auto: CPU ranks sharing a node get disjoint CPU slices
     bool help = false;
 };
 

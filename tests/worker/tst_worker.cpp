@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -129,6 +130,30 @@ private:
 };
 
 using Ranks = std::vector<std::unique_ptr<Rank>>;
+
+// "0-2,5" (the kernel's list format, also the worker's) -> {0,1,2,5}
+QSet<int> parseCpuList(const QString &list)
+{
+    QSet<int> cpus;
+    for (const QString &part : list.trimmed().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const QStringList ends = part.split(QLatin1Char('-'));
+        for (int c = ends.first().toInt(); c <= ends.last().toInt(); ++c)
+            cpus.insert(c);
+    }
+    return cpus;
+}
+
+// Cpus_allowed_list of a process's main thread, from /proc.
+QString allowedCpuList(qint64 pid)
+{
+    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (line.startsWith("Cpus_allowed_list:"))
+            return QString::fromLatin1(line.mid(18)).trimmed();
+    return {};
+}
 
 // Waits (processing output) until `pred` holds or `ms` passed.
 template<typename Pred>
@@ -464,6 +489,67 @@ private slots:
         QVERIFY(QFile::exists(ck[0].value("path").toString()));
     }
 
+    void cpuSlicesOfLocalRanks_data()
+    {
+        QTest::addColumn<int>("world");
+        QTest::addColumn<QString>("affinity");
+        QTest::addRow("2 ranks, auto") << 2 << QStringLiteral("auto");
+        QTest::addRow("4 ranks, auto") << 4 << QStringLiteral("auto");
+        QTest::addRow("2 ranks, off") << 2 << QStringLiteral("off");
+    }
+
+    // Each CPU rank is bound to its own slice of the CPUs the launcher may use, the log says
+    // which, and the kernel agrees; with more ranks than CPUs they share CPUs round robin.
+    void cpuSlicesOfLocalRanks()
+    {
+        QFETCH(int, world);
+        QFETCH(QString, affinity);
+        const QSet<int> allowed = parseCpuList(allowedCpuList(QCoreApplication::applicationPid()));
+        QVERIFY(!allowed.isEmpty());
+        Ranks ranks = launch(world, {"--task", "linear", "--steps", "30", "--step-delay-ms", "40",
+                                     "--cpu-affinity", affinity});
+        QVERIFY2(waitFor(ranks, [&] {
+                     for (auto &r : ranks)
+                         if (r->events(QStringLiteral("step")).isEmpty())
+                             return false;
+                     return true;
+                 }, 60000),
+                 qPrintable(describe(ranks)));
+        QList<QSet<int>> slices;
+        for (auto &r : ranks) {
+            const QSet<int> kernel = parseCpuList(allowedCpuList(r->pid()));
+            const QStringList joined = r->logLines().filter(QStringLiteral(": joined "));
+            QCOMPARE(joined.size(), 1);
+            const auto m = QRegularExpression(QStringLiteral(", CPUs ([0-9,-]+)$")).match(joined.first());
+            if (affinity == QLatin1String("off")) {
+                QVERIFY2(!m.hasMatch(), qPrintable(joined.first()));
+                QCOMPARE(kernel, allowed);
+                continue;
+            }
+            QVERIFY2(m.hasMatch(), qPrintable(joined.first()));
+            const QSet<int> logged = parseCpuList(m.captured(1));
+            QCOMPARE(kernel, logged);
+            QVERIFY(allowed.contains(logged));
+            slices.push_back(logged);
+        }
+        QVERIFY2(waitAll(ranks, 60000), qPrintable(describe(ranks)));
+        if (affinity == QLatin1String("off"))
+            return;
+        QSet<int> covered;
+        for (int r = 0; r < world; ++r) {
+            covered += slices[r];
+            if (allowed.size() >= world) {
+                for (int q = 0; q < r; ++q)
+                    QVERIFY2(!slices[r].intersects(slices[q]), qPrintable(QStringLiteral("ranks %1 and %2 overlap").arg(q).arg(r)));
+            } else {
+                QCOMPARE(slices[r].size(), 1);
+            }
+        }
+        QCOMPARE(covered, allowed.size() >= world ? allowed : covered);
+        if (allowed.size() < world)
+            QCOMPARE(covered.size(), int(allowed.size()));
+    }
+
     void stdinIgnoredWithoutControl()
     {
         // Started by hand or by torchrun: stdin closed at once must not stop training.
@@ -484,6 +570,7 @@ private slots:
         QTest::addRow("steps not a number") << QStringList{"--steps", "ten"} << QStringList{} << 2 << "--steps";
         QTest::addRow("missing value") << QStringList{"--lr"} << QStringList{} << 2 << "--lr";
         QTest::addRow("unknown task") << QStringList{"--task", "gan"} << QStringList{} << 2 << "--task";
+        QTest::addRow("bad cpu affinity") << QStringList{"--cpu-affinity", "all"} << QStringList{} << 2 << "--cpu-affinity";
         QTest::addRow("bad WORLD_SIZE") << QStringList{} << QStringList{"WORLD_SIZE=two"} << 2 << "WORLD_SIZE";
         QTest::addRow("RANK beyond world") << QStringList{} << QStringList{"RANK=3", "WORLD_SIZE=2"} << 2 << "RANK";
         QTest::addRow("bad MASTER_PORT") << QStringList{} << QStringList{"MASTER_PORT=99999"} << 2 << "MASTER_PORT";
