@@ -136,7 +136,7 @@ def bench_ddp(reps, quick):
                          capture_output=True, text=True, check=True, cwd=ROOT, env=env).stdout
     rows = {}
     for line in out.splitlines():
-        m = re.match(r"(mlp 25.3M params|linear 11 params|mlp overlap vs --no-overlap)\S*.*?"
+        m = re.match(r"(mlp 25.3M params|linear 11 params|mlp overlap vs --no-overlap|mlp unbound|linear unbound)\S*.*?"
                      r"\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", line)
         if m:
             rows[m.group(1)] = (float(m.group(2)), float(m.group(3)), float(m.group(4)))
@@ -145,7 +145,9 @@ def bench_ddp(reps, quick):
              "ddp_tiny_ratio_vs_python": tiny[0] / tiny[1],
              "overlap_speedup": ov[0] / ov[1]},
             f"mlp {big[0]:.1f} vs {big[1]:.1f} samples/s; linear {tiny[0]:.0f} vs {tiny[1]:.0f}; "
-            f"overlap {ov[0]:.1f} vs no-overlap {ov[1]:.1f} (median of {reps})")
+            f"overlap {ov[0]:.1f} vs no-overlap {ov[1]:.1f}; worker with --cpu-affinity off: "
+            f"mlp {rows['mlp unbound'][0]:.1f} (ratio {rows['mlp unbound'][2]:.2f}), "
+            f"linear {rows['linear unbound'][0]:.0f} (ratio {rows['linear unbound'][2]:.2f}) (median of {reps})")
 
 
 def bench_cpp(name, reps, quick):

@@ -58,19 +58,26 @@ repeat=${REPEAT:-3}
 # Median of `repeat` alternating runs, so that drift in the machine's speed hits both sides alike.
 best() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 echo "rankdeck-worker vs PyTorch DDP, $nproc ranks, $backend, OMP_NUM_THREADS=$OMP_NUM_THREADS, median of $repeat"
-wb=() wbn=() pb=() wt=() pt=()
+wb=() wbn=() wbu=() pb=() wt=() wtu=() pt=()
 for ((i = 0; i < repeat; i++)); do
     wb+=("$(worker_rate "${big[@]}" --steps "$big_steps")")
     pb+=("$(python_rate "${big[@]}" --steps "$big_steps")")
     wbn+=("$(worker_rate "${big[@]}" --steps "$big_steps" --no-overlap)")
+    # Unbound (--cpu-affinity off), as torchrun leaves Python's ranks: how much the default
+    # CPU binding contributes.
+    wbu+=("$(worker_rate "${big[@]}" --steps "$big_steps" --cpu-affinity off)")
     wt+=("$(worker_rate "${tiny[@]}" --steps "$tiny_steps")")
     pt+=("$(python_rate "${tiny[@]}" --steps "$tiny_steps")")
-    echo "  run $((i + 1)): mlp worker ${wb[-1]} python ${pb[-1]} no-overlap ${wbn[-1]}; linear worker ${wt[-1]} python ${pt[-1]}"
+    wtu+=("$(worker_rate "${tiny[@]}" --steps "$tiny_steps" --cpu-affinity off)")
+    echo "  run $((i + 1)): mlp worker ${wb[-1]} python ${pb[-1]} no-overlap ${wbn[-1]} unbound ${wbu[-1]}; linear worker ${wt[-1]} python ${pt[-1]} unbound ${wtu[-1]}"
 done
 w_big=$(best "${wb[@]}") p_big=$(best "${pb[@]}") w_big_noov=$(best "${wbn[@]}")
 w_tiny=$(best "${wt[@]}") p_tiny=$(best "${pt[@]}")
+w_big_unb=$(best "${wbu[@]}") w_tiny_unb=$(best "${wtu[@]}")
 ratio() { "$python" -c "print(f'{$1/$2:.2f}')"; }
 printf '%-34s %14s %14s %8s\n' "case" "worker" "python DDP" "ratio"
 printf '%-34s %14s %14s %8s\n' "mlp 25.3M params (samples/s)" "$w_big" "$p_big" "$(ratio "$w_big" "$p_big")"
 printf '%-34s %14s %14s %8s\n' "linear 11 params (samples/s)" "$w_tiny" "$p_tiny" "$(ratio "$w_tiny" "$p_tiny")"
 printf '%-34s %14s %14s %8s\n' "mlp overlap vs --no-overlap" "$w_big" "$w_big_noov" "$(ratio "$w_big" "$w_big_noov")"
+printf '%-34s %14s %14s %8s\n' "mlp unbound (samples/s)" "$w_big_unb" "$p_big" "$(ratio "$w_big_unb" "$p_big")"
+printf '%-34s %14s %14s %8s\n' "linear unbound (samples/s)" "$w_tiny_unb" "$p_tiny" "$(ratio "$w_tiny_unb" "$p_tiny")"
