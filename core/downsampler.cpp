@@ -126,7 +126,7 @@ DownsampledPoints Downsampler::bucket(const XFunction &xAt, std::span<const doub
                                       qsizetype begin, qsizetype end, double xMin, double xMax,
                                       int buckets) const
 {
-    return bucketImpl(xAt, noMid, 0, values, begin, end, xMin, xMax, buckets);
+    return bucketImpl(xAt, nullptr, noMid, 0, values, begin, end, xMin, xMax, buckets);
 }
 
 DownsampledPoints Downsampler::bucket(std::span<const qint64> x, double offset, double divisor,
@@ -138,7 +138,7 @@ DownsampledPoints Downsampler::bucket(std::span<const qint64> x, double offset, 
     const auto xAt = [x, offset, divisor](qsizetype i) { return (double(x[size_t(i)]) - offset) / divisor; };
     // The same arithmetic as xAt, so that comparisons with a bucket edge agree exactly.
     const auto midAt = [xMid, offset, divisor](qsizetype j) { return (double(xMid[size_t(j)]) - offset) / divisor; };
-    return bucketImpl(xAt, midAt, qsizetype(xMid.size()), values, begin, end, xMin, xMax, buckets);
+    return bucketImpl(xAt, x.data(), midAt, qsizetype(xMid.size()), values, begin, end, xMin, xMax, buckets);
 }
 
 void Downsampler::midSamples(std::span<const qint64> x, std::vector<qint64> &mid, qsizetype from)
@@ -155,7 +155,8 @@ void Downsampler::midSamples(std::span<const qint64> x, std::vector<qint64> &mid
 }
 
 template <typename XAt, typename MidAt>
-DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const MidAt &midAt, qsizetype midCount,
+DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const qint64 *xColumn,
+                                          const MidAt &midAt, qsizetype midCount,
                                           std::span<const double> values, qsizetype begin,
                                           qsizetype end, double xMin, double xMax,
                                           int buckets) const
@@ -300,14 +301,32 @@ DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const MidAt &midAt, qs
             lo = 0;
         if (lo >= jLast || midAt(lo) >= edge)
             return lo * kBlock;
-        // midAt(lo) < edge: gallop to a j that holds, then bisect.
-        qsizetype hi = jLast;
-        for (qsizetype stepSize = 1; lo + stepSize < jLast; stepSize *= 2) {
-            if (midAt(lo + stepSize) >= edge) {
-                hi = lo + stepSize;
-                break;
+        if (midAt(jLast - 1) < edge)
+            return jLast * kBlock;
+        // midAt(lo) < edge <= midAt(jLast - 1). Guess by interpolation (exact for evenly spaced
+        // steps: one probe, not a dozen), gallop from the guess, then bisect.
+        qsizetype hi = jLast - 1;
+        const double xLo = midAt(lo), xHi = midAt(hi);
+        qsizetype guess = lo + qsizetype((edge - xLo) / (xHi - xLo) * double(hi - lo));
+        guess = qBound(lo + 1, guess, hi);
+        if (midAt(guess) >= edge) {
+            hi = guess;
+            for (qsizetype stepSize = 1; guess - stepSize > lo; stepSize *= 2) {
+                if (midAt(guess - stepSize) < edge) {
+                    lo = guess - stepSize;
+                    break;
+                }
+                hi = guess - stepSize;
             }
-            lo += stepSize;
+        } else {
+            lo = guess;
+            for (qsizetype stepSize = 1; guess + stepSize < hi; stepSize *= 2) {
+                if (midAt(guess + stepSize) >= edge) {
+                    hi = guess + stepSize;
+                    break;
+                }
+                lo = guess + stepSize;
+            }
         }
         // midAt(lo) < edge, and hi == jLast or midAt(hi) >= edge.
         while (hi - lo > 1) {
@@ -319,8 +338,13 @@ DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const MidAt &midAt, qs
         }
         return hi * kBlock;
     };
-    qsizetype start = first;
-    for (int k = 0; k < buckets && start < last; ++k) {
+    // Borders first, then the extremes: knowing where the next buckets lie lets their pyramid
+    // nodes be fetched from memory while this one is merged (64 ranks × 1M points do not fit in
+    // any cache; the nodes a bucket reads are kilobytes apart).
+    std::vector<qsizetype> stops;
+    stops.reserve(size_t(std::max(buckets, 0)));
+    for (qsizetype start = first; qsizetype(stops.size()) < buckets && start < last;) {
+        const int k = int(stops.size());
         qsizetype stop = last;
         if (k + 1 < buckets) {
             const double edge = xMin + width * double(k + 1) / double(buckets);
@@ -331,18 +355,45 @@ DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const MidAt &midAt, qs
             if (snap && !midBorders)
                 stop = qBound(start, (stop + kBlock / 2) / kBlock * kBlock, last);
         }
+        stops.push_back(stop);
+        start = std::max(start, stop);
+    }
+    const size_t prefetchLevels = std::min<size_t>(m_levels.size(), 4);
+    auto prefetchNodes = [&](qsizetype i) {
+        for (size_t level = 0; level < prefetchLevels; ++level) {
+            const size_t node = size_t(i / (qsizetype(kBlock) << level));
+            if (node < m_levels[level].size())
+                __builtin_prefetch(&m_levels[level][node]);
+        }
+    };
+    constexpr size_t kAhead = 2;
+    // The extremes' x are filled in after the loop: their indices are stored meanwhile and the
+    // x column prefetched, so that the misses overlap instead of stalling one by one.
+    const qsizetype pendingFrom = out.x.size();
+    qsizetype start = first;
+    for (size_t k = 0; k < stops.size(); ++k) {
+        if (k + kAhead < stops.size() && snap) {
+            prefetchNodes(stops[k + kAhead - 1]);
+            prefetchNodes(stops[k + kAhead] - 1);
+        }
+        const qsizetype stop = stops[k];
         if (stop <= start)
             continue;
         Block acc{0.0, 0.0, kNone, kNone, kNone, kNone};
         rangeMinMax(values, start, stop, acc);
         if (acc.minIndex != kNone) {
-            const std::uint32_t a = std::min(acc.minIndex, acc.maxIndex);
-            const std::uint32_t b = std::max(acc.minIndex, acc.maxIndex);
-            out.x.append(xAt(a));
-            out.y.append(values[a]);
+            const bool minFirst = acc.minIndex <= acc.maxIndex;
+            const std::uint32_t a = minFirst ? acc.minIndex : acc.maxIndex;
+            const std::uint32_t b = minFirst ? acc.maxIndex : acc.minIndex;
+            if (xColumn)
+                __builtin_prefetch(xColumn + a);
+            out.x.append(double(a));
+            out.y.append(minFirst ? acc.minValue : acc.maxValue);
             if (b != a) {
-                out.x.append(xAt(b));
-                out.y.append(values[b]);
+                if (xColumn)
+                    __builtin_prefetch(xColumn + b);
+                out.x.append(double(b));
+                out.y.append(minFirst ? acc.maxValue : acc.minValue);
             }
         }
         if (acc.nanIndex != kNone)
@@ -353,6 +404,8 @@ DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const MidAt &midAt, qs
         }
         start = stop;
     }
+    for (qsizetype p = pendingFrom; p < out.x.size(); ++p)
+        out.x[p] = xAt(qsizetype(out.x[p]));
 
     if (last < end)
         put(last);
@@ -370,7 +423,7 @@ DownsampledPoints Downsampler::bucket(std::span<const double> x, std::span<const
 {
     const qsizetype n = qsizetype(std::min(x.size(), values.size()));
     const auto xAt = [x](qsizetype i) { return x[size_t(i)]; };
-    return bucketImpl(xAt, noMid, 0, values, 0, n, xMin, xMax, buckets);
+    return bucketImpl(xAt, nullptr, noMid, 0, values, 0, n, xMin, xMax, buckets);
 }
 
 DownsampledPoints Downsampler::bucketScan(std::span<const double> x, std::span<const double> values,

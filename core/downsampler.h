@@ -95,7 +95,8 @@ private:
     static constexpr std::uint32_t kNone = 0xffffffffu;
 
     template <typename XAt, typename MidAt>
-    DownsampledPoints bucketImpl(const XAt &xAt, const MidAt &midAt, qsizetype midCount,
+    DownsampledPoints bucketImpl(const XAt &xAt, const qint64 *xColumn, const MidAt &midAt,
+                                 qsizetype midCount,
                                  std::span<const double> values, qsizetype begin, qsizetype end,
                                  double xMin, double xMax, int buckets) const;
     void rangeMinMax(std::span<const double> values, qsizetype begin, qsizetype end,
