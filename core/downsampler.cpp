@@ -96,28 +96,52 @@ void Downsampler::update(std::span<const double> values)
     }
 }
 
+namespace {
+constexpr int kBlockShift = 6;
+static_assert(Downsampler::kBlock == 1 << kBlockShift);
+} // namespace
+
+// The largest pyramid level whose node starting at i (a block start) ends within [i, end).
+// Greedy left to right, this takes at most two nodes per level over a whole range.
+inline size_t Downsampler::levelAt(qsizetype i, qsizetype end) const
+{
+    const size_t levels = m_levels.size();
+    size_t level = 0;
+    while (level + 1 < levels) {
+        const int shift = kBlockShift + int(level) + 1;
+        if ((i & ((qsizetype(1) << shift) - 1)) != 0 || i + (qsizetype(1) << shift) > end
+            || size_t(i >> shift) >= m_levels[level + 1].size())
+            break;
+        ++level;
+    }
+    return level;
+}
+
 void Downsampler::rangeMinMax(std::span<const double> values, qsizetype begin, qsizetype end,
                               Block &acc) const
 {
-    const size_t levels = m_levels.size();
+    const size_t blocks = m_levels.empty() ? 0 : m_levels[0].size();
     qsizetype i = begin;
     while (i < end) {
-        if (levels == 0 || i % kBlock != 0 || i + kBlock > end
-            || size_t(i / kBlock) >= m_levels[0].size()) {
+        if ((i & (kBlock - 1)) != 0 || i + kBlock > end || size_t(i >> kBlockShift) >= blocks) {
             mergePoint(values, std::uint32_t(i), acc);
             ++i;
             continue;
         }
-        // The largest node that starts at i and ends within the range: at most two per level
-        // over the whole range, merged left to right so ties keep the earliest index.
-        size_t level = 0;
-        while (level + 1 < levels) {
-            const qsizetype span = qsizetype(kBlock) << (level + 1);
-            if (i % span != 0 || i + span > end || size_t(i / span) >= m_levels[level + 1].size())
-                break;
-            ++level;
-        }
-        mergeBlock(m_levels[level][size_t(i / (qsizetype(kBlock) << level))], acc);
+        // Merged left to right, so that ties keep the earliest index.
+        const size_t level = levelAt(i, end);
+        mergeBlock(m_levels[level][size_t(i >> (kBlockShift + int(level)))], acc);
+        i += qsizetype(kBlock) << level;
+    }
+}
+
+void Downsampler::prefetchRange(qsizetype begin, qsizetype end) const
+{
+    const size_t blocks = m_levels.empty() ? 0 : m_levels[0].size();
+    qsizetype i = (begin + kBlock - 1) & ~qsizetype(kBlock - 1);
+    while (i + kBlock <= end && size_t(i >> kBlockShift) < blocks) {
+        const size_t level = levelAt(i, end);
+        __builtin_prefetch(&m_levels[level][size_t(i >> (kBlockShift + int(level)))]);
         i += qsizetype(kBlock) << level;
     }
 }
@@ -358,24 +382,14 @@ DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const qint64 *xColumn,
         stops.push_back(stop);
         start = std::max(start, stop);
     }
-    const size_t prefetchLevels = std::min<size_t>(m_levels.size(), 4);
-    auto prefetchNodes = [&](qsizetype i) {
-        for (size_t level = 0; level < prefetchLevels; ++level) {
-            const size_t node = size_t(i / (qsizetype(kBlock) << level));
-            if (node < m_levels[level].size())
-                __builtin_prefetch(&m_levels[level][node]);
-        }
-    };
     constexpr size_t kAhead = 2;
     // The extremes' x are filled in after the loop: their indices are stored meanwhile and the
     // x column prefetched, so that the misses overlap instead of stalling one by one.
     const qsizetype pendingFrom = out.x.size();
     qsizetype start = first;
     for (size_t k = 0; k < stops.size(); ++k) {
-        if (k + kAhead < stops.size() && snap) {
-            prefetchNodes(stops[k + kAhead - 1]);
-            prefetchNodes(stops[k + kAhead] - 1);
-        }
+        if (k + kAhead < stops.size() && snap)
+            prefetchRange(stops[k + kAhead - 1], stops[k + kAhead]);
         const qsizetype stop = stops[k];
         if (stop <= start)
             continue;

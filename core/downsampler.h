@@ -101,6 +101,8 @@ private:
                                  double xMin, double xMax, int buckets) const;
     void rangeMinMax(std::span<const double> values, qsizetype begin, qsizetype end,
                      Block &acc) const;
+    size_t levelAt(qsizetype i, qsizetype end) const;
+    void prefetchRange(qsizetype begin, qsizetype end) const;
     static void mergePoint(std::span<const double> values, std::uint32_t i, Block &acc);
     static void mergeBlock(const Block &b, Block &acc);
 
