@@ -53,6 +53,8 @@ private slots:
     void exports_data();
     void exports();
     void followsNewData();
+    void spikesSurvivePanAndLiveAppends_data();
+    void spikesSurvivePanAndLiveAppends();
 
 private:
     std::unique_ptr<MetricsStore> m_store;
@@ -244,6 +246,64 @@ void TestLossPlot::followsNewData()
     m_plot->customPlot()->xAxis->setRange(10, 20);
     m_plot->poll();
     QCOMPARE(m_plot->customPlot()->xAxis->range().lower, 10.0);
+}
+
+void TestLossPlot::spikesSurvivePanAndLiveAppends_data()
+{
+    QTest::addColumn<int>("spikeStep");
+    QTest::addColumn<double>("viewFrom");  // panned view, in steps
+    QTest::addColumn<double>("viewTo");
+    QTest::newRow("whole run") << 123457 << 0.0 << 0.0;
+    QTest::newRow("spike in a panned view") << 61234 << 50000.0 << 90000.0;
+    QTest::newRow("spike at the view's left edge") << 70000 << 70000.0 << 150000.0;
+    QTest::newRow("spike at the view's right edge") << 150001 << 70000.5 << 150001.0;
+}
+
+// A long run (far more points than pixels): however the view is panned and while ranks append,
+// a one-step spike stays on screen at its own step, and the mean follows the new steps.
+void TestLossPlot::spikesSurvivePanAndLiveAppends()
+{
+    QFETCH(int, spikeStep);
+    QFETCH(double, viewFrom);
+    QFETCH(double, viewTo);
+    MetricsStore store;
+    constexpr int LongRun = 200'000;
+    for (int step = 1; step <= LongRun; ++step) {
+        for (int rank = 0; rank < 3; ++rank) {
+            const double spike = rank == 2 && step == spikeStep ? 50.0 : 0.0;
+            store.append(rank, metric::Loss, step, StartUs + step * 1000, lossAt(rank, step) + spike);
+        }
+    }
+    MetricsPlotProvider provider(&store, metric::Loss);
+    m_plot->setSmoothing(0.0);  // raw curves at full strength
+    m_plot->setProvider(&provider);
+    m_plot->refreshNow();
+    if (viewTo > viewFrom) {
+        m_plot->customPlot()->xAxis->setRange(viewFrom, viewTo);
+        m_plot->refreshNow();
+    }
+    const auto spikeShown = [&] {
+        const QCPGraph *raw = rawGraph(*m_plot, QStringLiteral("Rank 2"));
+        for (const QCPGraphData &d : *raw->data()) {
+            if (d.value == lossAt(2, spikeStep) + 50.0)
+                return d.key == spikeStep;
+        }
+        return false;
+    };
+    QVERIFY(spikeShown());
+    QVERIFY(m_plot->pointCount(2) < LongRun / 20);  // bucketed, not every point
+
+    // Live: every rank reports a new step; the next refresh shows it and keeps the spike.
+    for (int rank = 0; rank < 3; ++rank)
+        store.append(rank, metric::Loss, LongRun + 1, StartUs + (LongRun + 1) * 1000, 0.25 * (rank + 1));
+    m_plot->resetView();
+    m_plot->refreshNow();
+    QVERIFY(spikeShown());
+    const QCPGraph *mean = rawGraph(*m_plot, QStringLiteral("Mean"));
+    QVERIFY(mean && !mean->data()->isEmpty());
+    QCOMPARE((mean->data()->constEnd() - 1)->key, double(LongRun + 1));
+    QCOMPARE((mean->data()->constEnd() - 1)->value, (0.25 + 0.5 + 0.75) / 3);
+    m_plot->setProvider(m_provider.get());  // the store goes away before the plot
 }
 
 QTEST_MAIN(TestLossPlot)
