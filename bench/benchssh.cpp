@@ -12,7 +12,10 @@
 //           loadgen is deployed (a fresh worker directory each repetition, so every upload is
 //           real) rather than the worker: it is small, so the ratio shows how the launcher
 //           scales with nodes (sessions, checks, channels), not the loopback's copy speed.
-// Medians of --reps repetitions; --quick does fewer. Prints one JSON line:
+// Medians of --reps repetitions; --quick does fewer; --only launch|fanout runs one part;
+// --nodes N changes the fan-out width (the key is only written for 32); --timeline prints, per
+// run of the fan-out, when each node reached each stage and when its rank said hello (stderr).
+// Prints one JSON line:
 // {"results": {...}, "detail": "..."}; a part that cannot run leaves its key out and says why.
 #include "profile.h"
 #include "runcontroller.h"
@@ -28,6 +31,7 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMap>
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -35,6 +39,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <vector>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace rankdeck;
 
@@ -97,7 +104,7 @@ enum class Until { AllHello, AllFirstStep };
 // One run through RunController, to its own end (the ranks finish by themselves), so that the
 // next run starts on a quiet machine; the milestone must have been reached on the way.
 Timing timedRun(const Profile &profile, const QStringList &workerArgs, const QString &workerPath,
-                const QString &runsDir, Until until)
+                const QString &runsDir, Until until, bool timeline = false)
 {
     Timing out;
     TrainingConfig config;
@@ -119,6 +126,16 @@ Timing timedRun(const Profile &profile, const QStringList &workerArgs, const QSt
     auto all = [](const std::vector<double> &v) {
         return std::all_of(v.begin(), v.end(), [](double t) { return t >= 0; });
     };
+    // node -> "stage@ms" in order, for --timeline
+    QMap<int, QStringList> stages;
+    if (timeline) {
+        QObject::connect(&run, &RunController::nodeProgress, &run,
+                         [&](int node, const QString &, const QString &stage, int percent) {
+                             if (percent > 0 && percent < 100)
+                                 return; // upload percentages: only the stage's start and end
+                             stages[node] << QStringLiteral("%1@%2").arg(stage).arg(clock.nsecsElapsed() / 1000000);
+                         });
+    }
     QObject::connect(&run, &RunController::stateChanged, &run, [&](RunState s) {
         if (s != RunState::Preparing && out.prepared < 0)
             out.prepared = double(clock.nsecsElapsed()) / 1e9;
@@ -166,11 +183,50 @@ Timing timedRun(const Profile &profile, const QStringList &workerArgs, const QSt
         drain.exec();
         return out;
     }
+    if (timeline) {
+        for (auto it = stages.cbegin(); it != stages.cend(); ++it)
+            progress(QStringLiteral("  node %1: %2, hello@%3").arg(it.key()).arg(it.value().join(QStringLiteral(", ")))
+                         .arg(it.key() < world ? qint64(hello[size_t(it.key())] * 1000) : -1));
+    }
     if (run.state() != RunState::Finished)
         out.error = QStringLiteral("run ended %1: %2").arg(runStateName(run.state()), run.rootCauseSummary());
     else if (!milestone)
         out.error = QStringLiteral("the run finished without every rank reaching the milestone");
     return out;
+}
+
+// CPU seconds the fixture's servers spent: each listening sshd with the children it reaped
+// (connection handlers, sessions, the shells and commands they ran).
+double serverCpuSeconds(const SshFixture &ssh)
+{
+    const double tick = double(::sysconf(_SC_CLK_TCK));
+    double total = 0;
+    for (int i = 0; i < ssh.nodeCount(); ++i) {
+        QFile f(QStringLiteral("/proc/%1/stat").arg(ssh.serverPid(i)));
+        if (!f.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray stat = f.readAll();
+        const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
+        // utime, stime, cutime, cstime: fields 14-17 of proc(5), 12-15 after "pid (comm) "
+        for (int k = 11; k <= 14; ++k)
+            total += fields.value(k).toDouble() / tick;
+    }
+    return total;
+}
+
+double selfCpuSeconds()
+{
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// Lets the servers reap what the last run left (sessions end after the transport is gone).
+void settle(int msec)
+{
+    QEventLoop loop;
+    QTimer::singleShot(msec, &loop, &QEventLoop::quit);
+    loop.exec();
 }
 
 QString ms(double seconds) { return QString::number(seconds * 1000, 'f', 0) + QStringLiteral(" ms"); }
@@ -232,7 +288,7 @@ bool benchLaunch(int reps, const QString &runsDir, double *ratio, QString *detai
 }
 
 // ssh_fanout_ratio_32_vs_1
-bool benchFanout(int reps, int nodes, const QString &runsDir, double *ratio, QString *detail)
+bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, double *ratio, QString *detail)
 {
     const QString loadgen = binDir() + QStringLiteral("/rankdeck-loadgen");
     if (!QFileInfo(loadgen).isExecutable()) {
@@ -254,32 +310,52 @@ bool benchFanout(int reps, int nodes, const QString &runsDir, double *ratio, QSt
     // Ranks end on their own a moment after their hello; nothing listens on the "store" port.
     const QStringList args{QStringLiteral("--duration"), QStringLiteral("0.5"), QStringLiteral("--lines-per-sec"),
                            QStringLiteral("10"), QStringLiteral("--steps-per-sec"), QStringLiteral("5")};
-    std::vector<double> one, many, onePrepared, manyPrepared;
+    std::vector<double> one, many, onePrepared, manyPrepared, serverCpu, clientCpu;
     for (int i = 0; i < reps; ++i) {
         for (int count : {1, nodes}) {
             Profile p = fixtureProfile(ssh, count, 1);
             p.workerDirectory = QStringLiteral("~/.cache/rankdeck/bench-fanout-%1")
                                     .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
-            const Timing t = timedRun(p, args, loadgen, runsDir, Until::AllHello);
+            settle(300);
+            const double server0 = serverCpuSeconds(ssh), client0 = selfCpuSeconds();
+            const Timing t = timedRun(p, args, loadgen, runsDir, Until::AllHello, timeline);
             if (!t.error.isEmpty()) {
                 *detail = QStringLiteral("fanout: %1-node run failed: %2").arg(count).arg(t.error);
                 return false;
             }
+            const double client = selfCpuSeconds() - client0;
+            settle(300);
+            // Per node, for the whole run (the rank's 0.5 s of loadgen included on the server).
+            const double server = serverCpuSeconds(ssh) - server0;
             (count == 1 ? one : many).push_back(t.allHello);
             (count == 1 ? onePrepared : manyPrepared).push_back(t.prepared);
-            progress(QStringLiteral("fanout %1/%2: %3 node(s): every rank started after %4 (nodes ready after %5)")
-                         .arg(i + 1).arg(reps).arg(count).arg(ms(t.allHello), ms(t.prepared)));
+            if (count != 1) {
+                serverCpu.push_back(server / count);
+                clientCpu.push_back(client / count);
+            }
+            progress(QStringLiteral("fanout %1/%2: %3 node(s): every rank started after %4 (nodes ready after %5); "
+                                    "CPU per node: servers %6, launcher %7")
+                         .arg(i + 1).arg(reps).arg(count).arg(ms(t.allHello), ms(t.prepared), ms(server / count),
+                                                                  ms(client / count)));
         }
     }
     const double a = median(one), b = median(many);
     *ratio = b / a;
+    const auto list = [](const std::vector<double> &v) {
+        QStringList l;
+        for (double x : v)
+            l << QString::number(x * 1000, 'f', 0);
+        return l.join(QLatin1Char('/'));
+    };
     *detail = QStringLiteral("fanout: connect + deploy rankdeck-loadgen (%1 KiB, fresh worker directory each time) + "
                              "start, one rank per node: %2 nodes %3 (nodes ready after %4) vs 1 node %5 (ready after "
-                             "%6); median of %7")
+                             "%6); median of %7 (runs, ms: %2 nodes %8, 1 node %9); CPU per node at %2 nodes: "
+                             "servers %10, launcher %11")
                   .arg(QFileInfo(loadgen).size() / 1024)
                   .arg(nodes)
                   .arg(ms(b), ms(median(manyPrepared)), ms(a), ms(median(onePrepared)))
-                  .arg(reps);
+                  .arg(reps)
+                  .arg(list(many), list(one), ms(median(serverCpu)), ms(median(clientCpu)));
     return true;
 }
 
@@ -310,6 +386,11 @@ int main(int argc, char **argv)
     // --quick must stay within a few minutes on a 2-core machine.
     const int effectiveReps = quick ? std::min(reps, 3) : reps;
     const QString runsDir = scratch.filePath(QStringLiteral("runs"));
+    const int onlyAt = int(args.indexOf(QStringLiteral("--only")));
+    const QString only = onlyAt > 0 ? args.value(onlyAt + 1) : QString();
+    const int nodesAt = int(args.indexOf(QStringLiteral("--nodes")));
+    const int fanoutNodes = nodesAt > 0 ? std::max(2, args.value(nodesAt + 1).toInt()) : 32;
+    const bool timeline = args.contains(QStringLiteral("--timeline"));
 
     QJsonObject results;
     QStringList detail;
@@ -318,12 +399,18 @@ int main(int argc, char **argv)
     } else {
         double ratio = 0;
         QString text;
-        if (benchLaunch(effectiveReps, runsDir, &ratio, &text))
-            results[QStringLiteral("ssh_launch_overhead_ratio")] = ratio;
-        detail << text;
-        if (benchFanout(effectiveReps, 32, runsDir, &ratio, &text))
-            results[QStringLiteral("ssh_fanout_ratio_32_vs_1")] = ratio;
-        detail << text;
+        if (only.isEmpty() || only == QLatin1String("launch")) {
+            if (benchLaunch(effectiveReps, runsDir, &ratio, &text))
+                results[QStringLiteral("ssh_launch_overhead_ratio")] = ratio;
+            detail << text;
+        }
+        if (only.isEmpty() || only == QLatin1String("fanout")) {
+            if (benchFanout(effectiveReps, fanoutNodes, runsDir, timeline, &ratio, &text)) {
+                results[fanoutNodes == 32 ? QStringLiteral("ssh_fanout_ratio_32_vs_1")
+                                          : QStringLiteral("ssh_fanout_ratio_%1_vs_1").arg(fanoutNodes)] = ratio;
+            }
+            detail << text;
+        }
     }
     QJsonObject out;
     out[QStringLiteral("results")] = results;

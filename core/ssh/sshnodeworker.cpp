@@ -13,6 +13,7 @@
 #include <QMutex>
 #include <QMutexLocker>
 #include <QRandomGenerator>
+#include <QSocketNotifier>
 #include <QTimer>
 
 #include <libssh/libssh.h>
@@ -29,7 +30,13 @@ QString tr(const char *text)
     return QCoreApplication::translate("rankdeck::SshNodeWorker", text);
 }
 
-constexpr int kPollIntervalMs = 20;
+// The ranks' channels are read when the session's socket is readable; this slow timer only
+// catches data libssh buffered while another call on the session (a signal, a stdin write) read
+// the socket, should no schedulePoll() have followed it.
+constexpr int kSafetyPollIntervalMs = 250;
+// Wake-ups by the socket notifier that found nothing to read, in a row, before it rests until
+// the next timer tick: a guard against spinning on a socket libssh does not drain.
+constexpr int kMaxIdleWakeups = 16;
 constexpr int kMaxBytesPerPoll = 1 << 20;
 
 // `exec /bin/sh -c SCRIPT ARGS…`: the script runs in a POSIX shell whatever the login shell is,
@@ -64,6 +71,149 @@ QByteArray sha256Hex(const QString &path, QString *error)
     const QByteArray hex = hash.result().toHex();
     cache.insert(key, hex);
     return hex;
+}
+
+// The node check and the deployment in one exec channel: every exec channel costs the node a
+// fork of sshd and two shells, and each round trip waits on a node that may be busy with
+// other connections (tens of nodes at once on a 2-core launcher).
+//   $1 worker directory, $2 SHA-256 of the worker (empty: check only), $3 its size,
+//   $4 the profile's libtorchPath, $5 temporary file name, $6 the run directory to create,
+//   $7 the worker's ELF interpreter (empty: not dynamically linked, nothing to resolve).
+// Answers "key=value" lines. Without the worker at $1/rankdeck-worker-$2 it says rankdeck-send,
+// reads the worker from stdin into the temporary file, and renames it when the size is right.
+// The library check runs once per worker and libtorchPath: its result is kept next to the
+// worker in .rankdeck-worker-$2.libs ("libtorchPath\nlibrary directory\n"), written only when
+// nothing was missing. It is what ldd does without ldd's own shell and its --verify run: the
+// worker's interpreter in trace mode (LD_TRACE_LOADED_OBJECTS) lists what it would load.
+const char kPrepareScript[] = R"SH(
+printf 'home=%s\nos=%s\n' "$HOME" "$(uname -srm)"
+if [ -r /etc/os-release ]; then
+  while IFS= read -r l || [ -n "$l" ]; do
+    case $l in PRETTY_NAME=*) printf 'distro=%s\n' "${l#PRETTY_NAME=}" ;; esac
+  done </etc/os-release
+fi
+printf 'cpus=%s\n' "$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)"
+if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L 2>/dev/null | sed 's/^/gpu=/'; fi
+[ -n "$2" ] || exit 0
+case $HOME in /*) ;; *) exit 0 ;; esac
+ex() { case $1 in ''|'~') e=$HOME ;; '~/'*) e=$HOME/${1#??} ;; /*) e=$1 ;; *) e=$HOME/$1 ;; esac; }
+ex "$1"; d=$e; w=$d/rankdeck-worker-$2; m=$d/.rankdeck-worker-$2.libs; it=$7
+r=; if [ -n "$6" ]; then ex "$6"; r=$e; fi
+printf 'worker=%s\n' "$w"
+umask 077
+if [ ! -d "$d" ] || { [ -n "$r" ] && [ ! -d "$r" ]; }; then
+  mkdir -p -- "$d" ${r:+"$r"}
+  [ -d "$d" ] || { printf 'rankdeck-fail=workerdir %s\n' "$d"; exit 1; }
+fi
+have=
+if [ -f "$w" ] && [ -x "$w" ]; then
+  if [ -f "$m" ]; then have=1
+  else sz=$(wc -c <"$w") && [ "$sz" -eq "$3" ] && have=1
+  fi
+fi
+if [ -n "$have" ]; then
+  printf 'rankdeck-have\n'
+else
+  t=$d/$5
+  printf 'rankdeck-send\n'
+  cat >"$t" || { rm -f -- "$t"; printf 'rankdeck-fail=upload %s\n' "$w"; exit 1; }
+  sz=$(wc -c <"$t")
+  [ "$sz" -eq "$3" ] || { rm -f -- "$t"; printf 'rankdeck-fail=upload %s\n' "$w"; exit 1; }
+  { chmod 755 -- "$t" && mv -f -- "$t" "$w"; } || { rm -f -- "$t"; printf 'rankdeck-fail=install\n'; exit 1; }
+  printf 'rankdeck-uploaded\n'
+fi
+if [ -f "$m" ] && { IFS= read -r k; IFS= read -r l; } <"$m" && [ "$k" = "$4" ] && { [ -z "$l" ] || [ -d "$l" ]; }; then
+  printf 'libdir=%s\nrankdeck-cached\n' "$l"
+  exit 0
+fi
+set -f
+nl='
+'
+chk() {
+  miss=
+  [ -n "$it" ] || return 0
+  if [ ! -x "$it" ]; then miss="$it => not found$nl"; return 0; fi
+  o=$(if [ -n "$1" ]; then LD_LIBRARY_PATH=$1; export LD_LIBRARY_PATH; fi
+      unset LD_WARN LD_VERBOSE LD_BIND_NOW; LD_TRACE_LOADED_OBJECTS=1; export LD_TRACE_LOADED_OBJECTS
+      exec "$it" "$w" 2>/dev/null)
+  IFS=$nl
+  for x in $o; do case $x in *'not found'*) miss=$miss$x$nl ;; esac; done
+  unset IFS
+}
+lib=
+case $4 in ''|python) ;; *) ex "$4"; lib=$e ;; esac
+chk "$lib"
+if [ -n "$miss" ] && [ -z "$lib" ]; then
+  p=$(for py in python3 python; do command -v "$py" >/dev/null 2>&1 && "$py" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))' 2>/dev/null && exit 0; done; exit 1)
+  if [ -n "$p" ]; then lib=$p; chk "$lib"; fi
+fi
+printf 'libdir=%s\n' "$lib"
+if [ -n "$miss" ]; then
+  IFS=$nl; for x in $miss; do printf 'missing=%s\n' "$x"; done
+  exit 0
+fi
+printf '%s\n%s\n' "$4" "$lib" >"$m" 2>/dev/null || :
+exit 0
+)SH";
+
+// PT_INTERP of an ELF executable ("/lib64/ld-linux-x86-64.so.2"); empty for anything else (a
+// static binary, a script), which has no libraries to look for.
+QString elfInterpreter(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    const QByteArray h = f.read(64);
+    if (h.size() < 52 || !h.startsWith("\x7f" "ELF"))
+        return {};
+    const bool is64 = h[4] == 2;
+    const bool big = h[5] == 2;
+    if (is64 && h.size() < 64)
+        return {};
+    auto num = [big](const QByteArray &b, int at, int bytes) {
+        quint64 v = 0;
+        for (int i = 0; i < bytes; ++i) {
+            const quint64 byte = quint8(b[at + (big ? i : bytes - 1 - i)]);
+            v = (v << 8) | byte;
+        }
+        return v;
+    };
+    const quint64 phoff = is64 ? num(h, 32, 8) : num(h, 28, 4);
+    const int phentsize = int(is64 ? num(h, 54, 2) : num(h, 42, 2));
+    const int phnum = int(is64 ? num(h, 56, 2) : num(h, 44, 2));
+    if (phentsize < (is64 ? 56 : 32) || phnum <= 0 || phnum > 4096 || !f.seek(qint64(phoff)))
+        return {};
+    const QByteArray ph = f.read(qint64(phentsize) * phnum);
+    for (int i = 0; i + 1 <= phnum && (i + 1) * phentsize <= ph.size(); ++i) {
+        const int at = i * phentsize;
+        if (num(ph, at, 4) != 3) // PT_INTERP
+            continue;
+        const quint64 offset = is64 ? num(ph, at + 8, 8) : num(ph, at + 4, 4);
+        const quint64 size = is64 ? num(ph, at + 32, 8) : num(ph, at + 16, 4);
+        if (size == 0 || size > 4096 || !f.seek(qint64(offset)))
+            return {};
+        QByteArray interp = f.read(qint64(size));
+        const int nul = interp.indexOf('\0');
+        if (nul >= 0)
+            interp.truncate(nul);
+        return QFile::decodeName(interp);
+    }
+    return {};
+}
+
+// PRETTY_NAME is a shell-quoted value in os-release(5); the common forms are "…" and '…'.
+QString unquoteOsRelease(const QString &value)
+{
+    if (value.size() >= 2 && (value.front() == QLatin1Char('"') || value.front() == QLatin1Char('\''))
+        && value.back() == value.front()) {
+        QString v = value.mid(1, value.size() - 2);
+        if (value.front() == QLatin1Char('"')) {
+            v.replace(QLatin1String("\\\""), QLatin1String("\""));
+            v.replace(QLatin1String("\\\\"), QLatin1String("\\"));
+        }
+        return v;
+    }
+    return value;
 }
 
 qint64 nowUs()
@@ -114,140 +264,215 @@ QString SshNodeWorker::expand(const QString &path) const
     return path;
 }
 
-bool SshNodeWorker::probe(SshNodeInfo *info)
+bool SshNodeWorker::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo *info)
 {
-    const SshExecResult r = m_session->exec(sh(R"SH(
-printf 'home=%s\n' "$HOME"
-printf 'os=%s\n' "$(uname -srm)"
-( . /etc/os-release 2>/dev/null; printf 'distro=%s\n' "$PRETTY_NAME" )
-printf 'cpus=%s\n' "$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)"
-if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L 2>/dev/null | sed 's/^/gpu=/'; fi
-exit 0
-)SH"));
-    if (!r.ok()) {
-        info->error = tr("%1: the node check failed: %2").arg(info->host, r.describeFailure());
+    QString error;
+    QByteArray sha;
+    qint64 size = 0;
+    if (!localWorkerPath.isEmpty()) {
+        sha = sha256Hex(localWorkerPath, &error);
+        if (sha.isEmpty()) {
+            info->error = error;
+            return false;
+        }
+        size = QFileInfo(localWorkerPath).size();
+        info->workerBytes = size;
+    }
+    const QString workerDir = m_settings.workerDirectory.isEmpty() ? QStringLiteral("~/.cache/rankdeck/worker")
+                                                                   : m_settings.workerDirectory;
+    const QString temp = QStringLiteral(".rankdeck-worker-%1.%2.part")
+                             .arg(QString::fromLatin1(sha.left(16)))
+                             .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
+    const QByteArray command =
+        sh(kPrepareScript, {workerDir, QString::fromLatin1(sha), QString::number(size), m_settings.libtorchPath.trimmed(),
+                            temp, localWorkerPath.isEmpty() ? QString() : m_settings.defaultRunDirectory,
+                            localWorkerPath.isEmpty() ? QString() : elfInterpreter(localWorkerPath)});
+
+    ssh_session s = m_session->handle();
+    ssh_channel ch = s ? ssh_channel_new(s) : nullptr;
+    if (!ch || ssh_channel_open_session(ch) != SSH_OK || ssh_channel_request_exec(ch, command.constData()) != SSH_OK) {
+        info->error = tr("%1: the node check failed: %2")
+                          .arg(info->host, s ? QString::fromUtf8(ssh_get_error(s)) : tr("not connected"));
+        if (ch)
+            ssh_channel_free(ch);
         return false;
     }
-    for (const QByteArray &line : r.out.split('\n')) {
+
+    // Commands the node runs here are quick; only the upload (whose writes wait on the
+    // connection's own timeout) and torch's import in the library check can take a while.
+    QDeadlineTimer deadline(60000);
+    QByteArray err, pending;
+    QString fail, failDetail, uploadError;
+    QStringList missing;
+    bool sent = false, uploaded = false, lost = false, haveWorker = false;
+    char buf[16384];
+    auto handleLine = [&](const QByteArray &line) {
         const int eq = line.indexOf('=');
-        if (eq <= 0)
-            continue;
-        const QByteArray key = line.left(eq);
-        const QString value = QString::fromUtf8(line.mid(eq + 1)).trimmed();
+        const QByteArray key = eq > 0 ? line.left(eq) : line;
+        const QString value = eq > 0 ? QString::fromUtf8(line.mid(eq + 1)).trimmed() : QString();
         if (key == "home")
             info->home = value;
         else if (key == "os")
             info->os = value;
         else if (key == "distro")
-            info->distribution = value;
+            info->distribution = unquoteOsRelease(value);
         else if (key == "cpus")
             info->cpus = value.toInt();
         else if (key == "gpu" && !value.isEmpty())
             info->gpus << value;
+        else if (key == "worker")
+            info->workerPath = value;
+        else if (key == "libdir")
+            info->libtorchDirectory = value;
+        else if (key == "missing")
+            missing << value.split(QLatin1Char(' ')).value(0);
+        else if (key == "rankdeck-have")
+            haveWorker = true;
+        else if (key == "rankdeck-uploaded")
+            uploaded = true;
+        else if (key == "rankdeck-fail") {
+            fail = value.section(QLatin1Char(' '), 0, 0);
+            failDetail = value.section(QLatin1Char(' '), 1);
+        } else if (key == "rankdeck-send" && !sent) {
+            sent = true;
+            if (!streamFile(ch, localWorkerPath, size, &uploadError))
+                lost = !m_session->isConnected();
+            deadline = QDeadlineTimer(60000);
+        }
+    };
+    for (;;) {
+        bool got = false;
+        for (int stream = 0; stream < 2 && !lost; ++stream) {
+            const int n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, stream);
+            if (n == SSH_ERROR) {
+                lost = true;
+                break;
+            }
+            if (n <= 0)
+                continue;
+            got = true;
+            if (stream == 1) {
+                err.append(buf, n);
+                continue;
+            }
+            pending.append(buf, n);
+            for (int nl = pending.indexOf('\n'); nl >= 0 && !lost; nl = pending.indexOf('\n')) {
+                const QByteArray line = pending.left(nl);
+                pending.remove(0, nl + 1);
+                handleLine(line);
+            }
+        }
+        if (lost)
+            break;
+        if (got)
+            continue;
+        if (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch))
+            break;
+        if (deadline.hasExpired()) {
+            info->error = tr("%1: the node check did not finish within %2 s").arg(info->host).arg(60);
+            ssh_channel_close(ch);
+            ssh_channel_free(ch);
+            return false;
+        }
+        // Blocks on the socket until the command writes to stdout or ends; stderr is read on the
+        // next turn.
+        if (ssh_channel_poll_timeout(ch, 200, 0) == SSH_ERROR && !ssh_channel_is_eof(ch)) {
+            lost = true;
+            break;
+        }
+    }
+    if (lost) {
+        info->error = tr("%1: the connection was lost during the node check: %2")
+                          .arg(info->host, QString::fromUtf8(ssh_get_error(s)));
+        ssh_channel_free(ch);
+        return false;
+    }
+    const int status = ssh_channel_get_exit_status(ch);
+    ssh_channel_close(ch);
+    ssh_channel_free(ch);
+    const QString stderrText = QString::fromUtf8(err.trimmed());
+
+    if (fail == QLatin1String("workerdir")) {
+        info->error = tr("%1: cannot create the worker directory %2: %3")
+                          .arg(info->host, failDetail, stderrText.isEmpty() ? tr("mkdir failed") : stderrText);
+        return false;
+    }
+    if (fail == QLatin1String("upload")) {
+        info->error = tr("%1: uploading the worker to %2 failed: %3")
+                          .arg(info->host, failDetail,
+                               !stderrText.isEmpty()  ? stderrText
+                               : !uploadError.isEmpty() ? uploadError
+                                                        : tr("the copy is incomplete"));
+        return false;
+    }
+    if (fail == QLatin1String("install")) {
+        info->error = tr("%1: cannot install the worker as %2: %3")
+                          .arg(info->host, info->workerPath, stderrText.isEmpty() ? tr("mv failed") : stderrText);
+        return false;
+    }
+    if (status != 0 || !fail.isEmpty()) {
+        info->error = tr("%1: the node check failed: %2")
+                          .arg(info->host, !stderrText.isEmpty() ? stderrText : tr("exit status %1").arg(status));
+        return false;
     }
     if (info->home.isEmpty() || !info->home.startsWith(QLatin1Char('/'))) {
         info->error = tr("%1: the node reports no home directory ($HOME)").arg(info->host);
         return false;
     }
-    return true;
-}
-
-bool SshNodeWorker::deploy(const QString &localWorkerPath, SshNodeInfo *info)
-{
-    QString error;
-    const QByteArray sha = sha256Hex(localWorkerPath, &error);
-    if (sha.isEmpty()) {
-        info->error = error;
-        return false;
-    }
-    const qint64 size = QFileInfo(localWorkerPath).size();
-    const QString dir = expand(m_settings.workerDirectory.isEmpty() ? QStringLiteral("~/.cache/rankdeck/worker")
-                                                                    : m_settings.workerDirectory);
-    const QString remote = dir + QStringLiteral("/rankdeck-worker-") + QString::fromLatin1(sha);
-    info->workerPath = remote;
-    info->workerBytes = size;
-
-    // The content is in the name, so a file of the right size that runs is this worker.
-    const SshExecResult have = m_session->exec(sh("test -f \"$1\" && test -x \"$1\" && wc -c <\"$1\"", {remote}));
-    if (have.ok() && have.out.trimmed().toLongLong() == size) {
-        info->workerUploaded = false;
-        emit nodeProgress(m_node, tr("worker already on the node"), 100);
+    if (localWorkerPath.isEmpty())
         return true;
-    }
-
-    const SshExecResult mk = m_session->exec(sh("umask 077; mkdir -p -- \"$1\"", {dir}));
-    if (!mk.ok()) {
-        info->error = tr("%1: cannot create the worker directory %2: %3").arg(info->host, dir, mk.describeFailure());
+    if (info->workerPath.isEmpty() || (!haveWorker && !uploaded)) {
+        info->error = tr("%1: the worker was not deployed: %2")
+                          .arg(info->host, !uploadError.isEmpty() ? uploadError
+                                           : !stderrText.isEmpty() ? stderrText : tr("no answer from the node"));
         return false;
     }
-    // A temporary name, renamed when complete: a node never runs a half-copied worker, and two
-    // launchers deploying at once both end up with the whole file.
-    const QString temp = dir + QStringLiteral("/.rankdeck-worker-%1.%2.part")
-                                   .arg(QString::fromLatin1(sha.left(16)))
-                                   .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
-    int lastPercent = -1;
-    const bool ok = m_session->upload(localWorkerPath, temp, 0700,
-                                      [&](qint64 sent, qint64 total) {
-                                          const int percent = total > 0 ? int(sent * 100 / total) : 100;
-                                          if (percent != lastPercent) {
-                                              lastPercent = percent;
-                                              emit nodeProgress(m_node, tr("uploading the worker"), percent);
-                                          }
-                                      },
-                                      &error);
-    if (!ok) {
-        m_session->exec(sh("rm -f -- \"$1\"", {temp}));
-        info->error = error;
-        return false;
-    }
-    const SshExecResult mv = m_session->exec(sh("chmod 755 -- \"$1\" && mv -f -- \"$1\" \"$2\"", {temp, remote}));
-    if (!mv.ok()) {
-        m_session->exec(sh("rm -f -- \"$1\"", {temp}));
-        info->error = tr("%1: cannot install the worker as %2: %3").arg(info->host, remote, mv.describeFailure());
-        return false;
-    }
-    info->workerUploaded = true;
-    return true;
-}
-
-bool SshNodeWorker::checkLibraries(SshNodeInfo *info)
-{
-    const QByteArray lddScript =
-        "if [ -n \"$2\" ]; then LD_LIBRARY_PATH=$2; export LD_LIBRARY_PATH; fi\n"
-        "ldd -- \"$1\" 2>/dev/null | grep 'not found'\nexit 0";
-    QString libDir;
-    const QString configured = m_settings.libtorchPath.trimmed();
-    if (!configured.isEmpty() && configured != QLatin1String("python"))
-        libDir = expand(configured);
-
-    SshExecResult r = m_session->exec(sh(lddScript, {info->workerPath, libDir}), 60000);
-    if (!r.error.isEmpty()) {
-        info->error = tr("%1: cannot check the worker's libraries: %2").arg(info->host, r.error);
-        return false;
-    }
-    if (!r.out.trimmed().isEmpty() && libDir.isEmpty()) {
-        // Not resolved by itself: ask the node's Python where its torch keeps libtorch.
-        const SshExecResult py = m_session->exec(sh(
-            "for p in python3 python; do command -v \"$p\" >/dev/null 2>&1 && \"$p\" -c "
-            "'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), \"lib\"))' 2>/dev/null "
-            "&& exit 0; done; exit 1"), 60000);
-        if (py.ok() && !py.out.trimmed().isEmpty()) {
-            libDir = QString::fromUtf8(py.out.trimmed());
-            r = m_session->exec(sh(lddScript, {info->workerPath, libDir}), 60000);
-        }
-    }
-    const QByteArray missing = r.out.trimmed();
+    info->workerUploaded = uploaded;
+    if (haveWorker)
+        emit nodeProgress(m_node, tr("worker already on the node"), 100);
     if (!missing.isEmpty()) {
-        QStringList libs;
-        for (const QByteArray &line : missing.split('\n'))
-            libs << QString::fromUtf8(line.trimmed().split(' ').value(0));
+        const QString libDir = info->libtorchDirectory;
         info->error = tr("%1: the worker cannot find %2%3. Set libtorchPath in the profile to the directory "
                          "with libtorch's .so files on this node, or install torch for the node's python3")
-                          .arg(info->host, libs.join(QStringLiteral(", ")),
+                          .arg(info->host, missing.join(QStringLiteral(", ")),
                                libDir.isEmpty() ? QString() : tr(" (looked in %1 too)").arg(libDir));
+        info->libtorchDirectory.clear();
         return false;
     }
-    info->libtorchDirectory = libDir;
+    return true;
+}
+
+// The worker goes through the node check's own channel (its stdin, into `cat`), so a first
+// deployment costs no extra channel, subsystem or command on the node.
+bool SshNodeWorker::streamFile(ssh_channel_struct *channel, const QString &localPath, qint64 size, QString *error)
+{
+    QFile f(localPath);
+    if (!f.open(QIODevice::ReadOnly)) {
+        *error = tr("cannot read the worker %1: %2").arg(localPath, f.errorString());
+        ssh_channel_send_eof(channel);
+        return false;
+    }
+    emit nodeProgress(m_node, tr("uploading the worker"), 0);
+    qint64 sent = 0;
+    int lastPercent = 0;
+    QByteArray chunk;
+    while (!f.atEnd()) {
+        chunk = f.read(131072);
+        if (chunk.isEmpty())
+            break;
+        // Blocking: waits for the server's window, within the connection's timeout.
+        if (ssh_channel_write(channel, chunk.constData(), uint32_t(chunk.size())) != chunk.size()) {
+            *error = QString::fromUtf8(ssh_get_error(m_session->handle()));
+            return false;
+        }
+        sent += chunk.size();
+        const int percent = size > 0 ? int(sent * 100 / size) : 100;
+        if (percent != lastPercent) {
+            lastPercent = percent;
+            emit nodeProgress(m_node, tr("uploading the worker"), percent);
+        }
+    }
+    ssh_channel_send_eof(channel);
     return true;
 }
 
@@ -267,10 +492,7 @@ void SshNodeWorker::prepare(const QString &localWorkerPath)
     info.label = m_session->label();
     info.fingerprint = m_session->serverFingerprint();
     emit nodeProgress(m_node, tr("checking the node"), 0);
-    bool ok = probe(&info);
-    m_info.home = info.home;
-    if (ok && !localWorkerPath.isEmpty())
-        ok = deploy(localWorkerPath, &info) && checkLibraries(&info);
+    const bool ok = checkAndDeploy(localWorkerPath, &info);
     m_info = info;
     if (!ok)
         m_session->disconnect();
@@ -377,6 +599,7 @@ void SshNodeWorker::startRank(const RankLaunchSpec &spec)
     }
     m_ranks.insert(rank, r);
     updateTimer();
+    schedulePoll();
 }
 
 void SshNodeWorker::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes)
@@ -410,6 +633,7 @@ void SshNodeWorker::attachRank(const RankLaunchSpec &spec, int attempt, qint64 s
     }
     m_ranks.insert(rank, r);
     updateTimer();
+    schedulePoll();
 }
 
 void SshNodeWorker::writeStdin(int rank, const QByteArray &data)
@@ -420,8 +644,10 @@ void SshNodeWorker::writeStdin(int rank, const QByteArray &data)
     it->stdinHistory += data;
     // Bytes written into a connection that turns out to be dead are not lost: the re-attach
     // resends whatever the node did not log.
-    if (it->channel && !it->resync && !m_reconnecting)
+    if (it->channel && !it->resync && !m_reconnecting) {
         ssh_channel_write(it->channel, data.constData(), uint32_t(data.size()));
+        schedulePoll();
+    }
 }
 
 void SshNodeWorker::closeStdin(int rank)
@@ -436,6 +662,7 @@ void SshNodeWorker::closeStdin(int rank)
     m_session->exec(SshRankScript::markStdinClosed(it->runDirectory, it->baseName), 10000);
     if (it.value().channel)
         ssh_channel_send_eof(it->channel);
+    schedulePoll();
 }
 
 void SshNodeWorker::signalRank(int rank, int signal)
@@ -447,24 +674,57 @@ void SshNodeWorker::signalRank(int rank, int signal)
     if (!r.ok())
         qWarning("rankdeck: %s: cannot signal rank %d: %s", qPrintable(m_info.host), rank,
                  qPrintable(r.describeFailure()));
+    schedulePoll();
+}
+
+void SshNodeWorker::dropNotifier()
+{
+    // Before the session closes its socket: a notifier must never watch a closed (or reused) fd.
+    delete m_socketNotifier;
+    m_socketNotifier = nullptr;
+    m_notifierFd = -1;
 }
 
 void SshNodeWorker::updateTimer()
 {
     if (!m_pollTimer) {
         m_pollTimer = new QTimer(this);
-        m_pollTimer->setInterval(kPollIntervalMs);
-        connect(m_pollTimer, &QTimer::timeout, this, &SshNodeWorker::poll);
+        m_pollTimer->setInterval(kSafetyPollIntervalMs);
+        connect(m_pollTimer, &QTimer::timeout, this, [this] { poll(false); });
     }
     const bool active = !m_ranks.isEmpty() && !m_reconnecting && !m_shutDown;
+    ssh_session s = m_session ? m_session->handle() : nullptr;
+    const int fd = active && s ? int(ssh_get_fd(s)) : -1;
+    if (m_socketNotifier && fd != m_notifierFd)
+        dropNotifier();
+    if (fd >= 0 && !m_socketNotifier) {
+        m_socketNotifier = new QSocketNotifier(qintptr(fd), QSocketNotifier::Read, this);
+        m_notifierFd = fd;
+        m_idleWakeups = 0;
+        connect(m_socketNotifier, &QSocketNotifier::activated, this, [this] { poll(true); });
+    }
     if (active && !m_pollTimer->isActive())
         m_pollTimer->start();
     else if (!active && m_pollTimer->isActive())
         m_pollTimer->stop();
 }
 
-void SshNodeWorker::poll()
+void SshNodeWorker::schedulePoll()
 {
+    if (!m_pollScheduled && !m_ranks.isEmpty()) {
+        m_pollScheduled = true;
+        QTimer::singleShot(0, this, [this] {
+            m_pollScheduled = false;
+            poll(false);
+        });
+    }
+}
+
+void SshNodeWorker::poll(bool fromSocket)
+{
+    if (m_shutDown || m_reconnecting)
+        return;
+    m_bytesThisPoll = 0;
     const QList<int> ranks = m_ranks.keys();
     for (int rank : ranks) {
         auto it = m_ranks.find(rank);
@@ -475,6 +735,12 @@ void SshNodeWorker::poll()
             return;
         }
     }
+    if (m_bytesThisPoll > 0 || !fromSocket)
+        m_idleWakeups = 0;
+    else
+        ++m_idleWakeups;
+    if (m_socketNotifier)
+        m_socketNotifier->setEnabled(m_idleWakeups < kMaxIdleWakeups);
     updateTimer();
 }
 
@@ -490,6 +756,7 @@ bool SshNodeWorker::pollRank(int rank, Rank &r)
             if (n <= 0)
                 break;
             budget -= n;
+            m_bytesThisPoll += n;
             QByteArray chunk(buf, n);
             if (stream == 1) {
                 if (!r.headerSeen) {
@@ -595,6 +862,7 @@ void SshNodeWorker::failRank(int rank, const QString &detail, int exitCode)
 
 void SshNodeWorker::connectionLost()
 {
+    dropNotifier();
     for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it) {
         if (it->channel) {
             ssh_channel_free(it->channel);
@@ -647,6 +915,7 @@ void SshNodeWorker::tryReconnect()
             failRank(rank, tr("connection to %1 lost, re-attaching failed: %2").arg(m_info.host, why));
     }
     updateTimer();
+    schedulePoll();
 }
 
 void SshNodeWorker::shutdown()
@@ -655,6 +924,7 @@ void SshNodeWorker::shutdown()
         return;
     m_shutDown = true;
     // Timers belong to this thread; the destructor may run on another one.
+    dropNotifier();
     delete m_pollTimer;
     m_pollTimer = nullptr;
     delete m_reconnectTimer;

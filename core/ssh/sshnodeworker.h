@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // Everything the SSH transport does for one node, on that node's own thread: the session, the
-// deployment of the worker, the node check, and one exec channel per rank (read without blocking
-// on a short timer). A dropped connection is re-established until a deadline; the ranks' streams
-// then resume from the last byte received (see SshRankScript). The owning SshTransport talks to
-// it only through queued calls and signals.
+// node check with the deployment of the worker (one exec channel for both, see prepare()), and
+// one exec channel per rank, read when the session's socket has data. A dropped connection is
+// re-established until a deadline; the ranks' streams then resume from the last byte received
+// (see SshRankScript). The owning SshTransport talks to it only through queued calls and signals.
 #pragma once
 
 #include "sshsession.h"
@@ -21,6 +21,7 @@
 
 class QTimer;
 class QMutex;
+class QSocketNotifier;
 struct ssh_channel_struct;
 
 namespace rankdeck {
@@ -105,11 +106,15 @@ private:
     };
 
     QString expand(const QString &path) const;
-    bool probe(SshNodeInfo *info);
-    bool deploy(const QString &localWorkerPath, SshNodeInfo *info);
-    bool checkLibraries(SshNodeInfo *info);
+    // The node check, and with a worker its deployment and library check, in one exec channel.
+    bool checkAndDeploy(const QString &localWorkerPath, SshNodeInfo *info);
+    bool streamFile(ssh_channel_struct *channel, const QString &localPath, qint64 size, QString *error);
     bool openChannel(Rank &r, const QByteArray &command, bool attach, QString *error);
-    void poll();
+    // fromSocket: woken by the socket notifier (counts idle wake-ups).
+    void poll(bool fromSocket);
+    // Reads the ranks' channels soon (after a blocking call that may have buffered their data).
+    void schedulePoll();
+    void dropNotifier();
     // false: the connection is gone
     bool pollRank(int rank, Rank &r);
     void finishRank(int rank, Rank &r);
@@ -125,6 +130,13 @@ private:
     SshNodeInfo m_info;
     QMap<int, Rank> m_ranks;
     QMap<int, int> m_attempts;
+    // Data for the ranks arrives on the session's socket; the timer is a slow safety net for
+    // data libssh buffered while another call on the session read the socket.
+    QSocketNotifier *m_socketNotifier = nullptr;
+    int m_notifierFd = -1;
+    int m_idleWakeups = 0;
+    qint64 m_bytesThisPoll = 0;
+    bool m_pollScheduled = false;
     QTimer *m_pollTimer = nullptr;
     QTimer *m_reconnectTimer = nullptr;
     QDeadlineTimer m_reconnectDeadline;

@@ -25,26 +25,30 @@ keep() {
 )SH";
 
 // $1 run dir, $2 base name, $3 working dir, $4 grace, $5 count of NAME=VALUE words, then those
-// words, the program and its arguments.
+// words, the program and its arguments. Every external command is a fork and exec on a node that
+// may be starting tens of ranks at once, so the setup runs only the ones it needs (mkfifo; mkdir
+// and rm only when the directory is missing or files of an earlier try are there).
 const char kStart[] = R"SH(
 d=$1; b=$2; wd=$3; grace=$4; n=$5; shift 5
 f=$d/$b
 umask 077
-mkdir -p -- "$d" || exit 125
+[ -d "$d" ] || mkdir -p -- "$d" || exit 125
 cd -- "$wd" || exit 125
-sid=$(command -v setsid) || { echo "rankdeck: setsid is missing on $(uname -n)" >&2; exit 125; }
+command -v setsid >/dev/null 2>&1 || { echo "rankdeck: setsid is missing on $(uname -n)" >&2; exit 125; }
 i=0; prog=
 for a; do if [ "$i" -eq "$n" ]; then prog=$a; break; fi; i=$((i+1)); done
 case $prog in
   */*) [ -f "$prog" ] && [ -x "$prog" ] ;;
   *) command -v -- "$prog" >/dev/null 2>&1 ;;
 esac || { echo "rankdeck: $prog is not an executable file on $(uname -n)" >&2; exit 127; }
-rm -f -- "$f.in" "$f.exit" "$f.pid" "$f.stdin-closed"
+for x in in exit pid stdin-closed; do
+  if [ -e "$f.$x" ] || [ -h "$f.$x" ]; then rm -f -- "$f.in" "$f.exit" "$f.pid" "$f.stdin-closed"; break; fi
+done
 { : >"$f.out" && : >"$f.err" && : >"$f.stdin-log" && mkfifo -m 600 -- "$f.in"; } || exit 125
 exec 4<&0
 (
   while [ "$n" -gt 0 ]; do export "$1" || exit 125; shift; n=$((n-1)); done
-  exec "$sid" "$@" <"$f.in" >>"$f.out" 2>>"$f.err"
+  exec setsid "$@" <"$f.in" >>"$f.out" 2>>"$f.err"
 ) 4<&- &
 pid=$!
 echo "$pid" >"$f.pid"

@@ -22,6 +22,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <csignal>
 
 using namespace rankdeck;
@@ -119,6 +120,8 @@ private slots:
     void idleConnectionDroppedBeforeStartIsReopened();
     void prepareFailures_data();
     void prepareFailures();
+    void libraryCheckRunsOncePerWorkerAndLibtorchPath();
+    void uploadThroughTheCheckChannelHandlesBinaryAndLargeFiles();
 
 private:
     Profile profile() const;
@@ -226,8 +229,14 @@ void TestSshTransport::prepareDeploysOnceAndChecksNodes()
         QVERIFY(local.open(QIODevice::ReadOnly));
         QCOMPARE(remote.readAll(), local.readAll());
         mtimes << QFileInfo(first->workerPath(i)).lastModified();
-        // No temporary file left behind.
-        QCOMPARE(QDir(QFileInfo(first->workerPath(i)).absolutePath()).entryList(QDir::Files | QDir::Hidden).size(), 1);
+        // No temporary file left behind: the worker and the record of its library check only.
+        const QFileInfo deployed(first->workerPath(i));
+        const QString sha16 = deployed.fileName().mid(int(qstrlen("rankdeck-worker-")), 16);
+        QCOMPARE(QDir(deployed.absolutePath()).entryList({QLatin1Char('*') + sha16 + QLatin1Char('*')},
+                                                         QDir::Files | QDir::Hidden, QDir::Name),
+                 (QStringList{QLatin1Char('.') + deployed.fileName() + QStringLiteral(".libs"), deployed.fileName()}));
+        // The run directory is there before the first rank starts.
+        QVERIFY(QFileInfo(runDir(i)).isDir());
     }
     first.reset();
 
@@ -604,6 +613,89 @@ void TestSshTransport::prepareFailures()
         // Later tests get a healthy node back.
         QVERIFY(m_ssh.startNode(1));
     }
+}
+
+void TestSshTransport::libraryCheckRunsOncePerWorkerAndLibtorchPath()
+{
+    auto first = prepared();
+    QVERIFY(first);
+    const QFileInfo deployed(first->workerPath(0));
+    const QString marker = deployed.absolutePath() + QStringLiteral("/.") + deployed.fileName() + QStringLiteral(".libs");
+    first.reset();
+    QVERIFY(QFileInfo::exists(marker));
+
+    // A later launch takes the recorded result instead of running ldd again: a directory
+    // written into the record by hand comes back as the node's library directory.
+    const QString recorded = m_local.filePath(QStringLiteral("recorded-libs"));
+    QVERIFY(QDir().mkpath(recorded));
+    auto writeMarker = [&](const QByteArray &content) {
+        QFile f(marker);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(content);
+    };
+    writeMarker("\n" + QFile::encodeName(recorded) + '\n');
+    auto second = prepared();
+    QVERIFY(second);
+    QCOMPARE(second->nodeInfo(0).libtorchDirectory, recorded);
+    second.reset();
+
+    // A record of a library directory that is gone is not trusted: the check runs again.
+    writeMarker("\n" + QFile::encodeName(recorded) + "-gone\n");
+    auto third = prepared();
+    QVERIFY(third);
+    QCOMPARE(third->nodeInfo(0).libtorchDirectory, QString());
+    third.reset();
+
+    // Nor is one made for another libtorchPath.
+    writeMarker("\n" + QFile::encodeName(recorded) + '\n');
+    Profile p = profile();
+    p.libtorchPath = m_ssh.home(0);
+    SshTransport t(p, m_runId, &m_refuse);
+    QSignalSpy ok(&t, &Transport::prepared);
+    t.prepare(m_fakeWorker);
+    QVERIFY(ok.wait(30000));
+    QCOMPARE(t.nodeInfo(0).libtorchDirectory, m_ssh.home(0));
+    QFile f(marker);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), QFile::encodeName(m_ssh.home(0)) + '\n' + QFile::encodeName(m_ssh.home(0)) + '\n');
+}
+
+void TestSshTransport::uploadThroughTheCheckChannelHandlesBinaryAndLargeFiles()
+{
+    // Every byte value, a few MB (many channel windows), and a size no chunk boundary divides.
+    QByteArray content = "#!/bin/sh\necho big\nexit 0\n";
+    QByteArray noise(3 * 1024 * 1024 + 12345, Qt::Uninitialized);
+    for (qsizetype i = 0; i < noise.size(); ++i)
+        noise[i] = char(QRandomGenerator::global()->bounded(256));
+    content += noise;
+    const QString big = m_local.filePath(QStringLiteral("big-worker-") + m_runId);
+    QFile f(big);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(content);
+    f.close();
+    QVERIFY(f.setPermissions(f.permissions() | QFileDevice::ExeOwner));
+
+    SshTransport t(profile(), m_runId, &m_refuse);
+    QList<int> percents;
+    connect(&t, &Transport::nodeProgress, this, [&](int node, const QString &stage, int percent) {
+        if (node == 0 && stage == QLatin1String("uploading the worker"))
+            percents << percent;
+    });
+    QSignalSpy ok(&t, &Transport::prepared);
+    QSignalSpy failed(&t, &Transport::prepareFailed);
+    t.prepare(big);
+    QVERIFY(QTest::qWaitFor([&] { return !ok.isEmpty() || !failed.isEmpty(); }, 60000));
+    QVERIFY2(failed.isEmpty(), qPrintable(failed.value(0).value(0).toString()));
+    for (int i = 0; i < 2; ++i) {
+        QVERIFY(t.nodeInfo(i).workerUploaded);
+        QFile remote(t.workerPath(i));
+        QVERIFY(remote.open(QIODevice::ReadOnly));
+        QVERIFY(remote.readAll() == content);
+        QVERIFY(QFileInfo(t.workerPath(i)).isExecutable());
+    }
+    QVERIFY(percents.size() > 2);
+    QCOMPARE(percents.last(), 100);
+    QVERIFY(std::is_sorted(percents.begin(), percents.end()));
 }
 
 QTEST_GUILESS_MAIN(TestSshTransport)
