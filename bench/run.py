@@ -132,8 +132,18 @@ def bench_ddp(reps, quick):
     env = dict(os.environ, REPEAT=str(reps))
     if quick:
         env.update(BIG_STEPS="15", TINY_STEPS="200")
-    out = subprocess.run(["bash", str(ROOT / "bench/ddp/run.sh"), str(BUILD), sys.executable],
-                         capture_output=True, text=True, check=True, cwd=ROOT, env=env).stdout
+    # One retry: on a busy machine a rank now and then loses its port to another process
+    # between the free-port probe and the bind.
+    for attempt in (1, 2):
+        proc = subprocess.run(["bash", str(ROOT / "bench/ddp/run.sh"), str(BUILD), sys.executable],
+                              capture_output=True, text=True, cwd=ROOT, env=env)
+        if proc.returncode == 0:
+            break
+        print(f"bench: ddp attempt {attempt} failed (exit {proc.returncode}): {proc.stderr.strip()[-400:]}",
+              file=sys.stderr)
+    else:
+        raise RuntimeError(f"bench/ddp/run.sh failed twice: {proc.stderr.strip()[-400:]}")
+    out = proc.stdout
     rows = {}
     for line in out.splitlines():
         m = re.match(r"(mlp 25.3M params|linear 11 params|mlp overlap vs --no-overlap|mlp unbound|linear unbound)\S*.*?"
