@@ -81,7 +81,7 @@ void Downsampler::update(std::span<const double> values)
             m_levels.emplace_back();
         // Grown by an eighth, not doubled: 128 pyramids of a million points each add up.
         if (m_levels[0].size() == m_levels[0].capacity())
-            m_levels[0].reserve(m_levels[0].size() + m_levels[0].size() / 8 + 64);
+            m_levels[0].reserve(m_levels[0].size() + m_levels[0].size() / 8 + 8);
         m_levels[0].push_back(b);
         m_count += kBlock;
         // Each completed pair of nodes completes their parent, up the pyramid.
@@ -172,7 +172,7 @@ void Downsampler::midSamples(std::span<const qint64> x, std::vector<qint64> &mid
     if (from >= 0)
         j = std::min(j, size_t(from) / kBlock);
     if (mid.capacity() < count)
-        mid.reserve(count + count / 8 + 64);
+        mid.reserve(count + count / 8 + 8);
     mid.resize(count);
     for (; j < count; ++j)
         mid[j] = x[j * kBlock + kMid];
@@ -385,6 +385,8 @@ DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const qint64 *xColumn,
     constexpr size_t kAhead = 2;
     // The extremes' x are filled in after the loop: their indices are stored meanwhile and the
     // x column prefetched, so that the misses overlap instead of stalling one by one.
+    out.x.reserve(out.x.size() + 2 * qsizetype(stops.size()) + 1);
+    out.y.reserve(out.x.capacity());
     const qsizetype pendingFrom = out.x.size();
     qsizetype start = first;
     for (size_t k = 0; k < stops.size(); ++k) {

@@ -46,7 +46,7 @@ template <typename T>
 void growFor(std::vector<T> &column, size_t n)
 {
     if (column.capacity() < n)
-        column.reserve(std::max<size_t>(n + n / 8, 1024));
+        column.reserve(n + std::max<size_t>(n / 8, 16));  // 512 ranks × 6 metrics start small
 }
 
 template <typename T>
