@@ -108,7 +108,7 @@ fi
 have=
 if [ -f "$w" ] && [ -x "$w" ]; then
   if [ -f "$m" ]; then have=1
-  else sz=$(wc -c <"$w") && [ "$sz" -eq "$3" ] && have=1
+  else sz=$(wc -c <"$w") && [ "$((sz))" -eq "$3" ] && have=1
   fi
 fi
 if [ -n "$have" ]; then
@@ -118,7 +118,7 @@ else
   printf 'rankdeck-send\n'
   cat >"$t" || { rm -f -- "$t"; printf 'rankdeck-fail=upload %s\n' "$w"; exit 1; }
   sz=$(wc -c <"$t")
-  [ "$sz" -eq "$3" ] || { rm -f -- "$t"; printf 'rankdeck-fail=upload %s\n' "$w"; exit 1; }
+  [ "$((sz))" -eq "$3" ] || { rm -f -- "$t"; printf 'rankdeck-fail=upload %s\n' "$w"; exit 1; }
   { chmod 755 -- "$t" && mv -f -- "$t" "$w"; } || { rm -f -- "$t"; printf 'rankdeck-fail=install\n'; exit 1; }
   printf 'rankdeck-uploaded\n'
 fi
@@ -725,15 +725,33 @@ void SshNodeWorker::poll(bool fromSocket)
     if (m_shutDown || m_reconnecting)
         return;
     m_bytesThisPoll = 0;
-    const QList<int> ranks = m_ranks.keys();
-    for (int rank : ranks) {
-        auto it = m_ranks.find(rank);
-        if (it == m_ranks.end() || !it->channel)
-            continue;
-        if (!pollRank(rank, *it)) {
-            connectionLost();
-            return;
+    // Reading one channel reads the socket, which may bring data for a channel already read in
+    // this pass; the socket is drained then and would not wake us for it. So passes repeat while
+    // any channel has data buffered (a bounded number of times; then soon again).
+    bool buffered = true;
+    for (int pass = 0; buffered && pass < 8; ++pass) {
+        buffered = false;
+        const QList<int> ranks = m_ranks.keys();
+        for (int rank : ranks) {
+            auto it = m_ranks.find(rank);
+            if (it == m_ranks.end() || !it->channel)
+                continue;
+            if (!pollRank(rank, *it)) {
+                connectionLost();
+                return;
+            }
         }
+        for (auto it = m_ranks.cbegin(); it != m_ranks.cend() && !buffered; ++it) {
+            if (it->channel)
+                buffered = ssh_channel_poll(it->channel, 0) > 0 || ssh_channel_poll(it->channel, 1) > 0;
+        }
+    }
+    if (buffered)
+        schedulePoll();
+    // NAT gateways forget silent connections (a rank that prints nothing for minutes).
+    if (!fromSocket && !m_session->keepAlive()) {
+        connectionLost();
+        return;
     }
     if (m_bytesThisPoll > 0 || !fromSocket)
         m_idleWakeups = 0;
