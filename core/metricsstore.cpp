@@ -16,6 +16,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <thread>
 #include <vector>
 
 namespace rankdeck {
@@ -69,6 +70,11 @@ struct MetricsStore::Series
     // The raw curve is drawn faintly behind the smoothed one: two weights in use at a time.
     mutable std::array<SmoothCache, 2> caches;
     mutable quint64 useCounter = 0;
+
+    bool hasSmoothed(double weight) const
+    {
+        return caches[0].weight == weight || caches[1].weight == weight;
+    }
 
     size_t segmentEnd(size_t s) const
     {
@@ -545,7 +551,39 @@ MetricCurve MetricsStore::curve(int rank, const QString &name, MetricXAxis axis,
     const Series *s = seriesLocked(rank, name);
     if (!s)
         return {};
+    if (smoothingWeight > 0.0 && !s->hasSmoothed(smoothingWeight))
+        smoothEveryRankLocked(name, smoothingWeight);
     return curveLocked(*s, axis, smoothingWeight, xMin, xMax, buckets);
+}
+
+// A weight no rank has cached (the slider moved, or the plot just opened): the plot is about to
+// ask every rank for it, and each rank's EMA is a pass over all its points (64 × 1M take about a
+// second on one core). The ranks are independent: smooth them on all cores at once.
+void MetricsStore::smoothEveryRankLocked(const QString &name, double weight) const
+{
+    std::vector<const Series *> todo;
+    size_t points = 0;
+    for (auto it = m_series.cbegin(); it != m_series.cend(); ++it) {
+        const auto found = it->constFind(name);
+        if (found != it->cend() && !(*found)->hasSmoothed(weight)) {
+            todo.push_back(found->get());
+            points += (*found)->values.size();
+        }
+    }
+    const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), todo.size(), 16});
+    if (threads < 2 || points < 1'000'000)
+        return;  // curve() smooths the one it needs; small runs are not worth the threads
+    std::atomic<size_t> next{0};
+    const auto work = [&] {
+        for (size_t i = next++; i < todo.size(); i = next++)
+            todo[i]->smoothed(weight);
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    for (std::thread &t : pool)
+        t.join();
 }
 
 MetricCurve MetricsStore::curveLocked(const Series &s, MetricXAxis axis, double weight,

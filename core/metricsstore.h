@@ -119,6 +119,7 @@ private:
                       bool persist);
     MetricCurve curveLocked(const Series &s, MetricXAxis axis, double weight, double xMin,
                             double xMax, int buckets) const;
+    void smoothEveryRankLocked(const QString &name, double weight) const;
     MetricCurve meanCurveLocked(const QString &name, MetricXAxis axis, double weight, double xMin,
                                 double xMax, int buckets) const;
 

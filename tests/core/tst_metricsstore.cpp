@@ -135,6 +135,7 @@ private slots:
     void smoothedCurvePerSegment();
     void meanCurveByHand();
     void meanFollowsLiveAppends_data();
+    void everyRankSmoothedAtOnce();
     void meanFollowsLiveAppends();
     void nanIsMarkedNotDrawn();
     void bucketedCurveIsBounded();
@@ -334,6 +335,43 @@ void TestMetricsStore::meanFollowsLiveAppends()
     }
     if (restartAt >= 0)
         QVERIFY(store.segmentCount(1, metric::Loss) == 2);
+}
+
+// A new weight over more than a million points smooths every rank at once, on several threads:
+// each rank's curve must still be exactly its own EMA, bucketed, also after more points arrive.
+void TestMetricsStore::everyRankSmoothedAtOnce()
+{
+    QRandomGenerator rng(5);
+    MetricsStore store;
+    const int ranks = 6, perRank = 200'000;
+    std::vector<std::vector<double>> steps(ranks), values(ranks);
+    const auto add = [&](int r, qint64 step) {
+        const double v = rng.bounded(2000) == 0 ? NaN : double(r) + rng.generateDouble();
+        store.append(r, metric::Loss, step, step * 1000, v);
+        steps[size_t(r)].push_back(double(step));
+        values[size_t(r)].push_back(v);
+    };
+    for (qint64 step = 1; step <= perRank; ++step) {
+        for (int r = 0; r < ranks; ++r)
+            add(r, step);
+    }
+    qint64 nextStep = perRank + 1;
+    for (double weight : {0.7, 0.95}) {
+        for (int round = 0; round < 2; ++round) {
+            // Asking for one rank's curve smooths all of them; the others then come from cache.
+            for (int r : {3, 0, 1, 2, 4, 5}) {
+                const MetricCurve got = store.curve(r, metric::Loss, MetricXAxis::Step, weight, 0, 0, 400);
+                const QList<double> ema = Smoothing::smooth(values[size_t(r)], weight);
+                const std::vector<double> smoothed(ema.begin(), ema.end());
+                const DownsampledPoints want = Downsampler::bucketScan(steps[size_t(r)], smoothed, 0, 0, 400);
+                QVERIFY2(got.x == want.x && got.y == want.y && got.nanX == want.nanX,
+                         qPrintable(QStringLiteral("rank %1, weight %2, round %3").arg(r).arg(weight).arg(round)));
+            }
+            for (int r = 0; r < ranks; ++r)
+                add(r, nextStep);  // the next refresh smooths only the new tail
+            ++nextStep;
+        }
+    }
 }
 
 void TestMetricsStore::nanIsMarkedNotDrawn()
