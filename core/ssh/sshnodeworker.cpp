@@ -38,6 +38,9 @@ constexpr int kSafetyPollIntervalMs = 250;
 // the next timer tick: a guard against spinning on a socket libssh does not drain.
 constexpr int kMaxIdleWakeups = 16;
 constexpr int kMaxBytesPerPoll = 1 << 20;
+// Each ssh_channel_write() ends by waiting until the socket took everything, so the pipe to the
+// node runs dry once per write: large writes keep it full.
+constexpr qint64 kUploadChunk = 1 << 20;
 
 // `exec /bin/sh -c SCRIPT ARGS…`: the script runs in a POSIX shell whatever the login shell is,
 // and every argument is quoted.
@@ -457,7 +460,7 @@ bool SshNodeWorker::streamFile(ssh_channel_struct *channel, const QString &local
     int lastPercent = 0;
     QByteArray chunk;
     while (!f.atEnd()) {
-        chunk = f.read(131072);
+        chunk = f.read(kUploadChunk);
         if (chunk.isEmpty())
             break;
         // Blocking: waits for the server's window, within the connection's timeout.
