@@ -75,8 +75,23 @@ void Downsampler::update(std::span<const double> values)
         clear();
     while (m_count + kBlock <= n && m_count + kBlock < qsizetype(kNone)) {
         Block b{0.0, 0.0, kNone, kNone, kNone, kNone};
-        for (qsizetype i = m_count; i < m_count + kBlock; ++i)
-            mergePoint(values, std::uint32_t(i), b);
+        // Finite blocks (nearly all) in a tight loop: a new smoothing weight re-indexes every
+        // point of every rank. Strict comparisons keep the earliest of equal values, as
+        // mergePoint() does.
+        const double *p = values.data() + m_count;
+        bool finite = std::isfinite(p[0]);
+        int lo = 0, hi = 0;
+        for (int k = 1; k < kBlock && finite; ++k) {
+            finite = std::isfinite(p[k]);
+            lo = p[k] < p[lo] ? k : lo;
+            hi = p[k] > p[hi] ? k : hi;
+        }
+        if (finite) {
+            b = Block{p[lo], p[hi], std::uint32_t(m_count + lo), std::uint32_t(m_count + hi), kNone, kNone};
+        } else {
+            for (qsizetype i = m_count; i < m_count + kBlock; ++i)
+                mergePoint(values, std::uint32_t(i), b);
+        }
         if (m_levels.empty())
             m_levels.emplace_back();
         // Grown by an eighth, not doubled: 128 pyramids of a million points each add up.

@@ -91,7 +91,12 @@ struct MetricsStore::Series
         }
         if (!hit) {
             hit = caches[0].lastUse <= caches[1].lastUse ? &caches[0] : &caches[1];
+            // The evicted column's memory is reused: freeing and faulting in 8 MB per rank again
+            // at every slider step costs more than the smoothing itself.
+            std::vector<double> buffer = std::move(hit->values);
+            buffer.clear();
             *hit = SmoothCache{};
+            hit->values = std::move(buffer);
             hit->weight = weight;
             hit->state = Smoothing(weight);
         }
@@ -101,15 +106,21 @@ struct MetricsStore::Series
         const size_t n = values.size();
         growFor(c.values, n);
         c.values.resize(n);
+        // The average in a local: kept in registers, not reloaded after every store into the
+        // column (which could alias it as far as the compiler knows).
+        Smoothing state = c.state;
+        double *out = c.values.data();
+        const double *in = values.data();
         while (i < n) {
             if (c.segment < segmentStarts.size() && segmentStarts[c.segment] == i) {
-                c.state.reset();  // a restart begins a fresh average
+                state.reset();  // a restart begins a fresh average
                 ++c.segment;
             }
             const size_t end = c.segment < segmentStarts.size() ? std::min(segmentStarts[c.segment], n) : n;
             for (; i < end; ++i)
-                c.values[i] = c.state.next(values[i]);
+                out[i] = state.next(in[i]);
         }
+        c.state = state;
         c.index.update(c.values);
         return c;
     }
@@ -162,11 +173,13 @@ struct MetricsStore::MeanSeries
             size_t i = values.size();
             growFor(values, raw.size());
             values.resize(raw.size());
+            Smoothing s = state;  // in registers, see Series::smoothed()
             for (; i < raw.size(); ++i) {
                 if (i % Downsampler::kBlock == 0)
-                    checkpoints.push_back(state);
-                values[i] = state.next(raw[i]);
+                    checkpoints.push_back(s);
+                values[i] = s.next(raw[i]);
             }
+            state = s;
             index.update(values);
         }
     };

@@ -21,33 +21,6 @@ Smoothing::Smoothing(double weight)
 {
 }
 
-void Smoothing::reset()
-{
-    m_last = 0.0;
-    m_debias = 1.0;
-    m_first = 0.0;
-    m_constant = true;
-    m_count = 0;
-}
-
-double Smoothing::next(double y)
-{
-    if (!std::isfinite(y))
-        return y;
-    if (m_count == 0)
-        m_first = y;
-    else if (y != m_first)
-        m_constant = false;
-    m_last = m_last * m_weight + (1.0 - m_weight) * y;
-    m_debias *= m_weight;
-    ++m_count;
-    // A constant series stays exactly constant (the debiased average equals it up to rounding).
-    if (m_constant)
-        return y;
-    const double debias = 1.0 - m_debias;
-    return debias > 0.0 ? m_last / debias : m_last;
-}
-
 void Smoothing::smooth(std::span<const double> values, double weight, std::span<double> out)
 {
     Smoothing s(weight);

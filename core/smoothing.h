@@ -9,6 +9,7 @@
 
 #include <QList>
 
+#include <cmath>
 #include <span>
 
 namespace rankdeck {
@@ -21,9 +22,34 @@ public:
     explicit Smoothing(double weight = kDefaultWeight);
 
     double weight() const { return m_weight; }
-    // Smooths the next value of the series.
-    double next(double y);
-    void reset();
+    // Smooths the next value of the series. Inline: it runs once per point of every rank when
+    // the weight changes (64M points), where a call per point cost a third of the time.
+    double next(double y)
+    {
+        if (!std::isfinite(y))
+            return y;
+        if (m_count == 0)
+            m_first = y;
+        else if (y != m_first)
+            m_constant = false;
+        m_last = m_last * m_weight + (1.0 - m_weight) * y;
+        m_debias *= m_weight;
+        ++m_count;
+        // A constant series stays exactly constant (the debiased average equals it up to
+        // rounding).
+        if (m_constant)
+            return y;
+        const double debias = 1.0 - m_debias;
+        return debias > 0.0 ? m_last / debias : m_last;
+    }
+    void reset()
+    {
+        m_last = 0.0;
+        m_debias = 1.0;
+        m_first = 0.0;
+        m_constant = true;
+        m_count = 0;
+    }
 
     // The whole series at once. Weight <= 0 returns the input; weight is clamped below 1.
     static QList<double> smooth(std::span<const double> values, double weight = kDefaultWeight);
