@@ -67,13 +67,15 @@ struct MetricsStore::Series
     std::vector<size_t> segmentStarts;
     std::vector<qint64> stepMid, timeMid;  // Downsampler::midSamples() of steps and times
     Downsampler rawIndex;
-    // The raw curve is drawn faintly behind the smoothed one: two weights in use at a time.
-    mutable std::array<SmoothCache, 2> caches;
+    // One smoothed column per series: the plot shows the raw curve (weight 0, not cached) and
+    // one weight. A second slot would only keep the previous slider position, at 8 bytes per
+    // point (512 MB at 64 × 1M).
+    mutable std::array<SmoothCache, 1> caches;
     mutable quint64 useCounter = 0;
 
     bool hasSmoothed(double weight) const
     {
-        return caches[0].weight == weight || caches[1].weight == weight;
+        return std::any_of(caches.begin(), caches.end(), [weight](const SmoothCache &c) { return c.weight == weight; });
     }
 
     size_t segmentEnd(size_t s) const
@@ -90,7 +92,9 @@ struct MetricsStore::Series
                 hit = &c;
         }
         if (!hit) {
-            hit = caches[0].lastUse <= caches[1].lastUse ? &caches[0] : &caches[1];
+            hit = &*std::min_element(caches.begin(), caches.end(), [](const SmoothCache &a, const SmoothCache &b) {
+                return a.lastUse < b.lastUse;
+            });
             // The evicted column's memory is reused: freeing and faulting in 8 MB per rank again
             // at every slider step costs more than the smoothing itself.
             std::vector<double> buffer = std::move(hit->values);
