@@ -38,9 +38,6 @@ constexpr int kSafetyPollIntervalMs = 250;
 // the next timer tick: a guard against spinning on a socket libssh does not drain.
 constexpr int kMaxIdleWakeups = 16;
 constexpr int kMaxBytesPerPoll = 1 << 20;
-// Each ssh_channel_write() ends by waiting until the socket took everything, so the pipe to the
-// node runs dry once per write: large writes keep it full.
-constexpr qint64 kUploadChunk = 1 << 20;
 
 // `exec /bin/sh -c SCRIPT ARGS…`: the script runs in a POSIX shell whatever the login shell is,
 // and every argument is quoted.
@@ -82,8 +79,10 @@ QByteArray sha256Hex(const QString &path, QString *error)
 //   $1 worker directory, $2 SHA-256 of the worker (empty: check only), $3 its size,
 //   $4 the profile's libtorchPath, $5 temporary file name, $6 the run directory to create,
 //   $7 the worker's ELF interpreter (empty: not dynamically linked, nothing to resolve).
-// Answers "key=value" lines. Without the worker at $1/rankdeck-worker-$2 it says rankdeck-send,
-// reads the worker from stdin into the temporary file, and renames it when the size is right.
+// Answers "key=value" lines. Without the worker at $1/rankdeck-worker-$2 it names the temporary
+// file in rankdeck-send=PATH and ends; the launcher uploads the worker there over SFTP and runs
+// the script once more, which renames the file into place when its size is right (so a node
+// never sees a half-written worker under the final name) and goes on to the library check.
 // The library check runs once per worker and libtorchPath: its result is kept next to the
 // worker in .rankdeck-worker-$2.libs ("libtorchPath\nlibrary directory\n"), written only when
 // nothing was missing. It is what ldd does without ldd's own shell and its --verify run: the
@@ -118,8 +117,7 @@ if [ -n "$have" ]; then
   printf 'rankdeck-have\n'
 else
   t=$d/$5
-  printf 'rankdeck-send\n'
-  cat >"$t" || { rm -f -- "$t"; printf 'rankdeck-fail=upload %s\n' "$w"; exit 1; }
+  [ -f "$t" ] || { printf 'rankdeck-send=%s\n' "$t"; exit 0; }
   sz=$(wc -c <"$t")
   [ "$((sz))" -eq "$3" ] || { rm -f -- "$t"; printf 'rankdeck-fail=upload %s\n' "$w"; exit 1; }
   { chmod 755 -- "$t" && mv -f -- "$t" "$w"; } || { rm -f -- "$t"; printf 'rankdeck-fail=install\n'; exit 1; }
@@ -291,109 +289,146 @@ bool SshNodeWorker::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo *
                             temp, localWorkerPath.isEmpty() ? QString() : m_settings.defaultRunDirectory,
                             localWorkerPath.isEmpty() ? QString() : elfInterpreter(localWorkerPath)});
 
-    ssh_session s = m_session->handle();
-    ssh_channel ch = s ? ssh_channel_new(s) : nullptr;
-    if (!ch || ssh_channel_open_session(ch) != SSH_OK || ssh_channel_request_exec(ch, command.constData()) != SSH_OK) {
-        info->error = tr("%1: the node check failed: %2")
-                          .arg(info->host, s ? QString::fromUtf8(ssh_get_error(s)) : tr("not connected"));
-        if (ch)
-            ssh_channel_free(ch);
-        return false;
-    }
-
-    // Commands the node runs here are quick; only the upload (whose writes wait on the
-    // connection's own timeout) and torch's import in the library check can take a while.
-    QDeadlineTimer deadline(60000);
     QByteArray err, pending;
-    QString fail, failDetail, uploadError;
+    QString fail, failDetail, uploadError, sendTo;
     QStringList missing;
-    bool sent = false, uploaded = false, lost = false, haveWorker = false;
-    char buf[16384];
-    auto handleLine = [&](const QByteArray &line) {
-        const int eq = line.indexOf('=');
-        const QByteArray key = eq > 0 ? line.left(eq) : line;
-        const QString value = eq > 0 ? QString::fromUtf8(line.mid(eq + 1)).trimmed() : QString();
-        if (key == "home")
-            info->home = value;
-        else if (key == "os")
-            info->os = value;
-        else if (key == "distro")
-            info->distribution = unquoteOsRelease(value);
-        else if (key == "cpus")
-            info->cpus = value.toInt();
-        else if (key == "gpu" && !value.isEmpty())
-            info->gpus << value;
-        else if (key == "worker")
-            info->workerPath = value;
-        else if (key == "libdir")
-            info->libtorchDirectory = value;
-        else if (key == "missing")
-            missing << value.split(QLatin1Char(' ')).value(0);
-        else if (key == "rankdeck-have")
-            haveWorker = true;
-        else if (key == "rankdeck-uploaded")
-            uploaded = true;
-        else if (key == "rankdeck-fail") {
-            fail = value.section(QLatin1Char(' '), 0, 0);
-            failDetail = value.section(QLatin1Char(' '), 1);
-        } else if (key == "rankdeck-send" && !sent) {
-            sent = true;
-            if (!streamFile(ch, localWorkerPath, size, &uploadError))
-                lost = !m_session->isConnected();
-            deadline = QDeadlineTimer(60000);
+    bool uploaded = false, lost = false, haveWorker = false;
+    int status = -1;
+    ssh_session s = m_session->handle();
+    for (int pass = 0; pass < 2; ++pass) {
+        err.clear();
+        pending.clear();
+        sendTo.clear();
+        ssh_channel ch = s ? ssh_channel_new(s) : nullptr;
+        if (!ch || ssh_channel_open_session(ch) != SSH_OK || ssh_channel_request_exec(ch, command.constData()) != SSH_OK) {
+            info->error = tr("%1: the node check failed: %2")
+                              .arg(info->host, s ? QString::fromUtf8(ssh_get_error(s)) : tr("not connected"));
+            if (ch)
+                ssh_channel_free(ch);
+            return false;
         }
-    };
-    for (;;) {
-        bool got = false;
-        for (int stream = 0; stream < 2 && !lost; ++stream) {
-            const int n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, stream);
-            if (n == SSH_ERROR) {
+
+        // Commands the node runs here are quick; only torch's import in the library check can take
+        // a while.
+        QDeadlineTimer deadline(60000);
+        char buf[16384];
+        auto handleLine = [&](const QByteArray &line) {
+            const int eq = line.indexOf('=');
+            const QByteArray key = eq > 0 ? line.left(eq) : line;
+            const QString value = eq > 0 ? QString::fromUtf8(line.mid(eq + 1)).trimmed() : QString();
+            if (key == "home")
+                info->home = value;
+            else if (key == "os")
+                info->os = value;
+            else if (key == "distro")
+                info->distribution = unquoteOsRelease(value);
+            else if (key == "cpus")
+                info->cpus = value.toInt();
+            else if (key == "gpu" && !value.isEmpty())
+                info->gpus << value;
+            else if (key == "worker")
+                info->workerPath = value;
+            else if (key == "libdir")
+                info->libtorchDirectory = value;
+            else if (key == "missing")
+                missing << value.split(QLatin1Char(' ')).value(0);
+            else if (key == "rankdeck-have")
+                haveWorker = true;
+            else if (key == "rankdeck-uploaded")
+                uploaded = true;
+            else if (key == "rankdeck-fail") {
+                fail = value.section(QLatin1Char(' '), 0, 0);
+                failDetail = value.section(QLatin1Char(' '), 1);
+            } else if (key == "rankdeck-send") {
+                sendTo = value;
+            }
+        };
+        for (;;) {
+            bool got = false;
+            for (int stream = 0; stream < 2 && !lost; ++stream) {
+                const int n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, stream);
+                if (n == SSH_ERROR) {
+                    lost = true;
+                    break;
+                }
+                if (n <= 0)
+                    continue;
+                got = true;
+                if (stream == 1) {
+                    err.append(buf, n);
+                    continue;
+                }
+                pending.append(buf, n);
+                for (int nl = pending.indexOf('\n'); nl >= 0 && !lost; nl = pending.indexOf('\n')) {
+                    const QByteArray line = pending.left(nl);
+                    pending.remove(0, nl + 1);
+                    handleLine(line);
+                }
+            }
+            if (lost)
+                break;
+            if (got)
+                continue;
+            if (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch))
+                break;
+            if (deadline.hasExpired()) {
+                info->error = tr("%1: the node check did not finish within %2 s").arg(info->host).arg(60);
+                ssh_channel_close(ch);
+                ssh_channel_free(ch);
+                return false;
+            }
+            // Blocks on the socket until the command writes to stdout or ends; stderr is read on the
+            // next turn.
+            if (ssh_channel_poll_timeout(ch, 200, 0) == SSH_ERROR && !ssh_channel_is_eof(ch)) {
                 lost = true;
                 break;
             }
-            if (n <= 0)
-                continue;
-            got = true;
-            if (stream == 1) {
-                err.append(buf, n);
-                continue;
-            }
-            pending.append(buf, n);
-            for (int nl = pending.indexOf('\n'); nl >= 0 && !lost; nl = pending.indexOf('\n')) {
-                const QByteArray line = pending.left(nl);
-                pending.remove(0, nl + 1);
-                handleLine(line);
-            }
         }
-        if (lost)
-            break;
-        if (got)
-            continue;
-        if (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch))
-            break;
-        if (deadline.hasExpired()) {
-            info->error = tr("%1: the node check did not finish within %2 s").arg(info->host).arg(60);
-            ssh_channel_close(ch);
+        if (lost) {
+            info->error = tr("%1: the connection was lost during the node check: %2")
+                              .arg(info->host, QString::fromUtf8(ssh_get_error(s)));
             ssh_channel_free(ch);
             return false;
         }
-        // Blocks on the socket until the command writes to stdout or ends; stderr is read on the
-        // next turn.
-        if (ssh_channel_poll_timeout(ch, 200, 0) == SSH_ERROR && !ssh_channel_is_eof(ch)) {
-            lost = true;
+        status = ssh_channel_get_exit_status(ch);
+        ssh_channel_close(ch);
+        ssh_channel_free(ch);
+        if (pass > 0 || sendTo.isEmpty() || status != 0 || !fail.isEmpty())
+            break;
+        // The worker is not on the node: SFTP to the temporary name the script chose, then the
+        // second pass renames it into place and checks its libraries.
+        if (!sendTo.startsWith(QLatin1Char('/'))) {
+            fail = QStringLiteral("upload");
+            failDetail = sendTo;
+            uploadError = tr("the node gave no absolute path for the upload");
+            break;
+        }
+        emit nodeProgress(m_node, tr("uploading the worker"), 0);
+        int lastPercent = 0;
+        const bool sent = m_session->upload(
+            localWorkerPath, sendTo, 0600,
+            [&](qint64 done, qint64 total) {
+                const int percent = total > 0 ? int(done * 100 / total) : 100;
+                if (percent != lastPercent) {
+                    lastPercent = percent;
+                    emit nodeProgress(m_node, tr("uploading the worker"), percent);
+                }
+            },
+            &uploadError);
+        if (!sent) {
+            fail = QStringLiteral("upload");
+            failDetail = info->workerPath;
+            // Best effort: a partial temporary file only costs disk, and its name is unique.
+            if (m_session->isConnected())
+                m_session->exec("rm -f -- " + shell::quote(sendTo), 10000);
             break;
         }
     }
-    if (lost) {
-        info->error = tr("%1: the connection was lost during the node check: %2")
-                          .arg(info->host, QString::fromUtf8(ssh_get_error(s)));
-        ssh_channel_free(ch);
+    const QString stderrText = QString::fromUtf8(err.trimmed());
+    if (!sendTo.isEmpty() && fail.isEmpty() && !uploaded && status == 0) {
+        info->error = tr("%1: the worker uploaded to %2 did not arrive").arg(info->host, sendTo);
         return false;
     }
-    const int status = ssh_channel_get_exit_status(ch);
-    ssh_channel_close(ch);
-    ssh_channel_free(ch);
-    const QString stderrText = QString::fromUtf8(err.trimmed());
 
     if (fail == QLatin1String("workerdir")) {
         info->error = tr("%1: cannot create the worker directory %2: %3")
@@ -442,40 +477,6 @@ bool SshNodeWorker::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo *
         info->libtorchDirectory.clear();
         return false;
     }
-    return true;
-}
-
-// The worker goes through the node check's own channel (its stdin, into `cat`), so a first
-// deployment costs no extra channel, subsystem or command on the node.
-bool SshNodeWorker::streamFile(ssh_channel_struct *channel, const QString &localPath, qint64 size, QString *error)
-{
-    QFile f(localPath);
-    if (!f.open(QIODevice::ReadOnly)) {
-        *error = tr("cannot read the worker %1: %2").arg(localPath, f.errorString());
-        ssh_channel_send_eof(channel);
-        return false;
-    }
-    emit nodeProgress(m_node, tr("uploading the worker"), 0);
-    qint64 sent = 0;
-    int lastPercent = 0;
-    QByteArray chunk;
-    while (!f.atEnd()) {
-        chunk = f.read(kUploadChunk);
-        if (chunk.isEmpty())
-            break;
-        // Blocking: waits for the server's window, within the connection's timeout.
-        if (ssh_channel_write(channel, chunk.constData(), uint32_t(chunk.size())) != chunk.size()) {
-            *error = QString::fromUtf8(ssh_get_error(m_session->handle()));
-            return false;
-        }
-        sent += chunk.size();
-        const int percent = size > 0 ? int(sent * 100 / size) : 100;
-        if (percent != lastPercent) {
-            lastPercent = percent;
-            emit nodeProgress(m_node, tr("uploading the worker"), percent);
-        }
-    }
-    ssh_channel_send_eof(channel);
     return true;
 }
 

@@ -108,7 +108,6 @@ private:
     QString expand(const QString &path) const;
     // The node check, and with a worker its deployment and library check, in one exec channel.
     bool checkAndDeploy(const QString &localWorkerPath, SshNodeInfo *info);
-    bool streamFile(ssh_channel_struct *channel, const QString &localPath, qint64 size, QString *error);
     bool openChannel(Rank &r, const QByteArray &command, bool attach, QString *error);
     // fromSocket: woken by the socket notifier (counts idle wake-ups).
     void poll(bool fromSocket);

@@ -121,7 +121,7 @@ private slots:
     void prepareFailures_data();
     void prepareFailures();
     void libraryCheckRunsOncePerWorkerAndLibtorchPath();
-    void uploadThroughTheCheckChannelHandlesBinaryAndLargeFiles();
+    void uploadOverSftpHandlesBinaryAndLargeFiles();
 
 private:
     Profile profile() const;
@@ -660,7 +660,7 @@ void TestSshTransport::libraryCheckRunsOncePerWorkerAndLibtorchPath()
     QCOMPARE(f.readAll(), QFile::encodeName(m_ssh.home(0)) + '\n' + QFile::encodeName(m_ssh.home(0)) + '\n');
 }
 
-void TestSshTransport::uploadThroughTheCheckChannelHandlesBinaryAndLargeFiles()
+void TestSshTransport::uploadOverSftpHandlesBinaryAndLargeFiles()
 {
     // Every byte value, a few MB (many channel windows), and a size no chunk boundary divides.
     QByteArray content = "#!/bin/sh\necho big\nexit 0\n";
@@ -696,6 +696,11 @@ void TestSshTransport::uploadThroughTheCheckChannelHandlesBinaryAndLargeFiles()
     QVERIFY(percents.size() > 2);
     QCOMPARE(percents.last(), 100);
     QVERIFY(std::is_sorted(percents.begin(), percents.end()));
+    // The copy went over SFTP (the contract), to a temporary name that was renamed.
+    QVERIFY2(m_ssh.log(0).contains("subsystem 'sftp'"), m_ssh.log(0).right(2000).constData());
+    const QDir dir = QFileInfo(t.workerPath(0)).dir();
+    QVERIFY2(dir.entryList({QStringLiteral("*.part")}, QDir::Files | QDir::Hidden).isEmpty(),
+             qPrintable(dir.entryList(QDir::Files | QDir::Hidden).join(QLatin1Char(' '))));
 }
 
 QTEST_GUILESS_MAIN(TestSshTransport)
