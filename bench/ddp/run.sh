@@ -24,13 +24,22 @@ free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1
 worker_rate() {
     local port; port=$(free_port)
     local out; out=$(mktemp)
+    local errs; errs=$(mktemp -d)
+    local failed=0
     for ((r = 1; r < nproc; r++)); do
         RANK=$r WORLD_SIZE=$nproc LOCAL_RANK=$r LOCAL_WORLD_SIZE=$nproc MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-            "$worker" --backend "$backend" --log-every 1000000 "$@" >/dev/null 2>&1 &
+            "$worker" --backend "$backend" --log-every 1000000 "$@" >/dev/null 2>"$errs/rank$r.err" &
     done
     RANK=0 WORLD_SIZE=$nproc LOCAL_RANK=0 LOCAL_WORLD_SIZE=$nproc MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-        "$worker" --backend "$backend" --log-every 1000000 "$@" >"$out"
-    wait
+        "$worker" --backend "$backend" --log-every 1000000 "$@" >"$out" 2>"$errs/rank0.err" || failed=1
+    wait || failed=1
+    if ((failed)); then
+        # Say which run failed and how, instead of a bare exit status.
+        echo "run.sh: rankdeck-worker $* failed:" >&2
+        for f in "$errs"/*.err; do echo "--- ${f##*/}" >&2; tail -n 15 "$f" >&2; done
+        rm -rf "$out" "$errs"
+        return 1
+    fi
     "$python" - "$out" <<'PY'
 import json, statistics, sys
 rates = []
@@ -43,12 +52,23 @@ for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
         rates.append(ev["samples_per_s"])
 print(f"{statistics.median(rates):.1f}")
 PY
-    rm -f "$out"
+    rm -rf "$out" "$errs"
 }
 
 python_rate() {
-    "$python" -m torch.distributed.run --nproc-per-node "$nproc" --master-addr 127.0.0.1 --master-port "$(free_port)" \
-        "$here/python_ddp.py" --backend "$backend" "$@" 2>/dev/null | awk '/^samples_per_s/ {print $2}'
+    local err; err=$(mktemp)
+    local rate
+    rate=$("$python" -m torch.distributed.run --nproc-per-node "$nproc" --master-addr 127.0.0.1 \
+        --master-port "$(free_port)" "$here/python_ddp.py" --backend "$backend" "$@" 2>"$err" |
+        awk '/^samples_per_s/ {print $2}') || true
+    if [[ -z $rate ]]; then
+        echo "run.sh: python_ddp.py $* failed:" >&2
+        tail -n 15 "$err" >&2
+        rm -f "$err"
+        return 1
+    fi
+    rm -f "$err"
+    echo "$rate"
 }
 
 big=(--task mlp --mlp-width 2048 --mlp-depth 7 --batch-size 32 --dataset-size 1024)
