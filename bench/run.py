@@ -83,48 +83,56 @@ def bench_launch_latency(reps):
         f"rankdeck-cli {o*1000:.0f} ms vs torchrun {t*1000:.0f} ms (median of {reps})"
 
 
-def run_worker_steps(steps, telemetry, task_args):
-    """CPU seconds (user + system) the worker spent for `steps` steps: on a shared machine CPU
-    time is far steadier than wall time, and telemetry costs CPU, not waiting."""
+def process_cpu_ns(pid):
+    """CPU time of every thread of pid so far, in ns (/proc/<pid>/task/*/schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended between listing and reading
+    return total
+
+
+def steady_cpu_per_step(first, last, telemetry, task_args):
+    """CPU seconds per step between the log lines of steps `first` and `last`: start-up, the
+    rendezvous and the model build (tens of ms of noise per process) stay outside the window.
+    Events go into the pipe the log lines use, and that pipe is drained, as by the launcher."""
     env = dict(os.environ, RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", LOCAL_WORLD_SIZE="1",
                MASTER_ADDR="127.0.0.1", MASTER_PORT="0", OMP_NUM_THREADS="1")
-    cmd = [str(BIN / "rankdeck-worker"), *task_args, "--steps", str(steps), "--telemetry",
-           telemetry, "--log-every", "1000000"]
-    # Events go into a pipe that is drained, as they do to the launcher: a write() to a pipe with
-    # a reader costs more than one to /dev/null.
+    every = 500
+    cmd = [str(BIN / "rankdeck-worker"), *task_args, "--steps", str(last + every), "--telemetry",
+           telemetry, "--log-every", str(every)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    drain = threading.Thread(target=lambda: [None for _ in iter(lambda: proc.stdout.read(1 << 16), b"")])
-    drain.start()
-    _, status, usage = os.wait4(proc.pid, 0)
-    drain.join()
-    proc.stdout.close()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"worker exited {proc.returncode}: {' '.join(cmd)}")
-    return usage.ru_utime + usage.ru_stime
+    marks = {}
+    for raw in proc.stdout:
+        m = re.search(rb"^Rank 0: Epoch (\d+),", raw)
+        if m and int(m.group(1)) in (first, last):
+            marks[int(m.group(1))] = process_cpu_ns(proc.pid)
+    proc.wait()
+    if proc.returncode != 0 or len(marks) != 2:
+        raise RuntimeError(f"worker exited {proc.returncode} (steps seen: {sorted(marks)}): {' '.join(cmd)}")
+    return (marks[last] - marks[first]) / 1e9 / (last - first)
 
 
 def bench_telemetry_overhead(reps, quick):
-    # Per-step cost = (C(2N) - C(N)) / N cancels start-up and rendezvous. Each repetition
-    # measures on and off back to back (the order alternating between repetitions) and yields
-    # one paired difference, so drift in the machine's speed cancels within the pair; the
-    # result is the median of the paired differences.
-    n = 3000 if quick else 8000
+    # CPU per step in the steady state, telemetry on and off measured back to back in each
+    # repetition (order alternating) and compared as a paired difference, so that drift in the
+    # machine's speed cancels within the pair; the result is the median of the differences.
+    first, last = (1000, 5000) if quick else (1000, 9000)
     task = ["--task", "mlp", "--mlp-width", "256", "--mlp-depth", "2", "--batch-size", "32"]
     per_step = {"on": [], "off": []}
     diffs = []
     for rep in range(max(reps, 5)):
         pair = {}
         for mode in (("on", "off") if rep % 2 == 0 else ("off", "on")):
-            t1 = run_worker_steps(n, mode, task)
-            t2 = run_worker_steps(2 * n, mode, task)
-            pair[mode] = (t2 - t1) / n
+            pair[mode] = steady_cpu_per_step(first, last, mode, task)
             per_step[mode].append(pair[mode])
         diffs.append((pair["on"] - pair["off"]) / pair["off"] * 100.0)
     on, off = statistics.median(per_step["on"]), statistics.median(per_step["off"])
     return {"telemetry_overhead_pct": statistics.median(diffs)}, \
         f"paired differences {', '.join(f'{d:+.2f}' for d in sorted(diffs))} %; " \
-        f"step {on*1e3:.3f} ms CPU with telemetry, {off*1e3:.3f} ms without (medians, N={n})"
+        f"step {on*1e3:.3f} ms CPU with telemetry, {off*1e3:.3f} ms without (medians, steps {first}-{last})"
 
 
 def bench_ddp(reps, quick):

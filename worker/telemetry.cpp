@@ -27,9 +27,8 @@ std::int64_t Telemetry::nowUs()
         .count();
 }
 
-void Telemetry::writeAll(int fd, std::string_view data)
+void Telemetry::rawWrite(int fd, std::string_view data)
 {
-    std::lock_guard lock(m_writeMutex);
     while (!data.empty()) {
         const ssize_t n = ::write(fd, data.data(), data.size());
         if (n < 0) {
@@ -39,12 +38,55 @@ void Telemetry::writeAll(int fd, std::string_view data)
         }
         data.remove_prefix(std::size_t(n));
     }
+    if (fd == STDOUT_FILENO)
+        m_lastStdoutWrite = std::chrono::steady_clock::now();
+}
+
+void Telemetry::flushPendingLocked()
+{
+    if (m_pending.empty())
+        return;
+    rawWrite(STDOUT_FILENO, m_pending);
+    m_pending.clear();
+}
+
+void Telemetry::flushPendingOlderThan(std::chrono::milliseconds age)
+{
+    std::lock_guard lock(m_writeMutex);
+    if (!m_pending.empty() && std::chrono::steady_clock::now() - m_pendingSince >= age)
+        flushPendingLocked();
+}
+
+void Telemetry::writeAll(int fd, std::string_view data)
+{
+    std::lock_guard lock(m_writeMutex);
+    flushPendingLocked(); // keeps the stream in call order
+    rawWrite(fd, data);
 }
 
 void Telemetry::emit(const wire::WireEventWriter &event)
 {
     if (m_eventsEnabled)
         writeAll(STDOUT_FILENO, event.line());
+}
+
+void Telemetry::emitStep(const wire::WireEventWriter &event)
+{
+    if (!m_eventsEnabled)
+        return;
+    const std::string line = event.line();
+    std::lock_guard lock(m_writeMutex);
+    const auto now = std::chrono::steady_clock::now();
+    if (m_pending.empty()) {
+        if (now - m_lastStdoutWrite >= kCoalesce) {
+            rawWrite(STDOUT_FILENO, line);
+            return;
+        }
+        m_pendingSince = now;
+    }
+    m_pending += line;
+    if (now - m_pendingSince >= kCoalesce || m_pending.size() >= 64 * 1024)
+        flushPendingLocked();
 }
 
 void Telemetry::out(std::string_view line)
@@ -73,8 +115,19 @@ void Telemetry::startHeartbeat()
             lock.unlock();
             emit(w);
             lock.lock();
-            m_hbCv.wait_for(lock, std::chrono::milliseconds(500), [this] { return m_hbStop; });
+            // Between heartbeats, write step events that have waited kCoalesce.
+            const auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+            while (!m_hbStop && !m_hbCv.wait_until(lock, std::min(next, std::chrono::steady_clock::now() + kCoalesce),
+                                                   [this] { return m_hbStop; })) {
+                lock.unlock();
+                flushPendingOlderThan(kCoalesce);
+                lock.lock();
+                if (std::chrono::steady_clock::now() >= next)
+                    break;
+            }
         }
+        lock.unlock();
+        flushPendingOlderThan(std::chrono::milliseconds(0));
     });
 }
 

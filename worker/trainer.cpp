@@ -475,7 +475,7 @@ int Trainer::run()
                 .addDouble(wire::field::CommWaitMs, commWaitMs);
             if (const auto mem = d->dist->gpuMemoryBytes(); mem >= 0)
                 w.addInt(wire::field::GpuMemBytes, mem);
-            tel.emit(w);
+            tel.emitStep(w);
         }
         if ((step - 1) % o.logEvery == 0 || step == o.steps) {
             char buf[128];

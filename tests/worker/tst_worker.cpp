@@ -94,6 +94,12 @@ public:
         return out;
     }
 
+    QByteArray stdoutBytes()
+    {
+        pump();
+        return m_out;
+    }
+
     QString stderrText()
     {
         pump();
@@ -548,6 +554,52 @@ private slots:
         QCOMPARE(covered, allowed.size() >= world ? allowed : covered);
         if (allowed.size() < world)
             QCOMPARE(covered.size(), int(allowed.size()));
+    }
+
+    // Step events of fast steps leave the worker in batches (Telemetry::kCoalesce); none may be
+    // lost, and the stream must keep call order: the event of step E+1 (1-based) before the
+    // log line "Epoch E" (0-based), and events after the line only for later steps.
+    void fastStepEventsArriveInOrder_data()
+    {
+        QTest::addColumn<int>("logEvery");
+        QTest::addRow("log every step") << 1;
+        QTest::addRow("log every 37 steps") << 37;
+    }
+
+    void fastStepEventsArriveInOrder()
+    {
+        QFETCH(int, logEvery);
+        const int steps = 600;
+        Ranks ranks = launch(1, {"--task", "linear", "--steps", QString::number(steps), "--log-every",
+                                 QString::number(logEvery)});
+        QVERIFY2(waitAll(ranks, 60000), qPrintable(describe(ranks)));
+        QCOMPARE(ranks[0]->exitCode(), 0);
+        int lastStep = 0, logLinesSeen = 0;
+        bool finishedSeen = false;
+        const QRegularExpression epoch(QStringLiteral("^Rank 0: Epoch (\\d+),"));
+        for (const QByteArray &line : ranks[0]->stdoutBytes().split('\n')) {
+            const auto m = rankdeck::wire::findWireEvent(std::string_view(line.constData(), line.size()));
+            if (m.valid) {
+                const QJsonObject o = QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size()))).object();
+                const QString type = o.value(QStringLiteral("t")).toString();
+                if (type == QLatin1String("step")) {
+                    QVERIFY2(!finishedSeen, "a step event after the finished event");
+                    QCOMPARE(o.value(QStringLiteral("step")).toInt(), lastStep + 1);
+                    lastStep = o.value(QStringLiteral("step")).toInt();
+                } else if (type == QLatin1String("finished")) {
+                    finishedSeen = true;
+                }
+                continue;
+            }
+            const auto e = epoch.match(QString::fromUtf8(line));
+            if (e.hasMatch()) {
+                QCOMPARE(lastStep, e.captured(1).toInt() + 1);
+                ++logLinesSeen;
+            }
+        }
+        QCOMPARE(lastStep, steps);
+        QVERIFY(finishedSeen);
+        QCOMPARE(logLinesSeen, (steps - 1) / logEvery + 1 + ((steps - 1) % logEvery == 0 ? 0 : 1));
     }
 
     void stdinIgnoredWithoutControl()
