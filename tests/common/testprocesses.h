@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// Small helpers the end-to-end tests share: which processes of a run are still alive, and a
-// record file's lines.
+// Small helpers the end-to-end tests share: which processes of a run are still alive, a record
+// file's lines, and whether a run record holds exactly what a rank printed on its node.
 #pragma once
 
 #include <QByteArray>
@@ -10,6 +10,8 @@
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+
+#include <algorithm>
 
 namespace rankdeck::testing {
 
@@ -36,6 +38,39 @@ inline QList<QByteArray> fileLines(const QString &path)
     if (!l.isEmpty() && l.last().isEmpty())
         l.removeLast();
     return l;
+}
+
+// Compares what rank `rank` printed on its node (`remoteBase` + ".out"/".err", the node's
+// complete copy) with the local run record in `localRunDir`: every log line exactly once (order
+// aside: stdout and stderr interleave), as many events as it wrote, and `steps` training lines.
+// Returns what differs, empty when nothing does.
+inline QString recordMismatch(const QString &remoteBase, const QString &localRunDir, int rank, int steps)
+{
+    const QList<QByteArray> printed = fileLines(remoteBase + QStringLiteral(".out")) + fileLines(remoteBase + QStringLiteral(".err"));
+    if (printed.isEmpty())
+        return QStringLiteral("nothing printed in %1.out/.err").arg(remoteBase);
+    QList<QByteArray> text;
+    int events = 0;
+    for (const QByteArray &line : printed) {
+        if (line.contains("\x1erdk1 "))
+            ++events;
+        else
+            text.append(line);
+    }
+    const QByteArray prefix = QStringLiteral("Rank %1: Epoch").arg(rank).toUtf8();
+    const auto epochLines = std::count_if(text.cbegin(), text.cend(), [&](const QByteArray &t) { return t.startsWith(prefix); });
+    if (epochLines != steps)
+        return QStringLiteral("rank %1 printed %2 training lines, not %3").arg(rank).arg(epochLines).arg(steps);
+    QList<QByteArray> recorded = fileLines(localRunDir + QStringLiteral("/rank-%1.log").arg(rank));
+    std::sort(text.begin(), text.end());
+    std::sort(recorded.begin(), recorded.end());
+    if (recorded != text)
+        return QStringLiteral("rank %1: the record has %2 log lines, the node %3 (or they differ)")
+            .arg(rank).arg(recorded.size()).arg(text.size());
+    const auto recordedEvents = fileLines(localRunDir + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size();
+    if (recordedEvents != events)
+        return QStringLiteral("rank %1: %2 events recorded, %3 printed").arg(rank).arg(recordedEvents).arg(events);
+    return {};
 }
 
 } // namespace rankdeck::testing

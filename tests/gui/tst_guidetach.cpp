@@ -37,7 +37,6 @@
 #include <csignal>
 
 using namespace rankdeck;
-using rankdeck::testing::fileLines;
 using rankdeck::testing::processesMatching;
 
 namespace {
@@ -218,25 +217,9 @@ void TestGuiDetach::detachCloseReopenReattach()
 
     // Every line each rank wrote on its node is in the record exactly once.
     for (int rank = 0; rank < 2; ++rank) {
-        const QString remote = nodeRunDir(rank, m_runId) + QStringLiteral("/rank%1.a1").arg(rank);
-        const QList<QByteArray> printed = fileLines(remote + QStringLiteral(".out")) + fileLines(remote + QStringLiteral(".err"));
-        QList<QByteArray> text;
-        int events = 0;
-        for (const QByteArray &line : printed) {
-            if (line.contains("\x1erdk1 "))
-                ++events;
-            else
-                text.append(line);
-        }
-        const auto epochLines = std::count_if(text.cbegin(), text.cend(), [rank](const QByteArray &t) {
-            return t.startsWith(QStringLiteral("Rank %1: Epoch").arg(rank).toUtf8());
-        });
-        QCOMPARE(int(epochLines), Steps);
-        QList<QByteArray> recorded = fileLines(local + QStringLiteral("/rank-%1.log").arg(rank));
-        std::sort(text.begin(), text.end());
-        std::sort(recorded.begin(), recorded.end());
-        QCOMPARE(recorded, text);
-        QCOMPARE(int(fileLines(local + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size()), events);
+        const QString why = rankdeck::testing::recordMismatch(
+            nodeRunDir(rank, m_runId) + QStringLiteral("/rank%1.a1").arg(rank), local, rank, Steps);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
     }
     const QJsonObject done = readJson(local + QStringLiteral("/state.json"));
     QCOMPARE(done.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));

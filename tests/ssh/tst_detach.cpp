@@ -23,7 +23,6 @@
 
 using namespace rankdeck;
 using rankdeck::testing::processesMatching;
-using rankdeck::testing::fileLines;
 
 namespace {
 
@@ -152,26 +151,9 @@ void TestDetach::detachedRunGoesOnAndReattachLosesNothing()
     QVERIFY2(attached.out.contains(QStringLiteral("[r1] ")), qPrintable(attached.out));
 
     for (int rank = 0; rank < 2; ++rank) {
-        const QString remote = nodeRunDir(rank, runId) + QStringLiteral("/rank%1.a1").arg(rank);
-        const QList<QByteArray> printed = fileLines(remote + QStringLiteral(".out")) + fileLines(remote + QStringLiteral(".err"));
-        QVERIFY2(!printed.isEmpty(), qPrintable(remote));
-        QList<QByteArray> text;
-        int events = 0;
-        for (const QByteArray &line : printed) {
-            if (line.contains("\x1erdk1 "))
-                ++events;
-            else
-                text.append(line);
-        }
-        const auto epochLines = std::count_if(text.cbegin(), text.cend(), [rank](const QByteArray &t) {
-            return t.startsWith(QStringLiteral("Rank %1: Epoch").arg(rank).toUtf8());
-        });
-        QCOMPARE(int(epochLines), steps);
-        QList<QByteArray> recorded = fileLines(local + QStringLiteral("/rank-%1.log").arg(rank));
-        std::sort(text.begin(), text.end());
-        std::sort(recorded.begin(), recorded.end());
-        QCOMPARE(recorded, text);
-        QCOMPARE(int(fileLines(local + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size()), events);
+        const QString why = rankdeck::testing::recordMismatch(
+            nodeRunDir(rank, runId) + QStringLiteral("/rank%1.a1").arg(rank), local, rank, steps);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
     }
     const QJsonObject done = readJson(local + QStringLiteral("/state.json"));
     QCOMPARE(done.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
