@@ -19,6 +19,7 @@
 // {"results": {...}, "detail": "..."}; a part that cannot run leaves its key out and says why.
 #include "profile.h"
 #include "runcontroller.h"
+#include "fixtureprofile.h"
 #include "sshfixture.h"
 #include "trainingconfig.h"
 #include "workerevent.h"
@@ -70,23 +71,12 @@ void progress(const QString &text)
 
 Profile fixtureProfile(const SshFixture &ssh, int nodes, int ranksPerNode)
 {
-    Profile p;
-    p.name = QStringLiteral("bench-ssh");
-    p.transport = QStringLiteral("ssh");
+    Profile p = rankdeck::testing::fixtureProfile(ssh, QStringLiteral("bench-ssh"), nodes, ranksPerNode);
     p.backend = QStringLiteral("gloo");
     p.connectTimeoutSec = 30;
     p.rendezvousTimeoutSec = 120;
     p.heartbeatTimeoutSec = 60;
     p.environment.insert(QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1"));
-    for (int i = 0; i < nodes; ++i) {
-        ProfileNode n;
-        n.host = ssh.address(i);
-        n.port = ssh.port(i);
-        n.user = ssh.user();
-        n.identityFile = ssh.clientKey();
-        n.ranksPerNode = ranksPerNode;
-        p.nodes.append(n);
-    }
     return p;
 }
 
@@ -370,12 +360,7 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "bench_ssh: cannot create a temporary directory\n");
         return 1;
     }
-    for (const char *var : {"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
-        const QString dir = scratch.filePath(QString::fromLatin1(var));
-        QDir().mkpath(dir);
-        qputenv(var, QFile::encodeName(dir));
-    }
-    qunsetenv("SSH_AUTH_SOCK");
+    rankdeck::testing::isolateUserDirectories(scratch.path());
     qputenv("OMP_NUM_THREADS", "1");
 
     QCoreApplication app(argc, argv);

@@ -11,6 +11,7 @@
 #include "profile.h"
 #include "runcontroller.h"
 #include "policysshinteraction.h"
+#include "fixtureprofile.h"
 #include "sshfixture.h"
 #include "trainingconfig.h"
 
@@ -83,20 +84,9 @@ TrainingConfig configFor(const QString &fault, int faultRank)
 
 Profile sshProfile(const SshFixture &ssh, int worldSize)
 {
-    Profile p;
-    p.name = QStringLiteral("faultmatrix-ssh");
-    p.transport = QStringLiteral("ssh");
+    Profile p = rankdeck::testing::fixtureProfile(ssh, QStringLiteral("faultmatrix-ssh"), ssh.nodeCount(), worldSize / ssh.nodeCount());
     p.backend = QStringLiteral("gloo");
     p.connectTimeoutSec = 10;
-    for (int i = 0; i < ssh.nodeCount(); ++i) {
-        ProfileNode n;
-        n.host = ssh.address(i);
-        n.port = ssh.port(i);
-        n.user = ssh.user();
-        n.identityFile = ssh.clientKey();
-        n.ranksPerNode = worldSize / ssh.nodeCount();
-        p.nodes.append(n);
-    }
     return p;
 }
 
@@ -135,12 +125,7 @@ private slots:
         // The SSH client reads ~/.ssh/known_hosts, and the nodes' caches live under their homes:
         // keep both away from the real ones.
         QVERIFY(m_home.isValid());
-        for (const char *var : {"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"}) {
-            const QString dir = m_home.filePath(QString::fromLatin1(var));
-            QVERIFY(QDir().mkpath(dir));
-            qputenv(var, QFile::encodeName(dir));
-        }
-        qunsetenv("SSH_AUTH_SOCK");
+        QVERIFY(rankdeck::testing::isolateUserDirectories(m_home.path(), {"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"}));
         QVERIFY2(m_ssh.start(2), qPrintable(m_ssh.lastError()));
         QVERIFY(m_ssh.writeKnownHosts(m_home.filePath(QStringLiteral("HOME/.ssh/known_hosts"))));
     }

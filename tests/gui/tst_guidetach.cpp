@@ -15,6 +15,7 @@
 #include "runmanager.h"
 #include "runview.h"
 #include "sidepanel.h"
+#include "fixtureprofile.h"
 #include "sshfixture.h"
 
 #include "testprocesses.h"
@@ -77,7 +78,7 @@ private:
     void openWindow();
     QString nodeRunDir(int node, const QString &runId) const
     {
-        return m_ssh.home(node) + QStringLiteral("/.cache/rankdeck/runs/") + runId;
+        return rankdeck::testing::nodeRunDirectory(m_ssh, node, runId);
     }
 
     SshFixture m_ssh;
@@ -96,33 +97,17 @@ void TestGuiDetach::initTestCase()
         QSKIP("rankdeck-worker is not built (RANKDECK_BUILD_WORKER=OFF)");
     qputenv("RANKDECK_WORKER", QFile::encodeName(worker));
     QVERIFY(m_tmp.isValid());
-    for (const char *var : {"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
-        const QString dir = m_tmp.filePath(QString::fromLatin1(var));
-        QVERIFY(QDir().mkpath(dir));
-        qputenv(var, QFile::encodeName(dir));
-    }
-    qunsetenv("SSH_AUTH_SOCK");
+    QVERIFY(rankdeck::testing::isolateUserDirectories(m_tmp.path()));
     QCoreApplication::setOrganizationName(QStringLiteral("rankdeck-test"));
     QCoreApplication::setApplicationName(QStringLiteral("tst_guidetach"));
     QVERIFY2(m_ssh.start(2), qPrintable(m_ssh.lastError()));
     QVERIFY(m_ssh.writeKnownHosts(m_tmp.filePath(QStringLiteral("HOME/.ssh/known_hosts"))));
 
-    Profile p;
-    p.name = QStringLiteral("sshpair");
-    p.transport = QStringLiteral("ssh");
+    Profile p = rankdeck::testing::fixtureProfile(m_ssh, QStringLiteral("sshpair"), 2, 1);
     p.backend = QStringLiteral("gloo");
     p.connectTimeoutSec = 10;
     p.rendezvousTimeoutSec = 60;
     p.heartbeatTimeoutSec = 30;
-    for (int i = 0; i < 2; ++i) {
-        ProfileNode n;
-        n.host = m_ssh.address(i);
-        n.port = m_ssh.port(i);
-        n.user = m_ssh.user();
-        n.identityFile = m_ssh.clientKey();
-        n.ranksPerNode = 1;
-        p.nodes.append(n);
-    }
     QString error;
     QVERIFY2(ProfileStore().save(p, true, &error), qPrintable(error));
 }

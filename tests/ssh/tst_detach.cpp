@@ -7,6 +7,7 @@
 // nothing read twice at the re-attach), and no process of the run may be left on the nodes.
 #include "profile.h"
 #include "profilestore.h"
+#include "fixtureprofile.h"
 #include "sshfixture.h"
 
 #include "testprocesses.h"
@@ -57,7 +58,7 @@ private:
     Cli cli(const QStringList &args, int timeoutMs = 120000);
     QString nodeRunDir(int node, const QString &runId) const
     {
-        return m_ssh.home(node) + QStringLiteral("/.cache/rankdeck/runs/") + runId;
+        return rankdeck::testing::nodeRunDirectory(m_ssh, node, runId);
     }
 
     SshFixture m_ssh;
@@ -77,32 +78,16 @@ void TestDetach::initTestCase()
         QSKIP("rankdeck-worker is not built (RANKDECK_BUILD_WORKER=OFF)");
     QVERIFY(QFileInfo(m_cli).isExecutable());
     QVERIFY(m_tmp.isValid());
-    for (const char *var : {"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
-        const QString dir = m_tmp.filePath(QString::fromLatin1(var));
-        QVERIFY(QDir().mkpath(dir));
-        qputenv(var, QFile::encodeName(dir));
-    }
-    qunsetenv("SSH_AUTH_SOCK");
+    QVERIFY(rankdeck::testing::isolateUserDirectories(m_tmp.path()));
     m_runsDir = m_tmp.filePath(QStringLiteral("XDG_DATA_HOME/rankdeck/runs"));
     QVERIFY2(m_ssh.start(2), qPrintable(m_ssh.lastError()));
     QVERIFY(m_ssh.writeKnownHosts(m_tmp.filePath(QStringLiteral("HOME/.ssh/known_hosts"))));
 
-    Profile p;
-    p.name = QStringLiteral("sshpair");
-    p.transport = QStringLiteral("ssh");
+    Profile p = rankdeck::testing::fixtureProfile(m_ssh, QStringLiteral("sshpair"), 2, 1);
     p.backend = QStringLiteral("gloo");
     p.connectTimeoutSec = 5;
     p.rendezvousTimeoutSec = 60;
     p.heartbeatTimeoutSec = 30;
-    for (int i = 0; i < 2; ++i) {
-        ProfileNode n;
-        n.host = m_ssh.address(i);
-        n.port = m_ssh.port(i);
-        n.user = m_ssh.user();
-        n.identityFile = m_ssh.clientKey();
-        n.ranksPerNode = 1;
-        p.nodes.append(n);
-    }
     QString error;
     QVERIFY2(ProfileStore().save(p, true, &error), qPrintable(error));
 }

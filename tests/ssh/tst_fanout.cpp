@@ -7,6 +7,7 @@
 // node must fail on its own connect timeout with a message naming it, and only it.
 #include "policysshinteraction.h"
 #include "profile.h"
+#include "fixtureprofile.h"
 #include "sshfixture.h"
 #include "sshtransport.h"
 
@@ -86,19 +87,8 @@ void TestFanout::frozenNodeDoesNotHoldUpTheOthers()
     QVERIFY(thaw.pid > 0);
     QCOMPARE(::kill(pid_t(thaw.pid), SIGSTOP), 0);
 
-    Profile p;
-    p.name = QStringLiteral("fanout");
-    p.transport = QStringLiteral("ssh");
+    Profile p = rankdeck::testing::fixtureProfile(m_ssh, QStringLiteral("fanout"), kNodes, 1);
     p.connectTimeoutSec = kConnectTimeoutSec;
-    for (int i = 0; i < kNodes; ++i) {
-        ProfileNode n;
-        n.host = m_ssh.address(i);
-        n.port = m_ssh.port(i);
-        n.user = m_ssh.user();
-        n.identityFile = m_ssh.clientKey();
-        n.ranksPerNode = 1;
-        p.nodes.append(n);
-    }
     const QString runId = QStringLiteral("fanout-%1").arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
     SshTransport t(p, runId, &m_refuse);
 

@@ -16,6 +16,7 @@
 #include "policysshinteraction.h"
 #include "profile.h"
 #include "runcontroller.h"
+#include "fixtureprofile.h"
 #include "sshfixture.h"
 #include "sshsession.h"
 #include "trainingconfig.h"
@@ -468,8 +469,8 @@ void TestSshAuth::launchThroughAJumpHost()
     QTRY_VERIFY_WITH_TIMEOUT(isTerminal(run.state()), 60000);
     QVERIFY2(run.state() == RunState::Finished, qPrintable(run.errorMessage() + QLatin1Char(' ') + run.rootCauseSummary()));
     // The ranks ran on node B (its home holds the run), reached through A.
-    QVERIFY(QDir(m_keys.home(1) + QStringLiteral("/.cache/rankdeck/runs/") + run.runId()).exists());
-    QVERIFY(!QDir(m_keys.home(0) + QStringLiteral("/.cache/rankdeck/runs/") + run.runId()).exists());
+    QVERIFY(QDir(rankdeck::testing::nodeRunDirectory(m_keys, 1, run.runId())).exists());
+    QVERIFY(!QDir(rankdeck::testing::nodeRunDirectory(m_keys, 0, run.runId())).exists());
     QVERIFY2(countOf(m_keys.log(0), forward) > before, "node A's sshd forwarded nothing to node B");
     QVERIFY(ask.hostKeyQuestions().isEmpty());
 }

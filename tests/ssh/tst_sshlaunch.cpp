@@ -6,6 +6,7 @@
 // fails the run and leaves no process of it on any node.
 #include "profile.h"
 #include "profilestore.h"
+#include "fixtureprofile.h"
 #include "sshfixture.h"
 
 #include "testprocesses.h"
@@ -45,7 +46,7 @@ private:
     Launch launch(const QStringList &extra, const QStringList &workerArgs);
     QString nodeRunDir(int node, const QString &runId) const
     {
-        return m_ssh.home(node) + QStringLiteral("/.cache/rankdeck/runs/") + runId;
+        return rankdeck::testing::nodeRunDirectory(m_ssh, node, runId);
     }
 
     SshFixture m_ssh;
@@ -66,31 +67,15 @@ void TestSshLaunch::initTestCase()
         QSKIP("rankdeck-worker is not built (RANKDECK_BUILD_WORKER=OFF)");
     QVERIFY(QFileInfo(m_cli).isExecutable());
     QVERIFY(m_tmp.isValid());
-    for (const char *var : {"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
-        const QString dir = m_tmp.filePath(QString::fromLatin1(var));
-        QVERIFY(QDir().mkpath(dir));
-        qputenv(var, QFile::encodeName(dir));
-    }
-    qunsetenv("SSH_AUTH_SOCK");
+    QVERIFY(rankdeck::testing::isolateUserDirectories(m_tmp.path()));
     m_runsDir = m_tmp.filePath(QStringLiteral("XDG_DATA_HOME/rankdeck/runs"));
     QVERIFY2(m_ssh.start(2), qPrintable(m_ssh.lastError()));
 
-    Profile p;
-    p.name = QStringLiteral("sshpair");
-    p.transport = QStringLiteral("ssh");
+    Profile p = rankdeck::testing::fixtureProfile(m_ssh, QStringLiteral("sshpair"), 2, 2);
     p.backend = QStringLiteral("gloo");
     p.connectTimeoutSec = 5;
     p.rendezvousTimeoutSec = 60;
     p.heartbeatTimeoutSec = 30;
-    for (int i = 0; i < 2; ++i) {
-        ProfileNode n;
-        n.host = m_ssh.address(i);
-        n.port = m_ssh.port(i);
-        n.user = m_ssh.user();
-        n.identityFile = m_ssh.clientKey();
-        n.ranksPerNode = 2;
-        p.nodes.append(n);
-    }
     QString error;
     QVERIFY2(ProfileStore().save(p, true, &error), qPrintable(error));
 }

@@ -8,6 +8,7 @@
 // real worker runs through SSH in tst_sshlaunch.
 #include "policysshinteraction.h"
 #include "profile.h"
+#include "fixtureprofile.h"
 #include "sshfixture.h"
 #include "sshtransport.h"
 
@@ -129,7 +130,7 @@ private:
     std::unique_ptr<SshTransport> prepared(PolicySshInteraction *ask = nullptr);
     QString runDir(int node) const
     {
-        return m_ssh.home(node) + QStringLiteral("/.cache/rankdeck/runs/") + m_runId;
+        return rankdeck::testing::nodeRunDirectory(m_ssh, node, m_runId);
     }
 
     SshFixture m_ssh;
@@ -164,19 +165,8 @@ void TestSshTransport::init()
 
 Profile TestSshTransport::profile() const
 {
-    Profile p;
-    p.name = QStringLiteral("fixture");
-    p.transport = QStringLiteral("ssh");
+    Profile p = rankdeck::testing::fixtureProfile(m_ssh, QStringLiteral("fixture"), m_ssh.nodeCount(), 2);
     p.connectTimeoutSec = 5;
-    for (int i = 0; i < m_ssh.nodeCount(); ++i) {
-        ProfileNode n;
-        n.host = m_ssh.address(i);
-        n.port = m_ssh.port(i);
-        n.user = m_ssh.user();
-        n.identityFile = m_ssh.clientKey();
-        n.ranksPerNode = 2;
-        p.nodes.append(n);
-    }
     return p;
 }
 
