@@ -117,7 +117,6 @@ void GradReducer::beginBackward(bool communicate, bool localStop)
     std::fill(m_seen.begin(), m_seen.end(), false);
     for (auto &b : m_buckets) {
         b.pending = b.params.size();
-        b.launched = false;
         b.work.reset();
     }
 }
@@ -160,7 +159,6 @@ void GradReducer::launch(Bucket &bucket)
         std::vector<at::Tensor> tensors{bucket.flat};
         bucket.work = m_backend->allreduce(tensors);
     }
-    bucket.launched = true;
 }
 
 void GradReducer::launchReady()

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Gradient averaging as DistributedDataParallel does it: parameters in reverse order packed into
 // flat buckets (1 MB first, then 25 MB), each bucket all-reduced asynchronously as soon as the
-// autograd engine has accumulated all of its gradients, while backward keeps running; buckets
+// autograd engine has accumulated all of its gradients, while backward keeps running (buckets of
+// at most 64 KiB are all-gathered and summed in rank order instead: half the round trips); buckets
 // are launched in the same order on every rank. A stop flag rides in the last bucket, so that
 // all ranks agree to stop after the same step without an extra collective.
 #pragma once
@@ -50,9 +51,8 @@ private:
         std::vector<at::Tensor> slots;     // per parameter: its flat range of `flat`
         std::vector<at::Tensor> gradViews; // the same ranges in the parameter's shape
         at::Tensor flat;           // the gradients, plus the stop flag in the last bucket
-        at::Tensor gathered;       // small buckets: every rank's flat, summed after the wait
+        at::Tensor gathered;       // small buckets: every rank's flat in rank order (Gloo wants it 1-D)
         std::size_t pending = 0;
-        bool launched = false;
         c10::intrusive_ptr<c10d::Work> work;
     };
     void fillSlot(Bucket &bucket, std::size_t pos, const at::Tensor &grad);
