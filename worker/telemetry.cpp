@@ -108,23 +108,23 @@ void Telemetry::startHeartbeat()
     if (!m_eventsEnabled || m_heartbeat.joinable())
         return;
     m_heartbeat = std::thread([this] {
+        constexpr auto kHeartbeatEvery = std::chrono::milliseconds(500);
+        auto nextHeartbeat = std::chrono::steady_clock::now();
         std::unique_lock lock(m_hbMutex);
         while (!m_hbStop) {
-            wire::WireEventWriter w(wire::event::Heartbeat, m_rank, nowUs());
-            w.addInt(wire::field::Step, m_lastStep.load());
             lock.unlock();
-            emit(w);
-            lock.lock();
-            // Between heartbeats, write step events that have waited kCoalesce.
-            const auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-            while (!m_hbStop && !m_hbCv.wait_until(lock, std::min(next, std::chrono::steady_clock::now() + kCoalesce),
-                                                   [this] { return m_hbStop; })) {
-                lock.unlock();
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= nextHeartbeat) {
+                wire::WireEventWriter w(wire::event::Heartbeat, m_rank, nowUs());
+                w.addInt(wire::field::Step, m_lastStep.load());
+                emit(w); // writes waiting step events first
+                nextHeartbeat = now + kHeartbeatEvery;
+            } else {
                 flushPendingOlderThan(kCoalesce);
-                lock.lock();
-                if (std::chrono::steady_clock::now() >= next)
-                    break;
             }
+            lock.lock();
+            // Every kCoalesce: step events must not wait longer than that.
+            m_hbCv.wait_for(lock, kCoalesce, [this] { return m_hbStop; });
         }
         lock.unlock();
         flushPendingOlderThan(std::chrono::milliseconds(0));

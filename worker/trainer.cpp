@@ -322,13 +322,12 @@ int Trainer::run()
     // migrates the ranks' compute, Gloo and socket threads across all cores: on the 2-core
     // benchmark machine a 25M-parameter step took 540-570 ms unbound and 350-385 ms bound, a
     // tiny step 0.42-0.47 ms and 0.29 ms (docs/benchmarks.md).
-    std::string cpuSlice;
-    std::vector<int> slice;
+    std::vector<int> boundCpus; // empty: not bound
     if (o.cpuAffinity == "auto" && !d->device.is_cuda() && o.localWorldSize > 1) {
-        slice = cpuSliceFor(allowedCpus(), o.localRank, o.localWorldSize);
+        const auto slice = cpuSliceFor(allowedCpus(), o.localRank, o.localWorldSize);
         if (!slice.empty()) {
             if (const auto error = bindToCpus(slice); error.empty())
-                cpuSlice = formatCpuList(slice);
+                boundCpus = slice;
             else
                 tel.err("Rank " + std::to_string(o.rank) + ": cannot bind to CPUs " + formatCpuList(slice) + ": "
                         + error + " (continuing unbound)");
@@ -338,8 +337,8 @@ int Trainer::run()
     // ranks on one node oversubscribe the cores. Share them out unless the user chose.
     if (!std::getenv("OMP_NUM_THREADS") && o.localWorldSize > 1) {
         const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        torch::set_num_threads(cpuSlice.empty() ? int(std::max(1u, cores / unsigned(o.localWorldSize)))
-                                                : int(slice.size()));
+        torch::set_num_threads(boundCpus.empty() ? int(std::max(1u, cores / unsigned(o.localWorldSize)))
+                                                 : int(boundCpus.size()));
     }
 
     {
@@ -397,7 +396,7 @@ int Trainer::run()
             .addInt(wire::field::WorldSize, o.worldSize);
         tel.emit(w);
         tel.out("Rank " + std::to_string(o.rank) + ": joined " + std::to_string(o.worldSize) + " ranks over "
-                + d->backend + " on " + d->device.str() + (cpuSlice.empty() ? "" : ", CPUs " + cpuSlice));
+                + d->backend + " on " + d->device.str() + (boundCpus.empty() ? "" : ", CPUs " + formatCpuList(boundCpus)));
     }
     d->checkShapes();
 
