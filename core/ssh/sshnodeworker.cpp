@@ -78,7 +78,8 @@ QByteArray sha256Hex(const QString &path, QString *error)
 // other connections (tens of nodes at once on a 2-core launcher).
 //   $1 worker directory, $2 SHA-256 of the worker (empty: check only), $3 its size,
 //   $4 the profile's libtorchPath, $5 temporary file name, $6 the run directory to create,
-//   $7 the worker's ELF interpreter (empty: not dynamically linked, nothing to resolve).
+//   $7 the worker's ELF interpreter (empty: not dynamically linked, nothing to resolve),
+//   $8 non-empty on the pass after an upload: the probe's answers are known already.
 // Answers "key=value" lines. Without the worker at $1/rankdeck-worker-$2 it names the temporary
 // file in rankdeck-send=PATH and ends; the launcher uploads the worker there over SFTP and runs
 // the script once more, which renames the file into place when its size is right (so a node
@@ -88,14 +89,16 @@ QByteArray sha256Hex(const QString &path, QString *error)
 // nothing was missing. It is what ldd does without ldd's own shell and its --verify run: the
 // worker's interpreter in trace mode (LD_TRACE_LOADED_OBJECTS) lists what it would load.
 const char kPrepareScript[] = R"SH(
-printf 'home=%s\nos=%s\n' "$HOME" "$(uname -srm)"
-if [ -r /etc/os-release ]; then
-  while IFS= read -r l || [ -n "$l" ]; do
-    case $l in PRETTY_NAME=*) printf 'distro=%s\n' "${l#PRETTY_NAME=}" ;; esac
-  done </etc/os-release
+if [ -z "$8" ]; then
+  printf 'home=%s\nos=%s\n' "$HOME" "$(uname -srm)"
+  if [ -r /etc/os-release ]; then
+    while IFS= read -r l || [ -n "$l" ]; do
+      case $l in PRETTY_NAME=*) printf 'distro=%s\n' "${l#PRETTY_NAME=}" ;; esac
+    done </etc/os-release
+  fi
+  printf 'cpus=%s\n' "$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)"
+  if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L 2>/dev/null | sed 's/^/gpu=/'; fi
 fi
-printf 'cpus=%s\n' "$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)"
-if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L 2>/dev/null | sed 's/^/gpu=/'; fi
 [ -n "$2" ] || exit 0
 case $HOME in /*) ;; *) exit 0 ;; esac
 ex() { case $1 in ''|'~') e=$HOME ;; '~/'*) e=$HOME/${1#??} ;; /*) e=$1 ;; *) e=$HOME/$1 ;; esac; }
@@ -284,10 +287,13 @@ bool SshNodeWorker::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo *
     const QString temp = QStringLiteral(".rankdeck-worker-%1.%2.part")
                              .arg(QString::fromLatin1(sha.left(16)))
                              .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
-    const QByteArray command =
-        sh(kPrepareScript, {workerDir, QString::fromLatin1(sha), QString::number(size), m_settings.libtorchPath.trimmed(),
-                            temp, localWorkerPath.isEmpty() ? QString() : m_settings.defaultRunDirectory,
-                            localWorkerPath.isEmpty() ? QString() : elfInterpreter(localWorkerPath)});
+    const QStringList scriptArgs{workerDir,
+                                 QString::fromLatin1(sha),
+                                 QString::number(size),
+                                 m_settings.libtorchPath.trimmed(),
+                                 temp,
+                                 localWorkerPath.isEmpty() ? QString() : m_settings.defaultRunDirectory,
+                                 localWorkerPath.isEmpty() ? QString() : elfInterpreter(localWorkerPath)};
 
     QByteArray err, pending;
     QString fail, failDetail, uploadError, sendTo;
@@ -299,6 +305,9 @@ bool SshNodeWorker::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo *
         err.clear();
         pending.clear();
         sendTo.clear();
+        // The second pass only installs the uploaded worker and checks its libraries; probing
+        // again would list every GPU twice.
+        const QByteArray command = sh(kPrepareScript, pass == 0 ? scriptArgs : scriptArgs + QStringList{QStringLiteral("again")});
         ssh_channel ch = s ? ssh_channel_new(s) : nullptr;
         if (!ch || ssh_channel_open_session(ch) != SSH_OK || ssh_channel_request_exec(ch, command.constData()) != SSH_OK) {
             info->error = tr("%1: the node check failed: %2")
