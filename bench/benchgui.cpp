@@ -17,14 +17,14 @@
 
 #include <qcustomplot.h>
 #include "metricsplotprovider.h"
-#include "metricsstore.h"
+#include "store/metricsstore.h"
 #include "loadgenlog.h"
 #include "logspage.h"
-#include "logstore.h"
-#include "profile.h"
-#include "runcontroller.h"
+#include "store/logstore.h"
+#include "config/profile.h"
+#include "run/runcontroller.h"
 #include "runview.h"
-#include "trainingconfig.h"
+#include "config/trainingconfig.h"
 
 #include <QApplication>
 #include <QDir>

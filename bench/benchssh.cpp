@@ -17,12 +17,12 @@
 // run of the fan-out, when each node reached each stage and when its rank said hello (stderr).
 // Prints one JSON line:
 // {"results": {...}, "detail": "..."}; a part that cannot run leaves its key out and says why.
-#include "profile.h"
-#include "runcontroller.h"
+#include "config/profile.h"
+#include "run/runcontroller.h"
 #include "fixtureprofile.h"
 #include "sshfixture.h"
-#include "trainingconfig.h"
-#include "workerevent.h"
+#include "config/trainingconfig.h"
+#include "stream/workerevent.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -12,7 +12,7 @@
 //   --total-lines N     stop after N lines
 //   --control-stdin     read `stop` on stdin; end of stdin ends the process
 // The launcher passes worker flags it knows nothing about; unknown flags are ignored on purpose.
-#include <wireprotocol.h>
+#include "wire/wireprotocol.h"
 
 #include <atomic>
 #include <chrono>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "cliutil.h"
 
-#include "runrecord.h"
+#include "run/runrecord.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

@@ -2,11 +2,11 @@
 #include "launchcommand.h"
 
 #include "cliutil.h"
-#include "logstore.h"
-#include "profilestore.h"
-#include "rankstream.h"
-#include "runcontroller.h"
-#include "runrecord.h"
+#include "store/logstore.h"
+#include "config/profilestore.h"
+#include "stream/rankstream.h"
+#include "run/runcontroller.h"
+#include "run/runrecord.h"
 #include "terminalsshinteraction.h"
 
 #include <QCoreApplication>

@@ -9,7 +9,7 @@
 // over again and follows it like launch does (same output, same exit status).
 #pragma once
 
-#include "runstate.h"
+#include "run/runstate.h"
 
 #include <QElapsedTimer>
 #include <QList>

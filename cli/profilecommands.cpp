@@ -2,9 +2,9 @@
 #include "profilecommands.h"
 
 #include "cliutil.h"
-#include "profilestore.h"
+#include "config/profilestore.h"
 #include "terminalsshinteraction.h"
-#include "transportfactory.h"
+#include "transport/transportfactory.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>

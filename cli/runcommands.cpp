@@ -2,11 +2,11 @@
 #include "runcommands.h"
 
 #include "cliutil.h"
-#include "csvexport.h"
-#include "failurereport.h"
-#include "logstore.h"
-#include "metricsstore.h"
-#include "runrecord.h"
+#include "store/csvexport.h"
+#include "run/failurereport.h"
+#include "store/logstore.h"
+#include "store/metricsstore.h"
+#include "run/runrecord.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

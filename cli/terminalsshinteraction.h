@@ -5,7 +5,7 @@
 // passwords are read from /dev/tty with echo off. Without a terminal every question is refused.
 #pragma once
 
-#include "ssh/sshinteraction.h"
+#include "transport/ssh/sshinteraction.h"
 
 #include <QMutex>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "failureentries.h"
 
-#include "failurereport.h"
+#include "run/failurereport.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

@@ -6,7 +6,7 @@
 // connection thread simply waits for the answer.
 #pragma once
 
-#include "sshinteraction.h"
+#include "transport/ssh/sshinteraction.h"
 
 #include <QObject>
 #include <QPointer>

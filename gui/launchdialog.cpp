@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "launchdialog.h"
 
-#include "profilestore.h"
+#include "config/profilestore.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -5,8 +5,8 @@
 // chosen nodes × ranks; starting the run is core's RunManager's job.
 #pragma once
 
-#include "profile.h"
-#include "trainingconfig.h"
+#include "config/profile.h"
+#include "config/trainingconfig.h"
 
 #include <QDialog>
 

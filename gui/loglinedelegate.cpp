@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "loglinedelegate.h"
 
-#include "logmodel.h"
+#include "models/logmodel.h"
 
 namespace rankdeck {
 

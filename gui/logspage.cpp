@@ -2,8 +2,8 @@
 #include "logspage.h"
 
 #include "loglinedelegate.h"
-#include "logmodel.h"
-#include "logstore.h"
+#include "models/logmodel.h"
+#include "store/logstore.h"
 #include "logview.h"
 
 #include <QComboBox>

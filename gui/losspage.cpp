@@ -3,7 +3,7 @@
 
 #include "lossplot.h"
 #include "metricsplotprovider.h"
-#include "metricsstore.h"
+#include "store/metricsstore.h"
 
 #include <qcustomplot.h>
 

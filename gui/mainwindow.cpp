@@ -7,14 +7,14 @@
 #include "logspage.h"
 #include "logview.h"
 #include "profileeditordialog.h"
-#include "profilestore.h"
+#include "config/profilestore.h"
 #include "overviewpage.h"
-#include "runlistmodel.h"
+#include "models/runlistmodel.h"
 #include "runlistsortmodel.h"
-#include "runmanager.h"
+#include "run/runmanager.h"
 #include "runview.h"
 #include "sidepanel.h"
-#include "sshtransport.h"
+#include "transport/ssh/sshtransport.h"
 
 #include <QAction>
 #include <QApplication>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "metricsplotprovider.h"
 
-#include "csvexport.h"
-#include "metricsstore.h"
+#include "store/csvexport.h"
+#include "store/metricsstore.h"
 
 namespace rankdeck {
 

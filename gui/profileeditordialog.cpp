@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "profileeditordialog.h"
 
-#include "profilestore.h"
+#include "config/profilestore.h"
 
 #include <QComboBox>
 #include <QCoreApplication>

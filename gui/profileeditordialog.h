@@ -5,7 +5,7 @@
 // button stays disabled while anything is wrong, and each problem names its field.
 #pragma once
 
-#include "profile.h"
+#include "config/profile.h"
 
 #include <QDialog>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "rankstatedelegate.h"
 
-#include "runcontroller.h"  // ranktablemodel.h holds a QPointer<RunController>
-#include "ranktablemodel.h"
-#include "runstate.h"
+#include "run/runcontroller.h"  // ranktablemodel.h holds a QPointer<RunController>
+#include "models/ranktablemodel.h"
+#include "run/runstate.h"
 
 namespace rankdeck {
 

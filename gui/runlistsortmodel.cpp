@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "runlistsortmodel.h"
 
-#include "runlistmodel.h"
-#include "runstate.h"
+#include "models/runlistmodel.h"
+#include "run/runstate.h"
 
 namespace rankdeck {
 

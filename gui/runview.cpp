@@ -7,8 +7,8 @@
 #include "losspage.h"
 #include "overviewpage.h"
 #include "rankstatedelegate.h"
-#include "ranktablemodel.h"
-#include "runcontroller.h"
+#include "models/ranktablemodel.h"
+#include "run/runcontroller.h"
 
 #include <QDateTime>
 #include <QTableView>

@@ -5,7 +5,7 @@
 // live on in core's RunManager.
 #pragma once
 
-#include "runcontroller.h"
+#include "run/runcontroller.h"
 
 #include <QPointer>
 #include <QTabWidget>

@@ -7,8 +7,8 @@
 #include "lossplot.h"
 #include "mainwindow.h"
 #include "profileeditordialog.h"
-#include "profilestore.h"
-#include "runcontroller.h"
+#include "config/profilestore.h"
+#include "run/runcontroller.h"
 #include "runview.h"
 
 #include <QCoreApplication>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "sidepanel.h"
 
-#include "profile.h"
-#include "runlistmodel.h"
-#include "runrecord.h"
+#include "config/profile.h"
+#include "models/runlistmodel.h"
+#include "run/runrecord.h"
 
 #include <QAction>
 #include <QIdentityProxyModel>

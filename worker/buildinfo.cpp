@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "buildinfo.h"
-#include "buildid.h"
+#include "crash/buildid.h"
 
 #include <torch/headeronly/version.h>
 

@@ -3,7 +3,7 @@
 
 #include "telemetry.h"
 
-#include <wireprotocol.h>
+#include "wire/wireprotocol.h"
 
 #include <cerrno>
 #include <chrono>

@@ -2,12 +2,12 @@
 // rankdeck-worker: one rank of a DistributedDataParallel training job (docs/worker.md).
 #include "buildinfo.h"
 #include "controlchannel.h"
-#include "crashhandler.h"
+#include "crash/crashhandler.h"
 #include "telemetry.h"
 #include "trainer.h"
 #include "workeroptions.h"
 
-#include <wireprotocol.h>
+#include "wire/wireprotocol.h"
 
 #include <c10/util/Exception.h>
 

@@ -4,15 +4,15 @@
 #include "buildinfo.h"
 #include "cpuaffinity.h"
 #include "controlchannel.h"
-#include "faultinjection.h"
-#include "distributedcontext.h"
-#include "distributedsampler.h"
-#include "gradreducer.h"
-#include "task.h"
+#include "crash/faultinjection.h"
+#include "ddp/distributedcontext.h"
+#include "ddp/distributedsampler.h"
+#include "ddp/gradreducer.h"
+#include "tasks/task.h"
 #include "telemetry.h"
 #include "workeroptions.h"
 
-#include <wireprotocol.h>
+#include "wire/wireprotocol.h"
 
 #include <ATen/autocast_mode.h>
 #include <caffe2/serialize/inline_container.h>

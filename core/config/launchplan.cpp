@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "launchplan.h"
+#include "config/launchplan.h"
 
 #include <QCoreApplication>
 

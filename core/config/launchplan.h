@@ -8,9 +8,9 @@
 // its `store` event; the other ranks are then started with that port (spec(rank, …, port)).
 #pragma once
 
-#include "profile.h"
-#include "trainingconfig.h"
-#include "transport.h"
+#include "config/profile.h"
+#include "config/trainingconfig.h"
+#include "transport/transport.h"
 
 #include <QList>
 #include <QString>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "profilestore.h"
+#include "config/profilestore.h"
 
 #include <QCoreApplication>
 #include <QDir>

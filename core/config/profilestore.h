@@ -5,7 +5,7 @@
 // A broken file is reported with file, line and field and is never overwritten.
 #pragma once
 
-#include "profile.h"
+#include "config/profile.h"
 
 #include <QList>
 #include <QString>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "trainingconfig.h"
+#include "config/trainingconfig.h"
 
 #include <QJsonArray>
 

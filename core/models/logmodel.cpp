@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "logmodel.h"
+#include "models/logmodel.h"
 
 namespace rankdeck {
 

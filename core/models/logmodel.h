@@ -8,7 +8,7 @@
 // Lives on the GUI thread; the store may be fed from any thread.
 #pragma once
 
-#include "logstore.h"
+#include "store/logstore.h"
 
 #include <QAbstractListModel>
 #include <QRegularExpression>

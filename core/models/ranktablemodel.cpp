@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "ranktablemodel.h"
+#include "models/ranktablemodel.h"
 
-#include "runcontroller.h"
+#include "run/runcontroller.h"
 
 #include <QDateTime>
 

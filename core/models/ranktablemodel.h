@@ -5,7 +5,7 @@
 // view repaints a few times a second, not once per step of every rank.
 #pragma once
 
-#include "runstate.h"
+#include "run/runstate.h"
 
 #include <QAbstractTableModel>
 #include <QPointer>

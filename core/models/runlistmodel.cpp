@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "runlistmodel.h"
+#include "models/runlistmodel.h"
 
-#include "runmanager.h"
+#include "run/runmanager.h"
 
 #include <QDateTime>
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "runcontroller.h"
+#include "run/runcontroller.h"
 
-#include "logstore.h"
-#include "linesplitter.h"
-#include "metricsstore.h"
-#include "ssh/sshtransport.h"
-#include "transportfactory.h"
+#include "store/logstore.h"
+#include "stream/linesplitter.h"
+#include "store/metricsstore.h"
+#include "transport/ssh/sshtransport.h"
+#include "transport/transportfactory.h"
 
 #include <QCoreApplication>
 #include <QDir>

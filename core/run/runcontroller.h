@@ -19,15 +19,15 @@
 // next byte: no gap, no duplicate.
 #pragma once
 
-#include "failurereport.h"
-#include "launchplan.h"
-#include "profile.h"
-#include "rankstream.h"
-#include "runrecord.h"
-#include "runstate.h"
-#include "trainingconfig.h"
-#include "transport.h"
-#include "workerevent.h"
+#include "run/failurereport.h"
+#include "config/launchplan.h"
+#include "config/profile.h"
+#include "stream/rankstream.h"
+#include "run/runrecord.h"
+#include "run/runstate.h"
+#include "config/trainingconfig.h"
+#include "transport/transport.h"
+#include "stream/workerevent.h"
 
 #include <QHash>
 #include <QList>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "runmanager.h"
+#include "run/runmanager.h"
 
 #include <QCoreApplication>
 

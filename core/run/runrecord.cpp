@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "runrecord.h"
+#include "run/runrecord.h"
 
-#include "profilestore.h"
+#include "config/profilestore.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

@@ -17,9 +17,9 @@
 //   node/           the ranks' own run directory for local runs (crash reports, NCCL dumps)
 #pragma once
 
-#include "profile.h"
-#include "runstate.h"
-#include "trainingconfig.h"
+#include "config/profile.h"
+#include "run/runstate.h"
+#include "config/trainingconfig.h"
 
 #include <QJsonObject>
 #include <QList>

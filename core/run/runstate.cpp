@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "runstate.h"
+#include "run/runstate.h"
 
 #include <QCoreApplication>
 #include <QtNumeric>

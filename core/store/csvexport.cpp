@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "csvexport.h"
+#include "store/csvexport.h"
 
-#include "metricsstore.h"
+#include "store/metricsstore.h"
 
 #include <QCoreApplication>
 #include <QFile>

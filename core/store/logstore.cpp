@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "logstore.h"
+#include "store/logstore.h"
 
 #include <QCoreApplication>
 #include <QDir>

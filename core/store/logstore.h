@@ -17,7 +17,7 @@
 //   rank-<R>.events.jsonl the rank's worker events, one JSON payload per line, as received
 #pragma once
 
-#include "rankstream.h"
+#include "stream/rankstream.h"
 
 #include <QFile>
 #include <QHash>

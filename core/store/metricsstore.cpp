@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "metricsstore.h"
+#include "store/metricsstore.h"
 
-#include "csvexport.h"
-#include "downsampler.h"
-#include "smoothing.h"
+#include "store/csvexport.h"
+#include "store/downsampler.h"
+#include "store/smoothing.h"
 
-#include <wireprotocol.h>
+#include "wire/wireprotocol.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -11,7 +11,7 @@
 // format) and flushed, so a reopened run gets its curves back.
 #pragma once
 
-#include "workerevent.h"
+#include "stream/workerevent.h"
 
 #include <QHash>
 #include <QList>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "smoothing.h"
+#include "store/smoothing.h"
 
 #include <cmath>
 

@@ -6,7 +6,7 @@
 // event names that rank; anything else is log text, shown as it came.
 #pragma once
 
-#include "workerevent.h"
+#include "stream/workerevent.h"
 
 #include <QByteArray>
 #include <QByteArrayView>

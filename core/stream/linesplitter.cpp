@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "linesplitter.h"
+#include "stream/linesplitter.h"
 
 #include <QCoreApplication>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "rankstream.h"
+#include "stream/rankstream.h"
 
-#include "eventparser.h"
+#include "stream/eventparser.h"
 
 #include <QDateTime>
 

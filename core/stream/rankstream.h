@@ -6,9 +6,9 @@
 // RankStream belongs to whoever receives that rank's transport output.
 #pragma once
 
-#include "linesplitter.h"
-#include "transport.h"
-#include "workerevent.h"
+#include "stream/linesplitter.h"
+#include "transport/transport.h"
+#include "stream/workerevent.h"
 
 #include <QByteArray>
 #include <QList>

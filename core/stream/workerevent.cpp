@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "workerevent.h"
+#include "stream/workerevent.h"
 
-#include <wireprotocol.h>
+#include "wire/wireprotocol.h"
 
 #include <QCoreApplication>
 #include <QJsonDocument>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "localtransport.h"
+#include "transport/localtransport.h"
 
 #include <QCoreApplication>
 #include <QDir>

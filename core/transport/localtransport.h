@@ -5,7 +5,7 @@
 // left in its group is killed, so no orphan survives a run.
 #pragma once
 
-#include "transport.h"
+#include "transport/transport.h"
 
 #include <QHash>
 #include <QPointer>

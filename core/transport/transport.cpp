@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "transport.h"
+#include "transport/transport.h"
 
 namespace rankdeck {
 namespace {

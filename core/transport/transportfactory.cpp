@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "transportfactory.h"
+#include "transport/transportfactory.h"
 
-#include "localtransport.h"
+#include "transport/localtransport.h"
 
 #include <QCoreApplication>
 
 #if __has_include("ssh/sshtransport.h")
-#include "ssh/sshtransport.h"
+#include "transport/ssh/sshtransport.h"
 #define RANKDECK_HAVE_SSH_TRANSPORT 1
 #endif
 

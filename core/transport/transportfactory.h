@@ -3,8 +3,8 @@
 // Picks the transport a profile asks for: local processes, or SSH channels to the nodes.
 #pragma once
 
-#include "profile.h"
-#include "transport.h"
+#include "config/profile.h"
+#include "transport/transport.h"
 
 namespace rankdeck {
 

@@ -4,7 +4,7 @@
 // private home and XDG tree for the launcher, and a profile whose nodes are the fixture's sshds.
 #pragma once
 
-#include "profile.h"
+#include "config/profile.h"
 #include "sshfixture.h"
 
 #include <QByteArray>

@@ -16,7 +16,7 @@
 //        --peer-echo        (rank 0 reports "Connection closed by peer" when another rank dies,
 //                            like Gloo; --peer-ts-offset-ms N shifts that report's timestamp)
 //        --resume --control-stdin --run-dir DIR …  (accepted; other worker flags are ignored)
-#include "wireprotocol.h"
+#include "wire/wireprotocol.h"
 
 #include <arpa/inet.h>
 #include <atomic>

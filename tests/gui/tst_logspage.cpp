@@ -3,11 +3,11 @@
 // The Logs page over core's real LogStore fed through RankStream: a tab per rank (sorted, one
 // view for all of them), follow mode that pauses when the user scrolls up, regex and stream
 // filters, search, and the elided-lines marker when memory is bounded.
-#include "logmodel.h"
+#include "models/logmodel.h"
 #include "logspage.h"
-#include "logstore.h"
+#include "store/logstore.h"
 #include "logview.h"
-#include "rankstream.h"
+#include "stream/rankstream.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>

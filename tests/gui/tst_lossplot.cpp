@@ -5,7 +5,7 @@
 // scaling, restarts drawn as separate segments, and PNG/PDF/CSV export.
 #include "lossplot.h"
 #include "metricsplotprovider.h"
-#include "metricsstore.h"
+#include "store/metricsstore.h"
 
 #include <qcustomplot.h>
 

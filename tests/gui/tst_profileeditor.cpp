@@ -4,7 +4,7 @@
 // you type naming the field, editing an existing profile.
 #include "mainwindow.h"
 #include "profileeditordialog.h"
-#include "profilestore.h"
+#include "config/profilestore.h"
 #include "sidepanel.h"
 
 #include <QApplication>

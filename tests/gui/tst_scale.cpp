@@ -6,15 +6,15 @@
 // tabs/picker and the loss legend hold 512 entries each as model rows or items, the widget
 // count stays bounded, and every rank's lines reach the run record.
 #include "loadgenlog.h"
-#include "logmodel.h"
+#include "models/logmodel.h"
 #include "logspage.h"
-#include "logstore.h"
+#include "store/logstore.h"
 #include "logview.h"
 #include "losspage.h"
 #include "lossplot.h"
 #include "overviewpage.h"
-#include "ranktablemodel.h"
-#include "runcontroller.h"
+#include "models/ranktablemodel.h"
+#include "run/runcontroller.h"
 #include "runview.h"
 
 #include <QAbstractItemModelTester>

@@ -2,7 +2,7 @@
 // rankdeck-worker as the launcher sees it: real processes, 1–4 ranks on this machine over
 // Gloo, started the way RankDeck starts them (rank 0 with MASTER_PORT=0 reports the store
 // port in a `store` event, the others then join on it).
-#include <wireprotocol.h>
+#include "wire/wireprotocol.h"
 
 #include <QDir>
 #include <QElapsedTimer>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "buildid.h"
+#include "crash/buildid.h"
 
 #include <cstring>
 #include <elf.h>

@@ -18,11 +18,11 @@
 // Stack dumps on demand use a real-time signal sent to each thread in turn (tgkill): the
 // thread records its own PCs into a slot and returns; a helper thread symbolizes and emits a
 // `stacks` event while the process keeps running.
-#include "crashhandler.h"
-#include "buildid.h"
+#include "crash/crashhandler.h"
+#include "crash/buildid.h"
 
-#include "stackdump.h"
-#include "wireprotocol.h"
+#include "crash/stackdump.h"
+#include "wire/wireprotocol.h"
 
 #include <cxxabi.h>
 #include <dirent.h>

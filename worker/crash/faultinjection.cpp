@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "faultinjection.h"
+#include "crash/faultinjection.h"
 
 // Only c10's exception header: TORCH_CHECK without the cost of the full torch headers.
 #include <c10/util/Exception.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "stackdump.h"
+#include "crash/stackdump.h"
 
 #include <cxxabi.h>
 #include <dwarf.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "distributedcontext.h"
+#include "ddp/distributedcontext.h"
 
-#include "crashhandler.h"
+#include "crash/crashhandler.h"
 #include "telemetry.h"
 #include "workeroptions.h"
 
-#include <wireprotocol.h>
+#include "wire/wireprotocol.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>

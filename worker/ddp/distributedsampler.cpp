@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "distributedsampler.h"
+#include "ddp/distributedsampler.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "charlmtask.h"
+#include "tasks/charlmtask.h"
 
 #include <torch/torch.h>
 

@@ -3,7 +3,7 @@
 // learning rather than synthetic noise.
 #pragma once
 
-#include "task.h"
+#include "tasks/task.h"
 
 #include <torch/nn/module.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "lineartask.h"
+#include "tasks/lineartask.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>

@@ -2,7 +2,7 @@
 // The reference DDP example: Linear(10, 1), loss = output.sum(), on random inputs.
 #pragma once
 
-#include "task.h"
+#include "tasks/task.h"
 
 #include <torch/nn/modules/linear.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "mlptask.h"
+#include "tasks/mlptask.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>

@@ -2,7 +2,7 @@
 // Synthetic regression with a configurable MLP: large widths make all-reduce dominate.
 #pragma once
 
-#include "task.h"
+#include "tasks/task.h"
 
 #include <torch/nn/modules/container/sequential.h>
 

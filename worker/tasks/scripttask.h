@@ -2,7 +2,7 @@
 // Any user TorchScript module on a tensor dataset saved from Python as {"x": X, "y": Y}.
 #pragma once
 
-#include "task.h"
+#include "tasks/task.h"
 
 #include <torch/csrc/jit/api/module.h>
 

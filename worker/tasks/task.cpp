@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "task.h"
+#include "tasks/task.h"
 
-#include "charlmtask.h"
-#include "lineartask.h"
-#include "mlptask.h"
-#include "scripttask.h"
+#include "tasks/charlmtask.h"
+#include "tasks/lineartask.h"
+#include "tasks/mlptask.h"
+#include "tasks/scripttask.h"
 #include "workeroptions.h"
 
 #include <torch/torch.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "policysshinteraction.h"
+#include "transport/ssh/policysshinteraction.h"
 
 #include <QMutexLocker>
 

@@ -5,7 +5,7 @@
 // branch of host key checking and authentication against real servers.
 #pragma once
 
-#include "sshinteraction.h"
+#include "transport/ssh/sshinteraction.h"
 
 #include <QMutex>
 #include <QStringList>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "shellquote.h"
+#include "transport/ssh/shellquote.h"
 
 namespace rankdeck::shell {
 

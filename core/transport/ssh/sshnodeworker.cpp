@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sshnodeworker.h"
+#include "transport/ssh/sshnodeworker.h"
 
-#include "shellquote.h"
-#include "sshrankscript.h"
+#include "transport/ssh/shellquote.h"
+#include "transport/ssh/sshrankscript.h"
 
 #include <QCoreApplication>
 #include <QCryptographicHash>

@@ -7,8 +7,8 @@
 // (see SshRankScript). The owning SshTransport talks to it only through queued calls and signals.
 #pragma once
 
-#include "sshsession.h"
-#include "transport.h"
+#include "transport/ssh/sshsession.h"
+#include "transport/transport.h"
 
 #include <QByteArray>
 #include <QDeadlineTimer>

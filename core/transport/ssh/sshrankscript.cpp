@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sshrankscript.h"
+#include "transport/ssh/sshrankscript.h"
 
-#include "shellquote.h"
+#include "transport/ssh/shellquote.h"
 
 namespace rankdeck {
 

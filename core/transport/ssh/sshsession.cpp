@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sshsession.h"
+#include "transport/ssh/sshsession.h"
 
-#include "profile.h"
-#include "shellquote.h"
-#include "sshinteraction.h"
+#include "config/profile.h"
+#include "transport/ssh/shellquote.h"
+#include "transport/ssh/sshinteraction.h"
 
 #include <QCoreApplication>
 #include <QCryptographicHash>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "sshtransport.h"
+#include "transport/ssh/sshtransport.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

@@ -16,9 +16,9 @@
 //   setDetached(true), in which case ranks keep running on the nodes.
 #pragma once
 
-#include "profile.h"
-#include "sshnodeworker.h"
-#include "transport.h"
+#include "config/profile.h"
+#include "transport/ssh/sshnodeworker.h"
+#include "transport/transport.h"
 
 #include <QHash>
 #include <QList>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "logmodel.h"
-#include "logstore.h"
-#include "rankstream.h"
+#include "models/logmodel.h"
+#include "store/logstore.h"
+#include "stream/rankstream.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>

@@ -2,10 +2,10 @@
 //
 // RunManager with several runs at once, and the rank table and run list models over it,
 // checked by QAbstractItemModelTester while real (scripted) runs change them.
-#include "ranktablemodel.h"
-#include "runcontroller.h"
-#include "runlistmodel.h"
-#include "runmanager.h"
+#include "models/ranktablemodel.h"
+#include "run/runcontroller.h"
+#include "models/runlistmodel.h"
+#include "run/runmanager.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>

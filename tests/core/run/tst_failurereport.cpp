@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // FailureReport: root cause selection, per-rank merging, text and JSON, and reading the
 // worker's crash/stacks events (made here with the worker's own WireEventWriter).
-#include "failurereport.h"
+#include "run/failurereport.h"
 
-#include "wireprotocol.h"
+#include "wire/wireprotocol.h"
 
 #include <QJsonDocument>
 #include <QRegularExpression>

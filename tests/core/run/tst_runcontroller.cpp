@@ -2,10 +2,10 @@
 //
 // The run controller's state machine and failure policy, with real processes: the scripted
 // worker (scriptedworker.cpp) speaks the real protocol, so every case runs in about a second.
-#include "logstore.h"
-#include "metricsstore.h"
-#include "runcontroller.h"
-#include "runrecord.h"
+#include "store/logstore.h"
+#include "store/metricsstore.h"
+#include "run/runcontroller.h"
+#include "run/runrecord.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "runrecord.h"
+#include "run/runrecord.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "csvexport.h"
-#include "metricsstore.h"
+#include "store/csvexport.h"
+#include "store/metricsstore.h"
 
 #include <QBuffer>
 #include <QTemporaryDir>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "downsampler.h"
+#include "store/downsampler.h"
 
 #include <QRandomGenerator>
 #include <QtTest>

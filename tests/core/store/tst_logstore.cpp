@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "logstore.h"
-#include "rankstream.h"
+#include "store/logstore.h"
+#include "stream/rankstream.h"
 
-#include <wireprotocol.h>
+#include "wire/wireprotocol.h"
 
 #include <QFile>
 #include <QRandomGenerator>

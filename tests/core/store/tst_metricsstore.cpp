@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "downsampler.h"
-#include "eventparser.h"
-#include "metricsstore.h"
-#include "smoothing.h"
+#include "store/downsampler.h"
+#include "stream/eventparser.h"
+#include "store/metricsstore.h"
+#include "store/smoothing.h"
 
-#include <wireprotocol.h>
+#include "wire/wireprotocol.h"
 
 #include <QRandomGenerator>
 #include <QTemporaryDir>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "eventparser.h"
-#include "rankstream.h"
+#include "stream/eventparser.h"
+#include "stream/rankstream.h"
 
-#include <wireprotocol.h>
+#include "wire/wireprotocol.h"
 
 #include <QRandomGenerator>
 #include <QtTest>

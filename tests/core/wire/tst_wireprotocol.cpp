@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <wireprotocol.h>
+#include "wire/wireprotocol.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

@@ -7,9 +7,9 @@
 //               [--step-delay-ms MS] [--train-thread]
 // --train-thread runs the loop on a second thread named "rdk-train", as a crash away from the
 // main thread.
-#include "crashhandler.h"
-#include "faultinjection.h"
-#include "wireprotocol.h"
+#include "crash/crashhandler.h"
+#include "crash/faultinjection.h"
+#include "wire/wireprotocol.h"
 
 #include <pthread.h>
 #include <unistd.h>

@@ -4,9 +4,9 @@
 // one crash event with the right signal or exception, its message and a symbolized stack that
 // names the faulting function, the same report in <runDir>/crash-rank<R>.txt, and death by the
 // signal; stack dumps arrive while the process keeps running.
-#include "failurereport.h"
+#include "run/failurereport.h"
 
-#include "wireprotocol.h"
+#include "wire/wireprotocol.h"
 
 #include <QFile>
 #include <QJsonDocument>
@@ -164,7 +164,7 @@ private slots:
         QVERIFY2(f.firstOwnFrame >= 0, qPrintable(stack));
         const FrameParts own = parseFrame(f.stack.at(f.firstOwnFrame));
         QVERIFY2(own.function.contains(function), qPrintable(f.stack.at(f.firstOwnFrame)));
-        QVERIFY2(own.file.endsWith(QLatin1String("worker/faultinjection.cpp")), qPrintable(own.file));
+        QVERIFY2(own.file.endsWith(QLatin1String("worker/crash/faultinjection.cpp")), qPrintable(own.file));
         QVERIFY(own.line > 0);
         QCOMPARE(own.module, kOwnModule);
         QCOMPARE(firstOwnFrame(f.stack, kOwnModule), f.firstOwnFrame);

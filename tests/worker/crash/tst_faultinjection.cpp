@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // --fault / --fault-rank parsing: every KIND, bad specs named in the message, other ranks idle.
-#include "faultinjection.h"
+#include "crash/faultinjection.h"
 
 #include <QTest>
 

@@ -7,13 +7,13 @@
 // faulty rank printed before the fault is in the run record. `hang`: the run is flagged hung,
 // and the stack dumps show the hung rank in the fault and its peers in a collective, without
 // killing anyone.
-#include "failurereport.h"
-#include "profile.h"
-#include "runcontroller.h"
-#include "policysshinteraction.h"
+#include "run/failurereport.h"
+#include "config/profile.h"
+#include "run/runcontroller.h"
+#include "transport/ssh/policysshinteraction.h"
 #include "fixtureprofile.h"
 #include "sshfixture.h"
-#include "trainingconfig.h"
+#include "config/trainingconfig.h"
 
 #include <QDir>
 #include <QFile>

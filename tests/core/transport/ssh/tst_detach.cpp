@@ -5,8 +5,8 @@
 // `rankdeck-cli attach RUN` takes the run over and follows it to its end. Every line each rank
 // wrote on its node must then be in the local record exactly once (nothing lost while detached,
 // nothing read twice at the re-attach), and no process of the run may be left on the nodes.
-#include "profile.h"
-#include "profilestore.h"
+#include "config/profile.h"
+#include "config/profilestore.h"
 #include "fixtureprofile.h"
 #include "sshfixture.h"
 

@@ -5,11 +5,11 @@
 // (SIGSTOP: its port accepts, nothing answers, as a hung machine does). Every healthy node must
 // connect, deploy and start its rank while the frozen one is still connecting, and the frozen
 // node must fail on its own connect timeout with a message naming it, and only it.
-#include "policysshinteraction.h"
-#include "profile.h"
+#include "transport/ssh/policysshinteraction.h"
+#include "config/profile.h"
 #include "fixtureprofile.h"
 #include "sshfixture.h"
-#include "sshtransport.h"
+#include "transport/ssh/sshtransport.h"
 
 #include <QElapsedTimer>
 #include <QFile>

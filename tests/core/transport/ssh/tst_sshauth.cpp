@@ -13,13 +13,13 @@
 // ProxyJump: nodes reached through one and two jump hosts defined only in the test's
 // ~/.ssh/config (HOME points elsewhere than the passwd entry's home); each jump host's sshd log
 // (DEBUG1) must show the direct-tcpip forward to the next hop, in order.
-#include "policysshinteraction.h"
-#include "profile.h"
-#include "runcontroller.h"
+#include "transport/ssh/policysshinteraction.h"
+#include "config/profile.h"
+#include "run/runcontroller.h"
 #include "fixtureprofile.h"
 #include "sshfixture.h"
-#include "sshsession.h"
-#include "trainingconfig.h"
+#include "transport/ssh/sshsession.h"
+#include "config/trainingconfig.h"
 
 #include <QDir>
 #include <QDirIterator>

@@ -3,9 +3,9 @@
 // Keepalives on idle SSH connections, seen from the server: the node's sshd logs at DEBUG3 every
 // SSH_MSG_IGNORE it receives. The interval comes from ~/.ssh/config's ServerAliveInterval for the
 // host (libssh 0.10 parses and drops it), from the endpoint, or defaults to 60 s; 0 turns them off.
-#include "policysshinteraction.h"
+#include "transport/ssh/policysshinteraction.h"
 #include "sshfixture.h"
-#include "sshsession.h"
+#include "transport/ssh/sshsession.h"
 
 #include <QDir>
 #include <QFile>

@@ -4,8 +4,8 @@
 // runs real Gloo training with the real worker. Every line each rank wrote on its node must be
 // in the local run record; a second launch does not upload the worker again; a crashing rank
 // fails the run and leaves no process of it on any node.
-#include "profile.h"
-#include "profilestore.h"
+#include "config/profile.h"
+#include "config/profilestore.h"
 #include "fixtureprofile.h"
 #include "sshfixture.h"
 

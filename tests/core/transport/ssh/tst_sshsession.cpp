@@ -3,9 +3,9 @@
 // SshSession against real OpenSSH servers: host key checking (plain and hashed known_hosts,
 // unknown, changed), authentication (right key, wrong key, passphrase), ~/.ssh/config, commands
 // and SFTP, and the errors a user sees when a node cannot be reached.
-#include "policysshinteraction.h"
+#include "transport/ssh/policysshinteraction.h"
 #include "sshfixture.h"
-#include "sshsession.h"
+#include "transport/ssh/sshsession.h"
 
 #include <QDir>
 #include <QFile>

@@ -6,11 +6,11 @@
 // loss or duplicate), a node lost past the deadline, and the prepare failures a user meets.
 // The "worker" here is a small sh script, so that these tests do not depend on libtorch; the
 // real worker runs through SSH in tst_sshlaunch.
-#include "policysshinteraction.h"
-#include "profile.h"
+#include "transport/ssh/policysshinteraction.h"
+#include "config/profile.h"
 #include "fixtureprofile.h"
 #include "sshfixture.h"
-#include "sshtransport.h"
+#include "transport/ssh/sshtransport.h"
 
 #include "testprocesses.h"
 
