@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "failureentries.h"
 
+#include "util/translation.h"
+
 #include "run/failurereport.h"
 
 #include <QCoreApplication>
@@ -9,11 +11,6 @@
 namespace rankdeck {
 
 namespace {
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::FailuresPage", text);
-}
-
 QString frameFunction(const QStringList &stack, int index)
 {
     if (index < 0 || index >= stack.size())

@@ -1,16 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "config/launchplan.h"
 
+#include "util/translation.h"
+
 #include <QCoreApplication>
 
 namespace rankdeck {
-
-namespace {
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::LaunchPlan", text);
-}
-} // namespace
 
 LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &config, const QString &runId,
                               const QString &nodeRunDirectory)

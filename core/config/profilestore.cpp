@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "config/profilestore.h"
 
+#include "util/translation.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -15,11 +17,6 @@
 namespace rankdeck {
 
 namespace {
-
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::ProfileStore", text);
-}
 
 QString qs(std::string_view s)
 {

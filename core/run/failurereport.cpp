@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/failurereport.h"
 
+#include "util/translation.h"
+
 #include "wire/wireprotocol.h"
 
 #include <QCoreApplication>
@@ -16,11 +18,6 @@
 namespace rankdeck {
 
 namespace {
-
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("FailureReport", text);
-}
 
 QString key(std::string_view k)
 {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/runrecord.h"
 
+#include "util/translation.h"
+
 #include "config/profilestore.h"
 
 #include <QCoreApplication>
@@ -20,11 +22,6 @@
 namespace rankdeck {
 
 namespace {
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::RunRecord", text);
-}
-
 QJsonObject readJson(const QString &path)
 {
     QFile f(path);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "store/csvexport.h"
 
+#include "util/translation.h"
+
 #include "store/metricsstore.h"
 
 #include <QCoreApplication>
@@ -15,11 +17,6 @@
 namespace rankdeck {
 
 namespace {
-
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::CsvExport", text);
-}
 
 // Metric names come from workers; quote them when they could break the row.
 QByteArray csvField(const QString &s)

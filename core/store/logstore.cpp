@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "store/logstore.h"
 
+#include "util/translation.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -25,11 +27,6 @@ constexpr quint64 kNumberMask = (quint64(1) << kRankShift) - 1;
 constexpr quint8 kFlagTruncated = 1;
 // Lines longer than this are shown from their head when read back from disk.
 constexpr qint64 kMaxReadBack = 1024 * 1024;
-
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::LogStore", text);
-}
 
 void encodeIndex(char *out, qint64 offset, qint64 timeUs, qint64 length, StreamKind stream, quint8 flags)
 {

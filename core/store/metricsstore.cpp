@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "store/metricsstore.h"
 
+#include "util/translation.h"
+
 #include "store/csvexport.h"
 #include "store/downsampler.h"
 #include "store/smoothing.h"
@@ -22,11 +24,6 @@
 namespace rankdeck {
 
 namespace {
-
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::MetricsStore", text);
-}
 
 struct SmoothCache
 {

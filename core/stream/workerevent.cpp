@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "stream/workerevent.h"
 
+#include "util/translation.h"
+
 #include "wire/wireprotocol.h"
 
 #include <QCoreApplication>
@@ -39,11 +41,6 @@ constexpr std::array<TypeName, 11> kTypes{{
 QString key(std::string_view k)
 {
     return QString::fromLatin1(k.data(), qsizetype(k.size()));
-}
-
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::WorkerEvent", text);
 }
 
 // JSON numbers written by the worker are integers or %.9g doubles; Qt keeps integers exact.

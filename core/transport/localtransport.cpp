@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/localtransport.h"
 
+#include "util/translation.h"
+#include "util/clock.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -15,19 +18,6 @@
 #include <unistd.h>
 
 namespace rankdeck {
-
-namespace {
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::LocalTransport", text);
-}
-
-qint64 nowUs()
-{
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch()).count();
-}
-} // namespace
 
 LocalTransport::LocalTransport(QObject *parent) : Transport(parent) {}
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/ssh/sshnodeworker.h"
 
+#include "util/translation.h"
+#include "util/clock.h"
+
 #include "transport/ssh/shellquote.h"
 #include "transport/ssh/sshrankscript.h"
 
@@ -24,11 +27,6 @@
 namespace rankdeck {
 
 namespace {
-
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::SshNodeWorker", text);
-}
 
 // The ranks' channels are read when the session's socket is readable; this slow timer only
 // catches data libssh buffered while another call on the session (a signal, a stdin write) read
@@ -218,11 +216,6 @@ QString unquoteOsRelease(const QString &value)
         return v;
     }
     return value;
-}
-
-qint64 nowUs()
-{
-    return QDateTime::currentMSecsSinceEpoch() * 1000;
 }
 
 } // namespace

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/ssh/sshsession.h"
 
+#include "util/translation.h"
+
 #include "config/profile.h"
 #include "transport/ssh/shellquote.h"
 #include "transport/ssh/sshinteraction.h"
@@ -31,11 +33,6 @@
 namespace rankdeck {
 
 namespace {
-
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::SshSession", text);
-}
 
 QString expandHome(const QString &path)
 {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/ssh/sshtransport.h"
 
+#include "util/translation.h"
+
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QThread>
@@ -12,11 +14,6 @@ namespace rankdeck {
 namespace {
 // How many nodes connect and deploy at once (see dispatchPrepares).
 constexpr int kMaxParallelPrepares = 16;
-
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::SshTransport", text);
-}
 
 } // namespace
 
