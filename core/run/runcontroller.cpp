@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/runcontroller.h"
 
+#include "util/translation.h"
+#include "util/clock.h"
+
 #include "store/logstore.h"
 #include "stream/linesplitter.h"
 #include "store/metricsstore.h"
-#include "transport/ssh/sshtransport.h"
 #include "transport/transportfactory.h"
 
 #include <QCoreApplication>
@@ -24,17 +26,6 @@
 namespace rankdeck {
 
 namespace {
-
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::RunController", text);
-}
-
-qint64 nowUs()
-{
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 QString signalName(int sig)
 {
@@ -148,10 +139,11 @@ bool RunController::start(QString *error)
         m_transport = t;
     }
     if (m_options.detach) {
-        if (auto *ssh = qobject_cast<SshTransport *>(m_transport.data()))
-            ssh->setDetached(true);
+        if (m_transport->can(Transport::Capability::Detach))
+            m_transport->setDetached(true);
         else
-            note(tr("detach: only SSH runs can outlive their launcher; this one stops with it"));
+            note(tr("detach: %1 ranks cannot outlive their launcher; this run stops with it")
+                     .arg(m_transport->describe()));
     }
     connectTransport();
     m_startedUs = nowUs();
@@ -1032,7 +1024,7 @@ bool RunController::allRanksStarted() const
 bool RunController::canDetach() const
 {
     return !m_readOnly && !m_released && !m_finalized && !isTerminal(m_state) && m_options.detach
-        && qobject_cast<SshTransport *>(m_transport.data()) && allRanksStarted();
+        && m_transport && m_transport->can(Transport::Capability::Detach) && allRanksStarted();
 }
 
 bool RunController::detachAndRelease(QString *error)
@@ -1041,8 +1033,9 @@ bool RunController::detachAndRelease(QString *error)
         QString why;
         if (m_readOnly || m_finalized || isTerminal(m_state))
             why = tr("run %1 is not running here").arg(m_record.id());
-        else if (!m_options.detach || !qobject_cast<SshTransport *>(m_transport.data()))
-            why = tr("run %1 was not launched detachable (SSH profile and detach)").arg(m_record.id());
+        else if (!m_options.detach || !m_transport || !m_transport->can(Transport::Capability::Detach))
+            why = tr("run %1 was not launched detachable (a transport that can detach, and detach)")
+                      .arg(m_record.id());
         else
             why = tr("run %1: not every rank has started yet").arg(m_record.id());
         if (error)
@@ -1078,7 +1071,7 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
     const RunState state = runStateFromName(st.value(QStringLiteral("state")).toString());
     const RunInfo info = record.info();
     if (record.profile().isLocal()) {
-        *error = tr("run %1 ran on the local profile: only SSH runs can be re-attached").arg(record.id());
+        *error = tr("run %1 ran on the local profile: its ranks ended with their launcher, nothing to re-attach").arg(record.id());
         return nullptr;
     }
     if (st.isEmpty() || isTerminal(state)) {
@@ -1160,30 +1153,29 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
 
     QString transportError;
     Transport *t = TransportFactory::create(c->m_profile, record.id(), o.sshInteraction, c, &transportError);
-    auto *ssh = qobject_cast<SshTransport *>(t);
-    if (!ssh) {
-        *error = t ? tr("run %1: its transport cannot re-attach").arg(record.id()) : transportError;
+    if (!t || !t->can(Transport::Capability::Reattach)) {
+        *error = t ? tr("run %1: its transport (%2) cannot re-attach").arg(record.id(), t->describe())
+                   : transportError;
         delete t;
         delete c;
         return nullptr;
     }
     // This launcher may go away too: the ranks keep running, as when the run was launched.
-    ssh->setDetached(true);
-    c->m_transport = ssh;
+    t->setDetached(true);
+    c->m_transport = t;
     c->m_reattaching = true;
     c->connectTransport();
     c->note(tr("re-attaching to run %1 (%2 ranks on %3 node(s))")
                 .arg(record.id()).arg(ranks.size()).arg(c->m_profile.nodes.size()));
     c->writeState();
     c->m_watchTimer.start();
-    ssh->prepare(QString());
+    t->prepare(QString());
     return c;
 }
 
 void RunController::attachRanks()
 {
     m_reattaching = false;
-    auto *ssh = qobject_cast<SshTransport *>(m_transport.data());
     for (int r = 0; r < m_ranks.size(); ++r) {
         RankRuntime &rt = m_runtime[r];
         if (rt.exited)
@@ -1195,7 +1187,7 @@ void RunController::attachRanks()
         }
         const StreamOffsets &o = m_offsets[r];
         const RankLaunchSpec spec = m_plan.spec(r, QString(), m_masterPort, false);
-        ssh->attachRank(spec, o.attempt, o.received[0], o.received[1]);
+        m_transport->attachRank(spec, o.attempt, o.received[0], o.received[1]);
     }
     checkAllDone();
 }

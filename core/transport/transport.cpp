@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/transport.h"
 
+#include "util/clock.h"
+
+#include <QMetaObject>
+
 namespace rankdeck {
 namespace {
 // Queued connections across threads need the value types registered once.
@@ -10,4 +14,19 @@ const int s_registered = [] {
     return 0;
 }();
 } // namespace
+
+void Transport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes)
+{
+    Q_UNUSED(attempt);
+    Q_UNUSED(stdoutBytes);
+    Q_UNUSED(stderrBytes);
+    RankExit exit;
+    exit.exitCode = -1;
+    exit.timeUs = nowUs();
+    exit.detail = tr("failed to start: %1 cannot re-attach ranks").arg(describe());
+    // Queued: callers attach in a loop and expect answers after it, as from every transport.
+    const int rank = spec.rank;
+    QMetaObject::invokeMethod(this, [this, rank, exit] { emit rankExited(rank, exit); }, Qt::QueuedConnection);
+}
+
 } // namespace rankdeck

@@ -41,8 +41,24 @@ class Transport : public QObject
 {
     Q_OBJECT
 public:
+    // What a transport can do beyond starting and signalling ranks. The run controller asks for
+    // these instead of knowing transport classes, so that a new transport (Slurm, where a job is
+    // detached by nature) adds to the set without touching core/run.
+    enum class Capability {
+        // Ranks can outlive the launcher: setDetached(true) keeps them running when the
+        // transport goes away.
+        Detach = 0x1,
+        // A later launcher can take over ranks left running (attachRank()), streams resumed at
+        // a byte offset.
+        Reattach = 0x2,
+    };
+    Q_DECLARE_FLAGS(Capabilities, Capability)
+
     using QObject::QObject;
     ~Transport() override = default;
+
+    virtual Capabilities capabilities() const { return {}; }
+    bool can(Capability c) const { return capabilities().testFlag(c); }
 
     // Human name for messages ("local", "ssh gpu-node-3").
     virtual QString describe() const = 0;
@@ -60,6 +76,16 @@ public:
     // Delivers a signal to the rank's whole process group.
     virtual void signalRank(int rank, int signal) = 0;
 
+    // Capability::Detach: ranks keep running when this transport goes away. Call before
+    // prepare(); transports without the capability ignore it.
+    virtual void setDetached(bool detached) { Q_UNUSED(detached); }
+    // Capability::Reattach: takes over a rank left running by an earlier launcher. Its streams
+    // resume after stdoutBytes / stderrBytes, rankStarted comes again with the pid, then output
+    // and rankExited as usual. attempt is the rank's start count in that run (1 unless it was
+    // restarted). Needs prepare() (an empty worker path is enough). Transports without the
+    // capability report the rank exited with that reason.
+    virtual void attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes);
+
 signals:
     void prepared();
     void prepareFailed(const QString &message);
@@ -69,6 +95,8 @@ signals:
     // Progress a front end may show per node ("connecting", "uploading 40%", …).
     void nodeProgress(int nodeIndex, const QString &stage, int percent);
 };
+
+Q_DECLARE_OPERATORS_FOR_FLAGS(Transport::Capabilities)
 
 } // namespace rankdeck
 

@@ -49,13 +49,13 @@ public:
     void closeStdin(int rank) override;
     void signalRank(int rank, int signal) override;
 
+    // Ranks run under a wrapper that keeps their output on the node, so they can outlive this
+    // launcher and be taken over by another one.
+    Capabilities capabilities() const override { return Capability::Detach | Capability::Reattach; }
     // Re-attaches to a rank left running on its node by an earlier launcher (a detached run, or
-    // a launcher that crashed less than the grace period ago): the streams resume after the
-    // given byte counts of stdout and stderr, rankStarted comes again with the pid, then output
-    // and rankExited as usual. attempt is the rank's start count in that run (1 unless it was
-    // restarted). Needs prepare() (an empty worker path is enough) and spec.nodeIndex and
+    // a launcher that crashed less than the grace period ago). Needs spec.nodeIndex and
     // spec.nodeRunDirectory as for the start.
-    void attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes);
+    void attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes) override;
 
     // After prepared()/prepareFailed(): what each node check found.
     SshNodeInfo nodeInfo(int nodeIndex) const;
@@ -66,7 +66,7 @@ public:
     void setReconnectDeadlineSec(int seconds);
     int reconnectDeadlineSec() const { return m_settings.reconnectDeadlineSec; }
     // Ranks keep running on the nodes when this transport goes away (--detach).
-    void setDetached(bool detached);
+    void setDetached(bool detached) override;
 
     // Where ranks keep their output on a node when a spec names no run directory.
     static QString defaultNodeRunDirectory(const QString &runId);
