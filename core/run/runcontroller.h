@@ -1,30 +1,38 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // One run: turns a profile and a training config into running ranks through a Transport,
-// follows each rank's stream (RankStream → LogStore on disk first → views), keeps every rank's
-// state, watches heartbeats and step progress, and applies the failure policy:
-//   - the earliest failure by the ranks' own microsecond timestamps (not the order in which the
-//     launcher noticed them, and not the lowest rank) is the root cause;
-//   - a failure that reads like the echo of another rank's death (peer closed the connection,
-//     collective timeout) counts as a consequence whenever another rank failed on its own;
-//   - every other rank is then stopped: `stop` on its control channel, SIGTERM to its process
-//     group after stopGraceMs, SIGKILL after termGraceMs more, and reported as a consequence.
+// follows each rank's stream (RankStream → LogStore on disk first → views) and owns the run's
+// lifecycle and its attempts (gang restarts). What it decides with is in parts of its own:
+//   - RankEventTracker: what each event says about its rank;
+//   - FailurePolicy: root cause by the ranks' own timestamps, consequences, exit classification;
+//   - StopEscalation: stop → SIGTERM → SIGKILL for every other rank once one failed;
+//   - HangWatchdog: silent and stuck ranks, and a rank 0 that never reports its port;
+//   - RunStateFile: state.json, written here and read back by reopen() and reattach();
+//   - ReattachPlan: what a detached run's directory allows a new launcher to take over.
 // No port race: rank 0 starts with MASTER_PORT=0, binds a free port itself and reports it with
 // its `store` event; only then are the other ranks started, with that port.
 // A controller can also be built on a finished run directory (reopen()): the same object then
 // serves the views of a past run, read-only.
-// Detached runs (Options::detach, SSH profiles): the ranks keep running on the nodes when this
-// launcher leaves (detachAndRelease(), or it dies); state.json keeps, per rank, the attempt and the
-// stdout/stderr bytes already in the run record, so that reattach() resumes every stream at the
-// next byte: no gap, no duplicate.
+// Detached runs (Options::detach, transports with Capability::Detach): the ranks keep running
+// on the nodes when this launcher leaves (detachAndRelease(), or it dies); state.json keeps, per
+// rank, the attempt and the stdout/stderr bytes already in the run record, so that reattach()
+// resumes every stream at the next byte: no gap, no duplicate.
+// runcontroller.cpp is longer than the house's ~600 lines: it is the one state machine of a run
+// across its attempts (prepare → rank 0 → the others → end or restart, stop, kill, detach,
+// reopen, re-attach). Every decision in it is made by one of the parts above; cutting the
+// machine itself across files would hide its transitions from each other.
 #pragma once
 
-#include "run/failurereport.h"
 #include "config/launchplan.h"
+#include "run/failurepolicy.h"
+#include "run/failurereport.h"
+#include "run/rankruntime.h"
+#include "run/streamoffsets.h"
 #include "config/profile.h"
 #include "stream/rankstream.h"
 #include "run/runrecord.h"
 #include "run/runstate.h"
+#include "run/runstatefile.h"
 #include "config/trainingconfig.h"
 #include "transport/transport.h"
 #include "stream/workerevent.h"
@@ -44,6 +52,7 @@ namespace rankdeck {
 class LogStore;
 class MetricsStore;
 class SshInteraction;
+class StopEscalation;
 
 class RunController : public QObject
 {
@@ -59,7 +68,7 @@ public:
         int hangTimeoutSec = 0;      // no step progress while heartbeats go on; 0: the profile's heartbeat timeout
         int storeTimeoutSec = 0;     // rank 0 must report its port within this; 0: the profile's rendezvous timeout
         bool autoDumpStacks = true;  // ask hung ranks for their stacks
-        bool detach = false;         // SSH: ranks survive this launcher (recorded in state.json)
+        bool detach = false;         // ranks survive this launcher where the transport can (state.json says so)
         SshInteraction *sshInteraction = nullptr;
     };
 
@@ -74,7 +83,7 @@ public:
     // nodes of its profile snapshot and re-attaches every rank not seen ending, each stream from
     // the byte where the record stops; lines go on into the same logs, and the run then ends as
     // usual. nullptr and *error when the run cannot be re-attached (finished, local, attached to a
-    // live launcher). options.workerPath is not needed.
+    // live launcher, a transport without Capability::Reattach). options.workerPath is not needed.
     static RunController *reattach(const QString &runDirectory, const Options &options, QObject *parent,
                                    QString *error);
 
@@ -89,7 +98,7 @@ public:
     // SIGKILL to every rank's process group now.
     void kill();
     // Leaves the run without stopping it (Options::detach, every rank started): state.json gets
-    // the stream offsets, the SSH sessions close, the ranks go on; the controller is then inert
+    // the stream offsets, the transport lets go of the ranks, they go on; the controller is then inert
     // (isDetached()) and reattach() can pick the run up. false and *error otherwise.
     bool detachAndRelease(QString *error);
     bool canDetach() const;
@@ -114,7 +123,7 @@ public:
     QList<RankStatus> rankStatuses() const { return m_ranks; }
     RankStatus rankStatus(int rank) const { return m_ranks.value(rank); }
     QString stacks(int rank) const { return m_stacks.value(rank); }
-    const FailureReport &failureReport() const { return m_report; }
+    const FailureReport &failureReport() const { return m_policy.report(); }
     // One line, e.g. "rank 1 (localhost): exit code 3: bad batch"; empty when nothing failed.
     QString rootCauseSummary() const { return m_rootCauseSummary; }
     QString errorMessage() const { return m_errorMessage; }
@@ -146,33 +155,9 @@ signals:
     void detached();
 
 private:
-    struct RankRuntime
-    {
-        bool started = false;         // startRank was called in this attempt
-        bool exited = false;
-        bool launcherStopped = false; // the launcher asked it to stop
-        bool consequence = false;     // ... because another rank failed
-        bool ownFailure = false;      // it reported an error/crash itself
-        int stopSerial = 0;
-        qint64 lastStepChangeUs = 0;  // launcher clock
-        qint64 maxStepIntervalUs = 0;
-        bool dumpRequested = false;
-        QSet<int> signalsSent;        // by the launcher, to tell its own kills from crashes
-        bool pidKnown = false;        // rankStarted came
-    };
-    // Per rank: what is in the run record of its current attempt, for a later re-attach.
-    struct StreamOffsets
-    {
-        int attempt = 0;              // the transport's start count of the rank (rank<R>.a<attempt>)
-        qint64 received[2] = {0, 0};  // bytes of stdout, stderr delivered by the transport
-        qint64 pending[2] = {0, 0};   // ... of which still in the line splitter (not on disk)
-        qint64 committed(int s) const { return received[s] - pending[s]; }
-    };
-
     RunController(QObject *parent);
     void connectTransport();
     void attachRanks();
-    QJsonArray streamsJson() const;
     void onPrepared();
     void onPrepareFailed(const QString &message);
     void launchAttempt();
@@ -185,6 +170,8 @@ private:
     void recordFailure(const RankFailure &failure);
     void triggerFailurePolicy(int failedRank);
     void stopRank(int rank, bool consequence);
+    void applyExit(int rank, const FailurePolicy::ExitVerdict &verdict);
+    void checkRendezvous(qint64 now);
     void watch();
     void checkAllDone();
     void finalize();
@@ -193,9 +180,10 @@ private:
     void setRankState(int rank, RankState state, const QString &detail = QString());
     void note(const QString &message);
     void writeState();
-    QJsonObject stateJson() const;
+    RunStateFile stateFile() const;
     void failRun(const QString &message);
-    static bool looksLikePeerFailure(const QString &text);
+    void openStores();
+    void restartStatuses(qint64 now);
 
     bool m_readOnly = false;
     Profile m_profile;
@@ -215,18 +203,15 @@ private:
     bool m_reattaching = false;      // prepared() means: attach the ranks, not start them
     bool m_ranksStartedSent = false;
     QHash<int, QString> m_stacks;
-    QList<RankFailure> m_failures;   // observed in this attempt
-    FailureReport m_report;
+    FailurePolicy m_policy;          // this attempt's failures
+    StopEscalation *m_stops = nullptr;
     QList<QJsonObject> m_attempts;   // history of earlier attempts
     QString m_rootCauseSummary;
     QString m_errorMessage;
     RunState m_state = RunState::Preparing;
     int m_attempt = 0;
     int m_masterPort = 0;
-    int m_firstFailedRank = -1;
-    int m_stopSerial = 0;            // unique across attempts, so an old timer never fires on a new rank
     bool m_userStop = false;
-    bool m_failureSeen = false;
     bool m_hung = false;
     bool m_stateDirty = false;
     bool m_finalized = false;

@@ -231,6 +231,16 @@ bool RunRecord::takeStackDumpRequest() const
     return QFile::remove(m_directory + QStringLiteral("/stacks-request"));
 }
 
+void RunRecord::appendStacks(int rank, qint64 timeUs, const QString &reason, const QString &stacks) const
+{
+    QFile f(stacksPath(rank));
+    if (!f.open(QIODevice::Append))
+        return;
+    f.write(QStringLiteral("=== %1 (%2)\n").arg(timeUs).arg(reason).toUtf8());
+    f.write(stacks.toUtf8());
+    f.write("\n");
+}
+
 QString RunRecord::stacksPath(int rank) const
 {
     return m_directory + QStringLiteral("/stacks-rank-%1.txt").arg(rank);

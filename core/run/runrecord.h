@@ -83,6 +83,8 @@ public:
     bool requestStackDump(QString *error) const;
     bool takeStackDumpRequest() const;
     QString stacksPath(int rank) const;
+    // Adds one stack dump of the rank to stacks-rank<R>.txt, under a "=== <time> (<reason>)" line.
+    void appendStacks(int rank, qint64 timeUs, const QString &reason, const QString &stacks) const;
 
     RunInfo info() const;
 

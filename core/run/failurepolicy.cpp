@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "run/failurepolicy.h"
+
+#include "util/signalname.h"
+#include "util/translation.h"
+
+#include <QRegularExpression>
+
+namespace rankdeck {
+
+namespace {
+
+const QString kConsequence = QStringLiteral("consequence");
+
+} // namespace
+
+FailurePolicy::ExitVerdict FailurePolicy::classifyExit(const RankExit &exit, const RankStatus &s, const RankRuntime &rt,
+                                                       bool bySignalWeSent, const QString &stacks)
+{
+    ExitVerdict v;
+    const bool clean = !exit.crashed && exit.exitCode == 0;
+    // Transports report a dropped connection as an exit without a code.
+    const bool lost = !exit.crashed && exit.exitCode < 0 && !exit.detail.isEmpty()
+        && !exit.detail.startsWith(QLatin1String("failed to start"), Qt::CaseInsensitive)
+        && exit.detail.contains(QLatin1String("lost"), Qt::CaseInsensitive);
+
+    if (exit.crashed)
+        v.how = tr("killed by %1").arg(signalName(exit.signal));
+    else if (!exit.detail.isEmpty() && exit.exitCode < 0)
+        v.how = exit.detail;
+    else
+        v.how = tr("exit code %1").arg(exit.exitCode);
+
+    RankFailure &f = v.failure;
+    f.rank = s.rank;
+    // A rank the launcher was stopping can still have failed by itself first (its own exit
+    // code, or a signal the launcher did not send): that is a failure, not a consequence.
+    const bool ownExit = !clean && !bySignalWeSent;
+    if (rt.ownFailure) {
+        // It reported its own error/crash; the exit completes that report.
+        v.action = ExitVerdict::Action::CompleteOwnReport;
+        v.state = RankState::Failed;
+        f.exitCode = exit.crashed ? 0 : exit.exitCode;
+        f.signal = exit.crashed ? exit.signal : 0;
+        f.signalName = signalName(f.signal);
+        return v;
+    }
+    if (rt.launcherStopped && !ownExit) {
+        v.state = RankState::Stopped;
+        if (!rt.consequence)
+            return v;
+        v.action = ExitVerdict::Action::Consequence;
+        f.host = s.host;
+        f.localRank = s.localRank;
+        f.timeUs = s.endTimeUs;
+        f.kind = kConsequence;
+        f.exitCode = s.exitCode;
+        f.signal = s.signal;
+        f.signalName = signalName(s.signal);
+        // build() names the root cause in the reason of every other consequence.
+        if (s.hung) {
+            f.reason = tr("hung, then stopped by the launcher (%1)").arg(v.how);
+            if (!stacks.isEmpty())
+                f.stack = stacks.split(QLatin1Char('\n'));
+        }
+        return v;
+    }
+    if (clean) {
+        v.state = RankState::Finished;
+        return v;
+    }
+    v.action = ExitVerdict::Action::NewFailure;
+    v.state = lost ? RankState::Lost : RankState::Failed;
+    f.host = s.host;
+    f.localRank = s.localRank;
+    // The exit is seen a little after the death; the rank's last word bounds it from below,
+    // and its own events carry its clock, so prefer what the transport measured.
+    f.timeUs = s.endTimeUs;
+    if (lost) {
+        f.kind = QStringLiteral("lost");
+        f.message = exit.detail;
+    } else if (exit.crashed) {
+        f.kind = QStringLiteral("signal");
+        f.signal = exit.signal;
+        f.signalName = signalName(exit.signal);
+    } else {
+        f.kind = QStringLiteral("exit");
+        f.exitCode = exit.exitCode;
+        f.message = exit.detail;
+    }
+    return v;
+}
+
+RankFailure FailurePolicy::failureFromEvent(const WorkerEvent &e, const RankStatus &s, qint64 now)
+{
+    RankFailure f;
+    if (e.type() == WorkerEvent::Type::Crash) {
+        f = failureFromCrashEvent(e.fields());
+    } else {
+        f.kind = QStringLiteral("error");
+        f.exitCode = e.exitCode();
+        f.message = e.message();
+    }
+    f.rank = s.rank;
+    if (f.host.isEmpty())
+        f.host = s.host;
+    f.localRank = s.localRank;
+    if (f.timeUs <= 0)
+        f.timeUs = e.timeUs() > 0 ? e.timeUs() : now;
+    return f;
+}
+
+bool FailurePolicy::looksLikePeerFailure(const QString &text)
+{
+    static const QRegularExpression re(
+        QStringLiteral("closed by peer|reset by peer|connection (was )?(closed|reset|refused)|broken pipe|"
+                       "ECONNRESET|EPIPE|timed? ?out|Watchdog caught|peer|remote process exited|"
+                       "socket (closed|error)|store.*(closed|timeout)"),
+        QRegularExpression::CaseInsensitiveOption);
+    return re.match(text).hasMatch();
+}
+
+bool FailurePolicy::record(const RankFailure &failure, QList<RankStatus> &ranks, const QHash<int, QString> &stacks)
+{
+    for (RankFailure &f : m_failures) {
+        if (f.rank == failure.rank) {
+            if (f.exitCode == 0 && failure.exitCode != 0)
+                f.exitCode = failure.exitCode;
+            if (f.signal == 0 && failure.signal != 0) {
+                f.signal = failure.signal;
+                f.signalName = failure.signalName;
+            }
+            rebuild(ranks, stacks);
+            return false;
+        }
+    }
+    m_failures.append(failure);
+    rebuild(ranks, stacks);
+    if (failure.kind == kConsequence || m_failureSeen)
+        return false;
+    m_failureSeen = true;
+    m_firstFailedRank = failure.rank;
+    return true;
+}
+
+void FailurePolicy::addConsequence(const RankFailure &failure, QList<RankStatus> &ranks,
+                                   const QHash<int, QString> &stacks)
+{
+    m_failures.append(failure);
+    rebuild(ranks, stacks);
+}
+
+void FailurePolicy::rebuild(QList<RankStatus> &ranks, const QHash<int, QString> &stacks)
+{
+    // Echoes of another rank's death (peer closed the connection, collective timed out) are
+    // consequences whenever some rank failed for a reason of its own.
+    QList<RankFailure> observed = m_failures;
+    bool anyOwn = false;
+    for (const RankFailure &f : observed) {
+        if (f.kind != kConsequence && !looksLikePeerFailure(f.message))
+            anyOwn = true;
+    }
+    if (anyOwn) {
+        for (RankFailure &f : observed) {
+            if (f.kind != kConsequence && looksLikePeerFailure(f.message)) {
+                f.reason = tr("a peer failed first (this rank's own %1 followed)").arg(f.kind);
+                f.kind = kConsequence;
+            }
+        }
+    }
+    for (RankFailure &f : observed) {
+        if (ranks.value(f.rank).hung && f.stack.isEmpty() && stacks.contains(f.rank))
+            f.stack = stacks.value(f.rank).split(QLatin1Char('\n'));
+    }
+    m_report = FailureReport::build(observed);
+    m_rootCauseSummary.clear();
+    for (RankStatus &s : ranks)
+        s.rootCause = false;
+    for (const RankFailure &f : m_report.failures) {
+        if (!f.rootCause)
+            continue;
+        if (f.rank >= 0 && f.rank < ranks.size())
+            ranks[f.rank].rootCause = true;
+        QString what;
+        if (f.kind == QLatin1String("crash") || f.kind == QLatin1String("signal"))
+            what = f.signalName.isEmpty() ? tr("signal %1").arg(f.signal) : f.signalName;
+        else if (f.kind == QLatin1String("exception"))
+            what = f.exceptionType.isEmpty() ? tr("exception") : f.exceptionType;
+        else if (f.kind == QLatin1String("exit") || f.kind == QLatin1String("error"))
+            what = tr("exit code %1").arg(f.exitCode);
+        else
+            what = f.kind;
+        m_rootCauseSummary = tr("rank %1 (%2): %3").arg(f.rank).arg(f.host, what);
+        if (!f.message.isEmpty())
+            m_rootCauseSummary += QStringLiteral(": ") + f.message.section(QLatin1Char('\n'), 0, 0);
+        break;
+    }
+}
+
+int FailurePolicy::rootCauseRank() const
+{
+    const RankFailure *root = m_report.rootCause();
+    return root ? root->rank : -1;
+}
+
+bool FailurePolicy::anyOwnFailure() const
+{
+    for (const RankFailure &f : m_report.failures) {
+        if (f.kind != kConsequence)
+            return true;
+    }
+    return false;
+}
+
+void FailurePolicy::reset()
+{
+    *this = FailurePolicy();
+}
+
+void FailurePolicy::restore(const FailureReport &report)
+{
+    m_report = report;
+    m_failures = report.failures;
+    m_failureSeen = !m_failures.isEmpty();
+}
+
+} // namespace rankdeck

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Which ranks look dead or stuck, judged on the launcher's clock every watch tick:
+//   - silent: no event at all (not even a heartbeat) for the heartbeat timeout; the control
+//     channel may be stuck too, so its stacks are asked for with SIGUSR1;
+//   - hung: heartbeats go on but the step does not move for the hang timeout, or three times
+//     the slowest step seen so far, whichever is longer (slow steps are not hangs); its stacks
+//     are asked for on the control channel;
+//   - rendezvous overdue: rank 0 has not reported its store port in time, so the others can
+//     never start.
+// It marks the statuses and says what it found; the controller acts and tells the user.
+#pragma once
+
+#include "run/rankruntime.h"
+#include "run/runstate.h"
+
+#include <QList>
+
+namespace rankdeck {
+
+class HangWatchdog
+{
+public:
+    struct Limits
+    {
+        qint64 heartbeatUs = 0;
+        qint64 hangUs = 0;
+        bool autoDumpStacks = true;
+    };
+    struct Findings
+    {
+        QList<int> silent;        // newly silent: detail set, status changed
+        QList<int> hung;          // newly hung (silent ones included)
+        QList<int> changed;       // statuses that changed
+        QList<int> dumpBySignal;  // ask with SIGUSR1
+        QList<int> dumpByCommand; // ask with `dump-stacks`
+        bool anyHung = false;     // some rank not yet ended is hung
+    };
+
+    static Findings check(qint64 nowUs, const Limits &limits, QList<RankStatus> &ranks, QList<RankRuntime> &runtimes);
+
+    // Rank 0 started at rank0StartUs and still has not reported its port after timeoutSec.
+    static bool rendezvousOverdue(qint64 nowUs, qint64 rank0StartUs, int timeoutSec);
+};
+
+} // namespace rankdeck

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "run/runstatefile.h"
+
+#include <QJsonArray>
+
+namespace rankdeck {
+
+QJsonObject RunStateFile::toJson() const
+{
+    QJsonObject o;
+    o[QStringLiteral("id")] = id;
+    o[QStringLiteral("name")] = name;
+    o[QStringLiteral("state")] = runStateName(state);
+    o[QStringLiteral("attempt")] = attempt;
+    o[QStringLiteral("max_restarts")] = maxRestarts;
+    o[QStringLiteral("world_size")] = int(ranks.size());
+    o[QStringLiteral("launcher_pid")] = launcherPid;
+    o[QStringLiteral("launcher_host")] = launcherHost;
+    o[QStringLiteral("created_us")] = createdUs;
+    o[QStringLiteral("started_us")] = startedUs;
+    o[QStringLiteral("ended_us")] = endedUs;
+    o[QStringLiteral("master_addr")] = masterAddress;
+    o[QStringLiteral("master_port")] = masterPort;
+    o[QStringLiteral("user_stop")] = userStop;
+    o[QStringLiteral("hung")] = hung;
+    o[QStringLiteral("error")] = error;
+    o[QStringLiteral("root_cause_summary")] = rootCauseSummary;
+    o[QStringLiteral("root_cause_rank")] = rootCauseRank;
+    QJsonArray rankArray;
+    for (const RankStatus &s : ranks)
+        rankArray.append(s.toJson());
+    o[QStringLiteral("ranks")] = rankArray;
+    QJsonArray attemptArray;
+    for (const QJsonObject &a : attempts)
+        attemptArray.append(a);
+    o[QStringLiteral("attempts")] = attemptArray;
+    o[QStringLiteral("detach")] = detach;
+    o[QStringLiteral("detached")] = detached;
+    QJsonArray streamArray;
+    for (int r = 0; r < streams.size(); ++r)
+        streamArray.append(streams[r].toJson(r));
+    o[QStringLiteral("streams")] = streamArray;
+    return o;
+}
+
+RunStateFile RunStateFile::fromJson(const QJsonObject &o)
+{
+    RunStateFile f;
+    f.id = o.value(QStringLiteral("id")).toString();
+    f.name = o.value(QStringLiteral("name")).toString();
+    f.state = runStateFromName(o.value(QStringLiteral("state")).toString());
+    f.attempt = o.value(QStringLiteral("attempt")).toInt();
+    f.maxRestarts = o.value(QStringLiteral("max_restarts")).toInt();
+    f.launcherPid = o.value(QStringLiteral("launcher_pid")).toInteger();
+    f.launcherHost = o.value(QStringLiteral("launcher_host")).toString();
+    f.createdUs = o.value(QStringLiteral("created_us")).toInteger();
+    f.startedUs = o.value(QStringLiteral("started_us")).toInteger();
+    f.endedUs = o.value(QStringLiteral("ended_us")).toInteger();
+    f.masterAddress = o.value(QStringLiteral("master_addr")).toString();
+    f.masterPort = o.value(QStringLiteral("master_port")).toInt();
+    f.userStop = o.value(QStringLiteral("user_stop")).toBool();
+    f.hung = o.value(QStringLiteral("hung")).toBool();
+    f.error = o.value(QStringLiteral("error")).toString();
+    f.rootCauseSummary = o.value(QStringLiteral("root_cause_summary")).toString();
+    f.rootCauseRank = o.value(QStringLiteral("root_cause_rank")).toInt(-1);
+    for (const QJsonValue &v : o.value(QStringLiteral("ranks")).toArray())
+        f.ranks.append(RankStatus::fromJson(v.toObject()));
+    for (const QJsonValue &v : o.value(QStringLiteral("attempts")).toArray())
+        f.attempts.append(v.toObject());
+    f.detach = o.value(QStringLiteral("detach")).toBool();
+    f.detached = o.value(QStringLiteral("detached")).toBool();
+    for (const QJsonValue &v : o.value(QStringLiteral("streams")).toArray())
+        f.streams.append(StreamOffsets::fromJson(v.toObject()));
+    return f;
+}
+
+} // namespace rankdeck
