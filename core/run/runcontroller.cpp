@@ -9,6 +9,7 @@
 #include "store/metricsstore.h"
 #include "transport/transportfactory.h"
 #include "util/clock.h"
+#include "util/logging.h"
 #include "util/signalname.h"
 
 #include <QFile>
@@ -648,6 +649,7 @@ void RunController::setState(RunState state)
 {
     if (m_state == state)
         return;
+    qCDebug(lcRun).noquote() << m_record.id() << runStateName(m_state) << "->" << runStateName(state);
     m_state = state;
     writeState();
     emit stateChanged(state);
@@ -669,6 +671,7 @@ void RunController::setRankState(int rank, RankState state, const QString &detai
 
 void RunController::note(const QString &message)
 {
+    qCDebug(lcRun).noquote() << m_record.id() << message;
     if (!m_record.directory().isEmpty())
         m_record.appendLauncherLog(message);
     emit launcherMessage(message);

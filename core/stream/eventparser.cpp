@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "stream/eventparser.h"
 
+#include "util/logging.h"
 #include "wire/wireprotocol.h"
 
 #include <QCoreApplication>
@@ -49,6 +50,8 @@ ParsedLine EventParser::parse(QByteArrayView line, int expectedRank)
         out.hasText = markerPos > 0;
         return out;
     }
+    if (out.rejectedEvent)
+        qCDebug(lcStream) << "rank" << expectedRank << "line kept as text:" << out.rejectReason;
     out.text = line.toByteArray();
     out.hasText = true;
     return out;

@@ -3,6 +3,7 @@
 
 #include "util/translation.h"
 #include "util/clock.h"
+#include "util/logging.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -99,6 +100,7 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
     });
     connect(proc, &QProcess::started, this, [this, proc, rank] {
         m_ranks[rank].pid = proc->processId();
+        qCDebug(lcTransport) << "local rank" << rank << "started as pid" << proc->processId();
         emit rankStarted(rank, proc->processId());
     });
     connect(proc, &QProcess::errorOccurred, this, [this, proc, rank](QProcess::ProcessError error) {
@@ -115,6 +117,8 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
         if (m_ranks[rank].process == proc)
             onFinished(rank);
     });
+    qCDebug(lcTransport).noquote() << "local rank" << rank << "starting" << proc->program()
+                                   << proc->arguments().join(QLatin1Char(' '));
     proc->start(QIODevice::ReadWrite);
 }
 
