@@ -7,9 +7,9 @@
 // <runDir>/crash-rank<R>.txt, then the process dies by the signal (SIGABRT for exceptions), so
 // the launcher still sees the real cause in the exit status.
 //
-// Building: add worker/crashhandler.cpp and worker/stackdump.cpp (no torch headers; they need
-// libdw, pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw) → PkgConfig::LIBDW, and
-// Threads::Threads) and worker/faultinjection.cpp (includes only <c10/util/Exception.h>).
+// Building: link rankdeck_crash (worker/crash/CMakeLists.txt), which has the handler's parts,
+// worker/crash/stackdump.cpp (libdw) and worker/crash/faultinjection.cpp (only
+// <c10/util/Exception.h>); the executable needs -Wl,--build-id for the reports' build id.
 //
 // Exceptions: let an exception that ends training escape main() (or rethrow it with `throw;`
 // after printing): the terminate handler reports it as a `crash` with its type, message

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The worker's crash handler, end to end in a real process (crashhelper links the same
-// crashhandler/stackdump/faultinjection sources as rankdeck-worker): every fatal fault gives
+// rankdeck_crash library as rankdeck-worker): every fatal fault gives
 // one crash event with the right signal or exception, its message and a symbolized stack that
 // names the faulting function, the same report in <runDir>/crash-rank<R>.txt, and death by the
 // signal; stack dumps arrive while the process keeps running.
