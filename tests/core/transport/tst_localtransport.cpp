@@ -7,6 +7,8 @@
 
 #include "util/clock.h"
 
+#include "testprocesses.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 using namespace rankdeck;
+using rankdeck::testing::processRuns;
 
 namespace {
 
@@ -63,17 +66,6 @@ RankLaunchSpec shellRank(int rank, const QString &script, const QStringList &arg
     s.program = QStringLiteral("/bin/sh");
     s.arguments = QStringList{QStringLiteral("-c"), script, QStringLiteral("rank%1").arg(rank)} + args;
     return s;
-}
-
-// Alive and not a zombie waiting for a reaper (in containers PID 1 often never reaps).
-bool processRuns(qint64 pid)
-{
-    QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
-    if (!f.open(QIODevice::ReadOnly))
-        return false;
-    const QByteArray stat = f.readAll();
-    const QByteArray rest = stat.mid(stat.lastIndexOf(')') + 2);
-    return !rest.startsWith('Z') && !rest.startsWith('X');
 }
 
 // Field `index` (1-based, as in proc(5)) of /proc/<pid>/stat, read by the rank itself.

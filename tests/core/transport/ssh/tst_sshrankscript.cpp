@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 using namespace rankdeck;
+using rankdeck::testing::processRuns;
 
 namespace {
 
@@ -32,16 +33,6 @@ QByteArray readFile(const QString &path)
 {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray("<missing>");
-}
-
-bool processRuns(qint64 pid)
-{
-    QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
-    if (!f.open(QIODevice::ReadOnly))
-        return false;
-    const QByteArray stat = f.readAll();
-    const QByteArray rest = stat.mid(stat.lastIndexOf(')') + 2);
-    return !rest.startsWith('Z') && !rest.startsWith('X');
 }
 
 // A command as sshd runs it: the user's shell with -c.
@@ -78,20 +69,30 @@ Finished runChannel(const QByteArray &command, const QByteArray &input = {}, int
     return f;
 }
 
-// Splits "rankdeck-ssh <pid> <stdin bytes>\n<rest>"; false when the header is not there.
-bool splitHeader(const QByteArray &out, qint64 *pid, qint64 *stdinBytes, QByteArray *rest)
+// A channel's stdout split at the header "rankdeck-ssh <pid> <stdin bytes>\n".
+struct Header
 {
+    bool ok = false; // the header is there and well-formed
+    qint64 pid = 0;
+    qint64 stdinBytes = -1;
+    QByteArray body; // what follows it
+};
+
+Header header(const QByteArray &out)
+{
+    Header h;
     const qsizetype nl = out.indexOf('\n');
     if (nl < 0 || !out.startsWith(SshRankScript::headerPrefix()))
-        return false;
+        return h;
     const QList<QByteArray> words = out.left(nl).mid(SshRankScript::headerPrefix().size()).split(' ');
     if (words.size() != 2)
-        return false;
+        return h;
     bool ok1 = false, ok2 = false;
-    *pid = words[0].toLongLong(&ok1);
-    *stdinBytes = words[1].toLongLong(&ok2);
-    *rest = out.mid(nl + 1);
-    return ok1 && ok2 && *pid > 0;
+    h.pid = words[0].toLongLong(&ok1);
+    h.stdinBytes = words[1].toLongLong(&ok2);
+    h.body = out.mid(nl + 1);
+    h.ok = ok1 && ok2 && h.pid > 0;
+    return h;
 }
 
 } // namespace
@@ -216,10 +217,11 @@ void TestSshRankScript::startRunsTheRankWithItsFields()
     const Finished f = runChannel(SshRankScript::start(s), "hello 'world'\n");
     QVERIFY(f.ok);
     QCOMPARE(f.exitCode, 3);
-    qint64 pid = 0, stdinBytes = -1;
-    QByteArray out;
-    QVERIFY2(splitHeader(f.out, &pid, &stdinBytes, &out), f.out.left(200).constData());
-    QCOMPARE(stdinBytes, 0);
+    const Header h = header(f.out);
+    QVERIFY2(h.ok, f.out.left(200).constData());
+    QCOMPARE(h.stdinBytes, 0);
+    const qint64 pid = h.pid;
+    const QByteArray &out = h.body;
 
     const QByteArray expected = QStringLiteral("pid=%1 pgrp=%1 sid=%1\n").arg(pid).toUtf8()
         + "pwd=" + QFileInfo(workDir).canonicalFilePath().toUtf8() + "\n"
@@ -354,10 +356,10 @@ void TestSshRankScript::earlierTryIsReplacedOtherAttemptsKept()
     const Finished f = runChannel(SshRankScript::start(s), "input\n");
     QVERIFY(f.ok);
     QCOMPARE(f.exitCode, 0);
-    qint64 pid = 0, sb = 0;
-    QByteArray out;
-    QVERIFY(splitHeader(f.out, &pid, &sb, &out));
-    QCOMPARE(out, QByteArray("new input\n"));
+    const Header h = header(f.out);
+    QVERIFY(h.ok);
+    const qint64 pid = h.pid;
+    QCOMPARE(h.body, QByteArray("new input\n"));
     QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.out")), QByteArray("new input\n"));
     QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.err")), QByteArray());
     QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.exit")), QByteArray("0\n"));
@@ -399,21 +401,19 @@ void TestSshRankScript::attachAfterEnd()
     const Finished first = runChannel(SshRankScript::start(s), "abc\n");
     QVERIFY(first.ok);
     QCOMPARE(first.exitCode, 6);
-    qint64 pid = 0, sb = 0;
-    QByteArray rest;
-    QVERIFY(splitHeader(first.out, &pid, &sb, &rest));
-    QCOMPARE(rest, out);
+    const Header h = header(first.out);
+    QVERIFY(h.ok);
+    QCOMPARE(h.body, out);
     QCOMPARE(first.err, err);
 
     const Finished again = runChannel(SshRankScript::attach(s.tag, runDir, s.baseName, 0, stdoutOffset, stderrOffset));
     QVERIFY(again.ok);
     QCOMPARE(again.exitCode, 6);
-    qint64 pid2 = 0, stdinBytes = -1;
-    QByteArray resumed;
-    QVERIFY2(splitHeader(again.out, &pid2, &stdinBytes, &resumed), again.out.constData());
-    QCOMPARE(pid2, pid);
-    QCOMPARE(stdinBytes, 4); // "abc\n" reached the rank
-    QCOMPARE(resumed, out.mid(stdoutOffset));
+    const Header resumed = header(again.out);
+    QVERIFY2(resumed.ok, again.out.constData());
+    QCOMPARE(resumed.pid, h.pid);
+    QCOMPARE(resumed.stdinBytes, 4); // "abc\n" reached the rank
+    QCOMPARE(resumed.body, out.mid(stdoutOffset));
     QCOMPARE(again.err, err.mid(stderrOffset));
     QVERIFY(wrapperGone(s.tag));
 }
@@ -457,12 +457,12 @@ void TestSshRankScript::attachResumesRunningRankWithoutGap()
     again->closeWriteChannel();
     QVERIFY(again->waitForFinished(15000));
     QCOMPARE(again->exitCode(), 7);
-    qint64 pid = 0, stdinBytes = -1;
-    QByteArray resumed;
     const QByteArray out = again->readAllStandardOutput();
-    QVERIFY2(splitHeader(out, &pid, &stdinBytes, &resumed), out.constData());
-    QCOMPARE(stdinBytes, 0);
-    QCOMPARE(resumed, QByteArray("got=hello\n"));
+    const Header resumed = header(out);
+    QVERIFY2(resumed.ok, out.constData());
+    QCOMPARE(resumed.stdinBytes, 0);
+    QCOMPARE(resumed.body, QByteArray("got=hello\n"));
+    const qint64 pid = resumed.pid;
     QCOMPARE(again->readAllStandardError(), QByteArray("done-err\n"));
 
     QVERIFY(first->waitForFinished(10000));
@@ -494,10 +494,9 @@ void TestSshRankScript::keeperHoldsStdinUntilMarkedClosed()
     QVERIFY(QFileInfo::exists(runDir + QStringLiteral("/rank0.a1.stdin-closed")));
     QVERIFY(p->waitForFinished(10000));
     QCOMPARE(p->exitCode(), 0);
-    qint64 pid = 0, sb = 0;
-    QByteArray out;
-    QVERIFY(splitHeader(p->readAllStandardOutput(), &pid, &sb, &out));
-    QCOMPARE(out, QByteArray("abc\neof\n"));
+    const Header h = header(p->readAllStandardOutput());
+    QVERIFY(h.ok);
+    QCOMPARE(h.body, QByteArray("abc\neof\n"));
     QVERIFY(wrapperGone(s.tag));
 }
 
@@ -523,10 +522,10 @@ void TestSshRankScript::signalGroup()
         QVERIFY(p->waitForReadyRead(10000));
         out += p->readAllStandardOutput();
     }
-    qint64 pid = 0, sb = 0;
-    QByteArray rest;
-    QVERIFY(splitHeader(out, &pid, &sb, &rest));
-    const qint64 child = rest.trimmed().toLongLong();
+    const Header h = header(out);
+    QVERIFY(h.ok);
+    const qint64 pid = h.pid;
+    const qint64 child = h.body.trimmed().toLongLong();
     QVERIFY(child > 0);
     QVERIFY(processRuns(child));
 
@@ -560,9 +559,9 @@ void TestSshRankScript::rankStartsWithNoSignalIgnored()
     p->closeWriteChannel();
     QVERIFY(p->waitForFinished(10000));
     QCOMPARE(p->exitCode(), 0);
-    qint64 pid = 0, sb = 0;
-    QByteArray out;
-    QVERIFY(splitHeader(p->readAllStandardOutput(), &pid, &sb, &out));
+    const Header h = header(p->readAllStandardOutput());
+    QVERIFY(h.ok);
+    const QByteArray &out = h.body;
     QVERIFY2(out.startsWith("SigIgn:"), out.constData());
     bool ok = false;
     const quint64 ignored = out.mid(7).trimmed().toULongLong(&ok, 16);
