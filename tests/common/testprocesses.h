@@ -28,6 +28,19 @@ inline QStringList processesMatching(const QString &s)
     return lines;
 }
 
+// Whether pid runs: alive and not a zombie waiting for a reaper (in containers PID 1 often
+// never reaps, and kill(pid, 0) succeeds on a zombie).
+inline bool processRuns(qint64 pid)
+{
+    QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return false;
+    const QByteArray stat = f.readAll();
+    // pid (comm) state …: comm may contain spaces, so the state is what follows the last ')'.
+    const QByteArray rest = stat.mid(stat.lastIndexOf(')') + 2);
+    return !rest.startsWith('Z') && !rest.startsWith('X');
+}
+
 // A file's lines without their '\n'; empty when it cannot be read.
 inline QList<QByteArray> fileLines(const QString &path)
 {
