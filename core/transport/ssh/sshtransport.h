@@ -17,7 +17,7 @@
 #pragma once
 
 #include "config/profile.h"
-#include "transport/ssh/sshnodeworker.h"
+#include "transport/ssh/sshnodeconnection.h"
 #include "transport/transport.h"
 
 #include <QHash>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "transport/ssh/sshnodeworker.h"
+#include "transport/ssh/sshnodeconnection.h"
 
 #include "util/translation.h"
 #include "util/clock.h"
