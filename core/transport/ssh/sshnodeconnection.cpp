@@ -220,8 +220,8 @@ QString unquoteOsRelease(const QString &value)
 
 } // namespace
 
-SshNodeWorker::SshNodeWorker(int nodeIndex, const SshEndpoint &endpoint, const SshNodeSettings &settings,
-                             SshInteraction *interaction, QMutex *interactionLock)
+SshNodeConnection::SshNodeConnection(int nodeIndex, const SshEndpoint &endpoint, const SshNodeSettings &settings,
+                                     SshInteraction *interaction, QMutex *interactionLock)
     : m_node(nodeIndex)
     , m_settings(settings)
     , m_session(std::make_unique<SshSession>(endpoint, interaction, interactionLock))
@@ -230,12 +230,12 @@ SshNodeWorker::SshNodeWorker(int nodeIndex, const SshEndpoint &endpoint, const S
     m_info.host = endpoint.host;
 }
 
-SshNodeWorker::~SshNodeWorker()
+SshNodeConnection::~SshNodeConnection()
 {
     shutdown();
 }
 
-int SshNodeWorker::graceSec() const
+int SshNodeConnection::graceSec() const
 {
     // Long enough for every reconnect attempt, so the rank does not stop while the launcher
     // still intends to come back.
@@ -243,14 +243,14 @@ int SshNodeWorker::graceSec() const
                                : m_settings.reconnectDeadlineSec + m_session->endpoint().connectTimeoutSec + 5;
 }
 
-void SshNodeWorker::setDetached(bool detached)
+void SshNodeConnection::setDetached(bool detached)
 {
     m_settings.detached = detached;
 }
 
 // Paths on a node are read like ssh and sftp read them: "~/x" and relative paths are in the
 // login's home directory.
-QString SshNodeWorker::expand(const QString &path) const
+QString SshNodeConnection::expand(const QString &path) const
 {
     if (path.isEmpty() || path == QLatin1String("~"))
         return m_info.home;
@@ -261,7 +261,7 @@ QString SshNodeWorker::expand(const QString &path) const
     return path;
 }
 
-bool SshNodeWorker::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo *info)
+bool SshNodeConnection::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo *info)
 {
     QString error;
     QByteArray sha;
@@ -482,7 +482,7 @@ bool SshNodeWorker::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo *
     return true;
 }
 
-void SshNodeWorker::prepare(const QString &localWorkerPath)
+void SshNodeConnection::prepare(const QString &localWorkerPath)
 {
     SshNodeInfo info;
     info.nodeIndex = m_node;
@@ -506,7 +506,7 @@ void SshNodeWorker::prepare(const QString &localWorkerPath)
     emit prepareFinished(m_node, info);
 }
 
-bool SshNodeWorker::openChannel(Rank &r, const QByteArray &command, bool attach, QString *error)
+bool SshNodeConnection::openChannel(Rank &r, const QByteArray &command, bool attach, QString *error)
 {
     ssh_session s = m_session->handle();
     ssh_channel ch = s ? ssh_channel_new(s) : nullptr;
@@ -524,7 +524,7 @@ bool SshNodeWorker::openChannel(Rank &r, const QByteArray &command, bool attach,
     return true;
 }
 
-void SshNodeWorker::startRank(const RankLaunchSpec &spec)
+void SshNodeConnection::startRank(const RankLaunchSpec &spec)
 {
     const int rank = spec.rank;
     if (m_shutDown)
@@ -608,7 +608,7 @@ void SshNodeWorker::startRank(const RankLaunchSpec &spec)
     schedulePoll();
 }
 
-void SshNodeWorker::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes)
+void SshNodeConnection::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes)
 {
     const int rank = spec.rank;
     if (m_shutDown)
@@ -642,7 +642,7 @@ void SshNodeWorker::attachRank(const RankLaunchSpec &spec, int attempt, qint64 s
     schedulePoll();
 }
 
-void SshNodeWorker::writeStdin(int rank, const QByteArray &data)
+void SshNodeConnection::writeStdin(int rank, const QByteArray &data)
 {
     auto it = m_ranks.find(rank);
     if (it == m_ranks.end() || it->stdinClosed || data.isEmpty())
@@ -656,7 +656,7 @@ void SshNodeWorker::writeStdin(int rank, const QByteArray &data)
     }
 }
 
-void SshNodeWorker::closeStdin(int rank)
+void SshNodeConnection::closeStdin(int rank)
 {
     auto it = m_ranks.find(rank);
     if (it == m_ranks.end() || it->stdinClosed)
@@ -671,7 +671,7 @@ void SshNodeWorker::closeStdin(int rank)
     schedulePoll();
 }
 
-void SshNodeWorker::signalRank(int rank, int signal)
+void SshNodeConnection::signalRank(int rank, int signal)
 {
     auto it = m_ranks.find(rank);
     if (it == m_ranks.end() || it->pid <= 0 || !m_session->isConnected())
@@ -683,7 +683,7 @@ void SshNodeWorker::signalRank(int rank, int signal)
     schedulePoll();
 }
 
-void SshNodeWorker::dropNotifier()
+void SshNodeConnection::dropNotifier()
 {
     // Before the session closes its socket: a notifier must never watch a closed (or reused) fd.
     delete m_socketNotifier;
@@ -691,7 +691,7 @@ void SshNodeWorker::dropNotifier()
     m_notifierFd = -1;
 }
 
-void SshNodeWorker::updateTimer()
+void SshNodeConnection::updateTimer()
 {
     if (!m_pollTimer) {
         m_pollTimer = new QTimer(this);
@@ -715,7 +715,7 @@ void SshNodeWorker::updateTimer()
         m_pollTimer->stop();
 }
 
-void SshNodeWorker::schedulePoll()
+void SshNodeConnection::schedulePoll()
 {
     if (!m_pollScheduled && !m_ranks.isEmpty()) {
         m_pollScheduled = true;
@@ -726,7 +726,7 @@ void SshNodeWorker::schedulePoll()
     }
 }
 
-void SshNodeWorker::poll(bool fromSocket)
+void SshNodeConnection::poll(bool fromSocket)
 {
     if (m_shutDown || m_reconnecting)
         return;
@@ -768,7 +768,7 @@ void SshNodeWorker::poll(bool fromSocket)
     updateTimer();
 }
 
-bool SshNodeWorker::pollRank(int rank, Rank &r)
+bool SshNodeConnection::pollRank(int rank, Rank &r)
 {
     char buf[32768];
     for (int stream = 0; stream < 2; ++stream) {
@@ -846,7 +846,7 @@ bool SshNodeWorker::pollRank(int rank, Rank &r)
     return true;
 }
 
-void SshNodeWorker::finishRank(int rank, Rank &r)
+void SshNodeConnection::finishRank(int rank, Rank &r)
 {
     const int status = ssh_channel_get_exit_status(r.channel);
     ssh_channel_close(r.channel);
@@ -873,7 +873,7 @@ void SshNodeWorker::finishRank(int rank, Rank &r)
     emit rankExited(key, exit);
 }
 
-void SshNodeWorker::failRank(int rank, const QString &detail, int exitCode)
+void SshNodeConnection::failRank(int rank, const QString &detail, int exitCode)
 {
     auto it = m_ranks.find(rank);
     if (it != m_ranks.end()) {
@@ -884,7 +884,7 @@ void SshNodeWorker::failRank(int rank, const QString &detail, int exitCode)
     emit rankExited(rank, RankExit{false, exitCode, 0, nowUs(), detail});
 }
 
-void SshNodeWorker::connectionLost()
+void SshNodeConnection::connectionLost()
 {
     dropNotifier();
     for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it) {
@@ -901,12 +901,12 @@ void SshNodeWorker::connectionLost()
     if (!m_reconnectTimer) {
         m_reconnectTimer = new QTimer(this);
         m_reconnectTimer->setSingleShot(true);
-        connect(m_reconnectTimer, &QTimer::timeout, this, &SshNodeWorker::tryReconnect);
+        connect(m_reconnectTimer, &QTimer::timeout, this, &SshNodeConnection::tryReconnect);
     }
     m_reconnectTimer->start(200);
 }
 
-void SshNodeWorker::tryReconnect()
+void SshNodeConnection::tryReconnect()
 {
     if (m_shutDown)
         return;
@@ -942,7 +942,7 @@ void SshNodeWorker::tryReconnect()
     schedulePoll();
 }
 
-void SshNodeWorker::shutdown()
+void SshNodeConnection::shutdown()
 {
     if (m_shutDown)
         return;

@@ -57,15 +57,15 @@ struct SshNodeSettings
     bool detached = false;         // ranks keep running when the launcher goes away
 };
 
-class SshNodeWorker : public QObject
+class SshNodeConnection : public QObject
 {
     Q_OBJECT
 public:
-    SshNodeWorker(int nodeIndex, const SshEndpoint &endpoint, const SshNodeSettings &settings,
-                  SshInteraction *interaction, QMutex *interactionLock);
-    ~SshNodeWorker() override;
+    SshNodeConnection(int nodeIndex, const SshEndpoint &endpoint, const SshNodeSettings &settings,
+                      SshInteraction *interaction, QMutex *interactionLock);
+    ~SshNodeConnection() override;
 
-    // All of these run on the worker's thread (invoke them queued).
+    // All of these run on the connection's thread (invoke them queued).
     void prepare(const QString &localWorkerPath);
     void startRank(const rankdeck::RankLaunchSpec &spec);
     void attachRank(const rankdeck::RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes);

@@ -3,7 +3,7 @@
 // One authenticated libssh session to one node: ~/.ssh/config, host key checking against an
 // OpenSSH known_hosts file, authentication (agent, identity files, keyboard-interactive,
 // password), short commands and SFTP uploads. Every call blocks, so a session lives on its node's
-// own thread (SshNodeWorker) and is never touched from another one.
+// own thread (SshNodeConnection) and is never touched from another one.
 #pragma once
 
 #include <QByteArray>
@@ -89,7 +89,7 @@ public:
     QString serverFingerprint() const { return m_serverFingerprint; }
     // NAT gateways and firewalls forget connections that stay silent (a detached run's streams,
     // a rank that prints nothing for minutes). Sends an SSH_MSG_IGNORE when keepAliveIntervalSec()
-    // passed since the connect or the last one; cheap when not due, so the node worker calls it
+    // passed since the connect or the last one; cheap when not due, so the node connection calls it
     // from its poll loop, on the session's thread. false when the connection is gone.
     bool keepAlive();
     // The interval in effect after connect() (see SshEndpoint::keepAliveIntervalSec); 0: off.
