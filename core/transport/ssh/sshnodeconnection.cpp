@@ -84,7 +84,10 @@ void SshNodeConnection::prepare(const QString &localWorkerPath)
                              [this](const QString &stage, int percent) { emit nodeProgress(m_node, stage, percent); });
     const bool ok = deployer.checkAndDeploy(localWorkerPath, &info);
     m_info = info;
-    qCDebug(lcSsh) << info.host << "prepare:" << (ok ? "ready" : "failed") << info.error;
+    if (ok)
+        qCDebug(lcSsh) << info.host << "prepare: ready";
+    else
+        qCDebug(lcSsh) << info.host << "prepare failed:" << info.error;
     if (!ok)
         m_session->disconnect();
     emit nodeProgress(m_node, ok ? tr("ready") : tr("failed"), 100);
@@ -319,8 +322,7 @@ void SshNodeConnection::shutdown()
     if (m_shutDown)
         return;
     m_shutDown = true;
-    qCDebug(lcSsh) << m_info.host << "shutting down with" << m_ranks.size() << "ranks"
-                   << (m_settings.detached ? "(detached: they keep running)" : "");
+    qCDebug(lcSsh) << m_info.host << "shutting down with" << m_ranks.size() << "ranks, detached:" << m_settings.detached;
     // Timers belong to this thread; the destructor may run on another one.
     m_pump->stop();
     delete m_reconnectTimer;

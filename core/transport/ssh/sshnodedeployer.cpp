@@ -349,8 +349,8 @@ bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo
         status = ssh_channel_get_exit_status(ch);
         ssh_channel_close(ch);
         ssh_channel_free(ch);
-        qCDebug(lcSsh) << info->host << "node check pass" << pass << "exit status" << status
-                       << (fail.isEmpty() ? QString() : QStringLiteral("failed at ") + fail);
+        qCDebug(lcSsh) << info->host << "node check pass" << pass << "exit status" << status << "failed at"
+                       << (fail.isEmpty() ? QStringLiteral("nothing") : fail);
         if (pass > 0 || sendTo.isEmpty() || status != 0 || !fail.isEmpty())
             break;
         // The worker is not on the node: SFTP to the temporary name the script chose, then the

@@ -203,8 +203,11 @@ bool SshSession::connect(QString *error)
     ssh_callbacks_init(m_callbacks);
     ssh_set_callbacks(m_session, m_callbacks);
 
-    qCDebug(lcSsh) << m_endpoint.host << "connecting to" << label() << "timeout" << m_endpoint.connectTimeoutSec << "s"
-                   << (m_proxyJump.isEmpty() ? QString() : QStringLiteral("through ") + m_proxyJump);
+    if (m_proxyJump.isEmpty())
+        qCDebug(lcSsh) << m_endpoint.host << "connecting to" << label() << "timeout" << m_endpoint.connectTimeoutSec << "s";
+    else
+        qCDebug(lcSsh) << m_endpoint.host << "connecting to" << label() << "timeout" << m_endpoint.connectTimeoutSec << "s"
+                       << "through the jump host" << m_proxyJump;
     if (ssh_connect(m_session) != SSH_OK) {
         if (m_proxyJump.isEmpty()) {
             *error = tr("%1: cannot connect to %2:%3: %4")
