@@ -36,7 +36,8 @@ SshAuthenticator::SshAuthenticator(SshInteraction *interaction, QMutex *interact
 {
 }
 
-int SshAuthenticator::promptCallback(const char *prompt, char *buf, size_t len, int echo, int, void *userdata)
+int SshAuthenticator::promptCallback(const char *prompt, char *buf, size_t len, int echo, int,
+                                     void *userdata)
 {
     auto *self = static_cast<SshAuthenticator *>(userdata);
     if (!self->m_interaction || len == 0)
@@ -46,12 +47,12 @@ int SshAuthenticator::promptCallback(const char *prompt, char *buf, size_t len, 
         // QMutexLocker does nothing for a null mutex.
         QMutexLocker lock(self->m_interactionLock);
         if (echo)
-            answer = self->m_interaction->secret(self->m_account.host, self->m_account.user, QString::fromUtf8(prompt),
-                                                 true);
+            answer = self->m_interaction->secret(self->m_account.host, self->m_account.user,
+                                                 QString::fromUtf8(prompt), true);
         else
-            answer = self->m_interaction->passphrase(self->m_account.host, self->m_currentKeyFile.isEmpty()
-                                                                               ? QString::fromUtf8(prompt)
-                                                                               : self->m_currentKeyFile);
+            answer = self->m_interaction->passphrase(
+                self->m_account.host, self->m_currentKeyFile.isEmpty() ? QString::fromUtf8(prompt)
+                                                                       : self->m_currentKeyFile);
     }
     if (!answer || size_t(answer->size()) >= len) {
         if (answer)
@@ -74,7 +75,8 @@ bool SshAuthenticator::tryIdentityFile(const QString &path, QStringList *tried)
     // Ask the server about the public half first, so no passphrase is asked for a key that would
     // be refused anyway.
     ssh_key pub = nullptr;
-    if (ssh_pki_import_pubkey_file(QFile::encodeName(path + QStringLiteral(".pub")).constData(), &pub) == SSH_OK) {
+    if (ssh_pki_import_pubkey_file(QFile::encodeName(path + QStringLiteral(".pub")).constData(),
+                                   &pub) == SSH_OK) {
         const int rc = ssh_userauth_try_publickey(m_session, nullptr, pub);
         ssh_key_free(pub);
         if (rc != SSH_AUTH_SUCCESS) {
@@ -84,7 +86,8 @@ bool SshAuthenticator::tryIdentityFile(const QString &path, QStringList *tried)
     }
     ssh_key key = nullptr;
     m_currentKeyFile = path;
-    const int rc = ssh_pki_import_privkey_file(file.constData(), nullptr, &SshAuthenticator::promptCallback, this, &key);
+    const int rc = ssh_pki_import_privkey_file(file.constData(), nullptr,
+                                               &SshAuthenticator::promptCallback, this, &key);
     m_currentKeyFile.clear();
     if (rc != SSH_OK) {
         tried->append(tr("identity file %1 (cannot be read or wrong passphrase)").arg(path));
@@ -112,7 +115,8 @@ bool SshAuthenticator::tryKeyboardInteractive(QStringList *tried)
             std::optional<QByteArray> answer;
             {
                 QMutexLocker lock(m_interactionLock);
-                answer = m_interaction->secret(m_account.host, m_account.user, QString::fromUtf8(prompt), echo != 0);
+                answer = m_interaction->secret(m_account.host, m_account.user,
+                                               QString::fromUtf8(prompt), echo != 0);
             }
             if (!answer) {
                 tried->append(tr("keyboard-interactive (not answered)"));
@@ -138,8 +142,9 @@ bool SshAuthenticator::tryPassword(QStringList *tried)
     std::optional<QByteArray> answer;
     {
         QMutexLocker lock(m_interactionLock);
-        answer = m_interaction->secret(m_account.host, m_account.user,
-                                       tr("Password for %1@%2:").arg(m_account.user, m_account.address), false);
+        answer = m_interaction->secret(
+            m_account.host, m_account.user,
+            tr("Password for %1@%2:").arg(m_account.user, m_account.address), false);
     }
     if (!answer) {
         tried->append(tr("password (not answered)"));
@@ -171,8 +176,9 @@ bool SshAuthenticator::authenticate(ssh_session session, const Account &account,
         return false;
     }
     const int methods = ssh_userauth_list(m_session, nullptr);
-    qCDebug(lcSsh) << account.host << "the server accepts publickey" << bool(methods & SSH_AUTH_METHOD_PUBLICKEY)
-                   << "keyboard-interactive" << bool(methods & SSH_AUTH_METHOD_INTERACTIVE) << "password"
+    qCDebug(lcSsh) << account.host << "the server accepts publickey"
+                   << bool(methods & SSH_AUTH_METHOD_PUBLICKEY) << "keyboard-interactive"
+                   << bool(methods & SSH_AUTH_METHOD_INTERACTIVE) << "password"
                    << bool(methods & SSH_AUTH_METHOD_PASSWORD);
     QStringList tried;
     if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
@@ -199,11 +205,13 @@ bool SshAuthenticator::authenticate(ssh_session session, const Account &account,
         offered << QStringLiteral("keyboard-interactive");
     if (methods & SSH_AUTH_METHOD_PASSWORD)
         offered << QStringLiteral("password");
-    *error = tr("%1: permission denied for %2 (the server accepts %3; tried %4). Check the node's user "
-                "and identity file in the profile, or add your public key to the node's authorized_keys")
-                 .arg(account.host, account.label,
-                      offered.isEmpty() ? tr("no method RankDeck supports") : offered.join(QStringLiteral(", ")),
-                      tried.isEmpty() ? tr("nothing") : tried.join(QStringLiteral(", ")));
+    *error =
+        tr("%1: permission denied for %2 (the server accepts %3; tried %4). Check the node's user "
+           "and identity file in the profile, or add your public key to the node's authorized_keys")
+            .arg(account.host, account.label,
+                 offered.isEmpty() ? tr("no method RankDeck supports")
+                                   : offered.join(QStringLiteral(", ")),
+                 tried.isEmpty() ? tr("nothing") : tried.join(QStringLiteral(", ")));
     qCDebug(lcSsh) << account.host << "authentication failed; tried" << tried;
     return false;
 }

@@ -24,12 +24,12 @@ public:
     // Who logs in where, as the questions and messages name it.
     struct Account
     {
-        QString host;          // as the profile names it
+        QString host; // as the profile names it
         QString user;
-        QString address;       // the host name really connected to (after ~/.ssh/config)
-        QString label;         // "user@address:port"
-        QString identityFile;  // the profile's, "~" expanded; empty: none
-        QString sshDirectory;  // where the default keys are
+        QString address;      // the host name really connected to (after ~/.ssh/config)
+        QString label;        // "user@address:port"
+        QString identityFile; // the profile's, "~" expanded; empty: none
+        QString sshDirectory; // where the default keys are
     };
 
     // Both may be null: then only keys without a passphrase and the agent are tried.
@@ -40,7 +40,8 @@ public:
 
     // libssh's auth_function (ssh_callbacks_struct) for passphrases while authenticate() runs;
     // userdata is the authenticator.
-    static int promptCallback(const char *prompt, char *buf, size_t len, int echo, int verify, void *userdata);
+    static int promptCallback(const char *prompt, char *buf, size_t len, int echo, int verify,
+                              void *userdata);
 
 private:
     bool tryIdentityFile(const QString &path, QStringList *tried);

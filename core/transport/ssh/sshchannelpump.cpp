@@ -23,7 +23,8 @@ constexpr int kMaxIdleWakeups = 16;
 
 } // namespace
 
-SshChannelPump::SshChannelPump(SshSession *session, QMap<int, SshRankChannel> *channels, QObject *parent)
+SshChannelPump::SshChannelPump(SshSession *session, QMap<int, SshRankChannel> *channels,
+                               QObject *parent)
     : QObject(parent)
     , m_session(session)
     , m_channels(channels)
@@ -129,9 +130,10 @@ void SshChannelPump::poll(bool fromSocket)
 
 bool SshChannelPump::readRank(int rank, SshRankChannel &channel)
 {
-    const SshRankChannel::Sink sink{
-        [this, rank](qint64 pid) { emit rankStarted(rank, pid); },
-        [this, rank](StreamKind stream, const QByteArray &chunk) { emit rankOutput(rank, stream, chunk); }};
+    const SshRankChannel::Sink sink{[this, rank](qint64 pid) { emit rankStarted(rank, pid); },
+                                    [this, rank](StreamKind stream, const QByteArray &chunk) {
+                                        emit rankOutput(rank, stream, chunk);
+                                    }};
     bool lost = false;
     m_bytesThisPoll += channel.read(sink, &lost);
     if (lost || !m_session->isConnected())

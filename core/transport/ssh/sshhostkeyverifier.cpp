@@ -70,7 +70,8 @@ QString SshHostKeyVerifier::knownFingerprint(const QString &knownHostsFile, cons
             const QList<QByteArray> parts = fields[0].split('|');
             if (parts.size() == 4) {
                 const QByteArray salt = QByteArray::fromBase64(parts[2]);
-                const QByteArray mac = QMessageAuthenticationCode::hash(name, salt, QCryptographicHash::Sha1);
+                const QByteArray mac =
+                    QMessageAuthenticationCode::hash(name, salt, QCryptographicHash::Sha1);
                 match = mac == QByteArray::fromBase64(parts[3]);
             }
         } else {
@@ -80,8 +81,9 @@ QString SshHostKeyVerifier::knownFingerprint(const QString &knownHostsFile, cons
         if (!match || QString::fromLatin1(fields[1]) != keyType)
             continue;
         ssh_key key = nullptr;
-        if (ssh_pki_import_pubkey_base64(fields[2].constData(), ssh_key_type_from_name(fields[1].constData()), &key)
-            != SSH_OK)
+        if (ssh_pki_import_pubkey_base64(fields[2].constData(),
+                                         ssh_key_type_from_name(fields[1].constData()),
+                                         &key) != SSH_OK)
             continue;
         const QString fp = fingerprintOf(key);
         ssh_key_free(key);
@@ -116,8 +118,9 @@ bool SshHostKeyVerifier::verify(ssh_session session, Server server, QString *err
         break;
     case SSH_KNOWN_HOSTS_ERROR:
     default:
-        *error = tr("%1: cannot check the host key against %2: %3")
-                     .arg(server.host, server.knownHostsFile, QString::fromUtf8(ssh_get_error(session)));
+        *error =
+            tr("%1: cannot check the host key against %2: %3")
+                .arg(server.host, server.knownHostsFile, QString::fromUtf8(ssh_get_error(session)));
         return false;
     }
 
@@ -128,10 +131,12 @@ bool SshHostKeyVerifier::verify(ssh_session session, Server server, QString *err
         QDir().mkpath(QFileInfo(server.knownHostsFile).absolutePath());
         if (ssh_session_update_known_hosts(session) != SSH_OK) {
             *error = tr("%1: cannot add the host key to %2: %3")
-                         .arg(server.host, server.knownHostsFile, QString::fromUtf8(ssh_get_error(session)));
+                         .arg(server.host, server.knownHostsFile,
+                              QString::fromUtf8(ssh_get_error(session)));
             return false;
         }
-        qCDebug(lcSsh) << server.host << "host key" << server.fingerprint << "added to" << server.knownHostsFile;
+        qCDebug(lcSsh) << server.host << "host key" << server.fingerprint << "added to"
+                       << server.knownHostsFile;
         m_acceptedOnceFingerprint = server.fingerprint;
         return true;
     case Verdict::Refuse:
@@ -140,11 +145,13 @@ bool SshHostKeyVerifier::verify(ssh_session session, Server server, QString *err
     return false;
 }
 
-SshHostKeyVerifier::Verdict SshHostKeyVerifier::decide(KnownHosts known, const Server &server, QString *error)
+SshHostKeyVerifier::Verdict SshHostKeyVerifier::decide(KnownHosts known, const Server &server,
+                                                       QString *error)
 {
     const QString name = knownHostsName(server.address, server.port);
     if (known == KnownHosts::Match) {
-        qCDebug(lcSsh) << server.host << "host key" << server.fingerprint << "is in" << server.knownHostsFile;
+        qCDebug(lcSsh) << server.host << "host key" << server.fingerprint << "is in"
+                       << server.knownHostsFile;
         return Verdict::Trust;
     }
     if (known == KnownHosts::Changed) {
@@ -154,7 +161,8 @@ SshHostKeyVerifier::Verdict SshHostKeyVerifier::decide(KnownHosts known, const S
         *error = tr("%1: the host key of %2 has CHANGED: %3 lists %4, the server now offers %5 %6. "
                     "Someone could be intercepting the connection, or the node was reinstalled; if "
                     "you trust the new key, remove the old one with: ssh-keygen -R '%2' -f '%3'")
-                     .arg(server.host, name, server.knownHostsFile, old, server.keyType, server.fingerprint);
+                     .arg(server.host, name, server.knownHostsFile, old, server.keyType,
+                          server.fingerprint);
         return Verdict::Refuse;
     }
 
@@ -176,8 +184,8 @@ SshHostKeyVerifier::Verdict SshHostKeyVerifier::decide(KnownHosts known, const S
         QMutexLocker lock(m_interactionLock);
         decision = m_interaction->unknownHostKey(q);
     }
-    qCDebug(lcSsh) << server.host << "unknown host key" << server.keyType << server.fingerprint << "answer:"
-                   << int(decision);
+    qCDebug(lcSsh) << server.host << "unknown host key" << server.keyType << server.fingerprint
+                   << "answer:" << int(decision);
     switch (decision) {
     case SshInteraction::HostKeyDecision::AcceptOnce:
         m_acceptedOnceFingerprint = server.fingerprint;
@@ -187,9 +195,10 @@ SshHostKeyVerifier::Verdict SshHostKeyVerifier::decide(KnownHosts known, const S
     case SshInteraction::HostKeyDecision::Reject:
         break;
     }
-    *error = tr("%1: the host key of %2 is unknown (%3 %4) and was not accepted; accept it when asked "
-                "(rankdeck-cli: --accept-new-host-keys) or add it to %5")
-                 .arg(server.host, name, server.keyType, server.fingerprint, server.knownHostsFile);
+    *error =
+        tr("%1: the host key of %2 is unknown (%3 %4) and was not accepted; accept it when asked "
+           "(rankdeck-cli: --accept-new-host-keys) or add it to %5")
+            .arg(server.host, name, server.keyType, server.fingerprint, server.knownHostsFile);
     return Verdict::Refuse;
 }
 

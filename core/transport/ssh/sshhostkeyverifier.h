@@ -22,16 +22,26 @@ public:
     // The server as the question and the messages name it.
     struct Server
     {
-        QString host;           // as the profile names it
-        QString address;        // the host name really connected to (after ~/.ssh/config)
+        QString host;    // as the profile names it
+        QString address; // the host name really connected to (after ~/.ssh/config)
         int port = 22;
         QString knownHostsFile;
-        QString keyType;        // "ssh-ed25519", … (verify() fills it in)
-        QString fingerprint;    // "SHA256:…" (verify() fills it in)
+        QString keyType;     // "ssh-ed25519", … (verify() fills it in)
+        QString fingerprint; // "SHA256:…" (verify() fills it in)
     };
     // What known_hosts says about the server's key.
-    enum class KnownHosts { Match, Changed, Unknown };
-    enum class Verdict { Trust, TrustAndRemember, Refuse };
+    enum class KnownHosts
+    {
+        Match,
+        Changed,
+        Unknown
+    };
+    enum class Verdict
+    {
+        Trust,
+        TrustAndRemember,
+        Refuse
+    };
 
     // Both may be null: then unknown keys are refused and nothing is asked.
     SshHostKeyVerifier(SshInteraction *interaction, QMutex *interactionLock);
@@ -50,7 +60,8 @@ public:
     static QString knownHostsName(const QString &address, int port);
     // The fingerprint of the keyType key that knownHostsFile lists for name (plain or hashed
     // entries); empty when there is none.
-    static QString knownFingerprint(const QString &knownHostsFile, const QString &name, const QString &keyType);
+    static QString knownFingerprint(const QString &knownHostsFile, const QString &name,
+                                    const QString &keyType);
 
 private:
     SshInteraction *m_interaction;

@@ -17,8 +17,9 @@
 
 namespace rankdeck {
 
-SshNodeConnection::SshNodeConnection(int nodeIndex, const SshEndpoint &endpoint, const SshNodeSettings &settings,
-                                     SshInteraction *interaction, QMutex *interactionLock)
+SshNodeConnection::SshNodeConnection(int nodeIndex, const SshEndpoint &endpoint,
+                                     const SshNodeSettings &settings, SshInteraction *interaction,
+                                     QMutex *interactionLock)
     : m_node(nodeIndex)
     , m_settings(settings)
     , m_session(std::make_unique<SshSession>(endpoint, interaction, interactionLock))
@@ -80,8 +81,9 @@ void SshNodeConnection::prepare(const QString &localWorkerPath)
     info.label = m_session->label();
     info.fingerprint = m_session->serverFingerprint();
     emit nodeProgress(m_node, tr("checking the node"), 0);
-    SshNodeDeployer deployer(m_session.get(), m_settings,
-                             [this](const QString &stage, int percent) { emit nodeProgress(m_node, stage, percent); });
+    SshNodeDeployer deployer(
+        m_session.get(), m_settings,
+        [this](const QString &stage, int percent) { emit nodeProgress(m_node, stage, percent); });
     const bool ok = deployer.checkAndDeploy(localWorkerPath, &info);
     m_info = info;
     if (ok)
@@ -97,7 +99,8 @@ void SshNodeConnection::prepare(const QString &localWorkerPath)
 SshRankChannel SshNodeConnection::newChannel(const RankLaunchSpec &spec, int attempt) const
 {
     return SshRankChannel(m_session.get(), m_info.host, spec.rank,
-                          expand(spec.nodeRunDirectory.isEmpty() ? m_settings.defaultRunDirectory : spec.nodeRunDirectory),
+                          expand(spec.nodeRunDirectory.isEmpty() ? m_settings.defaultRunDirectory
+                                                                 : spec.nodeRunDirectory),
                           QStringLiteral("rank%1.a%2").arg(spec.rank).arg(attempt));
 }
 
@@ -167,7 +170,8 @@ void SshNodeConnection::startRank(const RankLaunchSpec &spec)
     bool opened = r.open(SshRankScript::start(s), false, &error);
     if (!opened && !m_session->isConnected() && m_ranks.isEmpty()) {
         // The idle connection died since prepare (a node reboot, a NAT timeout): one new try.
-        qCDebug(lcSsh) << m_info.host << "the idle connection is gone, connecting again for rank" << rank;
+        qCDebug(lcSsh) << m_info.host << "the idle connection is gone, connecting again for rank"
+                       << rank;
         QString why;
         if (m_session->connect(&why))
             opened = r.open(SshRankScript::start(s), false, &error);
@@ -183,7 +187,8 @@ void SshNodeConnection::startRank(const RankLaunchSpec &spec)
     m_pump->schedulePoll();
 }
 
-void SshNodeConnection::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes)
+void SshNodeConnection::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
+                                   qint64 stderrBytes)
 {
     const int rank = spec.rank;
     if (m_shutDown)
@@ -258,8 +263,8 @@ void SshNodeConnection::failRank(int rank, const QString &detail, int exitCode)
 
 void SshNodeConnection::connectionLost()
 {
-    qCDebug(lcSsh) << m_info.host << "connection lost with" << m_ranks.size() << "ranks; reconnecting for up to"
-                   << m_settings.reconnectDeadlineSec << "s";
+    qCDebug(lcSsh) << m_info.host << "connection lost with" << m_ranks.size()
+                   << "ranks; reconnecting for up to" << m_settings.reconnectDeadlineSec << "s";
     m_pump->dropNotifier();
     for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it)
         it->drop();
@@ -282,7 +287,8 @@ void SshNodeConnection::tryReconnect()
     if (m_shutDown)
         return;
     QString error;
-    qCDebug(lcSsh) << m_info.host << "reconnect attempt," << m_reconnectDeadline.remainingTime() << "ms left";
+    qCDebug(lcSsh) << m_info.host << "reconnect attempt," << m_reconnectDeadline.remainingTime()
+                   << "ms left";
     if (!m_session->connect(&error)) {
         if (m_reconnectDeadline.hasExpired()) {
             qCDebug(lcSsh) << m_info.host << "reconnecting given up:" << error;
@@ -322,7 +328,8 @@ void SshNodeConnection::shutdown()
     if (m_shutDown)
         return;
     m_shutDown = true;
-    qCDebug(lcSsh) << m_info.host << "shutting down with" << m_ranks.size() << "ranks, detached:" << m_settings.detached;
+    qCDebug(lcSsh) << m_info.host << "shutting down with" << m_ranks.size()
+                   << "ranks, detached:" << m_settings.detached;
     // Timers belong to this thread; the destructor may run on another one.
     m_pump->stop();
     delete m_reconnectTimer;

@@ -148,7 +148,8 @@ exit 0
 
 } // namespace
 
-SshNodeDeployer::SshNodeDeployer(SshSession *session, const SshNodeSettings &settings, Progress progress)
+SshNodeDeployer::SshNodeDeployer(SshSession *session, const SshNodeSettings &settings,
+                                 Progress progress)
     : m_session(session)
     , m_settings(settings)
     , m_progress(std::move(progress))
@@ -349,8 +350,8 @@ bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo
         status = ssh_channel_get_exit_status(ch);
         ssh_channel_close(ch);
         ssh_channel_free(ch);
-        qCDebug(lcSsh) << info->host << "node check pass" << pass << "exit status" << status << "failed at"
-                       << (fail.isEmpty() ? QStringLiteral("nothing") : fail);
+        qCDebug(lcSsh) << info->host << "node check pass" << pass << "exit status" << status
+                       << "failed at" << (fail.isEmpty() ? QStringLiteral("nothing") : fail);
         if (pass > 0 || sendTo.isEmpty() || status != 0 || !fail.isEmpty())
             break;
         // The worker is not on the node: SFTP to the temporary name the script chose, then the
@@ -361,8 +362,8 @@ bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo
             uploadError = tr("the node gave no absolute path for the upload");
             break;
         }
-        qCDebug(lcSsh) << info->host << "deploy: the worker is not on the node, uploading" << size << "bytes to"
-                       << sendTo;
+        qCDebug(lcSsh) << info->host << "deploy: the worker is not on the node, uploading" << size
+                       << "bytes to" << sendTo;
         m_progress(tr("uploading the worker"), 0);
         int lastPercent = 0;
         const bool sent = m_session->upload(
@@ -427,8 +428,10 @@ bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo
     }
     info->workerUploaded = uploaded;
     qCDebug(lcSsh) << info->host << "deploy:" << info->workerPath
-                   << (uploaded ? "uploaded and installed" : "already on the node") << "libraries from"
-                   << (info->libtorchDirectory.isEmpty() ? QStringLiteral("the system") : info->libtorchDirectory)
+                   << (uploaded ? "uploaded and installed" : "already on the node")
+                   << "libraries from"
+                   << (info->libtorchDirectory.isEmpty() ? QStringLiteral("the system")
+                                                         : info->libtorchDirectory)
                    << "missing" << missing;
     if (haveWorker)
         m_progress(tr("worker already on the node"), 100);

@@ -36,7 +36,8 @@ bool SshRankChannel::open(const QByteArray &command, bool attach, QString *error
 {
     ssh_session s = m_session->handle();
     ssh_channel ch = s ? ssh_channel_new(s) : nullptr;
-    if (!ch || ssh_channel_open_session(ch) != SSH_OK || ssh_channel_request_exec(ch, command.constData()) != SSH_OK) {
+    if (!ch || ssh_channel_open_session(ch) != SSH_OK
+        || ssh_channel_request_exec(ch, command.constData()) != SSH_OK) {
         *error = s ? QString::fromUtf8(ssh_get_error(s)) : tr("not connected");
         if (ch)
             ssh_channel_free(ch);
@@ -48,14 +49,16 @@ bool SshRankChannel::open(const QByteArray &command, bool attach, QString *error
     m_header.clear();
     m_earlyStderr.clear();
     m_resync = attach;
-    qCDebug(lcSsh) << m_host << "rank" << m_rank << (attach ? "channel re-attached" : "channel opened") << m_baseName
-                   << "in" << m_runDirectory << "at stdout" << m_stdoutBytes << "stderr" << m_stderrBytes;
+    qCDebug(lcSsh) << m_host << "rank" << m_rank
+                   << (attach ? "channel re-attached" : "channel opened") << m_baseName << "in"
+                   << m_runDirectory << "at stdout" << m_stdoutBytes << "stderr" << m_stderrBytes;
     return true;
 }
 
 QByteArray SshRankChannel::attachCommand(const QString &runId, int graceSec) const
 {
-    return SshRankScript::attach(runId, m_runDirectory, m_baseName, graceSec, m_stdoutBytes, m_stderrBytes);
+    return SshRankScript::attach(runId, m_runDirectory, m_baseName, graceSec, m_stdoutBytes,
+                                 m_stderrBytes);
 }
 
 void SshRankChannel::resumeFrom(qint64 stdoutBytes, qint64 stderrBytes)
@@ -128,8 +131,9 @@ bool SshRankChannel::takeHeader(const QByteArray &chunk, QByteArray *rest)
         }
         if (m_stdinClosed)
             ssh_channel_send_eof(m_channel);
-        qCDebug(lcSsh) << m_host << "rank" << m_rank << "resumed: pid" << m_pid << "the node has" << received
-                       << "bytes of stdin, resent" << qMax<qint64>(0, m_stdinHistory.size() - (received - m_stdinBase));
+        qCDebug(lcSsh) << m_host << "rank" << m_rank << "resumed: pid" << m_pid << "the node has"
+                       << received << "bytes of stdin, resent"
+                       << qMax<qint64>(0, m_stdinHistory.size() - (received - m_stdinBase));
     }
     m_header.clear();
     return true;
@@ -198,14 +202,15 @@ RankExit SshRankChannel::finish()
     ssh_channel_close(m_channel);
     ssh_channel_free(m_channel);
     m_channel = nullptr;
-    qCDebug(lcSsh) << m_host << "rank" << m_rank << "channel closed, exit status" << status << "after stdout"
-                   << m_stdoutBytes << "stderr" << m_stderrBytes;
+    qCDebug(lcSsh) << m_host << "rank" << m_rank << "channel closed, exit status" << status
+                   << "after stdout" << m_stdoutBytes << "stderr" << m_stderrBytes;
     RankExit exit;
     exit.timeUs = nowUs();
     if (!m_headerSeen) {
         exit.exitCode = status < 0 ? -1 : status;
         const QString why = QString::fromUtf8(m_earlyStderr.trimmed());
-        exit.detail = tr("failed to start on %1: %2").arg(m_host, why.isEmpty() ? tr("exit status %1").arg(status) : why);
+        exit.detail = tr("failed to start on %1: %2")
+                          .arg(m_host, why.isEmpty() ? tr("exit status %1").arg(status) : why);
     } else if (status > 128 && status <= 128 + 64) {
         exit.crashed = true;
         exit.signal = status - 128;

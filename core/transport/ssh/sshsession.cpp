@@ -204,9 +204,11 @@ bool SshSession::connect(QString *error)
     ssh_set_callbacks(m_session, m_callbacks);
 
     if (m_proxyJump.isEmpty())
-        qCDebug(lcSsh) << m_endpoint.host << "connecting to" << label() << "timeout" << m_endpoint.connectTimeoutSec << "s";
+        qCDebug(lcSsh) << m_endpoint.host << "connecting to" << label() << "timeout"
+                       << m_endpoint.connectTimeoutSec << "s";
     else
-        qCDebug(lcSsh) << m_endpoint.host << "connecting to" << label() << "timeout" << m_endpoint.connectTimeoutSec << "s"
+        qCDebug(lcSsh) << m_endpoint.host << "connecting to" << label() << "timeout"
+                       << m_endpoint.connectTimeoutSec << "s"
                        << "through the jump host" << m_proxyJump;
     if (ssh_connect(m_session) != SSH_OK) {
         if (m_proxyJump.isEmpty()) {
@@ -229,7 +231,8 @@ bool SshSession::connect(QString *error)
     // libssh fills in the local user name only while connecting.
     if (m_user.isEmpty())
         m_user = optionString(m_session, SSH_OPTIONS_USER);
-    qCDebug(lcSsh) << m_endpoint.host << "connected to" << label() << "keepalive every" << m_keepAliveSec << "s";
+    qCDebug(lcSsh) << m_endpoint.host << "connected to" << label() << "keepalive every"
+                   << m_keepAliveSec << "s";
     SshHostKeyVerifier::Server server;
     server.host = m_endpoint.host;
     server.address = m_address;
@@ -242,7 +245,8 @@ bool SshSession::connect(QString *error)
     account.label = label();
     account.identityFile = expandHome(m_endpoint.identityFile);
     account.sshDirectory = m_endpoint.effectiveSshDirectory();
-    if (!m_hostKeys->verify(m_session, server, error) || !m_authenticator->authenticate(m_session, account, error)) {
+    if (!m_hostKeys->verify(m_session, server, error)
+        || !m_authenticator->authenticate(m_session, account, error)) {
         qCDebug(lcSsh) << m_endpoint.host << "connect failed:" << *error;
         disconnect();
         return false;

@@ -60,7 +60,8 @@ QByteArray hashedName(const QByteArray &name)
     return "|1|" + salt.toBase64() + '|' + mac.toBase64();
 }
 
-SshHostKeyVerifier::Server server(const QString &knownHosts = QStringLiteral("/nonexistent/known_hosts"))
+SshHostKeyVerifier::Server
+server(const QString &knownHosts = QStringLiteral("/nonexistent/known_hosts"))
 {
     SshHostKeyVerifier::Server s;
     s.host = QStringLiteral("node1");
@@ -92,8 +93,10 @@ private slots:
 
 void TestSshHostKeyVerifier::knownHostsName()
 {
-    QCOMPARE(SshHostKeyVerifier::knownHostsName(QStringLiteral("node"), 22), QStringLiteral("node"));
-    QCOMPARE(SshHostKeyVerifier::knownHostsName(QStringLiteral("10.0.0.5"), 2222), QStringLiteral("[10.0.0.5]:2222"));
+    QCOMPARE(SshHostKeyVerifier::knownHostsName(QStringLiteral("node"), 22),
+             QStringLiteral("node"));
+    QCOMPARE(SshHostKeyVerifier::knownHostsName(QStringLiteral("10.0.0.5"), 2222),
+             QStringLiteral("[10.0.0.5]:2222"));
 }
 
 void TestSshHostKeyVerifier::matchingKeyIsTrustedWithoutAsking()
@@ -194,8 +197,9 @@ void TestSshHostKeyVerifier::changedKeyIsRefusedWithBothFingerprints()
     QVERIFY2(error.contains(QStringLiteral("CHANGED")), qPrintable(error));
     QVERIFY2(error.contains(old.fingerprint), qPrintable(error));
     QVERIFY2(error.contains(QStringLiteral("SHA256:new")), qPrintable(error));
-    QVERIFY2(error.contains(QStringLiteral("ssh-keygen -R '[10.0.0.5]:2222' -f '%1'").arg(knownHosts)),
-             qPrintable(error));
+    QVERIFY2(
+        error.contains(QStringLiteral("ssh-keygen -R '[10.0.0.5]:2222' -f '%1'").arg(knownHosts)),
+        qPrintable(error));
 }
 
 void TestSshHostKeyVerifier::knownFingerprintMatchesNameAndType()
@@ -209,11 +213,17 @@ void TestSshHostKeyVerifier::knownFingerprintMatchesNameAndType()
     f.write("@revoked node ssh-ed25519 " + generateKey().base64 + '\n');
     f.write("node ssh-ed25519 " + key.base64 + '\n');
     f.close();
-    QCOMPARE(SshHostKeyVerifier::knownFingerprint(knownHosts, QStringLiteral("node"), QStringLiteral("ssh-ed25519")),
+    QCOMPARE(SshHostKeyVerifier::knownFingerprint(knownHosts, QStringLiteral("node"),
+                                                  QStringLiteral("ssh-ed25519")),
              key.fingerprint);
-    QVERIFY(SshHostKeyVerifier::knownFingerprint(knownHosts, QStringLiteral("node"), QStringLiteral("ssh-rsa")).isEmpty());
-    QVERIFY(SshHostKeyVerifier::knownFingerprint(knownHosts, QStringLiteral("nod"), QStringLiteral("ssh-ed25519")).isEmpty());
-    QVERIFY(SshHostKeyVerifier::knownFingerprint(dir.filePath(QStringLiteral("missing")), QStringLiteral("node"),
+    QVERIFY(SshHostKeyVerifier::knownFingerprint(knownHosts, QStringLiteral("node"),
+                                                 QStringLiteral("ssh-rsa"))
+                .isEmpty());
+    QVERIFY(SshHostKeyVerifier::knownFingerprint(knownHosts, QStringLiteral("nod"),
+                                                 QStringLiteral("ssh-ed25519"))
+                .isEmpty());
+    QVERIFY(SshHostKeyVerifier::knownFingerprint(dir.filePath(QStringLiteral("missing")),
+                                                 QStringLiteral("node"),
                                                  QStringLiteral("ssh-ed25519"))
                 .isEmpty());
 }

@@ -46,7 +46,10 @@ void TestSshNodeDeployer::elfInterpreterOfOtherFiles()
     const QString truncated = dir.filePath(QStringLiteral("truncated"));
     QFile t(truncated);
     QVERIFY(t.open(QIODevice::WriteOnly));
-    t.write(QByteArray("\x7f" "ELF\x02\x01\x01", 7) + QByteArray(57, '\0'));
+    t.write(QByteArray("\x7f"
+                       "ELF\x02\x01\x01",
+                       7) +
+            QByteArray(57, '\0'));
     t.close();
     QVERIFY(SshNodeDeployer::elfInterpreter(truncated).isEmpty());
     QVERIFY(SshNodeDeployer::elfInterpreter(dir.filePath(QStringLiteral("missing"))).isEmpty());
@@ -60,8 +63,10 @@ void TestSshNodeDeployer::unquoteOsRelease_data()
                             << QStringLiteral("Debian GNU/Linux 12 (bookworm)");
     QTest::newRow("single") << QStringLiteral("'Ubuntu 22.04'") << QStringLiteral("Ubuntu 22.04");
     QTest::newRow("bare") << QStringLiteral("Alpine") << QStringLiteral("Alpine");
-    QTest::newRow("escapes") << QStringLiteral("\"say \\\"hi\\\" \\\\o/\"") << QStringLiteral("say \"hi\" \\o/");
-    QTest::newRow("single keeps backslashes") << QStringLiteral("'a\\\"b'") << QStringLiteral("a\\\"b");
+    QTest::newRow("escapes") << QStringLiteral("\"say \\\"hi\\\" \\\\o/\"")
+                             << QStringLiteral("say \"hi\" \\o/");
+    QTest::newRow("single keeps backslashes")
+        << QStringLiteral("'a\\\"b'") << QStringLiteral("a\\\"b");
     QTest::newRow("unbalanced") << QStringLiteral("\"open") << QStringLiteral("\"open");
     QTest::newRow("lone quote") << QStringLiteral("\"") << QStringLiteral("\"");
 }
