@@ -1,22 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/ssh/sshsession.h"
 
+#include "util/logging.h"
 #include "util/translation.h"
 
 #include "config/profile.h"
 #include "transport/ssh/shellquote.h"
-#include "transport/ssh/sshinteraction.h"
+#include "transport/ssh/sshauthenticator.h"
+#include "transport/ssh/sshhostkeyverifier.h"
 
 #include <QCoreApplication>
-#include <QCryptographicHash>
 #include <QDateTime>
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QMessageAuthenticationCode>
-#include <QMutex>
-#include <QMutexLocker>
 #include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -41,28 +39,6 @@ QString expandHome(const QString &path)
     if (path.startsWith(QLatin1String("~/")))
         return QDir::homePath() + path.mid(1);
     return path;
-}
-
-void wipe(QByteArray &secret)
-{
-    if (!secret.isEmpty())
-        std::memset(secret.data(), 0, size_t(secret.size()));
-    secret.clear();
-}
-
-QString fingerprintOf(ssh_key key)
-{
-    unsigned char *hash = nullptr;
-    size_t len = 0;
-    if (ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &len) != 0)
-        return {};
-    char *text = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, len);
-    ssh_clean_pubkey_hash(&hash);
-    if (!text)
-        return {};
-    QString fp = QString::fromLatin1(text);
-    ssh_string_free_char(text);
-    return fp;
 }
 
 QString optionString(ssh_session session, ssh_options_e option)
@@ -116,8 +92,8 @@ QString SshExecResult::describeFailure() const
 
 SshSession::SshSession(const SshEndpoint &endpoint, SshInteraction *interaction, QMutex *interactionLock)
     : m_endpoint(endpoint)
-    , m_interaction(interaction)
-    , m_interactionLock(interactionLock)
+    , m_hostKeys(std::make_unique<SshHostKeyVerifier>(interaction, interactionLock))
+    , m_authenticator(std::make_unique<SshAuthenticator>(interaction, interactionLock))
 {
     static const bool initialized = [] {
         ssh_init();
@@ -222,11 +198,18 @@ bool SshSession::connect(QString *error)
 
     m_callbacks = new ssh_callbacks_struct;
     std::memset(m_callbacks, 0, sizeof *m_callbacks);
-    m_callbacks->userdata = this;
-    m_callbacks->auth_function = &SshSession::authCallback;
+    m_callbacks->userdata = m_authenticator.get();
+    m_callbacks->auth_function = &SshAuthenticator::promptCallback;
     ssh_callbacks_init(m_callbacks);
     ssh_set_callbacks(m_session, m_callbacks);
 
+    if (m_proxyJump.isEmpty())
+        qCDebug(lcSsh) << m_endpoint.host << "connecting to" << label() << "timeout"
+                       << m_endpoint.connectTimeoutSec << "s";
+    else
+        qCDebug(lcSsh) << m_endpoint.host << "connecting to" << label() << "timeout"
+                       << m_endpoint.connectTimeoutSec << "s"
+                       << "through the jump host" << m_proxyJump;
     if (ssh_connect(m_session) != SSH_OK) {
         if (m_proxyJump.isEmpty()) {
             *error = tr("%1: cannot connect to %2:%3: %4")
@@ -248,11 +231,32 @@ bool SshSession::connect(QString *error)
     // libssh fills in the local user name only while connecting.
     if (m_user.isEmpty())
         m_user = optionString(m_session, SSH_OPTIONS_USER);
-    if (!verifyHostKey(error) || !authenticate(error)) {
+    qCDebug(lcSsh) << m_endpoint.host << "connected to" << label() << "keepalive every"
+                   << m_keepAliveSec << "s";
+    SshHostKeyVerifier::Server server;
+    server.host = m_endpoint.host;
+    server.address = m_address;
+    server.port = m_port;
+    server.knownHostsFile = m_endpoint.effectiveKnownHostsFile();
+    SshAuthenticator::Account account;
+    account.host = m_endpoint.host;
+    account.user = m_user;
+    account.address = m_address;
+    account.label = label();
+    account.identityFile = expandHome(m_endpoint.identityFile);
+    account.sshDirectory = m_endpoint.effectiveSshDirectory();
+    if (!m_hostKeys->verify(m_session, server, error)
+        || !m_authenticator->authenticate(m_session, account, error)) {
+        qCDebug(lcSsh) << m_endpoint.host << "connect failed:" << *error;
         disconnect();
         return false;
     }
     return true;
+}
+
+QString SshSession::serverFingerprint() const
+{
+    return m_hostKeys->serverFingerprint();
 }
 
 namespace {
@@ -432,292 +436,6 @@ int SshSession::configuredServerAliveInterval() const
         }
     }
     return fallback;
-}
-
-QString SshSession::knownHostsName() const
-{
-    if (m_port == 22)
-        return m_address;
-    return QStringLiteral("[%1]:%2").arg(m_address).arg(m_port);
-}
-
-// libssh reports CHANGED without the entry it compared against; the message must show the old
-// fingerprint too, so the known_hosts file is read here (plain and hashed host names).
-QString SshSession::knownFingerprintFromFile(const QString &keyType) const
-{
-    QFile file(m_endpoint.effectiveKnownHostsFile());
-    if (!file.open(QIODevice::ReadOnly))
-        return {};
-    const QByteArray name = knownHostsName().toUtf8();
-    while (!file.atEnd()) {
-        const QList<QByteArray> fields = file.readLine().simplified().split(' ');
-        if (fields.size() < 3 || fields[0].startsWith('#') || fields[0].startsWith('@'))
-            continue;
-        bool match = false;
-        if (fields[0].startsWith("|1|")) {
-            const QList<QByteArray> parts = fields[0].split('|');
-            if (parts.size() == 4) {
-                const QByteArray salt = QByteArray::fromBase64(parts[2]);
-                const QByteArray mac = QMessageAuthenticationCode::hash(name, salt, QCryptographicHash::Sha1);
-                match = mac == QByteArray::fromBase64(parts[3]);
-            }
-        } else {
-            for (const QByteArray &pattern : fields[0].split(','))
-                match = match || pattern == name;
-        }
-        if (!match || QString::fromLatin1(fields[1]) != keyType)
-            continue;
-        ssh_key key = nullptr;
-        if (ssh_pki_import_pubkey_base64(fields[2].constData(), ssh_key_type_from_name(fields[1].constData()), &key)
-            != SSH_OK)
-            continue;
-        const QString fp = fingerprintOf(key);
-        ssh_key_free(key);
-        return fp;
-    }
-    return {};
-}
-
-bool SshSession::verifyHostKey(QString *error)
-{
-    ssh_key serverKey = nullptr;
-    if (ssh_get_server_publickey(m_session, &serverKey) != SSH_OK) {
-        *error = tr("%1: the server sent no host key").arg(m_endpoint.host);
-        return false;
-    }
-    const QString keyType = QString::fromLatin1(ssh_key_type_to_char(ssh_key_type(serverKey)));
-    m_serverFingerprint = fingerprintOf(serverKey);
-    ssh_key_free(serverKey);
-
-    const QString knownHosts = m_endpoint.effectiveKnownHostsFile();
-    switch (ssh_session_is_known_server(m_session)) {
-    case SSH_KNOWN_HOSTS_OK:
-        return true;
-    case SSH_KNOWN_HOSTS_CHANGED:
-    case SSH_KNOWN_HOSTS_OTHER: {
-        QString known = knownFingerprintFromFile(keyType);
-        if (known.isEmpty())
-            known = tr("a key of another type");
-        *error = tr("%1: the host key of %2 has CHANGED: %3 lists %4, the server now offers %5 %6. "
-                    "Someone could be intercepting the connection, or the node was reinstalled; if "
-                    "you trust the new key, remove the old one with: ssh-keygen -R '%2' -f '%3'")
-                     .arg(m_endpoint.host, knownHostsName(), knownHosts, known, keyType, m_serverFingerprint);
-        return false;
-    }
-    case SSH_KNOWN_HOSTS_UNKNOWN:
-    case SSH_KNOWN_HOSTS_NOT_FOUND:
-        break;
-    case SSH_KNOWN_HOSTS_ERROR:
-    default:
-        *error = tr("%1: cannot check the host key against %2: %3")
-                     .arg(m_endpoint.host, knownHosts, QString::fromUtf8(ssh_get_error(m_session)));
-        return false;
-    }
-
-    if (!m_acceptedOnceFingerprint.isEmpty() && m_acceptedOnceFingerprint == m_serverFingerprint)
-        return true;
-
-    SshInteraction::HostKeyDecision decision = SshInteraction::HostKeyDecision::Reject;
-    if (m_interaction) {
-        SshInteraction::HostKeyQuestion q;
-        q.host = m_endpoint.host;
-        q.address = m_address;
-        q.port = m_port;
-        q.keyType = keyType;
-        q.fingerprint = m_serverFingerprint;
-        q.knownHostsFile = knownHosts;
-        std::unique_ptr<QMutexLocker<QMutex>> lock;
-        if (m_interactionLock)
-            lock = std::make_unique<QMutexLocker<QMutex>>(m_interactionLock);
-        decision = m_interaction->unknownHostKey(q);
-    }
-    switch (decision) {
-    case SshInteraction::HostKeyDecision::AcceptOnce:
-        m_acceptedOnceFingerprint = m_serverFingerprint;
-        return true;
-    case SshInteraction::HostKeyDecision::AcceptAndRemember:
-        QDir().mkpath(QFileInfo(knownHosts).absolutePath());
-        if (ssh_session_update_known_hosts(m_session) != SSH_OK) {
-            *error = tr("%1: cannot add the host key to %2: %3")
-                         .arg(m_endpoint.host, knownHosts, QString::fromUtf8(ssh_get_error(m_session)));
-            return false;
-        }
-        m_acceptedOnceFingerprint = m_serverFingerprint;
-        return true;
-    case SshInteraction::HostKeyDecision::Reject:
-        break;
-    }
-    *error = tr("%1: the host key of %2 is unknown (%3 %4) and was not accepted; accept it when asked "
-                "(rankdeck-cli: --accept-new-host-keys) or add it to %5")
-                 .arg(m_endpoint.host, knownHostsName(), keyType, m_serverFingerprint, knownHosts);
-    return false;
-}
-
-int SshSession::authCallback(const char *prompt, char *buf, size_t len, int echo, int, void *userdata)
-{
-    auto *self = static_cast<SshSession *>(userdata);
-    if (!self->m_interaction || len == 0)
-        return -1;
-    std::optional<QByteArray> answer;
-    {
-        std::unique_ptr<QMutexLocker<QMutex>> lock;
-        if (self->m_interactionLock)
-            lock = std::make_unique<QMutexLocker<QMutex>>(self->m_interactionLock);
-        if (echo)
-            answer = self->m_interaction->secret(self->m_endpoint.host, self->m_user, QString::fromUtf8(prompt), true);
-        else
-            answer = self->m_interaction->passphrase(self->m_endpoint.host,
-                                                     self->m_currentKeyFile.isEmpty() ? QString::fromUtf8(prompt)
-                                                                                      : self->m_currentKeyFile);
-    }
-    if (!answer || size_t(answer->size()) >= len) {
-        if (answer)
-            wipe(*answer);
-        return -1;
-    }
-    std::memcpy(buf, answer->constData(), size_t(answer->size()));
-    buf[answer->size()] = '\0';
-    wipe(*answer);
-    return 0;
-}
-
-bool SshSession::tryIdentityFile(const QString &rawPath, QStringList *tried)
-{
-    const QString path = expandHome(rawPath);
-    if (!QFileInfo::exists(path)) {
-        tried->append(tr("identity file %1 (not found)").arg(path));
-        return false;
-    }
-    const QByteArray file = QFile::encodeName(path);
-    // Ask the server about the public half first, so no passphrase is asked for a key that would
-    // be refused anyway.
-    ssh_key pub = nullptr;
-    if (ssh_pki_import_pubkey_file(QFile::encodeName(path + QStringLiteral(".pub")).constData(), &pub) == SSH_OK) {
-        const int rc = ssh_userauth_try_publickey(m_session, nullptr, pub);
-        ssh_key_free(pub);
-        if (rc != SSH_AUTH_SUCCESS) {
-            tried->append(tr("identity file %1 (refused)").arg(path));
-            return false;
-        }
-    }
-    ssh_key key = nullptr;
-    m_currentKeyFile = path;
-    const int rc = ssh_pki_import_privkey_file(file.constData(), nullptr, &SshSession::authCallback, this, &key);
-    m_currentKeyFile.clear();
-    if (rc != SSH_OK) {
-        tried->append(tr("identity file %1 (cannot be read or wrong passphrase)").arg(path));
-        return false;
-    }
-    const int auth = ssh_userauth_publickey(m_session, nullptr, key);
-    ssh_key_free(key);
-    if (auth == SSH_AUTH_SUCCESS)
-        return true;
-    tried->append(tr("identity file %1 (refused)").arg(path));
-    return false;
-}
-
-bool SshSession::tryKeyboardInteractive(QStringList *tried)
-{
-    if (!m_interaction)
-        return false;
-    int rc = ssh_userauth_kbdint(m_session, nullptr, nullptr);
-    int asked = 0;
-    for (int round = 0; rc == SSH_AUTH_INFO && round < 8; ++round) {
-        const int prompts = ssh_userauth_kbdint_getnprompts(m_session);
-        for (int i = 0; i < prompts; ++i) {
-            char echo = 0;
-            const char *prompt = ssh_userauth_kbdint_getprompt(m_session, unsigned(i), &echo);
-            std::optional<QByteArray> answer;
-            {
-                std::unique_ptr<QMutexLocker<QMutex>> lock;
-                if (m_interactionLock)
-                    lock = std::make_unique<QMutexLocker<QMutex>>(m_interactionLock);
-                answer = m_interaction->secret(m_endpoint.host, m_user, QString::fromUtf8(prompt), echo != 0);
-            }
-            if (!answer) {
-                tried->append(tr("keyboard-interactive (not answered)"));
-                return false;
-            }
-            ++asked;
-            answer->append('\0');
-            ssh_userauth_kbdint_setanswer(m_session, unsigned(i), answer->constData());
-            wipe(*answer);
-        }
-        rc = ssh_userauth_kbdint(m_session, nullptr, nullptr);
-    }
-    if (rc == SSH_AUTH_SUCCESS)
-        return true;
-    tried->append(asked > 0 ? tr("keyboard-interactive (refused)") : tr("keyboard-interactive"));
-    return false;
-}
-
-bool SshSession::tryPassword(QStringList *tried)
-{
-    if (!m_interaction)
-        return false;
-    std::optional<QByteArray> answer;
-    {
-        std::unique_ptr<QMutexLocker<QMutex>> lock;
-        if (m_interactionLock)
-            lock = std::make_unique<QMutexLocker<QMutex>>(m_interactionLock);
-        answer = m_interaction->secret(m_endpoint.host, m_user,
-                                       tr("Password for %1@%2:").arg(m_user, m_address), false);
-    }
-    if (!answer) {
-        tried->append(tr("password (not answered)"));
-        return false;
-    }
-    answer->append('\0');
-    const int rc = ssh_userauth_password(m_session, nullptr, answer->constData());
-    wipe(*answer);
-    if (rc == SSH_AUTH_SUCCESS)
-        return true;
-    tried->append(tr("password (refused)"));
-    return false;
-}
-
-bool SshSession::authenticate(QString *error)
-{
-    int rc = ssh_userauth_none(m_session, nullptr);
-    if (rc == SSH_AUTH_SUCCESS)
-        return true;
-    if (rc == SSH_AUTH_ERROR) {
-        *error = tr("%1: authentication as %2 failed: %3")
-                     .arg(m_endpoint.host, label(), QString::fromUtf8(ssh_get_error(m_session)));
-        return false;
-    }
-    const int methods = ssh_userauth_list(m_session, nullptr);
-    QStringList tried;
-    if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
-        if (!m_endpoint.identityFile.isEmpty() && tryIdentityFile(m_endpoint.identityFile, &tried))
-            return true;
-        // The agent, then ~/.ssh/config's IdentityFile entries and the default keys; passphrases
-        // come through authCallback.
-        rc = ssh_userauth_publickey_auto(m_session, nullptr, nullptr);
-        if (rc == SSH_AUTH_SUCCESS)
-            return true;
-        tried.append(qEnvironmentVariableIsSet("SSH_AUTH_SOCK") ? tr("ssh-agent and default keys in %1")
-                                                                        .arg(m_endpoint.effectiveSshDirectory())
-                                                                  : tr("default keys in %1")
-                                                                        .arg(m_endpoint.effectiveSshDirectory()));
-    }
-    if ((methods & SSH_AUTH_METHOD_INTERACTIVE) && tryKeyboardInteractive(&tried))
-        return true;
-    if ((methods & SSH_AUTH_METHOD_PASSWORD) && tryPassword(&tried))
-        return true;
-
-    QStringList offered;
-    if (methods & SSH_AUTH_METHOD_PUBLICKEY)
-        offered << QStringLiteral("publickey");
-    if (methods & SSH_AUTH_METHOD_INTERACTIVE)
-        offered << QStringLiteral("keyboard-interactive");
-    if (methods & SSH_AUTH_METHOD_PASSWORD)
-        offered << QStringLiteral("password");
-    *error = tr("%1: permission denied for %2 (the server accepts %3; tried %4). Check the node's user "
-                "and identity file in the profile, or add your public key to the node's authorized_keys")
-                 .arg(m_endpoint.host, label(), offered.isEmpty() ? tr("no method RankDeck supports") : offered.join(QStringLiteral(", ")),
-                      tried.isEmpty() ? tr("nothing") : tried.join(QStringLiteral(", ")));
-    return false;
 }
 
 SshExecResult SshSession::exec(const QByteArray &command, int timeoutMs, const QByteArray &stdinData)

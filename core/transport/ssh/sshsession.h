@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// One authenticated libssh session to one node: ~/.ssh/config, host key checking against an
-// OpenSSH known_hosts file, authentication (agent, identity files, keyboard-interactive,
-// password), short commands and SFTP uploads. Every call blocks, so a session lives on its node's
-// own thread (SshNodeWorker) and is never touched from another one.
+// One authenticated libssh session to one node: ~/.ssh/config (with ProxyJump and
+// ServerAliveInterval, which libssh does not handle), host key checking (SshHostKeyVerifier),
+// authentication (SshAuthenticator), keepalives, short commands and SFTP uploads. Every call
+// blocks, so a session lives on its node's own thread (SshNodeConnection) and is never touched
+// from another one.
 #pragma once
 
 #include <QByteArray>
@@ -20,6 +21,8 @@ class QTemporaryDir;
 
 namespace rankdeck {
 
+class SshAuthenticator;
+class SshHostKeyVerifier;
 class SshInteraction;
 struct ProfileNode;
 
@@ -86,10 +89,10 @@ public:
                 const std::function<void(qint64, qint64)> &progress, QString *error);
 
     // Fingerprint "SHA256:…" of the server's key from the last connect.
-    QString serverFingerprint() const { return m_serverFingerprint; }
+    QString serverFingerprint() const;
     // NAT gateways and firewalls forget connections that stay silent (a detached run's streams,
     // a rank that prints nothing for minutes). Sends an SSH_MSG_IGNORE when keepAliveIntervalSec()
-    // passed since the connect or the last one; cheap when not due, so the node worker calls it
+    // passed since the connect or the last one; cheap when not due, so the node connection calls it
     // from its poll loop, on the session's thread. false when the connection is gone.
     bool keepAlive();
     // The interval in effect after connect() (see SshEndpoint::keepAliveIntervalSec); 0: off.
@@ -105,26 +108,16 @@ private:
     bool applyProxyJump(QString *error);
     int configuredServerAliveInterval() const;
     QString proxyJumpOutput() const;
-    bool verifyHostKey(QString *error);
-    bool authenticate(QString *error);
-    bool tryIdentityFile(const QString &path, QStringList *tried);
-    bool tryKeyboardInteractive(QStringList *tried);
-    bool tryPassword(QStringList *tried);
-    QString knownFingerprintFromFile(const QString &keyType) const;
-    QString knownHostsName() const;
-    static int authCallback(const char *prompt, char *buf, size_t len, int echo, int verify, void *userdata);
 
     SshEndpoint m_endpoint;
-    SshInteraction *m_interaction;
-    QMutex *m_interactionLock;
+    // Both live as long as the session: a host key accepted "once" is still trusted on a reconnect.
+    std::unique_ptr<SshHostKeyVerifier> m_hostKeys;
+    std::unique_ptr<SshAuthenticator> m_authenticator;
     ssh_session_struct *m_session = nullptr;
     ssh_callbacks_struct *m_callbacks = nullptr;
     QString m_address;
     int m_port = 22;
     QString m_user;
-    QString m_serverFingerprint;
-    QString m_acceptedOnceFingerprint;
-    QString m_currentKeyFile;
     QString m_proxyJump;
     int m_keepAliveSec = 0;
     int m_keepAlivesSent = 0;

@@ -47,12 +47,12 @@ SshTransport::~SshTransport()
         if (!node.thread)
             continue;
         // shutdown() talks to the node (SIGTERM to running ranks), so it runs on the node's
-        // thread, which is then left to finish and deletes the worker there.
-        SshNodeWorker *worker = node.worker;
-        QMetaObject::invokeMethod(worker, [worker] { worker->shutdown(); }, Qt::BlockingQueuedConnection);
+        // thread, which is then left to finish and deletes the connection there.
+        SshNodeConnection *connection = node.connection;
+        QMetaObject::invokeMethod(connection, [connection] { connection->shutdown(); }, Qt::BlockingQueuedConnection);
         node.thread->quit();
         node.thread->wait();
-        delete node.worker;
+        delete node.connection;
         delete node.thread;
     }
 }
@@ -79,8 +79,8 @@ void SshTransport::setDetached(bool detached)
 {
     m_settings.detached = detached;
     for (Node &node : m_nodes) {
-        if (SshNodeWorker *w = node.worker)
-            QMetaObject::invokeMethod(w, [w, detached] { w->setDetached(detached); }, Qt::QueuedConnection);
+        if (SshNodeConnection *c = node.connection)
+            QMetaObject::invokeMethod(c, [c, detached] { c->setDetached(detached); }, Qt::QueuedConnection);
     }
 }
 
@@ -101,14 +101,14 @@ void SshTransport::prepare(const QString &localWorkerPath)
             const SshEndpoint endpoint = SshEndpoint::fromProfileNode(m_profile.nodes.at(i), m_profile.connectTimeoutSec);
             node.thread = new QThread;
             node.thread->setObjectName(QStringLiteral("ssh node %1").arg(i));
-            node.worker = new SshNodeWorker(i, endpoint, m_settings, m_interaction, &m_interactionLock);
-            node.worker->moveToThread(node.thread);
-            connect(node.worker, &SshNodeWorker::prepareFinished, this, &SshTransport::onPrepareFinished,
+            node.connection = new SshNodeConnection(i, endpoint, m_settings, m_interaction, &m_interactionLock);
+            node.connection->moveToThread(node.thread);
+            connect(node.connection, &SshNodeConnection::prepareFinished, this, &SshTransport::onPrepareFinished,
                     Qt::QueuedConnection);
-            connect(node.worker, &SshNodeWorker::rankStarted, this, &Transport::rankStarted, Qt::QueuedConnection);
-            connect(node.worker, &SshNodeWorker::rankOutput, this, &Transport::rankOutput, Qt::QueuedConnection);
-            connect(node.worker, &SshNodeWorker::rankExited, this, &Transport::rankExited, Qt::QueuedConnection);
-            connect(node.worker, &SshNodeWorker::nodeProgress, this, &Transport::nodeProgress, Qt::QueuedConnection);
+            connect(node.connection, &SshNodeConnection::rankStarted, this, &Transport::rankStarted, Qt::QueuedConnection);
+            connect(node.connection, &SshNodeConnection::rankOutput, this, &Transport::rankOutput, Qt::QueuedConnection);
+            connect(node.connection, &SshNodeConnection::rankExited, this, &Transport::rankExited, Qt::QueuedConnection);
+            connect(node.connection, &SshNodeConnection::nodeProgress, this, &Transport::nodeProgress, Qt::QueuedConnection);
             node.thread->start();
         }
     }
@@ -126,10 +126,10 @@ void SshTransport::prepare(const QString &localWorkerPath)
 void SshTransport::dispatchPrepares()
 {
     while (m_preparesInFlight < kMaxParallelPrepares && m_nextToPrepare < m_nodes.size()) {
-        SshNodeWorker *w = m_nodes[m_nextToPrepare++].worker;
+        SshNodeConnection *c = m_nodes[m_nextToPrepare++].connection;
         ++m_preparesInFlight;
         const QString path = m_localWorkerPath;
-        QMetaObject::invokeMethod(w, [w, path] { w->prepare(path); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(c, [c, path] { c->prepare(path); }, Qt::QueuedConnection);
     }
 }
 
@@ -168,15 +168,15 @@ QString SshTransport::workerPath(int nodeIndex) const
     return nodeInfo(nodeIndex).workerPath;
 }
 
-SshNodeWorker *SshTransport::workerForRank(int rank) const
+SshNodeConnection *SshTransport::connectionForRank(int rank) const
 {
     const int node = m_rankNode.value(rank, -1);
-    return node >= 0 ? m_nodes.at(node).worker : nullptr;
+    return node >= 0 ? m_nodes.at(node).connection : nullptr;
 }
 
 void SshTransport::startRank(const RankLaunchSpec &spec)
 {
-    if (spec.nodeIndex < 0 || spec.nodeIndex >= m_nodes.size() || !m_nodes.at(spec.nodeIndex).worker) {
+    if (spec.nodeIndex < 0 || spec.nodeIndex >= m_nodes.size() || !m_nodes.at(spec.nodeIndex).connection) {
         const RankExit exit{false, -1, 0, QDateTime::currentMSecsSinceEpoch() * 1000,
                             tr("failed to start: node %1 is not prepared").arg(spec.nodeIndex)};
         const int rank = spec.rank;
@@ -184,13 +184,13 @@ void SshTransport::startRank(const RankLaunchSpec &spec)
         return;
     }
     m_rankNode.insert(spec.rank, spec.nodeIndex);
-    SshNodeWorker *w = m_nodes.at(spec.nodeIndex).worker;
-    QMetaObject::invokeMethod(w, [w, spec] { w->startRank(spec); }, Qt::QueuedConnection);
+    SshNodeConnection *c = m_nodes.at(spec.nodeIndex).connection;
+    QMetaObject::invokeMethod(c, [c, spec] { c->startRank(spec); }, Qt::QueuedConnection);
 }
 
 void SshTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes)
 {
-    if (spec.nodeIndex < 0 || spec.nodeIndex >= m_nodes.size() || !m_nodes.at(spec.nodeIndex).worker) {
+    if (spec.nodeIndex < 0 || spec.nodeIndex >= m_nodes.size() || !m_nodes.at(spec.nodeIndex).connection) {
         const RankExit exit{false, -1, 0, QDateTime::currentMSecsSinceEpoch() * 1000,
                             tr("cannot re-attach: node %1 is not prepared").arg(spec.nodeIndex)};
         const int rank = spec.rank;
@@ -198,28 +198,28 @@ void SshTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 st
         return;
     }
     m_rankNode.insert(spec.rank, spec.nodeIndex);
-    SshNodeWorker *w = m_nodes.at(spec.nodeIndex).worker;
+    SshNodeConnection *c = m_nodes.at(spec.nodeIndex).connection;
     QMetaObject::invokeMethod(
-        w, [w, spec, attempt, stdoutBytes, stderrBytes] { w->attachRank(spec, attempt, stdoutBytes, stderrBytes); },
+        c, [c, spec, attempt, stdoutBytes, stderrBytes] { c->attachRank(spec, attempt, stdoutBytes, stderrBytes); },
         Qt::QueuedConnection);
 }
 
 void SshTransport::writeStdin(int rank, const QByteArray &data)
 {
-    if (SshNodeWorker *w = workerForRank(rank))
-        QMetaObject::invokeMethod(w, [w, rank, data] { w->writeStdin(rank, data); }, Qt::QueuedConnection);
+    if (SshNodeConnection *c = connectionForRank(rank))
+        QMetaObject::invokeMethod(c, [c, rank, data] { c->writeStdin(rank, data); }, Qt::QueuedConnection);
 }
 
 void SshTransport::closeStdin(int rank)
 {
-    if (SshNodeWorker *w = workerForRank(rank))
-        QMetaObject::invokeMethod(w, [w, rank] { w->closeStdin(rank); }, Qt::QueuedConnection);
+    if (SshNodeConnection *c = connectionForRank(rank))
+        QMetaObject::invokeMethod(c, [c, rank] { c->closeStdin(rank); }, Qt::QueuedConnection);
 }
 
 void SshTransport::signalRank(int rank, int signal)
 {
-    if (SshNodeWorker *w = workerForRank(rank))
-        QMetaObject::invokeMethod(w, [w, rank, signal] { w->signalRank(rank, signal); }, Qt::QueuedConnection);
+    if (SshNodeConnection *c = connectionForRank(rank))
+        QMetaObject::invokeMethod(c, [c, rank, signal] { c->signalRank(rank, signal); }, Qt::QueuedConnection);
 }
 
 } // namespace rankdeck

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// Runs ranks on the nodes of an "ssh" profile. One SshNodeWorker per node on its own thread
+// Runs ranks on the nodes of an "ssh" profile. One SshNodeConnection per node on its own thread
 // connects, deploys the worker (once per content: SHA-256 in the remote name) and checks the
 // node; ranks run one exec channel each, their complete output kept on the node so that a
 // dropped connection resumes without gap or duplicate (see SshRankScript).
@@ -17,7 +17,7 @@
 #pragma once
 
 #include "config/profile.h"
-#include "transport/ssh/sshnodeworker.h"
+#include "transport/ssh/sshnodeconnection.h"
 #include "transport/transport.h"
 
 #include <QHash>
@@ -75,13 +75,13 @@ private:
     struct Node
     {
         QThread *thread = nullptr;
-        SshNodeWorker *worker = nullptr;
+        SshNodeConnection *connection = nullptr;
         SshNodeInfo info;
         bool done = false;
     };
     void onPrepareFinished(int nodeIndex, const SshNodeInfo &info);
     void dispatchPrepares();
-    SshNodeWorker *workerForRank(int rank) const;
+    SshNodeConnection *connectionForRank(int rank) const;
 
     Profile m_profile;
     QString m_runId;

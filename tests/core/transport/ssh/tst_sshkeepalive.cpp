@@ -108,7 +108,7 @@ void TestSshKeepAlive::idleConnectionSendsKeepalives()
     QString error;
     QVERIFY2(session.connect(&error), qPrintable(error));
     const int before = int(m_ssh.log(0).count(kIgnoreLogged));
-    // The node worker's poll loop, on an otherwise silent connection.
+    // The node connection's poll loop, on an otherwise silent connection.
     const auto poll = [&](int ms) {
         for (int waited = 0; waited < ms; waited += 50) {
             QVERIFY(session.keepAlive());

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "transport/ssh/sshnodeconnection.h"
+
+#include "util/clock.h"
+#include "util/logging.h"
+
+#include "transport/ssh/shellquote.h"
+#include "transport/ssh/sshchannelpump.h"
+#include "transport/ssh/sshnodedeployer.h"
+#include "transport/ssh/sshrankscript.h"
+
+#include <QPair>
+#include <QTimer>
+
+#include <algorithm>
+#include <csignal>
+
+namespace rankdeck {
+
+SshNodeConnection::SshNodeConnection(int nodeIndex, const SshEndpoint &endpoint,
+                                     const SshNodeSettings &settings, SshInteraction *interaction,
+                                     QMutex *interactionLock)
+    : m_node(nodeIndex)
+    , m_settings(settings)
+    , m_session(std::make_unique<SshSession>(endpoint, interaction, interactionLock))
+    , m_pump(new SshChannelPump(m_session.get(), &m_ranks, this))
+{
+    m_info.nodeIndex = nodeIndex;
+    m_info.host = endpoint.host;
+    connect(m_pump, &SshChannelPump::rankStarted, this, &SshNodeConnection::rankStarted);
+    connect(m_pump, &SshChannelPump::rankOutput, this, &SshNodeConnection::rankOutput);
+    connect(m_pump, &SshChannelPump::rankEnded, this, &SshNodeConnection::finishRank);
+    connect(m_pump, &SshChannelPump::connectionLost, this, &SshNodeConnection::connectionLost);
+}
+
+SshNodeConnection::~SshNodeConnection()
+{
+    shutdown();
+}
+
+int SshNodeConnection::graceSec() const
+{
+    // Long enough for every reconnect attempt, so the rank does not stop while the launcher
+    // still intends to come back.
+    return m_settings.detached ? -1
+                               : m_settings.reconnectDeadlineSec + m_session->endpoint().connectTimeoutSec + 5;
+}
+
+void SshNodeConnection::setDetached(bool detached)
+{
+    m_settings.detached = detached;
+}
+
+// Paths on a node are read like ssh and sftp read them: "~/x" and relative paths are in the
+// login's home directory.
+QString SshNodeConnection::expand(const QString &path) const
+{
+    if (path.isEmpty() || path == QLatin1String("~"))
+        return m_info.home;
+    if (path.startsWith(QLatin1String("~/")))
+        return m_info.home + path.mid(1);
+    if (!path.startsWith(QLatin1Char('/')))
+        return m_info.home + QLatin1Char('/') + path;
+    return path;
+}
+
+void SshNodeConnection::prepare(const QString &localWorkerPath)
+{
+    SshNodeInfo info;
+    info.nodeIndex = m_node;
+    info.host = m_info.host;
+    emit nodeProgress(m_node, tr("connecting"), 0);
+    QString error;
+    if (!m_session->connect(&error)) {
+        qCDebug(lcSsh) << info.host << "prepare: connect failed:" << error;
+        info.error = error;
+        m_info = info;
+        emit prepareFinished(m_node, info);
+        return;
+    }
+    info.label = m_session->label();
+    info.fingerprint = m_session->serverFingerprint();
+    emit nodeProgress(m_node, tr("checking the node"), 0);
+    SshNodeDeployer deployer(
+        m_session.get(), m_settings,
+        [this](const QString &stage, int percent) { emit nodeProgress(m_node, stage, percent); });
+    const bool ok = deployer.checkAndDeploy(localWorkerPath, &info);
+    m_info = info;
+    if (ok)
+        qCDebug(lcSsh) << info.host << "prepare: ready";
+    else
+        qCDebug(lcSsh) << info.host << "prepare failed:" << info.error;
+    if (!ok)
+        m_session->disconnect();
+    emit nodeProgress(m_node, ok ? tr("ready") : tr("failed"), 100);
+    emit prepareFinished(m_node, info);
+}
+
+SshRankChannel SshNodeConnection::newChannel(const RankLaunchSpec &spec, int attempt) const
+{
+    return SshRankChannel(m_session.get(), m_info.host, spec.rank,
+                          expand(spec.nodeRunDirectory.isEmpty() ? m_settings.defaultRunDirectory
+                                                                 : spec.nodeRunDirectory),
+                          QStringLiteral("rank%1.a%2").arg(spec.rank).arg(attempt));
+}
+
+void SshNodeConnection::startRank(const RankLaunchSpec &spec)
+{
+    const int rank = spec.rank;
+    if (m_shutDown)
+        return;
+    if (m_ranks.contains(rank)) {
+        emit rankExited(rank, RankExit{false, -1, 0, nowUs(), tr("failed to start: rank %1 is already running").arg(rank)});
+        return;
+    }
+    auto fail = [&](const QString &why) {
+        emit rankExited(rank, RankExit{false, -1, 0, nowUs(), tr("failed to start on %1: %2").arg(m_info.host, why)});
+    };
+    if (m_info.home.isEmpty() || m_reconnecting) {
+        fail(tr("the node is not connected"));
+        return;
+    }
+    QList<QPair<QString, QString>> env;
+    QStringList names = spec.environment.keys();
+    std::sort(names.begin(), names.end());
+    for (const QString &name : names) {
+        if (!shell::isValidVariableName(name)) {
+            fail(tr("environment variable name \"%1\" is not valid (letters, digits and _ only)").arg(name));
+            return;
+        }
+        env.append({name, spec.environment.value(name)});
+    }
+    if (!m_info.libtorchDirectory.isEmpty()) {
+        auto it = std::find_if(env.begin(), env.end(), [](const auto &p) { return p.first == QLatin1String("LD_LIBRARY_PATH"); });
+        if (it == env.end())
+            env.append({QStringLiteral("LD_LIBRARY_PATH"), m_info.libtorchDirectory});
+        else
+            it->second = m_info.libtorchDirectory + QLatin1Char(':') + it->second;
+    }
+    QStringList words{spec.program};
+    words << spec.arguments;
+    for (const auto &p : env)
+        words << p.second;
+    for (const QString &w : words) {
+        if (w.contains(QChar(0))) {
+            fail(tr("an argument or variable contains a NUL character"));
+            return;
+        }
+    }
+    if (spec.program.isEmpty()) {
+        fail(tr("no program to run"));
+        return;
+    }
+
+    const int attempt = ++m_attempts[rank];
+    SshRankChannel r = newChannel(spec, attempt);
+
+    SshRankScript::Start s;
+    s.tag = m_settings.runId;
+    s.runDirectory = r.runDirectory();
+    s.baseName = r.baseName();
+    // The home directory, as for any ssh command, so relative paths in arguments mean the same
+    // to the rank as to the transport.
+    s.workingDirectory = expand(spec.workingDirectory);
+    s.graceSec = graceSec();
+    s.environment = env;
+    s.program = spec.program.contains(QLatin1Char('/')) ? expand(spec.program) : spec.program;
+    s.arguments = spec.arguments;
+    QString error;
+    bool opened = r.open(SshRankScript::start(s), false, &error);
+    if (!opened && !m_session->isConnected() && m_ranks.isEmpty()) {
+        // The idle connection died since prepare (a node reboot, a NAT timeout): one new try.
+        qCDebug(lcSsh) << m_info.host << "the idle connection is gone, connecting again for rank"
+                       << rank;
+        QString why;
+        if (m_session->connect(&why))
+            opened = r.open(SshRankScript::start(s), false, &error);
+        else
+            error = why;
+    }
+    if (!opened) {
+        fail(error);
+        return;
+    }
+    m_ranks.insert(rank, r);
+    m_pump->update();
+    m_pump->schedulePoll();
+}
+
+void SshNodeConnection::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
+                                   qint64 stderrBytes)
+{
+    const int rank = spec.rank;
+    if (m_shutDown)
+        return;
+    if (m_ranks.contains(rank) || !m_session->isConnected() || m_info.home.isEmpty()) {
+        emit rankExited(rank, RankExit{false, -1, 0, nowUs(),
+                                       tr("cannot re-attach to rank %1 on %2: %3")
+                                           .arg(rank)
+                                           .arg(m_info.host, m_ranks.contains(rank) ? tr("it is attached already")
+                                                                                    : tr("the node is not connected"))});
+        return;
+    }
+    SshRankChannel r = newChannel(spec, attempt);
+    r.resumeFrom(stdoutBytes, stderrBytes);
+    m_attempts[rank] = std::max(m_attempts.value(rank), attempt);
+    QString error;
+    if (!r.open(r.attachCommand(m_settings.runId, graceSec()), true, &error)) {
+        emit rankExited(rank, RankExit{false, -1, 0, nowUs(), tr("cannot re-attach to rank %1 on %2: %3")
+                                                                  .arg(rank).arg(m_info.host, error)});
+        return;
+    }
+    m_ranks.insert(rank, r);
+    m_pump->update();
+    m_pump->schedulePoll();
+}
+
+void SshNodeConnection::writeStdin(int rank, const QByteArray &data)
+{
+    auto it = m_ranks.find(rank);
+    if (it != m_ranks.end() && it->writeStdin(data, !m_reconnecting))
+        m_pump->schedulePoll();
+}
+
+void SshNodeConnection::closeStdin(int rank)
+{
+    auto it = m_ranks.find(rank);
+    if (it != m_ranks.end() && it->closeStdin(!m_reconnecting))
+        m_pump->schedulePoll();
+}
+
+void SshNodeConnection::signalRank(int rank, int signal)
+{
+    auto it = m_ranks.find(rank);
+    if (it == m_ranks.end() || it->pid() <= 0 || !m_session->isConnected())
+        return;
+    const SshExecResult r = m_session->exec(SshRankScript::signalGroup(it->pid(), signal), 10000);
+    if (!r.ok())
+        qCWarning(lcSsh, "%s: cannot signal rank %d: %s", qPrintable(m_info.host), rank,
+                  qPrintable(r.describeFailure()));
+    m_pump->schedulePoll();
+}
+
+void SshNodeConnection::finishRank(int rank)
+{
+    auto it = m_ranks.find(rank);
+    if (it == m_ranks.end())
+        return;
+    const RankExit exit = it->finish();
+    m_ranks.erase(it);
+    emit rankExited(rank, exit);
+}
+
+void SshNodeConnection::failRank(int rank, const QString &detail, int exitCode)
+{
+    auto it = m_ranks.find(rank);
+    if (it != m_ranks.end()) {
+        it->drop();
+        m_ranks.erase(it);
+    }
+    emit rankExited(rank, RankExit{false, exitCode, 0, nowUs(), detail});
+}
+
+void SshNodeConnection::connectionLost()
+{
+    qCDebug(lcSsh) << m_info.host << "connection lost with" << m_ranks.size()
+                   << "ranks; reconnecting for up to" << m_settings.reconnectDeadlineSec << "s";
+    m_pump->dropNotifier();
+    for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it)
+        it->drop();
+    m_session->disconnect();
+    m_reconnecting = true;
+    m_pump->setPaused(true);
+    m_reconnectDeadline = QDeadlineTimer(qint64(m_settings.reconnectDeadlineSec) * 1000);
+    m_pump->update();
+    emit nodeProgress(m_node, tr("connection lost, reconnecting"), -1);
+    if (!m_reconnectTimer) {
+        m_reconnectTimer = new QTimer(this);
+        m_reconnectTimer->setSingleShot(true);
+        connect(m_reconnectTimer, &QTimer::timeout, this, &SshNodeConnection::tryReconnect);
+    }
+    m_reconnectTimer->start(200);
+}
+
+void SshNodeConnection::tryReconnect()
+{
+    if (m_shutDown)
+        return;
+    QString error;
+    qCDebug(lcSsh) << m_info.host << "reconnect attempt," << m_reconnectDeadline.remainingTime()
+                   << "ms left";
+    if (!m_session->connect(&error)) {
+        if (m_reconnectDeadline.hasExpired()) {
+            qCDebug(lcSsh) << m_info.host << "reconnecting given up:" << error;
+            m_reconnecting = false;
+            m_pump->setPaused(false);
+            const QString detail = tr("connection to %1 lost: %2").arg(m_info.host, error);
+            emit nodeProgress(m_node, tr("lost"), -1);
+            const QList<int> ranks = m_ranks.keys();
+            for (int rank : ranks)
+                failRank(rank, detail);
+            m_pump->update();
+            return;
+        }
+        qCDebug(lcSsh) << m_info.host << "reconnect failed:" << error;
+        m_reconnectTimer->start(1000);
+        return;
+    }
+    qCDebug(lcSsh) << m_info.host << "reconnected; re-attaching" << m_ranks.size() << "ranks";
+    m_reconnecting = false;
+    m_pump->setPaused(false);
+    emit nodeProgress(m_node, tr("reconnected"), 100);
+    const QList<int> ranks = m_ranks.keys();
+    for (int rank : ranks) {
+        SshRankChannel &r = m_ranks[rank];
+        if (r.stdinClosed())
+            r.markStdinClosed();
+        QString why;
+        if (!r.open(r.attachCommand(m_settings.runId, graceSec()), true, &why))
+            failRank(rank, tr("connection to %1 lost, re-attaching failed: %2").arg(m_info.host, why));
+    }
+    m_pump->update();
+    m_pump->schedulePoll();
+}
+
+void SshNodeConnection::shutdown()
+{
+    if (m_shutDown)
+        return;
+    m_shutDown = true;
+    qCDebug(lcSsh) << m_info.host << "shutting down with" << m_ranks.size()
+                   << "ranks, detached:" << m_settings.detached;
+    // Timers belong to this thread; the destructor may run on another one.
+    m_pump->stop();
+    delete m_reconnectTimer;
+    m_reconnectTimer = nullptr;
+    const bool connected = m_session && m_session->isConnected();
+    for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it) {
+        if (connected && !m_settings.detached && it->pid() > 0)
+            m_session->exec(SshRankScript::signalGroup(it->pid(), SIGTERM), 5000);
+        it->close(connected);
+    }
+    m_ranks.clear();
+    if (m_session)
+        m_session->disconnect();
+}
+
+} // namespace rankdeck
