@@ -62,6 +62,14 @@ WorkerEvent checkpoint()
     return wireEvent(w);
 }
 
+// The events the data rows name by number: 0 hello, 1 rendezvous, 2 step, 3 heartbeat, 4 finished,
+// 5 checkpoint.
+WorkerEvent sample(int which)
+{
+    const WorkerEvent events[] = {hello(), rendezvous(), step(1), heartbeat(1), finished(1, 0.1), checkpoint()};
+    return events[which];
+}
+
 } // namespace
 
 class TestRankEventTracker : public QObject
@@ -88,7 +96,7 @@ private slots:
 
 void TestRankEventTracker::stateTransitions_data()
 {
-    QTest::addColumn<int>("event"); // 0 hello, 1 rendezvous, 2 step, 3 heartbeat, 4 finished
+    QTest::addColumn<int>("event"); // sample()
     QTest::addColumn<RankState>("from");
     QTest::addColumn<bool>("moves");
     QTest::addColumn<RankState>("to");
@@ -115,8 +123,7 @@ void TestRankEventTracker::stateTransitions()
     QFETCH(bool, moves);
     QFETCH(RankState, to);
 
-    const WorkerEvent events[] = {hello(), rendezvous(), step(1), heartbeat(1), finished(1, 0.1)};
-    const WorkerEvent &e = events[event];
+    const WorkerEvent e = sample(event);
     QVERIFY(e.isValid());
     RankStatus s;
     s.state = from;
@@ -224,7 +231,7 @@ void TestRankEventTracker::repeatedStepKeepsClock()
 
 void TestRankEventTracker::silentRankSpeaksAgain_data()
 {
-    QTest::addColumn<int>("event"); // any event ends silence
+    QTest::addColumn<int>("event"); // sample(): any event ends silence
     QTest::newRow("heartbeat") << 3;
     QTest::newRow("step") << 2;
     QTest::newRow("hello") << 0;
@@ -234,18 +241,18 @@ void TestRankEventTracker::silentRankSpeaksAgain_data()
 void TestRankEventTracker::silentRankSpeaksAgain()
 {
     QFETCH(int, event);
-    const WorkerEvent events[] = {hello(), rendezvous(), step(1), heartbeat(1), finished(1, 0.1), checkpoint()};
+    const WorkerEvent e = sample(event);
     RankStatus s;
     s.state = RankState::Running;
     s.silent = true;
     s.lastHeartbeatUs = 10;
     RankRuntime rt;
-    RankEventTracker::Result r = RankEventTracker::apply(events[event], 500, s, rt);
+    RankEventTracker::Result r = RankEventTracker::apply(e, 500, s, rt);
     QVERIFY(r.heartbeatsResumed);
     QVERIFY(!s.silent);
     QCOMPARE(s.lastHeartbeatUs, qint64(500));
     // Only once.
-    r = RankEventTracker::apply(events[event], 600, s, rt);
+    r = RankEventTracker::apply(e, 600, s, rt);
     QVERIFY(!r.heartbeatsResumed);
 }
 
