@@ -25,7 +25,7 @@ FailurePolicy::ExitVerdict FailurePolicy::classifyExit(const RankExit &exit, con
         && exit.detail.contains(QLatin1String("lost"), Qt::CaseInsensitive);
 
     if (exit.crashed)
-        v.how = tr("killed by %1").arg(signalName(exit.signal));
+        v.how = exit.signal > 0 ? tr("killed by %1").arg(signalName(exit.signal)) : tr("killed by a signal");
     else if (!exit.detail.isEmpty() && exit.exitCode < 0)
         v.how = exit.detail;
     else
@@ -173,28 +173,33 @@ void FailurePolicy::rebuild(QList<RankStatus> &ranks, const QHash<int, QString> 
             f.stack = stacks.value(f.rank).split(QLatin1Char('\n'));
     }
     m_report = FailureReport::build(observed);
-    m_rootCauseSummary.clear();
+    m_rootCauseSummary = summaryOf(m_report);
     for (RankStatus &s : ranks)
         s.rootCause = false;
-    for (const RankFailure &f : m_report.failures) {
-        if (!f.rootCause)
-            continue;
-        if (f.rank >= 0 && f.rank < ranks.size())
-            ranks[f.rank].rootCause = true;
-        QString what;
-        if (f.kind == QLatin1String("crash") || f.kind == QLatin1String("signal"))
-            what = f.signalName.isEmpty() ? tr("signal %1").arg(f.signal) : f.signalName;
-        else if (f.kind == QLatin1String("exception"))
-            what = f.exceptionType.isEmpty() ? tr("exception") : f.exceptionType;
-        else if (f.kind == QLatin1String("exit") || f.kind == QLatin1String("error"))
-            what = tr("exit code %1").arg(f.exitCode);
-        else
-            what = f.kind;
-        m_rootCauseSummary = tr("rank %1 (%2): %3").arg(f.rank).arg(f.host, what);
-        if (!f.message.isEmpty())
-            m_rootCauseSummary += QStringLiteral(": ") + f.message.section(QLatin1Char('\n'), 0, 0);
-        break;
-    }
+    const int root = rootCauseRank();
+    if (root >= 0 && root < ranks.size())
+        ranks[root].rootCause = true;
+}
+
+QString FailurePolicy::summaryOf(const FailureReport &report)
+{
+    const RankFailure *root = report.rootCause();
+    if (!root)
+        return QString();
+    const RankFailure &f = *root;
+    QString what;
+    if (f.kind == QLatin1String("crash") || f.kind == QLatin1String("signal"))
+        what = f.signalName.isEmpty() ? tr("signal %1").arg(f.signal) : f.signalName;
+    else if (f.kind == QLatin1String("exception"))
+        what = f.exceptionType.isEmpty() ? tr("exception") : f.exceptionType;
+    else if (f.kind == QLatin1String("exit") || f.kind == QLatin1String("error"))
+        what = tr("exit code %1").arg(f.exitCode);
+    else
+        what = f.kind;
+    QString summary = tr("rank %1 (%2): %3").arg(f.rank).arg(f.host, what);
+    if (!f.message.isEmpty())
+        summary += QStringLiteral(": ") + f.message.section(QLatin1Char('\n'), 0, 0);
+    return summary;
 }
 
 int FailurePolicy::rootCauseRank() const
@@ -222,6 +227,8 @@ void FailurePolicy::restore(const FailureReport &report)
     m_report = report;
     m_failures = report.failures;
     m_failureSeen = !m_failures.isEmpty();
+    m_rootCauseSummary = summaryOf(report);
+    m_firstFailedRank = rootCauseRank();
 }
 
 } // namespace rankdeck

@@ -43,7 +43,8 @@ public:
     };
 
     // status: the rank's status with the exit applied (endTimeUs, exitCode, signal);
-    // bySignalWeSent: the signal that ended it was one the launcher sent.
+    // bySignalWeSent: the signal that ended it was one the launcher sent (for a signal the
+    // transport could not name: the launcher sent it one).
     static ExitVerdict classifyExit(const RankExit &exit, const RankStatus &status, const RankRuntime &runtime,
                                     bool bySignalWeSent, const QString &stacks);
     // What a rank's own `error` or `crash` event says (nowUs: when its event has no time).
@@ -71,7 +72,9 @@ public:
 
     // A new attempt starts with nothing observed.
     void reset();
-    // Re-attach: the report a previous launcher wrote.
+    // "rank 1 (node-a): exit code 3: bad batch" for the report's root cause; empty without one.
+    static QString summaryOf(const FailureReport &report);
+    // Re-attach: the report a previous launcher wrote, with its summary and root cause.
     void restore(const FailureReport &report);
 
 private:

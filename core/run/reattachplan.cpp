@@ -35,8 +35,15 @@ bool ReattachPlan::load(const QString &runDirectory, QString *error)
         return false;
     }
     m_plan = LaunchPlan::create(m_record.profile(), m_record.config(), id, QStringLiteral(".cache/rankdeck/runs/") + id);
-    if (!m_plan.isValid() || m_plan.worldSize() != m_state.ranks.size()) {
+    if (!m_plan.isValid()) {
         *error = tr("run %1: its profile snapshot does not give the recorded ranks: %2").arg(id, m_plan.error());
+        return false;
+    }
+    if (m_plan.worldSize() != m_state.ranks.size()) {
+        *error = tr("run %1: its profile snapshot gives %2 ranks, state.json records %3")
+                     .arg(id)
+                     .arg(m_plan.worldSize())
+                     .arg(m_state.ranks.size());
         return false;
     }
     const QJsonObject failure = m_record.readFailureReport();

@@ -30,9 +30,9 @@ public:
     const RunStateFile &state() const { return m_state; }
     const LaunchPlan &launchPlan() const { return m_plan; }
     const FailureReport &failureReport() const { return m_report; }
-    // Gang restarts the taken-over run may still make: none once a rank was seen ending, since
-    // a rank not attached cannot be numbered after its old starts (it would overwrite
-    // rank<R>.a1.*).
+    // Gang restarts the taken-over run may still make: once a rank was seen ending, no more than
+    // the attempts already made (so none from here on), since a rank not attached cannot be
+    // numbered after its old starts (it would overwrite rank<R>.a1.*).
     int maxRestarts() const { return m_maxRestarts; }
     // Per rank, launcher clock nowUs as their last sign of life and step change.
     QList<RankRuntime> runtimes(qint64 nowUs) const;

@@ -462,8 +462,10 @@ void RunController::onRankExited(int rank, const RankExit &exit)
     s.endTimeUs = exit.timeUs > 0 ? exit.timeUs : nowUs();
     s.exitCode = exit.crashed ? 0 : exit.exitCode;
     s.signal = exit.crashed ? exit.signal : 0;
-    // A wrapper reports a signal the rank died of as 128+N.
-    const bool bySignalWeSent = m_stops->sent(rank, exit.crashed ? exit.signal : exit.exitCode - 128);
+    // A wrapper reports a signal the rank died of as 128+N; a transport that cannot name the
+    // signal says 0, and then any signal the launcher sent counts.
+    const bool bySignalWeSent = exit.crashed && exit.signal <= 0 ? m_stops->sentAny(rank)
+                                                                 : m_stops->sent(rank, exit.crashed ? exit.signal : exit.exitCode - 128);
     applyExit(rank, FailurePolicy::classifyExit(exit, s, rt, bySignalWeSent, m_stacks.value(rank)));
     // Rank 0 gone before it told us its port: the others can never start.
     if (rank == 0 && m_masterPort == 0 && !m_policy.failureSeen() && m_ranks.size() > 1 && !m_userStop) {
@@ -779,6 +781,8 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
     c->m_userStop = st.userStop;
     c->m_attempts = st.attempts;
     c->m_policy.restore(plan.failureReport());
+    c->m_rootCauseSummary = c->m_policy.rootCauseSummary().isEmpty() ? st.rootCauseSummary
+                                                                     : c->m_policy.rootCauseSummary();
     const qint64 now = nowUs();
     c->m_ranks = st.ranks;
     c->m_runtime = plan.runtimes(now);

@@ -41,6 +41,7 @@ public:
 
     // Did the launcher send this signal to the rank's current process?
     bool sent(int rank, int signal) const { return m_sent.value(rank).contains(signal); }
+    bool sentAny(int rank) const { return !m_sent.value(rank).isEmpty(); }
 
 signals:
     // What it does and why ("rank 1 did not stop within 2000 ms; sending SIGTERM").

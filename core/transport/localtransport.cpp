@@ -46,7 +46,7 @@ void LocalTransport::prepare(const QString &localWorkerPath)
     QTimer::singleShot(0, this, [this, fi] {
         if (!fi.exists())
             emit prepareFailed(tr("worker not found: %1").arg(fi.filePath()));
-        else if (!fi.isExecutable())
+        else if (!fi.isFile() || !fi.isExecutable())
             emit prepareFailed(tr("worker is not executable: %1").arg(fi.filePath()));
         else
             emit prepared();
@@ -156,7 +156,9 @@ void LocalTransport::onFinished(int rank)
 void LocalTransport::writeStdin(int rank, const QByteArray &data)
 {
     const Rank r = m_ranks.value(rank);
-    if (r.process && !r.exited && r.process->state() == QProcess::Running)
+    // While the process is still starting QProcess buffers the data and writes it once the
+    // child runs, so a `stop` sent right after startRank() is not lost.
+    if (r.process && !r.exited && r.process->state() != QProcess::NotRunning)
         r.process->write(data);
 }
 

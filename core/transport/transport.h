@@ -71,6 +71,8 @@ public:
 
     // Starts one rank; answers asynchronously with rankStarted or rankExited (start failure).
     virtual void startRank(const RankLaunchSpec &spec) = 0;
+    // Data written before rankStarted reaches a local rank once it runs; other transports may
+    // drop it, so the controller sends a pending `stop` again on rankStarted.
     virtual void writeStdin(int rank, const QByteArray &data) = 0;
     virtual void closeStdin(int rank) = 0;
     // Delivers a signal to the rank's whole process group.

@@ -32,13 +32,15 @@ Transport *TransportFactory::create(const Profile &profile, const QString &runId
 #else
         Q_UNUSED(runId);
         Q_UNUSED(interaction);
-        *error = QCoreApplication::translate("rankdeck::TransportFactory",
+        if (error)
+            *error = QCoreApplication::translate("rankdeck::TransportFactory",
                                              "profile \"%1\": the SSH transport is not part of this build")
                      .arg(profile.name);
         return nullptr;
 #endif
     }
-    *error = QCoreApplication::translate("rankdeck::TransportFactory",
+    if (error)
+        *error = QCoreApplication::translate("rankdeck::TransportFactory",
                                          "profile \"%1\": unknown transport \"%2\" (use \"local\" or \"ssh\")")
                  .arg(profile.name, profile.transport);
     return nullptr;

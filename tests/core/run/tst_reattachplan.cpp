@@ -117,7 +117,7 @@ void TestReattachPlan::refuses_data()
     QTest::newRow("no stream offsets") << "no streams" << "has no stream offsets for its ranks";
     QTest::newRow("offsets for some ranks") << "short streams" << "has no stream offsets for its ranks";
     QTest::newRow("no ranks") << "no ranks" << "has no stream offsets for its ranks";
-    QTest::newRow("profile gives other ranks") << "world size" << "does not give the recorded ranks";
+    QTest::newRow("profile gives other ranks") << "world size" << "its profile snapshot gives 4 ranks, state.json records 3";
 }
 
 void TestReattachPlan::refuses()
