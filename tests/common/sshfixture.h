@@ -25,7 +25,7 @@
 //     ssh.writeKnownHosts(home + "/.ssh/known_hosts");
 //     profile node i: host ssh.address(i), port ssh.port(i), identityFile ssh.clientKey()
 //
-// Build: link the `rankdeck_sshfixture` library (defined in tests/ssh/CMakeLists.txt), or add
+// Build: link the `rankdeck_sshfixture` library (defined in tests/common/CMakeLists.txt), or add
 // tests/common/sshfixture.cpp to your sources; it needs Qt6::Core and Qt6::Network only.
 #pragma once
 
