@@ -9,8 +9,12 @@ namespace {
 
 // Copies the channel's stdin into the FIFO, then keeps the FIFO open for a re-attach: until the
 // launcher closed stdin on purpose, the rank ended, or `grace` seconds passed (-1: no limit).
-// Its output goes nowhere so that sshd can close the channel as soon as the rank ended. What it
-// forwarded is also appended to <base>.stdin-log, whose size tells a re-attaching launcher which
+// Its output goes nowhere so that sshd can close the channel as soon as the rank ended. At the
+// start the wrapper holds the FIFO open for writing on fd 5 until both the rank and the keeper
+// are forked: the rank's open for reading then never waits for a writer (a keeper that ended at
+// once, its stdin already closed, left it blocked forever), and it never sees an end of stdin
+// before the keeper has its own writer (the keeper keeps its inherited fd 5 until fd 3 is
+// open). What it forwarded is also appended to <base>.stdin-log, whose size tells a re-attaching launcher which
 // of its writes arrived before the connection dropped.
 const char kKeeper[] = R"SH(
 keep() {
@@ -20,7 +24,7 @@ keep() {
       if [ "$grace" -ge 0 ] && [ "$i" -ge "$grace" ]; then break; fi
       sleep 1; i=$((i+1))
     done
-  } 3<>"$f.in" >/dev/null 2>&1 &
+  } 3<>"$f.in" 5<&- >/dev/null 2>&1 &
 }
 )SH";
 
@@ -45,15 +49,15 @@ for x in in exit pid stdin-closed; do
   if [ -e "$f.$x" ] || [ -h "$f.$x" ]; then rm -f -- "$f.in" "$f.exit" "$f.pid" "$f.stdin-closed"; break; fi
 done
 { : >"$f.out" && : >"$f.err" && : >"$f.stdin-log" && mkfifo -m 600 -- "$f.in"; } || exit 125
-exec 4<&0
+exec 4<&0 5<>"$f.in"
 (
   while [ "$n" -gt 0 ]; do export "$1" || exit 125; shift; n=$((n-1)); done
-  exec setsid "$@" <"$f.in" >>"$f.out" 2>>"$f.err"
+  exec setsid "$@" <"$f.in" >>"$f.out" 2>>"$f.err" 5<&-
 ) 4<&- &
 pid=$!
 echo "$pid" >"$f.pid"
 keep
-exec 4<&-
+exec 4<&- 5<&-
 printf 'rankdeck-ssh %s 0\n' "$pid"
 tail -c +1 -s 0.2 --pid="$pid" -f -- "$f.out" &
 t1=$!

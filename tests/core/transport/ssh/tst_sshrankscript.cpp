@@ -107,9 +107,7 @@ private:
 
     QString uniqueTag() { return QStringLiteral("tst-sshrankscript-%1-%2").arg(::getpid()).arg(++m_serial); }
 
-    // A rank that is /bin/sh running `script` in the test's directory. The grace is not 0: with
-    // grace 0 and a channel whose stdin ends at once, the keeper may open and close the FIFO
-    // before the rank opened it, and the rank then blocks in open() forever (see the report).
+    // A rank that is /bin/sh running `script` in the test's directory.
     SshRankScript::Start shellRank(const QString &script, const QString &runDirectory, int grace = 5)
     {
         SshRankScript::Start s;
@@ -131,6 +129,7 @@ private:
 private slots:
     void initTestCase();
     void commandQuotesEveryField();
+    void stdinEndingAtOnceNeverBlocksTheRank();
     void startRunsTheRankWithItsFields();
     void exitStatus_data();
     void exitStatus();
@@ -191,6 +190,24 @@ void TestSshRankScript::commandQuotesEveryField()
                             + " 'rank3.a2' '30' '1234' '56'"));
     QVERIFY(SshRankScript::markStdinClosed(s.runDirectory, s.baseName).endsWith(' ' + shell::quote(s.runDirectory) + " 'rank3.a2'"));
     QVERIFY(SshRankScript::signalGroup(4321, SIGTERM).endsWith(" '15' '4321'"));
+}
+
+// With no grace and a channel whose stdin ends at once, the keeper may be done before the rank
+// opens the FIFO; the rank must still start, read the end of its stdin and exit (it used to
+// block in open() for ever, about one run in eight with 20 environment variables).
+void TestSshRankScript::stdinEndingAtOnceNeverBlocksTheRank()
+{
+    for (int i = 0; i < 24; ++i) {
+        const QString runDir = m_dir.filePath(QStringLiteral("eof-%1").arg(++m_serial));
+        SshRankScript::Start s = shellRank(QStringLiteral("cat; echo done"), runDir, 0);
+        for (int v = 0; v < 20; ++v)
+            s.environment.append({QStringLiteral("RANKDECK_TEST_%1").arg(v), QStringLiteral("value %1").arg(v)});
+        const Finished f = runChannel(SshRankScript::start(s), {}, 10000);
+        QVERIFY2(f.ok, qPrintable(QStringLiteral("try %1 did not end: %2").arg(i).arg(QString::fromUtf8(f.err))));
+        QCOMPARE(f.exitCode, 0);
+        QVERIFY(header(f.out).body.endsWith("done\n"));
+        QVERIFY(wrapperGone(s.tag));
+    }
 }
 
 void TestSshRankScript::startRunsTheRankWithItsFields()
