@@ -61,11 +61,15 @@ endif()
 # relative to the source root).
 #   tests/worker/tst_worker.cpp                  ~130 literals; test code, converted later
 #   tests/core/transport/ssh/tst_sshtransport.cpp  3 literals; being split on another branch
+#   tests/worker/crash/tst_crashhandler.cpp      9 lines; being split on another branch
+#   tests/worker/crash/tst_faultmatrix.cpp       7 lines; being split on another branch
 # -DRANKDECK_CAST_FROM_ASCII_EXEMPT=… overrides the list (empty: no exemptions).
 if(NOT DEFINED RANKDECK_CAST_FROM_ASCII_EXEMPT)
     set(RANKDECK_CAST_FROM_ASCII_EXEMPT
         tests/worker/tst_worker.cpp
-        tests/core/transport/ssh/tst_sshtransport.cpp)
+        tests/core/transport/ssh/tst_sshtransport.cpp
+        tests/worker/crash/tst_crashhandler.cpp
+        tests/worker/crash/tst_faultmatrix.cpp)
 endif()
 
 function(_rankdeck_collect_targets dir out)
