@@ -101,4 +101,10 @@ macro(rankdeck_find_torch)
     endif()
     set(RANKDECK_TORCH_EXTRA_INCLUDE_DIRS ${RANKDECK_NCCL_INCLUDE_DIR} ${RANKDECK_CUSPARSE_INCLUDE_DIR}
         ${RANKDECK_GLOO_INCLUDE_DIR})
+    # Third-party headers: whoever links libtorch sees these directories as SYSTEM, so that they
+    # never warn, even where a target adds them with a plain target_include_directories().
+    if(TARGET torch)
+        set_property(TARGET torch APPEND PROPERTY
+            INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${RANKDECK_TORCH_EXTRA_INCLUDE_DIRS})
+    endif()
 endmacro()

@@ -84,11 +84,11 @@ LogView::LogView(QWidget *parent)
     connect(m_view->verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int value) {
         if (m_scrolling)
             return;
-        QScrollBar *bar = m_view->verticalScrollBar();
-        const bool atBottom = value >= bar->maximum();
+        QScrollBar *scrollBar = m_view->verticalScrollBar();
+        const bool atBottom = value >= scrollBar->maximum();
         if (atBottom != m_follow)
             setFollowing(atBottom);
-        if (value <= bar->minimum() && bar->maximum() > bar->minimum())
+        if (value <= scrollBar->minimum() && scrollBar->maximum() > scrollBar->minimum())
             requestOlderLines();
     });
     // Scrolling never moves a view whose lines all fit, and a view at the top does not move

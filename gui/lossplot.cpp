@@ -522,13 +522,13 @@ void LossPlot::updateHover(const QPoint &pos)
         if (!isRankVisible(rank))
             continue;
         const QCPGraph *g = c.smooth->visible() ? c.smooth : c.raw;
-        const auto data = g->data();
-        if (data->isEmpty())
+        const auto points = g->data();
+        if (points->isEmpty())
             continue;
-        auto it = data->findBegin(x, false);
-        if (it == data->constEnd())
+        auto it = points->findBegin(x, false);
+        if (it == points->constEnd())
             --it;
-        if (it != data->constBegin() && std::abs((it - 1)->key - x) < std::abs(it->key - x))
+        if (it != points->constBegin() && std::abs((it - 1)->key - x) < std::abs(it->key - x))
             --it;
         if (std::isnan(shownKey))
             shownKey = it->key;

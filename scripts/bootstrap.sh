@@ -22,10 +22,11 @@ fail() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 1; }
 
 # --- Debian packages ------------------------------------------------------------------------
 # openssh-client: ssh-keygen for the tests, and the ssh program that ProxyJump runs (libssh 0.10
-# hands jump hosts to it); openssl: hashes the password of the tests' throw-away account.
+# hands jump hosts to it); openssl: hashes the password of the tests' throw-away account;
+# clang-format: scripts/check-format.sh (CI); clang-tidy: the checks in .clang-tidy.
 packages=(build-essential cmake pkg-config ccache qt6-base-dev libssh-dev libqcustomplot-dev
           libtomlplusplus-dev libdw-dev libgloo-dev openssh-server openssh-client openssl xvfb
-          python3-venv procps)
+          python3-venv procps clang-format clang-tidy)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

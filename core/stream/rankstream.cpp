@@ -15,8 +15,8 @@ RankStream::RankStream(int rank)
 RankStream::RankStream(int rank, const Options &options)
     : m_rank(rank)
     , m_options(options)
-    , m_out{LineSplitter(options.maxPieceBytes)}
-    , m_err{LineSplitter(options.maxPieceBytes)}
+    , m_out{LineSplitter(options.maxPieceBytes), false, {}, 0, 0}
+    , m_err{LineSplitter(options.maxPieceBytes), false, {}, 0, 0}
 {
 }
 

@@ -10,6 +10,7 @@
 #include <QTest>
 
 using namespace rankdeck;
+using namespace Qt::StringLiterals;
 
 namespace {
 
@@ -130,17 +131,17 @@ private slots:
         QTest::addColumn<QStringList>("observed");
         QTest::addColumn<QList<int>>("order");
         QTest::newRow("earliest wins, not the lowest rank")
-            << QStringList{"0:300:error", "3:100:crash", "1:200:exit"} << QList<int>{3, 1, 0};
+            << QStringList{u"0:300:error"_s, u"3:100:crash"_s, u"1:200:exit"_s} << QList<int>{3, 1, 0};
         QTest::newRow("consequences never lead")
-            << QStringList{"0:50:consequence", "2:100:signal", "1:60:consequence"} << QList<int>{2, 0, 1};
+            << QStringList{u"0:50:consequence"_s, u"2:100:signal"_s, u"1:60:consequence"_s} << QList<int>{2, 0, 1};
         QTest::newRow("all consequences: earliest")
-            << QStringList{"1:70:consequence", "0:60:consequence"} << QList<int>{0, 1};
+            << QStringList{u"1:70:consequence"_s, u"0:60:consequence"_s} << QList<int>{0, 1};
         QTest::newRow("same time: lower rank")
-            << QStringList{"2:100:crash", "1:100:exception"} << QList<int>{1, 2};
+            << QStringList{u"2:100:crash"_s, u"1:100:exception"_s} << QList<int>{1, 2};
         QTest::newRow("unknown time sorts last")
-            << QStringList{"0:0:lost", "1:500:exit"} << QList<int>{1, 0};
+            << QStringList{u"0:0:lost"_s, u"1:500:exit"_s} << QList<int>{1, 0};
         QTest::newRow("one rank observed twice")
-            << QStringList{"1:100:crash", "0:150:consequence", "1:180:signal"} << QList<int>{1, 0};
+            << QStringList{u"1:100:crash"_s, u"0:150:consequence"_s, u"1:180:signal"_s} << QList<int>{1, 0};
     }
     void choosesRootCause()
     {

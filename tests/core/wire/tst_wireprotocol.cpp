@@ -33,13 +33,13 @@ private slots:
         const auto doc = QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size())), &err);
         QCOMPARE(err.error, QJsonParseError::NoError);
         const QJsonObject o = doc.object();
-        QCOMPARE(o.value("t").toString(), QStringLiteral("step"));
-        QCOMPARE(o.value("rank").toInt(), 3);
-        QCOMPARE(o.value("ts").toInteger(), 1700000000123456);
-        QCOMPARE(o.value("step").toInt(), 42);
-        QCOMPARE(o.value("loss").toDouble(), 0.125);
-        QCOMPARE(o.value("msg").toString(), QStringLiteral("a\"b\\c\nd\x01"));
-        QCOMPARE(o.value("lr").toString(), QStringLiteral("nan"));
+        QCOMPARE(o.value(u"t").toString(), QStringLiteral("step"));
+        QCOMPARE(o.value(u"rank").toInt(), 3);
+        QCOMPARE(o.value(u"ts").toInteger(), 1700000000123456);
+        QCOMPARE(o.value(u"step").toInt(), 42);
+        QCOMPARE(o.value(u"loss").toDouble(), 0.125);
+        QCOMPARE(o.value(u"msg").toString(), QStringLiteral("a\"b\\c\nd\x01"));
+        QCOMPARE(o.value(u"lr").toString(), QStringLiteral("nan"));
     }
 
     void eventAfterPartialUserLine()
