@@ -17,6 +17,8 @@
 #include <memory>
 #include <vector>
 
+using namespace Qt::StringLiterals;
+
 namespace {
 
 QString workerPath()
@@ -267,13 +269,14 @@ private:
         if (QFile::exists(m_dir.filePath(QStringLiteral("data.pt"))))
             return true;
         QProcess python;
-        python.start(pythonPath(), {"-c", "import sys, torch\n"
-                                          "torch.manual_seed(1)\n"
-                                          "m = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))\n"
-                                          "torch.jit.script(m).save(sys.argv[1] + '/model.pt')\n"
-                                          "x = torch.randn(200, 6)\n"
-                                          "torch.save({'x': x, 'y': x[:, :3].argmax(1)}, sys.argv[1] + '/data.pt')\n",
-                                    m_dir.path()});
+        const QString script = QStringLiteral(
+            "import sys, torch\n"
+            "torch.manual_seed(1)\n"
+            "m = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))\n"
+            "torch.jit.script(m).save(sys.argv[1] + '/model.pt')\n"
+            "x = torch.randn(200, 6)\n"
+            "torch.save({'x': x, 'y': x[:, :3].argmax(1)}, sys.argv[1] + '/data.pt')\n");
+        python.start(pythonPath(), {u"-c"_s, script, m_dir.path()});
         python.waitForFinished(60000);
         if (python.exitCode() != 0)
             qWarning("%s", python.readAllStandardError().constData());
@@ -290,30 +293,30 @@ private slots:
 
     void telemetryAndLogOfTwoRanks()
     {
-        Ranks ranks = launch(2, {"--task", "linear", "--steps", "5"});
+        Ranks ranks = launch(2, {u"--task"_s, u"linear"_s, u"--steps"_s, u"5"_s});
         QVERIFY2(waitAll(ranks, 60000), qPrintable(describe(ranks)));
         for (auto &r : ranks) {
             QCOMPARE(r->exitCode(), 0);
             const auto hello = r->events(QStringLiteral("hello"));
             QCOMPARE(hello.size(), 1);
-            QCOMPARE(hello[0].value("rank").toInt(), r->rank());
-            QCOMPARE(hello[0].value("world_size").toInt(), 2);
-            QCOMPARE(hello[0].value("backend").toString(), QStringLiteral("gloo"));
-            QCOMPARE(hello[0].value("proto").toInt(), rankdeck::wire::kProtocolVersion);
-            QVERIFY(!hello[0].value("build_id").toString().isEmpty());
-            QCOMPARE(hello[0].value("pid").toInteger(), r->pid());
+            QCOMPARE(hello[0].value(u"rank"_s).toInt(), r->rank());
+            QCOMPARE(hello[0].value(u"world_size"_s).toInt(), 2);
+            QCOMPARE(hello[0].value(u"backend"_s).toString(), QStringLiteral("gloo"));
+            QCOMPARE(hello[0].value(u"proto"_s).toInt(), rankdeck::wire::kProtocolVersion);
+            QVERIFY(!hello[0].value(u"build_id"_s).toString().isEmpty());
+            QCOMPARE(hello[0].value(u"pid"_s).toInteger(), r->pid());
             QCOMPARE(r->events(QStringLiteral("rendezvous")).size(), 1);
             QVERIFY(!r->events(QStringLiteral("heartbeat")).isEmpty());
             const auto steps = r->events(QStringLiteral("step"));
             QCOMPARE(steps.size(), 5);
             for (int i = 0; i < steps.size(); ++i) {
-                QCOMPARE(steps[i].value("step").toInt(), i + 1);
-                QVERIFY(steps[i].value("samples_per_s").toDouble() > 0);
-                QVERIFY(steps[i].value("lr").toDouble() > 0);
+                QCOMPARE(steps[i].value(u"step"_s).toInt(), i + 1);
+                QVERIFY(steps[i].value(u"samples_per_s"_s).toDouble() > 0);
+                QVERIFY(steps[i].value(u"lr"_s).toDouble() > 0);
             }
             const auto finished = r->events(QStringLiteral("finished"));
             QCOMPARE(finished.size(), 1);
-            QCOMPARE(finished[0].value("step").toInt(), 5);
+            QCOMPARE(finished[0].value(u"step"_s).toInt(), 5);
             // The reference example's human lines, one per step, with the loss of the event.
             const QStringList lines = r->logLines().filter(QRegularExpression(QStringLiteral("^Rank \\d+: Epoch")));
             QCOMPARE(lines.size(), 5);
@@ -323,7 +326,7 @@ private slots:
                 QVERIFY2(m.hasMatch(), qPrintable(lines[i]));
                 QCOMPARE(m.captured(1).toInt(), r->rank());
                 QCOMPARE(m.captured(2).toInt(), i);
-                QVERIFY(qAbs(m.captured(3).toDouble() - steps[i].value("loss").toDouble())
+                QVERIFY(qAbs(m.captured(3).toDouble() - steps[i].value(u"loss"_s).toDouble())
                         <= 1e-6 * qMax(1.0, qAbs(m.captured(3).toDouble())));
             }
         }
@@ -333,20 +336,29 @@ private slots:
     {
         QTest::addColumn<int>("world");
         QTest::addColumn<QStringList>("args");
-        QTest::addRow("linear, 2 ranks") << 2 << QStringList{"--task", "linear", "--steps", "12", "--dataset-size", "100"};
-        QTest::addRow("linear, 4 ranks, shuffle") << 4 << QStringList{"--task", "linear", "--steps", "12", "--dataset-size", "90", "--shuffle", "--seed", "3"};
+        QTest::addRow("linear, 2 ranks")
+            << 2 << QStringList{u"--task"_s, u"linear"_s, u"--steps"_s, u"12"_s,
+                                u"--dataset-size"_s, u"100"_s};
+        QTest::addRow("linear, 4 ranks, shuffle")
+            << 4 << QStringList{u"--task"_s, u"linear"_s, u"--steps"_s, u"12"_s,
+                                u"--dataset-size"_s, u"90"_s, u"--shuffle"_s, u"--seed"_s, u"3"_s};
         QTest::addRow("mlp, 2 ranks, momentum, accum, cosine")
-            << 2 << QStringList{"--task", "mlp", "--steps", "10", "--dataset-size", "200", "--batch-size", "8",
-                                "--momentum", "0.9", "--accum-steps", "2", "--schedule", "cosine",
-                                "--warmup-steps", "3", "--shuffle", "--lr", "0.05"};
+            << 2 << QStringList{u"--task"_s, u"mlp"_s, u"--steps"_s, u"10"_s,
+                                u"--dataset-size"_s, u"200"_s, u"--batch-size"_s, u"8"_s,
+                                u"--momentum"_s, u"0.9"_s, u"--accum-steps"_s, u"2"_s,
+                                u"--schedule"_s, u"cosine"_s, u"--warmup-steps"_s, u"3"_s,
+                                u"--shuffle"_s, u"--lr"_s, u"0.05"_s};
         QTest::addRow("script, 2 ranks, cross-entropy")
-            << 2 << QStringList{"--task", "script", "--model", "%DIR%/model.pt", "--data", "%DIR%/data.pt",
-                                "--loss", "cross-entropy", "--steps", "10", "--batch-size", "10", "--shuffle",
-                                "--momentum", "0.5"};
+            << 2 << QStringList{u"--task"_s, u"script"_s, u"--model"_s, u"%DIR%/model.pt"_s,
+                                u"--data"_s, u"%DIR%/data.pt"_s, u"--loss"_s, u"cross-entropy"_s,
+                                u"--steps"_s, u"10"_s, u"--batch-size"_s, u"10"_s, u"--shuffle"_s,
+                                u"--momentum"_s, u"0.5"_s};
         QTest::addRow("mlp, 4 ranks, adamw, clip, several buckets")
-            << 4 << QStringList{"--task", "mlp", "--steps", "8", "--dataset-size", "256", "--batch-size", "4",
-                                "--optimizer", "adamw", "--lr", "0.003", "--clip-grad-norm", "0.5",
-                                "--mlp-width", "700", "--mlp-depth", "2"};
+            << 4 << QStringList{u"--task"_s, u"mlp"_s, u"--steps"_s, u"8"_s,
+                                u"--dataset-size"_s, u"256"_s, u"--batch-size"_s, u"4"_s,
+                                u"--optimizer"_s, u"adamw"_s, u"--lr"_s, u"0.003"_s,
+                                u"--clip-grad-norm"_s, u"0.5"_s, u"--mlp-width"_s, u"700"_s,
+                                u"--mlp-depth"_s, u"2"_s};
     }
 
     void matchesSingleProcess()
@@ -358,7 +370,8 @@ private slots:
         args.replaceInStrings(QStringLiteral("%DIR%"), m_dir.path());
         if (args.contains(QStringLiteral("script")))
             QVERIFY(makeScriptFiles());
-        const QString tag = QString::fromLatin1(QTest::currentDataTag()).replace(QRegularExpression("[^a-z0-9]+"), "-");
+        const QString tag = QString::fromLatin1(QTest::currentDataTag())
+                                .replace(QRegularExpression(u"[^a-z0-9]+"_s), u"-"_s);
         const QString init = initialState(args, tag);
         QVERIFY(QFile::exists(init));
         QStringList runArgs = args;
@@ -368,9 +381,11 @@ private slots:
         for (auto &r : ranks)
             QVERIFY2(r->exitCode() == 0, qPrintable(describe(ranks)));
 
-        QStringList py{referenceScript(), "--world", QString::number(world), "--init", init};
+        QStringList py{referenceScript(), u"--world"_s, QString::number(world), u"--init"_s, init};
         // The worker's defaults, spelled out for the reference.
-        QMap<QString, QString> flags{{"--batch-size", args.contains("linear") ? "20" : "32"}, {"--lr", "0.01"}};
+        QMap<QString, QString> flags{
+            {u"--batch-size"_s, args.contains(QLatin1String("linear")) ? u"20"_s : u"32"_s},
+            {u"--lr"_s, u"0.01"_s}};
         for (int i = 0; i < args.size(); ++i) {
             if (args[i] == QLatin1String("--shuffle"))
                 py << args[i];
@@ -388,16 +403,19 @@ private slots:
         python.start(pythonPath(), py);
         QVERIFY(python.waitForFinished(120000));
         const QByteArray out = python.readAllStandardOutput();
-        QVERIFY2(python.exitCode() == 0, qPrintable(out + python.readAllStandardError().right(600)));
+        QVERIFY2(python.exitCode() == 0, (out + python.readAllStandardError().right(600)).constData());
         qInfo("%s", out.trimmed().constData());
     }
 
     void lossFalls_data()
     {
         QTest::addColumn<QStringList>("args");
-        QTest::addRow("mlp") << QStringList{"--task", "mlp", "--steps", "60", "--dataset-size", "512",
-                                            "--batch-size", "16", "--lr", "0.1", "--momentum", "0.9", "--shuffle"};
-        QTest::addRow("charlm") << QStringList{"--task", "charlm", "--steps", "40", "--batch-size", "8", "--shuffle"};
+        QTest::addRow("mlp") << QStringList{u"--task"_s, u"mlp"_s, u"--steps"_s, u"60"_s,
+                                            u"--dataset-size"_s, u"512"_s,
+                                            u"--batch-size"_s, u"16"_s, u"--lr"_s, u"0.1"_s,
+                                            u"--momentum"_s, u"0.9"_s, u"--shuffle"_s};
+        QTest::addRow("charlm") << QStringList{u"--task"_s, u"charlm"_s, u"--steps"_s, u"40"_s,
+                                               u"--batch-size"_s, u"8"_s, u"--shuffle"_s};
     }
 
     void lossFalls()
@@ -409,7 +427,7 @@ private slots:
             QCOMPARE(r->exitCode(), 0);
             const auto steps = r->events(QStringLiteral("step"));
             const int n = int(steps.size());
-            QCOMPARE(n, args[args.indexOf("--steps") + 1].toInt());
+            QCOMPARE(n, args[args.indexOf(u"--steps"_s) + 1].toInt());
             const double first = meanLoss(steps, 0, 5);
             const double last = meanLoss(steps, n - 5, n);
             QVERIFY2(last < 0.8 * first, qPrintable(QStringLiteral("rank %1: loss %2 -> %3").arg(r->rank()).arg(first).arg(last)));
@@ -420,32 +438,44 @@ private slots:
     {
         if (pythonPath().isEmpty())
             QSKIP("RANKDECK_TORCH_PYTHON is not set");
-        const QStringList common{"--task", "mlp", "--dataset-size", "128", "--batch-size", "8", "--momentum", "0.9",
-                                 "--shuffle", "--schedule", "cosine", "--optimizer", "adamw"};
+        const QStringList common{u"--task"_s, u"mlp"_s, u"--dataset-size"_s, u"128"_s,
+                                 u"--batch-size"_s, u"8"_s, u"--momentum"_s, u"0.9"_s,
+                                 u"--shuffle"_s, u"--schedule"_s, u"cosine"_s,
+                                 u"--optimizer"_s, u"adamw"_s};
         const QString ckpt = m_dir.filePath(QStringLiteral("ckpt"));
         // Uninterrupted: 14 steps.
-        Ranks full = launch(2, common + QStringList{"--steps", "14", "--save-state", m_dir.filePath("full-{rank}.pt")});
+        Ranks full = launch(2, common + QStringList{u"--steps"_s, u"14"_s,
+                                                    u"--save-state"_s,
+                                                    m_dir.filePath(u"full-{rank}.pt"_s)});
         QVERIFY2(waitAll(full, 60000), qPrintable(describe(full)));
         // Interrupted: a run of 14 steps stopped after step 9 (its last checkpoint: step 8)…
-        Ranks first = launch(2, common + QStringList{"--steps", "14", "--checkpoint-dir", ckpt, "--checkpoint-every", "4",
-                                                     "--fault", "exit:7@9", "--fault-rank", "1"});
+        Ranks first = launch(2, common + QStringList{u"--steps"_s, u"14"_s,
+                                                     u"--checkpoint-dir"_s, ckpt,
+                                                     u"--checkpoint-every"_s, u"4"_s,
+                                                     u"--fault"_s, u"exit:7@9"_s,
+                                                     u"--fault-rank"_s, u"1"_s});
         waitAll(first, 60000);
         QVERIFY(QFile::exists(ckpt + QStringLiteral("/checkpoint-0000000008.pt")));
         QVERIFY(!QFile::exists(ckpt + QStringLiteral("/checkpoint-0000000012.pt")));
         // …then resumed.
-        Ranks resumed = launch(2, common + QStringList{"--steps", "14", "--checkpoint-dir", ckpt, "--checkpoint-every", "4",
-                                                       "--resume", "--save-state", m_dir.filePath("resumed-{rank}.pt")});
+        Ranks resumed = launch(2, common + QStringList{u"--steps"_s, u"14"_s,
+                                                       u"--checkpoint-dir"_s, ckpt,
+                                                       u"--checkpoint-every"_s, u"4"_s,
+                                                       u"--resume"_s, u"--save-state"_s,
+                                                       m_dir.filePath(u"resumed-{rank}.pt"_s)});
         QVERIFY2(waitAll(resumed, 60000), qPrintable(describe(resumed)));
         for (auto &r : resumed) {
             QVERIFY2(r->exitCode() == 0, qPrintable(describe(resumed)));
-            QCOMPARE(r->events(QStringLiteral("step")).first().value("step").toInt(), 9);
+            QCOMPARE(r->events(QStringLiteral("step")).first().value(u"step"_s).toInt(), 9);
         }
         QProcess python;
-        python.start(pythonPath(), {"-c", "import sys, torch\n"
-                                          "a, b = torch.load(sys.argv[1]), torch.load(sys.argv[2])\n"
-                                          "bad = [k for k in a if not torch.equal(a[k], b[k])]\n"
-                                          "print(bad); sys.exit(1 if bad or not a else 0)\n",
-                                    m_dir.filePath("full-0.pt"), m_dir.filePath("resumed-0.pt")});
+        const QString script = QStringLiteral(
+            "import sys, torch\n"
+            "a, b = torch.load(sys.argv[1]), torch.load(sys.argv[2])\n"
+            "bad = [k for k in a if not torch.equal(a[k], b[k])]\n"
+            "print(bad); sys.exit(1 if bad or not a else 0)\n");
+        python.start(pythonPath(), {u"-c"_s, script, m_dir.filePath(u"full-0.pt"_s),
+                                    m_dir.filePath(u"resumed-0.pt"_s)});
         QVERIFY(python.waitForFinished(60000));
         QVERIFY2(python.exitCode() == 0, python.readAllStandardOutput() + python.readAllStandardError());
     }
@@ -460,12 +490,13 @@ private slots:
     void stopOnStdin()
     {
         QFETCH(bool, closeInstead);
-        const QString ckpt = m_dir.filePath(closeInstead ? "stop-ckpt-closed" : "stop-ckpt");
-        Ranks ranks = launch(2, {"--task", "linear", "--steps", "100000", "--step-delay-ms", "20",
-                                 "--checkpoint-dir", ckpt},
+        const QString ckpt = m_dir.filePath(closeInstead ? u"stop-ckpt-closed"_s : u"stop-ckpt"_s);
+        Ranks ranks = launch(2, {u"--task"_s, u"linear"_s, u"--steps"_s, u"100000"_s,
+                                 u"--step-delay-ms"_s, u"20"_s, u"--checkpoint-dir"_s, ckpt},
                              /*controlStdin=*/true);
         QVERIFY(waitFor(ranks, [&] {
-            return ranks.size() == 2 && ranks[0]->events("step").size() >= 3 && ranks[1]->events("step").size() >= 3;
+            return ranks.size() == 2 && ranks[0]->events(u"step"_s).size() >= 3
+                   && ranks[1]->events(u"step"_s).size() >= 3;
         }, 60000));
         if (closeInstead) {
             ranks[1]->process().closeWriteChannel();
@@ -480,19 +511,19 @@ private slots:
             QCOMPARE(r->exitCode(), 0);
             QVERIFY(!r->crashed());
         }
-        const auto f0 = ranks[0]->events("finished");
-        const auto f1 = ranks[1]->events("finished");
+        const auto f0 = ranks[0]->events(u"finished"_s);
+        const auto f1 = ranks[1]->events(u"finished"_s);
         QCOMPARE(f0.size(), 1);
         QCOMPARE(f1.size(), 1);
-        QCOMPARE(f0[0].value("step").toInt(), f1[0].value("step").toInt());
-        const auto stopping = ranks[1]->events("stopping");
+        QCOMPARE(f0[0].value(u"step"_s).toInt(), f1[0].value(u"step"_s).toInt());
+        const auto stopping = ranks[1]->events(u"stopping"_s);
         QCOMPARE(stopping.size(), 1);
-        QCOMPARE(stopping[0].value("reason").toString(), closeInstead ? QStringLiteral("stdin-closed") : QStringLiteral("stdin-stop"));
+        QCOMPARE(stopping[0].value(u"reason"_s).toString(), closeInstead ? QStringLiteral("stdin-closed") : QStringLiteral("stdin-stop"));
         // Checkpointing was on: the stop wrote one at the final step.
-        const auto ck = ranks[0]->events("checkpoint");
+        const auto ck = ranks[0]->events(u"checkpoint"_s);
         QCOMPARE(ck.size(), 1);
-        QCOMPARE(ck[0].value("step").toInt(), f0[0].value("step").toInt());
-        QVERIFY(QFile::exists(ck[0].value("path").toString()));
+        QCOMPARE(ck[0].value(u"step"_s).toInt(), f0[0].value(u"step"_s).toInt());
+        QVERIFY(QFile::exists(ck[0].value(u"path"_s).toString()));
     }
 
     void cpuSlicesOfLocalRanks_data()
@@ -512,8 +543,8 @@ private slots:
         QFETCH(QString, affinity);
         const QSet<int> allowed = parseCpuList(allowedCpuList(QCoreApplication::applicationPid()));
         QVERIFY(!allowed.isEmpty());
-        Ranks ranks = launch(world, {"--task", "linear", "--steps", "30", "--step-delay-ms", "40",
-                                     "--cpu-affinity", affinity});
+        Ranks ranks = launch(world, {u"--task"_s, u"linear"_s, u"--steps"_s, u"30"_s,
+                                     u"--step-delay-ms"_s, u"40"_s, u"--cpu-affinity"_s, affinity});
         QVERIFY2(waitFor(ranks, [&] {
                      for (auto &r : ranks)
                          if (r->events(QStringLiteral("step")).isEmpty())
@@ -570,8 +601,8 @@ private slots:
     {
         QFETCH(int, logEvery);
         const int steps = 600;
-        Ranks ranks = launch(1, {"--task", "linear", "--steps", QString::number(steps), "--log-every",
-                                 QString::number(logEvery)});
+        Ranks ranks = launch(1, {u"--task"_s, u"linear"_s, u"--steps"_s, QString::number(steps),
+                                 u"--log-every"_s, QString::number(logEvery)});
         QVERIFY2(waitAll(ranks, 60000), qPrintable(describe(ranks)));
         QCOMPARE(ranks[0]->exitCode(), 0);
         int lastStep = 0, logLinesSeen = 0;
@@ -605,11 +636,11 @@ private slots:
     void stdinIgnoredWithoutControl()
     {
         // Started by hand or by torchrun: stdin closed at once must not stop training.
-        Ranks ranks = launch(1, {"--task", "linear", "--steps", "20"});
+        Ranks ranks = launch(1, {u"--task"_s, u"linear"_s, u"--steps"_s, u"20"_s});
         QVERIFY(waitAll(ranks, 60000));
         QCOMPARE(ranks[0]->exitCode(), 0);
-        QCOMPARE(ranks[0]->events("finished").value(0).value("step").toInt(), 20);
-        QVERIFY(ranks[0]->events("stopping").isEmpty());
+        QCOMPARE(ranks[0]->events(u"finished"_s).value(0).value(u"step"_s).toInt(), 20);
+        QVERIFY(ranks[0]->events(u"stopping"_s).isEmpty());
     }
 
     void badInput_data()
@@ -618,23 +649,27 @@ private slots:
         QTest::addColumn<QStringList>("env"); // NAME=VALUE
         QTest::addColumn<int>("exitCode");
         QTest::addColumn<QString>("mentions");
-        QTest::addRow("unknown flag") << QStringList{"--bogus"} << QStringList{} << 2 << "--bogus";
-        QTest::addRow("steps not a number") << QStringList{"--steps", "ten"} << QStringList{} << 2 << "--steps";
-        QTest::addRow("missing value") << QStringList{"--lr"} << QStringList{} << 2 << "--lr";
-        QTest::addRow("unknown task") << QStringList{"--task", "gan"} << QStringList{} << 2 << "--task";
-        QTest::addRow("bad cpu affinity") << QStringList{"--cpu-affinity", "all"} << QStringList{} << 2 << "--cpu-affinity";
-        QTest::addRow("bad WORLD_SIZE") << QStringList{} << QStringList{"WORLD_SIZE=two"} << 2 << "WORLD_SIZE";
-        QTest::addRow("RANK beyond world") << QStringList{} << QStringList{"RANK=3", "WORLD_SIZE=2"} << 2 << "RANK";
-        QTest::addRow("bad MASTER_PORT") << QStringList{} << QStringList{"MASTER_PORT=99999"} << 2 << "MASTER_PORT";
-        QTest::addRow("bad fault") << QStringList{"--fault", "melt@3"} << QStringList{} << 2 << "--fault";
-        QTest::addRow("script without model") << QStringList{"--task", "script"} << QStringList{} << 2 << "--model";
-        QTest::addRow("batch larger than shard") << QStringList{"--dataset-size", "10", "--batch-size", "50"}
-                                                 << QStringList{} << 2 << "--batch-size";
+        QTest::addRow("unknown flag") << QStringList{u"--bogus"_s} << QStringList{} << 2 << u"--bogus"_s;
+        QTest::addRow("steps not a number") << QStringList{u"--steps"_s, u"ten"_s} << QStringList{} << 2 << u"--steps"_s;
+        QTest::addRow("missing value") << QStringList{u"--lr"_s} << QStringList{} << 2 << u"--lr"_s;
+        QTest::addRow("unknown task") << QStringList{u"--task"_s, u"gan"_s} << QStringList{} << 2 << u"--task"_s;
+        QTest::addRow("bad cpu affinity") << QStringList{u"--cpu-affinity"_s, u"all"_s} << QStringList{} << 2 << u"--cpu-affinity"_s;
+        QTest::addRow("bad WORLD_SIZE") << QStringList{} << QStringList{u"WORLD_SIZE=two"_s} << 2 << u"WORLD_SIZE"_s;
+        QTest::addRow("RANK beyond world")
+            << QStringList{} << QStringList{u"RANK=3"_s, u"WORLD_SIZE=2"_s} << 2 << u"RANK"_s;
+        QTest::addRow("bad MASTER_PORT") << QStringList{} << QStringList{u"MASTER_PORT=99999"_s} << 2 << u"MASTER_PORT"_s;
+        QTest::addRow("bad fault") << QStringList{u"--fault"_s, u"melt@3"_s} << QStringList{} << 2 << u"--fault"_s;
+        QTest::addRow("script without model") << QStringList{u"--task"_s, u"script"_s} << QStringList{} << 2 << u"--model"_s;
+        QTest::addRow("batch larger than shard") << QStringList{u"--dataset-size"_s, u"10"_s,
+                                                                u"--batch-size"_s, u"50"_s}
+                                                 << QStringList{} << 2 << u"--batch-size"_s;
         QTest::addRow("missing model file")
-            << QStringList{"--task", "script", "--model", "/nonexistent/model.pt", "--data", "/nonexistent/data.pt"}
-            << QStringList{} << 1 << "/nonexistent/model.pt";
-        QTest::addRow("missing corpus") << QStringList{"--task", "charlm", "--corpus", "/nonexistent/corpus.txt"}
-                                        << QStringList{} << 1 << "/nonexistent/corpus.txt";
+            << QStringList{u"--task"_s, u"script"_s, u"--model"_s, u"/nonexistent/model.pt"_s,
+                           u"--data"_s, u"/nonexistent/data.pt"_s}
+            << QStringList{} << 1 << u"/nonexistent/model.pt"_s;
+        QTest::addRow("missing corpus") << QStringList{u"--task"_s, u"charlm"_s,
+                                                       u"--corpus"_s, u"/nonexistent/corpus.txt"_s}
+                                        << QStringList{} << 1 << u"/nonexistent/corpus.txt"_s;
     }
 
     void badInput()
@@ -645,13 +680,13 @@ private slots:
         QFETCH(QString, mentions);
         QMap<QString, QString> extra;
         for (const QString &kv : env)
-            extra[kv.section('=', 0, 0)] = kv.section('=', 1);
+            extra[kv.section(QLatin1Char('='), 0, 0)] = kv.section(QLatin1Char('='), 1);
         QProcess p;
         QProcessEnvironment pe = QProcessEnvironment::systemEnvironment();
-        pe.insert("MASTER_ADDR", "127.0.0.1");
-        pe.insert("MASTER_PORT", "0");
-        pe.insert("WORLD_SIZE", "1");
-        pe.insert("RANK", "0");
+        pe.insert(u"MASTER_ADDR"_s, u"127.0.0.1"_s);
+        pe.insert(u"MASTER_PORT"_s, u"0"_s);
+        pe.insert(u"WORLD_SIZE"_s, u"1"_s);
+        pe.insert(u"RANK"_s, u"0"_s);
         for (auto it = extra.begin(); it != extra.end(); ++it)
             pe.insert(it.key(), it.value());
         p.setProcessEnvironment(pe);
@@ -669,10 +704,10 @@ private slots:
             if (!m.valid)
                 continue;
             const auto o = QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size()))).object();
-            if (o.value("t").toString() == QLatin1String("error")) {
+            if (o.value(u"t"_s).toString() == QLatin1String("error")) {
                 sawError = true;
-                QVERIFY(o.value("msg").toString().contains(mentions));
-                QCOMPARE(o.value("exit_code").toInt(), exitCode);
+                QVERIFY(o.value(u"msg"_s).toString().contains(mentions));
+                QCOMPARE(o.value(u"exit_code"_s).toInt(), exitCode);
             }
         }
         QVERIFY(sawError);
@@ -681,11 +716,13 @@ private slots:
     void rendezvousTimeoutNamesMissingRanks()
     {
         // Three ranks expected, rank 2 never starts.
-        Ranks ranks = launch(3, {"--task", "linear", "--steps", "5", "--rendezvous-timeout", "3"}, false, {}, 2);
+        Ranks ranks = launch(3, {u"--task"_s, u"linear"_s, u"--steps"_s, u"5"_s,
+                                 u"--rendezvous-timeout"_s, u"3"_s}, false, {}, 2);
         QVERIFY2(waitAll(ranks, 30000), qPrintable(describe(ranks)));
         QCOMPARE(ranks[0]->exitCode(), 1);
         const QString err = ranks[0]->stderrText();
-        QVERIFY2(err.contains("never arrived") && err.contains("rank 2"), qPrintable(err));
+        QVERIFY2(err.contains(QLatin1String("never arrived")) && err.contains(QLatin1String("rank 2")),
+                 qPrintable(err));
         QVERIFY(ranks[1]->exitCode() != 0);
     }
 };

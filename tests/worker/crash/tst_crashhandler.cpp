@@ -18,6 +18,7 @@
 #include <csignal>
 
 using namespace rankdeck;
+using namespace Qt::StringLiterals;
 
 namespace {
 
@@ -132,8 +133,8 @@ private slots:
         QFETCH(QString, message);
         QTemporaryDir runDir;
         QVERIFY(runDir.isValid());
-        Helper h({"--rank", "1", "--run-dir", runDir.path(), "--fault", fault + "@3", "--fault-rank", "1",
-                  "--steps", "10", "--step-delay-ms", "1"});
+        Helper h({u"--rank"_s, u"1"_s, u"--run-dir"_s, runDir.path(), u"--fault"_s, fault + u"@3"_s,
+                  u"--fault-rank"_s, u"1"_s, u"--steps"_s, u"10"_s, u"--step-delay-ms"_s, u"1"_s});
         QVERIFY(h.finish());
         QCOMPARE(h.process().exitStatus(), QProcess::CrashExit);
         QCOMPARE(h.process().exitCode(), signal); // QProcess reports the terminating signal
@@ -193,8 +194,8 @@ private slots:
         QTemporaryDir runDir;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("RANKDECK_CRASH_RAW"), QStringLiteral("1"));
-        Helper h({"--rank", "2", "--run-dir", runDir.path(), "--fault", "segv@1", "--fault-rank", "2",
-                  "--step-delay-ms", "1"}, env);
+        Helper h({u"--rank"_s, u"2"_s, u"--run-dir"_s, runDir.path(), u"--fault"_s, u"segv@1"_s,
+                  u"--fault-rank"_s, u"2"_s, u"--step-delay-ms"_s, u"1"_s}, env);
         QVERIFY(h.finish());
         QCOMPARE(h.process().exitStatus(), QProcess::CrashExit);
         QCOMPARE(h.process().exitCode(), SIGSEGV);
@@ -224,7 +225,8 @@ private slots:
         QFETCH(QString, fault);
         QFETCH(int, signal);
         QFETCH(QString, function);
-        Helper h({"--rank", "0", "--fault", fault + "@1", "--fault-rank", "0", "--step-delay-ms", "1", "--train-thread"});
+        Helper h({u"--rank"_s, u"0"_s, u"--fault"_s, fault + u"@1"_s, u"--fault-rank"_s, u"0"_s,
+                  u"--step-delay-ms"_s, u"1"_s, u"--train-thread"_s});
         QVERIFY(h.finish());
         QCOMPARE(h.process().exitStatus(), QProcess::CrashExit);
         QCOMPARE(h.process().exitCode(), signal);
@@ -244,7 +246,8 @@ private slots:
         const QString copy = dir.filePath(QStringLiteral("crashhelper"));
         QVERIFY(QFile::copy(QStringLiteral(RANKDECK_CRASHHELPER), copy));
         QVERIFY(QFile::setPermissions(copy, QFile::ReadOwner | QFile::ExeOwner));
-        Helper h({"--rank", "0", "--fault", "segv@3", "--fault-rank", "0", "--step-delay-ms", "200"},
+        Helper h({u"--rank"_s, u"0"_s, u"--fault"_s, u"segv@3"_s, u"--fault-rank"_s, u"0"_s,
+                  u"--step-delay-ms"_s, u"200"_s},
                  QProcessEnvironment::systemEnvironment(), copy);
         QTRY_VERIFY_WITH_TIMEOUT(h.out().contains("Epoch 0,"), 20000);
         QVERIFY(QFile::remove(copy));
@@ -262,7 +265,8 @@ private slots:
 
     void exitFault()
     {
-        Helper h({"--rank", "1", "--fault", "exit:7@2", "--fault-rank", "1", "--step-delay-ms", "1"});
+        Helper h({u"--rank"_s, u"1"_s, u"--fault"_s, u"exit:7@2"_s, u"--fault-rank"_s, u"1"_s,
+                  u"--step-delay-ms"_s, u"1"_s});
         QVERIFY(h.finish());
         QCOMPARE(h.process().exitStatus(), QProcess::NormalExit);
         QCOMPARE(h.process().exitCode(), 7);
@@ -273,7 +277,8 @@ private slots:
 
     void otherRanksAreUntouched()
     {
-        Helper h({"--rank", "0", "--fault", "segv@2", "--fault-rank", "1", "--steps", "5", "--step-delay-ms", "1"});
+        Helper h({u"--rank"_s, u"0"_s, u"--fault"_s, u"segv@2"_s, u"--fault-rank"_s, u"1"_s,
+                  u"--steps"_s, u"5"_s, u"--step-delay-ms"_s, u"1"_s});
         QVERIFY(h.finish());
         QCOMPARE(h.process().exitStatus(), QProcess::NormalExit);
         QCOMPARE(h.process().exitCode(), 0);
@@ -284,7 +289,8 @@ private slots:
     void stackDumpKeepsRunning()
     {
         QTemporaryDir runDir;
-        Helper h({"--rank", "0", "--run-dir", runDir.path(), "--steps", "100000", "--step-delay-ms", "20"});
+        Helper h({u"--rank"_s, u"0"_s, u"--run-dir"_s, runDir.path(), u"--steps"_s, u"100000"_s,
+                  u"--step-delay-ms"_s, u"20"_s});
         QTRY_VERIFY_WITH_TIMEOUT(h.out().contains("Epoch 2,"), 20000);
         QCOMPARE(::kill(pid_t(h.pid()), SIGUSR1), 0);
         QTRY_VERIFY_WITH_TIMEOUT(!eventsOfType(parseOutput(h.out()), wire::event::Stacks).isEmpty(), 20000);
@@ -315,7 +321,8 @@ private slots:
     // hang: the rank stops stepping but keeps its heartbeats; its dump shows where it waits.
     void hangDumpShowsWhereItWaits()
     {
-        Helper h({"--rank", "1", "--fault", "hang@2", "--fault-rank", "1", "--steps", "100", "--step-delay-ms", "1"});
+        Helper h({u"--rank"_s, u"1"_s, u"--fault"_s, u"hang@2"_s, u"--fault-rank"_s, u"1"_s,
+                  u"--steps"_s, u"100"_s, u"--step-delay-ms"_s, u"1"_s});
         QTRY_VERIFY_WITH_TIMEOUT(h.err().contains("injecting fault hang@2"), 20000);
         // Heartbeats go on after the hang began.
         const qsizetype hangStart = h.out().size();

@@ -26,6 +26,7 @@
 #include <csignal>
 
 using namespace rankdeck;
+using namespace Qt::StringLiterals;
 
 namespace {
 
@@ -57,17 +58,19 @@ struct Expected
 Expected expectationFor(const QString &fault)
 {
     if (fault == QLatin1String("segv"))
-        return {"crash", "SIGSEGV", "crashWithSegv", "Segmentation fault", 0};
+        return {u"crash"_s, u"SIGSEGV"_s, u"crashWithSegv"_s, u"Segmentation fault"_s, 0};
     if (fault == QLatin1String("abort"))
-        return {"crash", "SIGABRT", "crashWithAbort", "Aborted", 0};
+        return {u"crash"_s, u"SIGABRT"_s, u"crashWithAbort"_s, u"Aborted"_s, 0};
     if (fault == QLatin1String("fpe"))
-        return {"crash", "SIGFPE", "crashWithFpe", "divide by zero", 0};
+        return {u"crash"_s, u"SIGFPE"_s, u"crashWithFpe"_s, u"divide by zero"_s, 0};
     if (fault == QLatin1String("throw"))
-        return {"exception", "std::runtime_error", "throwRuntimeError", "injected fault: std::runtime_error", 0};
+        return {u"exception"_s, u"std::runtime_error"_s, u"throwRuntimeError"_s,
+                u"injected fault: std::runtime_error"_s, 0};
     if (fault == QLatin1String("torch-check"))
-        return {"exception", "c10::Error", "failTorchCheck", "injected fault: TORCH_CHECK failed", 0};
+        return {u"exception"_s, u"c10::Error"_s, u"failTorchCheck"_s,
+                u"injected fault: TORCH_CHECK failed"_s, 0};
     if (fault.startsWith(QLatin1String("exit:")))
-        return {"exit", QString(), QString(), QString(), fault.mid(5).toInt()};
+        return {u"exit"_s, QString(), QString(), QString(), fault.mid(5).toInt()};
     return {};
 }
 
@@ -75,10 +78,12 @@ TrainingConfig configFor(const QString &fault, int faultRank)
 {
     TrainingConfig c;
     c.name = QStringLiteral("faultmatrix");
-    c.workerArguments = {"--task", "linear", "--steps", "1000", "--dataset-size", "256", "--batch-size", "8",
-                         "--backend", "gloo", "--step-delay-ms", "20", "--log-every", "1",
-                         "--fault", QStringLiteral("%1@%2").arg(fault).arg(kFaultStep),
-                         "--fault-rank", QString::number(faultRank)};
+    c.workerArguments = {u"--task"_s, u"linear"_s, u"--steps"_s, u"1000"_s,
+                         u"--dataset-size"_s, u"256"_s, u"--batch-size"_s, u"8"_s,
+                         u"--backend"_s, u"gloo"_s, u"--step-delay-ms"_s, u"20"_s,
+                         u"--log-every"_s, u"1"_s,
+                         u"--fault"_s, QStringLiteral("%1@%2").arg(fault).arg(kFaultStep),
+                         u"--fault-rank"_s, QString::number(faultRank)};
     return c;
 }
 

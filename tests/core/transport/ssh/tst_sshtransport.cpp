@@ -27,6 +27,7 @@
 #include <csignal>
 
 using namespace rankdeck;
+using namespace Qt::StringLiterals;
 // Every fixture node is this machine, so pgrep here sees the nodes' processes.
 using rankdeck::testing::processesMatching;
 
@@ -279,9 +280,9 @@ void TestSshTransport::exitCodesAndSignals_data()
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<bool>("crashed");
     QTest::addColumn<int>("code");
-    QTest::newRow("exit 0") << QStringList{"count", "1", "0", "0"} << false << 0;
-    QTest::newRow("exit 7") << QStringList{"count", "1", "0", "7"} << false << 7;
-    QTest::newRow("SIGSEGV") << QStringList{"crash"} << true << int(SIGSEGV);
+    QTest::newRow("exit 0") << QStringList{u"count"_s, u"1"_s, u"0"_s, u"0"_s} << false << 0;
+    QTest::newRow("exit 7") << QStringList{u"count"_s, u"1"_s, u"0"_s, u"7"_s} << false << 7;
+    QTest::newRow("SIGSEGV") << QStringList{u"crash"_s} << true << int(SIGSEGV);
 }
 
 void TestSshTransport::exitCodesAndSignals()
