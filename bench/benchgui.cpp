@@ -15,16 +15,16 @@
 // Prints one JSON line: {"results": {...}, "detail": "..."}.
 #include "lossplot.h"
 
-#include <qcustomplot.h>
-#include "metricsplotprovider.h"
-#include "store/metricsstore.h"
+#include "config/profile.h"
+#include "config/trainingconfig.h"
 #include "loadgenlog.h"
 #include "logspage.h"
-#include "store/logstore.h"
-#include "config/profile.h"
+#include "metricsplotprovider.h"
 #include "run/runcontroller.h"
 #include "runview.h"
-#include "config/trainingconfig.h"
+#include "store/logstore.h"
+#include "store/metricsstore.h"
+#include <qcustomplot.h>
 
 #include <QApplication>
 #include <QDir>
@@ -56,7 +56,10 @@ double percentile(std::vector<double> v, double p)
     return v[i];
 }
 
-double median(std::vector<double> v) { return percentile(std::move(v), 50); }
+double median(std::vector<double> v)
+{
+    return percentile(std::move(v), 50);
+}
 
 qint64 statusKb(const char *key)
 {
@@ -76,7 +79,6 @@ QString binDir()
     return fromEnv.isEmpty() ? QCoreApplication::applicationDirPath() + QStringLiteral("/../bin")
                              : fromEnv;
 }
-
 
 struct RunOutcome
 {
@@ -135,7 +137,8 @@ RunOutcome syntheticRun(int ranks, const QStringList &loadgenArgs, RunView::Page
     tick.stop();
     out.seconds = double(clock.elapsed()) / 1000.0;
     if (run.state() != RunState::Finished) {
-        out.error = QStringLiteral("run ended %1: %2").arg(int(run.state())).arg(run.rootCauseSummary());
+        out.error =
+            QStringLiteral("run ended %1: %2").arg(int(run.state())).arg(run.rootCauseSummary());
         return out;
     }
     if (verify) {
@@ -215,7 +218,8 @@ int phaseReplot(int reps)
         // A falling curve with noise and rare spikes, so bucketing has extremes to keep.
         const double noise = double((s * 2654435761u + r * 40503u) % 1000) / 1e4;
         const double spike = (s % 99991 == 0) ? 5.0 : 0.0;
-        store.append(r, QStringLiteral("loss"), s, t0 + s * 1000, 2.0 / (1.0 + s / 1e4) + noise + spike);
+        store.append(r, QStringLiteral("loss"), s, t0 + s * 1000,
+                     2.0 / (1.0 + s / 1e4) + noise + spike);
     };
     for (int r = 0; r < ranks; ++r) {
         for (qint64 s = 1; s <= points; ++s)
@@ -302,7 +306,8 @@ int phaseReplot(int reps)
     r[QStringLiteral("points")] = double(store.totalPoints());
     int drawn = 0;
     for (int i = 0; i < plot.customPlot()->graphCount(); ++i)
-        drawn += plot.customPlot()->graph(i)->visible() ? plot.customPlot()->graph(i)->dataCount() : 0;
+        drawn +=
+            plot.customPlot()->graph(i)->visible() ? plot.customPlot()->graph(i)->dataCount() : 0;
     r[QStringLiteral("drawn_points")] = drawn;
     std::printf("%s\n", QJsonDocument(r).toJson(QJsonDocument::Compact).constData());
     return 0;
@@ -312,7 +317,8 @@ QJsonObject runPhase(const QString &phase, bool quick, int reps)
 {
     QProcess p;
     p.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    QStringList args{QStringLiteral("--phase"), phase, QStringLiteral("--reps"), QString::number(reps)};
+    QStringList args{QStringLiteral("--phase"), phase, QStringLiteral("--reps"),
+                     QString::number(reps)};
     if (quick)
         args << QStringLiteral("--quick");
     p.start(QCoreApplication::applicationFilePath(), args);
@@ -320,7 +326,8 @@ QJsonObject runPhase(const QString &phase, bool quick, int reps)
     const QList<QByteArray> lines = p.readAllStandardOutput().trimmed().split('\n');
     QJsonObject o = QJsonDocument::fromJson(lines.value(lines.size() - 1)).object();
     if (o.isEmpty())
-        o[QStringLiteral("error")] = QStringLiteral("phase %1 printed no result (exit %2)").arg(phase).arg(p.exitCode());
+        o[QStringLiteral("error")] =
+            QStringLiteral("phase %1 printed no result (exit %2)").arg(phase).arg(p.exitCode());
     return o;
 }
 
@@ -368,7 +375,8 @@ int main(int argc, char **argv)
     const QJsonObject stall = runPhase(QStringLiteral("stall"), quick, reps);
     if (stall.contains(QStringLiteral("p99_ms"))) {
         results[QStringLiteral("gui_stall_p99_ms")] = stall[QStringLiteral("p99_ms")];
-        detail << QStringLiteral("stall: p99 %1 ms, max %2 ms, %3 lines checked gap-free (%4 due) in %5 s")
+        detail << QStringLiteral(
+                      "stall: p99 %1 ms, max %2 ms, %3 lines checked gap-free (%4 due) in %5 s")
                       .arg(stall[QStringLiteral("p99_ms")].toDouble(), 0, 'f', 1)
                       .arg(stall[QStringLiteral("max_ms")].toDouble(), 0, 'f', 1)
                       .arg(stall[QStringLiteral("lines")].toDouble(), 0, 'f', 0)

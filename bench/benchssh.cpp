@@ -18,10 +18,10 @@
 // Prints one JSON line:
 // {"results": {...}, "detail": "..."}; a part that cannot run leaves its key out and says why.
 #include "config/profile.h"
-#include "run/runcontroller.h"
-#include "fixtureprofile.h"
-#include "sshfixture.h"
 #include "config/trainingconfig.h"
+#include "fixtureprofile.h"
+#include "run/runcontroller.h"
+#include "sshfixture.h"
 #include "stream/workerevent.h"
 
 #include <QCoreApplication>
@@ -71,7 +71,8 @@ void progress(const QString &text)
 
 Profile fixtureProfile(const SshFixture &ssh, int nodes, int ranksPerNode)
 {
-    Profile p = rankdeck::testing::fixtureProfile(ssh, QStringLiteral("bench-ssh"), nodes, ranksPerNode);
+    Profile p =
+        rankdeck::testing::fixtureProfile(ssh, QStringLiteral("bench-ssh"), nodes, ranksPerNode);
     p.backend = QStringLiteral("gloo");
     p.connectTimeoutSec = 30;
     p.rendezvousTimeoutSec = 120;
@@ -84,12 +85,16 @@ Profile fixtureProfile(const SshFixture &ssh, int nodes, int ranksPerNode)
 struct Timing
 {
     QString error;
-    double prepared = -1;      // every node ready (run state leaves Preparing)
-    double allHello = -1;      // every rank's hello event
-    double allFirstStep = -1;  // every rank's first step event
+    double prepared = -1;     // every node ready (run state leaves Preparing)
+    double allHello = -1;     // every rank's hello event
+    double allFirstStep = -1; // every rank's first step event
 };
 
-enum class Until { AllHello, AllFirstStep };
+enum class Until
+{
+    AllHello,
+    AllFirstStep
+};
 
 // One run through RunController, to its own end (the ranks finish by themselves), so that the
 // next run starts on a quiet machine; the milestone must have been reached on the way.
@@ -123,7 +128,8 @@ Timing timedRun(const Profile &profile, const QStringList &workerArgs, const QSt
                          [&](int node, const QString &, const QString &stage, int percent) {
                              if (percent > 0 && percent < 100)
                                  return; // upload percentages: only the stage's start and end
-                             stages[node] << QStringLiteral("%1@%2").arg(stage).arg(clock.nsecsElapsed() / 1000000);
+                             stages[node] << QStringLiteral("%1@%2").arg(stage).arg(
+                                 clock.nsecsElapsed() / 1000000);
                          });
     }
     QObject::connect(&run, &RunController::stateChanged, &run, [&](RunState s) {
@@ -135,7 +141,7 @@ Timing timedRun(const Profile &profile, const QStringList &workerArgs, const QSt
         if (r < 0 || r >= world)
             return;
         const double t = double(clock.nsecsElapsed()) / 1e9;
-        std::vector<double> *slot = e.type() == WorkerEvent::Type::Hello ? &hello
+        std::vector<double> *slot = e.type() == WorkerEvent::Type::Hello  ? &hello
                                     : e.type() == WorkerEvent::Type::Step ? &firstStep
                                                                           : nullptr;
         if (!slot || (*slot)[size_t(r)] >= 0)
@@ -175,11 +181,14 @@ Timing timedRun(const Profile &profile, const QStringList &workerArgs, const QSt
     }
     if (timeline) {
         for (auto it = stages.cbegin(); it != stages.cend(); ++it)
-            progress(QStringLiteral("  node %1: %2, hello@%3").arg(it.key()).arg(it.value().join(QStringLiteral(", ")))
+            progress(QStringLiteral("  node %1: %2, hello@%3")
+                         .arg(it.key())
+                         .arg(it.value().join(QStringLiteral(", ")))
                          .arg(it.key() < world ? qint64(hello[size_t(it.key())] * 1000) : -1));
     }
     if (run.state() != RunState::Finished)
-        out.error = QStringLiteral("run ended %1: %2").arg(runStateName(run.state()), run.rootCauseSummary());
+        out.error = QStringLiteral("run ended %1: %2")
+                        .arg(runStateName(run.state()), run.rootCauseSummary());
     else if (!milestone)
         out.error = QStringLiteral("the run finished without every rank reaching the milestone");
     return out;
@@ -208,7 +217,8 @@ double selfCpuSeconds()
 {
     rusage u{};
     ::getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 // Lets the servers reap what the last run left (sessions end after the transport is gone).
@@ -219,7 +229,10 @@ void settle(int msec)
     loop.exec();
 }
 
-QString ms(double seconds) { return QString::number(seconds * 1000, 'f', 0) + QStringLiteral(" ms"); }
+QString ms(double seconds)
+{
+    return QString::number(seconds * 1000, 'f', 0) + QStringLiteral(" ms");
+}
 
 // ssh_launch_overhead_ratio; false and *detail say why when it cannot be measured.
 bool benchLaunch(int reps, const QString &runsDir, double *ratio, QString *detail)
@@ -238,8 +251,8 @@ bool benchLaunch(int reps, const QString &runsDir, double *ratio, QString *detai
         *detail = QStringLiteral("launch: not measured: cannot write known_hosts");
         return false;
     }
-    const QStringList args{QStringLiteral("--task"), QStringLiteral("linear"), QStringLiteral("--steps"),
-                           QStringLiteral("5")};
+    const QStringList args{QStringLiteral("--task"), QStringLiteral("linear"),
+                           QStringLiteral("--steps"), QStringLiteral("5")};
     const Profile remote = fixtureProfile(ssh, 2, 2);
     Profile local = Profile::builtinLocal(4);
     local.backend = remote.backend;
@@ -251,34 +264,44 @@ bool benchLaunch(int reps, const QString &runsDir, double *ratio, QString *detai
         *detail = QStringLiteral("launch: cold ssh run failed: %1").arg(cold.error);
         return false;
     }
-    progress(QStringLiteral("launch: cold ssh %1 (nodes ready after %2)").arg(ms(cold.allFirstStep), ms(cold.prepared)));
+    progress(QStringLiteral("launch: cold ssh %1 (nodes ready after %2)")
+                 .arg(ms(cold.allFirstStep), ms(cold.prepared)));
     std::vector<double> viaSsh, viaLocal, sshPrepared;
     for (int i = 0; i < reps; ++i) {
         const Timing l = timedRun(local, args, worker, runsDir, Until::AllFirstStep);
         const Timing s = timedRun(remote, args, worker, runsDir, Until::AllFirstStep);
         for (const Timing *t : {&l, &s}) {
             if (!t->error.isEmpty()) {
-                *detail = QStringLiteral("launch: %1 run failed: %2").arg(t == &l ? QStringLiteral("local") : QStringLiteral("ssh"), t->error);
+                *detail =
+                    QStringLiteral("launch: %1 run failed: %2")
+                        .arg(t == &l ? QStringLiteral("local") : QStringLiteral("ssh"), t->error);
                 return false;
             }
         }
         viaLocal.push_back(l.allFirstStep);
         viaSsh.push_back(s.allFirstStep);
         sshPrepared.push_back(s.prepared);
-        progress(QStringLiteral("launch %1/%2: local %3, ssh %4").arg(i + 1).arg(reps).arg(ms(l.allFirstStep), ms(s.allFirstStep)));
+        progress(QStringLiteral("launch %1/%2: local %3, ssh %4")
+                     .arg(i + 1)
+                     .arg(reps)
+                     .arg(ms(l.allFirstStep), ms(s.allFirstStep)));
     }
     const double s = median(viaSsh), l = median(viaLocal);
     *ratio = s / l;
-    *detail = QStringLiteral("launch to every rank's first step, 4 ranks of the real worker (linear, Gloo): ssh 2×2 warm "
-                             "%1 (nodes ready after %2) vs local %3; cold ssh first launch %4 (nodes ready after %5, "
-                             "worker uploaded); median of %6")
-                  .arg(ms(s), ms(median(sshPrepared)), ms(l), ms(cold.allFirstStep), ms(cold.prepared))
-                  .arg(reps);
+    *detail =
+        QStringLiteral("launch to every rank's first step, 4 ranks of the real worker (linear, "
+                       "Gloo): ssh 2×2 warm "
+                       "%1 (nodes ready after %2) vs local %3; cold ssh first launch %4 (nodes "
+                       "ready after %5, "
+                       "worker uploaded); median of %6")
+            .arg(ms(s), ms(median(sshPrepared)), ms(l), ms(cold.allFirstStep), ms(cold.prepared))
+            .arg(reps);
     return true;
 }
 
 // ssh_fanout_ratio_32_vs_1
-bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, double *ratio, QString *detail)
+bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, double *ratio,
+                 QString *detail)
 {
     const QString loadgen = binDir() + QStringLiteral("/rankdeck-loadgen");
     if (!QFileInfo(loadgen).isExecutable()) {
@@ -289,23 +312,29 @@ bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, dou
     QElapsedTimer fixtureClock;
     fixtureClock.start();
     if (!ssh.start(nodes)) {
-        *detail = QStringLiteral("fanout: not measured: SSH fixture with %1 nodes: %2").arg(nodes).arg(ssh.lastError());
+        *detail = QStringLiteral("fanout: not measured: SSH fixture with %1 nodes: %2")
+                      .arg(nodes)
+                      .arg(ssh.lastError());
         return false;
     }
-    progress(QStringLiteral("fanout: %1 sshd started in %2").arg(nodes).arg(ms(double(fixtureClock.elapsed()) / 1000)));
+    progress(QStringLiteral("fanout: %1 sshd started in %2")
+                 .arg(nodes)
+                 .arg(ms(double(fixtureClock.elapsed()) / 1000)));
     if (!ssh.writeKnownHosts(QDir::homePath() + QStringLiteral("/.ssh/known_hosts"))) {
         *detail = QStringLiteral("fanout: not measured: cannot write known_hosts");
         return false;
     }
     // Ranks end on their own a moment after their hello; nothing listens on the "store" port.
-    const QStringList args{QStringLiteral("--duration"), QStringLiteral("0.5"), QStringLiteral("--lines-per-sec"),
-                           QStringLiteral("10"), QStringLiteral("--steps-per-sec"), QStringLiteral("5")};
+    const QStringList args{QStringLiteral("--duration"),      QStringLiteral("0.5"),
+                           QStringLiteral("--lines-per-sec"), QStringLiteral("10"),
+                           QStringLiteral("--steps-per-sec"), QStringLiteral("5")};
     std::vector<double> one, many, onePrepared, manyPrepared, serverCpu, clientCpu;
     for (int i = 0; i < reps; ++i) {
         for (int count : {1, nodes}) {
             Profile p = fixtureProfile(ssh, count, 1);
-            p.workerDirectory = QStringLiteral("~/.cache/rankdeck/bench-fanout-%1")
-                                    .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
+            p.workerDirectory =
+                QStringLiteral("~/.cache/rankdeck/bench-fanout-%1")
+                    .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
             settle(300);
             const double server0 = serverCpuSeconds(ssh), client0 = selfCpuSeconds();
             const Timing t = timedRun(p, args, loadgen, runsDir, Until::AllHello, timeline);
@@ -323,10 +352,14 @@ bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, dou
                 serverCpu.push_back(server / count);
                 clientCpu.push_back(client / count);
             }
-            progress(QStringLiteral("fanout %1/%2: %3 node(s): every rank started after %4 (nodes ready after %5); "
-                                    "CPU per node: servers %6, launcher %7")
-                         .arg(i + 1).arg(reps).arg(count).arg(ms(t.allHello), ms(t.prepared), ms(server / count),
-                                                                  ms(client / count)));
+            progress(
+                QStringLiteral(
+                    "fanout %1/%2: %3 node(s): every rank started after %4 (nodes ready after %5); "
+                    "CPU per node: servers %6, launcher %7")
+                    .arg(i + 1)
+                    .arg(reps)
+                    .arg(count)
+                    .arg(ms(t.allHello), ms(t.prepared), ms(server / count), ms(client / count)));
         }
     }
     const double a = median(one), b = median(many);
@@ -337,10 +370,13 @@ bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, dou
             l << QString::number(x * 1000, 'f', 0);
         return l.join(QLatin1Char('/'));
     };
-    *detail = QStringLiteral("fanout: connect + deploy rankdeck-loadgen (%1 KiB, fresh worker directory each time) + "
-                             "start, one rank per node: %2 nodes %3 (nodes ready after %4) vs 1 node %5 (ready after "
-                             "%6); median of %7 (runs, ms: %2 nodes %8, 1 node %9); CPU per node at %2 nodes: "
-                             "servers %10, launcher %11")
+    *detail = QStringLiteral(
+                  "fanout: connect + deploy rankdeck-loadgen (%1 KiB, fresh worker directory each "
+                  "time) + "
+                  "start, one rank per node: %2 nodes %3 (nodes ready after %4) vs 1 node %5 "
+                  "(ready after "
+                  "%6); median of %7 (runs, ms: %2 nodes %8, 1 node %9); CPU per node at %2 nodes: "
+                  "servers %10, launcher %11")
                   .arg(QFileInfo(loadgen).size() / 1024)
                   .arg(nodes)
                   .arg(ms(b), ms(median(manyPrepared)), ms(a), ms(median(onePrepared)))
@@ -391,8 +427,9 @@ int main(int argc, char **argv)
         }
         if (only.isEmpty() || only == QLatin1String("fanout")) {
             if (benchFanout(effectiveReps, fanoutNodes, runsDir, timeline, &ratio, &text)) {
-                results[fanoutNodes == 32 ? QStringLiteral("ssh_fanout_ratio_32_vs_1")
-                                          : QStringLiteral("ssh_fanout_ratio_%1_vs_1").arg(fanoutNodes)] = ratio;
+                results[fanoutNodes == 32
+                            ? QStringLiteral("ssh_fanout_ratio_32_vs_1")
+                            : QStringLiteral("ssh_fanout_ratio_%1_vs_1").arg(fanoutNodes)] = ratio;
             }
             detail << text;
         }

@@ -168,12 +168,14 @@ int main(int argc, char **argv)
         else if (linesPerSec > 0)
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    writeAll(w::WireEventWriter(w::event::Finished, rank, nowUs())
-                 .addInt(w::field::Step, stepsDone)
-                 .addInt(w::field::DurationMs,
-                         std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - start)
-                             .count())
-                 .line());
-    std::fprintf(stderr, "loadgen rank %d wrote %lld lines, %lld steps\n", rank, linesDone, stepsDone);
+    writeAll(
+        w::WireEventWriter(w::event::Finished, rank, nowUs())
+            .addInt(w::field::Step, stepsDone)
+            .addInt(
+                w::field::DurationMs,
+                std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - start).count())
+            .line());
+    std::fprintf(stderr, "loadgen rank %d wrote %lld lines, %lld steps\n", rank, linesDone,
+                 stepsDone);
     return 0;
 }

@@ -34,14 +34,18 @@ inline bool rankLogComplete(const QString &path, int rank, qint64 *lines, QStrin
         const qsizetype colon = line.indexOf(':', prefix.size());
         const qint64 n = line.mid(prefix.size(), colon - prefix.size()).toLongLong();
         if (n != expected) {
-            *problem = QStringLiteral("rank %1: line %2 where %3 was due").arg(rank).arg(n).arg(expected);
+            *problem =
+                QStringLiteral("rank %1: line %2 where %3 was due").arg(rank).arg(n).arg(expected);
             return false;
         }
         ++expected;
     }
     if (wrote != expected) {
         *problem = QStringLiteral("rank %1: %2 lines in %3, the generator wrote %4")
-                       .arg(rank).arg(expected).arg(path).arg(wrote);
+                       .arg(rank)
+                       .arg(expected)
+                       .arg(path)
+                       .arg(wrote);
         return false;
     }
     *lines = expected;

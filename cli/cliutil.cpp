@@ -33,7 +33,8 @@ bool CliUtil::parse(QCommandLineParser &parser, const QStringList &args, const Q
 {
     parser.setApplicationDescription(description);
     parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
-    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, tr("Show this help."));
+    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")},
+                                  tr("Show this help."));
     parser.addOption(help);
     if (!parser.parse(args)) {
         *exitCode = usageError(parser.errorText(), args.value(0));
@@ -85,14 +86,17 @@ QString CliUtil::formatDuration(qint64 us)
     const qint64 total = qint64(s);
     if (total < 3600)
         return QStringLiteral("%1m%2s").arg(total / 60).arg(total % 60, 2, 10, QLatin1Char('0'));
-    return QStringLiteral("%1h%2m").arg(total / 3600).arg((total / 60) % 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1h%2m")
+        .arg(total / 3600)
+        .arg((total / 60) % 60, 2, 10, QLatin1Char('0'));
 }
 
 QString CliUtil::formatTime(qint64 us)
 {
     if (us <= 0)
         return QStringLiteral("-");
-    return QDateTime::fromMSecsSinceEpoch(us / 1000).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    return QDateTime::fromMSecsSinceEpoch(us / 1000).toLocalTime().toString(
+        QStringLiteral("yyyy-MM-dd HH:mm:ss"));
 }
 
 bool CliUtil::stdoutIsTerminal()

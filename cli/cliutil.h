@@ -11,7 +11,12 @@
 
 namespace rankdeck::cli {
 
-enum ExitCode { ExitOk = 0, ExitFailed = 1, ExitUsage = 2 };
+enum ExitCode
+{
+    ExitOk = 0,
+    ExitFailed = 1,
+    ExitUsage = 2
+};
 
 class CliUtil
 {
@@ -22,8 +27,8 @@ public:
 
     // Parses `args` (args[0] is "rankdeck-cli <command>"). Prints --help and returns ExitOk
     // through *exitCode, or a usage error (exit 2); returns true when the command should run.
-    static bool parse(QCommandLineParser &parser, const QStringList &args, const QString &description,
-                      int *exitCode);
+    static bool parse(QCommandLineParser &parser, const QStringList &args,
+                      const QString &description, int *exitCode);
     static int usageError(const QString &message, const QString &command);
     static bool parseInt(const QString &text, int min, int max, int *value);
 

@@ -2,11 +2,11 @@
 #include "launchcommand.h"
 
 #include "cliutil.h"
-#include "store/logstore.h"
 #include "config/profilestore.h"
-#include "stream/rankstream.h"
 #include "run/runcontroller.h"
 #include "run/runrecord.h"
+#include "store/logstore.h"
+#include "stream/rankstream.h"
 #include "terminalsshinteraction.h"
 
 #include <QCoreApplication>
@@ -65,43 +65,75 @@ int LaunchCommand::run(const QStringList &argsIn)
 
     QCommandLineParser parser;
     parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
-    const QCommandLineOption profileOpt(QStringLiteral("profile"), CliUtil::tr("Cluster profile (default: local)."),
+    const QCommandLineOption profileOpt(QStringLiteral("profile"),
+                                        CliUtil::tr("Cluster profile (default: local)."),
                                         QStringLiteral("NAME"), QStringLiteral("local"));
-    const QCommandLineOption nprocOpt(QStringLiteral("nproc-per-node"), CliUtil::tr("Ranks per node (overrides the profile)."),
+    const QCommandLineOption nprocOpt(QStringLiteral("nproc-per-node"),
+                                      CliUtil::tr("Ranks per node (overrides the profile)."),
                                       QStringLiteral("N"));
-    const QCommandLineOption gpusOpt(QStringLiteral("gpus-per-node"), CliUtil::tr("GPUs per node (overrides the profile; 0: CPU only)."),
-                                     QStringLiteral("N"));
-    const QCommandLineOption nameOpt(QStringLiteral("name"), CliUtil::tr("Run name (default: the task)."), QStringLiteral("NAME"));
-    const QCommandLineOption detachOpt(QStringLiteral("detach"), CliUtil::tr("Start the run in the background and print its id."));
-    const QCommandLineOption ranksOpt(QStringLiteral("ranks"), CliUtil::tr("Print only these ranks' lines, e.g. 0,3 (all are recorded)."),
-                                      QStringLiteral("LIST"));
-    const QCommandLineOption restartsOpt(QStringLiteral("max-restarts"),
-                                         CliUtil::tr("Restart the whole gang up to N times after a failure (from the last checkpoint with --checkpoint-dir)."),
-                                         QStringLiteral("N"), QStringLiteral("0"));
-    const QCommandLineOption workerOpt(QStringLiteral("worker"), CliUtil::tr("Worker binary (default: $RANKDECK_WORKER, else rankdeck-worker next to this program)."),
+    const QCommandLineOption gpusOpt(
+        QStringLiteral("gpus-per-node"),
+        CliUtil::tr("GPUs per node (overrides the profile; 0: CPU only)."), QStringLiteral("N"));
+    const QCommandLineOption nameOpt(QStringLiteral("name"),
+                                     CliUtil::tr("Run name (default: the task)."),
+                                     QStringLiteral("NAME"));
+    const QCommandLineOption detachOpt(
+        QStringLiteral("detach"), CliUtil::tr("Start the run in the background and print its id."));
+    const QCommandLineOption ranksOpt(
+        QStringLiteral("ranks"),
+        CliUtil::tr("Print only these ranks' lines, e.g. 0,3 (all are recorded)."),
+        QStringLiteral("LIST"));
+    const QCommandLineOption restartsOpt(
+        QStringLiteral("max-restarts"),
+        CliUtil::tr("Restart the whole gang up to N times after a failure (from the last "
+                    "checkpoint with --checkpoint-dir)."),
+        QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption workerOpt(QStringLiteral("worker"),
+                                       CliUtil::tr("Worker binary (default: $RANKDECK_WORKER, else "
+                                                   "rankdeck-worker next to this program)."),
                                        QStringLiteral("PATH"));
-    const QCommandLineOption hbOpt(QStringLiteral("heartbeat-timeout"), CliUtil::tr("Flag a rank silent after SEC without heartbeat (overrides the profile)."),
-                                   QStringLiteral("SEC"));
-    const QCommandLineOption hangOpt(QStringLiteral("hang-timeout"), CliUtil::tr("Flag the run hung after SEC without step progress (default: the heartbeat timeout)."),
-                                     QStringLiteral("SEC"));
-    const QCommandLineOption acceptOpt(QStringLiteral("accept-new-host-keys"), CliUtil::tr("Trust and remember unknown SSH host keys (never changed ones)."));
-    const QCommandLineOption quietOpt(QStringLiteral("quiet"), CliUtil::tr("Do not print the ranks' lines, only the summary."));
-    const QCommandLineOption noProgressOpt(QStringLiteral("no-progress"), CliUtil::tr("No live progress line."));
-    QCommandLineOption runIdOpt(QStringLiteral("run-id"), CliUtil::tr("Use this run id (internal, for --detach)."), QStringLiteral("ID"));
+    const QCommandLineOption hbOpt(
+        QStringLiteral("heartbeat-timeout"),
+        CliUtil::tr("Flag a rank silent after SEC without heartbeat (overrides the profile)."),
+        QStringLiteral("SEC"));
+    const QCommandLineOption hangOpt(
+        QStringLiteral("hang-timeout"),
+        CliUtil::tr(
+            "Flag the run hung after SEC without step progress (default: the heartbeat timeout)."),
+        QStringLiteral("SEC"));
+    const QCommandLineOption acceptOpt(
+        QStringLiteral("accept-new-host-keys"),
+        CliUtil::tr("Trust and remember unknown SSH host keys (never changed ones)."));
+    const QCommandLineOption quietOpt(
+        QStringLiteral("quiet"), CliUtil::tr("Do not print the ranks' lines, only the summary."));
+    const QCommandLineOption noProgressOpt(QStringLiteral("no-progress"),
+                                           CliUtil::tr("No live progress line."));
+    QCommandLineOption runIdOpt(QStringLiteral("run-id"),
+                                CliUtil::tr("Use this run id (internal, for --detach)."),
+                                QStringLiteral("ID"));
     runIdOpt.setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({profileOpt, nprocOpt, gpusOpt, nameOpt, detachOpt, ranksOpt, restartsOpt, workerOpt, hbOpt,
-                       hangOpt, acceptOpt, quietOpt, noProgressOpt, runIdOpt});
-    parser.addPositionalArgument(QStringLiteral("--"), CliUtil::tr("Then the worker's own flags, e.g. -- --task linear --steps 20."),
-                                 QStringLiteral("-- WORKER-ARGS..."));
+    parser.addOptions({profileOpt, nprocOpt, gpusOpt, nameOpt, detachOpt, ranksOpt, restartsOpt,
+                       workerOpt, hbOpt, hangOpt, acceptOpt, quietOpt, noProgressOpt, runIdOpt});
+    parser.addPositionalArgument(
+        QStringLiteral("--"),
+        CliUtil::tr("Then the worker's own flags, e.g. -- --task linear --steps 20."),
+        QStringLiteral("-- WORKER-ARGS..."));
     int code = 0;
-    if (!CliUtil::parse(parser, args, CliUtil::tr("Launch a training run and follow it: every rank's lines as [rN] ..., a live progress line on a "
-                                                    "terminal, a summary at the end (root cause first when it failed).\n"
-                                                    "Exit status: 0 every rank finished, 1 the run failed or was stopped, 2 usage error."), &code))
+    if (!CliUtil::parse(
+            parser, args,
+            CliUtil::tr("Launch a training run and follow it: every rank's lines as [rN] ..., a "
+                        "live progress line on a "
+                        "terminal, a summary at the end (root cause first when it failed).\n"
+                        "Exit status: 0 every rank finished, 1 the run failed or was stopped, 2 "
+                        "usage error."),
+            &code))
         return code;
     const QString cmd = args.value(0);
     if (!parser.positionalArguments().isEmpty())
-        return CliUtil::usageError(CliUtil::tr("unexpected argument \"%1\" (worker flags go after --)")
-                                       .arg(parser.positionalArguments().first()), cmd);
+        return CliUtil::usageError(
+            CliUtil::tr("unexpected argument \"%1\" (worker flags go after --)")
+                .arg(parser.positionalArguments().first()),
+            cmd);
 
     ProfileStore store;
     Profile profile;
@@ -110,47 +142,67 @@ int LaunchCommand::run(const QStringList &argsIn)
         for (const ProfileError &e : errors)
             CliUtil::err() << QStringLiteral("rankdeck-cli: ") << e.toString() << '\n';
         CliUtil::err().flush();
-        return errors.size() == 1 && errors.first().message == CliUtil::tr("no such profile") ? ExitUsage : ExitFailed;
+        return errors.size() == 1 && errors.first().message == CliUtil::tr("no such profile")
+                   ? ExitUsage
+                   : ExitFailed;
     }
     int n = 0;
     if (parser.isSet(nprocOpt)) {
         if (!CliUtil::parseInt(parser.value(nprocOpt), 1, 4096, &n))
-            return CliUtil::usageError(CliUtil::tr("--nproc-per-node: \"%1\" is not a number from 1 to 4096").arg(parser.value(nprocOpt)), cmd);
+            return CliUtil::usageError(
+                CliUtil::tr("--nproc-per-node: \"%1\" is not a number from 1 to 4096")
+                    .arg(parser.value(nprocOpt)),
+                cmd);
         profile.setRanksPerNode(n);
     }
     if (parser.isSet(gpusOpt)) {
         if (!CliUtil::parseInt(parser.value(gpusOpt), 0, 4096, &n))
-            return CliUtil::usageError(CliUtil::tr("--gpus-per-node: \"%1\" is not a number from 0 to 4096").arg(parser.value(gpusOpt)), cmd);
+            return CliUtil::usageError(
+                CliUtil::tr("--gpus-per-node: \"%1\" is not a number from 0 to 4096")
+                    .arg(parser.value(gpusOpt)),
+                cmd);
         for (ProfileNode &node : profile.nodes)
             node.gpusPerNode = n;
     }
     if (parser.isSet(hbOpt)) {
         if (!CliUtil::parseInt(parser.value(hbOpt), 1, 86400, &n))
-            return CliUtil::usageError(CliUtil::tr("--heartbeat-timeout: \"%1\" is not a number of seconds").arg(parser.value(hbOpt)), cmd);
+            return CliUtil::usageError(
+                CliUtil::tr("--heartbeat-timeout: \"%1\" is not a number of seconds")
+                    .arg(parser.value(hbOpt)),
+                cmd);
         profile.heartbeatTimeoutSec = n;
     }
     RunController::Options options;
     if (parser.isSet(hangOpt)) {
         if (!CliUtil::parseInt(parser.value(hangOpt), 1, 86400 * 7, &n))
-            return CliUtil::usageError(CliUtil::tr("--hang-timeout: \"%1\" is not a number of seconds").arg(parser.value(hangOpt)), cmd);
+            return CliUtil::usageError(
+                CliUtil::tr("--hang-timeout: \"%1\" is not a number of seconds")
+                    .arg(parser.value(hangOpt)),
+                cmd);
         options.hangTimeoutSec = n;
     }
     TrainingConfig config;
     config.workerArguments = workerArgs;
     config.name = parser.value(nameOpt);
     if (!CliUtil::parseInt(parser.value(restartsOpt), 0, 1000, &config.maxRestarts))
-        return CliUtil::usageError(CliUtil::tr("--max-restarts: \"%1\" is not a number from 0 to 1000").arg(parser.value(restartsOpt)), cmd);
+        return CliUtil::usageError(
+            CliUtil::tr("--max-restarts: \"%1\" is not a number from 0 to 1000")
+                .arg(parser.value(restartsOpt)),
+            cmd);
     if (parser.isSet(ranksOpt)) {
-        for (const QString &part : parser.value(ranksOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        for (const QString &part :
+             parser.value(ranksOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
             int r = 0;
             if (!CliUtil::parseInt(part.trimmed(), 0, 1 << 20, &r))
-                return CliUtil::usageError(CliUtil::tr("--ranks: \"%1\" is not a rank number").arg(part), cmd);
+                return CliUtil::usageError(
+                    CliUtil::tr("--ranks: \"%1\" is not a rank number").arg(part), cmd);
             config.consoleRanks.append(r);
             m_consoleRanks.insert(r);
         }
     }
     if (!config.name.isEmpty() && config.name.contains(QLatin1Char('/')))
-        return CliUtil::usageError(CliUtil::tr("--name: \"%1\" must not contain '/'").arg(config.name), cmd);
+        return CliUtil::usageError(
+            CliUtil::tr("--name: \"%1\" must not contain '/'").arg(config.name), cmd);
 
     options.workerPath = parser.isSet(workerOpt) ? parser.value(workerOpt) : defaultWorkerPath();
     options.runId = parser.value(runIdOpt);
@@ -164,11 +216,13 @@ int LaunchCommand::run(const QStringList &argsIn)
         rest << QStringLiteral("--quiet") << QStringLiteral("--no-progress");
         if (dashes >= 0)
             rest << QStringLiteral("--") << workerArgs;
-        const QString runId = options.runId.isEmpty() ? RunRecord::newRunId(config.effectiveName()) : options.runId;
+        const QString runId =
+            options.runId.isEmpty() ? RunRecord::newRunId(config.effectiveName()) : options.runId;
         return detach(rest, runId);
     }
     m_quiet = parser.isSet(quietOpt) || m_detachWhenStarted;
-    m_progress = !parser.isSet(noProgressOpt) && CliUtil::stdoutIsTerminal() && !m_detachWhenStarted;
+    m_progress =
+        !parser.isSet(noProgressOpt) && CliUtil::stdoutIsTerminal() && !m_detachWhenStarted;
     m_interaction = std::make_unique<TerminalSshInteraction>(parser.isSet(acceptOpt));
     options.sshInteraction = m_interaction.get();
 
@@ -184,7 +238,9 @@ int LaunchCommand::run(const QStringList &argsIn)
         return ExitFailed;
     }
     CliUtil::err() << CliUtil::tr("[rankdeck] run %1 (%2 ranks), record in %3")
-                          .arg(m_controller->runId()).arg(m_controller->worldSize()).arg(m_controller->runDirectory())
+                          .arg(m_controller->runId())
+                          .arg(m_controller->worldSize())
+                          .arg(m_controller->runDirectory())
                    << '\n';
     CliUtil::err().flush();
     return follow();
@@ -194,30 +250,43 @@ int LaunchCommand::attach(const QStringList &args)
 {
     QCommandLineParser parser;
     parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
-    const QCommandLineOption ranksOpt(QStringLiteral("ranks"), CliUtil::tr("Print only these ranks' lines, e.g. 0,3 (all are recorded)."),
-                                      QStringLiteral("LIST"));
-    const QCommandLineOption acceptOpt(QStringLiteral("accept-new-host-keys"), CliUtil::tr("Trust and remember unknown SSH host keys (never changed ones)."));
-    const QCommandLineOption quietOpt(QStringLiteral("quiet"), CliUtil::tr("Do not print the ranks' lines, only the summary."));
-    const QCommandLineOption noProgressOpt(QStringLiteral("no-progress"), CliUtil::tr("No live progress line."));
-    const QCommandLineOption detachOpt(QStringLiteral("detach"),
-                                       CliUtil::tr("Only bring the record up to date, then leave the run running again."));
+    const QCommandLineOption ranksOpt(
+        QStringLiteral("ranks"),
+        CliUtil::tr("Print only these ranks' lines, e.g. 0,3 (all are recorded)."),
+        QStringLiteral("LIST"));
+    const QCommandLineOption acceptOpt(
+        QStringLiteral("accept-new-host-keys"),
+        CliUtil::tr("Trust and remember unknown SSH host keys (never changed ones)."));
+    const QCommandLineOption quietOpt(
+        QStringLiteral("quiet"), CliUtil::tr("Do not print the ranks' lines, only the summary."));
+    const QCommandLineOption noProgressOpt(QStringLiteral("no-progress"),
+                                           CliUtil::tr("No live progress line."));
+    const QCommandLineOption detachOpt(
+        QStringLiteral("detach"),
+        CliUtil::tr("Only bring the record up to date, then leave the run running again."));
     parser.addOptions({ranksOpt, acceptOpt, quietOpt, noProgressOpt, detachOpt});
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
-    if (!CliUtil::parse(parser, args, CliUtil::tr("Re-attach to a detached run (launch --detach on an SSH profile, or a run whose "
-                                                    "launcher died): reconnects to its nodes, resumes every rank's output where the "
-                                                    "record stops (no gap, no duplicate) and follows the run like launch.\n"
-                                                    "Exit status: 0 every rank finished, 1 the run failed or was stopped or cannot be "
-                                                    "re-attached, 2 usage error."), &code))
+    if (!CliUtil::parse(
+            parser, args,
+            CliUtil::tr(
+                "Re-attach to a detached run (launch --detach on an SSH profile, or a run whose "
+                "launcher died): reconnects to its nodes, resumes every rank's output where the "
+                "record stops (no gap, no duplicate) and follows the run like launch.\n"
+                "Exit status: 0 every rank finished, 1 the run failed or was stopped or cannot be "
+                "re-attached, 2 usage error."),
+            &code))
         return code;
     const QString cmd = args.value(0);
     if (parser.positionalArguments().size() != 1)
         return CliUtil::usageError(CliUtil::tr("expected exactly one RUN"), cmd);
     if (parser.isSet(ranksOpt)) {
-        for (const QString &part : parser.value(ranksOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        for (const QString &part :
+             parser.value(ranksOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
             int r = 0;
             if (!CliUtil::parseInt(part.trimmed(), 0, 1 << 20, &r))
-                return CliUtil::usageError(CliUtil::tr("--ranks: \"%1\" is not a rank number").arg(part), cmd);
+                return CliUtil::usageError(
+                    CliUtil::tr("--ranks: \"%1\" is not a rank number").arg(part), cmd);
             m_consoleRanks.insert(r);
         }
     }
@@ -227,7 +296,8 @@ int LaunchCommand::attach(const QStringList &args)
     RunController::Options options;
     options.sshInteraction = m_interaction.get();
     QString error;
-    const QString dir = RunRecord::resolve(RunRecord::defaultRunsDirectory(), parser.positionalArguments().first(), &error);
+    const QString dir = RunRecord::resolve(RunRecord::defaultRunsDirectory(),
+                                           parser.positionalArguments().first(), &error);
     if (dir.isEmpty()) {
         CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
         return ExitFailed;
@@ -250,7 +320,9 @@ void LaunchCommand::installSignalHandlers()
     if (::pipe2(s_signalPipe, O_CLOEXEC | O_NONBLOCK) == 0) {
         m_signalNotifier = new QSocketNotifier(s_signalPipe[0], QSocketNotifier::Read, this);
         connect(m_signalNotifier, &QSocketNotifier::activated, this, &LaunchCommand::onSignal);
-        struct sigaction sa{};
+        struct sigaction sa
+        {
+        };
         sa.sa_handler = onUnixSignal;
         sigemptyset(&sa.sa_mask);
         sa.sa_flags = SA_RESTART;
@@ -286,8 +358,9 @@ int LaunchCommand::follow()
     if (m_controller->isDetached()) {
         CliUtil::out() << m_controller->runId() << '\n';
         CliUtil::out().flush();
-        CliUtil::err() << CliUtil::tr("[rankdeck] run %1 goes on detached on its nodes; follow it with: "
-                                      "rankdeck-cli attach %1")
+        CliUtil::err() << CliUtil::tr(
+                              "[rankdeck] run %1 goes on detached on its nodes; follow it with: "
+                              "rankdeck-cli attach %1")
                               .arg(m_controller->runId())
                        << '\n';
         CliUtil::err().flush();
@@ -306,7 +379,7 @@ int LaunchCommand::detach(const QStringList &args, const QString &runId)
 {
     QProcess p;
     p.setProgram(QCoreApplication::applicationFilePath());
-    QStringList a = args.mid(1);  // without "launch"'s program name
+    QStringList a = args.mid(1); // without "launch"'s program name
     a.prepend(QStringLiteral("launch"));
     const int dashes = a.indexOf(QStringLiteral("--"));
     a.insert(dashes >= 0 ? dashes : a.size(), QStringLiteral("--run-id"));
@@ -319,14 +392,17 @@ int LaunchCommand::detach(const QStringList &args, const QString &runId)
     p.setChildProcessModifier([] { ::setsid(); });
     qint64 pid = 0;
     if (!p.startDetached(&pid)) {
-        CliUtil::err() << CliUtil::tr("rankdeck-cli: cannot start the background launcher: %1").arg(p.errorString()) << '\n';
+        CliUtil::err() << CliUtil::tr("rankdeck-cli: cannot start the background launcher: %1")
+                              .arg(p.errorString())
+                       << '\n';
         return ExitFailed;
     }
     CliUtil::out() << runId << '\n';
     CliUtil::out().flush();
     CliUtil::err() << CliUtil::tr("[rankdeck] run %1 started in the background (launcher pid %2); "
                                   "follow it with: rankdeck-cli logs %1 --follow")
-                          .arg(runId).arg(pid)
+                          .arg(runId)
+                          .arg(pid)
                    << '\n';
     return ExitOk;
 }
@@ -402,11 +478,16 @@ void LaunchCommand::drawProgress()
         }
         samples += s.samplesPerSec;
     }
-    const qint64 elapsed = m_controller->startedUs() > 0
-        ? QDateTime::currentMSecsSinceEpoch() * 1000 - m_controller->startedUs() : 0;
+    const qint64 elapsed =
+        m_controller->startedUs() > 0
+            ? QDateTime::currentMSecsSinceEpoch() * 1000 - m_controller->startedUs()
+            : 0;
     QString line = CliUtil::tr("%1 · %2/%3 running · step %4/%5")
-                       .arg(runStateLabel(m_controller->state())).arg(running).arg(ranks.size())
-                       .arg(std::max<qint64>(minStep, 0)).arg(total);
+                       .arg(runStateLabel(m_controller->state()))
+                       .arg(running)
+                       .arg(ranks.size())
+                       .arg(std::max<qint64>(minStep, 0))
+                       .arg(total);
     if (lossCount > 0)
         line += CliUtil::tr(" · loss %1").arg(lossSum / lossCount, 0, 'g', 5);
     if (samples > 0)
@@ -438,7 +519,10 @@ void LaunchCommand::printSummary()
                .arg(c.attempt() > 0 ? CliUtil::tr(", %1 restarts").arg(c.attempt()) : QString())
         << '\n';
     for (const RankStatus &s : c.rankStatuses()) {
-        QString line = QStringLiteral("  rank %1  %2  %3").arg(s.rank, 3).arg(s.host, -12).arg(rankStateLabel(s.state), -9);
+        QString line = QStringLiteral("  rank %1  %2  %3")
+                           .arg(s.rank, 3)
+                           .arg(s.host, -12)
+                           .arg(rankStateLabel(s.state), -9);
         if (s.step >= 0)
             line += CliUtil::tr("  step %1/%2").arg(s.step).arg(s.totalSteps);
         if (!qIsNaN(s.loss))

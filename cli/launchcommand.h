@@ -25,7 +25,7 @@ class QSocketNotifier;
 namespace rankdeck {
 class RunController;
 struct LogLine;
-}
+} // namespace rankdeck
 
 namespace rankdeck::cli {
 
@@ -55,7 +55,7 @@ private:
 
     RunController *m_controller = nullptr;
     std::unique_ptr<TerminalSshInteraction> m_interaction;
-    QSet<int> m_consoleRanks;   // empty: all
+    QSet<int> m_consoleRanks; // empty: all
     bool m_quiet = false;
     bool m_detachWhenStarted = false;
     bool m_progress = false;

@@ -39,7 +39,8 @@ void printUsage(QTextStream &out)
         "\n"
         "RUN is a run id or a run name (the newest run of that name).\n"
         "'rankdeck-cli COMMAND --help' describes each command.\n"
-        "Exit status: 0 success, 1 failure (a failed run: root cause printed first), 2 usage error.\n");
+        "Exit status: 0 success, 1 failure (a failed run: root cause printed first), 2 usage "
+        "error.\n");
     out.flush();
 }
 } // namespace
@@ -55,7 +56,8 @@ int main(int argc, char **argv)
         printUsage(CliUtil::err());
         return ExitUsage;
     }
-    if (command == QLatin1String("--help") || command == QLatin1String("-h") || command == QLatin1String("help")) {
+    if (command == QLatin1String("--help") || command == QLatin1String("-h") ||
+        command == QLatin1String("help")) {
         printUsage(CliUtil::out());
         return ExitOk;
     }

@@ -62,7 +62,8 @@ int ProfileCommands::run(const QStringList &args)
                            "Cluster profiles, stored in %2 (one TOML file each).\n\n"
                            "  list              the profiles (\"local\" is built in)\n"
                            "  show NAME         the profile as stored\n"
-                           "  check NAME        read it, report problems as file:line: field, and reach its nodes\n"
+                           "  check NAME        read it, report problems as file:line: field, and "
+                           "reach its nodes\n"
                            "  add NAME ...      create a profile (see add --help)\n"
                            "  remove NAME       delete a profile's file\n")
                    .arg(base, ProfileStore::defaultDirectory());
@@ -88,10 +89,15 @@ int ProfileCommands::list(const QStringList &args)
             QStringList hosts;
             for (const ProfileNode &n : p.nodes)
                 hosts << n.host;
-            out << QStringLiteral("%1  %2  %3 rank(s)  %4\n").arg(name, -16).arg(p.transport, -5).arg(p.worldSize(), 4)
+            out << QStringLiteral("%1  %2  %3 rank(s)  %4\n")
+                       .arg(name, -16)
+                       .arg(p.transport, -5)
+                       .arg(p.worldSize(), 4)
                        .arg(hosts.join(QLatin1Char(',')));
         } else {
-            out << QStringLiteral("%1  %2\n").arg(name, -16).arg(CliUtil::tr("BROKEN: %1").arg(errors.first().toString()));
+            out << QStringLiteral("%1  %2\n")
+                       .arg(name, -16)
+                       .arg(CliUtil::tr("BROKEN: %1").arg(errors.first().toString()));
             status = ExitFailed;
         }
     }
@@ -121,14 +127,19 @@ int ProfileCommands::show(const QStringList &args)
 int ProfileCommands::check(const QStringList &args)
 {
     QCommandLineParser parser;
-    const QCommandLineOption offlineOpt(QStringLiteral("offline"), CliUtil::tr("Only check the file, do not reach the nodes."));
-    const QCommandLineOption workerOpt(QStringLiteral("worker"), CliUtil::tr("Worker binary to deploy for the check (default: next to this program)."),
-                                       QStringLiteral("PATH"));
-    const QCommandLineOption acceptOpt(QStringLiteral("accept-new-host-keys"), CliUtil::tr("Trust and remember unknown SSH host keys."));
+    const QCommandLineOption offlineOpt(
+        QStringLiteral("offline"), CliUtil::tr("Only check the file, do not reach the nodes."));
+    const QCommandLineOption workerOpt(
+        QStringLiteral("worker"),
+        CliUtil::tr("Worker binary to deploy for the check (default: next to this program)."),
+        QStringLiteral("PATH"));
+    const QCommandLineOption acceptOpt(QStringLiteral("accept-new-host-keys"),
+                                       CliUtil::tr("Trust and remember unknown SSH host keys."));
     parser.addOptions({offlineOpt, workerOpt, acceptOpt});
     parser.addPositionalArgument(QStringLiteral("NAME"), CliUtil::tr("Profile name."));
     int code = 0;
-    if (!CliUtil::parse(parser, args, CliUtil::tr("Check a cluster profile: its file, then its nodes."), &code))
+    if (!CliUtil::parse(parser, args,
+                        CliUtil::tr("Check a cluster profile: its file, then its nodes."), &code))
         return code;
     if (!oneName(parser, args.value(0), &code))
         return code;
@@ -138,26 +149,33 @@ int ProfileCommands::check(const QStringList &args)
     if (!store.load(parser.positionalArguments().first(), &p, &errors))
         return printErrors(errors);
     QTextStream &out = CliUtil::out();
-    out << CliUtil::tr("%1: file ok (%2 node(s), %3 rank(s))").arg(p.name).arg(p.nodes.size()).arg(p.worldSize()) << '\n';
+    out << CliUtil::tr("%1: file ok (%2 node(s), %3 rank(s))")
+               .arg(p.name)
+               .arg(p.nodes.size())
+               .arg(p.worldSize())
+        << '\n';
     out.flush();
     if (parser.isSet(offlineOpt))
         return ExitOk;
     const QString worker = parser.isSet(workerOpt) ? parser.value(workerOpt)
-                                                   : QCoreApplication::applicationDirPath() + QStringLiteral("/rankdeck-worker");
+                                                   : QCoreApplication::applicationDirPath() +
+                                                         QStringLiteral("/rankdeck-worker");
     TerminalSshInteraction interaction(parser.isSet(acceptOpt));
     QString error;
-    std::unique_ptr<Transport> t(TransportFactory::create(p, QStringLiteral("check"), &interaction, nullptr, &error));
+    std::unique_ptr<Transport> t(
+        TransportFactory::create(p, QStringLiteral("check"), &interaction, nullptr, &error));
     if (!t) {
         CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
         return ExitFailed;
     }
     QEventLoop loop;
     bool ok = false;
-    QObject::connect(t.get(), &Transport::nodeProgress, &loop, [&](int node, const QString &stage, int percent) {
-        out << CliUtil::tr("node %1 (%2): %3").arg(node).arg(p.nodes.value(node).host, stage)
-            << (percent >= 0 ? QStringLiteral(" %1%").arg(percent) : QString()) << '\n';
-        out.flush();
-    });
+    QObject::connect(
+        t.get(), &Transport::nodeProgress, &loop, [&](int node, const QString &stage, int percent) {
+            out << CliUtil::tr("node %1 (%2): %3").arg(node).arg(p.nodes.value(node).host, stage)
+                << (percent >= 0 ? QStringLiteral(" %1%").arg(percent) : QString()) << '\n';
+            out.flush();
+        });
     QObject::connect(t.get(), &Transport::prepared, &loop, [&] {
         ok = true;
         loop.quit();
@@ -172,27 +190,53 @@ int ProfileCommands::check(const QStringList &args)
         CliUtil::err() << QStringLiteral("rankdeck-cli: %1: %2").arg(p.name, error) << '\n';
         return ExitFailed;
     }
-    out << CliUtil::tr("%1: every node reachable, worker ready (%2)").arg(p.name, t->describe()) << '\n';
+    out << CliUtil::tr("%1: every node reachable, worker ready (%2)").arg(p.name, t->describe())
+        << '\n';
     return ExitOk;
 }
 
 int ProfileCommands::add(const QStringList &args)
 {
     QCommandLineParser parser;
-    const QCommandLineOption nodeOpt(QStringLiteral("node"), CliUtil::tr("A node, HOST or HOST:PORT (repeat for more nodes)."), QStringLiteral("HOST[:PORT]"));
-    const QCommandLineOption userOpt(QStringLiteral("user"), CliUtil::tr("SSH user for every node."), QStringLiteral("USER"));
-    const QCommandLineOption identityOpt(QStringLiteral("identity"), CliUtil::tr("SSH identity file for every node."), QStringLiteral("FILE"));
-    const QCommandLineOption nprocOpt(QStringLiteral("nproc-per-node"), CliUtil::tr("Ranks per node (default 1)."), QStringLiteral("N"), QStringLiteral("1"));
-    const QCommandLineOption gpusOpt(QStringLiteral("gpus-per-node"), CliUtil::tr("GPUs per node (default 0: CPU)."), QStringLiteral("N"), QStringLiteral("0"));
-    const QCommandLineOption transportOpt(QStringLiteral("transport"), CliUtil::tr("local or ssh (default: ssh with --node, else local)."), QStringLiteral("KIND"));
-    const QCommandLineOption rdzvOpt(QStringLiteral("rendezvous-address"), CliUtil::tr("Address the ranks reach rank 0 on (default: the first node)."), QStringLiteral("ADDR"));
-    const QCommandLineOption backendOpt(QStringLiteral("backend"), CliUtil::tr("auto, nccl or gloo."), QStringLiteral("NAME"), QStringLiteral("auto"));
-    const QCommandLineOption envOpt(QStringLiteral("env"), CliUtil::tr("Environment variable for the ranks (repeatable)."), QStringLiteral("NAME=VALUE"));
-    const QCommandLineOption libtorchOpt(QStringLiteral("libtorch"), CliUtil::tr("libtorch directory on the nodes (default: from the nodes' python torch)."), QStringLiteral("DIR"));
-    const QCommandLineOption workerDirOpt(QStringLiteral("worker-dir"), CliUtil::tr("Where the worker is cached on the nodes."), QStringLiteral("DIR"));
-    const QCommandLineOption forceOpt(QStringLiteral("force"), CliUtil::tr("Replace an existing (readable) profile."));
-    parser.addOptions({nodeOpt, userOpt, identityOpt, nprocOpt, gpusOpt, transportOpt, rdzvOpt, backendOpt, envOpt,
-                       libtorchOpt, workerDirOpt, forceOpt});
+    const QCommandLineOption nodeOpt(
+        QStringLiteral("node"), CliUtil::tr("A node, HOST or HOST:PORT (repeat for more nodes)."),
+        QStringLiteral("HOST[:PORT]"));
+    const QCommandLineOption userOpt(
+        QStringLiteral("user"), CliUtil::tr("SSH user for every node."), QStringLiteral("USER"));
+    const QCommandLineOption identityOpt(QStringLiteral("identity"),
+                                         CliUtil::tr("SSH identity file for every node."),
+                                         QStringLiteral("FILE"));
+    const QCommandLineOption nprocOpt(QStringLiteral("nproc-per-node"),
+                                      CliUtil::tr("Ranks per node (default 1)."),
+                                      QStringLiteral("N"), QStringLiteral("1"));
+    const QCommandLineOption gpusOpt(QStringLiteral("gpus-per-node"),
+                                     CliUtil::tr("GPUs per node (default 0: CPU)."),
+                                     QStringLiteral("N"), QStringLiteral("0"));
+    const QCommandLineOption transportOpt(
+        QStringLiteral("transport"),
+        CliUtil::tr("local or ssh (default: ssh with --node, else local)."),
+        QStringLiteral("KIND"));
+    const QCommandLineOption rdzvOpt(
+        QStringLiteral("rendezvous-address"),
+        CliUtil::tr("Address the ranks reach rank 0 on (default: the first node)."),
+        QStringLiteral("ADDR"));
+    const QCommandLineOption backendOpt(QStringLiteral("backend"),
+                                        CliUtil::tr("auto, nccl or gloo."), QStringLiteral("NAME"),
+                                        QStringLiteral("auto"));
+    const QCommandLineOption envOpt(QStringLiteral("env"),
+                                    CliUtil::tr("Environment variable for the ranks (repeatable)."),
+                                    QStringLiteral("NAME=VALUE"));
+    const QCommandLineOption libtorchOpt(
+        QStringLiteral("libtorch"),
+        CliUtil::tr("libtorch directory on the nodes (default: from the nodes' python torch)."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption workerDirOpt(QStringLiteral("worker-dir"),
+                                          CliUtil::tr("Where the worker is cached on the nodes."),
+                                          QStringLiteral("DIR"));
+    const QCommandLineOption forceOpt(QStringLiteral("force"),
+                                      CliUtil::tr("Replace an existing (readable) profile."));
+    parser.addOptions({nodeOpt, userOpt, identityOpt, nprocOpt, gpusOpt, transportOpt, rdzvOpt,
+                       backendOpt, envOpt, libtorchOpt, workerDirOpt, forceOpt});
     parser.addPositionalArgument(QStringLiteral("NAME"), CliUtil::tr("Profile name."));
     int code = 0;
     if (!CliUtil::parse(parser, args, CliUtil::tr("Create a cluster profile."), &code))
@@ -203,17 +247,28 @@ int ProfileCommands::add(const QStringList &args)
     Profile p;
     p.name = parser.positionalArguments().first();
     if (!ProfileStore::isValidName(p.name))
-        return CliUtil::usageError(CliUtil::tr("\"%1\" is not a valid profile name (letters, digits, '.', '_', '-')").arg(p.name), cmd);
+        return CliUtil::usageError(
+            CliUtil::tr("\"%1\" is not a valid profile name (letters, digits, '.', '_', '-')")
+                .arg(p.name),
+            cmd);
     int nproc = 1, gpus = 0;
     if (!CliUtil::parseInt(parser.value(nprocOpt), 1, 4096, &nproc))
-        return CliUtil::usageError(CliUtil::tr("--nproc-per-node: \"%1\" is not a number from 1 to 4096").arg(parser.value(nprocOpt)), cmd);
+        return CliUtil::usageError(
+            CliUtil::tr("--nproc-per-node: \"%1\" is not a number from 1 to 4096")
+                .arg(parser.value(nprocOpt)),
+            cmd);
     if (!CliUtil::parseInt(parser.value(gpusOpt), 0, 4096, &gpus))
-        return CliUtil::usageError(CliUtil::tr("--gpus-per-node: \"%1\" is not a number from 0 to 4096").arg(parser.value(gpusOpt)), cmd);
+        return CliUtil::usageError(
+            CliUtil::tr("--gpus-per-node: \"%1\" is not a number from 0 to 4096")
+                .arg(parser.value(gpusOpt)),
+            cmd);
     const QStringList nodes = parser.values(nodeOpt);
-    p.transport = parser.isSet(transportOpt) ? parser.value(transportOpt)
-                                             : (nodes.isEmpty() ? QStringLiteral("local") : QStringLiteral("ssh"));
+    p.transport = parser.isSet(transportOpt)
+                      ? parser.value(transportOpt)
+                      : (nodes.isEmpty() ? QStringLiteral("local") : QStringLiteral("ssh"));
     if (p.transport != QLatin1String("local") && p.transport != QLatin1String("ssh"))
-        return CliUtil::usageError(CliUtil::tr("--transport: \"%1\" is not local or ssh").arg(p.transport), cmd);
+        return CliUtil::usageError(
+            CliUtil::tr("--transport: \"%1\" is not local or ssh").arg(p.transport), cmd);
     if (p.transport == QLatin1String("ssh") && nodes.isEmpty())
         return CliUtil::usageError(CliUtil::tr("an ssh profile needs at least one --node"), cmd);
     for (const QString &spec : nodes) {
@@ -223,7 +278,9 @@ int ProfileCommands::add(const QStringList &args)
         // HOST:PORT, but not a bare IPv6 address; [v6]:PORT works.
         if (colon > 0 && spec.count(QLatin1Char(':')) == 1) {
             if (!CliUtil::parseInt(spec.mid(colon + 1), 1, 65535, &n.port))
-                return CliUtil::usageError(CliUtil::tr("--node %1: \"%2\" is not a port").arg(spec, spec.mid(colon + 1)), cmd);
+                return CliUtil::usageError(
+                    CliUtil::tr("--node %1: \"%2\" is not a port").arg(spec, spec.mid(colon + 1)),
+                    cmd);
             n.host = spec.left(colon);
         } else if (spec.startsWith(QLatin1Char('[')) && spec.contains(QStringLiteral("]:"))) {
             const int close = spec.indexOf(QStringLiteral("]:"));
@@ -253,13 +310,15 @@ int ProfileCommands::add(const QStringList &args)
     for (const QString &kv : parser.values(envOpt)) {
         const int eq = kv.indexOf(QLatin1Char('='));
         if (eq <= 0)
-            return CliUtil::usageError(CliUtil::tr("--env \"%1\": expected NAME=VALUE").arg(kv), cmd);
+            return CliUtil::usageError(CliUtil::tr("--env \"%1\": expected NAME=VALUE").arg(kv),
+                                       cmd);
         p.environment.insert(kv.left(eq), kv.mid(eq + 1));
     }
     const QList<ProfileError> problems = ProfileStore::validate(p);
     if (!problems.isEmpty()) {
         for (const ProfileError &e : problems)
-            CliUtil::err() << QStringLiteral("rankdeck-cli: ") << e.field << QStringLiteral(": ") << e.message << '\n';
+            CliUtil::err() << QStringLiteral("rankdeck-cli: ") << e.field << QStringLiteral(": ")
+                           << e.message << '\n';
         return ExitUsage;
     }
     ProfileStore store;
@@ -268,7 +327,8 @@ int ProfileCommands::add(const QStringList &args)
         CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
         return ExitFailed;
     }
-    CliUtil::out() << CliUtil::tr("profile %1 written to %2").arg(p.name, store.filePath(p.name)) << '\n';
+    CliUtil::out() << CliUtil::tr("profile %1 written to %2").arg(p.name, store.filePath(p.name))
+                   << '\n';
     return ExitOk;
 }
 
@@ -287,7 +347,8 @@ int ProfileCommands::remove(const QStringList &args)
         CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
         return ExitFailed;
     }
-    CliUtil::out() << CliUtil::tr("profile %1 removed").arg(parser.positionalArguments().first()) << '\n';
+    CliUtil::out() << CliUtil::tr("profile %1 removed").arg(parser.positionalArguments().first())
+                   << '\n';
     return ExitOk;
 }
 

@@ -2,11 +2,11 @@
 #include "runcommands.h"
 
 #include "cliutil.h"
-#include "store/csvexport.h"
 #include "run/failurereport.h"
+#include "run/runrecord.h"
+#include "store/csvexport.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
-#include "run/runrecord.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -59,10 +59,11 @@ bool openRun(const QString &run, RunRecord *record, int *code)
 bool oneRunArgument(QCommandLineParser &parser, const QString &cmd, int *code)
 {
     if (parser.positionalArguments().size() != 1) {
-        *code = CliUtil::usageError(parser.positionalArguments().isEmpty()
-                                        ? CliUtil::tr("missing RUN (a run id or name)")
-                                        : CliUtil::tr("expected one RUN, got %1").arg(parser.positionalArguments().size()),
-                                    cmd);
+        *code = CliUtil::usageError(
+            parser.positionalArguments().isEmpty()
+                ? CliUtil::tr("missing RUN (a run id or name)")
+                : CliUtil::tr("expected one RUN, got %1").arg(parser.positionalArguments().size()),
+            cmd);
         return false;
     }
     return true;
@@ -103,8 +104,10 @@ QStringList whereThreadsWait(const QString &stacks)
             continue;
         const QString where = t.frames.isEmpty() ? t.note : waitLocation(t.frames);
         out << CliUtil::tr("thread %1 (%2)%3: %4")
-                   .arg(t.tid).arg(t.name)
-                   .arg(waitsInCollective(t.frames) ? CliUtil::tr(", waits in a collective") : QString())
+                   .arg(t.tid)
+                   .arg(t.name)
+                   .arg(waitsInCollective(t.frames) ? CliUtil::tr(", waits in a collective")
+                                                    : QString())
                    .arg(where);
     }
     return out;
@@ -119,7 +122,9 @@ int RunCommands::runs(const QStringList &args)
     if (!CliUtil::parse(parser, args, CliUtil::tr("List recorded runs, newest first."), &code))
         return code;
     if (!parser.positionalArguments().isEmpty())
-        return CliUtil::usageError(CliUtil::tr("unexpected argument \"%1\"").arg(parser.positionalArguments().first()), args.value(0));
+        return CliUtil::usageError(
+            CliUtil::tr("unexpected argument \"%1\"").arg(parser.positionalArguments().first()),
+            args.value(0));
     const QList<RunInfo> list = RunRecord::list(CliUtil::runsDirectory());
     QTextStream &out = CliUtil::out();
     if (list.isEmpty()) {
@@ -127,12 +132,20 @@ int RunCommands::runs(const QStringList &args)
         return ExitOk;
     }
     out << QStringLiteral("%1  %2  %3  %4  %5  %6\n")
-               .arg(CliUtil::tr("ID"), -36).arg(CliUtil::tr("NAME"), -16).arg(CliUtil::tr("STATE"), -10)
-               .arg(CliUtil::tr("RANKS"), 5).arg(CliUtil::tr("STARTED"), -19).arg(CliUtil::tr("ROOT CAUSE"));
+               .arg(CliUtil::tr("ID"), -36)
+               .arg(CliUtil::tr("NAME"), -16)
+               .arg(CliUtil::tr("STATE"), -10)
+               .arg(CliUtil::tr("RANKS"), 5)
+               .arg(CliUtil::tr("STARTED"), -19)
+               .arg(CliUtil::tr("ROOT CAUSE"));
     for (const RunInfo &i : list) {
         out << QStringLiteral("%1  %2  %3  %4  %5  %6\n")
-                   .arg(i.id, -36).arg(i.name, -16).arg(stateText(i), -10).arg(i.worldSize, 5)
-                   .arg(CliUtil::formatTime(i.createdUs), -19).arg(i.rootCause);
+                   .arg(i.id, -36)
+                   .arg(i.name, -16)
+                   .arg(stateText(i), -10)
+                   .arg(i.worldSize, 5)
+                   .arg(CliUtil::formatTime(i.createdUs), -19)
+                   .arg(i.rootCause);
     }
     out.flush();
     return ExitOk;
@@ -143,7 +156,11 @@ int RunCommands::show(const QStringList &args)
     QCommandLineParser parser;
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
-    if (!CliUtil::parse(parser, args, CliUtil::tr("Show a run: state, timings, per-rank results, root cause and failure report."), &code))
+    if (!CliUtil::parse(
+            parser, args,
+            CliUtil::tr(
+                "Show a run: state, timings, per-rank results, root cause and failure report."),
+            &code))
         return code;
     if (!oneRunArgument(parser, args.value(0), &code))
         return code;
@@ -155,17 +172,25 @@ int RunCommands::show(const QStringList &args)
     QTextStream &out = CliUtil::out();
     out << CliUtil::tr("Run:       %1").arg(info.id) << '\n';
     out << CliUtil::tr("Name:      %1").arg(info.name) << '\n';
-    out << CliUtil::tr("Profile:   %1 (%2, %3 node(s))").arg(record.profile().name, record.profile().transport)
-               .arg(record.profile().nodes.size()) << '\n';
-    out << CliUtil::tr("Worker:    %1").arg(record.config().workerArguments.join(QLatin1Char(' '))) << '\n';
+    out << CliUtil::tr("Profile:   %1 (%2, %3 node(s))")
+               .arg(record.profile().name, record.profile().transport)
+               .arg(record.profile().nodes.size())
+        << '\n';
+    out << CliUtil::tr("Worker:    %1").arg(record.config().workerArguments.join(QLatin1Char(' ')))
+        << '\n';
     out << CliUtil::tr("State:     %1").arg(stateText(info)) << '\n';
     const qint64 started = state.value(QStringLiteral("started_us")).toInteger();
     const qint64 ended = state.value(QStringLiteral("ended_us")).toInteger();
     out << CliUtil::tr("Started:   %1").arg(CliUtil::formatTime(started)) << '\n';
     if (ended > 0)
-        out << CliUtil::tr("Ended:     %1 (%2)").arg(CliUtil::formatTime(ended), CliUtil::formatDuration(ended - started)) << '\n';
+        out << CliUtil::tr("Ended:     %1 (%2)")
+                   .arg(CliUtil::formatTime(ended), CliUtil::formatDuration(ended - started))
+            << '\n';
     if (state.value(QStringLiteral("max_restarts")).toInt() > 0)
-        out << CliUtil::tr("Attempts:  %1 of %2").arg(info.attempt + 1).arg(state.value(QStringLiteral("max_restarts")).toInt() + 1) << '\n';
+        out << CliUtil::tr("Attempts:  %1 of %2")
+                   .arg(info.attempt + 1)
+                   .arg(state.value(QStringLiteral("max_restarts")).toInt() + 1)
+            << '\n';
     if (state.value(QStringLiteral("hung")).toBool())
         out << CliUtil::tr("Flagged:   hung (ranks made no progress)") << '\n';
     if (!info.rootCause.isEmpty())
@@ -174,7 +199,10 @@ int RunCommands::show(const QStringList &args)
     out << '\n' << CliUtil::tr("Ranks:") << '\n';
     for (const QJsonValue &v : state.value(QStringLiteral("ranks")).toArray()) {
         const RankStatus s = RankStatus::fromJson(v.toObject());
-        QString line = QStringLiteral("  rank %1  %2  pid %3  %4").arg(s.rank, 3).arg(s.host, -12).arg(s.pid, -8)
+        QString line = QStringLiteral("  rank %1  %2  pid %3  %4")
+                           .arg(s.rank, 3)
+                           .arg(s.host, -12)
+                           .arg(s.pid, -8)
                            .arg(rankStateName(s.state), -10);
         if (s.step >= 0)
             line += CliUtil::tr("  step %1/%2").arg(s.step).arg(s.totalSteps);
@@ -191,8 +219,11 @@ int RunCommands::show(const QStringList &args)
     const QJsonArray attempts = state.value(QStringLiteral("attempts")).toArray();
     for (const QJsonValue &v : attempts) {
         const QJsonObject a = v.toObject();
-        out << '\n' << CliUtil::tr("Attempt %1 failed: %2").arg(a.value(QStringLiteral("attempt")).toInt() + 1)
-                           .arg(a.value(QStringLiteral("root_cause_summary")).toString()) << '\n';
+        out << '\n'
+            << CliUtil::tr("Attempt %1 failed: %2")
+                   .arg(a.value(QStringLiteral("attempt")).toInt() + 1)
+                   .arg(a.value(QStringLiteral("root_cause_summary")).toString())
+            << '\n';
     }
     bool stacksHeader = false;
     for (int r = 0; r < info.worldSize; ++r) {
@@ -201,10 +232,13 @@ int RunCommands::show(const QStringList &args)
         if (!lastStackDump(record.stacksPath(r), &t, &reason, &body))
             continue;
         if (!stacksHeader) {
-            out << '\n' << CliUtil::tr("Last stack dumps (rankdeck-cli stacks RUN for the full stacks):") << '\n';
+            out << '\n'
+                << CliUtil::tr("Last stack dumps (rankdeck-cli stacks RUN for the full stacks):")
+                << '\n';
             stacksHeader = true;
         }
-        out << CliUtil::tr("  rank %1 at %2 (%3):").arg(r).arg(CliUtil::formatTime(t), reason) << '\n';
+        out << CliUtil::tr("  rank %1 at %2 (%3):").arg(r).arg(CliUtil::formatTime(t), reason)
+            << '\n';
         for (const QString &line : whereThreadsWait(body))
             out << QStringLiteral("    ") << line << '\n';
     }
@@ -218,18 +252,26 @@ int RunCommands::show(const QStringList &args)
 int RunCommands::logs(const QStringList &args)
 {
     QCommandLineParser parser;
-    const QCommandLineOption rankOpt(QStringLiteral("rank"), CliUtil::tr("Only this rank (without prefix)."), QStringLiteral("N"));
-    const QCommandLineOption followOpt({QStringLiteral("f"), QStringLiteral("follow")}, CliUtil::tr("Keep printing new lines until the run ends."));
+    const QCommandLineOption rankOpt(QStringLiteral("rank"),
+                                     CliUtil::tr("Only this rank (without prefix)."),
+                                     QStringLiteral("N"));
+    const QCommandLineOption followOpt({QStringLiteral("f"), QStringLiteral("follow")},
+                                       CliUtil::tr("Keep printing new lines until the run ends."));
     parser.addOptions({rankOpt, followOpt});
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
-    if (!CliUtil::parse(parser, args, CliUtil::tr("Print a run's log lines from its record (all ranks merged in arrival order, prefixed [rN])."), &code))
+    if (!CliUtil::parse(parser, args,
+                        CliUtil::tr("Print a run's log lines from its record (all ranks merged in "
+                                    "arrival order, prefixed [rN])."),
+                        &code))
         return code;
     if (!oneRunArgument(parser, args.value(0), &code))
         return code;
     int rank = LogStore::AllRanks;
     if (parser.isSet(rankOpt) && !CliUtil::parseInt(parser.value(rankOpt), 0, 1 << 20, &rank))
-        return CliUtil::usageError(CliUtil::tr("--rank: \"%1\" is not a rank number").arg(parser.value(rankOpt)), args.value(0));
+        return CliUtil::usageError(
+            CliUtil::tr("--rank: \"%1\" is not a rank number").arg(parser.value(rankOpt)),
+            args.value(0));
     RunRecord record;
     if (!openRun(parser.positionalArguments().first(), &record, &code))
         return code;
@@ -238,7 +280,10 @@ int RunCommands::logs(const QStringList &args)
     QTextStream &out = CliUtil::out();
     const int worldSize = std::max(record.info().worldSize, 1);
     if (rank != LogStore::AllRanks && rank >= worldSize) {
-        CliUtil::err() << CliUtil::tr("rankdeck-cli: --rank %1: the run has ranks 0 to %2").arg(rank).arg(worldSize - 1) << '\n';
+        CliUtil::err() << CliUtil::tr("rankdeck-cli: --rank %1: the run has ranks 0 to %2")
+                              .arg(rank)
+                              .arg(worldSize - 1)
+                       << '\n';
         return ExitUsage;
     }
     if (!parser.isSet(followOpt)) {
@@ -302,18 +347,25 @@ int RunCommands::logs(const QStringList &args)
 int RunCommands::stop(const QStringList &args)
 {
     QCommandLineParser parser;
-    const QCommandLineOption waitOpt(QStringLiteral("timeout"), CliUtil::tr("Seconds to wait for the run to end (default 20)."),
-                                     QStringLiteral("SEC"), QStringLiteral("20"));
+    const QCommandLineOption waitOpt(
+        QStringLiteral("timeout"), CliUtil::tr("Seconds to wait for the run to end (default 20)."),
+        QStringLiteral("SEC"), QStringLiteral("20"));
     parser.addOption(waitOpt);
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
-    if (!CliUtil::parse(parser, args, CliUtil::tr("Stop a running run (stop command, then SIGTERM, then SIGKILL to every rank)."), &code))
+    if (!CliUtil::parse(
+            parser, args,
+            CliUtil::tr(
+                "Stop a running run (stop command, then SIGTERM, then SIGKILL to every rank)."),
+            &code))
         return code;
     if (!oneRunArgument(parser, args.value(0), &code))
         return code;
     int timeout = 20;
     if (!CliUtil::parseInt(parser.value(waitOpt), 1, 3600, &timeout))
-        return CliUtil::usageError(CliUtil::tr("--timeout: \"%1\" is not a number of seconds").arg(parser.value(waitOpt)), args.value(0));
+        return CliUtil::usageError(
+            CliUtil::tr("--timeout: \"%1\" is not a number of seconds").arg(parser.value(waitOpt)),
+            args.value(0));
     RunRecord record;
     if (!openRun(parser.positionalArguments().first(), &record, &code))
         return code;
@@ -321,7 +373,8 @@ int RunCommands::stop(const QStringList &args)
     RunInfo info = record.info();
     QTextStream &out = CliUtil::out();
     if (isTerminal(info.state)) {
-        out << CliUtil::tr("run %1 already ended: %2").arg(info.id, runStateName(info.state)) << '\n';
+        out << CliUtil::tr("run %1 already ended: %2").arg(info.id, runStateName(info.state))
+            << '\n';
         return ExitOk;
     }
     if (info.launcherGone) {
@@ -333,8 +386,8 @@ int RunCommands::stop(const QStringList &args)
                 const qint64 pid = v.toObject().value(QStringLiteral("pid")).toInteger();
                 // Only a process that still carries this run's id: pids get reused.
                 QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
-                if (pid <= 0 || !environ.open(QIODevice::ReadOnly)
-                    || !environ.readAll().split('\0').contains("RANKDECK_RUN_ID=" + info.id.toUtf8()))
+                if (pid <= 0 || !environ.open(QIODevice::ReadOnly) ||
+                    !environ.readAll().split('\0').contains("RANKDECK_RUN_ID=" + info.id.toUtf8()))
                     continue;
                 if (::kill(-pid_t(pid), SIGKILL) == 0)
                     ++killed;
@@ -345,8 +398,11 @@ int RunCommands::stop(const QStringList &args)
         s[QStringLiteral("ended_us")] = QDateTime::currentMSecsSinceEpoch() * 1000;
         s[QStringLiteral("error")] = CliUtil::tr("the launcher ended without finishing the record");
         record.writeState(s);
-        out << CliUtil::tr("run %1: its launcher is gone; killed %2 leftover rank process group(s) and marked it stopped")
-                   .arg(info.id).arg(killed) << '\n';
+        out << CliUtil::tr("run %1: its launcher is gone; killed %2 leftover rank process group(s) "
+                           "and marked it stopped")
+                   .arg(info.id)
+                   .arg(killed)
+            << '\n';
         return ExitOk;
     }
     if (!record.requestStop(&error)) {
@@ -362,7 +418,9 @@ int RunCommands::stop(const QStringList &args)
         QThread::msleep(200);
     }
     if (!isTerminal(info.state)) {
-        CliUtil::err() << CliUtil::tr("rankdeck-cli: run %1 did not end within %2 s").arg(info.id).arg(timeout) << '\n';
+        CliUtil::err()
+            << CliUtil::tr("rankdeck-cli: run %1 did not end within %2 s").arg(info.id).arg(timeout)
+            << '\n';
         return ExitFailed;
     }
     out << CliUtil::tr("run %1: %2").arg(info.id, runStateName(info.state)) << '\n';
@@ -372,8 +430,10 @@ int RunCommands::stop(const QStringList &args)
 int RunCommands::exportRun(const QStringList &args)
 {
     QCommandLineParser parser;
-    const QCommandLineOption csvOpt(QStringLiteral("csv"), CliUtil::tr("Write every metric point (full resolution) to FILE ('-': stdout)."),
-                                    QStringLiteral("FILE"));
+    const QCommandLineOption csvOpt(
+        QStringLiteral("csv"),
+        CliUtil::tr("Write every metric point (full resolution) to FILE ('-': stdout)."),
+        QStringLiteral("FILE"));
     parser.addOption(csvOpt);
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
@@ -407,30 +467,42 @@ int RunCommands::exportRun(const QStringList &args)
         return ExitFailed;
     }
     if (target != QLatin1String("-"))
-        CliUtil::err() << CliUtil::tr("%1 points written to %2").arg(store.totalPoints()).arg(target) << '\n';
+        CliUtil::err()
+            << CliUtil::tr("%1 points written to %2").arg(store.totalPoints()).arg(target) << '\n';
     return ExitOk;
 }
 
 int RunCommands::stacks(const QStringList &args)
 {
     QCommandLineParser parser;
-    const QCommandLineOption rankOpt(QStringLiteral("rank"), CliUtil::tr("Only this rank."), QStringLiteral("N"));
-    const QCommandLineOption waitOpt(QStringLiteral("timeout"), CliUtil::tr("Seconds to wait for the answers (default 10)."),
+    const QCommandLineOption rankOpt(QStringLiteral("rank"), CliUtil::tr("Only this rank."),
+                                     QStringLiteral("N"));
+    const QCommandLineOption waitOpt(QStringLiteral("timeout"),
+                                     CliUtil::tr("Seconds to wait for the answers (default 10)."),
                                      QStringLiteral("SEC"), QStringLiteral("10"));
-    const QCommandLineOption lastOpt(QStringLiteral("last"), CliUtil::tr("Print the last recorded dumps, do not ask the ranks."));
+    const QCommandLineOption lastOpt(
+        QStringLiteral("last"),
+        CliUtil::tr("Print the last recorded dumps, do not ask the ranks."));
     parser.addOptions({rankOpt, waitOpt, lastOpt});
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
-    if (!CliUtil::parse(parser, args, CliUtil::tr("Ask a running run's ranks for every thread's stack, without stopping them, and print them."), &code))
+    if (!CliUtil::parse(parser, args,
+                        CliUtil::tr("Ask a running run's ranks for every thread's stack, without "
+                                    "stopping them, and print them."),
+                        &code))
         return code;
     if (!oneRunArgument(parser, args.value(0), &code))
         return code;
     int rank = -1;
     if (parser.isSet(rankOpt) && !CliUtil::parseInt(parser.value(rankOpt), 0, 1 << 20, &rank))
-        return CliUtil::usageError(CliUtil::tr("--rank: \"%1\" is not a rank number").arg(parser.value(rankOpt)), args.value(0));
+        return CliUtil::usageError(
+            CliUtil::tr("--rank: \"%1\" is not a rank number").arg(parser.value(rankOpt)),
+            args.value(0));
     int timeout = 10;
     if (!CliUtil::parseInt(parser.value(waitOpt), 1, 3600, &timeout))
-        return CliUtil::usageError(CliUtil::tr("--timeout: \"%1\" is not a number of seconds").arg(parser.value(waitOpt)), args.value(0));
+        return CliUtil::usageError(
+            CliUtil::tr("--timeout: \"%1\" is not a number of seconds").arg(parser.value(waitOpt)),
+            args.value(0));
     RunRecord record;
     if (!openRun(parser.positionalArguments().first(), &record, &code))
         return code;
@@ -447,8 +519,10 @@ int RunCommands::stacks(const QStringList &args)
     };
     if (!parser.isSet(lastOpt)) {
         if (isTerminal(info.state) || info.launcherGone) {
-            CliUtil::err() << CliUtil::tr("rankdeck-cli: run %1 is not running (%2); use --last for its recorded dumps")
-                                  .arg(info.id, runStateName(info.state)) << '\n';
+            CliUtil::err() << CliUtil::tr("rankdeck-cli: run %1 is not running (%2); use --last "
+                                          "for its recorded dumps")
+                                  .arg(info.id, runStateName(info.state))
+                           << '\n';
             return ExitFailed;
         }
         QHash<int, qint64> before;
@@ -479,7 +553,8 @@ int RunCommands::stacks(const QStringList &args)
             continue;
         }
         ++printed;
-        out << CliUtil::tr("=== rank %1, %2 (%3)").arg(r).arg(CliUtil::formatTime(t), reason) << '\n';
+        out << CliUtil::tr("=== rank %1, %2 (%3)").arg(r).arg(CliUtil::formatTime(t), reason)
+            << '\n';
         for (const QString &line : whereThreadsWait(body))
             out << QStringLiteral("  ") << line << '\n';
         out << body << "\n\n";

@@ -12,23 +12,27 @@ namespace rankdeck::cli {
 SshInteraction::HostKeyDecision TerminalSshInteraction::unknownHostKey(const HostKeyQuestion &q)
 {
     QMutexLocker lock(&m_mutex);
-    const QString where = q.port == 22 ? q.address : QStringLiteral("[%1]:%2").arg(q.address).arg(q.port);
+    const QString where =
+        q.port == 22 ? q.address : QStringLiteral("[%1]:%2").arg(q.address).arg(q.port);
     if (m_acceptNew) {
-        CliUtil::err() << CliUtil::tr("rankdeck: accepting new host key of %1 (%2 %3), adding it to %4")
+        CliUtil::err() << CliUtil::tr(
+                              "rankdeck: accepting new host key of %1 (%2 %3), adding it to %4")
                               .arg(where, q.keyType, q.fingerprint, q.knownHostsFile)
                        << '\n';
         CliUtil::err().flush();
         return HostKeyDecision::AcceptAndRemember;
     }
-    CliUtil::err() << CliUtil::tr("rankdeck: host key of %1 is not known (%2 %3); refusing. "
-                                  "Check the fingerprint and pass --accept-new-host-keys to trust it.")
+    CliUtil::err() << CliUtil::tr(
+                          "rankdeck: host key of %1 is not known (%2 %3); refusing. "
+                          "Check the fingerprint and pass --accept-new-host-keys to trust it.")
                           .arg(where, q.keyType, q.fingerprint)
                    << '\n';
     CliUtil::err().flush();
     return HostKeyDecision::Reject;
 }
 
-std::optional<QByteArray> TerminalSshInteraction::passphrase(const QString &host, const QString &keyFile)
+std::optional<QByteArray> TerminalSshInteraction::passphrase(const QString &host,
+                                                             const QString &keyFile)
 {
     QMutexLocker lock(&m_mutex);
     return readTty(CliUtil::tr("Passphrase for %1 (connecting to %2): ").arg(keyFile, host), false);

@@ -18,8 +18,8 @@ public:
 
     HostKeyDecision unknownHostKey(const HostKeyQuestion &question) override;
     std::optional<QByteArray> passphrase(const QString &host, const QString &keyFile) override;
-    std::optional<QByteArray> secret(const QString &host, const QString &user, const QString &prompt,
-                                     bool echo) override;
+    std::optional<QByteArray> secret(const QString &host, const QString &user,
+                                     const QString &prompt, bool echo) override;
 
 private:
     std::optional<QByteArray> readTty(const QString &prompt, bool echo);

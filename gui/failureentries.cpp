@@ -26,11 +26,14 @@ QString stackHtml(const QStringList &stack, int firstOwn, const QPalette &palett
     for (int i = 0; i < stack.size(); ++i) {
         const QString line = stack[i].toHtmlEscaped();
         const FrameParts parts = parseFrame(stack[i]);
-        const bool own = parts.module == QLatin1String("rankdeck-worker") && i >= firstOwn && firstOwn >= 0;
+        const bool own =
+            parts.module == QLatin1String("rankdeck-worker") && i >= firstOwn && firstOwn >= 0;
         if (i == firstOwn)
-            html += QStringLiteral("<b style=\"background-color:%1\">%2 ◀</b>\n").arg(ownBackground, line);
+            html += QStringLiteral("<b style=\"background-color:%1\">%2 ◀</b>\n")
+                        .arg(ownBackground, line);
         else if (own)
-            html += QStringLiteral("<span style=\"background-color:%1\">%2</span>\n").arg(ownBackground, line);
+            html += QStringLiteral("<span style=\"background-color:%1\">%2</span>\n")
+                        .arg(ownBackground, line);
         else
             html += line + QLatin1Char('\n');
     }
@@ -41,7 +44,9 @@ QString stackHtml(const QStringList &stack, int firstOwn, const QPalette &palett
 QString rankTitle(const RankFailure &f)
 {
     QString where = f.host.isEmpty() ? QString() : QStringLiteral(" @ %1").arg(f.host);
-    return QCoreApplication::translate("rankdeck::FailuresPage", "Rank %1%2").arg(f.rank).arg(where);
+    return QCoreApplication::translate("rankdeck::FailuresPage", "Rank %1%2")
+        .arg(f.rank)
+        .arg(where);
 }
 } // namespace
 
@@ -53,21 +58,23 @@ FailureEntry failureEntry(const RankFailure &f, const QPalette &palette)
     if (f.rootCause)
         e.title += QCoreApplication::translate("rankdeck::FailuresPage", " (root cause)");
 
-    const QString when = f.timeUs > 0
-        ? QDateTime::fromMSecsSinceEpoch(f.timeUs / 1000).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz"))
-        : QString();
+    const QString when = f.timeUs > 0 ? QDateTime::fromMSecsSinceEpoch(f.timeUs / 1000)
+                                            .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz"))
+                                      : QString();
     QString html = QStringLiteral("<h3>%1</h3>").arg(e.title.toHtmlEscaped());
     QString text = e.title + QLatin1Char('\n');
     auto row = [&](const QString &label, const QString &value) {
         if (value.isEmpty())
             return;
-        html += QStringLiteral("<b>%1</b> %2<br>").arg(label.toHtmlEscaped(), value.toHtmlEscaped());
+        html +=
+            QStringLiteral("<b>%1</b> %2<br>").arg(label.toHtmlEscaped(), value.toHtmlEscaped());
         text += label + QLatin1Char(' ') + value + QLatin1Char('\n');
     };
     row(tr("What:"), f.summary());
     if (!f.signalName.isEmpty() || f.signal != 0)
-        row(tr("Signal:"), f.signalName.isEmpty() ? QString::number(f.signal)
-                                                  : QStringLiteral("%1 (%2)").arg(f.signalName).arg(f.signal));
+        row(tr("Signal:"), f.signalName.isEmpty()
+                               ? QString::number(f.signal)
+                               : QStringLiteral("%1 (%2)").arg(f.signalName).arg(f.signal));
     row(tr("Exception:"), f.exceptionType);
     row(tr("Message:"), f.message);
     row(tr("Reason:"), f.reason);
@@ -80,17 +87,20 @@ FailureEntry failureEntry(const RankFailure &f, const QPalette &palette)
     row(tr("Where:"), frameFunction(f.stack, f.firstOwnFrame));
     row(tr("Crash report on the node:"), f.reportPath);
     if (!f.stack.isEmpty()) {
-        html += QStringLiteral("<h4>%1</h4>").arg(tr("Stack (innermost first; the worker's own frames highlighted)").toHtmlEscaped());
+        html += QStringLiteral("<h4>%1</h4>")
+                    .arg(tr("Stack (innermost first; the worker's own frames highlighted)")
+                             .toHtmlEscaped());
         html += stackHtml(f.stack, f.firstOwnFrame, palette);
-        text += tr("Stack:") + QLatin1Char('\n') + f.stack.join(QLatin1Char('\n')) + QLatin1Char('\n');
+        text +=
+            tr("Stack:") + QLatin1Char('\n') + f.stack.join(QLatin1Char('\n')) + QLatin1Char('\n');
     }
     e.html = html;
     e.plainText = text;
     return e;
 }
 
-QList<FailureEntry> failureEntries(const FailureReport &report, const QHash<int, QString> &stackDumps,
-                                   const QPalette &palette)
+QList<FailureEntry> failureEntries(const FailureReport &report,
+                                   const QHash<int, QString> &stackDumps, const QPalette &palette)
 {
     QList<FailureEntry> out;
     for (const RankFailure &f : report.failures)
@@ -99,7 +109,8 @@ QList<FailureEntry> failureEntries(const FailureReport &report, const QHash<int,
     std::sort(ranks.begin(), ranks.end());
     for (int rank : std::as_const(ranks)) {
         FailureEntry e;
-        e.title = QCoreApplication::translate("rankdeck::FailuresPage", "Rank %1 — stack dump").arg(rank);
+        e.title =
+            QCoreApplication::translate("rankdeck::FailuresPage", "Rank %1 — stack dump").arg(rank);
         QString html = QStringLiteral("<h3>%1</h3>").arg(e.title.toHtmlEscaped());
         for (const ThreadStack &t : parseThreadStacks(stackDumps.value(rank))) {
             html += QStringLiteral("<h4>%1</h4>")
@@ -123,7 +134,8 @@ QString rootCauseBanner(const FailureReport &report)
     const RankFailure *root = report.rootCause();
     if (!root)
         return QString();
-    QString text = QCoreApplication::translate("rankdeck::FailuresPage", "Root cause: rank %1").arg(root->rank);
+    QString text = QCoreApplication::translate("rankdeck::FailuresPage", "Root cause: rank %1")
+                       .arg(root->rank);
     if (!root->host.isEmpty())
         text += QCoreApplication::translate("rankdeck::FailuresPage", " on %1").arg(root->host);
     text += QStringLiteral(": ") + root->summary();

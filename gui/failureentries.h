@@ -16,10 +16,11 @@ namespace rankdeck {
 struct FailureReport;
 struct RankFailure;
 
-QList<FailureEntry> failureEntries(const FailureReport &report, const QHash<int, QString> &stackDumps,
-                                   const QPalette &palette);
+QList<FailureEntry> failureEntries(const FailureReport &report,
+                                   const QHash<int, QString> &stackDumps, const QPalette &palette);
 FailureEntry failureEntry(const RankFailure &failure, const QPalette &palette);
-// The banner line for a failed run, e.g. "Root cause: rank 1 on host (local rank 1): SIGSEGV in f()".
+// The banner line for a failed run, e.g. "Root cause: rank 1 on host (local rank 1): SIGSEGV in
+// f()".
 QString rootCauseBanner(const FailureReport &report);
 
 } // namespace rankdeck

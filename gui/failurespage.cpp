@@ -13,8 +13,7 @@
 
 namespace rankdeck {
 
-FailuresPage::FailuresPage(QWidget *parent)
-    : QWidget(parent)
+FailuresPage::FailuresPage(QWidget *parent) : QWidget(parent)
 {
     setObjectName(QStringLiteral("failuresPage"));
     m_list = new QListWidget(this);

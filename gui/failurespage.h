@@ -18,9 +18,9 @@ namespace rankdeck {
 
 struct FailureEntry
 {
-    QString title;      // list text: "Rank 1 — SIGSEGV (root cause)"
-    QString html;       // details, stack frames in <pre>, own frames highlighted
-    QString plainText;  // what "Copy" puts on the clipboard
+    QString title;     // list text: "Rank 1 — SIGSEGV (root cause)"
+    QString html;      // details, stack frames in <pre>, own frames highlighted
+    QString plainText; // what "Copy" puts on the clipboard
     bool rootCause = false;
 };
 

@@ -23,14 +23,13 @@ public:
 
     HostKeyDecision unknownHostKey(const HostKeyQuestion &question) override;
     std::optional<QByteArray> passphrase(const QString &host, const QString &keyFile) override;
-    std::optional<QByteArray> secret(const QString &host, const QString &user, const QString &prompt,
-                                     bool echo) override;
+    std::optional<QByteArray> secret(const QString &host, const QString &user,
+                                     const QString &prompt, bool echo) override;
 
 private:
     HostKeyDecision askHostKey(const HostKeyQuestion &question);
     std::optional<QByteArray> askText(const QString &title, const QString &label, bool echo);
-    template<typename F>
-    auto onGuiThread(F f) -> decltype(f());
+    template <typename F> auto onGuiThread(F f) -> decltype(f());
 
     QPointer<QWidget> m_parent;
 };

@@ -32,8 +32,7 @@ QSpinBox *optionalSpin(QWidget *parent, int max)
 } // namespace
 
 LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
-    : QDialog(parent)
-    , m_store(store)
+    : QDialog(parent), m_store(store)
 {
     setWindowTitle(tr("Launch training"));
     setObjectName(QStringLiteral("launchDialog"));
@@ -97,7 +96,8 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     m_runName->setPlaceholderText(tr("the task name"));
     m_maxRestarts = new QSpinBox(this);
     m_maxRestarts->setRange(0, 100);
-    m_maxRestarts->setToolTip(tr("Restart the whole gang from the last checkpoint this many times after a failure"));
+    m_maxRestarts->setToolTip(
+        tr("Restart the whole gang from the last checkpoint this many times after a failure"));
     m_detach = new QCheckBox(tr("&Detach (keep running when RankDeck closes)"), this);
     m_detach->setObjectName(QStringLiteral("launchDetachCheck"));
     // Only SSH ranks can outlive their launcher (local ranks stop when its stdin closes);
@@ -209,7 +209,8 @@ void LaunchDialog::onProfileChanged()
     m_detach->setEnabled(ssh);
     if (!ssh)
         m_detach->setChecked(false);
-    m_detach->setToolTip(ssh ? tr("The ranks keep running on the nodes when RankDeck closes; re-attach from the run list")
+    m_detach->setToolTip(ssh ? tr("The ranks keep running on the nodes when RankDeck closes; "
+                                  "re-attach from the run list")
                              : tr("Only runs on SSH profiles can keep running without RankDeck"));
     revalidate();
 }
@@ -289,8 +290,8 @@ QStringList LaunchDialog::problems() const
     if (!extra.isEmpty() && QProcess::splitCommand(extra).isEmpty())
         out << tr("extra worker flags: cannot split \"%1\" into arguments").arg(extra);
     for (const QString &arg : QProcess::splitCommand(extra)) {
-        if (arg == QLatin1String("--rank") || arg == QLatin1String("--world-size")
-            || arg == QLatin1String("--master-port") || arg == QLatin1String("--master-addr"))
+        if (arg == QLatin1String("--rank") || arg == QLatin1String("--world-size") ||
+            arg == QLatin1String("--master-port") || arg == QLatin1String("--master-addr"))
             out << tr("extra worker flags: %1 is set by the launcher for every rank").arg(arg);
     }
     return out;

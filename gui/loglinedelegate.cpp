@@ -16,7 +16,8 @@ void LogLineDelegate::initStyleOption(QStyleOptionViewItem *option, const QModel
     }
     if (index.data(LogModel::StreamRole).toInt() == 1) {
         const bool dark = option->palette.color(QPalette::Base).lightness() < 128;
-        option->palette.setColor(QPalette::Text, dark ? QColor(0xff, 0x7b, 0x72) : QColor(0xb3, 0x1d, 0x28));
+        option->palette.setColor(QPalette::Text,
+                                 dark ? QColor(0xff, 0x7b, 0x72) : QColor(0xb3, 0x1d, 0x28));
     }
 }
 

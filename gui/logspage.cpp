@@ -2,9 +2,9 @@
 #include "logspage.h"
 
 #include "loglinedelegate.h"
+#include "logview.h"
 #include "models/logmodel.h"
 #include "store/logstore.h"
-#include "logview.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -30,8 +30,7 @@ constexpr int MaxOpenedTabs = 8;
 constexpr int MaxChunksPerRequest = 20;
 } // namespace
 
-LogsPage::LogsPage(QWidget *parent)
-    : QWidget(parent)
+LogsPage::LogsPage(QWidget *parent) : QWidget(parent)
 {
     setObjectName(QStringLiteral("logsPage"));
     m_tabs = new QTabBar(this);
@@ -223,7 +222,8 @@ int LogsPage::loadOlderLines()
         return 0;
     int added = 0;
     m_view->keepTopRowWhile([this, &added] {
-        for (int chunk = 0; chunk < MaxChunksPerRequest && added == 0 && m_model->hasMarkerRow(); ++chunk) {
+        for (int chunk = 0; chunk < MaxChunksPerRequest && added == 0 && m_model->hasMarkerRow();
+             ++chunk) {
             const qint64 before = m_model->elidedCount();
             added += m_model->fetchOlder(OlderChunkLines);
             // Nothing more could be read (a damaged or missing record): do not spin.

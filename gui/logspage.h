@@ -34,8 +34,8 @@ public:
     // AllRanksTab or a rank; returns false when the rank has no tab (yet).
     bool showRank(int rank);
     int shownRank() const;
-    int rankTabCount() const;  // tabs for ranks, "All ranks" not counted
-    int rankCount() const;     // ranks the picker offers (every rank with a line)
+    int rankTabCount() const; // tabs for ranks, "All ranks" not counted
+    int rankCount() const;    // ranks the picker offers (every rank with a line)
 
     LogView *logView() const { return m_view; }
     LogModel *logModel() const { return m_model; }
@@ -55,15 +55,15 @@ private:
     void syncTabs();
     void onTabChanged(int index);
     void onPickerChanged(int index);
-    int addTab(int rank);   // returns the tab's index
-    int openTab(int rank);  // a tab for a rank the user asked for
+    int addTab(int rank);  // returns the tab's index
+    int openTab(int rank); // a tab for a rank the user asked for
 
     const LogStore *m_store = nullptr;
     QTabBar *m_tabs = nullptr;
     QComboBox *m_picker = nullptr;
-    QList<int> m_ranks;        // sorted, every rank with a line (picker item i + 1)
-    QList<int> m_tabRanks;     // sorted, the ranks that have a tab (tab i + 1 is m_tabRanks[i])
-    QList<int> m_openedRanks;  // tabs opened beyond the always-tabbed ranks, oldest first
+    QList<int> m_ranks;       // sorted, every rank with a line (picker item i + 1)
+    QList<int> m_tabRanks;    // sorted, the ranks that have a tab (tab i + 1 is m_tabRanks[i])
+    QList<int> m_openedRanks; // tabs opened beyond the always-tabbed ranks, oldest first
     LogView *m_view = nullptr;
     LogModel *m_model = nullptr;
     QTimer *m_timer = nullptr;

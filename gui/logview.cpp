@@ -15,15 +15,14 @@
 #include <QListView>
 #include <QScrollBar>
 #include <QShortcut>
-#include <QToolButton>
 #include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <QWheelEvent>
 
 namespace rankdeck {
 
-LogView::LogView(QWidget *parent)
-    : QWidget(parent)
+LogView::LogView(QWidget *parent) : QWidget(parent)
 {
     m_view = new QListView(this);
     m_view->setObjectName(QStringLiteral("logListView"));
@@ -225,7 +224,8 @@ void LogView::onFilterEdited()
     const QRegularExpression expression(m_filterEdit->text(),
                                         QRegularExpression::CaseInsensitiveOption);
     if (!expression.isValid()) {
-        m_filterEdit->setToolTip(tr("Invalid regular expression: %1").arg(expression.errorString()));
+        m_filterEdit->setToolTip(
+            tr("Invalid regular expression: %1").arg(expression.errorString()));
         QPalette pal = m_filterEdit->palette();
         pal.setColor(QPalette::Text, Qt::red);
         m_filterEdit->setPalette(pal);
@@ -256,8 +256,8 @@ bool LogView::find(bool forward)
     const int rows = model->rowCount();
     if (rows == 0)
         return false;
-    const int current = m_view->currentIndex().isValid() ? m_view->currentIndex().row()
-                                                         : (forward ? -1 : rows);
+    const int current =
+        m_view->currentIndex().isValid() ? m_view->currentIndex().row() : (forward ? -1 : rows);
     for (int i = 1; i <= rows; ++i) {
         const int row = ((forward ? current + i : current - i) % rows + rows) % rows;
         const QModelIndex index = model->index(row, 0);
@@ -287,8 +287,8 @@ void LogView::focusFilter()
 
 void LogView::copySelection()
 {
-    QModelIndexList rows = m_view->selectionModel() ? m_view->selectionModel()->selectedRows()
-                                                    : QModelIndexList();
+    QModelIndexList rows =
+        m_view->selectionModel() ? m_view->selectionModel()->selectedRows() : QModelIndexList();
     std::sort(rows.begin(), rows.end());
     QStringList lines;
     for (const QModelIndex &index : std::as_const(rows))

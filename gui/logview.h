@@ -27,7 +27,12 @@ class LogView : public QWidget
 {
     Q_OBJECT
 public:
-    enum class StreamFilter { All, Stdout, Stderr };
+    enum class StreamFilter
+    {
+        All,
+        Stdout,
+        Stderr
+    };
     Q_ENUM(StreamFilter)
 
     explicit LogView(QWidget *parent = nullptr);
@@ -60,7 +65,8 @@ signals:
     // owner may bring older lines back. Sent at most once per event-loop turn.
     void olderLinesWanted();
     // The filter controls changed; an invalid regular expression is not reported.
-    void filterChanged(const QRegularExpression &expression, rankdeck::LogView::StreamFilter stream);
+    void filterChanged(const QRegularExpression &expression,
+                       rankdeck::LogView::StreamFilter stream);
     void followingChanged(bool following);
 
 protected:

@@ -19,8 +19,7 @@ namespace {
 constexpr int PollIntervalMs = 40;
 } // namespace
 
-LossPage::LossPage(QWidget *parent)
-    : QWidget(parent)
+LossPage::LossPage(QWidget *parent) : QWidget(parent)
 {
     setObjectName(QStringLiteral("lossPage"));
     m_plot = new LossPlot(this);

@@ -31,12 +31,12 @@ constexpr int CrowdedCurves = 16;
 const char OverlayLayer[] = "hover";
 } // namespace
 
-LossPlot::LossPlot(QWidget *parent)
-    : QWidget(parent)
+LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
 {
     m_plot = new QCustomPlot(this);
     m_plot->setObjectName(QStringLiteral("lossCustomPlot"));
-    // OpenGL stays off: it breaks in VMs and remote sessions; bucketed data keeps the CPU path fast.
+    // OpenGL stays off: it breaks in VMs and remote sessions; bucketed data keeps the CPU path
+    // fast.
     m_plot->setNoAntialiasingOnDrag(true);
     // The legend is our own list; QCustomPlot's would search itself for every added graph,
     // which is quadratic in the number of ranks.
@@ -79,9 +79,11 @@ LossPlot::LossPlot(QWidget *parent)
     m_smoothingSlider = new QSlider(Qt::Horizontal, this);
     m_smoothingSlider->setObjectName(QStringLiteral("smoothingSlider"));
     m_smoothingSlider->setRange(0, SliderSteps - 1);
-    m_smoothingSlider->setToolTip(tr("Debiased exponential moving average weight (TensorBoard style), computed on the full data"));
+    m_smoothingSlider->setToolTip(tr("Debiased exponential moving average weight (TensorBoard "
+                                     "style), computed on the full data"));
     m_smoothingLabel = new QLabel(this);
-    m_smoothingLabel->setMinimumWidth(m_smoothingLabel->fontMetrics().horizontalAdvance(QStringLiteral("0.000")));
+    m_smoothingLabel->setMinimumWidth(
+        m_smoothingLabel->fontMetrics().horizontalAdvance(QStringLiteral("0.000")));
     connect(m_smoothingSlider, &QSlider::valueChanged, this, [this](int v) {
         m_smoothingLabel->setText(QString::number(double(v) / SliderSteps, 'f', 3));
         markDirty();
@@ -100,7 +102,8 @@ LossPlot::LossPlot(QWidget *parent)
     connect(m_logCheck, &QCheckBox::toggled, this, &LossPlot::setLogScale);
     m_outlierCheck = new QCheckBox(tr("&Ignore outliers"), this);
     m_outlierCheck->setObjectName(QStringLiteral("ignoreOutliersCheck"));
-    m_outlierCheck->setToolTip(tr("Scale the y axis to the 2nd–98th percentile of the visible data"));
+    m_outlierCheck->setToolTip(
+        tr("Scale the y axis to the 2nd–98th percentile of the visible data"));
     connect(m_outlierCheck, &QCheckBox::toggled, this, &LossPlot::setIgnoreOutliers);
 
     auto *resetButton = new QToolButton(this);
@@ -451,7 +454,8 @@ void LossPlot::autoRange()
         if (!isRankVisible(it.key()))
             continue;
         // With smoothing on, scale to the smoothed curves: raw spikes are context, not the story.
-        const QCPGraph *g = (it->smooth->visible() && !it->smooth->data()->isEmpty()) ? it->smooth : it->raw;
+        const QCPGraph *g =
+            (it->smooth->visible() && !it->smooth->data()->isEmpty()) ? it->smooth : it->raw;
         for (const QCPGraphData &d : *g->data()) {
             if (std::isnan(d.value))
                 continue;
@@ -488,7 +492,8 @@ void LossPlot::autoRange()
     if (m_logScale) {
         m_plot->yAxis->setRange(yLo / 1.2, yHi * 1.2);
     } else {
-        const double pad = yHi > yLo ? (yHi - yLo) * 0.05 : std::max(1e-6, std::abs(yHi) * 0.05 + 1e-6);
+        const double pad =
+            yHi > yLo ? (yHi - yLo) * 0.05 : std::max(1e-6, std::abs(yHi) * 0.05 + 1e-6);
         m_plot->yAxis->setRange(yLo - pad, yHi + pad);
     }
 }
@@ -617,7 +622,8 @@ void LossPlot::exportInteractive()
         if (suffix.isEmpty())
             fileName += QStringLiteral(".csv");
         ok = exportCsv(fileName, &error);
-    } else if (suffix == QLatin1String("pdf") || (suffix.isEmpty() && selectedFilter == pdfFilter)) {
+    } else if (suffix == QLatin1String("pdf") ||
+               (suffix.isEmpty() && selectedFilter == pdfFilter)) {
         if (suffix.isEmpty())
             fileName += QStringLiteral(".pdf");
         ok = exportPdf(fileName);

@@ -24,12 +24,14 @@ int main(int argc, char **argv)
         "main", "Launch distributed libtorch training and watch its ranks."));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption demo(QStringLiteral("demo"),
-                                  QCoreApplication::translate("main", "Start a 2-rank demo run on the local profile."));
+    const QCommandLineOption demo(
+        QStringLiteral("demo"),
+        QCoreApplication::translate("main", "Start a 2-rank demo run on the local profile."));
     parser.addOption(demo);
     const QCommandLineOption screenshots(
         QStringLiteral("screenshots"),
-        QCoreApplication::translate("main", "Run two demo runs, save every page as PNG into <dir>, quit."),
+        QCoreApplication::translate("main",
+                                    "Run two demo runs, save every page as PNG into <dir>, quit."),
         QStringLiteral("dir"));
     parser.addOption(screenshots);
     parser.process(app);
@@ -38,9 +40,8 @@ int main(int argc, char **argv)
     window.show();
     if (parser.isSet(screenshots)) {
         auto *tour = new rankdeck::ScreenshotTour(&window, parser.value(screenshots), &window);
-        QObject::connect(tour, &rankdeck::ScreenshotTour::done, &app, [](bool ok) {
-            QCoreApplication::exit(ok ? 0 : 1);
-        });
+        QObject::connect(tour, &rankdeck::ScreenshotTour::done, &app,
+                         [](bool ok) { QCoreApplication::exit(ok ? 0 : 1); });
         tour->start();
     } else if (parser.isSet(demo)) {
         window.startDemo();

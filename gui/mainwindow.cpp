@@ -2,16 +2,16 @@
 #include "mainwindow.h"
 
 #include "appicon.h"
+#include "config/profilestore.h"
 #include "guisshinteraction.h"
 #include "launchdialog.h"
 #include "logspage.h"
 #include "logview.h"
-#include "profileeditordialog.h"
-#include "config/profilestore.h"
-#include "overviewpage.h"
 #include "models/runlistmodel.h"
-#include "runlistsortmodel.h"
+#include "overviewpage.h"
+#include "profileeditordialog.h"
 #include "run/runmanager.h"
+#include "runlistsortmodel.h"
 #include "runview.h"
 #include "sidepanel.h"
 #include "transport/ssh/sshtransport.h"
@@ -30,9 +30,8 @@
 namespace rankdeck {
 
 MainWindow::MainWindow(QWidget *parent)
-    : QMainWindow(parent)
-    , m_profiles(std::make_unique<ProfileStore>())
-    , m_ssh(std::make_unique<GuiSshInteraction>(this))
+    : QMainWindow(parent), m_profiles(std::make_unique<ProfileStore>()),
+      m_ssh(std::make_unique<GuiSshInteraction>(this))
 {
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(tr("RankDeck"));
@@ -64,7 +63,8 @@ MainWindow::MainWindow(QWidget *parent)
         if (!id.isEmpty() && !showRun(id, &error))
             statusBar()->showMessage(error, 10000);
     });
-    connect(m_side, &SidePanel::reattachRequested, this, [this](const QString &runId) { reattachRun(runId); });
+    connect(m_side, &SidePanel::reattachRequested, this,
+            [this](const QString &runId) { reattachRun(runId); });
     connect(m_runs, &RunManager::runFinished, this, [this](const QString &runId, RunState state) {
         RunController *run = m_runs->controller(runId);
         const QString name = run ? run->name() : runId;
@@ -128,10 +128,12 @@ void MainWindow::createActions()
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About RankDeck"), this, [this] {
-        QMessageBox::about(this, tr("About RankDeck"),
-                           tr("<b>RankDeck %1</b><p>Launch distributed libtorch training, watch every "
-                              "rank's logs and loss curves, and see what killed a crashed rank.</p>"
-                              "<p>GPL-3.0-or-later.</p>").arg(QStringLiteral(RANKDECK_VERSION)));
+        QMessageBox::about(
+            this, tr("About RankDeck"),
+            tr("<b>RankDeck %1</b><p>Launch distributed libtorch training, watch every "
+               "rank's logs and loss curves, and see what killed a crashed rank.</p>"
+               "<p>GPL-3.0-or-later.</p>")
+                .arg(QStringLiteral(RANKDECK_VERSION)));
     });
 }
 
@@ -148,7 +150,8 @@ void MainWindow::reloadProfiles()
 void MainWindow::newProfile()
 {
     ProfileEditorDialog dialog(m_profiles.get(), this);
-    connect(&dialog, &ProfileEditorDialog::testConnectionRequested, this, &MainWindow::testConnection);
+    connect(&dialog, &ProfileEditorDialog::testConnectionRequested, this,
+            &MainWindow::testConnection);
     if (dialog.exec() == QDialog::Accepted) {
         reloadProfiles();
         m_side->setCurrentProfile(dialog.profile().name);
@@ -164,20 +167,22 @@ void MainWindow::editProfile(const QString &name)
         QStringList lines;
         for (const ProfileError &e : std::as_const(errors))
             lines << e.toString();
-        QMessageBox::warning(this, tr("Cannot open profile %1").arg(name), lines.join(QLatin1Char('\n')));
+        QMessageBox::warning(this, tr("Cannot open profile %1").arg(name),
+                             lines.join(QLatin1Char('\n')));
         return;
     }
     ProfileEditorDialog dialog(m_profiles.get(), this);
     dialog.setProfile(profile, true);
-    connect(&dialog, &ProfileEditorDialog::testConnectionRequested, this, &MainWindow::testConnection);
+    connect(&dialog, &ProfileEditorDialog::testConnectionRequested, this,
+            &MainWindow::testConnection);
     if (dialog.exec() == QDialog::Accepted)
         reloadProfiles();
 }
 
 void MainWindow::deleteProfile(const QString &name)
 {
-    if (QMessageBox::question(this, tr("Delete profile"), tr("Delete the profile \"%1\"?").arg(name))
-        != QMessageBox::Yes)
+    if (QMessageBox::question(this, tr("Delete profile"),
+                              tr("Delete the profile \"%1\"?").arg(name)) != QMessageBox::Yes)
         return;
     QString error;
     if (!m_profiles->remove(name, &error))
@@ -207,7 +212,8 @@ QString MainWindow::workerPath()
     return QCoreApplication::applicationDirPath() + QStringLiteral("/rankdeck-worker");
 }
 
-RunController *MainWindow::launch(const Profile &profile, const TrainingConfig &config, QString *error, bool detach)
+RunController *MainWindow::launch(const Profile &profile, const TrainingConfig &config,
+                                  QString *error, bool detach)
 {
     RunController::Options options;
     options.workerPath = workerPath();
@@ -231,7 +237,8 @@ RunController *MainWindow::launch(const Profile &profile, const TrainingConfig &
     });
     m_runView->setRun(run);
     showPage(RunView::Overview);
-    const int row = m_runListSorted->mapFromSource(m_runList->index(m_runList->rowOf(run->runId()), 0)).row();
+    const int row =
+        m_runListSorted->mapFromSource(m_runList->index(m_runList->rowOf(run->runId()), 0)).row();
     if (row >= 0) {
         const QSignalBlocker blocker(m_side);
         m_side->selectRunRow(row);
@@ -279,8 +286,9 @@ void MainWindow::testConnection(const Profile &profile)
     if (!dialog || profile.isLocal())
         return;
     // prepare("") only connects and checks the nodes: SshTransport's "test connection".
-    auto *transport = new SshTransport(profile, QStringLiteral("check-%1").arg(QDateTime::currentSecsSinceEpoch()),
-                                       m_ssh.get(), dialog);
+    auto *transport = new SshTransport(
+        profile, QStringLiteral("check-%1").arg(QDateTime::currentSecsSinceEpoch()), m_ssh.get(),
+        dialog);
     auto lines = std::make_shared<QStringList>();
     for (int i = 0; i < profile.nodes.size(); ++i)
         lines->append(tr("%1: waiting").arg(profile.nodes[i].host));
@@ -289,8 +297,10 @@ void MainWindow::testConnection(const Profile &profile)
             [profile, lines, report](int node, const QString &stage, int percent) {
                 if (node < 0 || node >= lines->size())
                     return;
-                (*lines)[node] = percent >= 0 ? tr("%1: %2 %3%").arg(profile.nodes[node].host, stage).arg(percent)
-                                              : tr("%1: %2").arg(profile.nodes[node].host, stage);
+                (*lines)[node] =
+                    percent >= 0
+                        ? tr("%1: %2 %3%").arg(profile.nodes[node].host, stage).arg(percent)
+                        : tr("%1: %2").arg(profile.nodes[node].host, stage);
                 report();
             });
     auto finish = [transport, profile, lines, report](const QString &failure) {
@@ -300,13 +310,15 @@ void MainWindow::testConnection(const Profile &profile)
                 (*lines)[i] = tr("%1: FAILED — %2").arg(profile.nodes[i].host, info.error);
                 continue;
             }
-            (*lines)[i] = tr("%1: OK — %2, %3 CPUs, %4, libtorch: %5")
-                              .arg(info.label.isEmpty() ? profile.nodes[i].host : info.label,
-                                   info.distribution.isEmpty() ? info.os : info.distribution)
-                              .arg(info.cpus)
-                              .arg(info.gpus.isEmpty() ? tr("no GPUs") : tr("%n GPU(s)", nullptr, int(info.gpus.size())),
-                                   info.libtorchDirectory.isEmpty() ? tr("not needed or from Python torch")
-                                                                    : info.libtorchDirectory);
+            (*lines)[i] =
+                tr("%1: OK — %2, %3 CPUs, %4, libtorch: %5")
+                    .arg(info.label.isEmpty() ? profile.nodes[i].host : info.label,
+                         info.distribution.isEmpty() ? info.os : info.distribution)
+                    .arg(info.cpus)
+                    .arg(info.gpus.isEmpty() ? tr("no GPUs")
+                                             : tr("%n GPU(s)", nullptr, int(info.gpus.size())),
+                         info.libtorchDirectory.isEmpty() ? tr("not needed or from Python torch")
+                                                          : info.libtorchDirectory);
         }
         if (!failure.isEmpty())
             lines->append(failure);
@@ -324,9 +336,10 @@ void MainWindow::startDemo()
     // The same run scripts/demo.sh starts through the CLI when there is no display.
     TrainingConfig config;
     config.name = QStringLiteral("demo");
-    config.workerArguments = {QStringLiteral("--task"), QStringLiteral("charlm"), QStringLiteral("--steps"),
-                              QStringLiteral("300"), QStringLiteral("--batch-size"), QStringLiteral("32"),
-                              QStringLiteral("--log-every"), QStringLiteral("10")};
+    config.workerArguments = {QStringLiteral("--task"),       QStringLiteral("charlm"),
+                              QStringLiteral("--steps"),      QStringLiteral("300"),
+                              QStringLiteral("--batch-size"), QStringLiteral("32"),
+                              QStringLiteral("--log-every"),  QStringLiteral("10")};
     launch(Profile::builtinLocal(2), config);
 }
 
@@ -356,11 +369,10 @@ void MainWindow::closeEvent(QCloseEvent *event)
     // chose at launch. Only the others are stopped, and asked about.
     QList<RunController *> active = m_runs->activeRuns();
     active.removeIf([](RunController *c) { return c->detachRequested(); });
-    if (!active.isEmpty() && isVisible()
-        && QMessageBox::question(this, tr("Quit RankDeck"),
-                                 tr("%n run(s) still running will be stopped. Quit anyway?", nullptr,
-                                    int(active.size())))
-            != QMessageBox::Yes) {
+    if (!active.isEmpty() && isVisible() &&
+        QMessageBox::question(this, tr("Quit RankDeck"),
+                              tr("%n run(s) still running will be stopped. Quit anyway?", nullptr,
+                                 int(active.size()))) != QMessageBox::Yes) {
         event->ignore();
         return;
     }

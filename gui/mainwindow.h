@@ -43,8 +43,8 @@ public:
     // Starts a run through core's RunManager and shows it. nullptr (and a message box unless
     // quiet) when it could not start.
     // detach: SSH ranks keep running when the window closes (RunController::Options::detach).
-    RunController *launch(const Profile &profile, const TrainingConfig &config, QString *error = nullptr,
-                          bool detach = false);
+    RunController *launch(const Profile &profile, const TrainingConfig &config,
+                          QString *error = nullptr, bool detach = false);
     // Takes a detached run over again (RunManager::reattach) and shows it. nullptr (and a message
     // box unless error is given) when it cannot.
     RunController *reattachRun(const QString &runId, QString *error = nullptr);

@@ -7,10 +7,8 @@
 namespace rankdeck {
 
 MetricsPlotProvider::MetricsPlotProvider(const MetricsStore *store, const QString &metric)
-    : m_store(store)
-    , m_metric(metric)
-{
-}
+    : m_store(store), m_metric(metric)
+{}
 
 quint64 MetricsPlotProvider::generation() const
 {

@@ -6,8 +6,8 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QProgressBar>
 #include <QPainter>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QStyledItemDelegate>
 #include <QTableView>
@@ -20,7 +20,7 @@ namespace rankdeck {
 
 namespace {
 
-constexpr int PercentRole = Qt::UserRole + 1;  // int: 0..100, -1 busy without a percentage
+constexpr int PercentRole = Qt::UserRole + 1; // int: 0..100, -1 busy without a percentage
 
 // Paints the node's progress bar in its cell: 64 nodes cost 64 painted cells, not 64 widgets.
 class NodeProgressDelegate : public QStyledItemDelegate
@@ -28,7 +28,8 @@ class NodeProgressDelegate : public QStyledItemDelegate
 public:
     using QStyledItemDelegate::QStyledItemDelegate;
 
-    void paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const override
+    void paint(QPainter *painter, const QStyleOptionViewItem &option,
+               const QModelIndex &index) const override
     {
         const QVariant percent = index.data(PercentRole);
         if (!percent.isValid()) {
@@ -56,13 +57,15 @@ QString formatDuration(double seconds)
 {
     const qint64 s = qint64(seconds + 0.5);
     if (s >= 3600)
-        return QStringLiteral("%1:%2:%3").arg(s / 3600).arg(s / 60 % 60, 2, 10, QLatin1Char('0')).arg(s % 60, 2, 10, QLatin1Char('0'));
+        return QStringLiteral("%1:%2:%3")
+            .arg(s / 3600)
+            .arg(s / 60 % 60, 2, 10, QLatin1Char('0'))
+            .arg(s % 60, 2, 10, QLatin1Char('0'));
     return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
 }
 } // namespace
 
-OverviewPage::OverviewPage(QWidget *parent)
-    : QWidget(parent)
+OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
 {
     setObjectName(QStringLiteral("overviewPage"));
     m_title = new QLabel(this);
@@ -177,7 +180,8 @@ void OverviewPage::setProgress(qint64 done, qint64 total, double etaSeconds)
 {
     const int value = total > 0 ? int(std::clamp<qint64>(done * 1000 / total, 0, 1000)) : 0;
     m_progress->setValue(value);
-    m_progress->setFormat(total > 0 ? tr("%1 of %2 steps").arg(done).arg(total) : tr("waiting for steps"));
+    m_progress->setFormat(total > 0 ? tr("%1 of %2 steps").arg(done).arg(total)
+                                    : tr("waiting for steps"));
     m_eta->setText(etaSeconds >= 0 ? tr("ETA %1").arg(formatDuration(etaSeconds)) : QString());
 }
 
@@ -197,7 +201,8 @@ bool OverviewPage::isBannerVisible() const
     return !m_banner->isHidden();
 }
 
-void OverviewPage::setNodeProgress(int nodeIndex, const QString &node, const QString &stage, int percent)
+void OverviewPage::setNodeProgress(int nodeIndex, const QString &node, const QString &stage,
+                                   int percent)
 {
     if (nodeIndex < 0 || nodeIndex > 4096)
         return;

@@ -13,7 +13,12 @@ class QIODevice;
 
 namespace rankdeck {
 
-enum class PlotXMode { Step, RelativeTime, WallTime };
+enum class PlotXMode
+{
+    Step,
+    RelativeTime,
+    WallTime
+};
 
 // One drawable curve. A NaN in y breaks the line: segments (restarts that made steps go
 // backwards) are separated that way, so that no zig-zag is drawn between them.

@@ -23,7 +23,16 @@
 namespace rankdeck {
 
 namespace {
-enum NodeColumn { ColHost, ColPort, ColUser, ColKey, ColRanks, ColGpus, NodeColumnCount };
+enum NodeColumn
+{
+    ColHost,
+    ColPort,
+    ColUser,
+    ColKey,
+    ColRanks,
+    ColGpus,
+    NodeColumnCount
+};
 
 QSpinBox *timeoutSpin(QWidget *parent, int max)
 {
@@ -35,8 +44,7 @@ QSpinBox *timeoutSpin(QWidget *parent, int max)
 } // namespace
 
 ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
-    : QDialog(parent)
-    , m_store(store)
+    : QDialog(parent), m_store(store)
 {
     setWindowTitle(tr("Cluster profile"));
     setObjectName(QStringLiteral("profileEditorDialog"));
@@ -51,8 +59,8 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
 
     m_nodes = new QTableWidget(0, NodeColumnCount, this);
     m_nodes->setObjectName(QStringLiteral("profileNodesTable"));
-    m_nodes->setHorizontalHeaderLabels({tr("Host or SSH alias"), tr("Port"), tr("User"),
-                                        tr("Key file"), tr("Ranks"), tr("GPUs")});
+    m_nodes->setHorizontalHeaderLabels(
+        {tr("Host or SSH alias"), tr("Port"), tr("User"), tr("Key file"), tr("Ranks"), tr("GPUs")});
     m_nodes->horizontalHeader()->setSectionResizeMode(ColHost, QHeaderView::Stretch);
     m_nodes->horizontalHeader()->setSectionResizeMode(ColKey, QHeaderView::Stretch);
     m_nodes->verticalHeader()->setVisible(false);
@@ -157,7 +165,8 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
         connect(edit, &QLineEdit::textChanged, this, &ProfileEditorDialog::revalidate);
     for (QComboBox *combo : {m_transport, m_backend})
         connect(combo, &QComboBox::currentIndexChanged, this, &ProfileEditorDialog::revalidate);
-    for (QSpinBox *spin : {m_connectTimeout, m_rendezvousTimeout, m_heartbeatTimeout, m_collectiveTimeout})
+    for (QSpinBox *spin :
+         {m_connectTimeout, m_rendezvousTimeout, m_heartbeatTimeout, m_collectiveTimeout})
         connect(spin, &QSpinBox::valueChanged, this, &ProfileEditorDialog::revalidate);
     connect(m_nodes, &QTableWidget::itemChanged, this, &ProfileEditorDialog::revalidate);
     connect(m_environment, &QTableWidget::itemChanged, this, &ProfileEditorDialog::revalidate);

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "rankstatedelegate.h"
 
-#include "run/runcontroller.h"  // ranktablemodel.h holds a QPointer<RunController>
 #include "models/ranktablemodel.h"
+#include "run/runcontroller.h" // ranktablemodel.h holds a QPointer<RunController>
 #include "run/runstate.h"
 
 namespace rankdeck {
 
-void RankStateDelegate::initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const
+void RankStateDelegate::initStyleOption(QStyleOptionViewItem *option,
+                                        const QModelIndex &index) const
 {
     QStyledItemDelegate::initStyleOption(option, index);
     const QVariant stateValue = index.data(RankTableModel::RankStateRole);

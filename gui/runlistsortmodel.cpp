@@ -6,8 +6,7 @@
 
 namespace rankdeck {
 
-RunListSortModel::RunListSortModel(QObject *parent)
-    : QSortFilterProxyModel(parent)
+RunListSortModel::RunListSortModel(QObject *parent) : QSortFilterProxyModel(parent)
 {
     setDynamicSortFilter(true);
     sort(0, Qt::AscendingOrder);
@@ -17,8 +16,8 @@ bool RunListSortModel::lessThan(const QModelIndex &left, const QModelIndex &righ
 {
     auto active = [](const QModelIndex &index) {
         const QVariant state = index.data(RunListModel::RunStateRole);
-        return state.isValid() && !isTerminal(RunState(state.toInt()))
-            && !index.data(RunListModel::LauncherGoneRole).toBool();
+        return state.isValid() && !isTerminal(RunState(state.toInt())) &&
+               !index.data(RunListModel::LauncherGoneRole).toBool();
     };
     const bool l = active(left);
     const bool r = active(right);

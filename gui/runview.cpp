@@ -5,9 +5,9 @@
 #include "failurespage.h"
 #include "logspage.h"
 #include "losspage.h"
+#include "models/ranktablemodel.h"
 #include "overviewpage.h"
 #include "rankstatedelegate.h"
-#include "models/ranktablemodel.h"
 #include "run/runcontroller.h"
 
 #include <QDateTime>
@@ -16,8 +16,7 @@
 
 namespace rankdeck {
 
-RunView::RunView(QWidget *parent)
-    : QTabWidget(parent)
+RunView::RunView(QWidget *parent) : QTabWidget(parent)
 {
     setObjectName(QStringLiteral("runView"));
     setDocumentMode(true);
@@ -149,10 +148,13 @@ void RunView::refreshFailures()
         if (!stacks.isEmpty())
             dumps.insert(rank, stacks);
     }
-    m_failures->setEntries(failureEntries(report, dumps, palette()), report.isEmpty() ? QString() : report.toText());
+    m_failures->setEntries(failureEntries(report, dumps, palette()),
+                           report.isEmpty() ? QString() : report.toText());
     QString banner = rootCauseBanner(report);
     if (banner.isEmpty())
-        banner = m_run->rootCauseSummary().isEmpty() ? QString() : tr("Root cause: %1").arg(m_run->rootCauseSummary());
+        banner = m_run->rootCauseSummary().isEmpty()
+                     ? QString()
+                     : tr("Root cause: %1").arg(m_run->rootCauseSummary());
     m_overview->setRootCause(banner);
 }
 

@@ -26,7 +26,13 @@ class RunView : public QTabWidget
 {
     Q_OBJECT
 public:
-    enum Page { Overview, Loss, Logs, Failures };
+    enum Page
+    {
+        Overview,
+        Loss,
+        Logs,
+        Failures
+    };
     Q_ENUM(Page)
 
     explicit RunView(QWidget *parent = nullptr);

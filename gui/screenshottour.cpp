@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "screenshottour.h"
 
+#include "config/profilestore.h"
 #include "launchdialog.h"
 #include "logspage.h"
 #include "losspage.h"
 #include "lossplot.h"
 #include "mainwindow.h"
 #include "profileeditordialog.h"
-#include "config/profilestore.h"
 #include "run/runcontroller.h"
 #include "runview.h"
 
@@ -21,11 +21,8 @@
 namespace rankdeck {
 
 ScreenshotTour::ScreenshotTour(MainWindow *window, const QString &directory, QObject *parent)
-    : QObject(parent)
-    , m_window(window)
-    , m_directory(directory)
-{
-}
+    : QObject(parent), m_window(window), m_directory(directory)
+{}
 
 void ScreenshotTour::start()
 {
@@ -71,8 +68,10 @@ void ScreenshotTour::shootDialogs()
     Profile p;
     p.name = QStringLiteral("gpu-cluster");
     p.transport = QStringLiteral("ssh");
-    p.nodes = {ProfileNode{QStringLiteral("gpu-node-1"), 22, QStringLiteral("alice"), QStringLiteral("~/.ssh/id_ed25519"), 8, 8},
-               ProfileNode{QStringLiteral("gpu-node-2"), 22, QStringLiteral("alice"), QStringLiteral("~/.ssh/id_ed25519"), 8, 8}};
+    p.nodes = {ProfileNode{QStringLiteral("gpu-node-1"), 22, QStringLiteral("alice"),
+                           QStringLiteral("~/.ssh/id_ed25519"), 8, 8},
+               ProfileNode{QStringLiteral("gpu-node-2"), 22, QStringLiteral("alice"),
+                           QStringLiteral("~/.ssh/id_ed25519"), 8, 8}};
     p.environment.insert(QStringLiteral("NCCL_DEBUG"), QStringLiteral("WARN"));
     editor.setProfile(p, false);
     editor.show();
@@ -113,8 +112,9 @@ void ScreenshotTour::startHealthyRun()
 {
     TrainingConfig config;
     config.name = QStringLiteral("mlp-4-ranks");
-    config.workerArguments = {QStringLiteral("--task"), QStringLiteral("mlp"), QStringLiteral("--steps"),
-                              QStringLiteral("300"), QStringLiteral("--log-every"), QStringLiteral("10")};
+    config.workerArguments = {QStringLiteral("--task"),      QStringLiteral("mlp"),
+                              QStringLiteral("--steps"),     QStringLiteral("300"),
+                              QStringLiteral("--log-every"), QStringLiteral("10")};
     QString error;
     RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
     if (!run) {
@@ -141,10 +141,11 @@ void ScreenshotTour::startFailingRun()
 {
     TrainingConfig config;
     config.name = QStringLiteral("crash-on-rank-2");
-    config.workerArguments = {QStringLiteral("--task"), QStringLiteral("linear"), QStringLiteral("--steps"),
-                              QStringLiteral("300"), QStringLiteral("--log-every"), QStringLiteral("10"),
-                              QStringLiteral("--fault"), QStringLiteral("segv@120"), QStringLiteral("--fault-rank"),
-                              QStringLiteral("2")};
+    config.workerArguments = {QStringLiteral("--task"),       QStringLiteral("linear"),
+                              QStringLiteral("--steps"),      QStringLiteral("300"),
+                              QStringLiteral("--log-every"),  QStringLiteral("10"),
+                              QStringLiteral("--fault"),      QStringLiteral("segv@120"),
+                              QStringLiteral("--fault-rank"), QStringLiteral("2")};
     QString error;
     RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
     if (!run) {

@@ -6,13 +6,13 @@
 #include "run/runrecord.h"
 
 #include <QAction>
-#include <QIdentityProxyModel>
-#include <QMenu>
 #include <QHBoxLayout>
+#include <QHeaderView>
+#include <QIdentityProxyModel>
 #include <QItemSelectionModel>
 #include <QLabel>
-#include <QHeaderView>
 #include <QListWidget>
+#include <QMenu>
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -39,11 +39,15 @@ public:
     QVariant data(const QModelIndex &index, int role) const override
     {
         if (role == ReattachableRole)
-            return m_reattachable.contains(QIdentityProxyModel::data(index, RunListModel::RunIdRole).toString());
+            return m_reattachable.contains(
+                QIdentityProxyModel::data(index, RunListModel::RunIdRole).toString());
         const QVariant v = QIdentityProxyModel::data(index, role);
-        if ((role == Qt::DisplayRole || role == Qt::ToolTipRole) && index.column() == RunListModel::StateColumn
-            && m_reattachable.contains(QIdentityProxyModel::data(index, RunListModel::RunIdRole).toString())) {
-            const auto state = RunState(QIdentityProxyModel::data(index, RunListModel::RunStateRole).toInt());
+        if ((role == Qt::DisplayRole || role == Qt::ToolTipRole) &&
+            index.column() == RunListModel::StateColumn &&
+            m_reattachable.contains(
+                QIdentityProxyModel::data(index, RunListModel::RunIdRole).toString())) {
+            const auto state =
+                RunState(QIdentityProxyModel::data(index, RunListModel::RunStateRole).toInt());
             return tr("%1 (detached)").arg(runStateLabel(state));
         }
         return v;
@@ -59,16 +63,19 @@ private:
             // released run counts as detached whatever its recorded launcher pid says: that pid
             // is this very process when the window was closed and a new one opened, or a reused
             // one after a restart.
-            if (isTerminal(RunState(QIdentityProxyModel::data(i, RunListModel::RunStateRole).toInt())))
+            if (isTerminal(
+                    RunState(QIdentityProxyModel::data(i, RunListModel::RunStateRole).toInt())))
                 continue;
-            const bool launcherGone = QIdentityProxyModel::data(i, RunListModel::LauncherGoneRole).toBool();
+            const bool launcherGone =
+                QIdentityProxyModel::data(i, RunListModel::LauncherGoneRole).toBool();
             RunRecord record;
             QString error;
-            if (!record.open(QIdentityProxyModel::data(i, RunListModel::DirectoryRole).toString(), &error))
+            if (!record.open(QIdentityProxyModel::data(i, RunListModel::DirectoryRole).toString(),
+                             &error))
                 continue;
             const RunInfo info = record.info();
-            if (!isTerminal(info.state) && (info.detached || (launcherGone && info.detachable))
-                && !record.profile().isLocal())
+            if (!isTerminal(info.state) && (info.detached || (launcherGone && info.detachable)) &&
+                !record.profile().isLocal())
                 next.insert(info.id);
         }
         m_reattachable = next;
@@ -79,8 +86,7 @@ private:
 
 } // namespace
 
-SidePanel::SidePanel(QWidget *parent)
-    : QWidget(parent)
+SidePanel::SidePanel(QWidget *parent) : QWidget(parent)
 {
     setObjectName(QStringLiteral("sidePanel"));
     m_profiles = new QListWidget(this);
@@ -112,7 +118,8 @@ SidePanel::SidePanel(QWidget *parent)
     launch->setObjectName(QStringLiteral("sideLaunchButton"));
     launch->setText(tr("Launch…"));
     launch->setToolTip(tr("Launch a run on the selected profile (Ctrl+L)"));
-    connect(launch, &QToolButton::clicked, this, [this] { emit launchRequested(currentProfile()); });
+    connect(launch, &QToolButton::clicked, this,
+            [this] { emit launchRequested(currentProfile()); });
     connect(m_profiles, &QListWidget::currentTextChanged, this, [this](const QString &name) {
         // The built-in profile has no file to edit or delete.
         const bool builtin = name == Profile::builtinLocalName();
@@ -211,13 +218,15 @@ void SidePanel::setRunModel(QAbstractItemModel *source)
     if (model) {
         // Name, state and start time fit a side panel; the rest is in the tooltip and the pages.
         for (int c = 0; c < model->columnCount(); ++c)
-            m_runs->setColumnHidden(c, c != RunListModel::NameColumn && c != RunListModel::StateColumn
-                                           && c != RunListModel::StartedColumn);
+            m_runs->setColumnHidden(c, c != RunListModel::NameColumn &&
+                                           c != RunListModel::StateColumn &&
+                                           c != RunListModel::StartedColumn);
         m_runs->header()->setSectionResizeMode(0, QHeaderView::Stretch);
         connect(m_runs->selectionModel(), &QItemSelectionModel::currentChanged, this,
                 [this](const QModelIndex &current) {
-                    m_reattach->setEnabled(current.isValid()
-                                           && current.data(DetachedRunsProxy::ReattachableRole).toBool());
+                    m_reattach->setEnabled(
+                        current.isValid() &&
+                        current.data(DetachedRunsProxy::ReattachableRole).toBool());
                     if (current.isValid())
                         emit runSelected(current);
                 });

@@ -21,8 +21,8 @@ std::string workerVersion()
 
 std::string torchVersion()
 {
-    return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "."
-        + std::to_string(TORCH_VERSION_PATCH);
+    return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+           std::to_string(TORCH_VERSION_PATCH);
 }
 
 std::string buildId()

@@ -22,10 +22,7 @@ extern "C" void onStopSignal(int sig)
 }
 } // namespace
 
-ControlChannel::ControlChannel(Telemetry &telemetry)
-    : m_telemetry(telemetry)
-{
-}
+ControlChannel::ControlChannel(Telemetry &telemetry) : m_telemetry(telemetry) {}
 
 ControlChannel::~ControlChannel()
 {
@@ -51,8 +48,8 @@ void ControlChannel::requestStop(const char *reason)
         wire::WireEventWriter w(wire::event::Stopping, m_telemetry.rank(), Telemetry::nowUs());
         w.addString(wire::field::Reason, reason);
         m_telemetry.emit(w);
-        m_telemetry.out(std::string("Rank ") + std::to_string(m_telemetry.rank())
-                        + ": stop requested (" + reason + "), finishing the current step");
+        m_telemetry.out(std::string("Rank ") + std::to_string(m_telemetry.rank()) +
+                        ": stop requested (" + reason + "), finishing the current step");
     }
 }
 
@@ -118,9 +115,9 @@ void ControlChannel::monitorLoop()
         if (m_hardStop && deadline == clock::time_point::max())
             deadline = clock::now() + std::chrono::milliseconds(kHardStopDeadlineMs);
         if (clock::now() >= deadline) {
-            m_telemetry.err("rankdeck-worker: rank " + std::to_string(m_telemetry.rank())
-                            + " could not finish its step in time after '" + stopReason()
-                            + "'; exiting now");
+            m_telemetry.err("rankdeck-worker: rank " + std::to_string(m_telemetry.rank()) +
+                            " could not finish its step in time after '" + stopReason() +
+                            "'; exiting now");
             ::_exit(g_signal.load() ? 128 + g_signal.load() : 1);
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));

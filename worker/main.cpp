@@ -29,7 +29,8 @@ namespace {
 // themselves (MALLOC_*_ or GLIBC_TUNABLES) keep their settings.
 void keepFreedMemoryForReuse()
 {
-    for (const char *userTuned : {"GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"})
+    for (const char *userTuned :
+         {"GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"})
         if (std::getenv(userTuned))
             return;
     mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's upper limit for this setting
@@ -48,7 +49,8 @@ void keepFreedMemoryForReuse()
     wire::WireEventWriter w(wire::event::Error, telemetry.rank(), Telemetry::nowUs());
     w.addString(wire::field::Message, message).addInt(wire::field::ExitCode, code);
     telemetry.emit(w);
-    telemetry.err("rankdeck-worker: rank " + std::to_string(telemetry.rank()) + ": error: " + message);
+    telemetry.err("rankdeck-worker: rank " + std::to_string(telemetry.rank()) +
+                  ": error: " + message);
     finish(code);
 }
 
@@ -59,7 +61,8 @@ int main(int argc, char **argv)
     keepFreedMemoryForReuse();
     WorkerOptions options;
     try {
-        options = parseWorkerOptions(std::vector<std::string>(argv + 1, argv + argc), processEnvironment());
+        options = parseWorkerOptions(std::vector<std::string>(argv + 1, argv + argc),
+                                     processEnvironment());
     } catch (const UsageError &e) {
         // Events may be wanted even here: the launcher shows the reason next to the rank.
         int rank = 0;

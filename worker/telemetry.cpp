@@ -9,11 +9,7 @@
 
 namespace rankdeck {
 
-Telemetry::Telemetry(int rank, bool eventsEnabled)
-    : m_rank(rank)
-    , m_eventsEnabled(eventsEnabled)
-{
-}
+Telemetry::Telemetry(int rank, bool eventsEnabled) : m_rank(rank), m_eventsEnabled(eventsEnabled) {}
 
 Telemetry::~Telemetry()
 {

@@ -40,8 +40,8 @@ public:
     // step events; log lines and all other events are never held back.
     void emitStep(const wire::WireEventWriter &event);
     static constexpr std::chrono::milliseconds kCoalesce{20};
-    void out(std::string_view line);   // stdout, newline appended
-    void err(std::string_view line);   // stderr, newline appended
+    void out(std::string_view line); // stdout, newline appended
+    void err(std::string_view line); // stderr, newline appended
 
     // Heartbeats carry the last completed step; the thread sends one every 500 ms.
     void setLastStep(std::int64_t step) { m_lastStep.store(step); }

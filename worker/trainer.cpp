@@ -2,8 +2,8 @@
 #include "trainer.h"
 
 #include "buildinfo.h"
-#include "cpuaffinity.h"
 #include "controlchannel.h"
+#include "cpuaffinity.h"
 #include "crash/faultinjection.h"
 #include "ddp/distributedcontext.h"
 #include "ddp/distributedsampler.h"
@@ -21,13 +21,13 @@
 #include <torch/torch.h>
 
 #include <chrono>
-#include <optional>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 #include <thread>
@@ -44,8 +44,8 @@ std::vector<char> pickleForPython(const c10::IValue &value)
 {
     std::vector<char> pickled;
     torch::jit::Pickler pickler(
-        [&](const char *buf, std::size_t size) { pickled.insert(pickled.end(), buf, buf + size); }, nullptr,
-        nullptr, nullptr, nullptr, /*tag_aggregates=*/false);
+        [&](const char *buf, std::size_t size) { pickled.insert(pickled.end(), buf, buf + size); },
+        nullptr, nullptr, nullptr, nullptr, /*tag_aggregates=*/false);
     pickler.protocol();
     pickler.pushIValue(value);
     pickler.stop();
@@ -55,7 +55,8 @@ std::vector<char> pickleForPython(const c10::IValue &value)
         out.insert(out.end(), bytes, bytes + len);
         return len;
     });
-    torch::jit::writeArchiveAndTensors("data", pickled.data(), pickled.size(), pickler.tensorData(), writer);
+    torch::jit::writeArchiveAndTensors("data", pickled.data(), pickled.size(), pickler.tensorData(),
+                                       writer);
     writer.writeEndOfFile();
     return out;
 }
@@ -75,11 +76,8 @@ struct Trainer::Private
     std::string backend;
 
     Private(const WorkerOptions &options, Telemetry &t, ControlChannel &c)
-        : o(options)
-        , telemetry(t)
-        , control(c)
-    {
-    }
+        : o(options), telemetry(t), control(c)
+    {}
 
     double lrAt(std::int64_t step) const
     {
@@ -110,14 +108,16 @@ struct Trainer::Private
                 sig += std::to_string(s) + ",";
             sig += std::string(c10::toString(params[i].scalar_type())) + "];";
         }
-        dist->store().set("rankdeck/shapes/" + std::to_string(o.rank), std::vector<std::uint8_t>(sig.begin(), sig.end()));
+        dist->store().set("rankdeck/shapes/" + std::to_string(o.rank),
+                          std::vector<std::uint8_t>(sig.begin(), sig.end()));
         auto compare = [&](int other) {
             const auto theirs = dist->store().get("rankdeck/shapes/" + std::to_string(other));
             const std::string t(theirs.begin(), theirs.end());
             if (t != sig)
-                throw std::runtime_error("model parameters differ between rank " + std::to_string(o.rank)
-                                         + " and rank " + std::to_string(other)
-                                         + " (names, shapes or dtypes); every rank must build the same model");
+                throw std::runtime_error(
+                    "model parameters differ between rank " + std::to_string(o.rank) +
+                    " and rank " + std::to_string(other) +
+                    " (names, shapes or dtypes); every rank must build the same model");
         };
         if (o.rank == 0) {
             for (int r = 1; r < o.worldSize; ++r)
@@ -145,7 +145,8 @@ struct Trainer::Private
             auto opts = torch::optim::AdamWOptions(o.lr).weight_decay(o.weightDecay);
             optimizer = std::make_unique<torch::optim::AdamW>(params, opts);
         } else {
-            auto opts = torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weightDecay);
+            auto opts =
+                torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weightDecay);
             optimizer = std::make_unique<torch::optim::SGD>(params, opts);
         }
     }
@@ -180,7 +181,8 @@ struct Trainer::Private
         std::error_code ec;
         fs::create_directories(o.checkpointDir, ec);
         if (ec)
-            throw std::runtime_error("cannot create checkpoint directory " + o.checkpointDir + ": " + ec.message());
+            throw std::runtime_error("cannot create checkpoint directory " + o.checkpointDir +
+                                     ": " + ec.message());
         torch::serialize::OutputArchive archive;
         archive.write("step", torch::tensor(step, torch::kLong));
         archive.write("param_count", torch::tensor(std::int64_t(params.size()), torch::kLong));
@@ -196,7 +198,8 @@ struct Trainer::Private
         // rename() is atomic: a reader (or a resume after a crash) sees the old or the new file.
         fs::rename(tmp, final, ec);
         if (ec)
-            throw std::runtime_error("cannot write checkpoint " + final.string() + ": " + ec.message());
+            throw std::runtime_error("cannot write checkpoint " + final.string() + ": " +
+                                     ec.message());
         // Keep the last three; older ones only cost disk.
         std::vector<std::string> all;
         for (const auto &entry : fs::directory_iterator(o.checkpointDir, ec)) {
@@ -211,7 +214,8 @@ struct Trainer::Private
         wire::WireEventWriter w(wire::event::Checkpoint, o.rank, Telemetry::nowUs());
         w.addInt(wire::field::Step, step).addString(wire::field::Path, final.string());
         telemetry.emit(w);
-        telemetry.out("Rank 0: checkpoint at step " + std::to_string(step) + " written to " + final.string());
+        telemetry.out("Rank 0: checkpoint at step " + std::to_string(step) + " written to " +
+                      final.string());
     }
 
     // Rank 0 reads the latest checkpoint and hands its bytes to the others through the store,
@@ -229,7 +233,8 @@ struct Trainer::Private
                 bytes.assign(std::istreambuf_iterator<char>(in), {});
             }
             if (o.worldSize > 1) {
-                dist->store().set("rankdeck/resume-path", std::vector<std::uint8_t>(path.begin(), path.end()));
+                dist->store().set("rankdeck/resume-path",
+                                  std::vector<std::uint8_t>(path.begin(), path.end()));
                 dist->store().set("rankdeck/resume", bytes);
             }
         } else {
@@ -238,8 +243,8 @@ struct Trainer::Private
             bytes = dist->store().get("rankdeck/resume");
         }
         if (bytes.empty()) {
-            telemetry.out("Rank " + std::to_string(o.rank) + ": no checkpoint in " + o.checkpointDir
-                          + ", starting from step 0");
+            telemetry.out("Rank " + std::to_string(o.rank) + ": no checkpoint in " +
+                          o.checkpointDir + ", starting from step 0");
             return 0;
         }
         torch::serialize::InputArchive archive;
@@ -255,8 +260,9 @@ struct Trainer::Private
             step = readTensor("step").item<std::int64_t>();
             const auto count = readTensor("param_count").item<std::int64_t>();
             if (count != std::int64_t(params.size()))
-                throw std::runtime_error("it holds " + std::to_string(count) + " parameters, the model has "
-                                         + std::to_string(params.size()));
+                throw std::runtime_error("it holds " + std::to_string(count) +
+                                         " parameters, the model has " +
+                                         std::to_string(params.size()));
             torch::NoGradGuard noGrad;
             for (std::size_t i = 0; i < params.size(); ++i) {
                 const auto t = readTensor("p" + std::to_string(i));
@@ -268,11 +274,14 @@ struct Trainer::Private
             archive.read("optimizer", optArchive);
             optimizer->load(optArchive);
         } catch (const c10::Error &e) {
-            throw std::runtime_error("checkpoint " + path + " cannot be loaded: " + e.what_without_backtrace());
+            throw std::runtime_error("checkpoint " + path +
+                                     " cannot be loaded: " + e.what_without_backtrace());
         } catch (const std::runtime_error &e) {
-            throw std::runtime_error("checkpoint " + path + " does not fit this model: " + e.what());
+            throw std::runtime_error("checkpoint " + path +
+                                     " does not fit this model: " + e.what());
         }
-        telemetry.out("Rank " + std::to_string(o.rank) + ": resumed from " + path + " at step " + std::to_string(step));
+        telemetry.out("Rank " + std::to_string(o.rank) + ": resumed from " + path + " at step " +
+                      std::to_string(step));
         return step;
     }
 
@@ -300,14 +309,14 @@ struct Trainer::Private
         std::error_code ec;
         fs::rename(tmp, path, ec);
         if (ec)
-            throw std::runtime_error("cannot write --save-state file " + path + ": " + ec.message());
+            throw std::runtime_error("cannot write --save-state file " + path + ": " +
+                                     ec.message());
     }
 };
 
 Trainer::Trainer(const WorkerOptions &options, Telemetry &telemetry, ControlChannel &control)
     : d(std::make_unique<Private>(options, telemetry, control))
-{
-}
+{}
 
 Trainer::~Trainer() = default;
 
@@ -329,16 +338,17 @@ int Trainer::run()
             if (const auto error = bindToCpus(slice); error.empty())
                 boundCpus = slice;
             else
-                tel.err("Rank " + std::to_string(o.rank) + ": cannot bind to CPUs " + formatCpuList(slice) + ": "
-                        + error + " (continuing unbound)");
+                tel.err("Rank " + std::to_string(o.rank) + ": cannot bind to CPUs " +
+                        formatCpuList(slice) + ": " + error + " (continuing unbound)");
         }
     }
     // torchrun gives each rank OMP_NUM_THREADS=1 when several share a node; without it,
     // ranks on one node oversubscribe the cores. Share them out unless the user chose.
     if (!std::getenv("OMP_NUM_THREADS") && o.localWorldSize > 1) {
         const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        torch::set_num_threads(boundCpus.empty() ? int(std::max(1u, cores / unsigned(o.localWorldSize)))
-                                                 : int(boundCpus.size()));
+        torch::set_num_threads(boundCpus.empty()
+                                   ? int(std::max(1u, cores / unsigned(o.localWorldSize)))
+                                   : int(boundCpus.size()));
     }
 
     {
@@ -365,7 +375,8 @@ int Trainer::run()
     std::optional<fault::FaultInjector> injector;
     if (!o.fault.empty()) {
         std::string error;
-        injector = fault::FaultInjector::parse(o.fault, o.faultRank < 0 ? 0 : o.faultRank, o.rank, &error);
+        injector =
+            fault::FaultInjector::parse(o.fault, o.faultRank < 0 ? 0 : o.faultRank, o.rank, &error);
         if (!injector)
             throw UsageError(error);
     }
@@ -379,12 +390,14 @@ int Trainer::run()
     }
     if (d->params.empty())
         throw std::runtime_error("the model has no parameters to train");
-    DistributedSampler sampler(d->task->datasetSize(), o.rank, o.worldSize, o.batchSize, o.shuffle, o.seed);
+    DistributedSampler sampler(d->task->datasetSize(), o.rank, o.worldSize, o.batchSize, o.shuffle,
+                               o.seed);
     if (sampler.batchesPerEpoch() == 0)
-        throw UsageError("--batch-size " + std::to_string(o.batchSize) + " is larger than this rank's shard of "
-                         + std::to_string(sampler.samplesPerRank()) + " samples (dataset "
-                         + std::to_string(d->task->datasetSize()) + " over " + std::to_string(o.worldSize)
-                         + " ranks)");
+        throw UsageError("--batch-size " + std::to_string(o.batchSize) +
+                         " is larger than this rank's shard of " +
+                         std::to_string(sampler.samplesPerRank()) + " samples (dataset " +
+                         std::to_string(d->task->datasetSize()) + " over " +
+                         std::to_string(o.worldSize) + " ranks)");
     if (o.rank == 0)
         tel.out("Rank 0: " + d->task->describe());
 
@@ -395,8 +408,9 @@ int Trainer::run()
             .addString(wire::field::Backend, d->backend)
             .addInt(wire::field::WorldSize, o.worldSize);
         tel.emit(w);
-        tel.out("Rank " + std::to_string(o.rank) + ": joined " + std::to_string(o.worldSize) + " ranks over "
-                + d->backend + " on " + d->device.str() + (boundCpus.empty() ? "" : ", CPUs " + formatCpuList(boundCpus)));
+        tel.out("Rank " + std::to_string(o.rank) + ": joined " + std::to_string(o.worldSize) +
+                " ranks over " + d->backend + " on " + d->device.str() +
+                (boundCpus.empty() ? "" : ", CPUs " + formatCpuList(boundCpus)));
     }
     d->checkShapes();
 
@@ -461,7 +475,8 @@ int Trainer::run()
         ++step;
         lastLoss = lossSum / double(o.accumSteps);
         const double stepMs =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
         tel.setLastStep(step);
         if (tel.eventsEnabled()) { // with --telemetry off the step costs nothing for events
             wire::WireEventWriter w(wire::event::Step, o.rank, Telemetry::nowUs());
@@ -469,7 +484,8 @@ int Trainer::run()
                 .addInt(wire::field::Epoch, epoch)
                 .addDouble(wire::field::Loss, lastLoss)
                 .addDouble(wire::field::LearningRate, lr)
-                .addDouble(wire::field::SamplesPerSec, stepMs > 0 ? globalSamples * 1000.0 / stepMs : 0.0)
+                .addDouble(wire::field::SamplesPerSec,
+                           stepMs > 0 ? globalSamples * 1000.0 / stepMs : 0.0)
                 .addDouble(wire::field::StepTimeMs, stepMs)
                 .addDouble(wire::field::CommWaitMs, commWaitMs);
             if (const auto mem = d->dist->gpuMemoryBytes(); mem >= 0)
@@ -486,27 +502,34 @@ int Trainer::run()
             d->writeCheckpoint(step);
         if (anyStop) {
             stopped = true;
-            if (!o.checkpointDir.empty() && !(o.checkpointEvery > 0 && step % o.checkpointEvery == 0))
+            if (!o.checkpointDir.empty() &&
+                !(o.checkpointEvery > 0 && step % o.checkpointEvery == 0))
                 d->writeCheckpoint(step);
             break;
         }
         if (o.stepDelayMs > 0)
             std::this_thread::sleep_for(std::chrono::milliseconds(o.stepDelayMs));
     }
-    if (!stopped && !o.checkpointDir.empty() && o.checkpointEvery > 0 && step % o.checkpointEvery != 0)
+    if (!stopped && !o.checkpointDir.empty() && o.checkpointEvery > 0 &&
+        step % o.checkpointEvery != 0)
         d->writeCheckpoint(step);
 
     d->saveState();
-    const double totalMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - runStart).count();
+    const double totalMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - runStart)
+            .count();
     {
         wire::WireEventWriter w(wire::event::Finished, o.rank, Telemetry::nowUs());
-        w.addInt(wire::field::Step, step).addDouble(wire::field::Loss, lastLoss).addDouble(wire::field::DurationMs, totalMs);
+        w.addInt(wire::field::Step, step)
+            .addDouble(wire::field::Loss, lastLoss)
+            .addDouble(wire::field::DurationMs, totalMs);
         if (stopped)
-            w.addString(wire::field::Reason, d->control.stopReason().empty() ? "peer-stop" : d->control.stopReason());
+            w.addString(wire::field::Reason,
+                        d->control.stopReason().empty() ? "peer-stop" : d->control.stopReason());
         tel.emit(w);
     }
-    tel.out("Rank " + std::to_string(o.rank) + ": " + (stopped ? "stopped" : "finished") + " after step "
-            + std::to_string(step));
+    tel.out("Rank " + std::to_string(o.rank) + ": " + (stopped ? "stopped" : "finished") +
+            " after step " + std::to_string(step));
     // Rank 0 serves the store: keep it up until every rank is done with it.
     d->dist->barrier();
     return 0;

@@ -24,8 +24,8 @@ std::int64_t toInt(const std::string &what, const std::string &value, std::int64
     if (errno != 0 || end == value.c_str() || *end != '\0')
         throw UsageError(what + ": expected an integer, got '" + value + "'");
     if (v < min || v > max)
-        throw UsageError(what + ": " + value + " is out of range [" + std::to_string(min) + ", "
-                         + std::to_string(max) + "]");
+        throw UsageError(what + ": " + value + " is out of range [" + std::to_string(min) + ", " +
+                         std::to_string(max) + "]");
     return v;
 }
 
@@ -95,8 +95,8 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
         if (it->second == "stdin")
             o.controlStdin = true;
         else if (!it->second.empty())
-            throw UsageError("environment variable RANKDECK_CONTROL: '" + it->second
-                             + "' is not supported (only 'stdin')");
+            throw UsageError("environment variable RANKDECK_CONTROL: '" + it->second +
+                             "' is not supported (only 'stdin')");
     }
     if (auto it = env.find("GLOO_SOCKET_IFNAME"); it != env.end())
         o.glooIfname = it->second;
@@ -110,11 +110,14 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
     };
     auto intFlag = [](auto &out, std::int64_t min, std::int64_t max) {
         return Flag{true, [&out, min, max](const std::string &f, const std::string &v) {
-                        out = static_cast<std::remove_reference_t<decltype(out)>>(toInt(f, v, min, max));
+                        out = static_cast<std::remove_reference_t<decltype(out)>>(
+                            toInt(f, v, min, max));
                     }};
     };
     auto doubleFlag = [](double &out, double min) {
-        return Flag{true, [&out, min](const std::string &f, const std::string &v) { out = toDouble(f, v, min); }};
+        return Flag{true, [&out, min](const std::string &f, const std::string &v) {
+                        out = toDouble(f, v, min);
+                    }};
     };
     auto stringFlag = [](std::string &out) {
         return Flag{true, [&out](const std::string &f, const std::string &v) {
@@ -124,7 +127,9 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
                     }};
     };
     auto choiceFlag = [](std::string &out, std::set<std::string> allowed) {
-        return Flag{true, [&out, allowed](const std::string &f, const std::string &v) { out = oneOf(f, v, allowed); }};
+        return Flag{true, [&out, allowed](const std::string &f, const std::string &v) {
+                        out = oneOf(f, v, allowed);
+                    }};
     };
     auto boolFlag = [](bool &out) {
         return Flag{false, [&out](const std::string &, const std::string &) { out = true; }};
@@ -144,7 +149,8 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
         {"--lr", doubleFlag(o.lr, 0)},
         {"--optimizer", choiceFlag(o.optimizer, {"sgd", "adamw"})},
         {"--momentum", doubleFlag(o.momentum, 0)},
-        {"--weight-decay", Flag{true, [&](const std::string &f, const std::string &v) {
+        {"--weight-decay", Flag{true,
+                                [&](const std::string &f, const std::string &v) {
                                     o.weightDecay = toDouble(f, v, 0);
                                     weightDecaySet = true;
                                 }}},
@@ -170,7 +176,8 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
         {"--checkpoint-every", intFlag(o.checkpointEvery, 1, kMaxSteps)},
         {"--resume", boolFlag(o.resume)},
         {"--log-every", intFlag(o.logEvery, 1, kMaxSteps)},
-        {"--telemetry", Flag{true, [&](const std::string &f, const std::string &v) {
+        {"--telemetry", Flag{true,
+                             [&](const std::string &f, const std::string &v) {
                                  o.telemetry = oneOf(f, v, {"on", "off"}) == "on";
                              }}},
         {"--control-stdin", boolFlag(o.controlStdin)},
@@ -210,16 +217,17 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
         return o;
 
     if (o.rank >= o.worldSize)
-        throw UsageError("rank " + std::to_string(o.rank) + " (RANK / --rank) must be below the world size "
-                         + std::to_string(o.worldSize) + " (WORLD_SIZE / --world-size)");
+        throw UsageError("rank " + std::to_string(o.rank) +
+                         " (RANK / --rank) must be below the world size " +
+                         std::to_string(o.worldSize) + " (WORLD_SIZE / --world-size)");
     if (o.localRank >= o.localWorldSize && env.count("LOCAL_WORLD_SIZE"))
-        throw UsageError("local rank " + std::to_string(o.localRank)
-                         + " (LOCAL_RANK / --local-rank) must be below LOCAL_WORLD_SIZE "
-                         + std::to_string(o.localWorldSize));
+        throw UsageError("local rank " + std::to_string(o.localRank) +
+                         " (LOCAL_RANK / --local-rank) must be below LOCAL_WORLD_SIZE " +
+                         std::to_string(o.localWorldSize));
     if (o.masterPort == 0 && o.rank != 0)
-        throw UsageError("MASTER_PORT / --master-port is 0 on rank " + std::to_string(o.rank)
-                         + ": only rank 0 may bind a free port; start the other ranks with the port "
-                           "its 'store' event reports");
+        throw UsageError("MASTER_PORT / --master-port is 0 on rank " + std::to_string(o.rank) +
+                         ": only rank 0 may bind a free port; start the other ranks with the port "
+                         "its 'store' event reports");
     if (o.task == "script") {
         if (o.modelPath.empty())
             throw UsageError("--task script needs --model M.pt (a torch.jit.script module)");

@@ -33,14 +33,14 @@ struct WorkerOptions
 
     std::string task = "linear";
     std::int64_t steps = 100;
-    std::int64_t batchSize = 0;   // 0: the task's default
-    double lr = -1;               // < 0: the task's default
-    std::string optimizer;        // empty: the task's default
+    std::int64_t batchSize = 0; // 0: the task's default
+    double lr = -1;             // < 0: the task's default
+    std::string optimizer;      // empty: the task's default
     double momentum = 0;
-    double weightDecay = -1;      // < 0: the optimizer's default
+    double weightDecay = -1; // < 0: the optimizer's default
     std::string schedule = "constant";
     std::int64_t warmupSteps = 0;
-    double clipGradNorm = 0;      // 0: off
+    double clipGradNorm = 0; // 0: off
     std::int64_t seed = 0;
     bool shuffle = false;
     std::int64_t accumSteps = 1;

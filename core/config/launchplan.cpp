@@ -7,8 +7,8 @@
 
 namespace rankdeck {
 
-LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &config, const QString &runId,
-                              const QString &nodeRunDirectory)
+LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &config,
+                              const QString &runId, const QString &nodeRunDirectory)
 {
     LaunchPlan plan;
     plan.m_runId = runId;
@@ -22,16 +22,20 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
     for (int n = 0; n < profile.nodes.size(); ++n) {
         const ProfileNode &node = profile.nodes[n];
         if (node.ranksPerNode < 1) {
-            plan.m_error = tr("node %1 (%2): ranks per node must be at least 1").arg(n).arg(node.host);
+            plan.m_error =
+                tr("node %1 (%2): ranks per node must be at least 1").arg(n).arg(node.host);
             return plan;
         }
         // NCCL refuses two ranks of one communicator on the same GPU.
-        if (node.gpusPerNode > 0 && node.ranksPerNode > node.gpusPerNode
-            && profile.backend != QLatin1String("gloo")
-            && !profile.environment.contains(QStringLiteral("CUDA_VISIBLE_DEVICES"))) {
+        if (node.gpusPerNode > 0 && node.ranksPerNode > node.gpusPerNode &&
+            profile.backend != QLatin1String("gloo") &&
+            !profile.environment.contains(QStringLiteral("CUDA_VISIBLE_DEVICES"))) {
             plan.m_error = tr("node %1 (%2): %3 ranks but %4 GPUs; NCCL needs one GPU per rank "
                               "(lower ranks per node or use backend \"gloo\")")
-                               .arg(n).arg(node.host).arg(node.ranksPerNode).arg(node.gpusPerNode);
+                               .arg(n)
+                               .arg(node.host)
+                               .arg(node.ranksPerNode)
+                               .arg(node.gpusPerNode);
             return plan;
         }
         plan.m_gpusPerNode.append(node.gpusPerNode);
@@ -47,9 +51,10 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
     // The launcher owns these: every rank gets the control channel and its node run directory.
     c.removeFlag(QStringLiteral("--control-stdin"));
     c.removeFlag(QStringLiteral("--run-dir"));
-    for (const QString &flag : {QStringLiteral("--rank"), QStringLiteral("--world-size"),
-                                QStringLiteral("--local-rank"), QStringLiteral("--local-world-size"),
-                                QStringLiteral("--master-addr"), QStringLiteral("--master-port")}) {
+    for (const QString &flag :
+         {QStringLiteral("--rank"), QStringLiteral("--world-size"), QStringLiteral("--local-rank"),
+          QStringLiteral("--local-world-size"), QStringLiteral("--master-addr"),
+          QStringLiteral("--master-port")}) {
         if (c.hasFlag(flag)) {
             plan.m_error = tr("worker flag %1 is set by the launcher; remove it").arg(flag);
             return plan;
@@ -59,9 +64,11 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
     if (!c.hasFlag(QStringLiteral("--backend")) && profile.backend != QLatin1String("auto"))
         args << QStringLiteral("--backend") << profile.backend;
     if (!c.hasFlag(QStringLiteral("--rendezvous-timeout")))
-        args << QStringLiteral("--rendezvous-timeout") << QString::number(profile.rendezvousTimeoutSec);
+        args << QStringLiteral("--rendezvous-timeout")
+             << QString::number(profile.rendezvousTimeoutSec);
     if (!c.hasFlag(QStringLiteral("--collective-timeout")))
-        args << QStringLiteral("--collective-timeout") << QString::number(profile.collectiveTimeoutSec);
+        args << QStringLiteral("--collective-timeout")
+             << QString::number(profile.collectiveTimeoutSec);
     args << QStringLiteral("--control-stdin");
     if (!nodeRunDirectory.isEmpty())
         args << QStringLiteral("--run-dir") << nodeRunDirectory;

@@ -30,8 +30,8 @@ class LaunchPlan
 {
 public:
     // nodeRunDirectory: where ranks keep their complete output and crash reports on their node.
-    static LaunchPlan create(const Profile &profile, const TrainingConfig &config, const QString &runId,
-                             const QString &nodeRunDirectory);
+    static LaunchPlan create(const Profile &profile, const TrainingConfig &config,
+                             const QString &runId, const QString &nodeRunDirectory);
 
     bool isValid() const { return m_error.isEmpty(); }
     QString error() const { return m_error; }
@@ -44,7 +44,8 @@ public:
 
     // The spec of one rank. masterPort 0 asks rank 0 to pick the port (only valid for rank 0);
     // resume adds --resume for a restart from the last checkpoint.
-    RankLaunchSpec spec(int rank, const QString &program, int masterPort, bool resume = false) const;
+    RankLaunchSpec spec(int rank, const QString &program, int masterPort,
+                        bool resume = false) const;
 
 private:
     QString m_error;

@@ -13,10 +13,10 @@ namespace rankdeck {
 
 struct ProfileNode
 {
-    QString host;          // host name, address or ~/.ssh/config alias
+    QString host; // host name, address or ~/.ssh/config alias
     int port = 22;
-    QString user;          // empty: ssh config / current user
-    QString identityFile;  // empty: agent and default keys
+    QString user;         // empty: ssh config / current user
+    QString identityFile; // empty: agent and default keys
     int ranksPerNode = 1;
     int gpusPerNode = 0;
 
@@ -29,9 +29,9 @@ struct Profile
     QString name;
     QString transport = QStringLiteral("local"); // "local" | "ssh"
     QList<ProfileNode> nodes;
-    QString rendezvousAddress;   // empty: first node
-    QString workerDirectory;     // on nodes; empty: ~/.cache/rankdeck/worker
-    QString libtorchPath;        // dir with libtorch .so on the nodes; empty or "python": detect
+    QString rendezvousAddress; // empty: first node
+    QString workerDirectory;   // on nodes; empty: ~/.cache/rankdeck/worker
+    QString libtorchPath;      // dir with libtorch .so on the nodes; empty or "python": detect
     QMap<QString, QString> environment;
     QString backend = QStringLiteral("auto");
     int connectTimeoutSec = 10;

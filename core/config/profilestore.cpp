@@ -94,7 +94,8 @@ public:
                 unknown(key, field);
         }
         if (n->host.trimmed().isEmpty())
-            error(lineOf(t), prefix + QStringLiteral("host"), tr("missing (every node needs a host)"));
+            error(lineOf(t), prefix + QStringLiteral("host"),
+                  tr("missing (every node needs a host)"));
     }
 
     void read(const toml::table &root, Profile *p)
@@ -104,19 +105,21 @@ public:
             const QString k = qs(key.str());
             if (k == QLatin1String("schema_version")) {
                 sawVersion = true;
-                if (readInt(value, k, 1, 1 << 20, &p->schemaVersion)
-                    && p->schemaVersion > ProfileStore::kSchemaVersion) {
+                if (readInt(value, k, 1, 1 << 20, &p->schemaVersion) &&
+                    p->schemaVersion > ProfileStore::kSchemaVersion) {
                     error(lineOf(value), k,
                           tr("version %1 was written by a newer RankDeck (this one reads %2)")
-                              .arg(p->schemaVersion).arg(ProfileStore::kSchemaVersion));
+                              .arg(p->schemaVersion)
+                              .arg(ProfileStore::kSchemaVersion));
                 }
             } else if (k == QLatin1String("name")) {
                 readString(value, k, &p->name);
             } else if (k == QLatin1String("transport")) {
-                if (readString(value, k, &p->transport) && p->transport != QLatin1String("local")
-                    && p->transport != QLatin1String("ssh")) {
+                if (readString(value, k, &p->transport) && p->transport != QLatin1String("local") &&
+                    p->transport != QLatin1String("ssh")) {
                     error(lineOf(value), k,
-                          tr("\"%1\" is not a transport (use \"local\" or \"ssh\")").arg(p->transport));
+                          tr("\"%1\" is not a transport (use \"local\" or \"ssh\")")
+                              .arg(p->transport));
                 }
             } else if (k == QLatin1String("rendezvous_address")) {
                 readString(value, k, &p->rendezvousAddress);
@@ -125,10 +128,11 @@ public:
             } else if (k == QLatin1String("libtorch_path")) {
                 readString(value, k, &p->libtorchPath);
             } else if (k == QLatin1String("backend")) {
-                if (readString(value, k, &p->backend) && p->backend != QLatin1String("auto")
-                    && p->backend != QLatin1String("nccl") && p->backend != QLatin1String("gloo")) {
+                if (readString(value, k, &p->backend) && p->backend != QLatin1String("auto") &&
+                    p->backend != QLatin1String("nccl") && p->backend != QLatin1String("gloo")) {
                     error(lineOf(value), k,
-                          tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")").arg(p->backend));
+                          tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")")
+                              .arg(p->backend));
                 }
             } else if (k == QLatin1String("environment")) {
                 const auto *t = value.as_table();
@@ -139,9 +143,11 @@ public:
                 for (auto &&[ek, ev] : *t) {
                     const QString name = qs(ek.str());
                     const QString field = QStringLiteral("environment.") + name;
-                    static const QRegularExpression valid(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+                    static const QRegularExpression valid(
+                        QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
                     if (!valid.match(name).hasMatch()) {
-                        error(int(ek.source().begin.line), field, tr("not a valid environment variable name"));
+                        error(int(ek.source().begin.line), field,
+                              tr("not a valid environment variable name"));
                         continue;
                     }
                     QString v;
@@ -178,7 +184,8 @@ public:
                 for (const toml::node &item : *arr) {
                     const auto *t = item.as_table();
                     if (!t) {
-                        error(lineOf(item), QStringLiteral("nodes[%1]").arg(index), tr("expected a table"));
+                        error(lineOf(item), QStringLiteral("nodes[%1]").arg(index),
+                              tr("expected a table"));
                     } else {
                         ProfileNode n;
                         readNode(*t, index, &n);
@@ -191,7 +198,8 @@ public:
             }
         }
         if (!sawVersion)
-            error(1, QStringLiteral("schema_version"), tr("missing (add schema_version = %1)").arg(ProfileStore::kSchemaVersion));
+            error(1, QStringLiteral("schema_version"),
+                  tr("missing (add schema_version = %1)").arg(ProfileStore::kSchemaVersion));
         if (p->nodes.isEmpty())
             error(0, QStringLiteral("nodes"), tr("the profile has no [[nodes]]"));
     }
@@ -216,8 +224,7 @@ QString ProfileError::toString() const
 
 ProfileStore::ProfileStore(const QString &directory)
     : m_directory(directory.isEmpty() ? defaultDirectory() : directory)
-{
-}
+{}
 
 QString ProfileStore::defaultDirectory()
 {
@@ -241,7 +248,8 @@ bool ProfileStore::isValidName(const QString &name)
 QStringList ProfileStore::names() const
 {
     QStringList out;
-    const QStringList files = QDir(m_directory).entryList({QStringLiteral("*.toml")}, QDir::Files, QDir::Name);
+    const QStringList files =
+        QDir(m_directory).entryList({QStringLiteral("*.toml")}, QDir::Files, QDir::Name);
     for (const QString &f : files) {
         const QString n = f.chopped(5);
         if (isValidName(n))
@@ -265,13 +273,13 @@ bool ProfileStore::parse(const QString &text, const QString &fileName, Profile *
     Profile p;
     p.nodes.clear();
     try {
-        const toml::table root = toml::parse(std::string_view(utf8.constData(), size_t(utf8.size())),
-                                             fileName.toStdString());
+        const toml::table root = toml::parse(
+            std::string_view(utf8.constData(), size_t(utf8.size())), fileName.toStdString());
         Reader reader(fileName, errors);
         reader.read(root, &p);
     } catch (const toml::parse_error &e) {
-        errors->append(ProfileError{fileName, int(e.source().begin.line), QString(),
-                                    qs(e.description())});
+        errors->append(
+            ProfileError{fileName, int(e.source().begin.line), QString(), qs(e.description())});
         return false;
     }
     if (p.name.isEmpty())
@@ -289,9 +297,12 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
         errors.append(ProfileError{fileName, 0, field, msg});
     };
     if (p.transport != QLatin1String("local") && p.transport != QLatin1String("ssh"))
-        add(QStringLiteral("transport"), tr("\"%1\" is not a transport (use \"local\" or \"ssh\")").arg(p.transport));
-    if (p.backend != QLatin1String("auto") && p.backend != QLatin1String("nccl") && p.backend != QLatin1String("gloo"))
-        add(QStringLiteral("backend"), tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")").arg(p.backend));
+        add(QStringLiteral("transport"),
+            tr("\"%1\" is not a transport (use \"local\" or \"ssh\")").arg(p.transport));
+    if (p.backend != QLatin1String("auto") && p.backend != QLatin1String("nccl") &&
+        p.backend != QLatin1String("gloo"))
+        add(QStringLiteral("backend"),
+            tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")").arg(p.backend));
     if (p.nodes.isEmpty())
         add(QStringLiteral("nodes"), tr("the profile has no nodes"));
     for (int i = 0; i < p.nodes.size(); ++i) {
@@ -321,8 +332,9 @@ bool ProfileStore::load(const QString &name, Profile *profile, QList<ProfileErro
 {
     const QString path = filePath(name);
     if (!isValidName(name)) {
-        errors->append(ProfileError{path, 0, QString(),
-                                    tr("\"%1\" is not a valid profile name (letters, digits, '.', '_', '-')").arg(name)});
+        errors->append(ProfileError{
+            path, 0, QString(),
+            tr("\"%1\" is not a valid profile name (letters, digits, '.', '_', '-')").arg(name)});
         return false;
     }
     QFile f(path);
@@ -335,7 +347,8 @@ bool ProfileStore::load(const QString &name, Profile *profile, QList<ProfileErro
         return false;
     }
     if (!f.open(QIODevice::ReadOnly)) {
-        errors->append(ProfileError{path, 0, QString(), tr("cannot read: %1").arg(f.errorString())});
+        errors->append(
+            ProfileError{path, 0, QString(), tr("cannot read: %1").arg(f.errorString())});
         return false;
     }
     const QByteArray data = f.read(4 * 1024 * 1024);
@@ -399,7 +412,8 @@ QString ProfileStore::serialize(const Profile &p)
 bool ProfileStore::save(const Profile &profile, bool overwrite, QString *error) const
 {
     if (!isValidName(profile.name)) {
-        *error = tr("\"%1\" is not a valid profile name (letters, digits, '.', '_', '-')").arg(profile.name);
+        *error = tr("\"%1\" is not a valid profile name (letters, digits, '.', '_', '-')")
+                     .arg(profile.name);
         return false;
     }
     const QString path = filePath(profile.name);
@@ -412,9 +426,10 @@ bool ProfileStore::save(const Profile &profile, bool overwrite, QString *error) 
         QFile f(path);
         Profile existing;
         QList<ProfileError> errs;
-        if (!f.open(QIODevice::ReadOnly)
-            || !parse(QString::fromUtf8(f.readAll()), path, &existing, &errs)) {
-            *error = tr("%1 exists and cannot be read (%2); fix or remove it first, it was left untouched")
+        if (!f.open(QIODevice::ReadOnly) ||
+            !parse(QString::fromUtf8(f.readAll()), path, &existing, &errs)) {
+            *error = tr("%1 exists and cannot be read (%2); fix or remove it first, it was left "
+                        "untouched")
                          .arg(path, errs.isEmpty() ? f.errorString() : errs.first().toString());
             return false;
         }
@@ -445,8 +460,8 @@ bool ProfileStore::remove(const QString &name, QString *error) const
     const QString path = filePath(name);
     if (!isValidName(name) || !QFileInfo::exists(path)) {
         *error = name == Profile::builtinLocalName()
-            ? tr("the built-in \"local\" profile has no file to remove")
-            : tr("no such profile: %1").arg(name);
+                     ? tr("the built-in \"local\" profile has no file to remove")
+                     : tr("no such profile: %1").arg(name);
         return false;
     }
     if (!QFile::remove(path)) {

@@ -16,8 +16,8 @@ namespace rankdeck {
 struct ProfileError
 {
     QString file;
-    int line = 0;      // 1-based; 0 when the problem is not tied to a line
-    QString field;     // e.g. "nodes[1].port"; empty for syntax errors
+    int line = 0;  // 1-based; 0 when the problem is not tied to a line
+    QString field; // e.g. "nodes[1].port"; empty for syntax errors
     QString message;
 
     // "file:line: field: message", the form editors and terminals link to.
@@ -53,7 +53,8 @@ public:
                       QList<ProfileError> *errors);
     static QString serialize(const Profile &profile);
     // Checks values that parse but cannot work (no nodes, bad port, …).
-    static QList<ProfileError> validate(const Profile &profile, const QString &fileName = QString());
+    static QList<ProfileError> validate(const Profile &profile,
+                                        const QString &fileName = QString());
     static bool isValidName(const QString &name);
 
 private:

@@ -10,8 +10,8 @@ namespace {
 bool isBareFlag(const QString &flag)
 {
     static const QStringList bare = {QStringLiteral("--shuffle"), QStringLiteral("--resume"),
-                                     QStringLiteral("--control-stdin"), QStringLiteral("--no-overlap"),
-                                     QStringLiteral("--help")};
+                                     QStringLiteral("--control-stdin"),
+                                     QStringLiteral("--no-overlap"), QStringLiteral("--help")};
     return bare.contains(flag);
 }
 } // namespace

@@ -13,10 +13,10 @@ namespace rankdeck {
 
 struct TrainingConfig
 {
-    QString name;                 // run name; empty: the task name
-    QStringList workerArguments;  // passed to every rank
-    int maxRestarts = 0;          // restart the whole gang from the last checkpoint on failure
-    QList<int> consoleRanks;      // front ends only: which ranks reach the console (empty: all)
+    QString name;                // run name; empty: the task name
+    QStringList workerArguments; // passed to every rank
+    int maxRestarts = 0;         // restart the whole gang from the last checkpoint on failure
+    QList<int> consoleRanks;     // front ends only: which ranks reach the console (empty: all)
 
     // Value of "--flag value" in workerArguments (the last one wins, like the worker's parser).
     QString value(const QString &flag, const QString &fallback = QString()) const;
@@ -24,8 +24,8 @@ struct TrainingConfig
     void setValue(const QString &flag, const QString &value);
     void removeFlag(const QString &flag);
 
-    QString task() const;        // --task, default "linear"
-    int totalSteps() const;      // --steps, default 100
+    QString task() const;   // --task, default "linear"
+    int totalSteps() const; // --steps, default 100
     QString checkpointDir() const;
     QString effectiveName() const;
 

@@ -3,8 +3,7 @@
 
 namespace rankdeck {
 
-LogModel::LogModel(const LogStore *store, int rank, QObject *parent)
-    : QAbstractListModel(parent)
+LogModel::LogModel(const LogStore *store, int rank, QObject *parent) : QAbstractListModel(parent)
 {
     connect(&m_timer, &QTimer::timeout, this, &LogModel::poll);
     m_timer.setInterval(50);
@@ -90,15 +89,16 @@ int LogModel::rowCount(const QModelIndex &parent) const
 
 QVariant LogModel::data(const QModelIndex &index, int role) const
 {
-    if (!index.isValid() || index.parent().isValid() || index.column() != 0 || index.row() < 0
-        || index.row() >= rowCount())
+    if (!index.isValid() || index.parent().isValid() || index.column() != 0 || index.row() < 0 ||
+        index.row() >= rowCount())
         return {};
     if (index.row() < markerRows()) {
         switch (role) {
         case Qt::DisplayRole:
         case TextRole:
-            return tr("… %n earlier line(s) not shown: scroll up to read them back from the run record", nullptr,
-                      int(qMin<qint64>(m_elided, INT_MAX)));
+            return tr(
+                "… %n earlier line(s) not shown: scroll up to read them back from the run record",
+                nullptr, int(qMin<qint64>(m_elided, INT_MAX)));
         case IsMarkerRole:
             return true;
         case ElidedCountRole:
@@ -119,7 +119,8 @@ QVariant LogModel::data(const QModelIndex &index, int role) const
     case Qt::DisplayRole:
         return displayText(line);
     case Qt::ToolTipRole:
-        return line.truncated ? tr("Line cut to its first characters: %1 bytes in full, kept in the run record")
+        return line.truncated ? tr("Line cut to its first characters: %1 bytes in full, kept in "
+                                   "the run record")
                                     .arg(line.byteLength)
                               : QVariant();
     case TextRole:
@@ -177,14 +178,17 @@ void LogModel::reload()
             if (accepts(l))
                 m_rows.append(l);
         }
-        m_next = lines.isEmpty() ? m_firstKey
-                                 : (m_rank == LogStore::AllRanks ? lines.last().sequence : lines.last().number) + 1;
+        m_next =
+            lines.isEmpty()
+                ? m_firstKey
+                : (m_rank == LogStore::AllRanks ? lines.last().sequence : lines.last().number) + 1;
         if (m_rows.size() > m_maxRows) {
             const qsizetype drop = m_rows.size() - m_maxRows;
             m_rows.remove(0, drop);
         }
         if (!m_rows.isEmpty() && m_rows.size() >= m_maxRows)
-            m_firstKey = m_rank == LogStore::AllRanks ? m_rows.first().sequence : m_rows.first().number;
+            m_firstKey =
+                m_rank == LogStore::AllRanks ? m_rows.first().sequence : m_rows.first().number;
         m_elided = m_firstKey;
     }
     endResetModel();
@@ -199,9 +203,10 @@ void LogModel::trimFront()
     beginRemoveRows(QModelIndex(), marker, marker + int(drop) - 1);
     m_rows.remove(0, drop);
     endRemoveRows();
-    const qint64 newFirst = m_rows.isEmpty()
-        ? m_next
-        : (m_rank == LogStore::AllRanks ? m_rows.first().sequence : m_rows.first().number);
+    const qint64 newFirst =
+        m_rows.isEmpty()
+            ? m_next
+            : (m_rank == LogStore::AllRanks ? m_rows.first().sequence : m_rows.first().number);
     setElided(newFirst);
 }
 
@@ -291,7 +296,8 @@ int LogModel::fetchOlder(int count)
     const qint64 newFirst = all ? lines.first().sequence : lines.first().number;
     // Rows brought back on request stay while new lines arrive (up to kMaxFetchedFactor times
     // the normal size, so memory stays bounded).
-    m_fetchedRows = qMin<qint64>(m_fetchedRows + accepted.size(), qint64(m_maxRows) * kMaxFetchedFactor);
+    m_fetchedRows =
+        qMin<qint64>(m_fetchedRows + accepted.size(), qint64(m_maxRows) * kMaxFetchedFactor);
     if (!accepted.isEmpty()) {
         const int at = markerRows();
         beginInsertRows(QModelIndex(), at, at + int(accepted.size()) - 1);

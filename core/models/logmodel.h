@@ -20,20 +20,26 @@ class LogModel : public QAbstractListModel
 {
     Q_OBJECT
 public:
-    enum Role {
-        RankRole = Qt::UserRole + 1,  // int
-        StreamRole,                   // int: 0 stdout, 1 stderr
-        TimeRole,                     // qint64 µs since the epoch
-        LineNumberRole,               // qint64 number within the rank (-1 for the marker row)
-        SequenceRole,                 // qint64 merged order
-        TruncatedRole,                // bool
-        IsMarkerRole,                 // bool: the "N lines elided" row
-        ElidedCountRole,              // qint64 on the marker row
-        TextRole,                     // QString without the rank prefix
+    enum Role
+    {
+        RankRole = Qt::UserRole + 1, // int
+        StreamRole,                  // int: 0 stdout, 1 stderr
+        TimeRole,                    // qint64 µs since the epoch
+        LineNumberRole,              // qint64 number within the rank (-1 for the marker row)
+        SequenceRole,                // qint64 merged order
+        TruncatedRole,               // bool
+        IsMarkerRole,                // bool: the "N lines elided" row
+        ElidedCountRole,             // qint64 on the marker row
+        TextRole,                    // QString without the rank prefix
     };
     Q_ENUM(Role)
 
-    enum StreamFilter { StdoutLines = 1, StderrLines = 2, AllStreams = 3 };
+    enum StreamFilter
+    {
+        StdoutLines = 1,
+        StderrLines = 2,
+        AllStreams = 3
+    };
 
     // rank: a rank, or LogStore::AllRanks (lines get a "[rN] " prefix). The store must outlive
     // the model (or call setStore(nullptr) first).
@@ -59,7 +65,7 @@ public:
     // so that reading older lines survives new lines arriving; reload() drops them.
     void setMaxRows(int maxRows);
     int maxRows() const { return m_maxRows; }
-    void setPollInterval(int ms);   // default 50 ms; 0 stops polling (call poll() yourself)
+    void setPollInterval(int ms); // default 50 ms; 0 stops polling (call poll() yourself)
 
     // Lines (before filtering) that are neither in the model nor shown: the marker row's count.
     qint64 elidedCount() const { return m_elided; }
@@ -87,13 +93,16 @@ private:
     int markerRows() const { return m_elided > 0 ? 1 : 0; }
     void trimFront();
     void setElided(qint64 firstKey);
-    qsizetype rowCap() const { return qsizetype(qMin<qint64>(INT_MAX - 1, m_maxRows + m_fetchedRows)); }
+    qsizetype rowCap() const
+    {
+        return qsizetype(qMin<qint64>(INT_MAX - 1, m_maxRows + m_fetchedRows));
+    }
 
     const LogStore *m_store = nullptr;
     int m_rank = LogStore::AllRanks;
     QList<LogLine> m_rows;
-    qint64 m_next = 0;          // next number/sequence to fetch from the store
-    qint64 m_firstKey = 0;      // number/sequence of the oldest line the model has looked at
+    qint64 m_next = 0;     // next number/sequence to fetch from the store
+    qint64 m_firstKey = 0; // number/sequence of the oldest line the model has looked at
     qint64 m_elided = 0;
     quint64 m_seenGeneration = ~quint64(0);
     QString m_pattern;
@@ -101,7 +110,7 @@ private:
     QRegularExpression m_regex;
     int m_streams = AllStreams;
     int m_maxRows = 20000;
-    qint64 m_fetchedRows = 0;  // rows fetchOlder() added on top of m_maxRows
+    qint64 m_fetchedRows = 0; // rows fetchOlder() added on top of m_maxRows
     static constexpr int kMaxFetchedFactor = 10;
     QTimer m_timer;
 };

@@ -26,7 +26,8 @@ void RankTableModel::setController(RunController *controller)
         m_timer.stop();
         return;
     }
-    connect(controller, &RunController::rankChanged, this, [this](int rank) { m_dirty.insert(rank); });
+    connect(controller, &RunController::rankChanged, this,
+            [this](int rank) { m_dirty.insert(rank); });
     connect(controller, &QObject::destroyed, this, [this] { setController(nullptr); });
     // The heartbeat column ages even without events.
     m_timer.start();
@@ -78,7 +79,8 @@ QVariant RankTableModel::data(const QModelIndex &index, int role) const
     case HungRole:
         return s.hung || s.silent;
     case Qt::TextAlignmentRole:
-        if (index.column() != HostColumn && index.column() != StateColumn && index.column() != DetailColumn)
+        if (index.column() != HostColumn && index.column() != StateColumn &&
+            index.column() != DetailColumn)
             return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     default:
@@ -110,7 +112,8 @@ QVariant RankTableModel::data(const QModelIndex &index, int role) const
             return s.step;
         if (s.step < 0)
             return QString();
-        return s.totalSteps > 0 ? tr("%1 / %2").arg(s.step).arg(s.totalSteps) : QString::number(s.step);
+        return s.totalSteps > 0 ? tr("%1 / %2").arg(s.step).arg(s.totalSteps)
+                                : QString::number(s.step);
     case LossColumn:
         if (sort)
             return s.loss;
@@ -144,16 +147,26 @@ QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, in
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (Column(section)) {
-    case RankColumn: return tr("Rank");
-    case HostColumn: return tr("Host");
-    case StateColumn: return tr("State");
-    case StepColumn: return tr("Step");
-    case LossColumn: return tr("Loss");
-    case ThroughputColumn: return tr("Samples/s");
-    case HeartbeatColumn: return tr("Heartbeat");
-    case PidColumn: return tr("PID");
-    case DetailColumn: return tr("Detail");
-    case ColumnCount: break;
+    case RankColumn:
+        return tr("Rank");
+    case HostColumn:
+        return tr("Host");
+    case StateColumn:
+        return tr("State");
+    case StepColumn:
+        return tr("Step");
+    case LossColumn:
+        return tr("Loss");
+    case ThroughputColumn:
+        return tr("Samples/s");
+    case HeartbeatColumn:
+        return tr("Heartbeat");
+    case PidColumn:
+        return tr("PID");
+    case DetailColumn:
+        return tr("Detail");
+    case ColumnCount:
+        break;
     }
     return {};
 }

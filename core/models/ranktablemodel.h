@@ -20,13 +20,25 @@ class RankTableModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column { RankColumn, HostColumn, StateColumn, StepColumn, LossColumn, ThroughputColumn,
-                  HeartbeatColumn, PidColumn, DetailColumn, ColumnCount };
-    enum Role {
-        RankStateRole = Qt::UserRole + 1,   // int(RankState)
-        RootCauseRole,                      // bool
-        HungRole,                           // bool (hung or silent)
-        SortRole,                           // numbers as numbers
+    enum Column
+    {
+        RankColumn,
+        HostColumn,
+        StateColumn,
+        StepColumn,
+        LossColumn,
+        ThroughputColumn,
+        HeartbeatColumn,
+        PidColumn,
+        DetailColumn,
+        ColumnCount
+    };
+    enum Role
+    {
+        RankStateRole = Qt::UserRole + 1, // int(RankState)
+        RootCauseRole,                    // bool
+        HungRole,                         // bool (hung or silent)
+        SortRole,                         // numbers as numbers
     };
 
     explicit RankTableModel(QObject *parent = nullptr);
@@ -38,7 +50,8 @@ public:
     int rowCount(const QModelIndex &parent = QModelIndex()) const override;
     int columnCount(const QModelIndex &parent = QModelIndex()) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
 
     // Pushes pending changes now (tests, or a view that just became visible).
     void flush();

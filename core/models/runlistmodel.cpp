@@ -88,7 +88,8 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
     case RanksColumn:
         return r.worldSize;
     case StartedColumn:
-        return r.createdUs > 0 ? QDateTime::fromMSecsSinceEpoch(r.createdUs / 1000).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
+        return r.createdUs > 0 ? QDateTime::fromMSecsSinceEpoch(r.createdUs / 1000)
+                                     .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
                                : QString();
     case DurationColumn: {
         if (r.endedUs <= 0 || r.createdUs <= 0)
@@ -111,14 +112,22 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (Column(section)) {
-    case NameColumn: return tr("Name");
-    case StateColumn: return tr("State");
-    case RanksColumn: return tr("Ranks");
-    case StartedColumn: return tr("Started");
-    case DurationColumn: return tr("Duration");
-    case RootCauseColumn: return tr("Root cause");
-    case IdColumn: return tr("Run id");
-    case ColumnCount: break;
+    case NameColumn:
+        return tr("Name");
+    case StateColumn:
+        return tr("State");
+    case RanksColumn:
+        return tr("Ranks");
+    case StartedColumn:
+        return tr("Started");
+    case DurationColumn:
+        return tr("Duration");
+    case RootCauseColumn:
+        return tr("Root cause");
+    case IdColumn:
+        return tr("Run id");
+    case ColumnCount:
+        break;
     }
     return {};
 }

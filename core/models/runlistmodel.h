@@ -16,16 +16,32 @@ class RunListModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column { NameColumn, StateColumn, RanksColumn, StartedColumn, DurationColumn, RootCauseColumn, IdColumn,
-                  ColumnCount };
-    enum Role { RunIdRole = Qt::UserRole + 1, DirectoryRole, RunStateRole, LauncherGoneRole };
+    enum Column
+    {
+        NameColumn,
+        StateColumn,
+        RanksColumn,
+        StartedColumn,
+        DurationColumn,
+        RootCauseColumn,
+        IdColumn,
+        ColumnCount
+    };
+    enum Role
+    {
+        RunIdRole = Qt::UserRole + 1,
+        DirectoryRole,
+        RunStateRole,
+        LauncherGoneRole
+    };
 
     explicit RunListModel(RunManager *manager, QObject *parent = nullptr);
 
     int rowCount(const QModelIndex &parent = QModelIndex()) const override;
     int columnCount(const QModelIndex &parent = QModelIndex()) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
 
     RunInfo run(int row) const { return m_runs.value(row); }
     int rowOf(const QString &runId) const;

@@ -14,18 +14,21 @@ const QString kConsequence = QStringLiteral("consequence");
 
 } // namespace
 
-FailurePolicy::ExitVerdict FailurePolicy::classifyExit(const RankExit &exit, const RankStatus &s, const RankRuntime &rt,
-                                                       bool bySignalWeSent, const QString &stacks)
+FailurePolicy::ExitVerdict FailurePolicy::classifyExit(const RankExit &exit, const RankStatus &s,
+                                                       const RankRuntime &rt, bool bySignalWeSent,
+                                                       const QString &stacks)
 {
     ExitVerdict v;
     const bool clean = !exit.crashed && exit.exitCode == 0;
     // Transports report a dropped connection as an exit without a code.
-    const bool lost = !exit.crashed && exit.exitCode < 0 && !exit.detail.isEmpty()
-        && !exit.detail.startsWith(QLatin1String("failed to start"), Qt::CaseInsensitive)
-        && exit.detail.contains(QLatin1String("lost"), Qt::CaseInsensitive);
+    const bool lost =
+        !exit.crashed && exit.exitCode < 0 && !exit.detail.isEmpty() &&
+        !exit.detail.startsWith(QLatin1String("failed to start"), Qt::CaseInsensitive) &&
+        exit.detail.contains(QLatin1String("lost"), Qt::CaseInsensitive);
 
     if (exit.crashed)
-        v.how = exit.signal > 0 ? tr("killed by %1").arg(signalName(exit.signal)) : tr("killed by a signal");
+        v.how = exit.signal > 0 ? tr("killed by %1").arg(signalName(exit.signal))
+                                : tr("killed by a signal");
     else if (!exit.detail.isEmpty() && exit.exitCode < 0)
         v.how = exit.detail;
     else
@@ -113,14 +116,16 @@ RankFailure FailurePolicy::failureFromEvent(const WorkerEvent &e, const RankStat
 bool FailurePolicy::looksLikePeerFailure(const QString &text)
 {
     static const QRegularExpression re(
-        QStringLiteral("closed by peer|reset by peer|connection (was )?(closed|reset|refused)|broken pipe|"
-                       "ECONNRESET|EPIPE|timed? ?out|Watchdog caught|peer|remote process exited|"
-                       "socket (closed|error)|store.*(closed|timeout)"),
+        QStringLiteral(
+            "closed by peer|reset by peer|connection (was )?(closed|reset|refused)|broken pipe|"
+            "ECONNRESET|EPIPE|timed? ?out|Watchdog caught|peer|remote process exited|"
+            "socket (closed|error)|store.*(closed|timeout)"),
         QRegularExpression::CaseInsensitiveOption);
     return re.match(text).hasMatch();
 }
 
-bool FailurePolicy::record(const RankFailure &failure, QList<RankStatus> &ranks, const QHash<int, QString> &stacks)
+bool FailurePolicy::record(const RankFailure &failure, QList<RankStatus> &ranks,
+                           const QHash<int, QString> &stacks)
 {
     for (RankFailure &f : m_failures) {
         if (f.rank == failure.rank) {

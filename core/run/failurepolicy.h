@@ -30,7 +30,8 @@ public:
     // What a rank's exit means, and what to do with it.
     struct ExitVerdict
     {
-        enum class Action {
+        enum class Action
+        {
             None,              // nothing to report (finished, or stopped by us alone)
             CompleteOwnReport, // it reported its own error/crash; the exit adds code/signal
             Consequence,       // stopped by us because another rank failed
@@ -38,26 +39,30 @@ public:
         };
         Action action = Action::None;
         RankState state = RankState::Finished;
-        QString how;           // "exit code 3", "killed by SIGKILL", "connection to … lost"
-        RankFailure failure;   // for every action but None
+        QString how;         // "exit code 3", "killed by SIGKILL", "connection to … lost"
+        RankFailure failure; // for every action but None
     };
 
     // status: the rank's status with the exit applied (endTimeUs, exitCode, signal);
     // bySignalWeSent: the signal that ended it was one the launcher sent (for a signal the
     // transport could not name: the launcher sent it one).
-    static ExitVerdict classifyExit(const RankExit &exit, const RankStatus &status, const RankRuntime &runtime,
-                                    bool bySignalWeSent, const QString &stacks);
+    static ExitVerdict classifyExit(const RankExit &exit, const RankStatus &status,
+                                    const RankRuntime &runtime, bool bySignalWeSent,
+                                    const QString &stacks);
     // What a rank's own `error` or `crash` event says (nowUs: when its event has no time).
-    static RankFailure failureFromEvent(const WorkerEvent &event, const RankStatus &status, qint64 nowUs);
+    static RankFailure failureFromEvent(const WorkerEvent &event, const RankStatus &status,
+                                        qint64 nowUs);
     // Peer closed the connection, collective timed out, … : an echo of another rank's death.
     static bool looksLikePeerFailure(const QString &text);
 
     // One failure observed. One entry per rank and attempt: the first (most precise) report
     // wins, a later one (its exit after its crash event) adds code and signal. true when it is
     // the attempt's first failure of its own: the policy starts (stop everybody else).
-    bool record(const RankFailure &failure, QList<RankStatus> &ranks, const QHash<int, QString> &stacks);
+    bool record(const RankFailure &failure, QList<RankStatus> &ranks,
+                const QHash<int, QString> &stacks);
     // A rank stopped because of the failure (never starts the policy again).
-    void addConsequence(const RankFailure &failure, QList<RankStatus> &ranks, const QHash<int, QString> &stacks);
+    void addConsequence(const RankFailure &failure, QList<RankStatus> &ranks,
+                        const QHash<int, QString> &stacks);
     // The run failed before any rank could (a node could not be prepared).
     void markFailed() { m_failureSeen = true; }
 

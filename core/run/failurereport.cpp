@@ -27,25 +27,44 @@ QString key(std::string_view k)
 QString signalNameFor(int sig)
 {
     switch (sig) {
-    case SIGHUP: return QStringLiteral("SIGHUP");
-    case SIGINT: return QStringLiteral("SIGINT");
-    case SIGQUIT: return QStringLiteral("SIGQUIT");
-    case SIGILL: return QStringLiteral("SIGILL");
-    case SIGTRAP: return QStringLiteral("SIGTRAP");
-    case SIGABRT: return QStringLiteral("SIGABRT");
-    case SIGBUS: return QStringLiteral("SIGBUS");
-    case SIGFPE: return QStringLiteral("SIGFPE");
-    case SIGKILL: return QStringLiteral("SIGKILL");
-    case SIGUSR1: return QStringLiteral("SIGUSR1");
-    case SIGSEGV: return QStringLiteral("SIGSEGV");
-    case SIGUSR2: return QStringLiteral("SIGUSR2");
-    case SIGPIPE: return QStringLiteral("SIGPIPE");
-    case SIGALRM: return QStringLiteral("SIGALRM");
-    case SIGTERM: return QStringLiteral("SIGTERM");
-    case SIGXCPU: return QStringLiteral("SIGXCPU");
-    case SIGXFSZ: return QStringLiteral("SIGXFSZ");
-    case SIGSYS: return QStringLiteral("SIGSYS");
-    default: return {};
+    case SIGHUP:
+        return QStringLiteral("SIGHUP");
+    case SIGINT:
+        return QStringLiteral("SIGINT");
+    case SIGQUIT:
+        return QStringLiteral("SIGQUIT");
+    case SIGILL:
+        return QStringLiteral("SIGILL");
+    case SIGTRAP:
+        return QStringLiteral("SIGTRAP");
+    case SIGABRT:
+        return QStringLiteral("SIGABRT");
+    case SIGBUS:
+        return QStringLiteral("SIGBUS");
+    case SIGFPE:
+        return QStringLiteral("SIGFPE");
+    case SIGKILL:
+        return QStringLiteral("SIGKILL");
+    case SIGUSR1:
+        return QStringLiteral("SIGUSR1");
+    case SIGSEGV:
+        return QStringLiteral("SIGSEGV");
+    case SIGUSR2:
+        return QStringLiteral("SIGUSR2");
+    case SIGPIPE:
+        return QStringLiteral("SIGPIPE");
+    case SIGALRM:
+        return QStringLiteral("SIGALRM");
+    case SIGTERM:
+        return QStringLiteral("SIGTERM");
+    case SIGXCPU:
+        return QStringLiteral("SIGXCPU");
+    case SIGXFSZ:
+        return QStringLiteral("SIGXFSZ");
+    case SIGSYS:
+        return QStringLiteral("SIGSYS");
+    default:
+        return {};
     }
 }
 
@@ -62,7 +81,8 @@ QString formatTime(qint64 timeUs)
     if (timeUs <= 0)
         return tr("time unknown");
     const QDateTime t = QDateTime::fromMSecsSinceEpoch(timeUs / 1000, Qt::UTC);
-    return t.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")) + QStringLiteral("%1 UTC").arg(timeUs % 1000, 3, 10, QLatin1Char('0'));
+    return t.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")) +
+           QStringLiteral("%1 UTC").arg(timeUs % 1000, 3, 10, QLatin1Char('0'));
 }
 
 bool isConsequence(const RankFailure &f)
@@ -157,16 +177,19 @@ const QRegularExpression &collectiveRegex()
 // A deployed worker carries its build id in its file name ("rankdeck-worker-<hash>").
 bool isOwnModule(const QString &module, const QString &ownModule)
 {
-    return module == ownModule
-        || (module.size() > ownModule.size() + 1 && module.startsWith(ownModule) && module.at(ownModule.size()) == QLatin1Char('-'));
+    return module == ownModule ||
+           (module.size() > ownModule.size() + 1 && module.startsWith(ownModule) &&
+            module.at(ownModule.size()) == QLatin1Char('-'));
 }
 
 // Inlined standard-library code shows up in the worker's module too, but it is never where the
 // worker's own logic is.
 bool isLibraryCode(const FrameParts &p)
 {
-    static const QRegularExpression stdName(QStringLiteral(R"(^(?:[\w:<>, ]+ )?(?:std|__gnu_cxx|__cxxabiv1)::)"));
-    return p.file.startsWith(QLatin1String("/usr/include/")) || stdName.match(p.function).hasMatch();
+    static const QRegularExpression stdName(
+        QStringLiteral(R"(^(?:[\w:<>, ]+ )?(?:std|__gnu_cxx|__cxxabiv1)::)"));
+    return p.file.startsWith(QLatin1String("/usr/include/")) ||
+           stdName.match(p.function).hasMatch();
 }
 
 QString shortFunction(const QString &function)
@@ -233,7 +256,8 @@ QString RankFailure::summary() const
     if (kind == QLatin1String("crash"))
         return signalText(signal, signalName);
     if (kind == QLatin1String("exception"))
-        return tr("uncaught exception %1").arg(exceptionType.isEmpty() ? tr("(unknown type)") : exceptionType);
+        return tr("uncaught exception %1")
+            .arg(exceptionType.isEmpty() ? tr("(unknown type)") : exceptionType);
     if (kind == QLatin1String("error"))
         return tr("error, exit code %1").arg(exitCode);
     if (kind == QLatin1String("exit"))
@@ -343,13 +367,15 @@ QString FailureReport::toText() const
             out += tr("  exit:    exit code %1\n").arg(r.exitCode);
     }
     if (!r.thread.isEmpty() || r.pid != 0)
-        out += tr("  thread:  %1, pid %2\n").arg(r.thread.isEmpty() ? tr("?") : r.thread).arg(r.pid);
+        out +=
+            tr("  thread:  %1, pid %2\n").arg(r.thread.isEmpty() ? tr("?") : r.thread).arg(r.pid);
     if (!r.stack.isEmpty()) {
-        out += r.firstOwnFrame >= 0
-            ? tr("  stack (most recent call first; → marks the first frame of the worker's own code):\n")
-            : tr("  stack (most recent call first):\n");
+        out += r.firstOwnFrame >= 0 ? tr("  stack (most recent call first; → marks the first frame "
+                                         "of the worker's own code):\n")
+                                    : tr("  stack (most recent call first):\n");
         for (qsizetype i = 0; i < r.stack.size(); ++i)
-            out += (i == r.firstOwnFrame ? QStringLiteral("  → ") : QStringLiteral("    ")) + r.stack[i] + QLatin1Char('\n');
+            out += (i == r.firstOwnFrame ? QStringLiteral("  → ") : QStringLiteral("    ")) +
+                   r.stack[i] + QLatin1Char('\n');
     } else if (r.kind == QLatin1String("signal") || r.kind == QLatin1String("exit")) {
         out += tr("  stack:   none (the rank sent no crash report before it ended)\n");
     }
@@ -369,7 +395,9 @@ QString FailureReport::toText() const
         QString when;
         if (f.timeUs > 0 && r.timeUs > 0) {
             const double delta = double(f.timeUs - r.timeUs) / 1e6;
-            when = QStringLiteral("%1%2 s").arg(delta >= 0 ? QStringLiteral("+") : QString()).arg(delta, 0, 'f', 3);
+            when = QStringLiteral("%1%2 s")
+                       .arg(delta >= 0 ? QStringLiteral("+") : QString())
+                       .arg(delta, 0, 'f', 3);
         } else {
             when = formatTime(f.timeUs);
         }
@@ -445,8 +473,10 @@ RankFailure failureFromCrashEvent(const QJsonObject &e)
         f.stack = stack.split(QLatin1Char('\n'));
     // NCCL's watchdog aborts a survivor whose collective timed out or whose peer died: say so,
     // so that the echo of another rank's failure is not mistaken for a cause of its own.
-    if (f.signal == SIGABRT && !f.message.contains(QLatin1String("watchdog"), Qt::CaseInsensitive)) {
-        static const QRegularExpression watchdog(QStringLiteral(R"(ProcessGroupNCCL::(Watchdog|HeartbeatMonitor)::|ncclCommWatchdog)"));
+    if (f.signal == SIGABRT &&
+        !f.message.contains(QLatin1String("watchdog"), Qt::CaseInsensitive)) {
+        static const QRegularExpression watchdog(
+            QStringLiteral(R"(ProcessGroupNCCL::(Watchdog|HeartbeatMonitor)::|ncclCommWatchdog)"));
         for (const QString &frame : std::as_const(f.stack)) {
             if (watchdog.match(frame).hasMatch()) {
                 f.message += tr(" (by the NCCL watchdog: a collective timed out or a peer failed)");
@@ -466,10 +496,12 @@ RankFailure failureFromCrashReportFile(const QByteArray &contents)
     const QList<QByteArray> lines = contents.split('\n');
     for (qsizetype i = lines.size() - 1; i >= 0; --i) {
         const QByteArray &line = lines[i];
-        const wire::WireEventMatch m = wire::findWireEvent(std::string_view(line.constData(), size_t(line.size())));
+        const wire::WireEventMatch m =
+            wire::findWireEvent(std::string_view(line.constData(), size_t(line.size())));
         if (!m.valid)
             continue;
-        const QJsonDocument doc = QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size())));
+        const QJsonDocument doc =
+            QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size())));
         if (!doc.isObject())
             continue;
         if (doc.object().value(key(wire::field::Type)).toString() != key(wire::event::Crash))
@@ -541,8 +573,8 @@ int firstOwnFrame(const QStringList &stack, const QString &ownModule)
         if (p.index < 0 || !isOwnModule(p.module, ownModule))
             continue;
         // The crash handler's own frames are plumbing, not the failing code.
-        if (p.function.startsWith(QLatin1String("rankdeck::crash::")) || p.function == QLatin1String("__cxa_throw")
-            || isLibraryCode(p))
+        if (p.function.startsWith(QLatin1String("rankdeck::crash::")) ||
+            p.function == QLatin1String("__cxa_throw") || isLibraryCode(p))
             continue;
         return int(i);
     }
@@ -570,7 +602,9 @@ QString waitLocation(const QStringList &frames, const QString &ownModule)
             if (isOwnModule(p.module, ownModule) && !p.function.isEmpty() && !isLibraryCode(p)) {
                 QString s = shortFunction(p.function);
                 if (!p.file.isEmpty())
-                    s += QStringLiteral(" (%1:%2)").arg(p.file.section(QLatin1Char('/'), -1)).arg(p.line);
+                    s += QStringLiteral(" (%1:%2)")
+                             .arg(p.file.section(QLatin1Char('/'), -1))
+                             .arg(p.line);
                 return s;
             }
         }
@@ -579,8 +613,9 @@ QString waitLocation(const QStringList &frames, const QString &ownModule)
     for (qsizetype i = 0; i < parts.size(); ++i) {
         if (!parts[i].function.isEmpty() && collectiveRegex().match(parts[i].function).hasMatch()) {
             const QString caller = ownCaller(i + 1);
-            return caller.isEmpty() ? shortFunction(parts[i].function)
-                                    : tr("%1, called from %2").arg(shortFunction(parts[i].function), caller);
+            return caller.isEmpty()
+                       ? shortFunction(parts[i].function)
+                       : tr("%1, called from %2").arg(shortFunction(parts[i].function), caller);
         }
     }
     const QString own = ownCaller(0);

@@ -19,7 +19,7 @@ struct RankFailure
     int rank = -1;
     QString host;
     int localRank = -1;
-    qint64 timeUs = 0;      // when it failed, µs since the epoch (the rank's clock when it said so)
+    qint64 timeUs = 0; // when it failed, µs since the epoch (the rank's clock when it said so)
     // "crash" (fatal signal, reported by the worker), "exception" (uncaught, reported by the
     // worker), "error" (the worker's error event), "exit" (non-zero exit, nothing reported),
     // "signal" (killed by a signal, nothing reported), "lost" (connection/process lost),
@@ -27,8 +27,8 @@ struct RankFailure
     QString kind;
     int exitCode = 0;
     int signal = 0;
-    QString signalName;     // "SIGSEGV"
-    QString exceptionType;  // "c10::Error"
+    QString signalName;    // "SIGSEGV"
+    QString exceptionType; // "c10::Error"
     QString message;
     QStringList stack;      // innermost frame first
     int firstOwnFrame = -1; // index into stack of the first frame of the worker's own code
@@ -38,7 +38,7 @@ struct RankFailure
     qint64 pid = 0;
     QString thread;
     QString buildId;
-    QString reportPath;     // crash-rank<R>.txt on the rank's node
+    QString reportPath; // crash-rank<R>.txt on the rank's node
 
     bool operator==(const RankFailure &other) const = default;
 
@@ -81,10 +81,10 @@ RankFailure failureFromCrashReportFile(const QByteArray &contents);
 struct ThreadStack
 {
     qint64 tid = 0;
-    QString name;        // thread name, without the ", main thread" mark
+    QString name; // thread name, without the ", main thread" mark
     bool mainThread = false;
-    QStringList frames;  // innermost first
-    QString note;        // why there are no frames ("the thread blocks signals")
+    QStringList frames; // innermost first
+    QString note;       // why there are no frames ("the thread blocks signals")
 };
 
 // The `stack` field of a `stacks` event: blocks of frames under "thread N (name):" headers.
@@ -95,12 +95,14 @@ QList<ThreadStack> threadStacksFromEvent(const QJsonObject &event);
 // Index of the first frame of the worker's own code: a frame in the module ownModule
 // ("rankdeck-worker", or a deployed "rankdeck-worker-<hash>") that is not the crash handler or
 // inlined standard-library code; -1 if none.
-int firstOwnFrame(const QStringList &stack, const QString &ownModule = QStringLiteral("rankdeck-worker"));
+int firstOwnFrame(const QStringList &stack,
+                  const QString &ownModule = QStringLiteral("rankdeck-worker"));
 
 // Where a (hung) thread waits, for one line in a table: the innermost frame that is a
 // collective or wait in c10d/gloo/NCCL, else the first own frame, else the innermost named one.
 // Returns the function name only ("c10d::ProcessGroupGloo::AsyncWork::wait()").
-QString waitLocation(const QStringList &frames, const QString &ownModule = QStringLiteral("rankdeck-worker"));
+QString waitLocation(const QStringList &frames,
+                     const QString &ownModule = QStringLiteral("rankdeck-worker"));
 
 // True when the frames show the thread blocked in a collective (waiting for its peers).
 bool waitsInCollective(const QStringList &frames);

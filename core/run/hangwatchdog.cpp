@@ -7,8 +7,8 @@
 
 namespace rankdeck {
 
-HangWatchdog::Findings HangWatchdog::check(qint64 now, const Limits &limits, QList<RankStatus> &ranks,
-                                           QList<RankRuntime> &runtimes)
+HangWatchdog::Findings HangWatchdog::check(qint64 now, const Limits &limits,
+                                           QList<RankStatus> &ranks, QList<RankRuntime> &runtimes)
 {
     Findings found;
     for (int r = 0; r < ranks.size() && r < runtimes.size(); ++r) {

@@ -37,7 +37,8 @@ public:
         bool anyHung = false;     // some rank not yet ended is hung
     };
 
-    static Findings check(qint64 nowUs, const Limits &limits, QList<RankStatus> &ranks, QList<RankRuntime> &runtimes);
+    static Findings check(qint64 nowUs, const Limits &limits, QList<RankStatus> &ranks,
+                          QList<RankRuntime> &runtimes);
 
     // Rank 0 started at rank0StartUs and still has not reported its port after timeoutSec.
     static bool rendezvousOverdue(qint64 nowUs, qint64 rank0StartUs, int timeoutSec);

@@ -5,7 +5,8 @@
 
 namespace rankdeck {
 
-RankEventTracker::Result RankEventTracker::apply(const WorkerEvent &e, qint64 now, RankStatus &s, RankRuntime &rt)
+RankEventTracker::Result RankEventTracker::apply(const WorkerEvent &e, qint64 now, RankStatus &s,
+                                                 RankRuntime &rt)
 {
     Result result;
     // Any event is a sign of life.

@@ -21,13 +21,14 @@ public:
     struct Result
     {
         std::optional<RankState> newState; // the rank moves on (Rendezvous, Running)
-        bool heartbeatsResumed = false;     // it had gone silent and speaks again
-        bool progressResumed = false;       // it was hung and made a step
-        bool stepChanged = false;           // a step event: views and state.json follow
+        bool heartbeatsResumed = false;    // it had gone silent and speaks again
+        bool progressResumed = false;      // it was hung and made a step
+        bool stepChanged = false;          // a step event: views and state.json follow
     };
 
     // Applies one event of the rank (nowUs: launcher clock) to its status and runtime.
-    static Result apply(const WorkerEvent &event, qint64 nowUs, RankStatus &status, RankRuntime &runtime);
+    static Result apply(const WorkerEvent &event, qint64 nowUs, RankStatus &status,
+                        RankRuntime &runtime);
 };
 
 } // namespace rankdeck

@@ -12,7 +12,7 @@ namespace rankdeck {
 
 struct RankRuntime
 {
-    bool started = false;         // startRank was called in this attempt
+    bool started = false; // startRank was called in this attempt
     bool exited = false;
     bool pidKnown = false;        // rankStarted came
     bool launcherStopped = false; // the launcher asked it to stop

@@ -16,11 +16,14 @@ bool ReattachPlan::load(const QString &runDirectory, QString *error)
     m_state = RunStateFile::fromJson(json);
     const QString id = m_record.id();
     if (m_record.profile().isLocal()) {
-        *error = tr("run %1 ran on the local profile: its ranks ended with their launcher, nothing to re-attach").arg(id);
+        *error = tr("run %1 ran on the local profile: its ranks ended with their launcher, nothing "
+                    "to re-attach")
+                     .arg(id);
         return false;
     }
     if (json.isEmpty() || isTerminal(m_state.state)) {
-        *error = tr("run %1 is not running (%2)").arg(id, json.isEmpty() ? tr("no state") : runStateName(m_state.state));
+        *error = tr("run %1 is not running (%2)")
+                     .arg(id, json.isEmpty() ? tr("no state") : runStateName(m_state.state));
         return false;
     }
     if (!m_state.detached && !m_record.info().launcherGone) {
@@ -31,12 +34,15 @@ bool ReattachPlan::load(const QString &runDirectory, QString *error)
         return false;
     }
     if (m_state.streams.size() != m_state.ranks.size() || m_state.ranks.isEmpty()) {
-        *error = tr("%1: state.json has no stream offsets for its ranks (not a detachable run)").arg(m_record.directory());
+        *error = tr("%1: state.json has no stream offsets for its ranks (not a detachable run)")
+                     .arg(m_record.directory());
         return false;
     }
-    m_plan = LaunchPlan::create(m_record.profile(), m_record.config(), id, QStringLiteral(".cache/rankdeck/runs/") + id);
+    m_plan = LaunchPlan::create(m_record.profile(), m_record.config(), id,
+                                QStringLiteral(".cache/rankdeck/runs/") + id);
     if (!m_plan.isValid()) {
-        *error = tr("run %1: its profile snapshot does not give the recorded ranks: %2").arg(id, m_plan.error());
+        *error = tr("run %1: its profile snapshot does not give the recorded ranks: %2")
+                     .arg(id, m_plan.error());
         return false;
     }
     if (m_plan.worldSize() != m_state.ranks.size()) {
@@ -72,7 +78,8 @@ QList<RankRuntime> ReattachPlan::runtimes(qint64 now) const
     return result;
 }
 
-QList<int> ReattachPlan::attach(Transport &transport, const LaunchPlan &plan, const QList<RankRuntime> &runtimes,
+QList<int> ReattachPlan::attach(Transport &transport, const LaunchPlan &plan,
+                                const QList<RankRuntime> &runtimes,
                                 const QList<StreamOffsets> &offsets, int masterPort)
 {
     QList<int> neverStarted;
@@ -85,8 +92,8 @@ QList<int> ReattachPlan::attach(Transport &transport, const LaunchPlan &plan, co
             continue;
         }
         const StreamOffsets &o = offsets.value(r);
-        transport.attachRank(plan.spec(r, QString(), masterPort, false), o.attempt, o.committed(StreamKind::Stdout),
-                             o.committed(StreamKind::Stderr));
+        transport.attachRank(plan.spec(r, QString(), masterPort, false), o.attempt,
+                             o.committed(StreamKind::Stdout), o.committed(StreamKind::Stderr));
     }
     return neverStarted;
 }

@@ -39,7 +39,8 @@ public:
 
     // Resumes every rank that has a process and was not seen ending; returns the ranks that
     // never got one (rank 0's port never came before the launcher left).
-    static QList<int> attach(Transport &transport, const LaunchPlan &plan, const QList<RankRuntime> &runtimes,
+    static QList<int> attach(Transport &transport, const LaunchPlan &plan,
+                             const QList<RankRuntime> &runtimes,
                              const QList<StreamOffsets> &offsets, int masterPort);
 
 private:

@@ -23,11 +23,10 @@ namespace rankdeck {
 
 RunController::RunController(QObject *parent)
     : QObject(parent), m_stops(new StopEscalation(0, 0, this))
-{
-}
+{}
 
-RunController::RunController(const Profile &profile, const TrainingConfig &config, const Options &options,
-                             QObject *parent)
+RunController::RunController(const Profile &profile, const TrainingConfig &config,
+                             const Options &options, QObject *parent)
     : QObject(parent), m_profile(profile), m_config(config), m_options(options),
       m_stops(new StopEscalation(options.stopGraceMs, options.termGraceMs, this))
 {
@@ -68,8 +67,8 @@ bool RunController::start(QString *error)
     }
     const QString runsDir = m_options.runsDirectory.isEmpty() ? RunRecord::defaultRunsDirectory()
                                                               : m_options.runsDirectory;
-    const QString runId = m_options.runId.isEmpty() ? RunRecord::newRunId(m_config.effectiveName())
-                                                    : m_options.runId;
+    const QString runId =
+        m_options.runId.isEmpty() ? RunRecord::newRunId(m_config.effectiveName()) : m_options.runId;
     if (!m_record.create(runsDir, runId, m_config.effectiveName(), m_profile, m_config, error))
         return false;
     const QString nodeDir = m_profile.isLocal() ? m_record.nodeRunDirectory()
@@ -99,7 +98,8 @@ bool RunController::start(QString *error)
 
     if (!m_transport) {
         QString transportError;
-        Transport *t = TransportFactory::create(m_profile, runId, m_options.sshInteraction, this, &transportError);
+        Transport *t = TransportFactory::create(m_profile, runId, m_options.sshInteraction, this,
+                                                &transportError);
         if (!t) {
             *error = transportError;
             failRun(transportError);
@@ -120,7 +120,9 @@ bool RunController::start(QString *error)
     m_state = RunState::Preparing;
     writeState();
     note(tr("run %1: profile %2, %3 ranks on %4 node(s), worker %5")
-             .arg(runId, m_profile.name).arg(m_plan.worldSize()).arg(m_profile.nodes.size())
+             .arg(runId, m_profile.name)
+             .arg(m_plan.worldSize())
+             .arg(m_profile.nodes.size())
              .arg(m_options.workerPath));
     m_watchTimer.start();
     m_transport->prepare(m_options.workerPath);
@@ -134,12 +136,15 @@ void RunController::connectTransport()
     connect(m_transport, &Transport::rankStarted, this, &RunController::onRankStarted);
     connect(m_transport, &Transport::rankOutput, this, &RunController::onRankOutput);
     connect(m_transport, &Transport::rankExited, this, &RunController::onRankExited);
-    connect(m_transport, &Transport::nodeProgress, this, [this](int node, const QString &stage, int percent) {
-        note(percent >= 0 ? tr("node %1: %2 (%3%)").arg(node).arg(stage).arg(percent)
-                          : tr("node %1: %2").arg(node).arg(stage));
-        const QString host = node >= 0 && node < m_profile.nodes.size() ? m_profile.nodes[node].host : QString();
-        emit nodeProgress(node, host, stage, percent);
-    });
+    connect(m_transport, &Transport::nodeProgress, this,
+            [this](int node, const QString &stage, int percent) {
+                note(percent >= 0 ? tr("node %1: %2 (%3%)").arg(node).arg(stage).arg(percent)
+                                  : tr("node %1: %2").arg(node).arg(stage));
+                const QString host = node >= 0 && node < m_profile.nodes.size()
+                                         ? m_profile.nodes[node].host
+                                         : QString();
+                emit nodeProgress(node, host, stage, percent);
+            });
 }
 
 void RunController::onPrepared()
@@ -221,8 +226,8 @@ void RunController::startRank(int rank, int masterPort)
     rt.started = true;
     m_offsets[rank].restart();
     const bool resume = m_attempt > 0 && !m_config.checkpointDir().isEmpty();
-    const RankLaunchSpec spec = m_plan.spec(rank, m_transport->workerPath(m_plan.rank(rank).nodeIndex),
-                                            masterPort, resume);
+    const RankLaunchSpec spec =
+        m_plan.spec(rank, m_transport->workerPath(m_plan.rank(rank).nodeIndex), masterPort, resume);
     m_ranks[rank].lastHeartbeatUs = nowUs();
     setRankState(rank, RankState::Starting);
     m_transport->startRank(spec);
@@ -307,9 +312,12 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
         }
         break;
     case WorkerEvent::Type::Store:
-        if (rank == 0 && e.port() > 0 && m_masterPort == 0 && !m_policy.failureSeen() && !m_userStop) {
+        if (rank == 0 && e.port() > 0 && m_masterPort == 0 && !m_policy.failureSeen() &&
+            !m_userStop) {
             m_masterPort = e.port();
-            note(tr("rank 0 serves the rendezvous store on %1:%2").arg(m_plan.masterAddress()).arg(m_masterPort));
+            note(tr("rank 0 serves the rendezvous store on %1:%2")
+                     .arg(m_plan.masterAddress())
+                     .arg(m_masterPort));
             for (int r = 1; r < m_ranks.size(); ++r)
                 startRank(r, m_masterPort);
             m_stateDirty = true;
@@ -354,7 +362,9 @@ void RunController::triggerFailurePolicy(int failedRank)
             others << QString::number(r);
     }
     note(others.isEmpty() ? tr("rank %1 failed").arg(failedRank)
-                          : tr("rank %1 failed; stopping rank(s) %2").arg(failedRank).arg(others.join(QStringLiteral(", "))));
+                          : tr("rank %1 failed; stopping rank(s) %2")
+                                .arg(failedRank)
+                                .arg(others.join(QStringLiteral(", "))));
     if (!isTerminal(m_state))
         setState(RunState::Stopping);
     for (int r = 0; r < m_ranks.size(); ++r) {
@@ -363,8 +373,8 @@ void RunController::triggerFailurePolicy(int failedRank)
     }
     // The failed rank itself may still be alive (it sent an error and is tearing down): make
     // sure it ends too, without counting it as stopped by us.
-    if (failedRank >= 0 && failedRank < m_ranks.size() && m_runtime[failedRank].started
-        && !m_runtime[failedRank].exited)
+    if (failedRank >= 0 && failedRank < m_ranks.size() && m_runtime[failedRank].started &&
+        !m_runtime[failedRank].exited)
         m_stops->killIfStillRunningAfterGrace(failedRank);
 }
 
@@ -464,11 +474,14 @@ void RunController::onRankExited(int rank, const RankExit &exit)
     s.signal = exit.crashed ? exit.signal : 0;
     // A wrapper reports a signal the rank died of as 128+N; a transport that cannot name the
     // signal says 0, and then any signal the launcher sent counts.
-    const bool bySignalWeSent = exit.crashed && exit.signal <= 0 ? m_stops->sentAny(rank)
-                                                                 : m_stops->sent(rank, exit.crashed ? exit.signal : exit.exitCode - 128);
+    const bool bySignalWeSent =
+        exit.crashed && exit.signal <= 0
+            ? m_stops->sentAny(rank)
+            : m_stops->sent(rank, exit.crashed ? exit.signal : exit.exitCode - 128);
     applyExit(rank, FailurePolicy::classifyExit(exit, s, rt, bySignalWeSent, m_stacks.value(rank)));
     // Rank 0 gone before it told us its port: the others can never start.
-    if (rank == 0 && m_masterPort == 0 && !m_policy.failureSeen() && m_ranks.size() > 1 && !m_userStop) {
+    if (rank == 0 && m_masterPort == 0 && !m_policy.failureSeen() && m_ranks.size() > 1 &&
+        !m_userStop) {
         RankFailure f;
         f.rank = 0;
         f.host = s.host;
@@ -521,8 +534,9 @@ void RunController::watch()
 
     HangWatchdog::Limits limits;
     limits.heartbeatUs = qint64(m_profile.heartbeatTimeoutSec) * 1'000'000;
-    limits.hangUs = qint64(m_options.hangTimeoutSec > 0 ? m_options.hangTimeoutSec : m_profile.heartbeatTimeoutSec)
-        * 1'000'000;
+    limits.hangUs = qint64(m_options.hangTimeoutSec > 0 ? m_options.hangTimeoutSec
+                                                        : m_profile.heartbeatTimeoutSec) *
+                    1'000'000;
     limits.autoDumpStacks = m_options.autoDumpStacks;
     const HangWatchdog::Findings found = HangWatchdog::check(now, limits, m_ranks, m_runtime);
     for (int r : found.silent)
@@ -544,7 +558,8 @@ void RunController::watch()
         QStringList list;
         for (int r : found.hung)
             list << QString::number(r);
-        note(tr("run looks hung: rank(s) %1 make no progress; asked for their stacks").arg(list.join(QStringLiteral(", "))));
+        note(tr("run looks hung: rank(s) %1 make no progress; asked for their stacks")
+                 .arg(list.join(QStringLiteral(", "))));
         emit hangDetected(found.hung);
     }
     if (m_stateDirty)
@@ -554,17 +569,19 @@ void RunController::watch()
 void RunController::checkRendezvous(qint64 now)
 {
     // Rank 0 must report its store port in time, or the others never start.
-    const int timeout = m_options.storeTimeoutSec > 0 ? m_options.storeTimeoutSec : m_profile.rendezvousTimeoutSec;
-    if (m_state != RunState::Starting || m_masterPort != 0 || m_ranks.size() <= 1 || m_policy.failureSeen()
-        || m_userStop || !m_runtime.value(0).started || m_runtime[0].exited
-        || !HangWatchdog::rendezvousOverdue(now, m_rank0StartUs, timeout))
+    const int timeout =
+        m_options.storeTimeoutSec > 0 ? m_options.storeTimeoutSec : m_profile.rendezvousTimeoutSec;
+    if (m_state != RunState::Starting || m_masterPort != 0 || m_ranks.size() <= 1 ||
+        m_policy.failureSeen() || m_userStop || !m_runtime.value(0).started ||
+        m_runtime[0].exited || !HangWatchdog::rendezvousOverdue(now, m_rank0StartUs, timeout))
         return;
     RankFailure f;
     f.rank = 0;
     f.host = m_ranks[0].host;
     f.timeUs = now;
     f.kind = QStringLiteral("error");
-    f.message = tr("rank 0 did not report its rendezvous port (store event) within %1 s").arg(timeout);
+    f.message =
+        tr("rank 0 did not report its rendezvous port (store event) within %1 s").arg(timeout);
     m_runtime[0].ownFailure = true;
     recordFailure(f);
     stopRank(0, false);
@@ -612,9 +629,11 @@ void RunController::finalize()
         m_policy.reset();
         m_hung = false;
         note(tr("restarting the whole gang: attempt %1 of %2%3")
-                 .arg(m_attempt + 1).arg(m_config.maxRestarts + 1)
-                 .arg(m_config.checkpointDir().isEmpty() ? tr(" (no --checkpoint-dir: from scratch)")
-                                                         : tr(" (resuming from the last checkpoint)")));
+                 .arg(m_attempt + 1)
+                 .arg(m_config.maxRestarts + 1)
+                 .arg(m_config.checkpointDir().isEmpty()
+                          ? tr(" (no --checkpoint-dir: from scratch)")
+                          : tr(" (resuming from the last checkpoint)")));
         launchAttempt();
         return;
     }
@@ -651,7 +670,8 @@ void RunController::setState(RunState state)
 {
     if (m_state == state)
         return;
-    qCDebug(lcRun).noquote() << m_record.id() << runStateName(m_state) << "->" << runStateName(state);
+    qCDebug(lcRun).noquote() << m_record.id() << runStateName(m_state) << "->"
+                             << runStateName(state);
     m_state = state;
     writeState();
     emit stateChanged(state);
@@ -720,8 +740,8 @@ bool RunController::allRanksStarted() const
 
 bool RunController::canDetach() const
 {
-    return !m_readOnly && !m_released && !m_finalized && !isTerminal(m_state) && m_options.detach
-        && m_transport && m_transport->can(Transport::Capability::Detach) && allRanksStarted();
+    return !m_readOnly && !m_released && !m_finalized && !isTerminal(m_state) && m_options.detach &&
+           m_transport && m_transport->can(Transport::Capability::Detach) && allRanksStarted();
 }
 
 bool RunController::detachAndRelease(QString *error)
@@ -730,7 +750,8 @@ bool RunController::detachAndRelease(QString *error)
         QString why;
         if (m_readOnly || m_finalized || isTerminal(m_state))
             why = tr("run %1 is not running here").arg(m_record.id());
-        else if (!m_options.detach || !m_transport || !m_transport->can(Transport::Capability::Detach))
+        else if (!m_options.detach || !m_transport ||
+                 !m_transport->can(Transport::Capability::Detach))
             why = tr("run %1 was not launched detachable (a transport that can detach, and detach)")
                       .arg(m_record.id());
         else
@@ -742,7 +763,8 @@ bool RunController::detachAndRelease(QString *error)
     m_released = true;
     m_finalized = true;
     m_watchTimer.stop();
-    note(tr("detached: the ranks go on on the nodes; re-attach with: rankdeck-cli attach %1").arg(m_record.id()));
+    note(tr("detached: the ranks go on on the nodes; re-attach with: rankdeck-cli attach %1")
+             .arg(m_record.id()));
     writeState();
     if (m_logs)
         m_logs->close();
@@ -758,8 +780,8 @@ bool RunController::detachAndRelease(QString *error)
     return true;
 }
 
-RunController *RunController::reattach(const QString &runDirectory, const Options &options, QObject *parent,
-                                       QString *error)
+RunController *RunController::reattach(const QString &runDirectory, const Options &options,
+                                       QObject *parent, QString *error)
 {
     ReattachPlan plan;
     if (!plan.load(runDirectory, error))
@@ -781,8 +803,9 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
     c->m_userStop = st.userStop;
     c->m_attempts = st.attempts;
     c->m_policy.restore(plan.failureReport());
-    c->m_rootCauseSummary = c->m_policy.rootCauseSummary().isEmpty() ? st.rootCauseSummary
-                                                                     : c->m_policy.rootCauseSummary();
+    c->m_rootCauseSummary = c->m_policy.rootCauseSummary().isEmpty()
+                                ? st.rootCauseSummary
+                                : c->m_policy.rootCauseSummary();
     const qint64 now = nowUs();
     c->m_ranks = st.ranks;
     c->m_runtime = plan.runtimes(now);
@@ -794,10 +817,12 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
     c->openStores();
 
     QString transportError;
-    Transport *t = TransportFactory::create(c->m_profile, record.id(), o.sshInteraction, c, &transportError);
+    Transport *t =
+        TransportFactory::create(c->m_profile, record.id(), o.sshInteraction, c, &transportError);
     if (!t || !t->can(Transport::Capability::Reattach)) {
-        *error = t ? tr("run %1: its transport (%2) cannot re-attach").arg(record.id(), t->describe())
-                   : transportError;
+        *error =
+            t ? tr("run %1: its transport (%2) cannot re-attach").arg(record.id(), t->describe())
+              : transportError;
         delete t;
         delete c;
         return nullptr;
@@ -809,7 +834,9 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
     c->m_reattaching = true;
     c->connectTransport();
     c->note(tr("re-attaching to run %1 (%2 ranks on %3 node(s))")
-                .arg(record.id()).arg(c->m_ranks.size()).arg(c->m_profile.nodes.size()));
+                .arg(record.id())
+                .arg(c->m_ranks.size())
+                .arg(c->m_profile.nodes.size()));
     c->writeState();
     c->m_watchTimer.start();
     t->prepare(QString());
@@ -819,7 +846,8 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
 void RunController::attachRanks()
 {
     m_reattaching = false;
-    const QList<int> neverStarted = ReattachPlan::attach(*m_transport, m_plan, m_runtime, m_offsets, m_masterPort);
+    const QList<int> neverStarted =
+        ReattachPlan::attach(*m_transport, m_plan, m_runtime, m_offsets, m_masterPort);
     for (int r : neverStarted)
         setRankState(r, RankState::Stopped, tr("not started"));
     checkAllDone();

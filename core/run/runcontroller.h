@@ -24,18 +24,18 @@
 #pragma once
 
 #include "config/launchplan.h"
+#include "config/profile.h"
+#include "config/trainingconfig.h"
 #include "run/failurepolicy.h"
 #include "run/failurereport.h"
 #include "run/rankruntime.h"
-#include "run/streamoffsets.h"
-#include "config/profile.h"
-#include "stream/rankstream.h"
 #include "run/runrecord.h"
 #include "run/runstate.h"
 #include "run/runstatefile.h"
-#include "config/trainingconfig.h"
-#include "transport/transport.h"
+#include "run/streamoffsets.h"
+#include "stream/rankstream.h"
 #include "stream/workerevent.h"
+#include "transport/transport.h"
 
 #include <QHash>
 #include <QList>
@@ -60,15 +60,18 @@ class RunController : public QObject
 public:
     struct Options
     {
-        QString workerPath;          // the local rankdeck-worker (SSH transports deploy it)
-        QString runsDirectory;       // empty: RunRecord::defaultRunsDirectory()
-        QString runId;               // empty: a new id
-        int stopGraceMs = 2000;      // `stop` command → SIGTERM
-        int termGraceMs = 3000;      // SIGTERM → SIGKILL
-        int hangTimeoutSec = 0;      // no step progress while heartbeats go on; 0: the profile's heartbeat timeout
-        int storeTimeoutSec = 0;     // rank 0 must report its port within this; 0: the profile's rendezvous timeout
-        bool autoDumpStacks = true;  // ask hung ranks for their stacks
-        bool detach = false;         // ranks survive this launcher where the transport can (state.json says so)
+        QString workerPath;     // the local rankdeck-worker (SSH transports deploy it)
+        QString runsDirectory;  // empty: RunRecord::defaultRunsDirectory()
+        QString runId;          // empty: a new id
+        int stopGraceMs = 2000; // `stop` command → SIGTERM
+        int termGraceMs = 3000; // SIGTERM → SIGKILL
+        int hangTimeoutSec =
+            0; // no step progress while heartbeats go on; 0: the profile's heartbeat timeout
+        int storeTimeoutSec =
+            0; // rank 0 must report its port within this; 0: the profile's rendezvous timeout
+        bool autoDumpStacks = true; // ask hung ranks for their stacks
+        bool detach =
+            false; // ranks survive this launcher where the transport can (state.json says so)
         SshInteraction *sshInteraction = nullptr;
     };
 
@@ -84,8 +87,8 @@ public:
     // the byte where the record stops; lines go on into the same logs, and the run then ends as
     // usual. nullptr and *error when the run cannot be re-attached (finished, local, attached to a
     // live launcher, a transport without Capability::Reattach). options.workerPath is not needed.
-    static RunController *reattach(const QString &runDirectory, const Options &options, QObject *parent,
-                                   QString *error);
+    static RunController *reattach(const QString &runDirectory, const Options &options,
+                                   QObject *parent, QString *error);
 
     // Uses this transport instead of the profile's (benchmarks, synthetic runs); takes ownership.
     // Call before start().
@@ -98,8 +101,8 @@ public:
     // SIGKILL to every rank's process group now.
     void kill();
     // Leaves the run without stopping it (Options::detach, every rank started): state.json gets
-    // the stream offsets, the transport lets go of the ranks, they go on; the controller is then inert
-    // (isDetached()) and reattach() can pick the run up. false and *error otherwise.
+    // the stream offsets, the transport lets go of the ranks, they go on; the controller is then
+    // inert (isDetached()) and reattach() can pick the run up. false and *error otherwise.
     bool detachAndRelease(QString *error);
     bool canDetach() const;
     bool isDetached() const { return m_released; }
@@ -199,13 +202,13 @@ private:
     QList<RankStatus> m_ranks;
     QList<RankRuntime> m_runtime;
     QList<StreamOffsets> m_offsets;
-    bool m_released = false;         // detachAndRelease() done
-    bool m_reattaching = false;      // prepared() means: attach the ranks, not start them
+    bool m_released = false;    // detachAndRelease() done
+    bool m_reattaching = false; // prepared() means: attach the ranks, not start them
     bool m_ranksStartedSent = false;
     QHash<int, QString> m_stacks;
-    FailurePolicy m_policy;          // this attempt's failures
+    FailurePolicy m_policy; // this attempt's failures
     StopEscalation *m_stops = nullptr;
-    QList<QJsonObject> m_attempts;   // history of earlier attempts
+    QList<QJsonObject> m_attempts; // history of earlier attempts
     QString m_rootCauseSummary;
     QString m_errorMessage;
     RunState m_state = RunState::Preparing;

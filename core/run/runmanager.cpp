@@ -48,7 +48,8 @@ void RunManager::adopt(RunController *c)
     emit runStarted(id);
 }
 
-RunController *RunManager::reattach(const QString &idOrName, RunController::Options options, QString *error)
+RunController *RunManager::reattach(const QString &idOrName, RunController::Options options,
+                                    QString *error)
 {
     const QString dir = RunRecord::resolve(m_runsDirectory, idOrName, error);
     if (dir.isEmpty())
@@ -58,7 +59,9 @@ RunController *RunManager::reattach(const QString &idOrName, RunController::Opti
         return nullptr;
     if (RunController *old = controller(r.id())) {
         if (!old->isReadOnly() && !old->isDetached()) {
-            *error = QCoreApplication::translate("rankdeck::RunManager", "run %1 is attached already").arg(r.id());
+            *error =
+                QCoreApplication::translate("rankdeck::RunManager", "run %1 is attached already")
+                    .arg(r.id());
             return nullptr;
         }
         m_controllers.remove(r.id());
@@ -106,7 +109,7 @@ void RunManager::closeRun(const QString &runId)
 {
     RunController *c = controller(runId);
     if (!c || (!c->isReadOnly() && !isTerminal(c->state())))
-        return;  // a live run stays until it ends
+        return; // a live run stays until it ends
     m_controllers.remove(runId);
     c->deleteLater();
 }

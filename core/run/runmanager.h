@@ -27,11 +27,12 @@ public:
 
     // Starts a run (options.runsDirectory is set to this manager's). nullptr and *error when it
     // could not start; the failed attempt still appears in the history when it got a record.
-    RunController *launch(const Profile &profile, const TrainingConfig &config, RunController::Options options,
-                          QString *error);
+    RunController *launch(const Profile &profile, const TrainingConfig &config,
+                          RunController::Options options, QString *error);
     // Takes over a detached run (RunController::reattach) by id or name; the controller is then
     // live here like a launched one. nullptr and *error when it cannot.
-    RunController *reattach(const QString &idOrName, RunController::Options options, QString *error);
+    RunController *reattach(const QString &idOrName, RunController::Options options,
+                            QString *error);
     // Releases every active detachable run (detachAndRelease); returns those that were released.
     // The GUI calls it on quit, then stopAll() for the rest.
     QStringList detachAll();

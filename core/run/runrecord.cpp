@@ -43,7 +43,8 @@ bool makePrivateDir(const QString &path)
 {
     if (!QDir().mkpath(path))
         return false;
-    return QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    return QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                           QFileDevice::ExeOwner);
 }
 
 bool processAlive(qint64 pid)
@@ -87,7 +88,8 @@ QString RunRecord::newRunId(const QString &name)
         clean.chop(1);
     if (clean.isEmpty())
         clean = QStringLiteral("run");
-    const QString stamp = QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    const QString stamp =
+        QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss"));
     const QString suffix = QString::number(QRandomGenerator::global()->bounded(0x10000), 16)
                                .rightJustified(4, QLatin1Char('0'));
     return stamp + QLatin1Char('-') + clean + QLatin1Char('-') + suffix;
@@ -128,8 +130,9 @@ bool RunRecord::create(const QString &runsDirectory, const QString &runId, const
     run[QStringLiteral("rankdeck")] = QStringLiteral(RANKDECK_VERSION);
     run[QStringLiteral("profile")] = profile.toJson();
     run[QStringLiteral("config")] = config.toJson();
-    if (!writeFileAtomically(dir + QStringLiteral("/run.json"), QJsonDocument(run).toJson())
-        || !writeFileAtomically(dir + QStringLiteral("/profile.toml"), ProfileStore::serialize(profile).toUtf8())) {
+    if (!writeFileAtomically(dir + QStringLiteral("/run.json"), QJsonDocument(run).toJson()) ||
+        !writeFileAtomically(dir + QStringLiteral("/profile.toml"),
+                             ProfileStore::serialize(profile).toUtf8())) {
         *error = tr("cannot write the run record in %1").arg(dir);
         return false;
     }
@@ -159,7 +162,8 @@ QString RunRecord::nodeRunDirectory() const
 
 bool RunRecord::writeState(const QJsonObject &state)
 {
-    return writeFileAtomically(m_directory + QStringLiteral("/state.json"), QJsonDocument(state).toJson());
+    return writeFileAtomically(m_directory + QStringLiteral("/state.json"),
+                               QJsonDocument(state).toJson());
 }
 
 QJsonObject RunRecord::readState() const
@@ -169,8 +173,9 @@ QJsonObject RunRecord::readState() const
 
 bool RunRecord::writeFailureReport(const QJsonObject &json, const QString &text)
 {
-    return writeFileAtomically(m_directory + QStringLiteral("/failure.json"), QJsonDocument(json).toJson())
-        && writeFileAtomically(m_directory + QStringLiteral("/failure.txt"), text.toUtf8());
+    return writeFileAtomically(m_directory + QStringLiteral("/failure.json"),
+                               QJsonDocument(json).toJson()) &&
+           writeFileAtomically(m_directory + QStringLiteral("/failure.txt"), text.toUtf8());
 }
 
 QJsonObject RunRecord::readFailureReport() const
@@ -231,7 +236,8 @@ bool RunRecord::takeStackDumpRequest() const
     return QFile::remove(m_directory + QStringLiteral("/stacks-request"));
 }
 
-void RunRecord::appendStacks(int rank, qint64 timeUs, const QString &reason, const QString &stacks) const
+void RunRecord::appendStacks(int rank, qint64 timeUs, const QString &reason,
+                             const QString &stacks) const
 {
     QFile f(stacksPath(rank));
     if (!f.open(QIODevice::Append))
@@ -278,16 +284,16 @@ QList<RunInfo> RunRecord::list(const QString &runsDirectory)
 {
     QList<RunInfo> out;
     const QDir dir(runsDirectory);
-    const QStringList entries = dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name | QDir::Reversed);
+    const QStringList entries =
+        dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name | QDir::Reversed);
     for (const QString &e : entries) {
         RunRecord r;
         QString error;
         if (r.open(dir.filePath(e), &error))
             out.append(r.info());
     }
-    std::stable_sort(out.begin(), out.end(), [](const RunInfo &a, const RunInfo &b) {
-        return a.createdUs > b.createdUs;
-    });
+    std::stable_sort(out.begin(), out.end(),
+                     [](const RunInfo &a, const RunInfo &b) { return a.createdUs > b.createdUs; });
     return out;
 }
 
@@ -300,7 +306,7 @@ QString RunRecord::resolve(const QString &runsDirectory, const QString &idOrName
     const QString direct = runsDirectory + QLatin1Char('/') + idOrName;
     if (QFileInfo::exists(direct + QStringLiteral("/run.json")))
         return direct;
-    for (const RunInfo &i : list(runsDirectory)) {  // newest first
+    for (const RunInfo &i : list(runsDirectory)) { // newest first
         if (i.name == idOrName)
             return i.directory;
     }

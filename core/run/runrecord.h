@@ -18,8 +18,8 @@
 #pragma once
 
 #include "config/profile.h"
-#include "run/runstate.h"
 #include "config/trainingconfig.h"
+#include "run/runstate.h"
 
 #include <QJsonObject>
 #include <QList>
@@ -35,14 +35,14 @@ struct RunInfo
     QString directory;
     QString profileName;
     RunState state = RunState::Preparing;
-    bool launcherGone = false;   // not finished, but the launcher that owned it is not running
-    bool detachable = false;     // launched with detach (SSH): ranks outlive the launcher
-    bool detached = false;       // left running by its launcher; RunController::reattach() takes it over
+    bool launcherGone = false; // not finished, but the launcher that owned it is not running
+    bool detachable = false;   // launched with detach (SSH): ranks outlive the launcher
+    bool detached = false; // left running by its launcher; RunController::reattach() takes it over
     qint64 createdUs = 0;
     qint64 endedUs = 0;
     int worldSize = 0;
     int attempt = 0;
-    QString rootCause;           // one-line summary, empty when none
+    QString rootCause; // one-line summary, empty when none
 };
 
 class RunRecord

@@ -7,7 +7,12 @@
 namespace rankdeck {
 
 namespace {
-struct RankName { RankState state; const char *name; const char *label; };
+struct RankName
+{
+    RankState state;
+    const char *name;
+    const char *label;
+};
 constexpr RankName kRankNames[] = {
     {RankState::Pending, "pending", QT_TRANSLATE_NOOP("rankdeck::RankState", "pending")},
     {RankState::Starting, "starting", QT_TRANSLATE_NOOP("rankdeck::RankState", "starting")},
@@ -18,7 +23,12 @@ constexpr RankName kRankNames[] = {
     {RankState::Stopped, "stopped", QT_TRANSLATE_NOOP("rankdeck::RankState", "stopped")},
     {RankState::Lost, "lost", QT_TRANSLATE_NOOP("rankdeck::RankState", "lost")},
 };
-struct RunName { RunState state; const char *name; const char *label; };
+struct RunName
+{
+    RunState state;
+    const char *name;
+    const char *label;
+};
 constexpr RunName kRunNames[] = {
     {RunState::Preparing, "preparing", QT_TRANSLATE_NOOP("rankdeck::RunState", "preparing")},
     {RunState::Starting, "starting", QT_TRANSLATE_NOOP("rankdeck::RunState", "starting")},
@@ -56,8 +66,8 @@ QString rankStateLabel(RankState state)
 
 bool isTerminal(RankState state)
 {
-    return state == RankState::Finished || state == RankState::Failed || state == RankState::Stopped
-        || state == RankState::Lost;
+    return state == RankState::Finished || state == RankState::Failed ||
+           state == RankState::Stopped || state == RankState::Lost;
 }
 
 QString runStateName(RunState state)

@@ -9,13 +9,32 @@
 
 namespace rankdeck {
 
-enum class RankState { Pending, Starting, Rendezvous, Running, Finished, Failed, Stopped, Lost };
+enum class RankState
+{
+    Pending,
+    Starting,
+    Rendezvous,
+    Running,
+    Finished,
+    Failed,
+    Stopped,
+    Lost
+};
 
-enum class RunState { Preparing, Starting, Running, Stopping, Finished, Failed, Stopped };
+enum class RunState
+{
+    Preparing,
+    Starting,
+    Running,
+    Stopping,
+    Finished,
+    Failed,
+    Stopped
+};
 
-QString rankStateName(RankState state);   // "pending", "starting", … (stable, stored on disk)
+QString rankStateName(RankState state); // "pending", "starting", … (stable, stored on disk)
 RankState rankStateFromName(const QString &name);
-QString rankStateLabel(RankState state);  // translated, for views
+QString rankStateLabel(RankState state); // translated, for views
 bool isTerminal(RankState state);
 
 QString runStateName(RunState state);
@@ -28,25 +47,25 @@ struct RankStatus
     int rank = 0;
     int nodeIndex = 0;
     int localRank = 0;
-    QString host;             // as reported by the rank (hello), else the profile's node
+    QString host; // as reported by the rank (hello), else the profile's node
     qint64 pid = 0;
     RankState state = RankState::Pending;
     QString device;
     QString backend;
-    qint64 startTimeUs = 0;   // process started
-    qint64 endTimeUs = 0;     // process ended
+    qint64 startTimeUs = 0; // process started
+    qint64 endTimeUs = 0;   // process ended
     int exitCode = 0;
-    int signal = 0;           // terminating signal, 0 if none
-    qint64 step = -1;         // steps completed, as the worker counts them (-1: no report yet)
+    int signal = 0;   // terminating signal, 0 if none
+    qint64 step = -1; // steps completed, as the worker counts them (-1: no report yet)
     qint64 totalSteps = 0;
     double loss = qQNaN();
     double samplesPerSec = 0;
-    qint64 lastStepUs = 0;        // launcher clock: when the last step event arrived
-    qint64 lastHeartbeatUs = 0;   // launcher clock: last sign of life (any event)
-    bool silent = false;          // no heartbeat past the timeout
-    bool hung = false;            // heartbeats go on but steps do not
+    qint64 lastStepUs = 0;      // launcher clock: when the last step event arrived
+    qint64 lastHeartbeatUs = 0; // launcher clock: last sign of life (any event)
+    bool silent = false;        // no heartbeat past the timeout
+    bool hung = false;          // heartbeats go on but steps do not
     bool rootCause = false;
-    QString detail;               // short reason shown next to the state
+    QString detail; // short reason shown next to the state
 
     QJsonObject toJson() const;
     static RankStatus fromJson(const QJsonObject &json);

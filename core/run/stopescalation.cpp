@@ -9,8 +9,7 @@ namespace rankdeck {
 
 StopEscalation::StopEscalation(int stopGraceMs, int termGraceMs, QObject *parent)
     : QObject(parent), m_stopGraceMs(stopGraceMs), m_termGraceMs(termGraceMs)
-{
-}
+{}
 
 void StopEscalation::stop(int rank)
 {
@@ -20,12 +19,15 @@ void StopEscalation::stop(int rank)
     QTimer::singleShot(m_stopGraceMs, this, [this, rank, serial] {
         if (!current(rank, serial))
             return;
-        emit message(tr("rank %1 did not stop within %2 ms; sending SIGTERM").arg(rank).arg(m_stopGraceMs));
+        emit message(
+            tr("rank %1 did not stop within %2 ms; sending SIGTERM").arg(rank).arg(m_stopGraceMs));
         send(rank, SIGTERM);
         QTimer::singleShot(m_termGraceMs, this, [this, rank, serial] {
             if (!current(rank, serial))
                 return;
-            emit message(tr("rank %1 ignored SIGTERM for %2 ms; sending SIGKILL").arg(rank).arg(m_termGraceMs));
+            emit message(tr("rank %1 ignored SIGTERM for %2 ms; sending SIGKILL")
+                             .arg(rank)
+                             .arg(m_termGraceMs));
             send(rank, SIGKILL);
         });
     });

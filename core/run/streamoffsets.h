@@ -14,9 +14,9 @@ namespace rankdeck {
 
 struct StreamOffsets
 {
-    int attempt = 0;              // the transport's start count of the rank (rank<R>.a<attempt>)
-    qint64 received[2] = {0, 0};  // bytes of stdout, stderr delivered by the transport
-    qint64 pending[2] = {0, 0};   // ... of which still in the line splitter (not on disk)
+    int attempt = 0;             // the transport's start count of the rank (rank<R>.a<attempt>)
+    qint64 received[2] = {0, 0}; // bytes of stdout, stderr delivered by the transport
+    qint64 pending[2] = {0, 0};  // ... of which still in the line splitter (not on disk)
 
     qint64 committed(StreamKind stream) const;
     // A chunk of this stream was handed to the rank's stream (and its complete lines written).

@@ -84,7 +84,8 @@ bool CsvExport::parseValue(QStringView text, double *value)
         *value = std::numeric_limits<double>::quiet_NaN();
         return true;
     }
-    if (t.compare(u"inf", Qt::CaseInsensitive) == 0 || t.compare(u"+inf", Qt::CaseInsensitive) == 0) {
+    if (t.compare(u"inf", Qt::CaseInsensitive) == 0 ||
+        t.compare(u"+inf", Qt::CaseInsensitive) == 0) {
         *value = std::numeric_limits<double>::infinity();
         return true;
     }

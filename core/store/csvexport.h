@@ -21,9 +21,9 @@ class MetricsStore;
 class CsvExport
 {
 public:
-    static QByteArray header();  // with '\n'
+    static QByteArray header(); // with '\n'
     static QByteArray row(int rank, const QString &metric, int segment, qint64 step,
-                          qint64 wallTimeUs, double value);  // with '\n'
+                          qint64 wallTimeUs, double value); // with '\n'
     static QString formatValue(double value);
     static bool parseValue(QStringView text, double *value);
 

@@ -87,7 +87,8 @@ void Downsampler::update(std::span<const double> values)
             hi = p[k] > p[hi] ? k : hi;
         }
         if (finite) {
-            b = Block{p[lo], p[hi], std::uint32_t(m_count + lo), std::uint32_t(m_count + hi), kNone, kNone};
+            b = Block{p[lo], p[hi], std::uint32_t(m_count + lo), std::uint32_t(m_count + hi),
+                      kNone, kNone};
         } else {
             for (qsizetype i = m_count; i < m_count + kBlock; ++i)
                 mergePoint(values, std::uint32_t(i), b);
@@ -124,8 +125,8 @@ inline size_t Downsampler::levelAt(qsizetype i, qsizetype end) const
     size_t level = 0;
     while (level + 1 < levels) {
         const int shift = kBlockShift + int(level) + 1;
-        if ((i & ((qsizetype(1) << shift) - 1)) != 0 || i + (qsizetype(1) << shift) > end
-            || size_t(i >> shift) >= m_levels[level + 1].size())
+        if ((i & ((qsizetype(1) << shift) - 1)) != 0 || i + (qsizetype(1) << shift) > end ||
+            size_t(i >> shift) >= m_levels[level + 1].size())
             break;
         ++level;
     }
@@ -174,10 +175,15 @@ DownsampledPoints Downsampler::bucket(std::span<const qint64> x, double offset, 
                                       std::span<const qint64> xMid) const
 {
     end = qMin(end, qsizetype(x.size()));
-    const auto xAt = [x, offset, divisor](qsizetype i) { return (double(x[size_t(i)]) - offset) / divisor; };
+    const auto xAt = [x, offset, divisor](qsizetype i) {
+        return (double(x[size_t(i)]) - offset) / divisor;
+    };
     // The same arithmetic as xAt, so that comparisons with a bucket edge agree exactly.
-    const auto midAt = [xMid, offset, divisor](qsizetype j) { return (double(xMid[size_t(j)]) - offset) / divisor; };
-    return bucketImpl(xAt, x.data(), midAt, qsizetype(xMid.size()), values, begin, end, xMin, xMax, buckets);
+    const auto midAt = [xMid, offset, divisor](qsizetype j) {
+        return (double(xMid[size_t(j)]) - offset) / divisor;
+    };
+    return bucketImpl(xAt, x.data(), midAt, qsizetype(xMid.size()), values, begin, end, xMin, xMax,
+                      buckets);
 }
 
 void Downsampler::midSamples(std::span<const qint64> x, std::vector<qint64> &mid, qsizetype from)
@@ -194,10 +200,9 @@ void Downsampler::midSamples(std::span<const qint64> x, std::vector<qint64> &mid
 }
 
 template <typename XAt, typename MidAt>
-DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const qint64 *xColumn,
-                                          const MidAt &midAt, qsizetype midCount,
-                                          std::span<const double> values, qsizetype begin,
-                                          qsizetype end, double xMin, double xMax,
+DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const qint64 *xColumn, const MidAt &midAt,
+                                          qsizetype midCount, std::span<const double> values,
+                                          qsizetype begin, qsizetype end, double xMin, double xMax,
                                           int buckets) const
 {
     DownsampledPoints out;
@@ -234,7 +239,7 @@ DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const qint64 *xColumn,
         xMin = xAt(begin);
         xMax = xAt(end - 1);
         if (!(xMin < xMax))
-            xMax = xMin + 1.0;  // one x value: everything falls in the first bucket
+            xMax = xMin + 1.0; // one x value: everything falls in the first bucket
     }
 
     // First index in [lo, end) whose x is >= edge (x is non-decreasing).
@@ -250,7 +255,7 @@ DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const qint64 *xColumn,
         return lo;
     };
     qsizetype first = lowerBound(begin, xMin);
-    qsizetype last = first;  // first index with x > xMax
+    qsizetype last = first; // first index with x > xMax
     {
         qsizetype lo = first, hi = end;
         while (lo < hi) {
@@ -282,8 +287,8 @@ DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const qint64 *xColumn,
         if (xLast > xLo)
             guess = lo + qsizetype((edge - xLo) / (xLast - xLo) * double(last - 1 - lo));
         guess = qBound(lo + 1, guess, last - 1);
-        qsizetype below;  // x[below] < edge
-        qsizetype above;  // x[above] >= edge
+        qsizetype below; // x[below] < edge
+        qsizetype above; // x[above] >= edge
         if (xAt(guess) >= edge) {
             above = guess;
             below = lo;
@@ -299,7 +304,7 @@ DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const qint64 *xColumn,
             }
         } else {
             below = guess;
-            above = last - 1;  // x[last - 1] >= edge, checked above
+            above = last - 1; // x[last - 1] >= edge, checked above
             for (qsizetype stepSize = 1;; stepSize *= 2) {
                 const qsizetype probe = guess + stepSize;
                 if (probe >= last - 1)
@@ -332,10 +337,11 @@ DownsampledPoints Downsampler::bucketImpl(const XAt &xAt, const qint64 *xColumn,
     // whose x reaches the edge (last if none), the border e rounded to the nearest block start
     // is kBlock·j for the first j whose mid index j·kBlock + kMid is >= e, that is, lies at or
     // past last or has x >= edge. Found by galloping over the samples from the previous border.
-    const qsizetype jLast = (last - kMid + kBlock - 1) / kBlock;  // first j with j·kBlock + kMid >= last
+    const qsizetype jLast =
+        (last - kMid + kBlock - 1) / kBlock; // first j with j·kBlock + kMid >= last
     const bool midBorders = snap && midCount >= jLast;
     auto snappedBorder = [&](qsizetype from, double edge) -> qsizetype {
-        qsizetype lo = (from - kMid + kBlock - 1) / kBlock;  // first j whose mid index >= from
+        qsizetype lo = (from - kMid + kBlock - 1) / kBlock; // first j whose mid index >= from
         if (from < kMid)
             lo = 0;
         if (lo >= jLast || midAt(lo) >= edge)

@@ -24,10 +24,10 @@ namespace rankdeck {
 struct DownsampledPoints
 {
     QList<double> x;
-    QList<double> y;        // finite values only
-    QList<double> nanX;     // x of NaN values (one per bucket that holds any)
-    QList<double> infX;     // x of ±Inf values (one per bucket that holds any)
-    QList<double> infY;     // their sign: +Inf or -Inf
+    QList<double> y;    // finite values only
+    QList<double> nanX; // x of NaN values (one per bucket that holds any)
+    QList<double> infX; // x of ±Inf values (one per bucket that holds any)
+    QList<double> infY; // their sign: +Inf or -Inf
 };
 
 class Downsampler
@@ -54,8 +54,8 @@ public:
     // reaches the edges of the view. xMin >= xMax (or NaN) means the whole range of x.
     DownsampledPoints bucket(const XFunction &xAt, std::span<const double> values, double xMin,
                              double xMax, int buckets) const;
-    DownsampledPoints bucket(std::span<const double> x, std::span<const double> values,
-                             double xMin, double xMax, int buckets) const;
+    DownsampledPoints bucket(std::span<const double> x, std::span<const double> values, double xMin,
+                             double xMax, int buckets) const;
     // Only the points [begin, end) of the indexed column (one segment); xAt takes absolute
     // indices.
     DownsampledPoints bucket(const XFunction &xAt, std::span<const double> values, qsizetype begin,
@@ -73,7 +73,8 @@ public:
                              std::span<const qint64> xMid = {}) const;
     static constexpr int kMid = kBlock / 2 - 1;
     // Brings `mid` up to date with a grown (or, from `from` on, changed) x column.
-    static void midSamples(std::span<const qint64> x, std::vector<qint64> &mid, qsizetype from = -1);
+    static void midSamples(std::span<const qint64> x, std::vector<qint64> &mid,
+                           qsizetype from = -1);
 
     // Without an index: the same result computed by a plain scan (the reference for tests).
     static DownsampledPoints bucketScan(std::span<const double> x, std::span<const double> values,
@@ -87,18 +88,18 @@ private:
     {
         double minValue = 0.0;
         double maxValue = 0.0;
-        std::uint32_t minIndex = 0;   // absolute index of the smallest finite value, or kNone
+        std::uint32_t minIndex = 0; // absolute index of the smallest finite value, or kNone
         std::uint32_t maxIndex = 0;
-        std::uint32_t nanIndex = 0;   // first NaN
-        std::uint32_t infIndex = 0;   // first ±Inf
+        std::uint32_t nanIndex = 0; // first NaN
+        std::uint32_t infIndex = 0; // first ±Inf
     };
     static constexpr std::uint32_t kNone = 0xffffffffu;
 
     template <typename XAt, typename MidAt>
     DownsampledPoints bucketImpl(const XAt &xAt, const qint64 *xColumn, const MidAt &midAt,
-                                 qsizetype midCount,
-                                 std::span<const double> values, qsizetype begin, qsizetype end,
-                                 double xMin, double xMax, int buckets) const;
+                                 qsizetype midCount, std::span<const double> values,
+                                 qsizetype begin, qsizetype end, double xMin, double xMax,
+                                 int buckets) const;
     void rangeMinMax(std::span<const double> values, qsizetype begin, qsizetype end,
                      Block &acc) const;
     size_t levelAt(qsizetype i, qsizetype end) const;
@@ -108,7 +109,7 @@ private:
 
     // m_levels[k][j] covers points [j·kBlock·2^k, (j+1)·kBlock·2^k); complete nodes only.
     std::vector<std::vector<Block>> m_levels;
-    qsizetype m_count = 0;  // points covered by complete level-0 blocks
+    qsizetype m_count = 0; // points covered by complete level-0 blocks
 };
 
 } // namespace rankdeck

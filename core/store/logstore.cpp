@@ -28,7 +28,8 @@ constexpr quint8 kFlagTruncated = 1;
 // Lines longer than this are shown from their head when read back from disk.
 constexpr qint64 kMaxReadBack = 1024 * 1024;
 
-void encodeIndex(char *out, qint64 offset, qint64 timeUs, qint64 length, StreamKind stream, quint8 flags)
+void encodeIndex(char *out, qint64 offset, qint64 timeUs, qint64 length, StreamKind stream,
+                 quint8 flags)
 {
     qToLittleEndian<qint64>(offset, out);
     qToLittleEndian<qint64>(timeUs, out + 8);
@@ -48,7 +49,8 @@ void raiseOpenFileLimit()
     std::call_once(once, [] {
         constexpr rlim_t kWanted = 65536;
         rlimit rl{};
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < kWanted && rl.rlim_cur < rl.rlim_max) {
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < kWanted &&
+            rl.rlim_cur < rl.rlim_max) {
             rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? kWanted : std::min(rl.rlim_max, kWanted);
             setrlimit(RLIMIT_NOFILE, &rl);
         }
@@ -65,22 +67,18 @@ struct LogStore::RankFiles
     std::unique_ptr<QFile> events;
     mutable std::unique_ptr<QFile> logRead;
     mutable std::unique_ptr<QFile> indexRead;
-    qint64 logSize = 0;   // bytes in the log file
-    qint64 count = 0;     // complete lines
+    qint64 logSize = 0; // bytes in the log file
+    qint64 count = 0;   // complete lines
     bool dirty = false;
-    bool inLine = false;  // pieces of a long line were written
+    bool inLine = false; // pieces of a long line were written
     qint64 lineStart = 0;
     qint64 lineBytes = 0;
     std::deque<LogLine> window;
 };
 
-LogStore::LogStore()
-    : LogStore(Options{})
-{
-}
+LogStore::LogStore() : LogStore(Options{}) {}
 
-LogStore::LogStore(const Options &options)
-    : m_options(options)
+LogStore::LogStore(const Options &options) : m_options(options)
 {
     m_options.windowPerRank = qMax(1, m_options.windowPerRank);
     m_options.windowAll = qMax(1, m_options.windowAll);
@@ -112,7 +110,8 @@ bool LogStore::open(const QString &directory, QString *errorMessage)
     m_directory = QDir(directory).absolutePath();
     m_allIndex = std::make_unique<QFile>(m_directory + QStringLiteral("/all.idx"));
     if (!m_allIndex->open(QIODevice::WriteOnly | QIODevice::Append)) {
-        const QString why = tr("cannot open %1: %2").arg(m_allIndex->fileName(), m_allIndex->errorString());
+        const QString why =
+            tr("cannot open %1: %2").arg(m_allIndex->fileName(), m_allIndex->errorString());
         m_allIndex.reset();
         m_directory.clear();
         return fail(why);
@@ -137,7 +136,8 @@ bool LogStore::isOpen() const
 QString LogStore::logFilePath(int rank) const
 {
     QMutexLocker lock(&m_mutex);
-    return m_directory.isEmpty() ? QString() : m_directory + QStringLiteral("/rank-%1.log").arg(rank);
+    return m_directory.isEmpty() ? QString()
+                                 : m_directory + QStringLiteral("/rank-%1.log").arg(rank);
 }
 
 QString LogStore::eventsFilePath(int rank) const
@@ -170,8 +170,8 @@ bool LogStore::openRankFiles(RankFiles &rf, int rank, QString *errorMessage)
     const QString base = m_directory + QStringLiteral("/rank-%1").arg(rank);
     rf.log = std::make_unique<QFile>(base + QStringLiteral(".log"));
     rf.index = std::make_unique<QFile>(base + QStringLiteral(".idx"));
-    if (!rf.log->open(QIODevice::WriteOnly | QIODevice::Append)
-        || !rf.index->open(QIODevice::WriteOnly | QIODevice::Append)) {
+    if (!rf.log->open(QIODevice::WriteOnly | QIODevice::Append) ||
+        !rf.index->open(QIODevice::WriteOnly | QIODevice::Append)) {
         const QString why = tr("cannot open the log of rank %1 in %2: %3")
                                 .arg(rank)
                                 .arg(m_directory, rf.log->isOpen() ? rf.index->errorString()
@@ -223,7 +223,10 @@ void LogStore::loadExisting()
         if (!rf->index)
             continue;
         rf->count = rf->index->size() / kIndexRecord;
-        const qint64 first = qMax<qint64>(0, rf->count - qMin<qint64>(m_options.windowPerRank, qMax<qint64>(100, m_options.maxLinesInMemory / qMax<qsizetype>(1, names.size()))));
+        const qint64 first = qMax<qint64>(
+            0, rf->count - qMin<qint64>(m_options.windowPerRank,
+                                        qMax<qint64>(100, m_options.maxLinesInMemory /
+                                                              qMax<qsizetype>(1, names.size()))));
         QList<LogLine> lines;
         readRankRangeLocked(rank, first, rf->count - first, &lines, nullptr);
         for (LogLine &l : lines)
@@ -262,9 +265,13 @@ void LogStore::append(const QList<LogLine> &lines)
         // Disk first: whatever happens to the views, the run record has the bytes.
         if (rf->log) {
             if (rf->log->write(in.raw) != in.raw.size())
-                setError(tr("cannot write the log of rank %1: %2").arg(in.rank).arg(rf->log->errorString()));
+                setError(tr("cannot write the log of rank %1: %2")
+                             .arg(in.rank)
+                             .arg(rf->log->errorString()));
             if (!in.partial && !rf->log->putChar('\n'))
-                setError(tr("cannot write the log of rank %1: %2").arg(in.rank).arg(rf->log->errorString()));
+                setError(tr("cannot write the log of rank %1: %2")
+                             .arg(in.rank)
+                             .arg(rf->log->errorString()));
         }
         rf->logSize += in.raw.size();
         rf->lineBytes += in.raw.size();
@@ -284,11 +291,15 @@ void LogStore::append(const QList<LogLine> &lines)
             encodeIndex(rec, rf->lineStart, line.timeUs, rf->lineBytes, line.stream,
                         line.truncated ? kFlagTruncated : 0);
             if (rf->index->write(rec, kIndexRecord) != kIndexRecord)
-                setError(tr("cannot write the log index of rank %1: %2").arg(in.rank).arg(rf->index->errorString()));
+                setError(tr("cannot write the log index of rank %1: %2")
+                             .arg(in.rank)
+                             .arg(rf->index->errorString()));
         }
         if (m_allIndex) {
             char rec[kAllRecord];
-            qToLittleEndian<quint64>((quint64(quint32(line.rank)) << kRankShift) | (quint64(line.number) & kNumberMask), rec);
+            qToLittleEndian<quint64>((quint64(quint32(line.rank)) << kRankShift) |
+                                         (quint64(line.number) & kNumberMask),
+                                     rec);
             m_allIndex->write(rec, kAllRecord);
         }
         rf->window.push_back(line);
@@ -321,9 +332,11 @@ void LogStore::appendEvents(int rank, const QList<WorkerEvent> &events)
         return;
     RankFiles *rf = rankFiles(rank);
     if (!rf->events) {
-        rf->events = std::make_unique<QFile>(m_directory + QStringLiteral("/rank-%1.events.jsonl").arg(rank));
+        rf->events = std::make_unique<QFile>(m_directory +
+                                             QStringLiteral("/rank-%1.events.jsonl").arg(rank));
         if (!rf->events->open(QIODevice::WriteOnly | QIODevice::Append)) {
-            setError(tr("cannot open %1: %2").arg(rf->events->fileName(), rf->events->errorString()));
+            setError(
+                tr("cannot open %1: %2").arg(rf->events->fileName(), rf->events->errorString()));
             rf->events.reset();
             return;
         }
@@ -415,7 +428,8 @@ QList<LogLine> LogStore::recentLines(int rank, qint64 from, int maxCount) const
     return out;
 }
 
-bool LogStore::readAllIndexLocked(qint64 sequence, int *rank, qint64 *number, QString *errorMessage) const
+bool LogStore::readAllIndexLocked(qint64 sequence, int *rank, qint64 *number,
+                                  QString *errorMessage) const
 {
     if (m_directory.isEmpty()) {
         if (errorMessage)
@@ -426,13 +440,15 @@ bool LogStore::readAllIndexLocked(qint64 sequence, int *rank, qint64 *number, QS
         m_allIndexRead = std::make_unique<QFile>(m_directory + QStringLiteral("/all.idx"));
         if (!m_allIndexRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
             if (errorMessage)
-                *errorMessage = tr("cannot read %1: %2").arg(m_allIndexRead->fileName(), m_allIndexRead->errorString());
+                *errorMessage = tr("cannot read %1: %2")
+                                    .arg(m_allIndexRead->fileName(), m_allIndexRead->errorString());
             m_allIndexRead.reset();
             return false;
         }
     }
     char rec[kAllRecord];
-    if (!m_allIndexRead->seek(sequence * kAllRecord) || m_allIndexRead->read(rec, kAllRecord) != kAllRecord) {
+    if (!m_allIndexRead->seek(sequence * kAllRecord) ||
+        m_allIndexRead->read(rec, kAllRecord) != kAllRecord) {
         if (errorMessage)
             *errorMessage = tr("%1: no entry %2").arg(m_allIndexRead->fileName()).arg(sequence);
         return false;
@@ -450,10 +466,11 @@ bool LogStore::openReadHandlesLocked(const RankFiles &rf, QString *errorMessage)
     const QString base = m_directory + QStringLiteral("/rank-%1").arg(rf.rank);
     rf.indexRead = std::make_unique<QFile>(base + QStringLiteral(".idx"));
     rf.logRead = std::make_unique<QFile>(base + QStringLiteral(".log"));
-    if (!rf.indexRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)
-        || !rf.logRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
+    if (!rf.indexRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered) ||
+        !rf.logRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
         if (errorMessage)
-            *errorMessage = tr("cannot read the log of rank %1 in %2").arg(rf.rank).arg(m_directory);
+            *errorMessage =
+                tr("cannot read the log of rank %1 in %2").arg(rf.rank).arg(m_directory);
         rf.indexRead.reset();
         rf.logRead.reset();
         return false;
@@ -524,8 +541,9 @@ bool LogStore::readRankRangeLocked(int rank, qint64 first, qint64 count, QList<L
         line.timeUs = qFromLittleEndian<qint64>(rec + 8);
         line.byteLength = length;
         line.number = first + i;
-        line.text = LineSplitter::displayText(QByteArrayView(block).sliced(offset - spanStart, want),
-                                              m_options.maxDisplayBytes, &line.truncated, length);
+        line.text =
+            LineSplitter::displayText(QByteArrayView(block).sliced(offset - spanStart, want),
+                                      m_options.maxDisplayBytes, &line.truncated, length);
         out->append(std::move(line));
     }
     if (n < count) {
@@ -573,7 +591,8 @@ bool LogStore::readMergedRangeLocked(qint64 first, qint64 count, QList<LogLine> 
         range.last = qMax(range.last, num);
     }
     for (auto it = ranges.begin(); it != ranges.end(); ++it) {
-        if (!readRankRangeLocked(it.key(), it->first, it->last - it->first + 1, &it->lines, errorMessage))
+        if (!readRankRangeLocked(it.key(), it->first, it->last - it->first + 1, &it->lines,
+                                 errorMessage))
             return false;
     }
     for (qint64 i = 0; i < n; ++i) {
@@ -610,7 +629,8 @@ bool LogStore::readLineLocked(int rank, qint64 number, LogLine *line, QByteArray
     if (!openReadHandlesLocked(rf, errorMessage))
         return false;
     char rec[kIndexRecord];
-    if (!rf.indexRead->seek(number * kIndexRecord) || rf.indexRead->read(rec, kIndexRecord) != kIndexRecord)
+    if (!rf.indexRead->seek(number * kIndexRecord) ||
+        rf.indexRead->read(rec, kIndexRecord) != kIndexRecord)
         return fail(tr("%1: no line %2").arg(rf.indexRead->fileName()).arg(number + 1));
     const qint64 offset = qFromLittleEndian<qint64>(rec);
     const qint64 timeUs = qFromLittleEndian<qint64>(rec + 8);
@@ -623,7 +643,8 @@ bool LogStore::readLineLocked(int rank, qint64 number, LogLine *line, QByteArray
     if (raw) {
         *raw = rf.logRead->read(length);
         if (raw->size() != length)
-            return fail(tr("%1: line %2 is incomplete").arg(rf.logRead->fileName()).arg(number + 1));
+            return fail(
+                tr("%1: line %2 is incomplete").arg(rf.logRead->fileName()).arg(number + 1));
     }
     if (line) {
         const qint64 want = length <= kMaxReadBack ? length : m_options.maxDisplayBytes + 1;
@@ -636,8 +657,8 @@ bool LogStore::readLineLocked(int rank, qint64 number, LogLine *line, QByteArray
         line->sequence = -1;
         line->raw.clear();
         line->partial = false;
-        line->text = LineSplitter::displayText(bytes, m_options.maxDisplayBytes, &line->truncated,
-                                               length);
+        line->text =
+            LineSplitter::displayText(bytes, m_options.maxDisplayBytes, &line->truncated, length);
     }
     return true;
 }

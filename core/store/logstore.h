@@ -39,12 +39,12 @@ public:
 
     struct Options
     {
-        int windowPerRank = 2000;  // lines kept in memory per rank...
+        int windowPerRank = 2000; // lines kept in memory per rank...
         // ...but at most this many over all ranks' windows together, so that 512 ranks cost no
         // more memory than 64 (each window shrinks, to no fewer than 100 lines).
         qint64 maxLinesInMemory = 250000;
-        int windowAll = 20000;     // lines kept in memory for the merged view
-        qsizetype maxDisplayBytes = LineSplitter::kDefaultMaxDisplayBytes;  // for lines read back
+        int windowAll = 20000; // lines kept in memory for the merged view
+        qsizetype maxDisplayBytes = LineSplitter::kDefaultMaxDisplayBytes; // for lines read back
     };
 
     LogStore();
@@ -86,7 +86,8 @@ public:
     QList<LogLine> recentLines(int rank, qint64 from, int maxCount = INT_MAX) const;
     // Lines [first, first + count) from memory or disk, oldest first; text as displayText().
     // Returns fewer when the range ends early or the files cannot be read (*errorMessage says).
-    QList<LogLine> readLines(int rank, qint64 first, int count, QString *errorMessage = nullptr) const;
+    QList<LogLine> readLines(int rank, qint64 first, int count,
+                             QString *errorMessage = nullptr) const;
     // The whole line as received (bytes, '\r' and all), read from disk; empty when unknown.
     QByteArray readRawLine(int rank, qint64 number, QString *errorMessage = nullptr) const;
 
@@ -98,9 +99,9 @@ public:
 
 private:
     struct RankFiles;
-    RankFiles *rankFiles(int rank);  // m_mutex held
-    bool openRankFiles(RankFiles &rf, int rank, QString *errorMessage);  // m_mutex held
-    void loadExisting();  // m_mutex held
+    RankFiles *rankFiles(int rank);                                     // m_mutex held
+    bool openRankFiles(RankFiles &rf, int rank, QString *errorMessage); // m_mutex held
+    void loadExisting();                                                // m_mutex held
     bool readLineLocked(int rank, qint64 number, LogLine *line, QByteArray *raw,
                         QString *errorMessage) const;
     bool openReadHandlesLocked(const RankFiles &rf, QString *errorMessage) const;
@@ -108,9 +109,10 @@ private:
                              QString *errorMessage) const;
     bool readMergedRangeLocked(qint64 first, qint64 count, QList<LogLine> *out,
                                QString *errorMessage) const;
-    bool readAllIndexLocked(qint64 sequence, int *rank, qint64 *number, QString *errorMessage) const;
+    bool readAllIndexLocked(qint64 sequence, int *rank, qint64 *number,
+                            QString *errorMessage) const;
     void setError(const QString &message);
-    qsizetype rankWindow() const;  // m_mutex held
+    qsizetype rankWindow() const; // m_mutex held
 
     Options m_options;
     mutable QMutex m_mutex;

@@ -31,7 +31,7 @@ struct SmoothCache
     std::vector<double> values;
     Downsampler index;
     Smoothing state = Smoothing(0.0);
-    size_t segment = 0;  // segment of the next value to smooth
+    size_t segment = 0; // segment of the next value to smooth
     quint64 lastUse = 0;
 };
 
@@ -40,15 +40,13 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Columns grow by an eighth instead of doubling: at 64 ranks × 1M points a doubled column is
 // hundreds of MB reserved for nothing, and a derived column sized exactly to its source (a
 // smoothed copy) would double on the very next point.
-template <typename T>
-void growFor(std::vector<T> &column, size_t n)
+template <typename T> void growFor(std::vector<T> &column, size_t n)
 {
     if (column.capacity() < n)
-        column.reserve(n + std::max<size_t>(n / 8, 16));  // 512 ranks × 6 metrics start small
+        column.reserve(n + std::max<size_t>(n / 8, 16)); // 512 ranks × 6 metrics start small
 }
 
-template <typename T>
-void pushBack(std::vector<T> &column, const T &value)
+template <typename T> void pushBack(std::vector<T> &column, const T &value)
 {
     growFor(column, column.size() + 1);
     column.push_back(value);
@@ -62,7 +60,7 @@ struct MetricsStore::Series
     std::vector<qint64> times;
     std::vector<double> values;
     std::vector<size_t> segmentStarts;
-    std::vector<qint64> stepMid, timeMid;  // Downsampler::midSamples() of steps and times
+    std::vector<qint64> stepMid, timeMid; // Downsampler::midSamples() of steps and times
     Downsampler rawIndex;
     // One smoothed column per series: the plot shows the raw curve (weight 0, not cached) and
     // one weight. A second slot would only keep the previous slider position, at 8 bytes per
@@ -72,7 +70,8 @@ struct MetricsStore::Series
 
     bool hasSmoothed(double weight) const
     {
-        return std::any_of(caches.begin(), caches.end(), [weight](const SmoothCache &c) { return c.weight == weight; });
+        return std::any_of(caches.begin(), caches.end(),
+                           [weight](const SmoothCache &c) { return c.weight == weight; });
     }
 
     size_t segmentEnd(size_t s) const
@@ -89,9 +88,9 @@ struct MetricsStore::Series
                 hit = &c;
         }
         if (!hit) {
-            hit = &*std::min_element(caches.begin(), caches.end(), [](const SmoothCache &a, const SmoothCache &b) {
-                return a.lastUse < b.lastUse;
-            });
+            hit = &*std::min_element(
+                caches.begin(), caches.end(),
+                [](const SmoothCache &a, const SmoothCache &b) { return a.lastUse < b.lastUse; });
             // The evicted column's memory is reused: freeing and faulting in 8 MB per rank again
             // at every slider step costs more than the smoothing itself.
             std::vector<double> buffer = std::move(hit->values);
@@ -114,10 +113,11 @@ struct MetricsStore::Series
         const double *in = values.data();
         while (i < n) {
             if (c.segment < segmentStarts.size() && segmentStarts[c.segment] == i) {
-                state.reset();  // a restart begins a fresh average
+                state.reset(); // a restart begins a fresh average
                 ++c.segment;
             }
-            const size_t end = c.segment < segmentStarts.size() ? std::min(segmentStarts[c.segment], n) : n;
+            const size_t end =
+                c.segment < segmentStarts.size() ? std::min(segmentStarts[c.segment], n) : n;
             for (; i < end; ++i)
                 out[i] = state.next(in[i]);
         }
@@ -154,8 +154,8 @@ struct MetricsStore::MeanSeries
     {
         double weight = -1.0;
         std::vector<double> values;
-        std::vector<Smoothing> checkpoints;  // state before point j·kBlock
-        Smoothing state = Smoothing(0.0);    // state after the last of `values`
+        std::vector<Smoothing> checkpoints; // state before point j·kBlock
+        Smoothing state = Smoothing(0.0);   // state after the last of `values`
         Downsampler index;
         quint64 lastUse = 0;
 
@@ -174,7 +174,7 @@ struct MetricsStore::MeanSeries
             size_t i = values.size();
             growFor(values, raw.size());
             values.resize(raw.size());
-            Smoothing s = state;  // in registers, see Series::smoothed()
+            Smoothing s = state; // in registers, see Series::smoothed()
             for (; i < raw.size(); ++i) {
                 if (i % Downsampler::kBlock == 0)
                     checkpoints.push_back(s);
@@ -187,15 +187,15 @@ struct MetricsStore::MeanSeries
 
     struct Segment
     {
-        std::vector<Point> points;  // ascending steps
-        size_t dirtyFrom = 0;       // first point whose columns below are stale
+        std::vector<Point> points; // ascending steps
+        size_t dirtyFrom = 0;      // first point whose columns below are stale
         // Columns for the bucketing fast path; times never decrease (see refresh()).
         std::vector<qint64> steps;
         std::vector<qint64> times;
         std::vector<double> values;
         std::vector<qint64> stepMid, timeMid;
         Downsampler index;
-        std::array<Smoothed, 2> smoothed;  // the plot asks for raw and one weight at a time
+        std::array<Smoothed, 2> smoothed; // the plot asks for raw and one weight at a time
         quint64 useCounter = 0;
 
         void refresh()
@@ -306,7 +306,7 @@ bool MetricsStore::open(const QString &directory, QString *errorMessage)
         for (const CsvExport::Row &r : rows)
             appendLocked(r.rank, r.metric, r.step, r.wallTimeUs, r.value, false);
         if (!ok)
-            m_lastError = why;  // keep what could be read; appending goes on after it
+            m_lastError = why; // keep what could be read; appending goes on after it
         m_generation.fetch_add(1, std::memory_order_release);
     }
     auto file = std::make_unique<QFile>(path);
@@ -317,7 +317,8 @@ bool MetricsStore::open(const QString &directory, QString *errorMessage)
     else if (exists) {
         // A row cut off by a crash must not glue itself to the next one.
         QFile check(path);
-        if (check.open(QIODevice::ReadOnly) && check.seek(check.size() - 1) && check.read(1) != "\n")
+        if (check.open(QIODevice::ReadOnly) && check.seek(check.size() - 1) &&
+            check.read(1) != "\n")
             file->write("\n");
     }
     file->flush();
@@ -389,7 +390,8 @@ void MetricsStore::appendLocked(int rank, const QString &name, qint64 step, qint
         m_pendingCsv += CsvExport::row(rank, name, int(segment), step, wallTimeUs, value);
 }
 
-void MetricsStore::append(int rank, const QString &name, qint64 step, qint64 wallTimeUs, double value)
+void MetricsStore::append(int rank, const QString &name, qint64 step, qint64 wallTimeUs,
+                          double value)
 {
     QMutexLocker lock(&m_mutex);
     appendLocked(rank, name, step, wallTimeUs, value, true);
@@ -584,9 +586,10 @@ void MetricsStore::smoothEveryRankLocked(const QString &name, double weight) con
             points += (*found)->values.size();
         }
     }
-    const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), todo.size(), 16});
+    const size_t threads =
+        std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), todo.size(), 16});
     if (threads < 2 || points < 1'000'000)
-        return;  // curve() smooths the one it needs; small runs are not worth the threads
+        return; // curve() smooths the one it needs; small runs are not worth the threads
     std::atomic<size_t> next{0};
     const auto work = [&] {
         for (size_t i = next++; i < todo.size(); i = next++)
@@ -600,8 +603,8 @@ void MetricsStore::smoothEveryRankLocked(const QString &name, double weight) con
         t.join();
 }
 
-MetricCurve MetricsStore::curveLocked(const Series &s, MetricXAxis axis, double weight,
-                                      double xMin, double xMax, int buckets) const
+MetricCurve MetricsStore::curveLocked(const Series &s, MetricXAxis axis, double weight, double xMin,
+                                      double xMax, int buckets) const
 {
     MetricCurve curve;
     curve.sourcePoints = qint64(s.values.size());
@@ -609,17 +612,19 @@ MetricCurve MetricsStore::curveLocked(const Series &s, MetricXAxis axis, double 
         return curve;
     const double start = double(m_startTimeUs);
     // x = (column - offset) / divisor: steps as they are, times in seconds.
-    const std::span<const qint64> column = axis == MetricXAxis::Step ? std::span<const qint64>(s.steps)
-                                                                     : std::span<const qint64>(s.times);
-    const std::span<const qint64> mid = axis == MetricXAxis::Step ? std::span<const qint64>(s.stepMid)
-                                                                  : std::span<const qint64>(s.timeMid);
+    const std::span<const qint64> column = axis == MetricXAxis::Step
+                                               ? std::span<const qint64>(s.steps)
+                                               : std::span<const qint64>(s.times);
+    const std::span<const qint64> mid = axis == MetricXAxis::Step
+                                            ? std::span<const qint64>(s.stepMid)
+                                            : std::span<const qint64>(s.timeMid);
     const double offset = axis == MetricXAxis::RelativeTime ? start : 0.0;
     const double divisor = axis == MetricXAxis::Step ? 1.0 : 1e6;
     const auto xAt = [&](size_t i) { return (double(column[i]) - offset) / divisor; };
     const bool smooth = weight > 0.0;
     const SmoothCache *cache = smooth ? &s.smoothed(weight) : nullptr;
-    const std::span<const double> values = smooth ? std::span<const double>(cache->values)
-                                                  : std::span<const double>(s.values);
+    const std::span<const double> values =
+        smooth ? std::span<const double>(cache->values) : std::span<const double>(s.values);
     const Downsampler &index = smooth ? cache->index : s.rawIndex;
 
     // Every segment is bucketed over the same range, so bucket widths agree across a restart.
@@ -632,9 +637,9 @@ MetricCurve MetricsStore::curveLocked(const Series &s, MetricXAxis axis, double 
         }
     }
     for (size_t k = 0; k < s.segmentStarts.size(); ++k) {
-        appendSegment(curve, index.bucket(column, offset, divisor, values,
-                                          qsizetype(s.segmentStarts[k]), qsizetype(s.segmentEnd(k)),
-                                          xMin, xMax, buckets, mid));
+        appendSegment(curve,
+                      index.bucket(column, offset, divisor, values, qsizetype(s.segmentStarts[k]),
+                                   qsizetype(s.segmentEnd(k)), xMin, xMax, buckets, mid));
     }
     return curve;
 }
@@ -674,8 +679,8 @@ MetricCurve MetricsStore::meanCurveLocked(const QString &name, MetricXAxis axis,
         const std::vector<double> &values = smooth ? sm->values : seg.values;
         const Downsampler &index = smooth ? sm->index : seg.index;
         const std::vector<qint64> &mid = axis == MetricXAxis::Step ? seg.stepMid : seg.timeMid;
-        appendSegment(curve, index.bucket(column, offset, divisor, values, 0, qsizetype(values.size()),
-                                          xMin, xMax, buckets, mid));
+        appendSegment(curve, index.bucket(column, offset, divisor, values, 0,
+                                          qsizetype(values.size()), xMin, xMax, buckets, mid));
     }
     return curve;
 }

@@ -36,7 +36,12 @@ inline const QString CommWaitMs = QStringLiteral("comm_wait_ms");
 inline const QString GpuMemBytes = QStringLiteral("gpu_mem");
 } // namespace metric
 
-enum class MetricXAxis { Step, RelativeTime, WallTime };
+enum class MetricXAxis
+{
+    Step,
+    RelativeTime,
+    WallTime
+};
 
 struct MetricPoint
 {
@@ -48,7 +53,7 @@ struct MetricPoint
 
 struct MetricSegment
 {
-    QList<MetricPoint> points;  // steps strictly increasing within a segment
+    QList<MetricPoint> points; // steps strictly increasing within a segment
 };
 
 struct MetricCurve
@@ -58,11 +63,11 @@ struct MetricCurve
     // the keys unsorted (QCPCurve), or one graph per segment using segmentStarts.
     QList<double> x;
     QList<double> y;
-    QList<qsizetype> segmentStarts;  // index in x/y where each segment begins (after its NaN)
-    QList<double> nanX;   // where the raw series holds NaN (a diverged loss): mark them
+    QList<qsizetype> segmentStarts; // index in x/y where each segment begins (after its NaN)
+    QList<double> nanX;             // where the raw series holds NaN (a diverged loss): mark them
     QList<double> infX;
-    QList<double> infY;   // +Inf / -Inf
-    qint64 sourcePoints = 0;  // full-resolution points behind this curve
+    QList<double> infY;      // +Inf / -Inf
+    qint64 sourcePoints = 0; // full-resolution points behind this curve
 };
 
 class MetricsStore
@@ -87,9 +92,9 @@ public:
 
     quint64 generation() const { return m_generation.load(std::memory_order_acquire); }
 
-    QList<int> ranks() const;                   // ascending
+    QList<int> ranks() const; // ascending
     QList<int> ranks(const QString &name) const;
-    QStringList metricNames() const;            // sorted
+    QStringList metricNames() const; // sorted
     qint64 pointCount(int rank, const QString &name) const;
     qint64 totalPoints() const;
     int segmentCount(int rank, const QString &name) const;

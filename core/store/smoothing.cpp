@@ -16,10 +16,7 @@ double clampWeight(double w)
 }
 } // namespace
 
-Smoothing::Smoothing(double weight)
-    : m_weight(clampWeight(weight))
-{
-}
+Smoothing::Smoothing(double weight) : m_weight(clampWeight(weight)) {}
 
 void Smoothing::smooth(std::span<const double> values, double weight, std::span<double> out)
 {

@@ -58,9 +58,9 @@ public:
 private:
     double m_weight;
     double m_last = 0.0;
-    double m_debias = 1.0;  // w^n
+    double m_debias = 1.0; // w^n
     double m_first = 0.0;
-    bool m_constant = true;  // every finite value so far equals m_first
+    bool m_constant = true; // every finite value so far equals m_first
     long long m_count = 0;
 };
 

@@ -22,14 +22,14 @@ ParsedLine EventParser::parse(QByteArrayView line, int expectedRank)
         const size_t markerPos = offset + m.markerPos;
         if (!m.valid) {
             out.rejectedEvent = true;
-            out.rejectReason = QCoreApplication::translate("rankdeck::EventParser",
-                                                           "event marker with a bad checksum or torn payload");
+            out.rejectReason = QCoreApplication::translate(
+                "rankdeck::EventParser", "event marker with a bad checksum or torn payload");
             offset = markerPos + 1;
             continue;
         }
         QString error;
-        std::optional<WorkerEvent> ev = WorkerEvent::fromJson(
-            QByteArrayView(m.json.data(), qsizetype(m.json.size())), &error);
+        std::optional<WorkerEvent> ev =
+            WorkerEvent::fromJson(QByteArrayView(m.json.data(), qsizetype(m.json.size())), &error);
         if (!ev) {
             out.rejectedEvent = true;
             out.rejectReason = error;
@@ -38,10 +38,11 @@ ParsedLine EventParser::parse(QByteArrayView line, int expectedRank)
         }
         if (expectedRank >= 0 && ev->rank() != expectedRank) {
             out.rejectedEvent = true;
-            out.rejectReason = QCoreApplication::translate("rankdeck::EventParser",
-                                                           "event claims rank %1 on the stream of rank %2")
-                                   .arg(ev->rank())
-                                   .arg(expectedRank);
+            out.rejectReason =
+                QCoreApplication::translate("rankdeck::EventParser",
+                                            "event claims rank %1 on the stream of rank %2")
+                    .arg(ev->rank())
+                    .arg(expectedRank);
             offset = markerPos + 1;
             continue;
         }

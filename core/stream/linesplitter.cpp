@@ -7,8 +7,7 @@ namespace rankdeck {
 
 LineSplitter::LineSplitter(qsizetype maxPieceBytes)
     : m_maxPieceBytes(qMax<qsizetype>(maxPieceBytes, 16))
-{
-}
+{}
 
 void LineSplitter::feed(QByteArrayView chunk, QList<LinePiece> &out)
 {

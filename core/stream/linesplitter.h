@@ -43,7 +43,8 @@ public:
     // ends with a marker saying how long the full line is; *truncated tells whether that happened.
     // fullLength is the length of the whole line on disk (may exceed line.size() when only its
     // head is at hand); <= 0 means line.size().
-    static QString displayText(QByteArrayView line, qsizetype maxDisplayBytes = kDefaultMaxDisplayBytes,
+    static QString displayText(QByteArrayView line,
+                               qsizetype maxDisplayBytes = kDefaultMaxDisplayBytes,
                                bool *truncated = nullptr, qint64 fullLength = 0);
     // The marker displayText appends to a cut line.
     static QString cutMarker(qint64 fullLength);

@@ -7,18 +7,12 @@
 
 namespace rankdeck {
 
-RankStream::RankStream(int rank)
-    : RankStream(rank, Options{})
-{
-}
+RankStream::RankStream(int rank) : RankStream(rank, Options{}) {}
 
 RankStream::RankStream(int rank, const Options &options)
-    : m_rank(rank)
-    , m_options(options)
-    , m_out{LineSplitter(options.maxPieceBytes), false, {}, 0, 0}
-    , m_err{LineSplitter(options.maxPieceBytes), false, {}, 0, 0}
-{
-}
+    : m_rank(rank), m_options(options), m_out{LineSplitter(options.maxPieceBytes), false, {}, 0, 0},
+      m_err{LineSplitter(options.maxPieceBytes), false, {}, 0, 0}
+{}
 
 void RankStream::feed(StreamKind stream, QByteArrayView chunk, Output &out, qint64 arrivalUs)
 {
@@ -45,7 +39,7 @@ void RankStream::finish(Output &out, qint64 arrivalUs)
         QList<LinePiece> pieces;
         st.splitter.finish(pieces);
         if (pieces.isEmpty() && st.inLongLine)
-            pieces.append(LinePiece{QByteArray(), true});  // close the long line
+            pieces.append(LinePiece{QByteArray(), true}); // close the long line
         handlePieces(stream, pieces, out, arrivalUs);
     }
 }

@@ -7,8 +7,8 @@
 #pragma once
 
 #include "stream/linesplitter.h"
-#include "transport/transport.h"
 #include "stream/workerevent.h"
+#include "transport/transport.h"
 
 #include <QByteArray>
 #include <QList>
@@ -21,12 +21,12 @@ struct LogLine
 {
     int rank = -1;
     StreamKind stream = StreamKind::Stdout;
-    qint64 timeUs = 0;         // when the launcher received it (µs since the epoch)
-    QString text;              // what to show (see LineSplitter::displayText); empty for partial pieces
-    bool truncated = false;    // text was cut; the whole line is in the run record
-    qint64 byteLength = 0;     // length of the whole line as received, in bytes
-    qint64 number = -1;        // 0-based index among this rank's lines (set by LogStore)
-    qint64 sequence = -1;      // 0-based index in the merged all-ranks order (set by LogStore)
+    qint64 timeUs = 0; // when the launcher received it (µs since the epoch)
+    QString text;      // what to show (see LineSplitter::displayText); empty for partial pieces
+    bool truncated = false; // text was cut; the whole line is in the run record
+    qint64 byteLength = 0;  // length of the whole line as received, in bytes
+    qint64 number = -1;     // 0-based index among this rank's lines (set by LogStore)
+    qint64 sequence = -1;   // 0-based index in the merged all-ranks order (set by LogStore)
 
     // Only between RankStream and LogStore: the exact bytes to append to the run record, and
     // whether the same line continues in the next LogLine of this rank (a line longer than the
@@ -50,8 +50,8 @@ public:
 
     struct Output
     {
-        QList<LogLine> lines;       // in arrival order, partial pieces included
-        QList<WorkerEvent> events;  // in arrival order
+        QList<LogLine> lines;      // in arrival order, partial pieces included
+        QList<WorkerEvent> events; // in arrival order
     };
 
     explicit RankStream(int rank);
@@ -67,7 +67,7 @@ public:
     void finish(Output &out, qint64 arrivalUs = 0);
     Output finish(qint64 arrivalUs = 0);
 
-    qint64 lineCount() const { return m_lineCount; }     // complete log lines handed out
+    qint64 lineCount() const { return m_lineCount; } // complete log lines handed out
     qint64 eventCount() const { return m_eventCount; }
     qint64 rejectedEvents() const { return m_rejected; } // torn/forged/unknown markers seen
     QString lastRejectReason() const { return m_lastRejectReason; }
@@ -76,10 +76,10 @@ private:
     struct StreamState
     {
         LineSplitter splitter;
-        bool inLongLine = false;   // earlier pieces of the current line were handed out
-        QByteArray head;           // display head of the current long line (bounded)
-        qint64 segmentLength = 0;  // bytes of the current '\r' segment of a long line
-        qint64 lineLength = 0;     // bytes of the current long line so far
+        bool inLongLine = false;  // earlier pieces of the current line were handed out
+        QByteArray head;          // display head of the current long line (bounded)
+        qint64 segmentLength = 0; // bytes of the current '\r' segment of a long line
+        qint64 lineLength = 0;    // bytes of the current long line so far
     };
 
     void handlePieces(StreamKind stream, QList<LinePiece> &pieces, Output &out, qint64 arrivalUs);

@@ -18,7 +18,8 @@ namespace rankdeck {
 class WorkerEvent
 {
 public:
-    enum class Type {
+    enum class Type
+    {
         Unknown,
         Hello,
         Store,
@@ -59,14 +60,14 @@ public:
     double number(std::string_view key, double defaultValue = qQNaN()) const;
 
     // Typed shortcuts for the fields most users need.
-    qint64 step() const;       // step, heartbeat, checkpoint, finished; -1 if absent
-    double loss() const;       // NaN if absent
-    QString message() const;   // error, crash
-    QString host() const;      // hello
-    qint64 pid() const;        // hello; 0 if absent
-    int port() const;          // store; 0 if absent
-    int exitCode() const;      // error; 1 if absent
-    QString stack() const;     // crash, stacks
+    qint64 step() const;     // step, heartbeat, checkpoint, finished; -1 if absent
+    double loss() const;     // NaN if absent
+    QString message() const; // error, crash
+    QString host() const;    // hello
+    qint64 pid() const;      // hello; 0 if absent
+    int port() const;        // store; 0 if absent
+    int exitCode() const;    // error; 1 if absent
+    QString stack() const;   // crash, stacks
 
 private:
     Type m_type = Type::Unknown;

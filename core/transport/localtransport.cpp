@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/localtransport.h"
 
-#include "util/translation.h"
 #include "util/clock.h"
 #include "util/logging.h"
+#include "util/translation.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -104,7 +104,8 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
         emit rankStarted(rank, proc->processId());
     });
     connect(proc, &QProcess::errorOccurred, this, [this, proc, rank](QProcess::ProcessError error) {
-        if (error != QProcess::FailedToStart || m_ranks[rank].process != proc || m_ranks[rank].exited)
+        if (error != QProcess::FailedToStart || m_ranks[rank].process != proc ||
+            m_ranks[rank].exited)
             return;
         m_ranks[rank].exited = true;
         RankExit e;

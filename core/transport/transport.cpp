@@ -15,7 +15,8 @@ const int s_registered = [] {
 }();
 } // namespace
 
-void Transport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes)
+void Transport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
+                           qint64 stderrBytes)
 {
     Q_UNUSED(attempt);
     Q_UNUSED(stdoutBytes);
@@ -26,7 +27,8 @@ void Transport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdou
     exit.detail = tr("failed to start: %1 cannot re-attach ranks").arg(describe());
     // Queued: callers attach in a loop and expect answers after it, as from every transport.
     const int rank = spec.rank;
-    QMetaObject::invokeMethod(this, [this, rank, exit] { emit rankExited(rank, exit); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, rank, exit] { emit rankExited(rank, exit); }, Qt::QueuedConnection);
 }
 
 } // namespace rankdeck

@@ -13,28 +13,32 @@
 
 namespace rankdeck {
 
-enum class StreamKind { Stdout, Stderr };
+enum class StreamKind
+{
+    Stdout,
+    Stderr
+};
 
 // What a transport needs to start one rank.
 struct RankLaunchSpec
 {
     int rank = 0;
-    int nodeIndex = 0;             // index into the profile's nodes
-    QString program;               // worker path as seen from the node
+    int nodeIndex = 0; // index into the profile's nodes
+    QString program;   // worker path as seen from the node
     QStringList arguments;
     QHash<QString, QString> environment; // added to (and overriding) the node's environment
-    QString workingDirectory;      // empty: transport default
-    QString nodeRunDirectory;      // run directory on the node (complete output is kept there)
+    QString workingDirectory;            // empty: transport default
+    QString nodeRunDirectory; // run directory on the node (complete output is kept there)
 };
 
 // How a rank process ended, as precisely as the transport can tell.
 struct RankExit
 {
-    bool crashed = false;   // killed by a signal
-    int exitCode = 0;       // when !crashed
-    int signal = 0;         // when crashed, if known (0: unknown)
-    qint64 timeUs = 0;      // when the transport saw it end (µs since the epoch)
-    QString detail;         // e.g. "connection lost", "failed to start: …"
+    bool crashed = false; // killed by a signal
+    int exitCode = 0;     // when !crashed
+    int signal = 0;       // when crashed, if known (0: unknown)
+    qint64 timeUs = 0;    // when the transport saw it end (µs since the epoch)
+    QString detail;       // e.g. "connection lost", "failed to start: …"
 };
 
 class Transport : public QObject
@@ -44,7 +48,8 @@ public:
     // What a transport can do beyond starting and signalling ranks. The run controller asks for
     // these instead of knowing transport classes, so that a new transport (Slurm, where a job is
     // detached by nature) adds to the set without touching core/run.
-    enum class Capability {
+    enum class Capability
+    {
         // Ranks can outlive the launcher: setDetached(true) keeps them running when the
         // transport goes away.
         Detach = 0x1,
@@ -86,7 +91,8 @@ public:
     // and rankExited as usual. attempt is the rank's start count in that run (1 unless it was
     // restarted). Needs prepare() (an empty worker path is enough). Transports without the
     // capability report the rank exited with that reason.
-    virtual void attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes);
+    virtual void attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
+                            qint64 stderrBytes);
 
 signals:
     void prepared();

@@ -21,8 +21,8 @@ bool TransportFactory::sshAvailable()
 #endif
 }
 
-Transport *TransportFactory::create(const Profile &profile, const QString &runId, SshInteraction *interaction,
-                                    QObject *parent, QString *error)
+Transport *TransportFactory::create(const Profile &profile, const QString &runId,
+                                    SshInteraction *interaction, QObject *parent, QString *error)
 {
     if (profile.isLocal())
         return new LocalTransport(parent);
@@ -33,16 +33,18 @@ Transport *TransportFactory::create(const Profile &profile, const QString &runId
         Q_UNUSED(runId);
         Q_UNUSED(interaction);
         if (error)
-            *error = QCoreApplication::translate("rankdeck::TransportFactory",
-                                             "profile \"%1\": the SSH transport is not part of this build")
-                     .arg(profile.name);
+            *error = QCoreApplication::translate(
+                         "rankdeck::TransportFactory",
+                         "profile \"%1\": the SSH transport is not part of this build")
+                         .arg(profile.name);
         return nullptr;
 #endif
     }
     if (error)
-        *error = QCoreApplication::translate("rankdeck::TransportFactory",
-                                         "profile \"%1\": unknown transport \"%2\" (use \"local\" or \"ssh\")")
-                 .arg(profile.name, profile.transport);
+        *error = QCoreApplication::translate(
+                     "rankdeck::TransportFactory",
+                     "profile \"%1\": unknown transport \"%2\" (use \"local\" or \"ssh\")")
+                     .arg(profile.name, profile.transport);
     return nullptr;
 }
 

@@ -14,8 +14,8 @@ class TransportFactory
 {
 public:
     // nullptr and *error when the profile's transport is unknown or not built in.
-    static Transport *create(const Profile &profile, const QString &runId, SshInteraction *interaction,
-                             QObject *parent, QString *error);
+    static Transport *create(const Profile &profile, const QString &runId,
+                             SshInteraction *interaction, QObject *parent, QString *error);
     static bool sshAvailable();
 };
 

@@ -48,7 +48,7 @@ inline constexpr std::string_view Stacks = "stacks";         // on-demand dump o
 // Field names. Every event has Type, Time and Rank.
 namespace field {
 inline constexpr std::string_view Type = "t";
-inline constexpr std::string_view Time = "ts";   // wall clock, microseconds since the Unix epoch
+inline constexpr std::string_view Time = "ts"; // wall clock, microseconds since the Unix epoch
 inline constexpr std::string_view Rank = "rank";
 // hello
 inline constexpr std::string_view Protocol = "proto";
@@ -80,13 +80,14 @@ inline constexpr std::string_view GpuMemBytes = "gpu_mem";
 inline constexpr std::string_view Reason = "reason";
 inline constexpr std::string_view Message = "msg";
 inline constexpr std::string_view Path = "path";
-inline constexpr std::string_view Kind = "kind";       // crash: "signal" or "exception"
-inline constexpr std::string_view Signal = "signal";   // crash: signal number
+inline constexpr std::string_view Kind = "kind";     // crash: "signal" or "exception"
+inline constexpr std::string_view Signal = "signal"; // crash: signal number
 inline constexpr std::string_view SignalName = "signal_name";
 inline constexpr std::string_view ExceptionType = "exception";
 inline constexpr std::string_view Thread = "thread";
-inline constexpr std::string_view Stack = "stack";     // frames, one per line, innermost first
-inline constexpr std::string_view OwnFrame = "own_frame"; // crash: index of the first frame of the worker's own code, -1 none
+inline constexpr std::string_view Stack = "stack"; // frames, one per line, innermost first
+inline constexpr std::string_view OwnFrame =
+    "own_frame"; // crash: index of the first frame of the worker's own code, -1 none
 inline constexpr std::string_view ExitCode = "exit_code";
 } // namespace field
 
@@ -94,8 +95,8 @@ inline constexpr std::string_view ExitCode = "exit_code";
 // worker with --control-stdin (or RANKDECK_CONTROL=stdin). End of stdin means the launcher is
 // gone: the worker stops and exits.
 namespace command {
-inline constexpr std::string_view Stop = "stop";               // finish the current step, then end
-inline constexpr std::string_view DumpStacks = "dump-stacks";  // emit a Stacks event, keep going
+inline constexpr std::string_view Stop = "stop";              // finish the current step, then end
+inline constexpr std::string_view DumpStacks = "dump-stacks"; // emit a Stacks event, keep going
 } // namespace command
 
 inline constexpr std::string_view kControlEnv = "RANKDECK_CONTROL";
@@ -169,7 +170,8 @@ public:
             // to_chars with a precision prints exactly what printf("%.9g") prints, several
             // times faster.
             char buf[32];
-            const auto end = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::general, 9).ptr;
+            const auto end =
+                std::to_chars(buf, buf + sizeof buf, value, std::chars_format::general, 9).ptr;
             m_json.append(buf, end);
         }
         return *this;
@@ -208,17 +210,27 @@ private:
         static constexpr char hex[] = "0123456789abcdef";
         m_json += '"';
         std::size_t plain = 0; // keys and most values need no escaping: append those in one go
-        while (plain < s.size() && static_cast<unsigned char>(s[plain]) >= 0x20 && s[plain] != '"'
-               && s[plain] != '\\' && s[plain] != 0x7f)
+        while (plain < s.size() && static_cast<unsigned char>(s[plain]) >= 0x20 &&
+               s[plain] != '"' && s[plain] != '\\' && s[plain] != 0x7f)
             ++plain;
         m_json.append(s.substr(0, plain));
         for (unsigned char c : s.substr(plain)) {
             switch (c) {
-            case '"': m_json += "\\\""; break;
-            case '\\': m_json += "\\\\"; break;
-            case '\n': m_json += "\\n"; break;
-            case '\r': m_json += "\\r"; break;
-            case '\t': m_json += "\\t"; break;
+            case '"':
+                m_json += "\\\"";
+                break;
+            case '\\':
+                m_json += "\\\\";
+                break;
+            case '\n':
+                m_json += "\\n";
+                break;
+            case '\r':
+                m_json += "\\r";
+                break;
+            case '\t':
+                m_json += "\\t";
+                break;
             default:
                 if (c < 0x20 || c == 0x7f) {
                     m_json += "\\u00";
@@ -238,10 +250,10 @@ private:
 // Where an event sits in one line (without its trailing newline).
 struct WireEventMatch
 {
-    bool found = false;          // a marker was present
-    bool valid = false;          // ... and the CRC matched the payload
-    std::size_t markerPos = 0;   // text before this is ordinary log output
-    std::string_view json;       // the payload, when valid
+    bool found = false;        // a marker was present
+    bool valid = false;        // ... and the CRC matched the payload
+    std::size_t markerPos = 0; // text before this is ordinary log output
+    std::string_view json;     // the payload, when valid
 };
 
 inline WireEventMatch findWireEvent(std::string_view line)

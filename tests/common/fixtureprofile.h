@@ -20,8 +20,9 @@ namespace rankdeck::testing {
 // reads and writes ~/.ssh, its profiles and its runs there, and tries no agent keys of the
 // machine's user. false when a directory cannot be made.
 inline bool isolateUserDirectories(const QString &root,
-                                   std::initializer_list<const char *> variables = {"HOME", "XDG_CONFIG_HOME",
-                                                                                    "XDG_DATA_HOME", "XDG_CACHE_HOME"})
+                                   std::initializer_list<const char *> variables = {
+                                       "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+                                       "XDG_CACHE_HOME"})
 {
     bool ok = true;
     for (const char *var : variables) {
@@ -35,7 +36,8 @@ inline bool isolateUserDirectories(const QString &root,
 
 // An ssh profile named `name` over the fixture's first `nodes` sshds, `ranksPerNode` ranks each,
 // logging in with the fixture's key; everything else is the caller's to set.
-inline Profile fixtureProfile(const SshFixture &ssh, const QString &name, int nodes, int ranksPerNode)
+inline Profile fixtureProfile(const SshFixture &ssh, const QString &name, int nodes,
+                              int ranksPerNode)
 {
     Profile p;
     p.name = name;

@@ -48,7 +48,8 @@ int g_rank = 0;
 long long nowUs()
 {
     return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch()).count();
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 void emit(const std::string &line)
@@ -96,7 +97,8 @@ void sendStacks(const char *reason)
 {
     emit(WireEventWriter(ev::Stacks, g_rank, nowUs())
              .addString("reason", reason)
-             .addString("stack", "thread 1 (main):\n#0 0x1 in scripted::waitForPeers() at scriptedworker.cpp:1 [scriptedworker]")
+             .addString("stack", "thread 1 (main):\n#0 0x1 in scripted::waitForPeers() at "
+                                 "scriptedworker.cpp:1 [scriptedworker]")
              .line());
 }
 
@@ -107,8 +109,9 @@ int main(int argc, char **argv)
     g_rank = envInt("RANK", -1);
     const int world = envInt("WORLD_SIZE", -1);
     const char *portEnv = std::getenv("MASTER_PORT");
-    if (g_rank < 0 || world < 1 || !portEnv || !std::getenv("MASTER_ADDR") || !std::getenv("RANKDECK_RUN_ID")
-        || !std::getenv("LOCAL_RANK") || !std::getenv("GROUP_RANK")) {
+    if (g_rank < 0 || world < 1 || !portEnv || !std::getenv("MASTER_ADDR") ||
+        !std::getenv("RANKDECK_RUN_ID") || !std::getenv("LOCAL_RANK") ||
+        !std::getenv("GROUP_RANK")) {
         std::fprintf(stderr, "scriptedworker: torchrun environment incomplete\n");
         return 2;
     }
@@ -136,11 +139,18 @@ int main(int argc, char **argv)
     }
 
     emit(WireEventWriter(ev::Hello, g_rank, nowUs())
-             .addInt("proto", 1).addString("host", "scripted").addInt("pid", ::getpid())
-             .addInt("local_rank", envInt("LOCAL_RANK", 0)).addInt("world_size", world)
-             .addString("device", "cpu").addString("backend", "gloo").addString("task", "scripted")
-             .addInt("total_steps", steps).line());
-    say("rank " + std::to_string(g_rank) + " MASTER_PORT=" + portEnv + " RUN=" + std::getenv("RANKDECK_RUN_ID"));
+             .addInt("proto", 1)
+             .addString("host", "scripted")
+             .addInt("pid", ::getpid())
+             .addInt("local_rank", envInt("LOCAL_RANK", 0))
+             .addInt("world_size", world)
+             .addString("device", "cpu")
+             .addString("backend", "gloo")
+             .addString("task", "scripted")
+             .addInt("total_steps", steps)
+             .line());
+    say("rank " + std::to_string(g_rank) + " MASTER_PORT=" + portEnv +
+        " RUN=" + std::getenv("RANKDECK_RUN_ID"));
 
     // Control channel and heartbeats, like the real worker.
     std::thread([] {
@@ -165,17 +175,24 @@ int main(int argc, char **argv)
             if (g_dump.exchange(false))
                 sendStacks("dump-stacks");
             if (!g_silent)
-                emit(WireEventWriter(ev::Heartbeat, g_rank, nowUs()).addInt("step", g_step.load()).line());
+                emit(WireEventWriter(ev::Heartbeat, g_rank, nowUs())
+                         .addInt("step", g_step.load())
+                         .line());
         }
     }).detach();
 
     auto failNow = [&](long step) -> int {
-        say("rank " + std::to_string(g_rank) + " failing at step " + std::to_string(step) + " with " + failMode);
+        say("rank " + std::to_string(g_rank) + " failing at step " + std::to_string(step) +
+            " with " + failMode);
         if (failMode.rfind("exit:", 0) == 0)
             std::_Exit(std::atoi(failMode.c_str() + 5));
         if (failMode == "error" || failMode == "peer-error") {
-            const char *msg = failMode == "error" ? "scripted failure: bad batch" : "Connection closed by peer [127.0.0.1]:1234";
-            emit(WireEventWriter(ev::Error, g_rank, nowUs() + tsOffsetUs).addString("msg", msg).addInt("exit_code", 1).line());
+            const char *msg = failMode == "error" ? "scripted failure: bad batch"
+                                                  : "Connection closed by peer [127.0.0.1]:1234";
+            emit(WireEventWriter(ev::Error, g_rank, nowUs() + tsOffsetUs)
+                     .addString("msg", msg)
+                     .addInt("exit_code", 1)
+                     .line());
             std::fprintf(stderr, "error: %s\n", msg);
             std::_Exit(1);
         }
@@ -201,8 +218,9 @@ int main(int argc, char **argv)
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         a.sin_port = 0;
         socklen_t len = sizeof a;
-        if (::bind(listenFd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || ::listen(listenFd, 64) != 0
-            || ::getsockname(listenFd, reinterpret_cast<sockaddr *>(&a), &len) != 0) {
+        if (::bind(listenFd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 ||
+            ::listen(listenFd, 64) != 0 ||
+            ::getsockname(listenFd, reinterpret_cast<sockaddr *>(&a), &len) != 0) {
             std::perror("scriptedworker: bind");
             return 1;
         }
@@ -216,22 +234,26 @@ int main(int argc, char **argv)
             peers.push_back(c);
         }
         if (flag(argc, argv, "--peer-echo")) {
-            const long long echoOffsetUs = std::atoll(arg(argc, argv, "--peer-ts-offset-ms", "0").c_str()) * 1000;
+            const long long echoOffsetUs =
+                std::atoll(arg(argc, argv, "--peer-ts-offset-ms", "0").c_str()) * 1000;
             for (int fd : peers) {
                 std::thread([fd, echoOffsetUs] {
                     char b;
                     while (::read(fd, &b, 1) > 0) {
                     }
                     const char *msg = "Connection closed by peer [127.0.0.1]:29500";
-                    emit(WireEventWriter(ev::Error, g_rank, nowUs() + echoOffsetUs).addString("msg", msg)
-                             .addInt("exit_code", 1).line());
+                    emit(WireEventWriter(ev::Error, g_rank, nowUs() + echoOffsetUs)
+                             .addString("msg", msg)
+                             .addInt("exit_code", 1)
+                             .line());
                     std::_Exit(1);
                 }).detach();
             }
         }
     } else {
         if (port <= 0) {
-            std::fprintf(stderr, "scriptedworker: rank %d started without the store port\n", g_rank);
+            std::fprintf(stderr, "scriptedworker: rank %d started without the store port\n",
+                         g_rank);
             return 2;
         }
         const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -245,8 +267,11 @@ int main(int argc, char **argv)
         }
         // Kept open for the whole run: rank 0 notices this rank's death through it.
     }
-    emit(WireEventWriter(ev::Rendezvous, g_rank, nowUs()).addInt("duration_ms", 1).addString("backend", "gloo")
-             .addInt("world_size", world).line());
+    emit(WireEventWriter(ev::Rendezvous, g_rank, nowUs())
+             .addInt("duration_ms", 1)
+             .addString("backend", "gloo")
+             .addInt("world_size", world)
+             .line());
 
     long step = 0;
     for (; step < steps; ++step) {
@@ -269,15 +294,26 @@ int main(int argc, char **argv)
         std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
         const double loss = 1.0 / double(step + 1 + g_rank);
         for (int l = 0; l < linesPerStep; ++l)
-            say("Rank " + std::to_string(g_rank) + ": Epoch 0, Loss " + std::to_string(loss) + " line " + std::to_string(l));
+            say("Rank " + std::to_string(g_rank) + ": Epoch 0, Loss " + std::to_string(loss) +
+                " line " + std::to_string(l));
         // Like the real worker, `step` counts completed steps (1 after the first).
-        emit(WireEventWriter(ev::Step, g_rank, nowUs()).addInt("step", step + 1).addInt("epoch", 0).addDouble("loss", loss)
-                 .addDouble("lr", 0.1).addDouble("samples_per_s", 100.0).line());
+        emit(WireEventWriter(ev::Step, g_rank, nowUs())
+                 .addInt("step", step + 1)
+                 .addInt("epoch", 0)
+                 .addDouble("loss", loss)
+                 .addDouble("lr", 0.1)
+                 .addDouble("samples_per_s", 100.0)
+                 .line());
         g_step = step + 1;
     }
     if (g_stop)
-        emit(WireEventWriter(ev::Stopping, g_rank, nowUs()).addString("reason", "stdin-stop").line());
-    emit(WireEventWriter(ev::Finished, g_rank, nowUs()).addInt("step", step).addInt("duration_ms", 1).line());
+        emit(WireEventWriter(ev::Stopping, g_rank, nowUs())
+                 .addString("reason", "stdin-stop")
+                 .line());
+    emit(WireEventWriter(ev::Finished, g_rank, nowUs())
+             .addInt("step", step)
+             .addInt("duration_ms", 1)
+             .line());
     say("rank " + std::to_string(g_rank) + " done");
     if (listenFd >= 0)
         ::close(listenFd);

@@ -36,7 +36,8 @@ QString adminTool(const QString &name)
     const QString found = QStandardPaths::findExecutable(name);
     if (!found.isEmpty())
         return found;
-    return QStandardPaths::findExecutable(name, {QStringLiteral("/usr/sbin"), QStringLiteral("/sbin")});
+    return QStandardPaths::findExecutable(name,
+                                          {QStringLiteral("/usr/sbin"), QStringLiteral("/sbin")});
 }
 
 // Accounts made by addPasswordUser(): the prefix and the pid of the test that made it.
@@ -46,12 +47,16 @@ const char kUserPrefix[] = "rdktest";
 // remove the account.
 void killProcessesOf(uid_t uid)
 {
-    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    const QStringList entries =
+        QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     for (const QString &e : entries) {
         bool ok = false;
         const qint64 pid = e.toLongLong(&ok);
-        struct stat st{};
-        if (ok && ::stat(QFile::encodeName(QStringLiteral("/proc/") + e).constData(), &st) == 0 && st.st_uid == uid)
+        struct stat st
+        {
+        };
+        if (ok && ::stat(QFile::encodeName(QStringLiteral("/proc/") + e).constData(), &st) == 0 &&
+            st.st_uid == uid)
             ::kill(pid_t(pid), SIGKILL);
     }
 }
@@ -111,7 +116,8 @@ QString SshFixture::unavailableReason()
     if (::geteuid() != 0)
         return QStringLiteral("SSH fixture needs root (sshd cannot log in other users otherwise)");
     if (!QFileInfo(QString::fromLatin1(kSshd)).isExecutable())
-        return QStringLiteral("SSH fixture needs %1 (apt-get install openssh-server)").arg(QString::fromLatin1(kSshd));
+        return QStringLiteral("SSH fixture needs %1 (apt-get install openssh-server)")
+            .arg(QString::fromLatin1(kSshd));
     if (keygenPath().isEmpty())
         return QStringLiteral("SSH fixture needs ssh-keygen (apt-get install openssh-client)");
     return {};
@@ -123,12 +129,15 @@ QString SshFixture::passwordUserUnavailableReason()
         return why;
     for (const char *tool : {"useradd", "userdel"}) {
         if (adminTool(QString::fromLatin1(tool)).isEmpty())
-            return QStringLiteral("password logins need %1 (apt-get install passwd)").arg(QString::fromLatin1(tool));
+            return QStringLiteral("password logins need %1 (apt-get install passwd)")
+                .arg(QString::fromLatin1(tool));
     }
     if (QStandardPaths::findExecutable(QStringLiteral("openssl")).isEmpty())
-        return QStringLiteral("password logins need openssl to hash the password (apt-get install openssl)");
+        return QStringLiteral(
+            "password logins need openssl to hash the password (apt-get install openssl)");
     if (!QFileInfo::exists(QStringLiteral("/etc/pam.d/sshd")))
-        return QStringLiteral("password logins need sshd's PAM configuration /etc/pam.d/sshd (apt-get install openssh-server)");
+        return QStringLiteral("password logins need sshd's PAM configuration /etc/pam.d/sshd "
+                              "(apt-get install openssh-server)");
     return {};
 }
 
@@ -143,7 +152,8 @@ bool SshFixture::addPasswordUser(const QByteArray &password)
         return false;
     }
     // Accounts of tests that died before their cleanup: their pid is gone.
-    const QRegularExpression stale(QStringLiteral("^%1(\\d+)x\\d+$").arg(QString::fromLatin1(kUserPrefix)));
+    const QRegularExpression stale(
+        QStringLiteral("^%1(\\d+)x\\d+$").arg(QString::fromLatin1(kUserPrefix)));
     QStringList leftovers;
     ::setpwent();
     while (const passwd *pw = ::getpwent()) {
@@ -157,8 +167,10 @@ bool SshFixture::addPasswordUser(const QByteArray &password)
 
     // One account per fixture: rdktest<pid>x<n>.
     static int accounts = 0;
-    const QString name = QStringLiteral("%1%2x%3").arg(QString::fromLatin1(kUserPrefix))
-                             .arg(QCoreApplication::applicationPid()).arg(++accounts);
+    const QString name = QStringLiteral("%1%2x%3")
+                             .arg(QString::fromLatin1(kUserPrefix))
+                             .arg(QCoreApplication::applicationPid())
+                             .arg(++accounts);
     deleteUser(name);
     // The hash goes through stdin so that the password is on no command line.
     QProcess openssl;
@@ -167,7 +179,8 @@ bool SshFixture::addPasswordUser(const QByteArray &password)
     openssl.write(password + '\n');
     openssl.closeWriteChannel();
     if (!openssl.waitForFinished(30000) || openssl.exitCode() != 0) {
-        m_error = QStringLiteral("openssl passwd failed: %1").arg(QString::fromLocal8Bit(openssl.readAllStandardError()));
+        m_error = QStringLiteral("openssl passwd failed: %1")
+                      .arg(QString::fromLocal8Bit(openssl.readAllStandardError()));
         return false;
     }
     const QString hash = QString::fromLatin1(openssl.readAllStandardOutput().trimmed());
@@ -177,8 +190,9 @@ bool SshFixture::addPasswordUser(const QByteArray &password)
     QDir().mkpath(pwHome);
     ::chmod(QFile::encodeName(m_dir.path()).constData(), 0711);
     if (!runTool(adminTool(QStringLiteral("useradd")),
-                 {QStringLiteral("-M"), QStringLiteral("-d"), pwHome, QStringLiteral("-s"), QStringLiteral("/bin/sh"),
-                  QStringLiteral("-c"), QStringLiteral("RankDeck test account, removed by its test"),
+                 {QStringLiteral("-M"), QStringLiteral("-d"), pwHome, QStringLiteral("-s"),
+                  QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                  QStringLiteral("RankDeck test account, removed by its test"),
                   QStringLiteral("-p"), hash, name}))
         return false;
     m_passwordUser = name;
@@ -215,8 +229,9 @@ bool SshFixture::runTool(const QString &program, const QStringList &args, QByteA
     QProcess p;
     p.start(program, args);
     if (!p.waitForFinished(30000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
-        m_error = QStringLiteral("%1 %2 failed: %3").arg(program, args.join(u' '),
-                                                         QString::fromLocal8Bit(p.readAllStandardError()));
+        m_error =
+            QStringLiteral("%1 %2 failed: %3")
+                .arg(program, args.join(u' '), QString::fromLocal8Bit(p.readAllStandardError()));
         return false;
     }
     if (out)
@@ -229,9 +244,10 @@ QString SshFixture::createKey(const QString &name, const QByteArray &passphrase,
     const QString path = m_dir.filePath(name);
     QFile::remove(path);
     QFile::remove(path + QStringLiteral(".pub"));
-    if (!runTool(keygenPath(), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
-                                QStringLiteral("-N"), QString::fromUtf8(passphrase), QStringLiteral("-C"),
-                                QStringLiteral("rankdeck-test-") + name, QStringLiteral("-f"), path}))
+    if (!runTool(keygenPath(),
+                 {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
+                  QStringLiteral("-N"), QString::fromUtf8(passphrase), QStringLiteral("-C"),
+                  QStringLiteral("rankdeck-test-") + name, QStringLiteral("-f"), path}))
         return {};
     if (authorize) {
         QFile pub(path + QStringLiteral(".pub"));
@@ -249,8 +265,9 @@ bool SshFixture::generateHostKey(Node &node)
 {
     QFile::remove(node.hostKey);
     QFile::remove(node.hostKey + QStringLiteral(".pub"));
-    return runTool(keygenPath(), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
-                                  QStringLiteral("-N"), QString(), QStringLiteral("-f"), node.hostKey});
+    return runTool(keygenPath(),
+                   {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
+                    QStringLiteral("-N"), QString(), QStringLiteral("-f"), node.hostKey});
 }
 
 bool SshFixture::writeConfig(const Node &node)
@@ -266,29 +283,31 @@ bool SshFixture::writeConfig(const Node &node)
     const bool pam = m_options.passwordAuthentication || m_options.kbdInteractiveAuthentication;
     // StrictModes off: the temp directory belongs to the test, not to a user's home. MaxSessions
     // is raised because the transport opens one channel per rank plus short command channels.
-    QString config = QStringLiteral(
-        "ListenAddress %1:%2\n"
-        "HostKey %3\n"
-        "PidFile %4/sshd.pid\n"
-        "AuthorizedKeysFile %5\n"
-        "StrictModes no\n"
-        "UsePAM %6\n"
-        "PermitRootLogin prohibit-password\n"
-        "PubkeyAuthentication yes\n"
-        "PasswordAuthentication %7\n"
-        "KbdInteractiveAuthentication %8\n"
-        "Subsystem sftp internal-sftp\n"
-        "MaxSessions 200\n"
-        "MaxStartups 100\n"
-        "PrintMotd no\n"
-        "PrintLastLog no\n"
-        "LogLevel %9\n")
-        .arg(node.address).arg(node.port).arg(node.hostKey, node.dir, m_authorizedKeys, yesNo(pam),
-                                              yesNo(m_options.passwordAuthentication),
-                                              yesNo(m_options.kbdInteractiveAuthentication), m_options.logLevel);
+    QString config = QStringLiteral("ListenAddress %1:%2\n"
+                                    "HostKey %3\n"
+                                    "PidFile %4/sshd.pid\n"
+                                    "AuthorizedKeysFile %5\n"
+                                    "StrictModes no\n"
+                                    "UsePAM %6\n"
+                                    "PermitRootLogin prohibit-password\n"
+                                    "PubkeyAuthentication yes\n"
+                                    "PasswordAuthentication %7\n"
+                                    "KbdInteractiveAuthentication %8\n"
+                                    "Subsystem sftp internal-sftp\n"
+                                    "MaxSessions 200\n"
+                                    "MaxStartups 100\n"
+                                    "PrintMotd no\n"
+                                    "PrintLastLog no\n"
+                                    "LogLevel %9\n")
+                         .arg(node.address)
+                         .arg(node.port)
+                         .arg(node.hostKey, node.dir, m_authorizedKeys, yesNo(pam),
+                              yesNo(m_options.passwordAuthentication),
+                              yesNo(m_options.kbdInteractiveAuthentication), m_options.logLevel);
     // sshd keeps the first SetEnv that applies, so the test account's Match comes first.
     if (!m_passwordUser.isEmpty())
-        config += QStringLiteral("Match User %1\n  SetEnv HOME=%2/users/%1\nMatch all\n").arg(m_passwordUser, node.dir);
+        config += QStringLiteral("Match User %1\n  SetEnv HOME=%2/users/%1\nMatch all\n")
+                      .arg(m_passwordUser, node.dir);
     config += QStringLiteral("SetEnv HOME=%1/home\n").arg(node.dir);
     f.write(config.toUtf8());
     return true;
@@ -317,14 +336,16 @@ bool SshFixture::launch(Node &node)
         if (node.process->state() != QProcess::Running) {
             QFile log(node.dir + QStringLiteral("/sshd.log"));
             log.open(QIODevice::ReadOnly);
-            m_error = QStringLiteral("sshd on %1:%2 exited: %3").arg(node.address).arg(node.port)
+            m_error = QStringLiteral("sshd on %1:%2 exited: %3")
+                          .arg(node.address)
+                          .arg(node.port)
                           .arg(QString::fromLocal8Bit(log.readAll()));
             return false;
         }
         QTcpSocket socket;
         socket.connectToHost(node.address, quint16(node.port));
-        if (socket.waitForConnected(500) && socket.waitForReadyRead(2000)
-            && socket.readAll().startsWith("SSH-2.0"))
+        if (socket.waitForConnected(500) && socket.waitForReadyRead(2000) &&
+            socket.readAll().startsWith("SSH-2.0"))
             return true;
         QThread::msleep(50);
     }
@@ -361,7 +382,8 @@ bool SshFixture::start(int nodeCount)
         if (!m_passwordUser.isEmpty()) {
             const QString home = node->dir + QStringLiteral("/users/") + m_passwordUser;
             const passwd *pw = ::getpwnam(m_passwordUser.toLocal8Bit().constData());
-            if (!QDir().mkpath(home) || !pw || ::chown(QFile::encodeName(home).constData(), pw->pw_uid, pw->pw_gid) != 0) {
+            if (!QDir().mkpath(home) || !pw ||
+                ::chown(QFile::encodeName(home).constData(), pw->pw_uid, pw->pw_gid) != 0) {
                 m_error = QStringLiteral("cannot create %1 for %2").arg(home, m_passwordUser);
                 return false;
             }
@@ -375,10 +397,22 @@ bool SshFixture::start(int nodeCount)
     return true;
 }
 
-QString SshFixture::address(int node) const { return m_nodes.at(node)->address; }
-int SshFixture::port(int node) const { return m_nodes.at(node)->port; }
-QString SshFixture::home(int node) const { return m_nodes.at(node)->dir + QStringLiteral("/home"); }
-QString SshFixture::logFile(int node) const { return m_nodes.at(node)->dir + QStringLiteral("/sshd.log"); }
+QString SshFixture::address(int node) const
+{
+    return m_nodes.at(node)->address;
+}
+int SshFixture::port(int node) const
+{
+    return m_nodes.at(node)->port;
+}
+QString SshFixture::home(int node) const
+{
+    return m_nodes.at(node)->dir + QStringLiteral("/home");
+}
+QString SshFixture::logFile(int node) const
+{
+    return m_nodes.at(node)->dir + QStringLiteral("/sshd.log");
+}
 
 QByteArray SshFixture::log(int node) const
 {
@@ -400,15 +434,18 @@ QString SshFixture::knownHostsLine(int node) const
     const QList<QByteArray> fields = pub.readAll().simplified().split(' ');
     if (fields.size() < 2)
         return {};
-    return QStringLiteral("[%1]:%2 %3 %4").arg(address(node)).arg(port(node))
+    return QStringLiteral("[%1]:%2 %3 %4")
+        .arg(address(node))
+        .arg(port(node))
         .arg(QString::fromLatin1(fields[0]), QString::fromLatin1(fields[1]));
 }
 
 QString SshFixture::hostFingerprint(int node) const
 {
     QProcess p;
-    p.start(keygenPath(), {QStringLiteral("-l"), QStringLiteral("-E"), QStringLiteral("sha256"), QStringLiteral("-f"),
-                           m_nodes.at(node)->hostKey + QStringLiteral(".pub")});
+    p.start(keygenPath(),
+            {QStringLiteral("-l"), QStringLiteral("-E"), QStringLiteral("sha256"),
+             QStringLiteral("-f"), m_nodes.at(node)->hostKey + QStringLiteral(".pub")});
     if (!p.waitForFinished(10000))
         return {};
     const QList<QByteArray> fields = p.readAllStandardOutput().simplified().split(' ');
@@ -474,7 +511,8 @@ QList<qint64> SshFixture::sessionPids(int node) const
     // Walk the process tree below the listener; only sshd processes are sessions, what they ran
     // (the user's commands) is left alone.
     QList<qint64> frontier{root};
-    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    const QStringList entries =
+        QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     QHash<qint64, QList<qint64>> children;
     QHash<qint64, QString> names;
     for (const QString &e : entries) {

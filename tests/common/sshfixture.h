@@ -44,7 +44,7 @@ public:
     struct Options
     {
         bool passwordAuthentication = false;
-        bool kbdInteractiveAuthentication = false; // through PAM (UsePAM yes)
+        bool kbdInteractiveAuthentication = false;    // through PAM (UsePAM yes)
         QString logLevel = QStringLiteral("VERBOSE"); // DEBUG1 also logs direct-tcpip forwards
     };
 
@@ -76,19 +76,20 @@ public:
     QString lastError() const { return m_error; }
 
     int nodeCount() const { return int(m_nodes.size()); }
-    QString address(int node) const;    // "127.0.0.2", "127.0.0.3", …
+    QString address(int node) const; // "127.0.0.2", "127.0.0.3", …
     int port(int node) const;
-    QString home(int node) const;       // the node's $HOME (an existing, empty directory at start)
-    QString user() const;               // the login name (the current user)
-    qint64 serverPid(int node) const;   // the listening sshd
-    QString logFile(int node) const;    // sshd's log, listener and connections
-    QByteArray log(int node) const;     // its content so far
+    QString home(int node) const;     // the node's $HOME (an existing, empty directory at start)
+    QString user() const;             // the login name (the current user)
+    qint64 serverPid(int node) const; // the listening sshd
+    QString logFile(int node) const;  // sshd's log, listener and connections
+    QByteArray log(int node) const;   // its content so far
 
     // Private key authorized on every node, no passphrase.
     QString clientKey() const { return m_clientKey; }
     // A new ed25519 key pair in the fixture's directory; authorize: append it to every node's
     // authorized keys. Returns the private key's path (the public one is path + ".pub").
-    QString createKey(const QString &name, const QByteArray &passphrase = {}, bool authorize = true);
+    QString createKey(const QString &name, const QByteArray &passphrase = {},
+                      bool authorize = true);
 
     // known_hosts line for a node ("[127.0.0.2]:40123 ssh-ed25519 AAAA…") and the fingerprint
     // "SHA256:…" of its host key.
@@ -96,7 +97,8 @@ public:
     QString hostFingerprint(int node) const;
     // Writes the lines of every node (or of `nodes`) to path, creating its directory; hashed:
     // HashKnownHosts form (ssh-keygen -H), as Debian's ssh writes it.
-    bool writeKnownHosts(const QString &path, bool hashed = false, const QList<int> &nodes = {}) const;
+    bool writeKnownHosts(const QString &path, bool hashed = false,
+                         const QList<int> &nodes = {}) const;
 
     // Stops a node's server (its port is then closed) and starts it again on the same port.
     bool stopNode(int node);

@@ -20,9 +20,11 @@ namespace rankdeck::testing {
 inline QStringList processesMatching(const QString &s)
 {
     QProcess p;
-    p.start(QStringLiteral("pgrep"), {QStringLiteral("-a"), QStringLiteral("-f"), QStringLiteral("--"), s});
+    p.start(QStringLiteral("pgrep"),
+            {QStringLiteral("-a"), QStringLiteral("-f"), QStringLiteral("--"), s});
     p.waitForFinished(10000);
-    QStringList lines = QString::fromLocal8Bit(p.readAllStandardOutput()).split(u'\n', Qt::SkipEmptyParts);
+    QStringList lines =
+        QString::fromLocal8Bit(p.readAllStandardOutput()).split(u'\n', Qt::SkipEmptyParts);
     // pgrep never lists itself, but a shell running it could.
     lines.removeIf([](const QString &l) { return l.contains(QLatin1String("pgrep")); });
     return lines;
@@ -57,9 +59,11 @@ inline QList<QByteArray> fileLines(const QString &path)
 // complete copy) with the local run record in `localRunDir`: every log line exactly once (order
 // aside: stdout and stderr interleave), as many events as it wrote, and `steps` training lines.
 // Returns what differs, empty when nothing does.
-inline QString recordMismatch(const QString &remoteBase, const QString &localRunDir, int rank, int steps)
+inline QString recordMismatch(const QString &remoteBase, const QString &localRunDir, int rank,
+                              int steps)
 {
-    const QList<QByteArray> printed = fileLines(remoteBase + QStringLiteral(".out")) + fileLines(remoteBase + QStringLiteral(".err"));
+    const QList<QByteArray> printed = fileLines(remoteBase + QStringLiteral(".out")) +
+                                      fileLines(remoteBase + QStringLiteral(".err"));
     if (printed.isEmpty())
         return QStringLiteral("nothing printed in %1.out/.err").arg(remoteBase);
     QList<QByteArray> text;
@@ -71,18 +75,28 @@ inline QString recordMismatch(const QString &remoteBase, const QString &localRun
             text.append(line);
     }
     const QByteArray prefix = QStringLiteral("Rank %1: Epoch").arg(rank).toUtf8();
-    const auto epochLines = std::count_if(text.cbegin(), text.cend(), [&](const QByteArray &t) { return t.startsWith(prefix); });
+    const auto epochLines = std::count_if(
+        text.cbegin(), text.cend(), [&](const QByteArray &t) { return t.startsWith(prefix); });
     if (epochLines != steps)
-        return QStringLiteral("rank %1 printed %2 training lines, not %3").arg(rank).arg(epochLines).arg(steps);
+        return QStringLiteral("rank %1 printed %2 training lines, not %3")
+            .arg(rank)
+            .arg(epochLines)
+            .arg(steps);
     QList<QByteArray> recorded = fileLines(localRunDir + QStringLiteral("/rank-%1.log").arg(rank));
     std::sort(text.begin(), text.end());
     std::sort(recorded.begin(), recorded.end());
     if (recorded != text)
         return QStringLiteral("rank %1: the record has %2 log lines, the node %3 (or they differ)")
-            .arg(rank).arg(recorded.size()).arg(text.size());
-    const auto recordedEvents = fileLines(localRunDir + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size();
+            .arg(rank)
+            .arg(recorded.size())
+            .arg(text.size());
+    const auto recordedEvents =
+        fileLines(localRunDir + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size();
     if (recordedEvents != events)
-        return QStringLiteral("rank %1: %2 events recorded, %3 printed").arg(rank).arg(recordedEvents).arg(events);
+        return QStringLiteral("rank %1: %2 events recorded, %3 printed")
+            .arg(rank)
+            .arg(recordedEvents)
+            .arg(events);
     return {};
 }
 

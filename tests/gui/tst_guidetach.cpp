@@ -6,16 +6,16 @@
 // open a new window, find the run marked detached in the run list, re-attach it with the run
 // list's Re-attach action, and follow it to its end. Every line each rank wrote on its node must
 // then be in the local record exactly once, and nothing of the run may be left on the nodes.
-#include "launchdialog.h"
-#include "mainwindow.h"
 #include "config/profile.h"
 #include "config/profilestore.h"
-#include "run/runcontroller.h"
+#include "fixtureprofile.h"
+#include "launchdialog.h"
+#include "mainwindow.h"
 #include "models/runlistmodel.h"
+#include "run/runcontroller.h"
 #include "run/runmanager.h"
 #include "runview.h"
 #include "sidepanel.h"
-#include "fixtureprofile.h"
 #include "sshfixture.h"
 
 #include "testprocesses.h"
@@ -92,7 +92,8 @@ void TestGuiDetach::initTestCase()
 {
     if (const QString why = SshFixture::unavailableReason(); !why.isEmpty())
         QSKIP(qPrintable(why));
-    const QString worker = qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-worker");
+    const QString worker =
+        qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-worker");
     if (!QFileInfo(worker).isExecutable())
         QSKIP("rankdeck-worker is not built (RANKDECK_BUILD_WORKER=OFF)");
     qputenv("RANKDECK_WORKER", QFile::encodeName(worker));
@@ -118,7 +119,8 @@ void TestGuiDetach::openWindow()
     m_window->show();
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
     m_runListTester = std::make_unique<QAbstractItemModelTester>(
-        m_window->sidePanel()->runList()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        m_window->sidePanel()->runList()->model(),
+        QAbstractItemModelTester::FailureReportingMode::QtTest);
 }
 
 void TestGuiDetach::cleanup()
@@ -145,7 +147,9 @@ void TestGuiDetach::detachCloseReopenReattach()
     openWindow();
     // Launch with clicks: the SSH profile, the Detach box, Launch.
     m_window->sidePanel()->setCurrentProfile(QStringLiteral("sshpair"));
-    QTest::mouseClick(m_window->sidePanel()->findChild<QToolButton *>(QStringLiteral("sideLaunchButton")), Qt::LeftButton);
+    QTest::mouseClick(
+        m_window->sidePanel()->findChild<QToolButton *>(QStringLiteral("sideLaunchButton")),
+        Qt::LeftButton);
     auto *dialog = m_window->findChild<LaunchDialog *>();
     QVERIFY(dialog && dialog->isVisible());
     QCOMPARE(dialog->profileName(), QStringLiteral("sshpair"));
@@ -167,7 +171,8 @@ void TestGuiDetach::detachCloseReopenReattach()
     const QString local = run->runDirectory();
 
     // Detach once every rank runs and has stepped: closing the window leaves the run going.
-    QTRY_VERIFY_WITH_TIMEOUT(run->allRanksStarted() && run->rankStatus(0).step >= 2 && run->rankStatus(1).step >= 2,
+    QTRY_VERIFY_WITH_TIMEOUT(run->allRanksStarted() && run->rankStatus(0).step >= 2 &&
+                                 run->rankStatus(1).step >= 2,
                              120000);
     QVERIFY(!isTerminal(run->state()));
     QVERIFY(m_window->close());
@@ -175,7 +180,8 @@ void TestGuiDetach::detachCloseReopenReattach()
     m_window.reset();
 
     const QJsonObject state = readJson(local + QStringLiteral("/state.json"));
-    QVERIFY2(state.value(QStringLiteral("detached")).toBool(), "closing the window did not detach the run");
+    QVERIFY2(state.value(QStringLiteral("detached")).toBool(),
+             "closing the window did not detach the run");
     QVERIFY2(!processesMatching(m_runId).isEmpty(), "the ranks did not outlive the window");
     // They keep printing with no window and no controller.
     const QString out1 = nodeRunDir(1, m_runId) + QStringLiteral("/rank1.a1.out");
@@ -186,8 +192,9 @@ void TestGuiDetach::detachCloseReopenReattach()
     openWindow();
     SidePanel *side = m_window->sidePanel();
     QTRY_VERIFY_WITH_TIMEOUT(runRow(side, m_runId).isValid(), 10000);
-    QTRY_VERIFY2_WITH_TIMEOUT(runRow(side, m_runId).data().toString().contains(QStringLiteral("detached")),
-                              qPrintable(runRow(side, m_runId).data().toString()), 10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        runRow(side, m_runId).data().toString().contains(QStringLiteral("detached")),
+        qPrintable(runRow(side, m_runId).data().toString()), 10000);
     side->runList()->setCurrentIndex(runRow(side, m_runId));
     QAction *reattach = side->reattachAction();
     QVERIFY(reattach->isEnabled());

@@ -6,13 +6,13 @@
 // running run with the Stop button.
 #include "failurespage.h"
 #include "launchdialog.h"
-#include "models/logmodel.h"
 #include "logspage.h"
 #include "losspage.h"
 #include "lossplot.h"
 #include "mainwindow.h"
-#include "overviewpage.h"
+#include "models/logmodel.h"
 #include "models/ranktablemodel.h"
+#include "overviewpage.h"
 #include "run/runcontroller.h"
 #include "run/runmanager.h"
 #include "runview.h"
@@ -63,8 +63,10 @@ void TestGuiRun::initTestCase()
     qputenv("XDG_DATA_HOME", m_home.filePath(QStringLiteral("data")).toUtf8());
     QCoreApplication::setOrganizationName(QStringLiteral("rankdeck-test"));
     QCoreApplication::setApplicationName(QStringLiteral("tst_guirun"));
-    const QString worker = qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-worker");
-    QVERIFY2(QFileInfo(worker).isExecutable(), qPrintable(QStringLiteral("no worker at %1 (RANKDECK_BIN_DIR)").arg(worker)));
+    const QString worker =
+        qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-worker");
+    QVERIFY2(QFileInfo(worker).isExecutable(),
+             qPrintable(QStringLiteral("no worker at %1 (RANKDECK_BIN_DIR)").arg(worker)));
     qputenv("RANKDECK_WORKER", worker.toUtf8());
 }
 
@@ -74,7 +76,8 @@ void TestGuiRun::init()
     m_window->show();
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
     m_runListTester = std::make_unique<QAbstractItemModelTester>(
-        m_window->sidePanel()->runList()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        m_window->sidePanel()->runList()->model(),
+        QAbstractItemModelTester::FailureReportingMode::QtTest);
 }
 
 void TestGuiRun::cleanup()
@@ -90,7 +93,8 @@ void TestGuiRun::cleanup()
 
 RunController *TestGuiRun::launchWithClicks(int steps, const QString &extraArguments)
 {
-    auto *launch = m_window->sidePanel()->findChild<QToolButton *>(QStringLiteral("sideLaunchButton"));
+    auto *launch =
+        m_window->sidePanel()->findChild<QToolButton *>(QStringLiteral("sideLaunchButton"));
     if (!launch)
         return nullptr;
     m_window->sidePanel()->setCurrentProfile(QStringLiteral("local"));
@@ -104,7 +108,8 @@ RunController *TestGuiRun::launchWithClicks(int steps, const QString &extraArgum
     auto *ranks = dialog->findChild<QSpinBox *>(QStringLiteral("launchRanksPerNodeSpin"));
     ranks->selectAll();
     QTest::keyClicks(ranks, QStringLiteral("2"));
-    QTest::keyClicks(dialog->findChild<QLineEdit *>(QStringLiteral("launchExtraArgsEdit")), extraArguments);
+    QTest::keyClicks(dialog->findChild<QLineEdit *>(QStringLiteral("launchExtraArgsEdit")),
+                     extraArguments);
     if (dialog->profile().worldSize() != 2 || dialog->config().totalSteps() != steps)
         return nullptr;
     QTest::mouseClick(dialog->launchButton(), Qt::LeftButton);
@@ -119,7 +124,8 @@ bool TestGuiRun::allRanksIn(RankState state) const
     if (model->rowCount() == 0)
         return false;
     for (int row = 0; row < model->rowCount(); ++row) {
-        if (model->index(row, RankTableModel::StateColumn).data().toString() != rankStateLabel(state))
+        if (model->index(row, RankTableModel::StateColumn).data().toString() !=
+            rankStateLabel(state))
             return false;
     }
     return true;
@@ -130,9 +136,10 @@ void TestGuiRun::twoRankRunFinishes()
     const int steps = 6;
     RunController *run = launchWithClicks(steps, QStringLiteral("--task linear --log-every 1"));
     QVERIFY(run);
-    QAbstractItemModelTester rankTableTester(m_window->runView()->rankModel(),
-                                             QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QCOMPARE(m_window->runView()->overviewPage()->rankTable()->model(), m_window->runView()->rankModel());
+    QAbstractItemModelTester rankTableTester(
+        m_window->runView()->rankModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(m_window->runView()->overviewPage()->rankTable()->model(),
+             m_window->runView()->rankModel());
     QTRY_VERIFY_WITH_TIMEOUT(allRanksIn(RankState::Finished), RunTimeoutMs);
     QTRY_COMPARE_WITH_TIMEOUT(run->state(), RunState::Finished, 10000);
     QCOMPARE(m_window->runView()->rankModel()->rowCount(), 2);
@@ -180,25 +187,31 @@ void TestGuiRun::twoRankRunFinishes()
 
 void TestGuiRun::injectedFaultShowsRootCause()
 {
-    RunController *run = launchWithClicks(50, QStringLiteral("--task linear --fault segv@3 --fault-rank 1"));
+    RunController *run =
+        launchWithClicks(50, QStringLiteral("--task linear --fault segv@3 --fault-rank 1"));
     QVERIFY(run);
     QTRY_VERIFY_WITH_TIMEOUT(isTerminal(run->state()), RunTimeoutMs);
     QCOMPARE(run->state(), RunState::Failed);
 
     OverviewPage *overview = m_window->runView()->overviewPage();
     QTRY_VERIFY(overview->isBannerVisible());
-    QVERIFY2(overview->rootCauseText().contains(QStringLiteral("rank 1")), qPrintable(overview->rootCauseText()));
-    QVERIFY2(overview->rootCauseText().contains(QStringLiteral("SIGSEGV")), qPrintable(overview->rootCauseText()));
+    QVERIFY2(overview->rootCauseText().contains(QStringLiteral("rank 1")),
+             qPrintable(overview->rootCauseText()));
+    QVERIFY2(overview->rootCauseText().contains(QStringLiteral("SIGSEGV")),
+             qPrintable(overview->rootCauseText()));
 
     // Clicking the banner opens the Failures tab, root cause first, its stack naming the fault.
-    QTest::mouseClick(overview->findChild<QLabel *>(QStringLiteral("rootCauseBanner")), Qt::LeftButton);
+    QTest::mouseClick(overview->findChild<QLabel *>(QStringLiteral("rootCauseBanner")),
+                      Qt::LeftButton);
     QCOMPARE(m_window->runView()->currentIndex(), int(RunView::Failures));
     FailuresPage *failures = m_window->runView()->failuresPage();
     QVERIFY(failures->entryCount() >= 1);
     QVERIFY(failures->entries().first().rootCause);
-    QVERIFY2(failures->entries().first().title.contains(QStringLiteral("Rank 1")), qPrintable(failures->entries().first().title));
+    QVERIFY2(failures->entries().first().title.contains(QStringLiteral("Rank 1")),
+             qPrintable(failures->entries().first().title));
     failures->selectEntry(0);
-    QVERIFY2(failures->detailsText().contains(QStringLiteral("crashWithSegv")), qPrintable(failures->detailsText()));
+    QVERIFY2(failures->detailsText().contains(QStringLiteral("crashWithSegv")),
+             qPrintable(failures->detailsText()));
 
     // The rank table marks the root cause.
     RankTableModel *model = m_window->runView()->rankModel();
@@ -209,9 +222,11 @@ void TestGuiRun::injectedFaultShowsRootCause()
 
 void TestGuiRun::stopEndsRunningRun()
 {
-    RunController *run = launchWithClicks(100000, QStringLiteral("--task linear --step-delay-ms 50"));
+    RunController *run =
+        launchWithClicks(100000, QStringLiteral("--task linear --step-delay-ms 50"));
     QVERIFY(run);
-    QTRY_VERIFY_WITH_TIMEOUT(run->rankStatus(0).step >= 2 && run->rankStatus(1).step >= 2, RunTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(run->rankStatus(0).step >= 2 && run->rankStatus(1).step >= 2,
+                             RunTimeoutMs);
     QVERIFY(allRanksIn(RankState::Running));
     QPushButton *stop = m_window->runView()->overviewPage()->stopButton();
     QVERIFY(stop->isEnabled());

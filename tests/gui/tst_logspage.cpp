@@ -3,10 +3,10 @@
 // The Logs page over core's real LogStore fed through RankStream: a tab per rank (sorted, one
 // view for all of them), follow mode that pauses when the user scrolls up, regex and stream
 // filters, search, and the elided-lines marker when memory is bounded.
-#include "models/logmodel.h"
 #include "logspage.h"
-#include "store/logstore.h"
 #include "logview.h"
+#include "models/logmodel.h"
+#include "store/logstore.h"
 #include "stream/rankstream.h"
 
 #include <QAbstractItemModelTester>
@@ -56,7 +56,8 @@ void TestLogsPage::init()
     options.windowAll = 600;
     m_store = std::make_unique<LogStore>(options);
     QString error;
-    QVERIFY2(m_store->open(m_dir.filePath(QString::number(QRandomGenerator::global()->generate())), &error),
+    QVERIFY2(m_store->open(m_dir.filePath(QString::number(QRandomGenerator::global()->generate())),
+                           &error),
              qPrintable(error));
     m_page = std::make_unique<LogsPage>();
     m_page->resize(900, 500);
@@ -85,7 +86,11 @@ void TestLogsPage::feedLines(int rank, int from, int count)
 {
     QByteArray chunk;
     for (int i = from; i < from + count; ++i)
-        chunk += QStringLiteral("Rank %1: Epoch %2, Loss %3\n").arg(rank).arg(i).arg(1.0 / (i + 1), 0, 'f', 4).toUtf8();
+        chunk += QStringLiteral("Rank %1: Epoch %2, Loss %3\n")
+                     .arg(rank)
+                     .arg(i)
+                     .arg(1.0 / (i + 1), 0, 'f', 4)
+                     .toUtf8();
     feed(rank, StreamKind::Stdout, chunk);
 }
 
@@ -151,7 +156,7 @@ void TestLogsPage::followPausesWhenScrolledUp()
 void TestLogsPage::filters_data()
 {
     QTest::addColumn<QString>("pattern");
-    QTest::addColumn<int>("streamIndex");  // 0 all, 1 stdout, 2 stderr
+    QTest::addColumn<int>("streamIndex"); // 0 all, 1 stdout, 2 stderr
     QTest::addColumn<int>("expectedRows");
     QTest::newRow("everything") << "" << 0 << 13;
     QTest::newRow("regex") << "Epoch [12]," << 0 << 2;
@@ -253,7 +258,8 @@ void TestLogsPage::scrollingToTopReadsOlderLines()
     // marker's count falls, and the line that was first stays where the user saw it.
     int rounds = 0;
     while (model->hasMarkerRow()) {
-        QVERIFY2(++rounds <= int(total / LogsPage::OlderChunkLines) + 2, "older lines never stopped coming");
+        QVERIFY2(++rounds <= int(total / LogsPage::OlderChunkLines) + 2,
+                 "older lines never stopped coming");
         const QPersistentModelIndex firstLine = model->index(1, 0);
         QVERIFY(!firstLine.data(LogModel::IsMarkerRole).toBool());
         const QString firstText = firstLine.data().toString();
@@ -282,7 +288,10 @@ void TestLogsPage::scrollingToTopReadsOlderLines()
         else
             QCOMPARE(index.data(LogModel::LineNumberRole).toLongLong(), qint64(row));
     }
-    QVERIFY(model->index(0, 0).data(LogModel::TextRole).toString().contains(QStringLiteral("Epoch 0,")));
+    QVERIFY(model->index(0, 0)
+                .data(LogModel::TextRole)
+                .toString()
+                .contains(QStringLiteral("Epoch 0,")));
 
     // Reading old lines does not fight new ones: the view stays put until End resumes following.
     const QPersistentModelIndex anchor = list->indexAt(QPoint(1, 1));
@@ -313,7 +322,7 @@ void TestLogsPage::wheelAtTopReadsOlderLinesThroughFilter()
     QTest::keyClicks(filter, QStringLiteral("Epoch (5|50|500|17[0-9]0),"));
     m_page->poll();
     LogModel *model = m_page->logModel();
-    QCOMPARE(model->lineRowCount(), 10);  // 1700..1790 are in memory; 5, 50, 500 only on disk
+    QCOMPARE(model->lineRowCount(), 10); // 1700..1790 are in memory; 5, 50, 500 only on disk
     QVERIFY(model->hasMarkerRow());
     QListView *list = m_page->logView()->listView();
     QCOMPARE(list->verticalScrollBar()->maximum(), 0);

@@ -67,7 +67,8 @@ void TestLossPlot::init()
     m_store = std::make_unique<MetricsStore>();
     for (int step = 1; step <= Steps; ++step) {
         for (int rank = 0; rank < 2; ++rank)
-            m_store->append(rank, metric::Loss, step, StartUs + step * 100'000 + rank * 10, lossAt(rank, step));
+            m_store->append(rank, metric::Loss, step, StartUs + step * 100'000 + rank * 10,
+                            lossAt(rank, step));
     }
     m_provider = std::make_unique<MetricsPlotProvider>(m_store.get(), metric::Loss);
     m_plot = std::make_unique<LossPlot>();
@@ -98,7 +99,7 @@ void TestLossPlot::pointPerStepPerRankAndMean()
     QCOMPARE(raw->data()->at(9)->key, 10.0);
     QCOMPARE(raw->data()->at(9)->value, lossAt(1, 10));
     auto *legend = m_plot->findChild<QListWidget *>(QStringLiteral("lossLegend"));
-    QCOMPARE(legend->count(), 3);  // mean, rank 0, rank 1
+    QCOMPARE(legend->count(), 3); // mean, rank 0, rank 1
 }
 
 void TestLossPlot::legendTogglesRanks()
@@ -134,7 +135,7 @@ void TestLossPlot::smoothingKeepsRawBehind()
     QCPGraph *raw = rank0[0];
     QCPGraph *smooth = rank0[1];
     QVERIFY(raw->visible() && smooth->visible());
-    QVERIFY(raw->pen().color().alpha() < smooth->pen().color().alpha());  // faint behind
+    QVERIFY(raw->pen().color().alpha() < smooth->pen().color().alpha()); // faint behind
     QCOMPARE(smooth->data()->size(), raw->data()->size());
     // The first smoothed value equals the first raw one (debiased); later ones lag behind.
     QCOMPARE(smooth->data()->at(0)->value, raw->data()->at(0)->value);
@@ -239,7 +240,7 @@ void TestLossPlot::followsNewData()
 {
     const int before = m_plot->pointCount(1);
     m_store->append(1, metric::Loss, Steps + 1, StartUs + (Steps + 1) * 100'000, 0.3);
-    m_plot->poll();  // what the page's timer calls
+    m_plot->poll(); // what the page's timer calls
     QCOMPARE(m_plot->pointCount(1), before + 1);
     QVERIFY(m_plot->customPlot()->xAxis->range().contains(Steps + 1));
     // Nothing new: poll is a no-op and keeps the user's zoom.
@@ -251,7 +252,7 @@ void TestLossPlot::followsNewData()
 void TestLossPlot::spikesSurvivePanAndLiveAppends_data()
 {
     QTest::addColumn<int>("spikeStep");
-    QTest::addColumn<double>("viewFrom");  // panned view, in steps
+    QTest::addColumn<double>("viewFrom"); // panned view, in steps
     QTest::addColumn<double>("viewTo");
     QTest::newRow("whole run") << 123457 << 0.0 << 0.0;
     QTest::newRow("spike in a panned view") << 61234 << 50000.0 << 90000.0;
@@ -271,11 +272,12 @@ void TestLossPlot::spikesSurvivePanAndLiveAppends()
     for (int step = 1; step <= LongRun; ++step) {
         for (int rank = 0; rank < 3; ++rank) {
             const double spike = rank == 2 && step == spikeStep ? 50.0 : 0.0;
-            store.append(rank, metric::Loss, step, StartUs + step * 1000, lossAt(rank, step) + spike);
+            store.append(rank, metric::Loss, step, StartUs + step * 1000,
+                         lossAt(rank, step) + spike);
         }
     }
     MetricsPlotProvider provider(&store, metric::Loss);
-    m_plot->setSmoothing(0.0);  // raw curves at full strength
+    m_plot->setSmoothing(0.0); // raw curves at full strength
     m_plot->setProvider(&provider);
     m_plot->refreshNow();
     if (viewTo > viewFrom) {
@@ -291,11 +293,12 @@ void TestLossPlot::spikesSurvivePanAndLiveAppends()
         return false;
     };
     QVERIFY(spikeShown());
-    QVERIFY(m_plot->pointCount(2) < LongRun / 20);  // bucketed, not every point
+    QVERIFY(m_plot->pointCount(2) < LongRun / 20); // bucketed, not every point
 
     // Live: every rank reports a new step; the next refresh shows it and keeps the spike.
     for (int rank = 0; rank < 3; ++rank)
-        store.append(rank, metric::Loss, LongRun + 1, StartUs + (LongRun + 1) * 1000, 0.25 * (rank + 1));
+        store.append(rank, metric::Loss, LongRun + 1, StartUs + (LongRun + 1) * 1000,
+                     0.25 * (rank + 1));
     m_plot->resetView();
     m_plot->refreshNow();
     QVERIFY(spikeShown());
@@ -303,7 +306,7 @@ void TestLossPlot::spikesSurvivePanAndLiveAppends()
     QVERIFY(mean && !mean->data()->isEmpty());
     QCOMPARE((mean->data()->constEnd() - 1)->key, double(LongRun + 1));
     QCOMPARE((mean->data()->constEnd() - 1)->value, (0.25 + 0.5 + 0.75) / 3);
-    m_plot->setProvider(m_provider.get());  // the store goes away before the plot
+    m_plot->setProvider(m_provider.get()); // the store goes away before the plot
 }
 
 QTEST_MAIN(TestLossPlot)

@@ -2,9 +2,9 @@
 //
 // The profile editor driven like a user: create a profile from the main window, validation as
 // you type naming the field, editing an existing profile.
+#include "config/profilestore.h"
 #include "mainwindow.h"
 #include "profileeditordialog.h"
-#include "config/profilestore.h"
 #include "sidepanel.h"
 
 #include <QApplication>
@@ -63,7 +63,8 @@ void TestProfileEditor::createProfileFromMainWindow()
     MainWindow window;
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
-    auto *newButton = window.sidePanel()->findChild<QToolButton *>(QStringLiteral("newProfileButton"));
+    auto *newButton =
+        window.sidePanel()->findChild<QToolButton *>(QStringLiteral("newProfileButton"));
     QVERIFY(newButton);
 
     bool filled = false;
@@ -71,18 +72,19 @@ void TestProfileEditor::createProfileFromMainWindow()
     QTimer::singleShot(0, this, [&filled] {
         auto *dialog = qobject_cast<ProfileEditorDialog *>(QApplication::activeModalWidget());
         QVERIFY(dialog);
-        QVERIFY(!saveButton(dialog)->isEnabled());  // no name, no nodes yet
+        QVERIFY(!saveButton(dialog)->isEnabled()); // no name, no nodes yet
         QTest::keyClicks(dialog->nameEdit(), QStringLiteral("cluster-a"));
         QTest::mouseClick(dialog->addNodeButton(), Qt::LeftButton);
         QTest::mouseClick(dialog->addNodeButton(), Qt::LeftButton);
         QCOMPARE(dialog->nodesTable()->rowCount(), 2);
-        QVERIFY(!saveButton(dialog)->isEnabled());  // hosts still empty
+        QVERIFY(!saveButton(dialog)->isEnabled()); // hosts still empty
         setCell(dialog->nodesTable(), 0, 0, QStringLiteral("gpu-node-1"));
         setCell(dialog->nodesTable(), 1, 0, QStringLiteral("gpu-node-2"));
         setCell(dialog->nodesTable(), 1, 1, QStringLiteral("2222"));
         setCell(dialog->nodesTable(), 0, 4, QStringLiteral("4"));
         setCell(dialog->nodesTable(), 1, 4, QStringLiteral("4"));
-        QVERIFY2(saveButton(dialog)->isEnabled(), qPrintable(dialog->problems().join(QLatin1Char('\n'))));
+        QVERIFY2(saveButton(dialog)->isEnabled(),
+                 qPrintable(dialog->problems().join(QLatin1Char('\n'))));
         QTest::mouseClick(saveButton(dialog), Qt::LeftButton);
         filled = true;
     });
@@ -113,16 +115,56 @@ void TestProfileEditor::validationNamesTheField_data()
     QTest::addColumn<QString>("port");
     QTest::addColumn<QString>("ranks");
     QTest::addColumn<QString>("envName");
-    QTest::addColumn<QString>("field");  // empty: valid
+    QTest::addColumn<QString>("field"); // empty: valid
 
-    QTest::newRow("valid") << "ok" << "h" << "22" << "1" << "" << "";
-    QTest::newRow("no name") << "" << "h" << "22" << "1" << "" << "name";
-    QTest::newRow("bad name") << "a b/c" << "h" << "22" << "1" << "" << "name";
-    QTest::newRow("no host") << "ok" << "" << "22" << "1" << "" << "nodes[0].host";
-    QTest::newRow("port out of range") << "ok" << "h" << "70000" << "1" << "" << "nodes[0].port";
-    QTest::newRow("port not a number") << "ok" << "h" << "ssh" << "1" << "" << "nodes[0].port";
-    QTest::newRow("zero ranks") << "ok" << "h" << "22" << "0" << "" << "nodes[0].ranks_per_node";
-    QTest::newRow("bad variable") << "ok" << "h" << "22" << "1" << "1BAD" << "environment";
+    QTest::newRow("valid") << "ok"
+                           << "h"
+                           << "22"
+                           << "1"
+                           << ""
+                           << "";
+    QTest::newRow("no name") << ""
+                             << "h"
+                             << "22"
+                             << "1"
+                             << ""
+                             << "name";
+    QTest::newRow("bad name") << "a b/c"
+                              << "h"
+                              << "22"
+                              << "1"
+                              << ""
+                              << "name";
+    QTest::newRow("no host") << "ok"
+                             << ""
+                             << "22"
+                             << "1"
+                             << ""
+                             << "nodes[0].host";
+    QTest::newRow("port out of range") << "ok"
+                                       << "h"
+                                       << "70000"
+                                       << "1"
+                                       << ""
+                                       << "nodes[0].port";
+    QTest::newRow("port not a number") << "ok"
+                                       << "h"
+                                       << "ssh"
+                                       << "1"
+                                       << ""
+                                       << "nodes[0].port";
+    QTest::newRow("zero ranks") << "ok"
+                                << "h"
+                                << "22"
+                                << "0"
+                                << ""
+                                << "nodes[0].ranks_per_node";
+    QTest::newRow("bad variable") << "ok"
+                                  << "h"
+                                  << "22"
+                                  << "1"
+                                  << "1BAD"
+                                  << "environment";
 }
 
 void TestProfileEditor::validationNamesTheField()
@@ -177,7 +219,7 @@ void TestProfileEditor::editExistingProfile()
     ProfileEditorDialog dialog(&store);
     dialog.setProfile(p, true);
     QVERIFY(dialog.nameEdit()->isReadOnly());
-    QVERIFY(saveButton(&dialog)->isEnabled());  // its own name is not a clash
+    QVERIFY(saveButton(&dialog)->isEnabled()); // its own name is not a clash
     setCell(dialog.nodesTable(), 0, 0, QStringLiteral("new-host"));
     dialog.show();
     QTest::mouseClick(saveButton(&dialog), Qt::LeftButton);

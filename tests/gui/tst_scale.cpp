@@ -6,16 +6,16 @@
 // tabs/picker and the loss legend hold 512 entries each as model rows or items, the widget
 // count stays bounded, and every rank's lines reach the run record.
 #include "loadgenlog.h"
-#include "models/logmodel.h"
 #include "logspage.h"
-#include "store/logstore.h"
 #include "logview.h"
 #include "losspage.h"
 #include "lossplot.h"
-#include "overviewpage.h"
+#include "models/logmodel.h"
 #include "models/ranktablemodel.h"
+#include "overviewpage.h"
 #include "run/runcontroller.h"
 #include "runview.h"
+#include "store/logstore.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
@@ -41,7 +41,6 @@ QString loadgenPath()
     return qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-loadgen");
 }
 
-
 } // namespace
 
 class TestScale : public QObject
@@ -55,8 +54,10 @@ private slots:
 
 void TestScale::initTestCase()
 {
-    QVERIFY2(QFileInfo(loadgenPath()).isExecutable(),
-             qPrintable(QStringLiteral("no rankdeck-loadgen at %1 (RANKDECK_BIN_DIR)").arg(loadgenPath())));
+    QVERIFY2(
+        QFileInfo(loadgenPath()).isExecutable(),
+        qPrintable(
+            QStringLiteral("no rankdeck-loadgen at %1 (RANKDECK_BIN_DIR)").arg(loadgenPath())));
 }
 
 void TestScale::runPageAt512Ranks()
@@ -69,7 +70,7 @@ void TestScale::runPageAt512Ranks()
     config.name = QStringLiteral("scale");
     config.workerArguments = {QStringLiteral("--lines-per-sec"), QStringLiteral("10"),
                               QStringLiteral("--steps-per-sec"), QStringLiteral("4"),
-                              QStringLiteral("--duration"), QStringLiteral("2")};
+                              QStringLiteral("--duration"),      QStringLiteral("2")};
     RunController::Options options;
     options.workerPath = loadgenPath();
     options.runsDirectory = runs.path();
@@ -87,7 +88,8 @@ void TestScale::runPageAt512Ranks()
     }
     const qsizetype widgetsBefore = view.findChildren<QWidget *>().size();
 
-    QAbstractItemModelTester rankTester(view.rankModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester rankTester(view.rankModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
     QAbstractItemModelTester logTester(view.logsPage()->logModel(),
                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
     view.setRun(&run);
@@ -128,8 +130,9 @@ void TestScale::runPageAt512Ranks()
               stallsMs[std::min(stallsMs.size() - 1, stallsMs.size() * 99 / 100)], stallsMs.back());
     }
     QVERIFY2(run.state() == RunState::Finished,
-             qPrintable(QStringLiteral("run ended as %1: %2 %3")
-                            .arg(runStateLabel(run.state()), run.rootCauseSummary(), run.errorMessage())));
+             qPrintable(
+                 QStringLiteral("run ended as %1: %2 %3")
+                     .arg(runStateLabel(run.state()), run.rootCauseSummary(), run.errorMessage())));
     QCOMPARE(run.worldSize(), Ranks);
 
     // Overview: one model row per rank, all finished.
@@ -138,7 +141,8 @@ void TestScale::runPageAt512Ranks()
     QCOMPARE(ranks->rowCount(), Ranks);
     QCOMPARE(view.overviewPage()->rankTable()->model(), ranks);
     for (int row = 0; row < Ranks; ++row)
-        QCOMPARE(RankState(ranks->index(row, 0).data(RankTableModel::RankStateRole).toInt()), RankState::Finished);
+        QCOMPARE(RankState(ranks->index(row, 0).data(RankTableModel::RankStateRole).toInt()),
+                 RankState::Finished);
 
     // Logs: an entry per rank in the picker, one list view for all; tabs for the first ranks
     // and for those the user opens, not 512 of them.
@@ -186,7 +190,7 @@ void TestScale::runPageAt512Ranks()
     auto *legend = view.lossPage()->findChild<QListWidget *>(QStringLiteral("lossLegend"));
     QVERIFY(legend);
     QVERIFY2(legend->count() >= Ranks, qPrintable(QString::number(legend->count())));
-    QVERIFY(legend->count() <= Ranks + 1);  // the mean may have its own entry
+    QVERIFY(legend->count() <= Ranks + 1); // the mean may have its own entry
 
     // No heavy widget per rank anywhere on the run page.
     for (int p = 0; p < view.count(); ++p) {
@@ -196,15 +200,18 @@ void TestScale::runPageAt512Ranks()
     const qsizetype widgetsAfter = view.findChildren<QWidget *>().size();
     qInfo("run page widgets: %lld before the run, %lld with %d ranks", qlonglong(widgetsBefore),
           qlonglong(widgetsAfter), Ranks);
-    QVERIFY2(widgetsAfter - widgetsBefore < 64,
-             qPrintable(QStringLiteral("%1 widgets before, %2 after").arg(widgetsBefore).arg(widgetsAfter)));
+    QVERIFY2(
+        widgetsAfter - widgetsBefore < 64,
+        qPrintable(
+            QStringLiteral("%1 widgets before, %2 after").arg(widgetsBefore).arg(widgetsAfter)));
 
     // The run record holds every line of every rank.
     qint64 total = 0;
     for (int r = 0; r < Ranks; ++r) {
         qint64 lines = 0;
         QString problem;
-        QVERIFY2(rankLogComplete(run.logStore()->logFilePath(r), r, &lines, &problem), qPrintable(problem));
+        QVERIFY2(rankLogComplete(run.logStore()->logFilePath(r), r, &lines, &problem),
+                 qPrintable(problem));
         QVERIFY2(lines > 0, qPrintable(QStringLiteral("rank %1 logged nothing").arg(r)));
         total += lines;
     }
@@ -234,8 +241,9 @@ void TestScale::launchProgressOf64Nodes()
         for (int node = Nodes - 1; node >= 0; --node) {
             const int percent = stage == 1 ? (node * 7 + 10) % 101 : -1;
             emit run.nodeProgress(node, QStringLiteral("node-%1").arg(node),
-                                  stage == 0 ? QStringLiteral("connecting")
-                                             : stage == 1 ? QStringLiteral("uploading") : QStringLiteral("started"),
+                                  stage == 0   ? QStringLiteral("connecting")
+                                  : stage == 1 ? QStringLiteral("uploading")
+                                               : QStringLiteral("started"),
                                   percent);
         }
         if (stage == 1) {
@@ -244,7 +252,8 @@ void TestScale::launchProgressOf64Nodes()
             for (int node = 0; node < Nodes; ++node) {
                 QCOMPARE(table->item(node, 0)->text(), QStringLiteral("node-%1").arg(node));
                 QCOMPARE(table->item(node, 1)->text(), QStringLiteral("uploading"));
-                QCOMPARE(table->item(node, 2)->data(Qt::UserRole + 1).toInt(), (node * 7 + 10) % 101);
+                QCOMPARE(table->item(node, 2)->data(Qt::UserRole + 1).toInt(),
+                         (node * 7 + 10) % 101);
             }
         }
         QCoreApplication::processEvents();

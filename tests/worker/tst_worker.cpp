@@ -33,17 +33,15 @@ QString pythonPath()
 
 QString referenceScript()
 {
-    return qEnvironmentVariable("RANKDECK_SOURCE_DIR") + QStringLiteral("/tests/worker/ddp_reference.py");
+    return qEnvironmentVariable("RANKDECK_SOURCE_DIR") +
+           QStringLiteral("/tests/worker/ddp_reference.py");
 }
 
 // One worker process and everything it printed, split into log lines and wire events.
 class Rank
 {
 public:
-    explicit Rank(int rank)
-        : m_rank(rank)
-    {
-    }
+    explicit Rank(int rank) : m_rank(rank) {}
 
     void start(const QStringList &args, const QMap<QString, QString> &env, bool controlStdin)
     {
@@ -72,11 +70,13 @@ public:
         pump();
         QList<QJsonObject> out;
         for (const QByteArray &line : m_out.split('\n')) {
-            const auto m = rankdeck::wire::findWireEvent(std::string_view(line.constData(), line.size()));
+            const auto m =
+                rankdeck::wire::findWireEvent(std::string_view(line.constData(), line.size()));
             if (!m.valid)
                 continue;
             const QJsonObject o =
-                QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size()))).object();
+                QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size())))
+                    .object();
             if (type.isEmpty() || o.value(QStringLiteral("t")).toString() == type)
                 out << o;
         }
@@ -88,7 +88,8 @@ public:
         pump();
         QStringList out;
         for (const QByteArray &line : m_out.split('\n')) {
-            const auto m = rankdeck::wire::findWireEvent(std::string_view(line.constData(), line.size()));
+            const auto m =
+                rankdeck::wire::findWireEvent(std::string_view(line.constData(), line.size()));
             const QByteArray text = m.found ? line.left(qsizetype(m.markerPos)) : line;
             if (!text.isEmpty())
                 out << QString::fromUtf8(text);
@@ -164,8 +165,7 @@ QString allowedCpuList(qint64 pid)
 }
 
 // Waits (processing output) until `pred` holds or `ms` passed.
-template<typename Pred>
-bool waitFor(Ranks &ranks, Pred pred, int ms)
+template <typename Pred> bool waitFor(Ranks &ranks, Pred pred, int ms)
 {
     QElapsedTimer timer;
     timer.start();
@@ -196,12 +196,14 @@ Ranks launch(int world, const QStringList &args, bool controlStdin = false,
     ranks[0]->start(args, env, controlStdin);
     if (world == 1)
         return ranks;
-    const bool gotPort = waitFor(ranks, [&] { return !ranks[0]->events(QStringLiteral("store")).isEmpty(); }, 30000);
+    const bool gotPort = waitFor(
+        ranks, [&] { return !ranks[0]->events(QStringLiteral("store")).isEmpty(); }, 30000);
     if (!gotPort) {
         qWarning("rank 0 reported no store port: %s", qPrintable(ranks[0]->stderrText()));
         return ranks;
     }
-    const int port = ranks[0]->events(QStringLiteral("store")).first().value(QStringLiteral("port")).toInt();
+    const int port =
+        ranks[0]->events(QStringLiteral("store")).first().value(QStringLiteral("port")).toInt();
     env[QStringLiteral("MASTER_PORT")] = QString::number(port);
     const int n = startRanks < 0 ? world : startRanks;
     for (int r = 1; r < n; ++r) {
@@ -227,7 +229,10 @@ QString describe(Ranks &ranks)
 {
     QString s;
     for (auto &r : ranks)
-        s += QStringLiteral("rank %1 exit %2: %3\n").arg(r->rank()).arg(r->exitCode()).arg(r->stderrText());
+        s += QStringLiteral("rank %1 exit %2: %3\n")
+                 .arg(r->rank())
+                 .arg(r->exitCode())
+                 .arg(r->stderrText());
     return s;
 }
 
@@ -272,7 +277,8 @@ private:
         const QString script = QStringLiteral(
             "import sys, torch\n"
             "torch.manual_seed(1)\n"
-            "m = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))\n"
+            "m = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, "
+            "3))\n"
             "torch.jit.script(m).save(sys.argv[1] + '/model.pt')\n"
             "x = torch.randn(200, 6)\n"
             "torch.save({'x': x, 'y': x[:, :3].argmax(1)}, sys.argv[1] + '/data.pt')\n");
@@ -318,16 +324,18 @@ private slots:
             QCOMPARE(finished.size(), 1);
             QCOMPARE(finished[0].value(u"step"_s).toInt(), 5);
             // The reference example's human lines, one per step, with the loss of the event.
-            const QStringList lines = r->logLines().filter(QRegularExpression(QStringLiteral("^Rank \\d+: Epoch")));
+            const QStringList lines =
+                r->logLines().filter(QRegularExpression(QStringLiteral("^Rank \\d+: Epoch")));
             QCOMPARE(lines.size(), 5);
             for (int i = 0; i < lines.size(); ++i) {
-                const QRegularExpression re(QStringLiteral("^Rank (\\d+): Epoch (\\d+), Loss (\\S+)$"));
+                const QRegularExpression re(
+                    QStringLiteral("^Rank (\\d+): Epoch (\\d+), Loss (\\S+)$"));
                 const auto m = re.match(lines[i]);
                 QVERIFY2(m.hasMatch(), qPrintable(lines[i]));
                 QCOMPARE(m.captured(1).toInt(), r->rank());
                 QCOMPARE(m.captured(2).toInt(), i);
-                QVERIFY(qAbs(m.captured(3).toDouble() - steps[i].value(u"loss"_s).toDouble())
-                        <= 1e-6 * qMax(1.0, qAbs(m.captured(3).toDouble())));
+                QVERIFY(qAbs(m.captured(3).toDouble() - steps[i].value(u"loss"_s).toDouble()) <=
+                        1e-6 * qMax(1.0, qAbs(m.captured(3).toDouble())));
             }
         }
     }
@@ -337,28 +345,47 @@ private slots:
         QTest::addColumn<int>("world");
         QTest::addColumn<QStringList>("args");
         QTest::addRow("linear, 2 ranks")
-            << 2 << QStringList{u"--task"_s, u"linear"_s, u"--steps"_s, u"12"_s,
-                                u"--dataset-size"_s, u"100"_s};
+            << 2 << QStringList{u"--task"_s, u"linear"_s,         u"--steps"_s,
+                                u"12"_s,     u"--dataset-size"_s, u"100"_s};
         QTest::addRow("linear, 4 ranks, shuffle")
-            << 4 << QStringList{u"--task"_s, u"linear"_s, u"--steps"_s, u"12"_s,
-                                u"--dataset-size"_s, u"90"_s, u"--shuffle"_s, u"--seed"_s, u"3"_s};
+            << 4
+            << QStringList{u"--task"_s, u"linear"_s,    u"--steps"_s, u"12"_s, u"--dataset-size"_s,
+                           u"90"_s,     u"--shuffle"_s, u"--seed"_s,  u"3"_s};
         QTest::addRow("mlp, 2 ranks, momentum, accum, cosine")
-            << 2 << QStringList{u"--task"_s, u"mlp"_s, u"--steps"_s, u"10"_s,
-                                u"--dataset-size"_s, u"200"_s, u"--batch-size"_s, u"8"_s,
-                                u"--momentum"_s, u"0.9"_s, u"--accum-steps"_s, u"2"_s,
-                                u"--schedule"_s, u"cosine"_s, u"--warmup-steps"_s, u"3"_s,
-                                u"--shuffle"_s, u"--lr"_s, u"0.05"_s};
+            << 2 << QStringList{u"--task"_s,
+                                u"mlp"_s,
+                                u"--steps"_s,
+                                u"10"_s,
+                                u"--dataset-size"_s,
+                                u"200"_s,
+                                u"--batch-size"_s,
+                                u"8"_s,
+                                u"--momentum"_s,
+                                u"0.9"_s,
+                                u"--accum-steps"_s,
+                                u"2"_s,
+                                u"--schedule"_s,
+                                u"cosine"_s,
+                                u"--warmup-steps"_s,
+                                u"3"_s,
+                                u"--shuffle"_s,
+                                u"--lr"_s,
+                                u"0.05"_s};
         QTest::addRow("script, 2 ranks, cross-entropy")
-            << 2 << QStringList{u"--task"_s, u"script"_s, u"--model"_s, u"%DIR%/model.pt"_s,
-                                u"--data"_s, u"%DIR%/data.pt"_s, u"--loss"_s, u"cross-entropy"_s,
-                                u"--steps"_s, u"10"_s, u"--batch-size"_s, u"10"_s, u"--shuffle"_s,
-                                u"--momentum"_s, u"0.5"_s};
+            << 2 << QStringList{u"--task"_s,       u"script"_s,
+                                u"--model"_s,      u"%DIR%/model.pt"_s,
+                                u"--data"_s,       u"%DIR%/data.pt"_s,
+                                u"--loss"_s,       u"cross-entropy"_s,
+                                u"--steps"_s,      u"10"_s,
+                                u"--batch-size"_s, u"10"_s,
+                                u"--shuffle"_s,    u"--momentum"_s,
+                                u"0.5"_s};
         QTest::addRow("mlp, 4 ranks, adamw, clip, several buckets")
-            << 4 << QStringList{u"--task"_s, u"mlp"_s, u"--steps"_s, u"8"_s,
-                                u"--dataset-size"_s, u"256"_s, u"--batch-size"_s, u"4"_s,
-                                u"--optimizer"_s, u"adamw"_s, u"--lr"_s, u"0.003"_s,
-                                u"--clip-grad-norm"_s, u"0.5"_s, u"--mlp-width"_s, u"700"_s,
-                                u"--mlp-depth"_s, u"2"_s};
+            << 4 << QStringList{u"--task"_s,           u"mlp"_s,   u"--steps"_s,      u"8"_s,
+                                u"--dataset-size"_s,   u"256"_s,   u"--batch-size"_s, u"4"_s,
+                                u"--optimizer"_s,      u"adamw"_s, u"--lr"_s,         u"0.003"_s,
+                                u"--clip-grad-norm"_s, u"0.5"_s,   u"--mlp-width"_s,  u"700"_s,
+                                u"--mlp-depth"_s,      u"2"_s};
     }
 
     void matchesSingleProcess()
@@ -375,7 +402,8 @@ private slots:
         const QString init = initialState(args, tag);
         QVERIFY(QFile::exists(init));
         QStringList runArgs = args;
-        runArgs << QStringLiteral("--save-state") << m_dir.filePath(tag + QStringLiteral("-{rank}.pt"));
+        runArgs << QStringLiteral("--save-state")
+                << m_dir.filePath(tag + QStringLiteral("-{rank}.pt"));
         Ranks ranks = launch(world, runArgs);
         QVERIFY2(waitAll(ranks, 120000), qPrintable(describe(ranks)));
         for (auto &r : ranks)
@@ -403,19 +431,21 @@ private slots:
         python.start(pythonPath(), py);
         QVERIFY(python.waitForFinished(120000));
         const QByteArray out = python.readAllStandardOutput();
-        QVERIFY2(python.exitCode() == 0, (out + python.readAllStandardError().right(600)).constData());
+        QVERIFY2(python.exitCode() == 0,
+                 (out + python.readAllStandardError().right(600)).constData());
         qInfo("%s", out.trimmed().constData());
     }
 
     void lossFalls_data()
     {
         QTest::addColumn<QStringList>("args");
-        QTest::addRow("mlp") << QStringList{u"--task"_s, u"mlp"_s, u"--steps"_s, u"60"_s,
-                                            u"--dataset-size"_s, u"512"_s,
-                                            u"--batch-size"_s, u"16"_s, u"--lr"_s, u"0.1"_s,
-                                            u"--momentum"_s, u"0.9"_s, u"--shuffle"_s};
-        QTest::addRow("charlm") << QStringList{u"--task"_s, u"charlm"_s, u"--steps"_s, u"40"_s,
-                                               u"--batch-size"_s, u"8"_s, u"--shuffle"_s};
+        QTest::addRow("mlp") << QStringList{
+            u"--task"_s,     u"mlp"_s,          u"--steps"_s,  u"60"_s,   u"--dataset-size"_s,
+            u"512"_s,        u"--batch-size"_s, u"16"_s,       u"--lr"_s, u"0.1"_s,
+            u"--momentum"_s, u"0.9"_s,          u"--shuffle"_s};
+        QTest::addRow("charlm") << QStringList{u"--task"_s,   u"charlm"_s,       u"--steps"_s,
+                                               u"40"_s,       u"--batch-size"_s, u"8"_s,
+                                               u"--shuffle"_s};
     }
 
     void lossFalls()
@@ -430,7 +460,10 @@ private slots:
             QCOMPARE(n, args[args.indexOf(u"--steps"_s) + 1].toInt());
             const double first = meanLoss(steps, 0, 5);
             const double last = meanLoss(steps, n - 5, n);
-            QVERIFY2(last < 0.8 * first, qPrintable(QStringLiteral("rank %1: loss %2 -> %3").arg(r->rank()).arg(first).arg(last)));
+            QVERIFY2(
+                last < 0.8 * first,
+                qPrintable(
+                    QStringLiteral("rank %1: loss %2 -> %3").arg(r->rank()).arg(first).arg(last)));
         }
     }
 
@@ -438,29 +471,27 @@ private slots:
     {
         if (pythonPath().isEmpty())
             QSKIP("RANKDECK_TORCH_PYTHON is not set");
-        const QStringList common{u"--task"_s, u"mlp"_s, u"--dataset-size"_s, u"128"_s,
-                                 u"--batch-size"_s, u"8"_s, u"--momentum"_s, u"0.9"_s,
-                                 u"--shuffle"_s, u"--schedule"_s, u"cosine"_s,
-                                 u"--optimizer"_s, u"adamw"_s};
+        const QStringList common{u"--task"_s,     u"mlp"_s,          u"--dataset-size"_s,
+                                 u"128"_s,        u"--batch-size"_s, u"8"_s,
+                                 u"--momentum"_s, u"0.9"_s,          u"--shuffle"_s,
+                                 u"--schedule"_s, u"cosine"_s,       u"--optimizer"_s,
+                                 u"adamw"_s};
         const QString ckpt = m_dir.filePath(QStringLiteral("ckpt"));
         // Uninterrupted: 14 steps.
-        Ranks full = launch(2, common + QStringList{u"--steps"_s, u"14"_s,
-                                                    u"--save-state"_s,
+        Ranks full = launch(2, common + QStringList{u"--steps"_s, u"14"_s, u"--save-state"_s,
                                                     m_dir.filePath(u"full-{rank}.pt"_s)});
         QVERIFY2(waitAll(full, 60000), qPrintable(describe(full)));
         // Interrupted: a run of 14 steps stopped after step 9 (its last checkpoint: step 8)…
-        Ranks first = launch(2, common + QStringList{u"--steps"_s, u"14"_s,
-                                                     u"--checkpoint-dir"_s, ckpt,
-                                                     u"--checkpoint-every"_s, u"4"_s,
-                                                     u"--fault"_s, u"exit:7@9"_s,
-                                                     u"--fault-rank"_s, u"1"_s});
+        Ranks first =
+            launch(2, common + QStringList{u"--steps"_s, u"14"_s, u"--checkpoint-dir"_s, ckpt,
+                                           u"--checkpoint-every"_s, u"4"_s, u"--fault"_s,
+                                           u"exit:7@9"_s, u"--fault-rank"_s, u"1"_s});
         waitAll(first, 60000);
         QVERIFY(QFile::exists(ckpt + QStringLiteral("/checkpoint-0000000008.pt")));
         QVERIFY(!QFile::exists(ckpt + QStringLiteral("/checkpoint-0000000012.pt")));
         // …then resumed.
-        Ranks resumed = launch(2, common + QStringList{u"--steps"_s, u"14"_s,
-                                                       u"--checkpoint-dir"_s, ckpt,
-                                                       u"--checkpoint-every"_s, u"4"_s,
+        Ranks resumed = launch(2, common + QStringList{u"--steps"_s, u"14"_s, u"--checkpoint-dir"_s,
+                                                       ckpt, u"--checkpoint-every"_s, u"4"_s,
                                                        u"--resume"_s, u"--save-state"_s,
                                                        m_dir.filePath(u"resumed-{rank}.pt"_s)});
         QVERIFY2(waitAll(resumed, 60000), qPrintable(describe(resumed)));
@@ -469,15 +500,16 @@ private slots:
             QCOMPARE(r->events(QStringLiteral("step")).first().value(u"step"_s).toInt(), 9);
         }
         QProcess python;
-        const QString script = QStringLiteral(
-            "import sys, torch\n"
-            "a, b = torch.load(sys.argv[1]), torch.load(sys.argv[2])\n"
-            "bad = [k for k in a if not torch.equal(a[k], b[k])]\n"
-            "print(bad); sys.exit(1 if bad or not a else 0)\n");
+        const QString script =
+            QStringLiteral("import sys, torch\n"
+                           "a, b = torch.load(sys.argv[1]), torch.load(sys.argv[2])\n"
+                           "bad = [k for k in a if not torch.equal(a[k], b[k])]\n"
+                           "print(bad); sys.exit(1 if bad or not a else 0)\n");
         python.start(pythonPath(), {u"-c"_s, script, m_dir.filePath(u"full-0.pt"_s),
                                     m_dir.filePath(u"resumed-0.pt"_s)});
         QVERIFY(python.waitForFinished(60000));
-        QVERIFY2(python.exitCode() == 0, python.readAllStandardOutput() + python.readAllStandardError());
+        QVERIFY2(python.exitCode() == 0,
+                 python.readAllStandardOutput() + python.readAllStandardError());
     }
 
     void stopOnStdin_data()
@@ -491,13 +523,17 @@ private slots:
     {
         QFETCH(bool, closeInstead);
         const QString ckpt = m_dir.filePath(closeInstead ? u"stop-ckpt-closed"_s : u"stop-ckpt"_s);
-        Ranks ranks = launch(2, {u"--task"_s, u"linear"_s, u"--steps"_s, u"100000"_s,
-                                 u"--step-delay-ms"_s, u"20"_s, u"--checkpoint-dir"_s, ckpt},
+        Ranks ranks = launch(2,
+                             {u"--task"_s, u"linear"_s, u"--steps"_s, u"100000"_s,
+                              u"--step-delay-ms"_s, u"20"_s, u"--checkpoint-dir"_s, ckpt},
                              /*controlStdin=*/true);
-        QVERIFY(waitFor(ranks, [&] {
-            return ranks.size() == 2 && ranks[0]->events(u"step"_s).size() >= 3
-                   && ranks[1]->events(u"step"_s).size() >= 3;
-        }, 60000));
+        QVERIFY(waitFor(
+            ranks,
+            [&] {
+                return ranks.size() == 2 && ranks[0]->events(u"step"_s).size() >= 3 &&
+                       ranks[1]->events(u"step"_s).size() >= 3;
+            },
+            60000));
         if (closeInstead) {
             ranks[1]->process().closeWriteChannel();
         } else {
@@ -518,7 +554,8 @@ private slots:
         QCOMPARE(f0[0].value(u"step"_s).toInt(), f1[0].value(u"step"_s).toInt());
         const auto stopping = ranks[1]->events(u"stopping"_s);
         QCOMPARE(stopping.size(), 1);
-        QCOMPARE(stopping[0].value(u"reason"_s).toString(), closeInstead ? QStringLiteral("stdin-closed") : QStringLiteral("stdin-stop"));
+        QCOMPARE(stopping[0].value(u"reason"_s).toString(),
+                 closeInstead ? QStringLiteral("stdin-closed") : QStringLiteral("stdin-stop"));
         // Checkpointing was on: the stop wrote one at the final step.
         const auto ck = ranks[0]->events(u"checkpoint"_s);
         QCOMPARE(ck.size(), 1);
@@ -545,19 +582,23 @@ private slots:
         QVERIFY(!allowed.isEmpty());
         Ranks ranks = launch(world, {u"--task"_s, u"linear"_s, u"--steps"_s, u"30"_s,
                                      u"--step-delay-ms"_s, u"40"_s, u"--cpu-affinity"_s, affinity});
-        QVERIFY2(waitFor(ranks, [&] {
-                     for (auto &r : ranks)
-                         if (r->events(QStringLiteral("step")).isEmpty())
-                             return false;
-                     return true;
-                 }, 60000),
+        QVERIFY2(waitFor(
+                     ranks,
+                     [&] {
+                         for (auto &r : ranks)
+                             if (r->events(QStringLiteral("step")).isEmpty())
+                                 return false;
+                         return true;
+                     },
+                     60000),
                  qPrintable(describe(ranks)));
         QList<QSet<int>> slices;
         for (auto &r : ranks) {
             const QSet<int> kernel = parseCpuList(allowedCpuList(r->pid()));
             const QStringList joined = r->logLines().filter(QStringLiteral(": joined "));
             QCOMPARE(joined.size(), 1);
-            const auto m = QRegularExpression(QStringLiteral(", CPUs ([0-9,-]+)$")).match(joined.first());
+            const auto m =
+                QRegularExpression(QStringLiteral(", CPUs ([0-9,-]+)$")).match(joined.first());
             if (affinity == QLatin1String("off")) {
                 QVERIFY2(!m.hasMatch(), qPrintable(joined.first()));
                 QCOMPARE(kernel, allowed);
@@ -577,7 +618,8 @@ private slots:
             covered += slices[r];
             if (allowed.size() >= world) {
                 for (int q = 0; q < r; ++q)
-                    QVERIFY2(!slices[r].intersects(slices[q]), qPrintable(QStringLiteral("ranks %1 and %2 overlap").arg(q).arg(r)));
+                    QVERIFY2(!slices[r].intersects(slices[q]),
+                             qPrintable(QStringLiteral("ranks %1 and %2 overlap").arg(q).arg(r)));
             } else {
                 QCOMPARE(slices[r].size(), 1);
             }
@@ -609,9 +651,12 @@ private slots:
         bool finishedSeen = false;
         const QRegularExpression epoch(QStringLiteral("^Rank 0: Epoch (\\d+),"));
         for (const QByteArray &line : ranks[0]->stdoutBytes().split('\n')) {
-            const auto m = rankdeck::wire::findWireEvent(std::string_view(line.constData(), line.size()));
+            const auto m =
+                rankdeck::wire::findWireEvent(std::string_view(line.constData(), line.size()));
             if (m.valid) {
-                const QJsonObject o = QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size()))).object();
+                const QJsonObject o =
+                    QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size())))
+                        .object();
                 const QString type = o.value(QStringLiteral("t")).toString();
                 if (type == QLatin1String("step")) {
                     QVERIFY2(!finishedSeen, "a step event after the finished event");
@@ -649,27 +694,35 @@ private slots:
         QTest::addColumn<QStringList>("env"); // NAME=VALUE
         QTest::addColumn<int>("exitCode");
         QTest::addColumn<QString>("mentions");
-        QTest::addRow("unknown flag") << QStringList{u"--bogus"_s} << QStringList{} << 2 << u"--bogus"_s;
-        QTest::addRow("steps not a number") << QStringList{u"--steps"_s, u"ten"_s} << QStringList{} << 2 << u"--steps"_s;
+        QTest::addRow("unknown flag")
+            << QStringList{u"--bogus"_s} << QStringList{} << 2 << u"--bogus"_s;
+        QTest::addRow("steps not a number")
+            << QStringList{u"--steps"_s, u"ten"_s} << QStringList{} << 2 << u"--steps"_s;
         QTest::addRow("missing value") << QStringList{u"--lr"_s} << QStringList{} << 2 << u"--lr"_s;
-        QTest::addRow("unknown task") << QStringList{u"--task"_s, u"gan"_s} << QStringList{} << 2 << u"--task"_s;
-        QTest::addRow("bad cpu affinity") << QStringList{u"--cpu-affinity"_s, u"all"_s} << QStringList{} << 2 << u"--cpu-affinity"_s;
-        QTest::addRow("bad WORLD_SIZE") << QStringList{} << QStringList{u"WORLD_SIZE=two"_s} << 2 << u"WORLD_SIZE"_s;
+        QTest::addRow("unknown task")
+            << QStringList{u"--task"_s, u"gan"_s} << QStringList{} << 2 << u"--task"_s;
+        QTest::addRow("bad cpu affinity") << QStringList{u"--cpu-affinity"_s, u"all"_s}
+                                          << QStringList{} << 2 << u"--cpu-affinity"_s;
+        QTest::addRow("bad WORLD_SIZE")
+            << QStringList{} << QStringList{u"WORLD_SIZE=two"_s} << 2 << u"WORLD_SIZE"_s;
         QTest::addRow("RANK beyond world")
             << QStringList{} << QStringList{u"RANK=3"_s, u"WORLD_SIZE=2"_s} << 2 << u"RANK"_s;
-        QTest::addRow("bad MASTER_PORT") << QStringList{} << QStringList{u"MASTER_PORT=99999"_s} << 2 << u"MASTER_PORT"_s;
-        QTest::addRow("bad fault") << QStringList{u"--fault"_s, u"melt@3"_s} << QStringList{} << 2 << u"--fault"_s;
-        QTest::addRow("script without model") << QStringList{u"--task"_s, u"script"_s} << QStringList{} << 2 << u"--model"_s;
-        QTest::addRow("batch larger than shard") << QStringList{u"--dataset-size"_s, u"10"_s,
-                                                                u"--batch-size"_s, u"50"_s}
-                                                 << QStringList{} << 2 << u"--batch-size"_s;
-        QTest::addRow("missing model file")
-            << QStringList{u"--task"_s, u"script"_s, u"--model"_s, u"/nonexistent/model.pt"_s,
-                           u"--data"_s, u"/nonexistent/data.pt"_s}
-            << QStringList{} << 1 << u"/nonexistent/model.pt"_s;
-        QTest::addRow("missing corpus") << QStringList{u"--task"_s, u"charlm"_s,
-                                                       u"--corpus"_s, u"/nonexistent/corpus.txt"_s}
-                                        << QStringList{} << 1 << u"/nonexistent/corpus.txt"_s;
+        QTest::addRow("bad MASTER_PORT")
+            << QStringList{} << QStringList{u"MASTER_PORT=99999"_s} << 2 << u"MASTER_PORT"_s;
+        QTest::addRow("bad fault")
+            << QStringList{u"--fault"_s, u"melt@3"_s} << QStringList{} << 2 << u"--fault"_s;
+        QTest::addRow("script without model")
+            << QStringList{u"--task"_s, u"script"_s} << QStringList{} << 2 << u"--model"_s;
+        QTest::addRow("batch larger than shard")
+            << QStringList{u"--dataset-size"_s, u"10"_s, u"--batch-size"_s, u"50"_s}
+            << QStringList{} << 2 << u"--batch-size"_s;
+        QTest::addRow("missing model file") << QStringList{u"--task"_s,  u"script"_s,
+                                                           u"--model"_s, u"/nonexistent/model.pt"_s,
+                                                           u"--data"_s,  u"/nonexistent/data.pt"_s}
+                                            << QStringList{} << 1 << u"/nonexistent/model.pt"_s;
+        QTest::addRow("missing corpus")
+            << QStringList{u"--task"_s, u"charlm"_s, u"--corpus"_s, u"/nonexistent/corpus.txt"_s}
+            << QStringList{} << 1 << u"/nonexistent/corpus.txt"_s;
     }
 
     void badInput()
@@ -700,10 +753,13 @@ private slots:
         // The launcher gets the same message as an error event.
         bool sawError = false;
         for (const QByteArray &line : out.split('\n')) {
-            const auto m = rankdeck::wire::findWireEvent(std::string_view(line.constData(), line.size()));
+            const auto m =
+                rankdeck::wire::findWireEvent(std::string_view(line.constData(), line.size()));
             if (!m.valid)
                 continue;
-            const auto o = QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size()))).object();
+            const auto o =
+                QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size())))
+                    .object();
             if (o.value(u"t"_s).toString() == QLatin1String("error")) {
                 sawError = true;
                 QVERIFY(o.value(u"msg"_s).toString().contains(mentions));
@@ -716,12 +772,14 @@ private slots:
     void rendezvousTimeoutNamesMissingRanks()
     {
         // Three ranks expected, rank 2 never starts.
-        Ranks ranks = launch(3, {u"--task"_s, u"linear"_s, u"--steps"_s, u"5"_s,
-                                 u"--rendezvous-timeout"_s, u"3"_s}, false, {}, 2);
+        Ranks ranks = launch(
+            3, {u"--task"_s, u"linear"_s, u"--steps"_s, u"5"_s, u"--rendezvous-timeout"_s, u"3"_s},
+            false, {}, 2);
         QVERIFY2(waitAll(ranks, 30000), qPrintable(describe(ranks)));
         QCOMPARE(ranks[0]->exitCode(), 1);
         const QString err = ranks[0]->stderrText();
-        QVERIFY2(err.contains(QLatin1String("never arrived")) && err.contains(QLatin1String("rank 2")),
+        QVERIFY2(err.contains(QLatin1String("never arrived")) &&
+                     err.contains(QLatin1String("rank 2")),
                  qPrintable(err));
         QVERIFY(ranks[1]->exitCode() != 0);
     }

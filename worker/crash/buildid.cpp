@@ -21,7 +21,8 @@ int findBuildId(struct dl_phdr_info *info, size_t, void *data)
             const auto *note = reinterpret_cast<const ElfW(Nhdr) *>(p);
             const char *name = p + sizeof(ElfW(Nhdr));
             const char *desc = name + ((note->n_namesz + 3) & ~3u);
-            if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+            if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+                std::memcmp(name, "GNU", 4) == 0) {
                 static constexpr char hex[] = "0123456789abcdef";
                 for (unsigned k = 0; k < note->n_descsz; ++k) {
                     const auto b = static_cast<unsigned char>(desc[k]);

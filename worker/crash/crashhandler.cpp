@@ -71,7 +71,9 @@ thread_local ThrowRecord t_lastThrow;
 
 void dieBySignal(int sig)
 {
-    struct sigaction sa{};
+    struct sigaction sa
+    {
+    };
     sa.sa_handler = SIG_DFL;
     sigemptyset(&sa.sa_mask);
     ::sigaction(sig, &sa, nullptr);
@@ -256,7 +258,9 @@ void install(const Config &config)
         if (alt.ss_sp)
             ::sigaltstack(&alt, nullptr);
 
-        struct sigaction sa{};
+        struct sigaction sa
+        {
+        };
         sa.sa_sigaction = onFatalSignal;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
         sigemptyset(&sa.sa_mask);

@@ -25,8 +25,8 @@ namespace rankdeck::crash {
 struct Config
 {
     int rank = 0;
-    std::string runDir;   // where crash-rank<R>.txt and stack dumps go; empty: nowhere
-    std::string buildId;  // written into every report so the launcher can match the binary
+    std::string runDir;  // where crash-rank<R>.txt and stack dumps go; empty: nowhere
+    std::string buildId; // written into every report so the launcher can match the binary
 };
 
 // Installs the signal handlers, the terminate handler, the SIGUSR1 stack-dump trigger and

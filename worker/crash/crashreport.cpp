@@ -39,11 +39,13 @@ std::string signalMessage()
     std::string msg = signalDescription(g_crash.signal, g_crash.code);
     if (faultHasAddress(g_crash.signal, g_crash.code)) {
         char addr[40];
-        std::snprintf(addr, sizeof addr, " at address 0x%" PRIxPTR, reinterpret_cast<std::uintptr_t>(g_crash.address));
+        std::snprintf(addr, sizeof addr, " at address 0x%" PRIxPTR,
+                      reinterpret_cast<std::uintptr_t>(g_crash.address));
         msg += addr;
     } else if (g_crash.code <= 0 && g_crash.senderPid > 0) {
-        msg += g_crash.senderPid == g_crash.pid ? " (raised by the process itself)"
-                                                : " (sent by pid " + std::to_string(g_crash.senderPid) + ")";
+        msg += g_crash.senderPid == g_crash.pid
+                   ? " (raised by the process itself)"
+                   : " (sent by pid " + std::to_string(g_crash.senderPid) + ")";
     }
     return msg;
 }
@@ -60,7 +62,8 @@ void emitCrashReport(const CrashReport &r)
         stack += formatFrame(static_cast<int>(i), r.frames[i]);
     }
 
-    wire::WireEventWriter ev(wire::event::Crash, g_settings.rank, r.timeUs > 0 ? r.timeUs : nowUs());
+    wire::WireEventWriter ev(wire::event::Crash, g_settings.rank,
+                             r.timeUs > 0 ? r.timeUs : nowUs());
     ev.addString(wire::field::Kind, r.kind);
     if (r.kind == "signal") {
         ev.addInt(wire::field::Signal, r.signal);
@@ -84,7 +87,7 @@ void emitCrashReport(const CrashReport &r)
     else
         text += " terminated by an uncaught exception " + r.exceptionType + ": " + r.message + "\n";
     text += "  thread " + r.thread + ", pid " + std::to_string(r.pid) + ", host " + hostName() +
-        ", build id " + (g_settings.buildId[0] ? g_settings.buildId : "unknown") + "\n";
+            ", build id " + (g_settings.buildId[0] ? g_settings.buildId : "unknown") + "\n";
     text += "Stack (most recent call first):\n";
     for (std::size_t i = 0; i < r.frames.size(); ++i) {
         text += static_cast<int>(i) == own ? "→ " : "  ";
@@ -96,7 +99,8 @@ void emitCrashReport(const CrashReport &r)
     writeAll(STDOUT_FILENO, line.data(), line.size());
     writeAll(STDERR_FILENO, text.data(), text.size());
     if (g_settings.reportPath[0]) {
-        const int out = ::open(g_settings.reportPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        const int out =
+            ::open(g_settings.reportPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (out >= 0) {
             writeAll(out, text.data(), text.size());
             // The event as the last line lets the launcher read the report back from the file
@@ -123,7 +127,8 @@ std::string trimExceptionMessage(std::string msg)
     if (frames != std::string::npos)
         msg.resize(frames);
     constexpr std::string_view trailer = " (most recent call first):";
-    if (msg.size() >= trailer.size() && msg.compare(msg.size() - trailer.size(), trailer.size(), trailer) == 0)
+    if (msg.size() >= trailer.size() &&
+        msg.compare(msg.size() - trailer.size(), trailer.size(), trailer) == 0)
         msg.resize(msg.size() - trailer.size());
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
         msg.pop_back();

@@ -21,7 +21,7 @@ constexpr int kSymbolizeTimeoutMs = 8000;
 
 struct CrashReport
 {
-    std::string kind;          // "signal" or "exception"
+    std::string kind; // "signal" or "exception"
     int signal = 0;
     std::string signalName;
     std::string exceptionType;

@@ -37,7 +37,7 @@ struct CrashCapture
     int code = 0;
     void *address = nullptr;
     pid_t senderPid = 0;
-    pid_t pid = 0; // of the crashed process: the symbolizing child has its own
+    pid_t pid = 0;           // of the crashed process: the symbolizing child has its own
     std::int64_t timeUs = 0; // when the signal arrived: the root cause is chosen by this time
     pid_t tid = 0;
     char threadName[32] = {};

@@ -25,9 +25,12 @@ struct KindName
 };
 
 constexpr KindName kKinds[] = {
-    {"segv", FaultKind::Segv},   {"abort", FaultKind::Abort},
-    {"fpe", FaultKind::Fpe},     {"throw", FaultKind::Throw},
-    {"torch-check", FaultKind::TorchCheck}, {"exit", FaultKind::Exit},
+    {"segv", FaultKind::Segv},
+    {"abort", FaultKind::Abort},
+    {"fpe", FaultKind::Fpe},
+    {"throw", FaultKind::Throw},
+    {"torch-check", FaultKind::TorchCheck},
+    {"exit", FaultKind::Exit},
     {"hang", FaultKind::Hang},
 };
 
@@ -73,7 +76,8 @@ bool parseInt(std::string_view text, int *out)
 
 [[gnu::noinline]] void throwRuntimeError(int step)
 {
-    throw std::runtime_error("injected fault: std::runtime_error thrown at step " + std::to_string(step));
+    throw std::runtime_error("injected fault: std::runtime_error thrown at step " +
+                             std::to_string(step));
 }
 
 [[gnu::noinline]] void failTorchCheck(int step)
@@ -97,8 +101,8 @@ bool parseInt(std::string_view text, int *out)
 
 } // namespace
 
-std::optional<FaultInjector> FaultInjector::parse(const std::string &spec, int faultRank, int myRank,
-                                                  std::string *error)
+std::optional<FaultInjector> FaultInjector::parse(const std::string &spec, int faultRank,
+                                                  int myRank, std::string *error)
 {
     auto fail = [&](const std::string &why) -> std::optional<FaultInjector> {
         if (error)
@@ -107,14 +111,16 @@ std::optional<FaultInjector> FaultInjector::parse(const std::string &spec, int f
     };
     const std::size_t at = spec.rfind('@');
     if (at == std::string::npos)
-        return fail("--fault '" + spec + "': expected KIND@STEP, e.g. segv@5 "
+        return fail("--fault '" + spec +
+                    "': expected KIND@STEP, e.g. segv@5 "
                     "(KIND: segv abort fpe throw torch-check exit:N hang)");
     const std::string kindText = spec.substr(0, at);
     const std::string stepText = spec.substr(at + 1);
 
     FaultInjector f;
     if (!parseInt(stepText, &f.m_step) || f.m_step < 0)
-        return fail("--fault '" + spec + "': STEP '" + stepText + "' is not a non-negative integer");
+        return fail("--fault '" + spec + "': STEP '" + stepText +
+                    "' is not a non-negative integer");
 
     std::string name = kindText;
     std::string argument;
@@ -135,7 +141,8 @@ std::optional<FaultInjector> FaultInjector::parse(const std::string &spec, int f
         return fail("--fault '" + spec + "': unknown KIND '" + name +
                     "' (one of: segv abort fpe throw torch-check exit:N hang)");
     if (f.m_kind == FaultKind::Exit) {
-        if (!hasArgument || !parseInt(argument, &f.m_exitCode) || f.m_exitCode < 0 || f.m_exitCode > 255)
+        if (!hasArgument || !parseInt(argument, &f.m_exitCode) || f.m_exitCode < 0 ||
+            f.m_exitCode > 255)
             return fail("--fault '" + spec + "': exit needs an exit code 0..255, e.g. exit:3@5");
     } else if (hasArgument) {
         return fail("--fault '" + spec + "': KIND '" + name + "' takes no ':' argument");
@@ -164,13 +171,25 @@ void FaultInjector::maybeInject(int step) noexcept
     std::fflush(nullptr);
     (void)!::write(STDERR_FILENO, note.data(), note.size());
     switch (m_kind) {
-    case FaultKind::Segv: crashWithSegv(step); break;
-    case FaultKind::Abort: crashWithAbort(step); break;
-    case FaultKind::Fpe: crashWithFpe(step); break;
-    case FaultKind::Throw: throwRuntimeError(step); break;
-    case FaultKind::TorchCheck: failTorchCheck(step); break;
-    case FaultKind::Exit: exitWithCode(m_exitCode);
-    case FaultKind::Hang: hangWithoutJoiningCollectives();
+    case FaultKind::Segv:
+        crashWithSegv(step);
+        break;
+    case FaultKind::Abort:
+        crashWithAbort(step);
+        break;
+    case FaultKind::Fpe:
+        crashWithFpe(step);
+        break;
+    case FaultKind::Throw:
+        throwRuntimeError(step);
+        break;
+    case FaultKind::TorchCheck:
+        failTorchCheck(step);
+        break;
+    case FaultKind::Exit:
+        exitWithCode(m_exitCode);
+    case FaultKind::Hang:
+        hangWithoutJoiningCollectives();
     }
 }
 

@@ -9,7 +9,16 @@
 
 namespace rankdeck::fault {
 
-enum class FaultKind { Segv, Abort, Fpe, Throw, TorchCheck, Exit, Hang };
+enum class FaultKind
+{
+    Segv,
+    Abort,
+    Fpe,
+    Throw,
+    TorchCheck,
+    Exit,
+    Hang
+};
 
 class FaultInjector
 {
@@ -37,8 +46,8 @@ public:
     FaultKind kind() const { return m_kind; }
     int step() const { return m_step; }
     int exitCode() const { return m_exitCode; }
-    bool active() const { return m_active; }  // this rank is the one that fails
-    std::string describe() const;             // "segv@5 on rank 1"
+    bool active() const { return m_active; } // this rank is the one that fails
+    std::string describe() const;            // "segv@5 on rank 1"
 
 private:
     FaultKind m_kind = FaultKind::Segv;

@@ -37,7 +37,8 @@ struct RawBuffer
         char tmp[24];
         int n = 0;
         const bool neg = v < 0;
-        unsigned long long u = neg ? 0ull - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+        unsigned long long u =
+            neg ? 0ull - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
         do {
             tmp[n++] = static_cast<char>('0' + u % 10);
             u /= 10;
@@ -158,7 +159,8 @@ void writeRawCrashReport()
     const int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         ssize_t n;
-        while (mapsSize < sizeof g_maps && (n = ::read(fd, g_maps + mapsSize, sizeof g_maps - mapsSize)) != 0) {
+        while (mapsSize < sizeof g_maps &&
+               (n = ::read(fd, g_maps + mapsSize, sizeof g_maps - mapsSize)) != 0) {
             if (n < 0) {
                 if (errno == EINTR)
                     continue;
@@ -252,12 +254,14 @@ void writeRawCrashReport()
     line.putChar('\n');
     writeAll(STDOUT_FILENO, line.data, line.size);
 
-    static const char header[] = "rankdeck-worker: fatal signal, raw stack (most recent call first):\n";
+    static const char header[] =
+        "rankdeck-worker: fatal signal, raw stack (most recent call first):\n";
     writeAll(STDERR_FILENO, header, sizeof header - 1);
     writeAll(STDERR_FILENO, st.data, st.size);
     writeAll(STDERR_FILENO, "\n", 1);
     if (g_settings.reportPath[0]) {
-        const int out = ::open(g_settings.reportPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        const int out =
+            ::open(g_settings.reportPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (out >= 0) {
             writeAll(out, header, sizeof header - 1);
             writeAll(out, st.data, st.size);

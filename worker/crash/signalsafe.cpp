@@ -86,12 +86,18 @@ int trimToContext(void **pcs, int count, std::uintptr_t pc)
 const char *signalName(int sig)
 {
     switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    default: return "signal";
+    case SIGSEGV:
+        return "SIGSEGV";
+    case SIGBUS:
+        return "SIGBUS";
+    case SIGFPE:
+        return "SIGFPE";
+    case SIGILL:
+        return "SIGILL";
+    case SIGABRT:
+        return "SIGABRT";
+    default:
+        return "signal";
     }
 }
 
@@ -116,9 +122,12 @@ const char *signalDescription(int sig, int code)
         if (code == FPE_INTOVF)
             return "Floating-point exception (integer overflow)";
         return "Floating-point exception";
-    case SIGILL: return "Illegal instruction";
-    case SIGABRT: return "Aborted";
-    default: return "Fatal signal";
+    case SIGILL:
+        return "Illegal instruction";
+    case SIGABRT:
+        return "Aborted";
+    default:
+        return "Fatal signal";
     }
 }
 

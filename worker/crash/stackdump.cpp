@@ -27,8 +27,8 @@ std::string demangle(const char *name)
     if (!name || !*name)
         return {};
     int status = 0;
-    std::unique_ptr<char, decltype(&std::free)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status),
-                                                    &std::free);
+    std::unique_ptr<char, decltype(&std::free)> out(
+        abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
     std::string s = (status == 0 && out) ? std::string(out.get()) : std::string(name);
     if (s.size() > kMaxFunctionName)
         s = s.substr(0, kMaxFunctionName) + "…";
@@ -60,14 +60,16 @@ constexpr std::string_view kDeleted = " (deleted)";
 
 std::string withoutDeleted(std::string name)
 {
-    if (name.size() > kDeleted.size() && name.compare(name.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0)
+    if (name.size() > kDeleted.size() &&
+        name.compare(name.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0)
         name.resize(name.size() - kDeleted.size());
     return name;
 }
 
 // A worker binary replaced on disk while it runs (a redeploy, a rebuild) shows in the maps as
 // "path (deleted)"; the running image is still reachable through /proc/self/exe.
-int findElf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **fileName, Elf **elfp)
+int findElf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+            char **fileName, Elf **elfp)
 {
     const std::string_view name = modname ? modname : "";
     if (name.size() > kDeleted.size() && name.substr(name.size() - kDeleted.size()) == kDeleted) {
@@ -104,9 +106,10 @@ struct StackSymbolizer::Impl
         }
         Dwarf_Addr start = 0;
         const char *mainFile = nullptr;
-        const char *modName = dwfl_module_info(mod, nullptr, &start, nullptr, nullptr, nullptr, &mainFile,
-                                               nullptr);
-        frame.module = baseName(withoutDeleted(modName ? modName : (mainFile ? mainFile : "")).c_str());
+        const char *modName =
+            dwfl_module_info(mod, nullptr, &start, nullptr, nullptr, nullptr, &mainFile, nullptr);
+        frame.module =
+            baseName(withoutDeleted(modName ? modName : (mainFile ? mainFile : "")).c_str());
         frame.moduleOffset = pc - start;
         // Module names are the paths from /proc/self/maps; the main file is only known once
         // libdw has opened the ELF, so compare both.
@@ -114,7 +117,8 @@ struct StackSymbolizer::Impl
 
         GElf_Off offset = 0;
         GElf_Sym sym;
-        if (const char *symName = dwfl_module_addrinfo(mod, lookup, &offset, &sym, nullptr, nullptr, nullptr)) {
+        if (const char *symName =
+                dwfl_module_addrinfo(mod, lookup, &offset, &sym, nullptr, nullptr, nullptr)) {
             // "__libc_start_main@@GLIBC_2.34": the symbol version is noise in a stack.
             std::string name = symName;
             if (const std::size_t at = name.find('@'); at != std::string::npos && at > 0)
@@ -124,7 +128,8 @@ struct StackSymbolizer::Impl
 
         if (Dwfl_Line *line = dwfl_module_getsrc(mod, lookup)) {
             int lineNo = 0;
-            if (const char *file = dwfl_lineinfo(line, nullptr, &lineNo, nullptr, nullptr, nullptr)) {
+            if (const char *file =
+                    dwfl_lineinfo(line, nullptr, &lineNo, nullptr, nullptr, nullptr)) {
                 frame.file = file;
                 frame.line = lineNo;
             }
@@ -156,13 +161,16 @@ struct StackSymbolizer::Impl
                 // The call site is where the caller's frame stands.
                 Dwarf_Attribute attr;
                 Dwarf_Word callFile = 0, callLine = 0;
-                if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &callFile) == 0
-                    && callFile < nFiles) {
+                if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &callFile) ==
+                        0 &&
+                    callFile < nFiles) {
                     const char *f = dwarf_filesrc(files, callFile, nullptr, nullptr);
                     file = f ? f : "";
                 }
-                lineNo = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &callLine) == 0
-                    ? static_cast<int>(callLine) : 0;
+                lineNo =
+                    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &callLine) == 0
+                        ? static_cast<int>(callLine)
+                        : 0;
             }
             frame.file = file;
             frame.line = lineNo;
@@ -172,8 +180,7 @@ struct StackSymbolizer::Impl
     }
 };
 
-StackSymbolizer::StackSymbolizer()
-    : m_impl(new Impl)
+StackSymbolizer::StackSymbolizer() : m_impl(new Impl)
 {
     char exe[4096];
     const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -201,7 +208,8 @@ StackSymbolizer::~StackSymbolizer()
     delete m_impl;
 }
 
-std::vector<StackFrame> StackSymbolizer::symbolize(const void *const *pcs, int count, bool firstIsExact)
+std::vector<StackFrame> StackSymbolizer::symbolize(const void *const *pcs, int count,
+                                                   bool firstIsExact)
 {
     std::vector<StackFrame> frames;
     frames.reserve(static_cast<std::size_t>(count));

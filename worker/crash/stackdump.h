@@ -15,13 +15,13 @@ namespace rankdeck::crash {
 struct StackFrame
 {
     std::uintptr_t pc = 0;
-    std::string function;  // demangled; empty when unknown
-    std::string file;      // source file; empty when unknown
+    std::string function; // demangled; empty when unknown
+    std::string file;     // source file; empty when unknown
     int line = 0;
-    std::string module;    // file name of the ELF object ("rankdeck-worker", "libc.so.6")
+    std::string module; // file name of the ELF object ("rankdeck-worker", "libc.so.6")
     std::uintptr_t moduleOffset = 0;
-    bool inlined = false;  // an inlined call inside the next frame's function
-    bool own = false;      // in the executable itself (the worker's own code)
+    bool inlined = false; // an inlined call inside the next frame's function
+    bool own = false;     // in the executable itself (the worker's own code)
 };
 
 class StackSymbolizer

@@ -38,7 +38,14 @@ int g_captureSignal = 0;
 
 // One slot per thread asked in a dump. A thread answers only a slot that is still pending, so
 // a late answer can never write into a slot that was given up on and reused.
-enum SlotState : int { SlotFree = 0, SlotPending, SlotWriting, SlotDone, SlotAbandoned };
+enum SlotState : int
+{
+    SlotFree = 0,
+    SlotPending,
+    SlotWriting,
+    SlotDone,
+    SlotAbandoned
+};
 struct CaptureSlot
 {
     std::atomic<pid_t> tid{0};
@@ -104,7 +111,8 @@ struct ThreadStack
 };
 
 std::string buildStacksText(const std::vector<ThreadStack> &threads,
-                            const std::vector<std::vector<StackFrame>> &frames, std::size_t maxFrames)
+                            const std::vector<std::vector<StackFrame>> &frames,
+                            std::size_t maxFrames)
 {
     std::string text;
     for (std::size_t t = 0; t < threads.size(); ++t) {
@@ -182,8 +190,8 @@ void dumpAllThreads(const std::string &reason)
             slot.state.store(SlotFree);
         } else {
             ts.unavailable = threadBlocksSignal(ts.tid, g_captureSignal)
-                ? "no stack: the thread blocks signals"
-                : "no stack: the thread did not answer within 0.5 s";
+                                 ? "no stack: the thread blocks signals"
+                                 : "no stack: the thread did not answer within 0.5 s";
         }
         slot.tid.store(0);
         threads.push_back(std::move(ts));
@@ -193,7 +201,8 @@ void dumpAllThreads(const std::string &reason)
     {
         StackSymbolizer symbolizer;
         for (std::size_t t = 0; t < threads.size(); ++t)
-            frames[t] = symbolizer.symbolize(threads[t].pcs.data(), static_cast<int>(threads[t].pcs.size()), true);
+            frames[t] = symbolizer.symbolize(threads[t].pcs.data(),
+                                             static_cast<int>(threads[t].pcs.size()), true);
     }
     std::string text;
     for (std::size_t maxFrames : {64u, 24u, 10u, 4u}) {
@@ -214,10 +223,11 @@ void dumpAllThreads(const std::string &reason)
     writeAll(STDOUT_FILENO, line.data(), line.size());
 
     if (g_settings.stacksPath[0]) {
-        const int out = ::open(g_settings.stacksPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        const int out =
+            ::open(g_settings.stacksPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (out >= 0) {
-            const std::string head = "Stacks of rank " + std::to_string(g_settings.rank) + " (pid " +
-                std::to_string(pid) + "), reason: " + reason + "\n";
+            const std::string head = "Stacks of rank " + std::to_string(g_settings.rank) +
+                                     " (pid " + std::to_string(pid) + "), reason: " + reason + "\n";
             writeAll(out, head.data(), head.size());
             writeAll(out, text.data(), text.size());
             ::close(out);
@@ -251,13 +261,17 @@ void startThreadStackDumper()
     if (::pipe2(g_wakePipe, O_CLOEXEC) == 0) {
         // Real-time signals are queued and unused by libtorch, NCCL and gloo.
         g_captureSignal = SIGRTMIN + 7;
-        struct sigaction cap{};
+        struct sigaction cap
+        {
+        };
         cap.sa_sigaction = onCaptureSignal;
         cap.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
         sigemptyset(&cap.sa_mask);
         ::sigaction(g_captureSignal, &cap, nullptr);
 
-        struct sigaction usr{};
+        struct sigaction usr
+        {
+        };
         usr.sa_handler = onDumpSignal;
         usr.sa_flags = SA_RESTART;
         sigemptyset(&usr.sa_mask);

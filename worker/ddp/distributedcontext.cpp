@@ -54,13 +54,15 @@ std::string DistributedContext::resolveBackend(const WorkerOptions &o, c10::Devi
         if (!cuda)
             throw UsageError("--backend nccl: CUDA is not available on " + hostName());
         if (o.localRank >= int(torch::cuda::device_count()))
-            throw UsageError("LOCAL_RANK " + std::to_string(o.localRank) + ": " + hostName() + " has only "
-                             + std::to_string(torch::cuda::device_count()) + " GPU(s)");
+            throw UsageError("LOCAL_RANK " + std::to_string(o.localRank) + ": " + hostName() +
+                             " has only " + std::to_string(torch::cuda::device_count()) +
+                             " GPU(s)");
         device = c10::Device(c10::kCUDA, c10::DeviceIndex(o.localRank));
         return "nccl";
 #else
         if (o.backend == "nccl")
-            throw UsageError("--backend nccl: this rankdeck-worker was built against a libtorch without NCCL");
+            throw UsageError(
+                "--backend nccl: this rankdeck-worker was built against a libtorch without NCCL");
 #endif
     }
     device = c10::Device(c10::kCPU);
@@ -69,8 +71,7 @@ std::string DistributedContext::resolveBackend(const WorkerOptions &o, c10::Devi
 
 DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &telemetry,
                                        const std::string &backend, const c10::Device &device)
-    : m_backendName(backend)
-    , m_device(device)
+    : m_backendName(backend), m_device(device)
 {
     const auto started = std::chrono::steady_clock::now();
     const auto timeout = std::chrono::milliseconds(std::int64_t(o.rendezvousTimeoutSec) * 1000);
@@ -90,21 +91,24 @@ DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &teleme
         tcp = c10::make_intrusive<c10d::TCPStore>(o.masterAddr, storeOpts);
     } catch (const std::exception &e) {
         if (storeOpts.isServer)
-            throw std::runtime_error("rank 0 could not serve the rendezvous store on " + where + ": "
-                                     + c10::GetExceptionString(e));
-        throw std::runtime_error("rank " + std::to_string(o.rank) + " could not reach rank 0's rendezvous store at "
-                                 + where + " within " + std::to_string(o.rendezvousTimeoutSec)
-                                 + " s (is rank 0 running, and MASTER_ADDR/MASTER_PORT right?)");
+            throw std::runtime_error("rank 0 could not serve the rendezvous store on " + where +
+                                     ": " + c10::GetExceptionString(e));
+        throw std::runtime_error("rank " + std::to_string(o.rank) +
+                                 " could not reach rank 0's rendezvous store at " + where +
+                                 " within " + std::to_string(o.rendezvousTimeoutSec) +
+                                 " s (is rank 0 running, and MASTER_ADDR/MASTER_PORT right?)");
     }
     if (o.rank == 0 && o.masterPort == 0) {
         wire::WireEventWriter w(wire::event::Store, o.rank, Telemetry::nowUs());
         w.addInt(wire::field::Port, tcp->getPort());
         telemetry.emit(w);
-        telemetry.out("Rank 0: rendezvous store listening on port " + std::to_string(tcp->getPort()));
+        telemetry.out("Rank 0: rendezvous store listening on port " +
+                      std::to_string(tcp->getPort()));
     }
     if (agentStore) {
         const char *restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
-        m_store = c10::make_intrusive<c10d::PrefixStore>(std::string("rankdeck/attempt_") + (restart ? restart : "0"), tcp);
+        m_store = c10::make_intrusive<c10d::PrefixStore>(
+            std::string("rankdeck/attempt_") + (restart ? restart : "0"), tcp);
     } else {
         m_store = tcp;
     }
@@ -134,10 +138,10 @@ DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &teleme
         return std::make_pair(count, missing);
     };
     auto timeoutError = [&](const std::pair<int, std::string> &missing) {
-        return std::runtime_error("rendezvous timed out after " + std::to_string(o.rendezvousTimeoutSec)
-                                  + " s at " + where + ": " + std::to_string(missing.first) + " of "
-                                  + std::to_string(o.worldSize) + " ranks never arrived (rank"
-                                  + (missing.first > 1 ? "s " : " ") + missing.second + ")");
+        return std::runtime_error(
+            "rendezvous timed out after " + std::to_string(o.rendezvousTimeoutSec) + " s at " +
+            where + ": " + std::to_string(missing.first) + " of " + std::to_string(o.worldSize) +
+            " ranks never arrived (rank" + (missing.first > 1 ? "s " : " ") + missing.second + ")");
     };
     if (o.rank == 0) {
         const auto deadline = started + timeout;
@@ -156,15 +160,18 @@ DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &teleme
         } catch (const std::exception &) {
             const auto missing = missingRanks();
             if (storeLost)
-                throw std::runtime_error("rank " + std::to_string(o.rank) + " lost rank 0's rendezvous store at "
-                                         + where + " while waiting for the other ranks (rank 0 gave up or died; "
-                                           "its log names the ranks that never arrived)");
+                throw std::runtime_error(
+                    "rank " + std::to_string(o.rank) + " lost rank 0's rendezvous store at " +
+                    where +
+                    " while waiting for the other ranks (rank 0 gave up or died; "
+                    "its log names the ranks that never arrived)");
             throw timeoutError(missing);
         }
     }
 
     auto pgStore = c10::make_intrusive<c10d::PrefixStore>("rankdeck-pg", m_store);
-    const auto collectiveTimeout = std::chrono::milliseconds(std::int64_t(o.collectiveTimeoutSec) * 1000);
+    const auto collectiveTimeout =
+        std::chrono::milliseconds(std::int64_t(o.collectiveTimeoutSec) * 1000);
     if (backend == "gloo") {
         auto opts = c10d::ProcessGroupGloo::Options::create(collectiveTimeout);
         if (!o.glooIfname.empty())
@@ -183,7 +190,9 @@ DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &teleme
         m_backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(pgStore, o.rank, o.worldSize, opts);
 #endif
     }
-    m_rendezvousMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    m_rendezvousMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
 }
 
 DistributedContext::~DistributedContext() = default;

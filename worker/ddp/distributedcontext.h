@@ -23,8 +23,8 @@ public:
 
     // Blocks until every rank arrived or the rendezvous timeout passed; throws
     // std::runtime_error naming the ranks that never arrived.
-    DistributedContext(const WorkerOptions &options, Telemetry &telemetry, const std::string &backend,
-                       const c10::Device &device);
+    DistributedContext(const WorkerOptions &options, Telemetry &telemetry,
+                       const std::string &backend, const c10::Device &device);
     ~DistributedContext();
 
     c10d::Store &store() { return *m_store; }

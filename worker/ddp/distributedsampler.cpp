@@ -8,16 +8,12 @@ namespace rankdeck {
 
 DistributedSampler::DistributedSampler(std::int64_t datasetSize, int rank, int worldSize,
                                        std::int64_t batchSize, bool shuffle, std::int64_t seed)
-    : m_datasetSize(datasetSize)
-    , m_rank(rank)
-    , m_worldSize(worldSize)
-    , m_batchSize(batchSize)
-    , m_shuffle(shuffle)
-    , m_seed(seed)
-    // drop_last=False: ceil(n / world) samples per rank, padding repeats the head.
-    , m_numSamples((datasetSize + worldSize - 1) / worldSize)
-{
-}
+    : m_datasetSize(datasetSize), m_rank(rank), m_worldSize(worldSize), m_batchSize(batchSize),
+      m_shuffle(shuffle), m_seed(seed)
+      // drop_last=False: ceil(n / world) samples per rank, padding repeats the head.
+      ,
+      m_numSamples((datasetSize + worldSize - 1) / worldSize)
+{}
 
 std::vector<std::int64_t> DistributedSampler::epochIndices(std::int64_t epoch) const
 {

@@ -14,26 +14,22 @@ namespace {
 // micro-steps, like the Reducer's hook on the grad accumulator.
 struct ReadyHook : torch::autograd::PostAccumulateGradHook
 {
-    ReadyHook(GradReducer *reducer, std::size_t index)
-        : m_reducer(reducer)
-        , m_index(index)
+    ReadyHook(GradReducer *reducer, std::size_t index) : m_reducer(reducer), m_index(index) {}
+    void operator()(const torch::autograd::Variable &param) override
     {
+        m_reducer->gradReady(m_index, param);
     }
-    void operator()(const torch::autograd::Variable &param) override { m_reducer->gradReady(m_index, param); }
     GradReducer *m_reducer;
     std::size_t m_index;
 };
 } // namespace
 
 GradReducer::GradReducer(c10::intrusive_ptr<c10d::Backend> backend, std::vector<at::Tensor> params,
-                         int worldSize, bool overlap, std::size_t firstBucketBytes, std::size_t bucketBytes)
-    : m_backend(std::move(backend))
-    , m_params(std::move(params))
-    , m_bucketOf(m_params.size())
-    , m_posInBucket(m_params.size())
-    , m_seen(m_params.size())
-    , m_worldSize(worldSize)
-    , m_overlap(overlap)
+                         int worldSize, bool overlap, std::size_t firstBucketBytes,
+                         std::size_t bucketBytes)
+    : m_backend(std::move(backend)), m_params(std::move(params)), m_bucketOf(m_params.size()),
+      m_posInBucket(m_params.size()), m_seen(m_params.size()), m_worldSize(worldSize),
+      m_overlap(overlap)
 {
     // DDP's _compute_bucket_assignment_by_size over the reversed parameter list: a bucket closes
     // once it holds at least its limit; the first limit is small so communication starts early.
@@ -84,12 +80,16 @@ GradReducer::GradReducer(c10::intrusive_ptr<c10d::Backend> backend, std::vector<
         }
         if (last)
             m_stopFlag = bucket.flat.narrow(0, size, 1);
-        if (m_worldSize > 1 && std::size_t(bucket.flat.numel() * bucket.flat.element_size()) <= kGatherBucketBytes)
-            bucket.gathered = torch::empty({m_worldSize * bucket.flat.numel()}, bucket.flat.options());
+        if (m_worldSize > 1 &&
+            std::size_t(bucket.flat.numel() * bucket.flat.element_size()) <= kGatherBucketBytes)
+            bucket.gathered =
+                torch::empty({m_worldSize * bucket.flat.numel()}, bucket.flat.options());
     }
-    m_worldSizeScalar = torch::scalar_tensor(double(m_worldSize), m_params.front().options().requires_grad(false));
+    m_worldSizeScalar =
+        torch::scalar_tensor(double(m_worldSize), m_params.front().options().requires_grad(false));
     for (std::size_t k = 0; k < m_params.size(); ++k)
-        torch::autograd::impl::set_post_acc_grad_hooks(m_params[k], std::make_unique<ReadyHook>(this, k));
+        torch::autograd::impl::set_post_acc_grad_hooks(m_params[k],
+                                                       std::make_unique<ReadyHook>(this, k));
 }
 
 GradReducer::~GradReducer()
@@ -192,7 +192,8 @@ bool GradReducer::finish(double &commWaitMs)
         if (b.gathered.defined())
             at::sum_out(b.flat, b.gathered.view({m_worldSize, b.flat.numel()}), 0);
     }
-    commWaitMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    commWaitMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
     // The averaged gradients stay where the all-reduce left them: each .grad becomes a view of
     // its bucket instead of receiving a copy (a 100 MB memcpy per step on the 25M-parameter MLP).

@@ -23,8 +23,8 @@ public:
     static constexpr std::size_t kBucketBytes = 25u << 20;
     static constexpr std::size_t kGatherBucketBytes = 64u << 10;
 
-    GradReducer(c10::intrusive_ptr<c10d::Backend> backend, std::vector<at::Tensor> params, int worldSize,
-                bool overlap, std::size_t firstBucketBytes = kFirstBucketBytes,
+    GradReducer(c10::intrusive_ptr<c10d::Backend> backend, std::vector<at::Tensor> params,
+                int worldSize, bool overlap, std::size_t firstBucketBytes = kFirstBucketBytes,
                 std::size_t bucketBytes = kBucketBytes);
     ~GradReducer();
     GradReducer(const GradReducer &) = delete;
@@ -50,8 +50,8 @@ private:
         std::vector<std::size_t> params;
         std::vector<at::Tensor> slots;     // per parameter: its flat range of `flat`
         std::vector<at::Tensor> gradViews; // the same ranges in the parameter's shape
-        at::Tensor flat;           // the gradients, plus the stop flag in the last bucket
-        at::Tensor gathered;       // small buckets: every rank's flat in rank order (Gloo wants it 1-D)
+        at::Tensor flat;                   // the gradients, plus the stop flag in the last bucket
+        at::Tensor gathered; // small buckets: every rank's flat in rank order (Gloo wants it 1-D)
         std::size_t pending = 0;
         c10::intrusive_ptr<c10d::Work> work;
     };

@@ -40,8 +40,8 @@ struct BlockImpl : torch::nn::Module
         auto heads = [&](const torch::Tensor &y) {
             return y.view({b, t, kHeads, kDim / kHeads}).transpose(1, 2);
         };
-        auto att = at::scaled_dot_product_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]),
-                                                    {}, 0.0, /*is_causal=*/true);
+        auto att = at::scaled_dot_product_attention(heads(parts[0]), heads(parts[1]),
+                                                    heads(parts[2]), {}, 0.0, /*is_causal=*/true);
         x = x + proj->forward(att.transpose(1, 2).reshape({b, t, kDim}));
         return x + fc2->forward(torch::gelu(fc1->forward(ln2->forward(x))));
     }
@@ -117,8 +117,8 @@ std::string CharLmTask::loadCorpus(const std::string &path, std::string &origin)
 CharLmTask::CharLmTask(const std::string &text, std::int64_t datasetSize, std::int64_t seed)
 {
     if (std::int64_t(text.size()) < kContext + 2)
-        throw std::runtime_error("the corpus has " + std::to_string(text.size())
-                                 + " bytes; charlm needs at least " + std::to_string(kContext + 2));
+        throw std::runtime_error("the corpus has " + std::to_string(text.size()) +
+                                 " bytes; charlm needs at least " + std::to_string(kContext + 2));
     // Byte-level vocabulary in sorted order, like sorted(set(text)) on bytes.
     std::array<std::int64_t, 256> id;
     id.fill(-1);
@@ -162,7 +162,8 @@ at::Tensor CharLmTask::loss(const std::vector<std::int64_t> &indices)
     const auto x = torch::stack(inputs);
     const auto y = torch::stack(targets);
     const auto logits = static_cast<CharTransformer &>(*m_model).forward(x);
-    return torch::cross_entropy_loss(logits.reshape({-1, m_vocab}).to(torch::kFloat), y.reshape({-1}));
+    return torch::cross_entropy_loss(logits.reshape({-1, m_vocab}).to(torch::kFloat),
+                                     y.reshape({-1}));
 }
 
 std::string CharLmTask::describe() const
@@ -170,9 +171,9 @@ std::string CharLmTask::describe() const
     std::int64_t params = 0;
     for (const auto &p : m_model->parameters())
         params += p.numel();
-    return "charlm: transformer with " + std::to_string(params) + " parameters, vocabulary "
-        + std::to_string(m_vocab) + ", " + std::to_string(m_windows) + " windows of "
-        + std::to_string(kContext) + " characters";
+    return "charlm: transformer with " + std::to_string(params) + " parameters, vocabulary " +
+           std::to_string(m_vocab) + ", " + std::to_string(m_windows) + " windows of " +
+           std::to_string(kContext) + " characters";
 }
 
 } // namespace rankdeck

@@ -37,8 +37,8 @@ at::Tensor LinearTask::loss(const std::vector<std::int64_t> &indices)
 
 std::string LinearTask::describe() const
 {
-    return "linear: Linear(10, 1), loss = output.sum(), " + std::to_string(m_inputs.size(0))
-        + " random samples";
+    return "linear: Linear(10, 1), loss = output.sum(), " + std::to_string(m_inputs.size(0)) +
+           " random samples";
 }
 
 } // namespace rankdeck

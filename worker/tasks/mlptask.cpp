@@ -8,7 +8,8 @@
 
 namespace rankdeck {
 
-MlpTask::MlpTask(std::int64_t datasetSize, std::int64_t width, std::int64_t depth, std::int64_t seed)
+MlpTask::MlpTask(std::int64_t datasetSize, std::int64_t width, std::int64_t depth,
+                 std::int64_t seed)
 {
     // A fixed random teacher makes targets learnable; Python reproduces them with the same
     // generator calls (see tests/worker/ddp_reference.py).
@@ -55,8 +56,8 @@ std::string MlpTask::describe() const
     std::int64_t params = 0;
     for (const auto &p : m_model->parameters())
         params += p.numel();
-    return "mlp: " + std::to_string(params) + " parameters, " + std::to_string(m_inputs.size(0))
-        + " samples";
+    return "mlp: " + std::to_string(params) + " parameters, " + std::to_string(m_inputs.size(0)) +
+           " samples";
 }
 
 } // namespace rankdeck

@@ -21,9 +21,9 @@ std::vector<char> readBytes(const std::string &path, const char *what)
 }
 } // namespace
 
-ScriptTask::ScriptTask(const std::string &modelPath, const std::string &dataPath, const std::string &loss)
-    : m_modelPath(modelPath)
-    , m_loss(loss)
+ScriptTask::ScriptTask(const std::string &modelPath, const std::string &dataPath,
+                       const std::string &loss)
+    : m_modelPath(modelPath), m_loss(loss)
 {
     {
         std::ifstream probe(modelPath, std::ios::binary);
@@ -33,34 +33,37 @@ ScriptTask::ScriptTask(const std::string &modelPath, const std::string &dataPath
     try {
         m_module = torch::jit::load(modelPath);
     } catch (const c10::Error &e) {
-        throw std::runtime_error("model file " + modelPath
-                                 + " is not a TorchScript module (save it with torch.jit.script(m).save): "
-                                 + e.msg());
+        throw std::runtime_error(
+            "model file " + modelPath +
+            " is not a TorchScript module (save it with torch.jit.script(m).save): " + e.msg());
     }
     const auto bytes = readBytes(dataPath, "data file");
     c10::IValue data;
     try {
         data = torch::pickle_load(bytes);
     } catch (const c10::Error &e) {
-        throw std::runtime_error("data file " + dataPath
-                                 + " is not a torch.save() file: " + e.msg());
+        throw std::runtime_error("data file " + dataPath +
+                                 " is not a torch.save() file: " + e.msg());
     }
     if (!data.isGenericDict())
-        throw std::runtime_error("data file " + dataPath + " must hold a dict {\"x\": X, \"y\": Y}");
+        throw std::runtime_error("data file " + dataPath +
+                                 " must hold a dict {\"x\": X, \"y\": Y}");
     const auto dict = data.toGenericDict();
     for (const char *key : {"x", "y"}) {
         if (!dict.contains(key) || !dict.at(key).isTensor())
-            throw std::runtime_error("data file " + dataPath + " has no tensor under key \"" + key + "\"");
+            throw std::runtime_error("data file " + dataPath + " has no tensor under key \"" + key +
+                                     "\"");
     }
     m_x = dict.at("x").toTensor();
     m_y = dict.at("y").toTensor();
     if (m_x.dim() == 0 || m_y.dim() == 0 || m_x.size(0) != m_y.size(0))
-        throw std::runtime_error("data file " + dataPath + ": x and y must have the same first dimension");
+        throw std::runtime_error("data file " + dataPath +
+                                 ": x and y must have the same first dimension");
     if (m_x.size(0) == 0)
         throw std::runtime_error("data file " + dataPath + " holds no samples");
     if (loss == "cross-entropy" && m_y.is_floating_point())
-        throw std::runtime_error("data file " + dataPath
-                                 + ": --loss cross-entropy needs integer class labels in y");
+        throw std::runtime_error("data file " + dataPath +
+                                 ": --loss cross-entropy needs integer class labels in y");
     m_module.train();
 }
 
@@ -105,8 +108,8 @@ std::string ScriptTask::describe() const
     std::int64_t params = 0;
     for (const auto &p : m_module.parameters())
         params += p.numel();
-    return "script: " + m_modelPath + ", " + std::to_string(params) + " parameters, "
-        + std::to_string(m_x.size(0)) + " samples, " + m_loss + " loss";
+    return "script: " + m_modelPath + ", " + std::to_string(params) + " parameters, " +
+           std::to_string(m_x.size(0)) + " samples, " + m_loss + " loss";
 }
 
 } // namespace rankdeck

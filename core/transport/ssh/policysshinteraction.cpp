@@ -7,8 +7,7 @@ namespace rankdeck {
 
 PolicySshInteraction::PolicySshInteraction(HostKeyDecision unknownHostKeys)
     : m_decision(unknownHostKeys)
-{
-}
+{}
 
 void PolicySshInteraction::setUnknownHostKeyDecision(HostKeyDecision decision)
 {
@@ -34,7 +33,8 @@ int PolicySshInteraction::secretQuestionCount() const
     return m_secretQuestions;
 }
 
-SshInteraction::HostKeyDecision PolicySshInteraction::unknownHostKey(const HostKeyQuestion &question)
+SshInteraction::HostKeyDecision
+PolicySshInteraction::unknownHostKey(const HostKeyQuestion &question)
 {
     QMutexLocker lock(&m_mutex);
     m_questions.append(question);
@@ -55,7 +55,7 @@ QList<PolicySshInteraction::SecretQuestion> PolicySshInteraction::secretQuestion
 }
 
 std::optional<QByteArray> PolicySshInteraction::secret(const QString &host, const QString &user,
-                                                        const QString &prompt, bool echo)
+                                                       const QString &prompt, bool echo)
 {
     QMutexLocker lock(&m_mutex);
     ++m_secretQuestions;

@@ -32,13 +32,13 @@ public:
 
     // What was asked so far, for tests and for the CLI to explain a refusal.
     QList<HostKeyQuestion> hostKeyQuestions() const;
-    int secretQuestionCount() const;   // passphrases and secrets
+    int secretQuestionCount() const; // passphrases and secrets
     QList<SecretQuestion> secretQuestions() const;
 
     HostKeyDecision unknownHostKey(const HostKeyQuestion &question) override;
     std::optional<QByteArray> passphrase(const QString &host, const QString &keyFile) override;
-    std::optional<QByteArray> secret(const QString &host, const QString &user, const QString &prompt,
-                                     bool echo) override;
+    std::optional<QByteArray> secret(const QString &host, const QString &user,
+                                     const QString &prompt, bool echo) override;
 
 private:
     mutable QMutex m_mutex;

@@ -31,10 +31,8 @@ void wipe(QByteArray &secret)
 } // namespace
 
 SshAuthenticator::SshAuthenticator(SshInteraction *interaction, QMutex *interactionLock)
-    : m_interaction(interaction)
-    , m_interactionLock(interactionLock)
-{
-}
+    : m_interaction(interaction), m_interactionLock(interactionLock)
+{}
 
 int SshAuthenticator::promptCallback(const char *prompt, char *buf, size_t len, int echo, int,
                                      void *userdata)

@@ -25,11 +25,8 @@ constexpr int kMaxIdleWakeups = 16;
 
 SshChannelPump::SshChannelPump(SshSession *session, QMap<int, SshRankChannel> *channels,
                                QObject *parent)
-    : QObject(parent)
-    , m_session(session)
-    , m_channels(channels)
-{
-}
+    : QObject(parent), m_session(session), m_channels(channels)
+{}
 
 void SshChannelPump::setPaused(bool paused)
 {

@@ -40,10 +40,8 @@ QString fingerprintOf(ssh_key key)
 } // namespace
 
 SshHostKeyVerifier::SshHostKeyVerifier(SshInteraction *interaction, QMutex *interactionLock)
-    : m_interaction(interaction)
-    , m_interactionLock(interactionLock)
-{
-}
+    : m_interaction(interaction), m_interactionLock(interactionLock)
+{}
 
 QString SshHostKeyVerifier::knownHostsName(const QString &address, int port)
 {

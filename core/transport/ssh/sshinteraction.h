@@ -24,7 +24,8 @@ namespace rankdeck {
 class SshInteraction
 {
 public:
-    enum class HostKeyDecision {
+    enum class HostKeyDecision
+    {
         Reject,            // refuse the connection (the default answer)
         AcceptOnce,        // trust it for this transport only, do not write known_hosts
         AcceptAndRemember, // trust it and append it to the known_hosts file
@@ -32,8 +33,8 @@ public:
 
     struct HostKeyQuestion
     {
-        QString host;           // as the profile names it (alias or address)
-        QString address;        // the host name really connected to (after ~/.ssh/config)
+        QString host;    // as the profile names it (alias or address)
+        QString address; // the host name really connected to (after ~/.ssh/config)
         int port = 22;
         QString keyType;        // "ssh-ed25519", "ecdsa-sha2-nistp256", …
         QString fingerprint;    // "SHA256:…", as `ssh-keygen -lf` prints it

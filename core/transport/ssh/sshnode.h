@@ -15,19 +15,19 @@ namespace rankdeck {
 struct SshNodeInfo
 {
     int nodeIndex = 0;
-    QString host;           // as the profile names it
-    QString label;          // user@address:port actually used
-    QString fingerprint;    // SHA256 of the host key
+    QString host;        // as the profile names it
+    QString label;       // user@address:port actually used
+    QString fingerprint; // SHA256 of the host key
     QString home;
-    QString os;             // uname -srm
-    QString distribution;   // PRETTY_NAME from /etc/os-release
+    QString os;           // uname -srm
+    QString distribution; // PRETTY_NAME from /etc/os-release
     int cpus = 0;
-    QStringList gpus;       // nvidia-smi -L lines; empty without nvidia-smi
-    QString workerPath;     // deployed worker (empty when prepare had no local worker)
+    QStringList gpus;            // nvidia-smi -L lines; empty without nvidia-smi
+    QString workerPath;          // deployed worker (empty when prepare had no local worker)
     bool workerUploaded = false; // false: the node already had this content
     qint64 workerBytes = 0;
-    QString libtorchDirectory;   // added to LD_LIBRARY_PATH for ranks; empty: not needed
-    QString error;               // why the node is not usable; empty: ready
+    QString libtorchDirectory; // added to LD_LIBRARY_PATH for ranks; empty: not needed
+    QString error;             // why the node is not usable; empty: ready
 };
 
 struct SshNodeSettings

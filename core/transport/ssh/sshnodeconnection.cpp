@@ -20,10 +20,9 @@ namespace rankdeck {
 SshNodeConnection::SshNodeConnection(int nodeIndex, const SshEndpoint &endpoint,
                                      const SshNodeSettings &settings, SshInteraction *interaction,
                                      QMutex *interactionLock)
-    : m_node(nodeIndex)
-    , m_settings(settings)
-    , m_session(std::make_unique<SshSession>(endpoint, interaction, interactionLock))
-    , m_pump(new SshChannelPump(m_session.get(), &m_ranks, this))
+    : m_node(nodeIndex), m_settings(settings),
+      m_session(std::make_unique<SshSession>(endpoint, interaction, interactionLock)),
+      m_pump(new SshChannelPump(m_session.get(), &m_ranks, this))
 {
     m_info.nodeIndex = nodeIndex;
     m_info.host = endpoint.host;
@@ -42,8 +41,9 @@ int SshNodeConnection::graceSec() const
 {
     // Long enough for every reconnect attempt, so the rank does not stop while the launcher
     // still intends to come back.
-    return m_settings.detached ? -1
-                               : m_settings.reconnectDeadlineSec + m_session->endpoint().connectTimeoutSec + 5;
+    return m_settings.detached
+               ? -1
+               : m_settings.reconnectDeadlineSec + m_session->endpoint().connectTimeoutSec + 5;
 }
 
 void SshNodeConnection::setDetached(bool detached)
@@ -110,11 +110,14 @@ void SshNodeConnection::startRank(const RankLaunchSpec &spec)
     if (m_shutDown)
         return;
     if (m_ranks.contains(rank)) {
-        emit rankExited(rank, RankExit{false, -1, 0, nowUs(), tr("failed to start: rank %1 is already running").arg(rank)});
+        emit rankExited(rank,
+                        RankExit{false, -1, 0, nowUs(),
+                                 tr("failed to start: rank %1 is already running").arg(rank)});
         return;
     }
     auto fail = [&](const QString &why) {
-        emit rankExited(rank, RankExit{false, -1, 0, nowUs(), tr("failed to start on %1: %2").arg(m_info.host, why)});
+        emit rankExited(rank, RankExit{false, -1, 0, nowUs(),
+                                       tr("failed to start on %1: %2").arg(m_info.host, why)});
     };
     if (m_info.home.isEmpty() || m_reconnecting) {
         fail(tr("the node is not connected"));
@@ -125,13 +128,16 @@ void SshNodeConnection::startRank(const RankLaunchSpec &spec)
     std::sort(names.begin(), names.end());
     for (const QString &name : names) {
         if (!shell::isValidVariableName(name)) {
-            fail(tr("environment variable name \"%1\" is not valid (letters, digits and _ only)").arg(name));
+            fail(tr("environment variable name \"%1\" is not valid (letters, digits and _ only)")
+                     .arg(name));
             return;
         }
         env.append({name, spec.environment.value(name)});
     }
     if (!m_info.libtorchDirectory.isEmpty()) {
-        auto it = std::find_if(env.begin(), env.end(), [](const auto &p) { return p.first == QLatin1String("LD_LIBRARY_PATH"); });
+        auto it = std::find_if(env.begin(), env.end(), [](const auto &p) {
+            return p.first == QLatin1String("LD_LIBRARY_PATH");
+        });
         if (it == env.end())
             env.append({QStringLiteral("LD_LIBRARY_PATH"), m_info.libtorchDirectory});
         else
@@ -194,11 +200,13 @@ void SshNodeConnection::attachRank(const RankLaunchSpec &spec, int attempt, qint
     if (m_shutDown)
         return;
     if (m_ranks.contains(rank) || !m_session->isConnected() || m_info.home.isEmpty()) {
-        emit rankExited(rank, RankExit{false, -1, 0, nowUs(),
-                                       tr("cannot re-attach to rank %1 on %2: %3")
-                                           .arg(rank)
-                                           .arg(m_info.host, m_ranks.contains(rank) ? tr("it is attached already")
-                                                                                    : tr("the node is not connected"))});
+        emit rankExited(rank,
+                        RankExit{false, -1, 0, nowUs(),
+                                 tr("cannot re-attach to rank %1 on %2: %3")
+                                     .arg(rank)
+                                     .arg(m_info.host, m_ranks.contains(rank)
+                                                           ? tr("it is attached already")
+                                                           : tr("the node is not connected"))});
         return;
     }
     SshRankChannel r = newChannel(spec, attempt);
@@ -206,8 +214,11 @@ void SshNodeConnection::attachRank(const RankLaunchSpec &spec, int attempt, qint
     m_attempts[rank] = std::max(m_attempts.value(rank), attempt);
     QString error;
     if (!r.open(r.attachCommand(m_settings.runId, graceSec()), true, &error)) {
-        emit rankExited(rank, RankExit{false, -1, 0, nowUs(), tr("cannot re-attach to rank %1 on %2: %3")
-                                                                  .arg(rank).arg(m_info.host, error)});
+        emit rankExited(
+            rank,
+            RankExit{
+                false, -1, 0, nowUs(),
+                tr("cannot re-attach to rank %1 on %2: %3").arg(rank).arg(m_info.host, error)});
         return;
     }
     m_ranks.insert(rank, r);
@@ -317,7 +328,8 @@ void SshNodeConnection::tryReconnect()
             r.markStdinClosed();
         QString why;
         if (!r.open(r.attachCommand(m_settings.runId, graceSec()), true, &why))
-            failRank(rank, tr("connection to %1 lost, re-attaching failed: %2").arg(m_info.host, why));
+            failRank(rank,
+                     tr("connection to %1 lost, re-attaching failed: %2").arg(m_info.host, why));
     }
     m_pump->update();
     m_pump->schedulePoll();

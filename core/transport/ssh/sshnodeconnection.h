@@ -41,7 +41,8 @@ public:
     // All of these run on the connection's thread (invoke them queued).
     void prepare(const QString &localWorkerPath);
     void startRank(const rankdeck::RankLaunchSpec &spec);
-    void attachRank(const rankdeck::RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes);
+    void attachRank(const rankdeck::RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
+                    qint64 stderrBytes);
     void writeStdin(int rank, const QByteArray &data);
     void closeStdin(int rank);
     void signalRank(int rank, int signal);

@@ -42,8 +42,8 @@ QByteArray sha256Hex(const QString &path, QString *error)
     static QMutex mutex;
     static QHash<QString, QByteArray> cache;
     const QFileInfo fi(path);
-    const QString key = fi.absoluteFilePath() + QLatin1Char('|') + QString::number(fi.size()) + QLatin1Char('|')
-        + QString::number(fi.lastModified().toMSecsSinceEpoch());
+    const QString key = fi.absoluteFilePath() + QLatin1Char('|') + QString::number(fi.size()) +
+                        QLatin1Char('|') + QString::number(fi.lastModified().toMSecsSinceEpoch());
     QMutexLocker lock(&mutex);
     if (const auto it = cache.constFind(key); it != cache.constEnd())
         return *it;
@@ -150,11 +150,8 @@ exit 0
 
 SshNodeDeployer::SshNodeDeployer(SshSession *session, const SshNodeSettings &settings,
                                  Progress progress)
-    : m_session(session)
-    , m_settings(settings)
-    , m_progress(std::move(progress))
-{
-}
+    : m_session(session), m_settings(settings), m_progress(std::move(progress))
+{}
 
 // PT_INTERP of an ELF executable ("/lib64/ld-linux-x86-64.so.2"); empty for anything else (a
 // static binary, a script), which has no libraries to look for.
@@ -164,7 +161,8 @@ QString SshNodeDeployer::elfInterpreter(const QString &path)
     if (!f.open(QIODevice::ReadOnly))
         return {};
     const QByteArray h = f.read(64);
-    if (h.size() < 52 || !h.startsWith("\x7f" "ELF"))
+    if (h.size() < 52 || !h.startsWith("\x7f"
+                                       "ELF"))
         return {};
     const bool is64 = h[4] == 2;
     const bool big = h[5] == 2;
@@ -204,8 +202,9 @@ QString SshNodeDeployer::elfInterpreter(const QString &path)
 // PRETTY_NAME is a shell-quoted value in os-release(5); the common forms are "…" and '…'.
 QString SshNodeDeployer::unquoteOsRelease(const QString &value)
 {
-    if (value.size() >= 2 && (value.front() == QLatin1Char('"') || value.front() == QLatin1Char('\''))
-        && value.back() == value.front()) {
+    if (value.size() >= 2 &&
+        (value.front() == QLatin1Char('"') || value.front() == QLatin1Char('\'')) &&
+        value.back() == value.front()) {
         QString v = value.mid(1, value.size() - 2);
         if (value.front() == QLatin1Char('"')) {
             v.replace(QLatin1String("\\\""), QLatin1String("\""));
@@ -230,18 +229,20 @@ bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo
         size = QFileInfo(localWorkerPath).size();
         info->workerBytes = size;
     }
-    const QString workerDir = m_settings.workerDirectory.isEmpty() ? QStringLiteral("~/.cache/rankdeck/worker")
-                                                                   : m_settings.workerDirectory;
+    const QString workerDir = m_settings.workerDirectory.isEmpty()
+                                  ? QStringLiteral("~/.cache/rankdeck/worker")
+                                  : m_settings.workerDirectory;
     const QString temp = QStringLiteral(".rankdeck-worker-%1.%2.part")
                              .arg(QString::fromLatin1(sha.left(16)))
                              .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
-    const QStringList scriptArgs{workerDir,
-                                 QString::fromLatin1(sha),
-                                 QString::number(size),
-                                 m_settings.libtorchPath.trimmed(),
-                                 temp,
-                                 localWorkerPath.isEmpty() ? QString() : m_settings.defaultRunDirectory,
-                                 localWorkerPath.isEmpty() ? QString() : elfInterpreter(localWorkerPath)};
+    const QStringList scriptArgs{
+        workerDir,
+        QString::fromLatin1(sha),
+        QString::number(size),
+        m_settings.libtorchPath.trimmed(),
+        temp,
+        localWorkerPath.isEmpty() ? QString() : m_settings.defaultRunDirectory,
+        localWorkerPath.isEmpty() ? QString() : elfInterpreter(localWorkerPath)};
 
     QByteArray err, pending;
     QString fail, failDetail, uploadError, sendTo;
@@ -255,11 +256,15 @@ bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo
         sendTo.clear();
         // The second pass only installs the uploaded worker and checks its libraries; probing
         // again would list every GPU twice.
-        const QByteArray command = sh(kPrepareScript, pass == 0 ? scriptArgs : scriptArgs + QStringList{QStringLiteral("again")});
+        const QByteArray command =
+            sh(kPrepareScript,
+               pass == 0 ? scriptArgs : scriptArgs + QStringList{QStringLiteral("again")});
         ssh_channel ch = s ? ssh_channel_new(s) : nullptr;
-        if (!ch || ssh_channel_open_session(ch) != SSH_OK || ssh_channel_request_exec(ch, command.constData()) != SSH_OK) {
-            info->error = tr("%1: the node check failed: %2")
-                              .arg(info->host, s ? QString::fromUtf8(ssh_get_error(s)) : tr("not connected"));
+        if (!ch || ssh_channel_open_session(ch) != SSH_OK ||
+            ssh_channel_request_exec(ch, command.constData()) != SSH_OK) {
+            info->error =
+                tr("%1: the node check failed: %2")
+                    .arg(info->host, s ? QString::fromUtf8(ssh_get_error(s)) : tr("not connected"));
             if (ch)
                 ssh_channel_free(ch);
             return false;
@@ -272,7 +277,8 @@ bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo
         auto handleLine = [&](const QByteArray &line) {
             const int eq = line.indexOf('=');
             const QByteArray key = eq > 0 ? line.left(eq) : line;
-            const QString value = eq > 0 ? QString::fromUtf8(line.mid(eq + 1)).trimmed() : QString();
+            const QString value =
+                eq > 0 ? QString::fromUtf8(line.mid(eq + 1)).trimmed() : QString();
             if (key == "home")
                 info->home = value;
             else if (key == "os")
@@ -329,13 +335,14 @@ bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo
             if (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch))
                 break;
             if (deadline.hasExpired()) {
-                info->error = tr("%1: the node check did not finish within %2 s").arg(info->host).arg(60);
+                info->error =
+                    tr("%1: the node check did not finish within %2 s").arg(info->host).arg(60);
                 ssh_channel_close(ch);
                 ssh_channel_free(ch);
                 return false;
             }
-            // Blocks on the socket until the command writes to stdout or ends; stderr is read on the
-            // next turn.
+            // Blocks on the socket until the command writes to stdout or ends; stderr is read on
+            // the next turn.
             if (ssh_channel_poll_timeout(ch, 200, 0) == SSH_ERROR && !ssh_channel_is_eof(ch)) {
                 lost = true;
                 break;
@@ -393,25 +400,29 @@ bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo
 
     if (fail == QLatin1String("workerdir")) {
         info->error = tr("%1: cannot create the worker directory %2: %3")
-                          .arg(info->host, failDetail, stderrText.isEmpty() ? tr("mkdir failed") : stderrText);
+                          .arg(info->host, failDetail,
+                               stderrText.isEmpty() ? tr("mkdir failed") : stderrText);
         return false;
     }
     if (fail == QLatin1String("upload")) {
         info->error = tr("%1: uploading the worker to %2 failed: %3")
                           .arg(info->host, failDetail,
-                               !stderrText.isEmpty()  ? stderrText
+                               !stderrText.isEmpty()    ? stderrText
                                : !uploadError.isEmpty() ? uploadError
                                                         : tr("the copy is incomplete"));
         return false;
     }
     if (fail == QLatin1String("install")) {
         info->error = tr("%1: cannot install the worker as %2: %3")
-                          .arg(info->host, info->workerPath, stderrText.isEmpty() ? tr("mv failed") : stderrText);
+                          .arg(info->host, info->workerPath,
+                               stderrText.isEmpty() ? tr("mv failed") : stderrText);
         return false;
     }
     if (status != 0 || !fail.isEmpty()) {
-        info->error = tr("%1: the node check failed: %2")
-                          .arg(info->host, !stderrText.isEmpty() ? stderrText : tr("exit status %1").arg(status));
+        info->error =
+            tr("%1: the node check failed: %2")
+                .arg(info->host,
+                     !stderrText.isEmpty() ? stderrText : tr("exit status %1").arg(status));
         return false;
     }
     if (info->home.isEmpty() || !info->home.startsWith(QLatin1Char('/'))) {
@@ -422,8 +433,9 @@ bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo
         return true;
     if (info->workerPath.isEmpty() || (!haveWorker && !uploaded)) {
         info->error = tr("%1: the worker was not deployed: %2")
-                          .arg(info->host, !uploadError.isEmpty() ? uploadError
-                                           : !stderrText.isEmpty() ? stderrText : tr("no answer from the node"));
+                          .arg(info->host, !uploadError.isEmpty()  ? uploadError
+                                           : !stderrText.isEmpty() ? stderrText
+                                                                   : tr("no answer from the node"));
         return false;
     }
     info->workerUploaded = uploaded;
@@ -437,10 +449,11 @@ bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo
         m_progress(tr("worker already on the node"), 100);
     if (!missing.isEmpty()) {
         const QString libDir = info->libtorchDirectory;
-        info->error = tr("%1: the worker cannot find %2%3. Set libtorchPath in the profile to the directory "
-                         "with libtorch's .so files on this node, or install torch for the node's python3")
-                          .arg(info->host, missing.join(QStringLiteral(", ")),
-                               libDir.isEmpty() ? QString() : tr(" (looked in %1 too)").arg(libDir));
+        info->error =
+            tr("%1: the worker cannot find %2%3. Set libtorchPath in the profile to the directory "
+               "with libtorch's .so files on this node, or install torch for the node's python3")
+                .arg(info->host, missing.join(QStringLiteral(", ")),
+                     libDir.isEmpty() ? QString() : tr(" (looked in %1 too)").arg(libDir));
         info->libtorchDirectory.clear();
         return false;
     }

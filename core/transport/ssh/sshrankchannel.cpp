@@ -24,20 +24,16 @@ constexpr int kMaxBytesPerRead = 1 << 20;
 
 SshRankChannel::SshRankChannel(SshSession *session, const QString &host, int rank,
                                const QString &runDirectory, const QString &baseName)
-    : m_session(session)
-    , m_host(host)
-    , m_rank(rank)
-    , m_runDirectory(runDirectory)
-    , m_baseName(baseName)
-{
-}
+    : m_session(session), m_host(host), m_rank(rank), m_runDirectory(runDirectory),
+      m_baseName(baseName)
+{}
 
 bool SshRankChannel::open(const QByteArray &command, bool attach, QString *error)
 {
     ssh_session s = m_session->handle();
     ssh_channel ch = s ? ssh_channel_new(s) : nullptr;
-    if (!ch || ssh_channel_open_session(ch) != SSH_OK
-        || ssh_channel_request_exec(ch, command.constData()) != SSH_OK) {
+    if (!ch || ssh_channel_open_session(ch) != SSH_OK ||
+        ssh_channel_request_exec(ch, command.constData()) != SSH_OK) {
         *error = s ? QString::fromUtf8(ssh_get_error(s)) : tr("not connected");
         if (ch)
             ssh_channel_free(ch);

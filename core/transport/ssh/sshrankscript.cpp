@@ -14,8 +14,8 @@ namespace {
 // are forked: the rank's open for reading then never waits for a writer (a keeper that ended at
 // once, its stdin already closed, left it blocked forever), and it never sees an end of stdin
 // before the keeper has its own writer (the keeper keeps its inherited fd 5 until fd 3 is
-// open). What it forwarded is also appended to <base>.stdin-log, whose size tells a re-attaching launcher which
-// of its writes arrived before the connection dropped.
+// open). What it forwarded is also appended to <base>.stdin-log, whose size tells a re-attaching
+// launcher which of its writes arrived before the connection dropped.
 const char kKeeper[] = R"SH(
 keep() {
   { tee -a "$f.stdin-log" <&4 >&3
@@ -111,17 +111,19 @@ QByteArray SshRankScript::start(const Start &s)
     return shCommand(QByteArray(kKeeper) + kStart, QStringLiteral("rankdeck:") + s.tag, args);
 }
 
-QByteArray SshRankScript::attach(const QString &tag, const QString &runDirectory, const QString &baseName,
-                                 int graceSec, qint64 stdoutOffset, qint64 stderrOffset)
+QByteArray SshRankScript::attach(const QString &tag, const QString &runDirectory,
+                                 const QString &baseName, int graceSec, qint64 stdoutOffset,
+                                 qint64 stderrOffset)
 {
     return shCommand(QByteArray(kKeeper) + kAttach, QStringLiteral("rankdeck:") + tag,
-                     {runDirectory, baseName, QString::number(graceSec), QString::number(stdoutOffset),
-                      QString::number(stderrOffset)});
+                     {runDirectory, baseName, QString::number(graceSec),
+                      QString::number(stdoutOffset), QString::number(stderrOffset)});
 }
 
 QByteArray SshRankScript::markStdinClosed(const QString &runDirectory, const QString &baseName)
 {
-    return shCommand("touch -- \"$1/$2.stdin-closed\"", QStringLiteral("rankdeck"), {runDirectory, baseName});
+    return shCommand("touch -- \"$1/$2.stdin-closed\"", QStringLiteral("rankdeck"),
+                     {runDirectory, baseName});
 }
 
 QByteArray SshRankScript::signalGroup(qint64 pgid, int signal)

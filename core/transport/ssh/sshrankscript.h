@@ -38,9 +38,9 @@ class SshRankScript
 public:
     struct Start
     {
-        QString tag;              // shows in the wrapper's command line (pgrep -f finds it): the run id
-        QString runDirectory;     // absolute
-        QString baseName;         // file name prefix inside runDirectory, e.g. "rank3.a1"
+        QString tag;          // shows in the wrapper's command line (pgrep -f finds it): the run id
+        QString runDirectory; // absolute
+        QString baseName;     // file name prefix inside runDirectory, e.g. "rank3.a1"
         QString workingDirectory; // absolute
         int graceSec = 60;        // -1: keep stdin open until the rank ends (detached runs)
         QList<QPair<QString, QString>> environment; // names already validated
@@ -56,8 +56,9 @@ public:
     static constexpr int kExitUnknown = 255;
 
     static QByteArray start(const Start &s);
-    static QByteArray attach(const QString &tag, const QString &runDirectory, const QString &baseName,
-                             int graceSec, qint64 stdoutOffset, qint64 stderrOffset);
+    static QByteArray attach(const QString &tag, const QString &runDirectory,
+                             const QString &baseName, int graceSec, qint64 stdoutOffset,
+                             qint64 stderrOffset);
     // Marks stdin as closed on purpose, so the keeper does not wait for a re-attach.
     static QByteArray markStdinClosed(const QString &runDirectory, const QString &baseName);
     // Signal to the whole process group.

@@ -66,7 +66,8 @@ SshEndpoint SshEndpoint::fromProfileNode(const ProfileNode &node, int timeoutSec
 
 QString SshEndpoint::effectiveSshDirectory() const
 {
-    return sshDirectory.isEmpty() ? QDir::homePath() + QStringLiteral("/.ssh") : expandHome(sshDirectory);
+    return sshDirectory.isEmpty() ? QDir::homePath() + QStringLiteral("/.ssh")
+                                  : expandHome(sshDirectory);
 }
 
 QString SshEndpoint::effectiveKnownHostsFile() const
@@ -77,7 +78,8 @@ QString SshEndpoint::effectiveKnownHostsFile() const
 
 QString SshEndpoint::effectiveConfigFile() const
 {
-    return configFile.isEmpty() ? effectiveSshDirectory() + QStringLiteral("/config") : expandHome(configFile);
+    return configFile.isEmpty() ? effectiveSshDirectory() + QStringLiteral("/config")
+                                : expandHome(configFile);
 }
 
 QString SshExecResult::describeFailure() const
@@ -90,10 +92,11 @@ QString SshExecResult::describeFailure() const
     return QCoreApplication::translate("rankdeck::SshSession", "exit status %1").arg(exitStatus);
 }
 
-SshSession::SshSession(const SshEndpoint &endpoint, SshInteraction *interaction, QMutex *interactionLock)
-    : m_endpoint(endpoint)
-    , m_hostKeys(std::make_unique<SshHostKeyVerifier>(interaction, interactionLock))
-    , m_authenticator(std::make_unique<SshAuthenticator>(interaction, interactionLock))
+SshSession::SshSession(const SshEndpoint &endpoint, SshInteraction *interaction,
+                       QMutex *interactionLock)
+    : m_endpoint(endpoint),
+      m_hostKeys(std::make_unique<SshHostKeyVerifier>(interaction, interactionLock)),
+      m_authenticator(std::make_unique<SshAuthenticator>(interaction, interactionLock))
 {
     static const bool initialized = [] {
         ssh_init();
@@ -155,9 +158,10 @@ bool SshSession::connect(QString *error)
     // The user's config first, then the system's, like OpenSSH; explicit so that libssh does not
     // read the passwd entry's home instead of $HOME.
     const QString userConfig = m_endpoint.effectiveConfigFile();
-    if (QFileInfo::exists(userConfig)
-        && ssh_options_parse_config(m_session, QFile::encodeName(userConfig).constData()) != SSH_OK) {
-        *error = tr("%1: cannot read %2: %3").arg(m_endpoint.host, userConfig, QString::fromUtf8(ssh_get_error(m_session)));
+    if (QFileInfo::exists(userConfig) &&
+        ssh_options_parse_config(m_session, QFile::encodeName(userConfig).constData()) != SSH_OK) {
+        *error = tr("%1: cannot read %2: %3")
+                     .arg(m_endpoint.host, userConfig, QString::fromUtf8(ssh_get_error(m_session)));
         disconnect();
         return false;
     }
@@ -217,15 +221,17 @@ bool SshSession::connect(QString *error)
                               QString::fromUtf8(ssh_get_error(m_session)));
         } else {
             const QString said = proxyJumpOutput();
-            *error = tr("%1: cannot connect to %2:%3 through the jump host %4 (ProxyJump in %5): %6")
-                         .arg(m_endpoint.host, m_address, QString::number(m_port), m_proxyJump,
-                              m_endpoint.effectiveConfigFile(),
-                              said.isEmpty() ? QString::fromUtf8(ssh_get_error(m_session)) : said);
+            *error =
+                tr("%1: cannot connect to %2:%3 through the jump host %4 (ProxyJump in %5): %6")
+                    .arg(m_endpoint.host, m_address, QString::number(m_port), m_proxyJump,
+                         m_endpoint.effectiveConfigFile(),
+                         said.isEmpty() ? QString::fromUtf8(ssh_get_error(m_session)) : said);
         }
         disconnect();
         return false;
     }
-    m_keepAliveSec = m_endpoint.keepAliveIntervalSec >= 0 ? m_endpoint.keepAliveIntervalSec : configuredServerAliveInterval();
+    m_keepAliveSec = m_endpoint.keepAliveIntervalSec >= 0 ? m_endpoint.keepAliveIntervalSec
+                                                          : configuredServerAliveInterval();
     m_keepAlivesSent = 0;
     m_lastKeepAliveMs = QDateTime::currentMSecsSinceEpoch();
     // libssh fills in the local user name only while connecting.
@@ -245,8 +251,8 @@ bool SshSession::connect(QString *error)
     account.label = label();
     account.identityFile = expandHome(m_endpoint.identityFile);
     account.sshDirectory = m_endpoint.effectiveSshDirectory();
-    if (!m_hostKeys->verify(m_session, server, error)
-        || !m_authenticator->authenticate(m_session, account, error)) {
+    if (!m_hostKeys->verify(m_session, server, error) ||
+        !m_authenticator->authenticate(m_session, account, error)) {
         qCDebug(lcSsh) << m_endpoint.host << "connect failed:" << *error;
         disconnect();
         return false;
@@ -285,13 +291,15 @@ bool SshSession::applyProxyJump(QString *error)
     m_proxyFiles.reset();
     static const QRegularExpression generated(
         QStringLiteral(R"(^ssh(?: -l (\S+))?(?: -p (\S+))?(?: -J (\S+))? -W '\[%h\]:%p' (\S+)$)"));
-    const QRegularExpressionMatch m = generated.match(optionString(m_session, SSH_OPTIONS_PROXYCOMMAND));
+    const QRegularExpressionMatch m =
+        generated.match(optionString(m_session, SSH_OPTIONS_PROXYCOMMAND));
     if (!m.hasMatch())
         return true; // none, or the user's own ProxyCommand: run as written
     const QString firstUser = m.captured(1);
     const QString firstPort = m.captured(2);
     const QString firstHost = m.captured(4);
-    QString first = firstHost.contains(QLatin1Char(':')) ? QStringLiteral("[%1]").arg(firstHost) : firstHost;
+    QString first =
+        firstHost.contains(QLatin1Char(':')) ? QStringLiteral("[%1]").arg(firstHost) : firstHost;
     if (!firstPort.isEmpty())
         first += QLatin1Char(':') + firstPort;
     if (!firstUser.isEmpty())
@@ -303,13 +311,15 @@ bool SshSession::applyProxyJump(QString *error)
 
     const QString ssh = QStandardPaths::findExecutable(QStringLiteral("ssh"));
     if (ssh.isEmpty()) {
-        *error = tr("%1: %2 reaches it through the jump host %3 (ProxyJump), which needs the OpenSSH "
-                    "client program ssh on this computer; install it (Debian/Ubuntu: apt-get install "
-                    "openssh-client) or remove the ProxyJump line")
-                     .arg(m_endpoint.host, m_endpoint.effectiveConfigFile(), m_proxyJump);
+        *error =
+            tr("%1: %2 reaches it through the jump host %3 (ProxyJump), which needs the OpenSSH "
+               "client program ssh on this computer; install it (Debian/Ubuntu: apt-get install "
+               "openssh-client) or remove the ProxyJump line")
+                .arg(m_endpoint.host, m_endpoint.effectiveConfigFile(), m_proxyJump);
         return false;
     }
-    m_proxyFiles = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/rankdeck-proxyjump-XXXXXX"));
+    m_proxyFiles = std::make_unique<QTemporaryDir>(QDir::tempPath() +
+                                                   QStringLiteral("/rankdeck-proxyjump-XXXXXX"));
     const QString configPath = m_proxyFiles->filePath(QStringLiteral("ssh_config"));
     QFile config(configPath);
     if (!m_proxyFiles->isValid() || !config.open(QIODevice::WriteOnly)) {
@@ -320,25 +330,33 @@ bool SshSession::applyProxyJump(QString *error)
     // First value wins in OpenSSH, so these come before the user's own settings. Nobody can
     // answer the jump's prompts (RankDeck's questions go to this session): keys and the agent
     // only, unknown jump host keys refused.
-    QStringList lines{QStringLiteral("UserKnownHostsFile %1").arg(configWord(m_endpoint.effectiveKnownHostsFile())),
-                      QStringLiteral("BatchMode yes"),
-                      QStringLiteral("ConnectTimeout %1").arg(qMax(1, m_endpoint.connectTimeoutSec))};
+    QStringList lines{
+        QStringLiteral("UserKnownHostsFile %1")
+            .arg(configWord(m_endpoint.effectiveKnownHostsFile())),
+        QStringLiteral("BatchMode yes"),
+        QStringLiteral("ConnectTimeout %1").arg(qMax(1, m_endpoint.connectTimeoutSec))};
     if (!m_endpoint.identityFile.isEmpty())
-        lines << QStringLiteral("IdentityFile %1").arg(configWord(expandHome(m_endpoint.identityFile)));
-    for (const QString &file : {m_endpoint.effectiveConfigFile(), QStringLiteral("/etc/ssh/ssh_config")}) {
+        lines << QStringLiteral("IdentityFile %1")
+                     .arg(configWord(expandHome(m_endpoint.identityFile)));
+    for (const QString &file :
+         {m_endpoint.effectiveConfigFile(), QStringLiteral("/etc/ssh/ssh_config")}) {
         if (QFileInfo::exists(file))
-            lines << QStringLiteral("Include %1").arg(configWord(QFileInfo(file).absoluteFilePath()));
+            lines
+                << QStringLiteral("Include %1").arg(configWord(QFileInfo(file).absoluteFilePath()));
     }
     config.write((lines.join(QLatin1Char('\n')) + QLatin1Char('\n')).toUtf8());
     config.close();
 
     // libssh expands %h, %p, … in the whole command afterwards; a literal % is written %%.
-    const auto literal = [](QString text) { return shell::quote(text.replace(QLatin1Char('%'), QStringLiteral("%%"))); };
+    const auto literal = [](QString text) {
+        return shell::quote(text.replace(QLatin1Char('%'), QStringLiteral("%%")));
+    };
     QByteArrayList words{literal(ssh), "-F", literal(configPath)};
     const QString last = hops.takeLast();
     if (!hops.isEmpty())
         words << "-J" << literal(hops.join(QLatin1Char(',')));
-    words << "-W" << "'[%h]:%p'";
+    words << "-W"
+          << "'[%h]:%p'";
     if (hops.isEmpty()) {
         if (!firstUser.isEmpty())
             words << "-l" << literal(firstUser);
@@ -346,13 +364,17 @@ bool SshSession::applyProxyJump(QString *error)
             words << "-p" << literal(firstPort);
         words << "--" << literal(firstHost);
     } else {
-        words << "--" << literal(last.startsWith(QLatin1String("ssh://")) ? last : QStringLiteral("ssh://") + last);
+        words << "--"
+              << literal(last.startsWith(QLatin1String("ssh://"))
+                             ? last
+                             : QStringLiteral("ssh://") + last);
     }
     words << "2>" + literal(m_proxyFiles->filePath(QStringLiteral("stderr.log")));
     const QByteArray command = words.join(' ');
     if (ssh_options_set(m_session, SSH_OPTIONS_PROXYCOMMAND, command.constData()) != SSH_OK) {
-        *error = tr("%1: cannot use the jump host %2: %3")
-                     .arg(m_endpoint.host, m_proxyJump, QString::fromUtf8(ssh_get_error(m_session)));
+        *error =
+            tr("%1: cannot use the jump host %2: %3")
+                .arg(m_endpoint.host, m_proxyJump, QString::fromUtf8(ssh_get_error(m_session)));
         return false;
     }
     return true;
@@ -367,7 +389,8 @@ QString SshSession::proxyJumpOutput() const
     QFile f(m_proxyFiles->filePath(QStringLiteral("stderr.log")));
     if (!f.open(QIODevice::ReadOnly))
         return {};
-    QStringList lines = QString::fromLocal8Bit(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QStringList lines =
+        QString::fromLocal8Bit(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     for (QString &l : lines)
         l = l.trimmed();
     lines.removeAll(QString());
@@ -400,7 +423,8 @@ bool SshSession::keepAlive()
 int SshSession::configuredServerAliveInterval() const
 {
     constexpr int fallback = 60;
-    for (const QString &path : {m_endpoint.effectiveConfigFile(), QStringLiteral("/etc/ssh/ssh_config")}) {
+    for (const QString &path :
+         {m_endpoint.effectiveConfigFile(), QStringLiteral("/etc/ssh/ssh_config")}) {
         QFile file(path);
         if (!file.open(QIODevice::ReadOnly))
             continue;
@@ -411,12 +435,14 @@ int SshSession::configuredServerAliveInterval() const
                 continue;
             const qsizetype split = line.indexOf(QRegularExpression(QStringLiteral("[\\s=]")));
             const QString key = line.left(split).toLower();
-            const QString value = split < 0 ? QString() : line.mid(split + 1).trimmed().remove(QLatin1Char('='))
-                                                              .trimmed();
+            const QString value =
+                split < 0 ? QString()
+                          : line.mid(split + 1).trimmed().remove(QLatin1Char('=')).trimmed();
             if (key == QLatin1String("host")) {
                 bool matched = false;
                 bool negated = false;
-                for (const QString &pattern : value.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts)) {
+                for (const QString &pattern :
+                     value.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts)) {
                     const bool negative = pattern.startsWith(QLatin1Char('!'));
                     // Host names have no '/', so the path-aware default conversion fits.
                     const QRegularExpression re(QRegularExpression::wildcardToRegularExpression(
@@ -438,7 +464,8 @@ int SshSession::configuredServerAliveInterval() const
     return fallback;
 }
 
-SshExecResult SshSession::exec(const QByteArray &command, int timeoutMs, const QByteArray &stdinData)
+SshExecResult SshSession::exec(const QByteArray &command, int timeoutMs,
+                               const QByteArray &stdinData)
 {
     SshExecResult result;
     if (!isConnected()) {
@@ -446,9 +473,10 @@ SshExecResult SshSession::exec(const QByteArray &command, int timeoutMs, const Q
         return result;
     }
     ssh_channel channel = ssh_channel_new(m_session);
-    if (!channel || ssh_channel_open_session(channel) != SSH_OK
-        || ssh_channel_request_exec(channel, command.constData()) != SSH_OK) {
-        result.error = tr("%1: cannot run a command: %2").arg(label(), QString::fromUtf8(ssh_get_error(m_session)));
+    if (!channel || ssh_channel_open_session(channel) != SSH_OK ||
+        ssh_channel_request_exec(channel, command.constData()) != SSH_OK) {
+        result.error = tr("%1: cannot run a command: %2")
+                           .arg(label(), QString::fromUtf8(ssh_get_error(m_session)));
         if (channel)
             ssh_channel_free(channel);
         return result;
@@ -478,7 +506,8 @@ SshExecResult SshSession::exec(const QByteArray &command, int timeoutMs, const Q
         if (ssh_channel_is_eof(channel))
             break;
         if (deadline.hasExpired()) {
-            result.error = tr("%1: a command did not finish within %2 s").arg(label()).arg(timeoutMs / 1000);
+            result.error =
+                tr("%1: a command did not finish within %2 s").arg(label()).arg(timeoutMs / 1000);
             ssh_channel_close(channel);
             ssh_channel_free(channel);
             return result;
@@ -505,15 +534,18 @@ bool SshSession::upload(const QString &localPath, const QString &remotePath, int
     }
     sftp_session sftp = sftp_new(m_session);
     if (!sftp || sftp_init(sftp) != SSH_OK) {
-        *error = tr("%1: SFTP is not available: %2").arg(label(), QString::fromUtf8(ssh_get_error(m_session)));
+        *error = tr("%1: SFTP is not available: %2")
+                     .arg(label(), QString::fromUtf8(ssh_get_error(m_session)));
         if (sftp)
             sftp_free(sftp);
         return false;
     }
     const QByteArray remote = remotePath.toUtf8();
-    sftp_file file = sftp_open(sftp, remote.constData(), O_WRONLY | O_CREAT | O_TRUNC, mode_t(mode));
+    sftp_file file =
+        sftp_open(sftp, remote.constData(), O_WRONLY | O_CREAT | O_TRUNC, mode_t(mode));
     if (!file) {
-        *error = tr("%1: cannot create %2: %3").arg(label(), remotePath, QString::fromUtf8(ssh_get_error(m_session)));
+        *error = tr("%1: cannot create %2: %3")
+                     .arg(label(), remotePath, QString::fromUtf8(ssh_get_error(m_session)));
         sftp_free(sftp);
         return false;
     }
@@ -531,7 +563,8 @@ bool SshSession::upload(const QString &localPath, const QString &remotePath, int
         while (off < chunk.size()) {
             const ssize_t n = sftp_write(file, chunk.constData() + off, size_t(chunk.size() - off));
             if (n <= 0) {
-                *error = tr("%1: writing %2 failed: %3").arg(label(), remotePath, QString::fromUtf8(ssh_get_error(m_session)));
+                *error = tr("%1: writing %2 failed: %3")
+                             .arg(label(), remotePath, QString::fromUtf8(ssh_get_error(m_session)));
                 ok = false;
                 break;
             }

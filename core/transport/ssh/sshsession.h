@@ -28,14 +28,14 @@ struct ProfileNode;
 
 struct SshEndpoint
 {
-    QString host;            // name, address or ~/.ssh/config alias
-    int port = 0;            // 0: ~/.ssh/config's Port, else 22
-    QString user;            // empty: ~/.ssh/config's User, else the local user
-    QString identityFile;    // tried before the agent's, the config's and the default keys
+    QString host;         // name, address or ~/.ssh/config alias
+    int port = 0;         // 0: ~/.ssh/config's Port, else 22
+    QString user;         // empty: ~/.ssh/config's User, else the local user
+    QString identityFile; // tried before the agent's, the config's and the default keys
     int connectTimeoutSec = 10;
-    QString sshDirectory;    // empty: $HOME/.ssh
-    QString knownHostsFile;  // empty: <sshDirectory>/known_hosts
-    QString configFile;      // empty: <sshDirectory>/config (read when it exists)
+    QString sshDirectory;   // empty: $HOME/.ssh
+    QString knownHostsFile; // empty: <sshDirectory>/known_hosts
+    QString configFile;     // empty: <sshDirectory>/config (read when it exists)
     // Seconds between keepalives on an idle connection; -1: ~/.ssh/config's ServerAliveInterval
     // for this host, else 60; 0: none.
     int keepAliveIntervalSec = -1;
@@ -52,7 +52,7 @@ struct SshExecResult
     int exitStatus = -1;
     QByteArray out;
     QByteArray err;
-    QString error;   // transport-level failure (channel, timeout); empty when the command ran
+    QString error; // transport-level failure (channel, timeout); empty when the command ran
     bool ok() const { return error.isEmpty() && exitStatus == 0; }
     // One line for messages: the error, else stderr, else the exit status.
     QString describeFailure() const;
@@ -81,7 +81,8 @@ public:
     QString label() const;
 
     // Runs a command through the user's shell, feeds stdinData, collects both streams.
-    SshExecResult exec(const QByteArray &command, int timeoutMs = 30000, const QByteArray &stdinData = {});
+    SshExecResult exec(const QByteArray &command, int timeoutMs = 30000,
+                       const QByteArray &stdinData = {});
 
     // Copies a local file to remotePath over SFTP (remotePath must not start with ~). progress
     // gets (bytes sent, total).
@@ -122,7 +123,7 @@ private:
     int m_keepAliveSec = 0;
     int m_keepAlivesSent = 0;
     qint64 m_lastKeepAliveMs = 0;
-    std::unique_ptr<QTemporaryDir> m_proxyFiles;   // the jump's ssh config and its stderr
+    std::unique_ptr<QTemporaryDir> m_proxyFiles; // the jump's ssh config and its stderr
 };
 
 } // namespace rankdeck

@@ -17,12 +17,9 @@ constexpr int kMaxParallelPrepares = 16;
 
 } // namespace
 
-SshTransport::SshTransport(const Profile &profile, const QString &runId, SshInteraction *interaction,
-                           QObject *parent)
-    : Transport(parent)
-    , m_profile(profile)
-    , m_runId(runId)
-    , m_interaction(interaction)
+SshTransport::SshTransport(const Profile &profile, const QString &runId,
+                           SshInteraction *interaction, QObject *parent)
+    : Transport(parent), m_profile(profile), m_runId(runId), m_interaction(interaction)
 {
     qRegisterMetaType<rankdeck::StreamKind>();
     qRegisterMetaType<rankdeck::RankExit>();
@@ -49,7 +46,8 @@ SshTransport::~SshTransport()
         // shutdown() talks to the node (SIGTERM to running ranks), so it runs on the node's
         // thread, which is then left to finish and deletes the connection there.
         SshNodeConnection *connection = node.connection;
-        QMetaObject::invokeMethod(connection, [connection] { connection->shutdown(); }, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+            connection, [connection] { connection->shutdown(); }, Qt::BlockingQueuedConnection);
         node.thread->quit();
         node.thread->wait();
         delete node.connection;
@@ -80,7 +78,8 @@ void SshTransport::setDetached(bool detached)
     m_settings.detached = detached;
     for (Node &node : m_nodes) {
         if (SshNodeConnection *c = node.connection)
-            QMetaObject::invokeMethod(c, [c, detached] { c->setDetached(detached); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                c, [c, detached] { c->setDetached(detached); }, Qt::QueuedConnection);
     }
 }
 
@@ -89,8 +88,9 @@ void SshTransport::prepare(const QString &localWorkerPath)
     if (m_preparing)
         return;
     if (m_nodes.isEmpty()) {
-        QMetaObject::invokeMethod(this, [this] { emit prepareFailed(tr("the profile has no nodes")); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this] { emit prepareFailed(tr("the profile has no nodes")); },
+            Qt::QueuedConnection);
         return;
     }
     m_preparing = true;
@@ -98,17 +98,23 @@ void SshTransport::prepare(const QString &localWorkerPath)
         Node &node = m_nodes[i];
         node.done = false;
         if (!node.thread) {
-            const SshEndpoint endpoint = SshEndpoint::fromProfileNode(m_profile.nodes.at(i), m_profile.connectTimeoutSec);
+            const SshEndpoint endpoint =
+                SshEndpoint::fromProfileNode(m_profile.nodes.at(i), m_profile.connectTimeoutSec);
             node.thread = new QThread;
             node.thread->setObjectName(QStringLiteral("ssh node %1").arg(i));
-            node.connection = new SshNodeConnection(i, endpoint, m_settings, m_interaction, &m_interactionLock);
+            node.connection =
+                new SshNodeConnection(i, endpoint, m_settings, m_interaction, &m_interactionLock);
             node.connection->moveToThread(node.thread);
-            connect(node.connection, &SshNodeConnection::prepareFinished, this, &SshTransport::onPrepareFinished,
+            connect(node.connection, &SshNodeConnection::prepareFinished, this,
+                    &SshTransport::onPrepareFinished, Qt::QueuedConnection);
+            connect(node.connection, &SshNodeConnection::rankStarted, this, &Transport::rankStarted,
                     Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::rankStarted, this, &Transport::rankStarted, Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::rankOutput, this, &Transport::rankOutput, Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::rankExited, this, &Transport::rankExited, Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::nodeProgress, this, &Transport::nodeProgress, Qt::QueuedConnection);
+            connect(node.connection, &SshNodeConnection::rankOutput, this, &Transport::rankOutput,
+                    Qt::QueuedConnection);
+            connect(node.connection, &SshNodeConnection::rankExited, this, &Transport::rankExited,
+                    Qt::QueuedConnection);
+            connect(node.connection, &SshNodeConnection::nodeProgress, this,
+                    &Transport::nodeProgress, Qt::QueuedConnection);
             node.thread->start();
         }
     }
@@ -129,7 +135,8 @@ void SshTransport::dispatchPrepares()
         SshNodeConnection *c = m_nodes[m_nextToPrepare++].connection;
         ++m_preparesInFlight;
         const QString path = m_localWorkerPath;
-        QMetaObject::invokeMethod(c, [c, path] { c->prepare(path); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            c, [c, path] { c->prepare(path); }, Qt::QueuedConnection);
     }
 }
 
@@ -160,7 +167,8 @@ void SshTransport::onPrepareFinished(int nodeIndex, const SshNodeInfo &info)
 
 SshNodeInfo SshTransport::nodeInfo(int nodeIndex) const
 {
-    return nodeIndex >= 0 && nodeIndex < m_nodes.size() ? m_nodes.at(nodeIndex).info : SshNodeInfo{};
+    return nodeIndex >= 0 && nodeIndex < m_nodes.size() ? m_nodes.at(nodeIndex).info
+                                                        : SshNodeInfo{};
 }
 
 QString SshTransport::workerPath(int nodeIndex) const
@@ -176,50 +184,62 @@ SshNodeConnection *SshTransport::connectionForRank(int rank) const
 
 void SshTransport::startRank(const RankLaunchSpec &spec)
 {
-    if (spec.nodeIndex < 0 || spec.nodeIndex >= m_nodes.size() || !m_nodes.at(spec.nodeIndex).connection) {
+    if (spec.nodeIndex < 0 || spec.nodeIndex >= m_nodes.size() ||
+        !m_nodes.at(spec.nodeIndex).connection) {
         const RankExit exit{false, -1, 0, QDateTime::currentMSecsSinceEpoch() * 1000,
                             tr("failed to start: node %1 is not prepared").arg(spec.nodeIndex)};
         const int rank = spec.rank;
-        QMetaObject::invokeMethod(this, [this, rank, exit] { emit rankExited(rank, exit); }, Qt::QueuedConnection);
-        return;
-    }
-    m_rankNode.insert(spec.rank, spec.nodeIndex);
-    SshNodeConnection *c = m_nodes.at(spec.nodeIndex).connection;
-    QMetaObject::invokeMethod(c, [c, spec] { c->startRank(spec); }, Qt::QueuedConnection);
-}
-
-void SshTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes)
-{
-    if (spec.nodeIndex < 0 || spec.nodeIndex >= m_nodes.size() || !m_nodes.at(spec.nodeIndex).connection) {
-        const RankExit exit{false, -1, 0, QDateTime::currentMSecsSinceEpoch() * 1000,
-                            tr("cannot re-attach: node %1 is not prepared").arg(spec.nodeIndex)};
-        const int rank = spec.rank;
-        QMetaObject::invokeMethod(this, [this, rank, exit] { emit rankExited(rank, exit); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, rank, exit] { emit rankExited(rank, exit); }, Qt::QueuedConnection);
         return;
     }
     m_rankNode.insert(spec.rank, spec.nodeIndex);
     SshNodeConnection *c = m_nodes.at(spec.nodeIndex).connection;
     QMetaObject::invokeMethod(
-        c, [c, spec, attempt, stdoutBytes, stderrBytes] { c->attachRank(spec, attempt, stdoutBytes, stderrBytes); },
+        c, [c, spec] { c->startRank(spec); }, Qt::QueuedConnection);
+}
+
+void SshTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
+                              qint64 stderrBytes)
+{
+    if (spec.nodeIndex < 0 || spec.nodeIndex >= m_nodes.size() ||
+        !m_nodes.at(spec.nodeIndex).connection) {
+        const RankExit exit{false, -1, 0, QDateTime::currentMSecsSinceEpoch() * 1000,
+                            tr("cannot re-attach: node %1 is not prepared").arg(spec.nodeIndex)};
+        const int rank = spec.rank;
+        QMetaObject::invokeMethod(
+            this, [this, rank, exit] { emit rankExited(rank, exit); }, Qt::QueuedConnection);
+        return;
+    }
+    m_rankNode.insert(spec.rank, spec.nodeIndex);
+    SshNodeConnection *c = m_nodes.at(spec.nodeIndex).connection;
+    QMetaObject::invokeMethod(
+        c,
+        [c, spec, attempt, stdoutBytes, stderrBytes] {
+            c->attachRank(spec, attempt, stdoutBytes, stderrBytes);
+        },
         Qt::QueuedConnection);
 }
 
 void SshTransport::writeStdin(int rank, const QByteArray &data)
 {
     if (SshNodeConnection *c = connectionForRank(rank))
-        QMetaObject::invokeMethod(c, [c, rank, data] { c->writeStdin(rank, data); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            c, [c, rank, data] { c->writeStdin(rank, data); }, Qt::QueuedConnection);
 }
 
 void SshTransport::closeStdin(int rank)
 {
     if (SshNodeConnection *c = connectionForRank(rank))
-        QMetaObject::invokeMethod(c, [c, rank] { c->closeStdin(rank); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            c, [c, rank] { c->closeStdin(rank); }, Qt::QueuedConnection);
 }
 
 void SshTransport::signalRank(int rank, int signal)
 {
     if (SshNodeConnection *c = connectionForRank(rank))
-        QMetaObject::invokeMethod(c, [c, rank, signal] { c->signalRank(rank, signal); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            c, [c, rank, signal] { c->signalRank(rank, signal); }, Qt::QueuedConnection);
 }
 
 } // namespace rankdeck

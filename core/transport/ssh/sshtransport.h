@@ -55,7 +55,8 @@ public:
     // Re-attaches to a rank left running on its node by an earlier launcher (a detached run, or
     // a launcher that crashed less than the grace period ago). Needs spec.nodeIndex and
     // spec.nodeRunDirectory as for the start.
-    void attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes) override;
+    void attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
+                    qint64 stderrBytes) override;
 
     // After prepared()/prepareFailed(): what each node check found.
     SshNodeInfo nodeInfo(int nodeIndex) const;
@@ -89,8 +90,8 @@ private:
     QMutex m_interactionLock;
     SshNodeSettings m_settings;
     QList<Node> m_nodes;
-    QString m_localWorkerPath;  // what prepare() deploys
-    int m_nextToPrepare = 0;    // nodes [0, m_nextToPrepare) have been sent prepare()
+    QString m_localWorkerPath; // what prepare() deploys
+    int m_nextToPrepare = 0;   // nodes [0, m_nextToPrepare) have been sent prepare()
     int m_preparesInFlight = 0;
     QHash<int, int> m_rankNode;
     bool m_preparing = false;

@@ -31,28 +31,36 @@ private slots:
             p.nodes.append(n);
             world += ranksPerNode[i];
         }
-        const LaunchPlan plan = LaunchPlan::create(p, TrainingConfig(), QStringLiteral("run-1"), QStringLiteral("/tmp/r"));
+        const LaunchPlan plan = LaunchPlan::create(p, TrainingConfig(), QStringLiteral("run-1"),
+                                                   QStringLiteral("/tmp/r"));
         QVERIFY2(plan.isValid(), qPrintable(plan.error()));
         QCOMPARE(plan.worldSize(), world);
         QCOMPARE(plan.masterAddress(), QStringLiteral("node0"));
         int rank = 0;
         for (int node = 0; node < ranksPerNode.size(); ++node) {
             for (int local = 0; local < ranksPerNode[node]; ++local, ++rank) {
-                const RankLaunchSpec s = plan.spec(rank, QStringLiteral("/w"), rank == 0 ? 0 : 4242);
+                const RankLaunchSpec s =
+                    plan.spec(rank, QStringLiteral("/w"), rank == 0 ? 0 : 4242);
                 QCOMPARE(s.rank, rank);
                 QCOMPARE(s.nodeIndex, node);
                 QCOMPARE(s.program, QStringLiteral("/w"));
                 QCOMPARE(s.environment.value(QStringLiteral("RANK")), QString::number(rank));
                 QCOMPARE(s.environment.value(QStringLiteral("LOCAL_RANK")), QString::number(local));
                 QCOMPARE(s.environment.value(QStringLiteral("WORLD_SIZE")), QString::number(world));
-                QCOMPARE(s.environment.value(QStringLiteral("LOCAL_WORLD_SIZE")), QString::number(ranksPerNode[node]));
+                QCOMPARE(s.environment.value(QStringLiteral("LOCAL_WORLD_SIZE")),
+                         QString::number(ranksPerNode[node]));
                 QCOMPARE(s.environment.value(QStringLiteral("GROUP_RANK")), QString::number(node));
-                QCOMPARE(s.environment.value(QStringLiteral("MASTER_ADDR")), QStringLiteral("node0"));
-                QCOMPARE(s.environment.value(QStringLiteral("MASTER_PORT")), rank == 0 ? QStringLiteral("0") : QStringLiteral("4242"));
-                QCOMPARE(s.environment.value(QStringLiteral("RANKDECK_RUN_ID")), QStringLiteral("run-1"));
-                QCOMPARE(s.environment.value(QStringLiteral("RANKDECK_CONTROL")), QStringLiteral("stdin"));
+                QCOMPARE(s.environment.value(QStringLiteral("MASTER_ADDR")),
+                         QStringLiteral("node0"));
+                QCOMPARE(s.environment.value(QStringLiteral("MASTER_PORT")),
+                         rank == 0 ? QStringLiteral("0") : QStringLiteral("4242"));
+                QCOMPARE(s.environment.value(QStringLiteral("RANKDECK_RUN_ID")),
+                         QStringLiteral("run-1"));
+                QCOMPARE(s.environment.value(QStringLiteral("RANKDECK_CONTROL")),
+                         QStringLiteral("stdin"));
                 QVERIFY(s.arguments.contains(QStringLiteral("--control-stdin")));
-                QCOMPARE(s.arguments.at(s.arguments.indexOf(QStringLiteral("--run-dir")) + 1), QStringLiteral("/tmp/r"));
+                QCOMPARE(s.arguments.at(s.arguments.indexOf(QStringLiteral("--run-dir")) + 1),
+                         QStringLiteral("/tmp/r"));
                 QCOMPARE(s.nodeRunDirectory, QStringLiteral("/tmp/r"));
             }
         }
@@ -60,9 +68,11 @@ private slots:
 
     void localUsesLoopback()
     {
-        const LaunchPlan plan = LaunchPlan::create(Profile::builtinLocal(2), TrainingConfig(), QStringLiteral("r"), QString());
+        const LaunchPlan plan = LaunchPlan::create(Profile::builtinLocal(2), TrainingConfig(),
+                                                   QStringLiteral("r"), QString());
         QCOMPARE(plan.masterAddress(), QStringLiteral("127.0.0.1"));
-        QVERIFY(!plan.spec(0, QStringLiteral("w"), 0).arguments.contains(QStringLiteral("--run-dir")));
+        QVERIFY(
+            !plan.spec(0, QStringLiteral("w"), 0).arguments.contains(QStringLiteral("--run-dir")));
     }
 
     void gpuPolicy_data()
@@ -73,10 +83,14 @@ private slots:
         QTest::addColumn<bool>("valid");
         QTest::addColumn<QString>("visible");
         QTest::newRow("cpu node") << 2 << 0 << QStringLiteral("auto") << true << QString();
-        QTest::newRow("one gpu per rank") << 2 << 2 << QStringLiteral("auto") << true << QStringLiteral("0,1");
-        QTest::newRow("spare gpus") << 2 << 4 << QStringLiteral("nccl") << true << QStringLiteral("0,1,2,3");
-        QTest::newRow("too few gpus for nccl") << 4 << 2 << QStringLiteral("auto") << false << QString();
-        QTest::newRow("too few gpus, gloo") << 4 << 2 << QStringLiteral("gloo") << true << QStringLiteral("0,1");
+        QTest::newRow("one gpu per rank")
+            << 2 << 2 << QStringLiteral("auto") << true << QStringLiteral("0,1");
+        QTest::newRow("spare gpus")
+            << 2 << 4 << QStringLiteral("nccl") << true << QStringLiteral("0,1,2,3");
+        QTest::newRow("too few gpus for nccl")
+            << 4 << 2 << QStringLiteral("auto") << false << QString();
+        QTest::newRow("too few gpus, gloo")
+            << 4 << 2 << QStringLiteral("gloo") << true << QStringLiteral("0,1");
     }
     void gpuPolicy()
     {
@@ -88,7 +102,8 @@ private slots:
         Profile p = Profile::builtinLocal(ranks);
         p.nodes[0].gpusPerNode = gpus;
         p.backend = backend;
-        const LaunchPlan plan = LaunchPlan::create(p, TrainingConfig(), QStringLiteral("r"), QString());
+        const LaunchPlan plan =
+            LaunchPlan::create(p, TrainingConfig(), QStringLiteral("r"), QString());
         QCOMPARE(plan.isValid(), valid);
         if (!valid) {
             QVERIFY(plan.error().contains(QStringLiteral("GPU")));
@@ -110,24 +125,30 @@ private slots:
         p.environment.insert(QStringLiteral("MASTER_PORT"), QStringLiteral("1"));
         p.environment.insert(QStringLiteral("CUDA_VISIBLE_DEVICES"), QStringLiteral("3"));
         p.environment.insert(QStringLiteral("NCCL_DEBUG"), QStringLiteral("INFO"));
-        p.environment.insert(QStringLiteral("TORCH_NCCL_ASYNC_ERROR_HANDLING"), QStringLiteral("3"));
-        const RankLaunchSpec s = LaunchPlan::create(p, TrainingConfig(), QStringLiteral("r"), QString())
-                                     .spec(1, QStringLiteral("w"), 5555);
+        p.environment.insert(QStringLiteral("TORCH_NCCL_ASYNC_ERROR_HANDLING"),
+                             QStringLiteral("3"));
+        const RankLaunchSpec s =
+            LaunchPlan::create(p, TrainingConfig(), QStringLiteral("r"), QString())
+                .spec(1, QStringLiteral("w"), 5555);
         QCOMPARE(s.environment.value(QStringLiteral("RANK")), QStringLiteral("1"));
         QCOMPARE(s.environment.value(QStringLiteral("MASTER_PORT")), QStringLiteral("5555"));
         // Everything else is the profile's to choose.
         QCOMPARE(s.environment.value(QStringLiteral("CUDA_VISIBLE_DEVICES")), QStringLiteral("3"));
         QCOMPARE(s.environment.value(QStringLiteral("NCCL_DEBUG")), QStringLiteral("INFO"));
-        QCOMPARE(s.environment.value(QStringLiteral("TORCH_NCCL_ASYNC_ERROR_HANDLING")), QStringLiteral("3"));
+        QCOMPARE(s.environment.value(QStringLiteral("TORCH_NCCL_ASYNC_ERROR_HANDLING")),
+                 QStringLiteral("3"));
     }
 
     void workerArguments_data()
     {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("error");
-        QTest::newRow("plain") << QStringList{QStringLiteral("--task"), QStringLiteral("mlp")} << QString();
-        QTest::newRow("launcher flag") << QStringList{QStringLiteral("--rank"), QStringLiteral("3")} << QStringLiteral("--rank");
-        QTest::newRow("launcher flag with =") << QStringList{QStringLiteral("--master-port=1")} << QStringLiteral("--master-port");
+        QTest::newRow("plain") << QStringList{QStringLiteral("--task"), QStringLiteral("mlp")}
+                               << QString();
+        QTest::newRow("launcher flag") << QStringList{QStringLiteral("--rank"), QStringLiteral("3")}
+                                       << QStringLiteral("--rank");
+        QTest::newRow("launcher flag with =")
+            << QStringList{QStringLiteral("--master-port=1")} << QStringLiteral("--master-port");
     }
     void workerArguments()
     {
@@ -135,7 +156,8 @@ private slots:
         QFETCH(QString, error);
         TrainingConfig c;
         c.workerArguments = args;
-        const LaunchPlan plan = LaunchPlan::create(Profile::builtinLocal(1), c, QStringLiteral("r"), QString());
+        const LaunchPlan plan =
+            LaunchPlan::create(Profile::builtinLocal(1), c, QStringLiteral("r"), QString());
         if (!error.isEmpty()) {
             QVERIFY(!plan.isValid());
             QVERIFY(plan.error().contains(error));
@@ -145,20 +167,23 @@ private slots:
         const RankLaunchSpec s = plan.spec(0, QStringLiteral("w"), 0);
         QCOMPARE(s.arguments.mid(0, args.size()), args);
         QVERIFY(!s.arguments.contains(QStringLiteral("--resume")));
-        QVERIFY(plan.spec(0, QStringLiteral("w"), 0, true).arguments.contains(QStringLiteral("--resume")));
+        QVERIFY(plan.spec(0, QStringLiteral("w"), 0, true)
+                    .arguments.contains(QStringLiteral("--resume")));
     }
 
     void trainingConfigFlags()
     {
         TrainingConfig c;
-        c.workerArguments = {QStringLiteral("--task"), QStringLiteral("mlp"), QStringLiteral("--shuffle"),
-                             QStringLiteral("--steps=40"), QStringLiteral("--steps"), QStringLiteral("50")};
+        c.workerArguments = {QStringLiteral("--task"),    QStringLiteral("mlp"),
+                             QStringLiteral("--shuffle"), QStringLiteral("--steps=40"),
+                             QStringLiteral("--steps"),   QStringLiteral("50")};
         QCOMPARE(c.task(), QStringLiteral("mlp"));
         QCOMPARE(c.totalSteps(), 50);
         QVERIFY(c.hasFlag(QStringLiteral("--shuffle")));
         c.setValue(QStringLiteral("--steps"), QStringLiteral("7"));
         QCOMPARE(c.totalSteps(), 7);
-        QCOMPARE(c.workerArguments, (QStringList{QStringLiteral("--task"), QStringLiteral("mlp"), QStringLiteral("--shuffle"),
+        QCOMPARE(c.workerArguments, (QStringList{QStringLiteral("--task"), QStringLiteral("mlp"),
+                                                 QStringLiteral("--shuffle"),
                                                  QStringLiteral("--steps"), QStringLiteral("7")}));
         QCOMPARE(TrainingConfig::fromJson(c.toJson()).workerArguments, c.workerArguments);
         QCOMPARE(TrainingConfig().totalSteps(), 100);

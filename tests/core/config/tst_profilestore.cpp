@@ -18,7 +18,8 @@ private:
     QString writeFile(const QString &name, const QByteArray &text)
     {
         QDir().mkpath(m_dir.path() + QStringLiteral("/profiles"));
-        const QString path = m_dir.path() + QStringLiteral("/profiles/") + name + QStringLiteral(".toml");
+        const QString path =
+            m_dir.path() + QStringLiteral("/profiles/") + name + QStringLiteral(".toml");
         QFile f(path);
         if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
             return {};
@@ -48,8 +49,10 @@ private slots:
     {
         const QByteArray old = qgetenv("XDG_CONFIG_HOME");
         qputenv("XDG_CONFIG_HOME", m_dir.path().toUtf8() + "/xdg");
-        QCOMPARE(ProfileStore::defaultDirectory(), m_dir.path() + QStringLiteral("/xdg/rankdeck/profiles"));
-        QCOMPARE(ProfileStore().directory(), m_dir.path() + QStringLiteral("/xdg/rankdeck/profiles"));
+        QCOMPARE(ProfileStore::defaultDirectory(),
+                 m_dir.path() + QStringLiteral("/xdg/rankdeck/profiles"));
+        QCOMPARE(ProfileStore().directory(),
+                 m_dir.path() + QStringLiteral("/xdg/rankdeck/profiles"));
         qputenv("XDG_CONFIG_HOME", old);
     }
 
@@ -63,14 +66,16 @@ private slots:
         Profile ssh;
         ssh.name = QStringLiteral("cluster");
         ssh.transport = QStringLiteral("ssh");
-        ssh.nodes = {ProfileNode{QStringLiteral("gpu-1"), 2222, QStringLiteral("alice"), QStringLiteral("~/.ssh/id_ed25519"), 4, 4},
+        ssh.nodes = {ProfileNode{QStringLiteral("gpu-1"), 2222, QStringLiteral("alice"),
+                                 QStringLiteral("~/.ssh/id_ed25519"), 4, 4},
                      ProfileNode{QStringLiteral("10.0.0.7"), 22, QString(), QString(), 4, 4}};
         ssh.rendezvousAddress = QStringLiteral("10.0.0.5");
         ssh.workerDirectory = QStringLiteral("/scratch/rankdeck");
         ssh.libtorchPath = QStringLiteral("python");
         ssh.backend = QStringLiteral("nccl");
-        ssh.environment = {{QStringLiteral("NCCL_DEBUG"), QStringLiteral("INFO")},
-                           {QStringLiteral("WEIRD"), QStringLiteral("a \"quoted\" $(value); `x`\nnext line")}};
+        ssh.environment = {
+            {QStringLiteral("NCCL_DEBUG"), QStringLiteral("INFO")},
+            {QStringLiteral("WEIRD"), QStringLiteral("a \"quoted\" $(value); `x`\nnext line")}};
         ssh.connectTimeoutSec = 5;
         ssh.rendezvousTimeoutSec = 120;
         ssh.heartbeatTimeoutSec = 20;
@@ -100,25 +105,35 @@ private slots:
         QTest::addColumn<QString>("field");
         const QByteArray head = "schema_version = 1\ntransport = \"ssh\"\n";
         QTest::newRow("syntax error") << QByteArray(head + "backend = \"gloo\n") << 3 << QString();
-        QTest::newRow("port is a string") << QByteArray(head + "[[nodes]]\nhost = \"a\"\nport = \"22\"\n") << 5
-                                          << QStringLiteral("nodes[0].port");
-        QTest::newRow("port out of range") << QByteArray(head + "[[nodes]]\nhost = \"a\"\n[[nodes]]\nhost = \"b\"\nport = 70000\n")
-                                           << 7 << QStringLiteral("nodes[1].port");
-        QTest::newRow("unknown field (typo)") << QByteArray(head + "[[nodes]]\nhost = \"a\"\nrank_per_node = 2\n") << 5
-                                              << QStringLiteral("nodes[0].rank_per_node");
-        QTest::newRow("node without host") << QByteArray(head + "[[nodes]]\nport = 22\n") << 3 << QStringLiteral("nodes[0].host");
-        QTest::newRow("bad transport") << QByteArray("schema_version = 1\ntransport = \"telnet\"\n[[nodes]]\nhost = \"a\"\n") << 2
-                                       << QStringLiteral("transport");
-        QTest::newRow("newer schema") << QByteArray("schema_version = 7\n[[nodes]]\nhost = \"a\"\n") << 1
-                                      << QStringLiteral("schema_version");
-        QTest::newRow("no schema version") << QByteArray("transport = \"local\"\n[[nodes]]\nhost = \"a\"\n") << 1
-                                           << QStringLiteral("schema_version");
-        QTest::newRow("bad env name") << QByteArray(head + "[environment]\n\"A-B\" = \"x\"\n[[nodes]]\nhost = \"a\"\n") << 4
-                                      << QStringLiteral("environment.A-B");
-        QTest::newRow("timeout not a number") << QByteArray(head + "[timeouts]\nheartbeat = \"soon\"\n[[nodes]]\nhost = \"a\"\n") << 4
-                                              << QStringLiteral("timeouts.heartbeat");
-        QTest::newRow("nodes not tables") << QByteArray(head + "nodes = [1, 2]\n") << 3 << QStringLiteral("nodes[0]");
-        QTest::newRow("binary garbage") << QByteArray("schema_version = 1\n\x01\x02\xff\xfe\n") << 2 << QString();
+        QTest::newRow("port is a string")
+            << QByteArray(head + "[[nodes]]\nhost = \"a\"\nport = \"22\"\n") << 5
+            << QStringLiteral("nodes[0].port");
+        QTest::newRow("port out of range")
+            << QByteArray(head + "[[nodes]]\nhost = \"a\"\n[[nodes]]\nhost = \"b\"\nport = 70000\n")
+            << 7 << QStringLiteral("nodes[1].port");
+        QTest::newRow("unknown field (typo)")
+            << QByteArray(head + "[[nodes]]\nhost = \"a\"\nrank_per_node = 2\n") << 5
+            << QStringLiteral("nodes[0].rank_per_node");
+        QTest::newRow("node without host")
+            << QByteArray(head + "[[nodes]]\nport = 22\n") << 3 << QStringLiteral("nodes[0].host");
+        QTest::newRow("bad transport")
+            << QByteArray("schema_version = 1\ntransport = \"telnet\"\n[[nodes]]\nhost = \"a\"\n")
+            << 2 << QStringLiteral("transport");
+        QTest::newRow("newer schema") << QByteArray("schema_version = 7\n[[nodes]]\nhost = \"a\"\n")
+                                      << 1 << QStringLiteral("schema_version");
+        QTest::newRow("no schema version")
+            << QByteArray("transport = \"local\"\n[[nodes]]\nhost = \"a\"\n") << 1
+            << QStringLiteral("schema_version");
+        QTest::newRow("bad env name")
+            << QByteArray(head + "[environment]\n\"A-B\" = \"x\"\n[[nodes]]\nhost = \"a\"\n") << 4
+            << QStringLiteral("environment.A-B");
+        QTest::newRow("timeout not a number")
+            << QByteArray(head + "[timeouts]\nheartbeat = \"soon\"\n[[nodes]]\nhost = \"a\"\n") << 4
+            << QStringLiteral("timeouts.heartbeat");
+        QTest::newRow("nodes not tables")
+            << QByteArray(head + "nodes = [1, 2]\n") << 3 << QStringLiteral("nodes[0]");
+        QTest::newRow("binary garbage")
+            << QByteArray("schema_version = 1\n\x01\x02\xff\xfe\n") << 2 << QString();
     }
     void brokenFiles()
     {
@@ -138,7 +153,8 @@ private slots:
             if (e.line == line && (field.isEmpty() || e.field == field)) {
                 found = true;
                 // The message names file:line and the field, the way editors link to it.
-                QVERIFY(e.toString().startsWith(path + QLatin1Char(':') + QString::number(line) + QStringLiteral(": ") + field));
+                QVERIFY(e.toString().startsWith(path + QLatin1Char(':') + QString::number(line) +
+                                                QStringLiteral(": ") + field));
             }
         }
         if (!found) {
@@ -162,7 +178,9 @@ private slots:
 
     void everyProblemIsReported()
     {
-        writeFile(QStringLiteral("many"), "schema_version = 1\nbackend = \"mpi\"\n[[nodes]]\nhost = \"a\"\nport = 0\ngpus = 2\n");
+        writeFile(
+            QStringLiteral("many"),
+            "schema_version = 1\nbackend = \"mpi\"\n[[nodes]]\nhost = \"a\"\nport = 0\ngpus = 2\n");
         Profile p;
         QList<ProfileError> errors;
         QVERIFY(!store().load(QStringLiteral("many"), &p, &errors));
@@ -205,7 +223,8 @@ private slots:
         QStringList fields;
         for (const ProfileError &e : errors)
             fields << e.field;
-        QCOMPARE(fields, (QStringList{QStringLiteral("nodes[0].port"), QStringLiteral("nodes[0].ranks_per_node"),
+        QCOMPARE(fields, (QStringList{QStringLiteral("nodes[0].port"),
+                                      QStringLiteral("nodes[0].ranks_per_node"),
                                       QStringLiteral("timeouts.heartbeat")}));
     }
 };

@@ -81,7 +81,8 @@ void TestLogModel::allRanksPrefixed()
     QCOMPARE(text(model, 0), QStringLiteral("[r2] r2 line 0"));
     QCOMPARE(text(model, 1), QStringLiteral("[r0] r0 line 0"));
     QCOMPARE(model.data(model.index(1), LogModel::StreamRole).toInt(), 1);
-    QCOMPARE(model.data(model.index(1), LogModel::TextRole).toString(), QStringLiteral("r0 line 0"));
+    QCOMPARE(model.data(model.index(1), LogModel::TextRole).toString(),
+             QStringLiteral("r0 line 0"));
 }
 
 void TestLogModel::boundedWithMarkerRow()
@@ -124,7 +125,8 @@ void TestLogModel::burstPastTheStoreWindow()
     for (int rank : {2, int(LogStore::AllRanks)}) {
         LogModel model(&store, rank);
         model.setPollInterval(0);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         const int before = int(store.lineCount(2));
         feed(store, 2, StreamKind::Stdout, before, 3);
         model.poll();
@@ -150,16 +152,19 @@ void TestLogModel::fetchOlderFromDisk()
     for (int rank : {0, int(LogStore::AllRanks)}) {
         LogModel model(&store, rank);
         model.setPollInterval(0);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.elidedCount(), 480);
         QCOMPARE(model.rowCount(), 21);
         QCOMPARE(model.fetchOlder(100), 100);
         QCOMPARE(model.elidedCount(), 380);
-        QCOMPARE(model.data(model.index(1), LogModel::TextRole).toString(), QStringLiteral("r0 line 380"));
+        QCOMPARE(model.data(model.index(1), LogModel::TextRole).toString(),
+                 QStringLiteral("r0 line 380"));
         QCOMPARE(model.fetchOlder(1000), 380);
         QVERIFY(!model.hasMarkerRow());
         QCOMPARE(model.rowCount(), 500);
-        QCOMPARE(model.data(model.index(0), LogModel::TextRole).toString(), QStringLiteral("r0 line 0"));
+        QCOMPARE(model.data(model.index(0), LogModel::TextRole).toString(),
+                 QStringLiteral("r0 line 0"));
         QCOMPARE(model.fetchOlder(10), 0);
     }
     // While a run goes on, lines brought back stay when new ones arrive.
@@ -171,7 +176,8 @@ void TestLogModel::fetchOlderFromDisk()
     feed(store, 0, StreamKind::Stdout, 500, 5);
     live.poll();
     QCOMPARE(live.lineRowCount(), 50);
-    QCOMPARE(live.data(live.index(1), LogModel::TextRole).toString(), QStringLiteral("r0 line 455"));
+    QCOMPARE(live.data(live.index(1), LogModel::TextRole).toString(),
+             QStringLiteral("r0 line 455"));
     QCOMPARE(live.elidedCount(), 455);
     // A filter change starts over from the memory window.
     live.setFilterPattern(QStringLiteral("line"));
@@ -187,8 +193,10 @@ void TestLogModel::regexAndStreamFilter_data()
     QTest::newRow("everything") << QString() << int(LogModel::AllStreams) << 20;
     QTest::newRow("stderr only") << QString() << int(LogModel::StderrLines) << 10;
     QTest::newRow("regex") << QStringLiteral("line 1\\d$") << int(LogModel::AllStreams) << 10;
-    QTest::newRow("regex, case-insensitive") << QStringLiteral("LINE 3$") << int(LogModel::AllStreams) << 1;
-    QTest::newRow("regex and stream") << QStringLiteral("line [15]") << int(LogModel::StdoutLines) << 2;
+    QTest::newRow("regex, case-insensitive")
+        << QStringLiteral("LINE 3$") << int(LogModel::AllStreams) << 1;
+    QTest::newRow("regex and stream")
+        << QStringLiteral("line [15]") << int(LogModel::StdoutLines) << 2;
     QTest::newRow("no stream") << QString() << 0 << 0;
 }
 
@@ -221,7 +229,7 @@ void TestLogModel::invalidRegexIsReported()
     LogModel model(&store, 0);
     model.setFilterPattern(QStringLiteral("(unclosed"));
     QVERIFY(!model.patternError().isEmpty());
-    QCOMPARE(model.rowCount(), 3);  // an invalid filter shows everything
+    QCOMPARE(model.rowCount(), 3); // an invalid filter shows everything
 }
 
 void TestLogModel::timerPollsStoreFedFromThread()

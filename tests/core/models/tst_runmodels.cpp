@@ -3,8 +3,8 @@
 // RunManager with several runs at once, and the rank table and run list models over it,
 // checked by QAbstractItemModelTester while real (scripted) runs change them.
 #include "models/ranktablemodel.h"
-#include "run/runcontroller.h"
 #include "models/runlistmodel.h"
+#include "run/runcontroller.h"
 #include "run/runmanager.h"
 
 #include <QAbstractItemModelTester>
@@ -50,26 +50,31 @@ private slots:
     {
         RunManager manager(m_dir.path() + QStringLiteral("/runs"));
         RunListModel list(&manager);
-        QAbstractItemModelTester listTester(&list, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester listTester(&list,
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(list.rowCount(), 0);
 
         QString error;
-        RunController *ok = manager.launch(Profile::builtinLocal(2), config(QStringLiteral("ok"), {QStringLiteral("--steps"), QStringLiteral("10")}),
-                                           options(), &error);
+        RunController *ok = manager.launch(
+            Profile::builtinLocal(2),
+            config(QStringLiteral("ok"), {QStringLiteral("--steps"), QStringLiteral("10")}),
+            options(), &error);
         QVERIFY2(ok, qPrintable(error));
-        RunController *bad = manager.launch(Profile::builtinLocal(3),
-                                            config(QStringLiteral("bad"), {QStringLiteral("--steps"), QStringLiteral("5000"),
-                                                                           QStringLiteral("--fail-rank"), QStringLiteral("2"),
-                                                                           QStringLiteral("--fail-at"), QStringLiteral("4"),
-                                                                           QStringLiteral("--fail"), QStringLiteral("exit:6")}),
-                                            options(), &error);
+        RunController *bad = manager.launch(
+            Profile::builtinLocal(3),
+            config(QStringLiteral("bad"),
+                   {QStringLiteral("--steps"), QStringLiteral("5000"),
+                    QStringLiteral("--fail-rank"), QStringLiteral("2"), QStringLiteral("--fail-at"),
+                    QStringLiteral("4"), QStringLiteral("--fail"), QStringLiteral("exit:6")}),
+            options(), &error);
         QVERIFY2(bad, qPrintable(error));
         QCOMPARE(list.rowCount(), 2);
         QCOMPARE(manager.activeRuns().size(), 2);
 
         RankTableModel ranks;
         ranks.setUpdateInterval(20);
-        QAbstractItemModelTester rankTester(&ranks, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester rankTester(&ranks,
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
         ranks.setController(bad);
         QCOMPARE(ranks.rowCount(), 3);
         QCOMPARE(ranks.columnCount(), int(RankTableModel::ColumnCount));
@@ -78,21 +83,33 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 30000);
         ranks.flush();
         QCOMPARE(manager.activeRuns().size(), 0);
-        QCOMPARE(ranks.data(ranks.index(2, RankTableModel::StateColumn), RankTableModel::RankStateRole).toInt(),
-                 int(RankState::Failed));
-        QVERIFY(ranks.data(ranks.index(2, RankTableModel::StateColumn), RankTableModel::RootCauseRole).toBool());
-        QVERIFY(!ranks.data(ranks.index(0, RankTableModel::StateColumn), RankTableModel::RootCauseRole).toBool());
-        QCOMPARE(ranks.data(ranks.index(0, RankTableModel::StateColumn), RankTableModel::RankStateRole).toInt(),
-                 int(RankState::Stopped));
+        QCOMPARE(
+            ranks.data(ranks.index(2, RankTableModel::StateColumn), RankTableModel::RankStateRole)
+                .toInt(),
+            int(RankState::Failed));
+        QVERIFY(
+            ranks.data(ranks.index(2, RankTableModel::StateColumn), RankTableModel::RootCauseRole)
+                .toBool());
+        QVERIFY(
+            !ranks.data(ranks.index(0, RankTableModel::StateColumn), RankTableModel::RootCauseRole)
+                 .toBool());
+        QCOMPARE(
+            ranks.data(ranks.index(0, RankTableModel::StateColumn), RankTableModel::RankStateRole)
+                .toInt(),
+            int(RankState::Stopped));
         QVERIFY(ranks.data(ranks.index(0, RankTableModel::PidColumn)).toString().toLongLong() > 0);
 
         // The list shows both with their final state and the bad run's root cause.
         const int okRow = list.rowOf(ok->runId());
         const int badRow = list.rowOf(bad->runId());
         QVERIFY(okRow >= 0 && badRow >= 0);
-        QCOMPARE(list.data(list.index(okRow, 0), RunListModel::RunStateRole).toInt(), int(RunState::Finished));
-        QCOMPARE(list.data(list.index(badRow, 0), RunListModel::RunStateRole).toInt(), int(RunState::Failed));
-        QVERIFY(list.data(list.index(badRow, RunListModel::RootCauseColumn)).toString().startsWith(QStringLiteral("rank 2")));
+        QCOMPARE(list.data(list.index(okRow, 0), RunListModel::RunStateRole).toInt(),
+                 int(RunState::Finished));
+        QCOMPARE(list.data(list.index(badRow, 0), RunListModel::RunStateRole).toInt(),
+                 int(RunState::Failed));
+        QVERIFY(list.data(list.index(badRow, RunListModel::RootCauseColumn))
+                    .toString()
+                    .startsWith(QStringLiteral("rank 2")));
 
         // Switching the table to the other run, and reopening a run by name from the history.
         ranks.setController(ok);
@@ -115,12 +132,15 @@ private slots:
         RunManager manager(m_dir.path() + QStringLiteral("/runs2"));
         QString error;
         for (int i = 0; i < 2; ++i)
-            QVERIFY(manager.launch(Profile::builtinLocal(2), config(QStringLiteral("long"), {QStringLiteral("--steps"), QStringLiteral("100000")}),
+            QVERIFY(manager.launch(Profile::builtinLocal(2),
+                                   config(QStringLiteral("long"),
+                                          {QStringLiteral("--steps"), QStringLiteral("100000")}),
                                    options(), &error));
         QSignalSpy finished(&manager, &RunManager::runFinished);
-        QTRY_VERIFY_WITH_TIMEOUT(manager.activeRuns().size() == 2
-                                     && manager.activeRuns().at(0)->state() == RunState::Running
-                                     && manager.activeRuns().at(1)->state() == RunState::Running, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(manager.activeRuns().size() == 2 &&
+                                     manager.activeRuns().at(0)->state() == RunState::Running &&
+                                     manager.activeRuns().at(1)->state() == RunState::Running,
+                                 20000);
         manager.stopAll();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 20000);
         for (const QList<QVariant> &args : finished)

@@ -25,7 +25,8 @@ inline WorkerEvent wireEvent(const wire::WireEventWriter &writer)
 {
     std::string line = writer.line();
     line.pop_back(); // the newline: the splitter hands out lines without it
-    const ParsedLine parsed = EventParser::parse(QByteArrayView(line.data(), qsizetype(line.size())));
+    const ParsedLine parsed =
+        EventParser::parse(QByteArrayView(line.data(), qsizetype(line.size())));
     return parsed.event ? *parsed.event : WorkerEvent();
 }
 
@@ -57,7 +58,8 @@ public:
     void writeStdin(int rank, const QByteArray &data) override { stdinWrites.append({rank, data}); }
     void closeStdin(int) override {}
     void signalRank(int rank, int signal) override { sentSignals.append({rank, signal}); }
-    void attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes, qint64 stderrBytes) override
+    void attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
+                    qint64 stderrBytes) override
     {
         attaches.append({spec, attempt, stdoutBytes, stderrBytes});
     }

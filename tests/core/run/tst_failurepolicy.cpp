@@ -33,7 +33,8 @@ QList<RankStatus> ranks(int n)
     return out;
 }
 
-RankFailure failure(int rank, qint64 timeUs, const QString &kind, const QString &message = {}, int exitCode = 0)
+RankFailure failure(int rank, qint64 timeUs, const QString &kind, const QString &message = {},
+                    int exitCode = 0)
 {
     RankFailure f;
     f.rank = rank;
@@ -99,54 +100,67 @@ void TestFailurePolicy::classifyExit_data()
     const QString none;
     QTest::newRow("clean exit") << false << 0 << 0 << none << false << false << false << false
                                 << Action::None << RankState::Finished << "exit code 0" << none;
-    QTest::newRow("unnamed signal, not ours") << true << 0 << 0 << none << false << false << false << false
-                                              << Action::NewFailure << RankState::Failed << "killed by a signal"
-                                              << "signal";
-    QTest::newRow("unnamed signal while we stopped it") << true << 0 << 0 << none << true << false << false << true
-                                                        << Action::None << RankState::Stopped << "killed by a signal"
-                                                        << none;
+    QTest::newRow("unnamed signal, not ours")
+        << true << 0 << 0 << none << false << false << false << false << Action::NewFailure
+        << RankState::Failed << "killed by a signal"
+        << "signal";
+    QTest::newRow("unnamed signal while we stopped it")
+        << true << 0 << 0 << none << true << false << false << true << Action::None
+        << RankState::Stopped << "killed by a signal" << none;
     QTest::newRow("exit code 3") << false << 3 << 0 << none << false << false << false << false
-                                 << Action::NewFailure << RankState::Failed << "exit code 3" << "exit";
+                                 << Action::NewFailure << RankState::Failed << "exit code 3"
+                                 << "exit";
     QTest::newRow("own SIGSEGV") << true << 0 << SIGSEGV << none << false << false << false << false
-                                 << Action::NewFailure << RankState::Failed << "killed by SIGSEGV" << "signal";
-    QTest::newRow("our SIGTERM, stopped by user") << true << 0 << SIGTERM << none << true << false << false << true
-                                                  << Action::None << RankState::Stopped << "killed by SIGTERM" << none;
-    QTest::newRow("our SIGKILL, consequence") << true << 0 << SIGKILL << none << true << true << false << true
-                                              << Action::Consequence << RankState::Stopped << "killed by SIGKILL"
-                                              << "consequence";
+                                 << Action::NewFailure << RankState::Failed << "killed by SIGSEGV"
+                                 << "signal";
+    QTest::newRow("our SIGTERM, stopped by user")
+        << true << 0 << SIGTERM << none << true << false << false << true << Action::None
+        << RankState::Stopped << "killed by SIGTERM" << none;
+    QTest::newRow("our SIGKILL, consequence")
+        << true << 0 << SIGKILL << none << true << true << false << true << Action::Consequence
+        << RankState::Stopped << "killed by SIGKILL"
+        << "consequence";
     QTest::newRow("our SIGTERM as 128+15, consequence")
-        << false << 128 + SIGTERM << 0 << none << true << true << false << true << Action::Consequence
-        << RankState::Stopped << "exit code 143" << "consequence";
-    QTest::newRow("our SIGKILL as 128+9, user stop") << false << 128 + SIGKILL << 0 << none << true << false << false
-                                                     << true << Action::None << RankState::Stopped << "exit code 137"
-                                                     << none;
-    QTest::newRow("stopping, clean exit") << false << 0 << 0 << none << true << true << false << false
-                                          << Action::Consequence << RankState::Stopped << "exit code 0"
-                                          << "consequence";
-    QTest::newRow("stopping, but its own SIGSEGV") << true << 0 << SIGSEGV << none << true << true << false << false
-                                                   << Action::NewFailure << RankState::Failed << "killed by SIGSEGV"
-                                                   << "signal";
-    QTest::newRow("stopping, but its own exit code") << false << 2 << 0 << none << true << true << false << false
-                                                     << Action::NewFailure << RankState::Failed << "exit code 2"
-                                                     << "exit";
-    QTest::newRow("lost connection") << false << -1 << 0 << "connection to node-b lost" << false << false << false
-                                     << false << Action::NewFailure << RankState::Lost << "connection to node-b lost"
-                                     << "lost";
-    QTest::newRow("failed to start") << false << -1 << 0 << "failed to start: connection lost before exec" << false
-                                     << false << false << false << Action::NewFailure << RankState::Failed
-                                     << "failed to start: connection lost before exec" << "exit";
-    QTest::newRow("lost, while we stopped it") << false << -1 << 0 << "connection lost" << true << true << false
-                                               << false << Action::NewFailure << RankState::Lost << "connection lost"
-                                               << "lost";
-    QTest::newRow("own report, then exit code") << false << 1 << 0 << none << false << false << true << false
-                                                << Action::CompleteOwnReport << RankState::Failed << "exit code 1"
-                                                << none;
-    QTest::newRow("own report, then SIGABRT") << true << 0 << SIGABRT << none << false << false << true << false
-                                              << Action::CompleteOwnReport << RankState::Failed << "killed by SIGABRT"
-                                              << none;
-    QTest::newRow("own report, killed by us") << true << 0 << SIGKILL << none << true << false << true << true
-                                              << Action::CompleteOwnReport << RankState::Failed << "killed by SIGKILL"
-                                              << none;
+        << false << 128 + SIGTERM << 0 << none << true << true << false << true
+        << Action::Consequence << RankState::Stopped << "exit code 143"
+        << "consequence";
+    QTest::newRow("our SIGKILL as 128+9, user stop")
+        << false << 128 + SIGKILL << 0 << none << true << false << false << true << Action::None
+        << RankState::Stopped << "exit code 137" << none;
+    QTest::newRow("stopping, clean exit")
+        << false << 0 << 0 << none << true << true << false << false << Action::Consequence
+        << RankState::Stopped << "exit code 0"
+        << "consequence";
+    QTest::newRow("stopping, but its own SIGSEGV")
+        << true << 0 << SIGSEGV << none << true << true << false << false << Action::NewFailure
+        << RankState::Failed << "killed by SIGSEGV"
+        << "signal";
+    QTest::newRow("stopping, but its own exit code")
+        << false << 2 << 0 << none << true << true << false << false << Action::NewFailure
+        << RankState::Failed << "exit code 2"
+        << "exit";
+    QTest::newRow("lost connection")
+        << false << -1 << 0 << "connection to node-b lost" << false << false << false << false
+        << Action::NewFailure << RankState::Lost << "connection to node-b lost"
+        << "lost";
+    QTest::newRow("failed to start")
+        << false << -1 << 0 << "failed to start: connection lost before exec" << false << false
+        << false << false << Action::NewFailure << RankState::Failed
+        << "failed to start: connection lost before exec"
+        << "exit";
+    QTest::newRow("lost, while we stopped it")
+        << false << -1 << 0 << "connection lost" << true << true << false << false
+        << Action::NewFailure << RankState::Lost << "connection lost"
+        << "lost";
+    QTest::newRow("own report, then exit code")
+        << false << 1 << 0 << none << false << false << true << false << Action::CompleteOwnReport
+        << RankState::Failed << "exit code 1" << none;
+    QTest::newRow("own report, then SIGABRT")
+        << true << 0 << SIGABRT << none << false << false << true << false
+        << Action::CompleteOwnReport << RankState::Failed << "killed by SIGABRT" << none;
+    QTest::newRow("own report, killed by us")
+        << true << 0 << SIGKILL << none << true << false << true << true
+        << Action::CompleteOwnReport << RankState::Failed << "killed by SIGKILL" << none;
 }
 
 void TestFailurePolicy::classifyExit()
@@ -180,7 +194,8 @@ void TestFailurePolicy::classifyExit()
     rt.consequence = consequence;
     rt.ownFailure = ownFailure;
 
-    const FailurePolicy::ExitVerdict v = FailurePolicy::classifyExit(exit, s, rt, bySignalWeSent, QString());
+    const FailurePolicy::ExitVerdict v =
+        FailurePolicy::classifyExit(exit, s, rt, bySignalWeSent, QString());
     QCOMPARE(v.action, action);
     QCOMPARE(v.state, state);
     QCOMPARE(v.how, how);
@@ -222,10 +237,12 @@ void TestFailurePolicy::consequenceCarriesHungStacks()
     s.signal = SIGKILL;
     RankRuntime rt;
     rt.launcherStopped = rt.consequence = true;
-    const QString stacks = QStringLiteral("thread 1 (main):\n#0 0x1 in c10d::ProcessGroupGloo::AsyncWork::wait()");
+    const QString stacks =
+        QStringLiteral("thread 1 (main):\n#0 0x1 in c10d::ProcessGroupGloo::AsyncWork::wait()");
     const FailurePolicy::ExitVerdict v = FailurePolicy::classifyExit(exit, s, rt, true, stacks);
     QCOMPARE(v.action, Action::Consequence);
-    QCOMPARE(v.failure.reason, QStringLiteral("hung, then stopped by the launcher (killed by SIGKILL)"));
+    QCOMPARE(v.failure.reason,
+             QStringLiteral("hung, then stopped by the launcher (killed by SIGKILL)"));
     QCOMPARE(v.failure.stack, stacks.split(QLatin1Char('\n')));
 
     // Not hung: no stacks even when some were collected.
@@ -257,7 +274,8 @@ void TestFailurePolicy::failureFromCrashEvent()
     wire::WireEventWriter w(wire::event::Crash, 0, kT0 + 7);
     w.addString(wire::field::Kind, "signal").addInt(wire::field::Signal, SIGSEGV);
     w.addString(wire::field::SignalName, "SIGSEGV").addString(wire::field::Host, "crash-host");
-    w.addString(wire::field::Stack, "#0 0x1 in f() [rankdeck-worker]\n#1 0x2 in main [rankdeck-worker]");
+    w.addString(wire::field::Stack,
+                "#0 0x1 in f() [rankdeck-worker]\n#1 0x2 in main [rankdeck-worker]");
     const WorkerEvent e = wireEvent(w);
     QVERIFY(e.isValid());
     const RankFailure f = FailurePolicy::failureFromEvent(e, ranks(1)[0], kT0 + 99);
@@ -294,7 +312,8 @@ void TestFailurePolicy::looksLikePeerFailure_data()
     QTest::newRow("collective timeout") << "Timed out waiting 300000ms for recv operation" << true;
     QTest::newRow("NCCL watchdog") << "Watchdog caught collective operation timeout" << true;
     QTest::newRow("store closed") << "TCPStore: store connection closed" << true;
-    QTest::newRow("remote process exited") << "remote process exited or there was a network error" << true;
+    QTest::newRow("remote process exited")
+        << "remote process exited or there was a network error" << true;
     QTest::newRow("own error") << "CUDA out of memory" << false;
     QTest::newRow("bad batch") << "bad batch" << false;
     QTest::newRow("empty") << "" << false;
@@ -314,7 +333,8 @@ void TestFailurePolicy::rootCauseIsEarliestNotLowestRank()
     // The launcher notices rank 0 first, but rank 3 failed 2 ms earlier by its own clock.
     QVERIFY(p.record(failure(0, kT0 + 2000, QStringLiteral("exit"), {}, 1), rs, {}));
     QCOMPARE(p.rootCauseRank(), 0);
-    QVERIFY(!p.record(failure(3, kT0, QStringLiteral("error"), QStringLiteral("bad batch"), 3), rs, {}));
+    QVERIFY(!p.record(failure(3, kT0, QStringLiteral("error"), QStringLiteral("bad batch"), 3), rs,
+                      {}));
     QCOMPARE(p.rootCauseRank(), 3);
     QCOMPARE(p.firstFailedRank(), 0); // the first one seen started the policy
     QVERIFY(rs[3].rootCause);
@@ -342,7 +362,8 @@ void TestFailurePolicy::peerEchoesBecomeConsequences()
     QFETCH(int, root);
     FailurePolicy p;
     QList<RankStatus> rs = ranks(3);
-    QVERIFY(p.record(failure(0, kT0, QStringLiteral("error"), QStringLiteral("gloo: Connection closed by peer"), 1),
+    QVERIFY(p.record(failure(0, kT0, QStringLiteral("error"),
+                             QStringLiteral("gloo: Connection closed by peer"), 1),
                      rs, {}));
     // Alone, the echo is all there is: it stays a failure of its own, and the root cause.
     QCOMPARE(p.rootCauseRank(), 0);
@@ -353,7 +374,8 @@ void TestFailurePolicy::peerEchoesBecomeConsequences()
     QVERIFY(echo);
     QCOMPARE(echo->kind == QLatin1String("consequence"), echoIsConsequence);
     if (echoIsConsequence)
-        QCOMPARE(echo->reason, QStringLiteral("a peer failed first (this rank's own error followed)"));
+        QCOMPARE(echo->reason,
+                 QStringLiteral("a peer failed first (this rank's own error followed)"));
     QVERIFY(p.anyOwnFailure());
 }
 
@@ -408,8 +430,9 @@ void TestFailurePolicy::recordStartsPolicyOnce()
     QVERIFY(p.record(failure(1, kT0, QStringLiteral("exit"), {}, 1), rs, {}));
     QVERIFY(p.failureSeen());
     QCOMPARE(p.firstFailedRank(), 1);
-    QVERIFY(!p.record(failure(1, kT0 + 1, QStringLiteral("exit"), {}, 1), rs, {})); // same rank again
-    QVERIFY(!p.record(failure(2, kT0 + 2, QStringLiteral("signal")), rs, {}));    // another rank
+    QVERIFY(
+        !p.record(failure(1, kT0 + 1, QStringLiteral("exit"), {}, 1), rs, {})); // same rank again
+    QVERIFY(!p.record(failure(2, kT0 + 2, QStringLiteral("signal")), rs, {}));  // another rank
     QCOMPARE(p.firstFailedRank(), 1);
     QCOMPARE(p.report().failures.size(), 2);
 
@@ -448,17 +471,37 @@ void TestFailurePolicy::summaryText_data()
     QTest::addColumn<QString>("exceptionType");
     QTest::addColumn<QString>("message");
     QTest::addColumn<QString>("summary");
-    QTest::newRow("exit") << "exit" << 3 << 0 << "" << "" << "bad batch\nsecond line"
+    QTest::newRow("exit") << "exit" << 3 << 0 << ""
+                          << ""
+                          << "bad batch\nsecond line"
                           << "rank 1 (node-1): exit code 3: bad batch";
-    QTest::newRow("error") << "error" << 4 << 0 << "" << "" << "" << "rank 1 (node-1): exit code 4";
-    QTest::newRow("crash") << "crash" << 0 << SIGSEGV << "SIGSEGV" << "" << "" << "rank 1 (node-1): SIGSEGV";
-    QTest::newRow("crash, unnamed signal") << "crash" << 0 << 11 << "" << "" << "" << "rank 1 (node-1): signal 11";
-    QTest::newRow("signal") << "signal" << 0 << SIGKILL << "SIGKILL" << "" << "" << "rank 1 (node-1): SIGKILL";
-    QTest::newRow("exception") << "exception" << 0 << 0 << "" << "c10::Error" << "CUDA error"
+    QTest::newRow("error") << "error" << 4 << 0 << ""
+                           << ""
+                           << ""
+                           << "rank 1 (node-1): exit code 4";
+    QTest::newRow("crash") << "crash" << 0 << SIGSEGV << "SIGSEGV"
+                           << ""
+                           << ""
+                           << "rank 1 (node-1): SIGSEGV";
+    QTest::newRow("crash, unnamed signal") << "crash" << 0 << 11 << ""
+                                           << ""
+                                           << ""
+                                           << "rank 1 (node-1): signal 11";
+    QTest::newRow("signal") << "signal" << 0 << SIGKILL << "SIGKILL"
+                            << ""
+                            << ""
+                            << "rank 1 (node-1): SIGKILL";
+    QTest::newRow("exception") << "exception" << 0 << 0 << ""
+                               << "c10::Error"
+                               << "CUDA error"
                                << "rank 1 (node-1): c10::Error: CUDA error";
-    QTest::newRow("exception, no type") << "exception" << 0 << 0 << "" << "" << ""
+    QTest::newRow("exception, no type") << "exception" << 0 << 0 << ""
+                                        << ""
+                                        << ""
                                         << "rank 1 (node-1): exception";
-    QTest::newRow("lost") << "lost" << 0 << 0 << "" << "" << "connection lost"
+    QTest::newRow("lost") << "lost" << 0 << 0 << ""
+                          << ""
+                          << "connection lost"
                           << "rank 1 (node-1): lost: connection lost";
 }
 
@@ -487,12 +530,15 @@ void TestFailurePolicy::hungRankGetsItsStacks()
     FailurePolicy p;
     QList<RankStatus> rs = ranks(2);
     rs[1].hung = true;
-    const QHash<int, QString> stacks{{0, QStringLiteral("#0 a\n#1 b")}, {1, QStringLiteral("#0 wait\n#1 main")}};
+    const QHash<int, QString> stacks{{0, QStringLiteral("#0 a\n#1 b")},
+                                     {1, QStringLiteral("#0 wait\n#1 main")}};
     p.record(failure(0, kT0, QStringLiteral("exit"), {}, 1), rs, stacks);
     p.addConsequence(failure(1, kT0 + 1, QStringLiteral("consequence")), rs, stacks);
-    QCOMPARE(entryOf(p.report(), 1)->stack, (QStringList{QStringLiteral("#0 wait"), QStringLiteral("#1 main")}));
+    QCOMPARE(entryOf(p.report(), 1)->stack,
+             (QStringList{QStringLiteral("#0 wait"), QStringLiteral("#1 main")}));
     QVERIFY(entryOf(p.report(), 0)->stack.isEmpty()); // not hung: its stacks are no failure's
-    QCOMPARE(entryOf(p.report(), 1)->reason, QStringLiteral("stopped by the launcher after rank 0 failed"));
+    QCOMPARE(entryOf(p.report(), 1)->reason,
+             QStringLiteral("stopped by the launcher after rank 0 failed"));
 }
 
 void TestFailurePolicy::resetForgetsEverything()

@@ -15,18 +15,28 @@ using namespace Qt::StringLiterals;
 namespace {
 
 const QStringList kSegvStack = {
-    QStringLiteral("#0 0x00007f1e2a3b4c5d in __pthread_kill_implementation at ./nptl/pthread_kill.c:44 [libc.so.6]"),
-    QStringLiteral("#1 0x000055d0c1a2b3c4 in rankdeck::crash::(anonymous namespace)::helper() at /src/worker/crashhandler.cpp:10 [rankdeck-worker]"),
-    QStringLiteral("#2 0x000055d0c1a2b3c4 in rankdeck::fault::(anonymous namespace)::crashWithSegv(int) at /src/worker/faultinjection.cpp:56 [rankdeck-worker]"),
-    QStringLiteral("#3 0x000055d0c1a2b400 in rankdeck::Trainer::runStep(int) [clone .isra.0] at /src/worker/trainer.cpp:120 [rankdeck-worker]"),
+    QStringLiteral("#0 0x00007f1e2a3b4c5d in __pthread_kill_implementation at "
+                   "./nptl/pthread_kill.c:44 [libc.so.6]"),
+    QStringLiteral("#1 0x000055d0c1a2b3c4 in rankdeck::crash::(anonymous namespace)::helper() at "
+                   "/src/worker/crashhandler.cpp:10 [rankdeck-worker]"),
+    QStringLiteral(
+        "#2 0x000055d0c1a2b3c4 in rankdeck::fault::(anonymous namespace)::crashWithSegv(int) at "
+        "/src/worker/faultinjection.cpp:56 [rankdeck-worker]"),
+    QStringLiteral("#3 0x000055d0c1a2b400 in rankdeck::Trainer::runStep(int) [clone .isra.0] at "
+                   "/src/worker/trainer.cpp:120 [rankdeck-worker]"),
     QStringLiteral("#4 0x00007f1e2a300000 in ?? [libc.so.6+0x29d8f]"),
 };
 
 const QStringList kGlooWaitStack = {
-    QStringLiteral("#0 0x00007f0000000001 in __futex_abstimed_wait_common at ./nptl/futex-internal.c:57 [libc.so.6]"),
-    QStringLiteral("#1 0x00007f0000000002 in std::condition_variable::wait(std::unique_lock<std::mutex>&) [libstdc++.so.6]"),
-    QStringLiteral("#2 0x00007f0000000003 in c10d::ProcessGroupGloo::AsyncWork::wait(std::chrono::duration<long, std::ratio<1l, 1000l> >) [libtorch_cpu.so]"),
-    QStringLiteral("#3 0x000055d0c1a2b500 in rankdeck::GradientReducer::waitAll() at /src/worker/gradientreducer.cpp:88 [rankdeck-worker]"),
+    QStringLiteral("#0 0x00007f0000000001 in __futex_abstimed_wait_common at "
+                   "./nptl/futex-internal.c:57 [libc.so.6]"),
+    QStringLiteral("#1 0x00007f0000000002 in "
+                   "std::condition_variable::wait(std::unique_lock<std::mutex>&) [libstdc++.so.6]"),
+    QStringLiteral("#2 0x00007f0000000003 in "
+                   "c10d::ProcessGroupGloo::AsyncWork::wait(std::chrono::duration<long, "
+                   "std::ratio<1l, 1000l> >) [libtorch_cpu.so]"),
+    QStringLiteral("#3 0x000055d0c1a2b500 in rankdeck::GradientReducer::waitAll() at "
+                   "/src/worker/gradientreducer.cpp:88 [rankdeck-worker]"),
     QStringLiteral("#4 0x000055d0c1a2b600 in main at /src/worker/main.cpp:300 [rankdeck-worker]"),
 };
 
@@ -69,19 +79,24 @@ private slots:
         QTest::addColumn<bool>("inlined");
         QTest::newRow("full") << kSegvStack[2] << 2
                               << "rankdeck::fault::(anonymous namespace)::crashWithSegv(int)"
-                              << "/src/worker/faultinjection.cpp" << 56 << "rankdeck-worker" << false;
-        QTest::newRow("clone suffix") << kSegvStack[3] << 3
-                                      << "rankdeck::Trainer::runStep(int) [clone .isra.0]"
-                                      << "/src/worker/trainer.cpp" << 120 << "rankdeck-worker" << false;
-        QTest::newRow("raw") << kSegvStack[4] << 4 << "" << "" << 0 << "libc.so.6" << false;
+                              << "/src/worker/faultinjection.cpp" << 56 << "rankdeck-worker"
+                              << false;
+        QTest::newRow("clone suffix")
+            << kSegvStack[3] << 3 << "rankdeck::Trainer::runStep(int) [clone .isra.0]"
+            << "/src/worker/trainer.cpp" << 120 << "rankdeck-worker" << false;
+        QTest::newRow("raw") << kSegvStack[4] << 4 << ""
+                             << "" << 0 << "libc.so.6" << false;
         QTest::newRow("no source") << kGlooWaitStack[2] << 2
-                                   << "c10d::ProcessGroupGloo::AsyncWork::wait(std::chrono::duration<long, std::ratio<1l, 1000l> >)"
+                                   << "c10d::ProcessGroupGloo::AsyncWork::wait(std::chrono::"
+                                      "duration<long, std::ratio<1l, 1000l> >)"
                                    << "" << 0 << "libtorch_cpu.so" << false;
         QTest::newRow("inlined")
-            << "#7 0x0000564937974477 in std::this_thread::sleep_for<long>(long const&) (inlined) at /usr/include/c++/12/bits/this_thread_sleep.h:80 [rankdeck-worker]"
-            << 7 << "std::this_thread::sleep_for<long>(long const&)" << "/usr/include/c++/12/bits/this_thread_sleep.h" << 80
-            << "rankdeck-worker" << true;
-        QTest::newRow("not a frame") << "Rank 1: Epoch 3, Loss 0.5" << -1 << "" << "" << 0 << "" << false;
+            << "#7 0x0000564937974477 in std::this_thread::sleep_for<long>(long const&) (inlined) "
+               "at /usr/include/c++/12/bits/this_thread_sleep.h:80 [rankdeck-worker]"
+            << 7 << "std::this_thread::sleep_for<long>(long const&)"
+            << "/usr/include/c++/12/bits/this_thread_sleep.h" << 80 << "rankdeck-worker" << true;
+        QTest::newRow("not a frame") << "Rank 1: Epoch 3, Loss 0.5" << -1 << ""
+                                     << "" << 0 << "" << false;
     }
     void parsesFrames()
     {
@@ -110,10 +125,12 @@ private slots:
         QTest::newRow("gloo wait") << kGlooWaitStack << "rankdeck-worker" << 3;
         QTest::newRow("other module name") << kSegvStack << "crashhelper" << -1;
         QStringList deployed = kGlooWaitStack;
-        deployed.replaceInStrings(QStringLiteral("[rankdeck-worker]"), QStringLiteral("[rankdeck-worker-ba72997ab73c]"));
+        deployed.replaceInStrings(QStringLiteral("[rankdeck-worker]"),
+                                  QStringLiteral("[rankdeck-worker-ba72997ab73c]"));
         QTest::newRow("deployed copy") << deployed << "rankdeck-worker" << 3;
         QStringList lookalike = kGlooWaitStack;
-        lookalike.replaceInStrings(QStringLiteral("[rankdeck-worker]"), QStringLiteral("[rankdeck-workers]"));
+        lookalike.replaceInStrings(QStringLiteral("[rankdeck-worker]"),
+                                   QStringLiteral("[rankdeck-workers]"));
         QTest::newRow("look-alike module") << lookalike << "rankdeck-worker" << -1;
         QTest::newRow("empty") << QStringList() << "rankdeck-worker" << -1;
     }
@@ -131,9 +148,11 @@ private slots:
         QTest::addColumn<QStringList>("observed");
         QTest::addColumn<QList<int>>("order");
         QTest::newRow("earliest wins, not the lowest rank")
-            << QStringList{u"0:300:error"_s, u"3:100:crash"_s, u"1:200:exit"_s} << QList<int>{3, 1, 0};
+            << QStringList{u"0:300:error"_s, u"3:100:crash"_s, u"1:200:exit"_s}
+            << QList<int>{3, 1, 0};
         QTest::newRow("consequences never lead")
-            << QStringList{u"0:50:consequence"_s, u"2:100:signal"_s, u"1:60:consequence"_s} << QList<int>{2, 0, 1};
+            << QStringList{u"0:50:consequence"_s, u"2:100:signal"_s, u"1:60:consequence"_s}
+            << QList<int>{2, 0, 1};
         QTest::newRow("all consequences: earliest")
             << QStringList{u"1:70:consequence"_s, u"0:60:consequence"_s} << QList<int>{0, 1};
         QTest::newRow("same time: lower rank")
@@ -141,7 +160,8 @@ private slots:
         QTest::newRow("unknown time sorts last")
             << QStringList{u"0:0:lost"_s, u"1:500:exit"_s} << QList<int>{1, 0};
         QTest::newRow("one rank observed twice")
-            << QStringList{u"1:100:crash"_s, u"0:150:consequence"_s, u"1:180:signal"_s} << QList<int>{1, 0};
+            << QStringList{u"1:100:crash"_s, u"0:150:consequence"_s, u"1:180:signal"_s}
+            << QList<int>{1, 0};
     }
     void choosesRootCause()
     {
@@ -210,7 +230,8 @@ private slots:
         // The marked line is the first frame of the worker's own code, not the crash handler's.
         const QStringList marked = lines.filter(QStringLiteral("→ #"));
         QCOMPARE(marked.size(), 1);
-        QVERIFY2(marked.first().contains(QLatin1String("crashWithSegv")), qPrintable(marked.first()));
+        QVERIFY2(marked.first().contains(QLatin1String("crashWithSegv")),
+                 qPrintable(marked.first()));
         // Every other rank, after the root cause, with why it stopped and when.
         const qsizetype rootPos = text.indexOf(QLatin1String("Root cause"));
         const qsizetype rank0 = text.indexOf(QRegularExpression(QStringLiteral("\\n  rank 0 ")));
@@ -220,7 +241,8 @@ private slots:
         QVERIFY2(text.contains(QLatin1String("+0.250 s")), qPrintable(text));
         QVERIFY2(text.contains(QLatin1String("killed by SIGTERM")), qPrintable(text));
         QVERIFY2(text.contains(QLatin1String("after rank 3 failed")), qPrintable(text));
-        QVERIFY2(text.contains(QLatin1String("c10d::ProcessGroupGloo::AsyncWork::wait")), qPrintable(text));
+        QVERIFY2(text.contains(QLatin1String("c10d::ProcessGroupGloo::AsyncWork::wait")),
+                 qPrintable(text));
         QVERIFY2(text.contains(QLatin1String("GradientReducer::waitAll")), qPrintable(text));
     }
 
@@ -296,7 +318,8 @@ private slots:
         QCOMPARE(f.reportPath, QStringLiteral("/run/crash-rank3.txt"));
 
         // The same event as the last line of crash-rank3.txt, after the human text.
-        const QByteArray file = QByteArray("rankdeck-worker: rank 3 crashed\nStack:\n  #0 ...\n") + QByteArray::fromStdString(w.line());
+        const QByteArray file = QByteArray("rankdeck-worker: rank 3 crashed\nStack:\n  #0 ...\n") +
+                                QByteArray::fromStdString(w.line());
         QVERIFY(failureFromCrashReportFile(file) == f);
         // A torn file (the event cut short) gives nothing rather than garbage.
         QVERIFY(failureFromCrashReportFile(file.left(file.size() - 20)).kind.isEmpty());
@@ -320,9 +343,17 @@ private slots:
     {
         QTest::addColumn<QString>("frame");
         QTest::addColumn<bool>("watchdog");
-        QTest::newRow("watchdog") << "#5 0x00007f0000000005 in c10d::ProcessGroupNCCL::Watchdog::run() [libtorch_cuda.so]" << true;
-        QTest::newRow("heartbeat monitor") << "#5 0x00007f0000000005 in c10d::ProcessGroupNCCL::HeartbeatMonitor::runLoop() [libtorch_cuda.so]" << true;
-        QTest::newRow("other c10d") << "#5 0x00007f0000000005 in c10d::ProcessGroupNCCL::allreduce(std::vector<at::Tensor>&) [libtorch_cuda.so]" << false;
+        QTest::newRow("watchdog")
+            << "#5 0x00007f0000000005 in c10d::ProcessGroupNCCL::Watchdog::run() [libtorch_cuda.so]"
+            << true;
+        QTest::newRow("heartbeat monitor")
+            << "#5 0x00007f0000000005 in c10d::ProcessGroupNCCL::HeartbeatMonitor::runLoop() "
+               "[libtorch_cuda.so]"
+            << true;
+        QTest::newRow("other c10d")
+            << "#5 0x00007f0000000005 in "
+               "c10d::ProcessGroupNCCL::allreduce(std::vector<at::Tensor>&) [libtorch_cuda.so]"
+            << false;
         QTest::newRow("own abort") << kSegvStack[2] << false;
     }
     void namesTheNcclWatchdog()
@@ -333,7 +364,8 @@ private slots:
         ev[QStringLiteral("kind")] = QStringLiteral("signal");
         ev[QStringLiteral("signal")] = 6;
         ev[QStringLiteral("msg")] = QStringLiteral("Aborted (raised by the process itself)");
-        ev[QStringLiteral("stack")] = kGlooWaitStack.mid(0, 2).join(QLatin1Char('\n')) + QLatin1Char('\n') + frame;
+        ev[QStringLiteral("stack")] =
+            kGlooWaitStack.mid(0, 2).join(QLatin1Char('\n')) + QLatin1Char('\n') + frame;
         const RankFailure f = failureFromCrashEvent(ev);
         QCOMPARE(f.message.contains(QLatin1String("NCCL watchdog")), watchdog);
         QVERIFY(f.message.startsWith(QLatin1String("Aborted")));
@@ -343,8 +375,10 @@ private slots:
     {
         QString text = QStringLiteral("thread 100 (rankdeck-worker, main thread):\n");
         text += kGlooWaitStack.join(QLatin1Char('\n')) + QLatin1Char('\n');
-        text += QStringLiteral("thread 105 (gloo-loop):\n  (no stack: the thread blocks signals)\n");
-        text += QStringLiteral("thread 107 (heartbeat):\n") + kSegvStack.mid(3).join(QLatin1Char('\n')) + QLatin1Char('\n');
+        text +=
+            QStringLiteral("thread 105 (gloo-loop):\n  (no stack: the thread blocks signals)\n");
+        text += QStringLiteral("thread 107 (heartbeat):\n") +
+                kSegvStack.mid(3).join(QLatin1Char('\n')) + QLatin1Char('\n');
         QJsonObject ev;
         ev[QStringLiteral("stack")] = text;
         const QList<ThreadStack> threads = threadStacksFromEvent(ev);
@@ -361,8 +395,11 @@ private slots:
         QVERIFY(waitsInCollective(threads[0].frames));
         QVERIFY(!waitsInCollective(threads[2].frames));
         const QString where = waitLocation(threads[0].frames);
-        QVERIFY2(where.startsWith(QLatin1String("c10d::ProcessGroupGloo::AsyncWork::wait")), qPrintable(where));
-        QVERIFY2(where.contains(QLatin1String("rankdeck::GradientReducer::waitAll() (gradientreducer.cpp:88)")), qPrintable(where));
+        QVERIFY2(where.startsWith(QLatin1String("c10d::ProcessGroupGloo::AsyncWork::wait")),
+                 qPrintable(where));
+        QVERIFY2(where.contains(QLatin1String(
+                     "rankdeck::GradientReducer::waitAll() (gradientreducer.cpp:88)")),
+                 qPrintable(where));
     }
 };
 

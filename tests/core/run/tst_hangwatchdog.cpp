@@ -156,10 +156,14 @@ void TestHangWatchdog::hungLimit_data()
     QTest::addColumn<bool>("hung");
     QTest::newRow("hang timeout, no slow steps") << qint64(60) << qint64(0) << qint64(61) << true;
     QTest::newRow("under the hang timeout") << qint64(60) << qint64(0) << qint64(59) << false;
-    QTest::newRow("3x slowest step is longer: under it") << qint64(60) << qint64(30) << qint64(89) << false;
-    QTest::newRow("3x slowest step is longer: past it") << qint64(60) << qint64(30) << qint64(91) << true;
-    QTest::newRow("hang timeout is longer than 3x") << qint64(60) << qint64(10) << qint64(45) << false;
-    QTest::newRow("hang timeout is longer, past it") << qint64(60) << qint64(10) << qint64(61) << true;
+    QTest::newRow("3x slowest step is longer: under it")
+        << qint64(60) << qint64(30) << qint64(89) << false;
+    QTest::newRow("3x slowest step is longer: past it")
+        << qint64(60) << qint64(30) << qint64(91) << true;
+    QTest::newRow("hang timeout is longer than 3x")
+        << qint64(60) << qint64(10) << qint64(45) << false;
+    QTest::newRow("hang timeout is longer, past it")
+        << qint64(60) << qint64(10) << qint64(61) << true;
 }
 
 void TestHangWatchdog::hungLimit()

@@ -33,7 +33,9 @@ WorkerEvent rendezvous(const std::string &backend = "gloo")
 WorkerEvent step(qint64 n, double loss = 0.5, double samplesPerSec = 120.0)
 {
     wire::WireEventWriter w(wire::event::Step, 0, kTs);
-    w.addInt(wire::field::Step, n).addDouble(wire::field::Loss, loss).addDouble(wire::field::SamplesPerSec, samplesPerSec);
+    w.addInt(wire::field::Step, n)
+        .addDouble(wire::field::Loss, loss)
+        .addDouble(wire::field::SamplesPerSec, samplesPerSec);
     return wireEvent(w);
 }
 
@@ -66,7 +68,8 @@ WorkerEvent checkpoint()
 // 5 checkpoint.
 WorkerEvent sample(int which)
 {
-    const WorkerEvent events[] = {hello(), rendezvous(), step(1), heartbeat(1), finished(1, 0.1), checkpoint()};
+    const WorkerEvent events[] = {hello(),      rendezvous(),     step(1),
+                                  heartbeat(1), finished(1, 0.1), checkpoint()};
     return events[which];
 }
 
@@ -101,19 +104,29 @@ void TestRankEventTracker::stateTransitions_data()
     QTest::addColumn<bool>("moves");
     QTest::addColumn<RankState>("to");
 
-    QTest::newRow("hello: starting -> rendezvous") << 0 << RankState::Starting << true << RankState::Rendezvous;
+    QTest::newRow("hello: starting -> rendezvous")
+        << 0 << RankState::Starting << true << RankState::Rendezvous;
     QTest::newRow("hello: running stays") << 0 << RankState::Running << false << RankState::Running;
-    QTest::newRow("hello: rendezvous stays") << 0 << RankState::Rendezvous << false << RankState::Rendezvous;
-    QTest::newRow("rendezvous: starting -> running") << 1 << RankState::Starting << true << RankState::Running;
-    QTest::newRow("rendezvous: rendezvous -> running") << 1 << RankState::Rendezvous << true << RankState::Running;
-    QTest::newRow("rendezvous: running stays") << 1 << RankState::Running << false << RankState::Running;
-    QTest::newRow("rendezvous: stopped stays") << 1 << RankState::Stopped << false << RankState::Stopped;
-    QTest::newRow("step: starting -> running") << 2 << RankState::Starting << true << RankState::Running;
-    QTest::newRow("step: rendezvous -> running") << 2 << RankState::Rendezvous << true << RankState::Running;
+    QTest::newRow("hello: rendezvous stays")
+        << 0 << RankState::Rendezvous << false << RankState::Rendezvous;
+    QTest::newRow("rendezvous: starting -> running")
+        << 1 << RankState::Starting << true << RankState::Running;
+    QTest::newRow("rendezvous: rendezvous -> running")
+        << 1 << RankState::Rendezvous << true << RankState::Running;
+    QTest::newRow("rendezvous: running stays")
+        << 1 << RankState::Running << false << RankState::Running;
+    QTest::newRow("rendezvous: stopped stays")
+        << 1 << RankState::Stopped << false << RankState::Stopped;
+    QTest::newRow("step: starting -> running")
+        << 2 << RankState::Starting << true << RankState::Running;
+    QTest::newRow("step: rendezvous -> running")
+        << 2 << RankState::Rendezvous << true << RankState::Running;
     QTest::newRow("step: running stays") << 2 << RankState::Running << false << RankState::Running;
     QTest::newRow("step: failed stays") << 2 << RankState::Failed << false << RankState::Failed;
-    QTest::newRow("heartbeat: starting stays") << 3 << RankState::Starting << false << RankState::Starting;
-    QTest::newRow("finished: running stays") << 4 << RankState::Running << false << RankState::Running;
+    QTest::newRow("heartbeat: starting stays")
+        << 3 << RankState::Starting << false << RankState::Starting;
+    QTest::newRow("finished: running stays")
+        << 4 << RankState::Running << false << RankState::Running;
 }
 
 void TestRankEventTracker::stateTransitions()
@@ -305,7 +318,8 @@ void TestRankEventTracker::heartbeatStepOnlyForward()
     s.step = before;
     RankRuntime rt;
     rt.lastStepChangeUs = 123;
-    const RankEventTracker::Result r = RankEventTracker::apply(heartbeat(heartbeatStep), 1000, s, rt);
+    const RankEventTracker::Result r =
+        RankEventTracker::apply(heartbeat(heartbeatStep), 1000, s, rt);
     QCOMPARE(s.step, after);
     QVERIFY(!r.stepChanged);
     QVERIFY(!r.newState);
@@ -336,7 +350,8 @@ void TestRankEventTracker::finishedTakesFinalStepAndLoss()
     s.step = 42;
     s.loss = 0.5;
     RankRuntime rt;
-    const RankEventTracker::Result r = RankEventTracker::apply(finished(finalStep, finalLoss), 1000, s, rt);
+    const RankEventTracker::Result r =
+        RankEventTracker::apply(finished(finalStep, finalLoss), 1000, s, rt);
     QCOMPARE(s.step, step);
     QCOMPARE(s.loss, loss);
     QVERIFY(!r.newState); // Finished comes with the exit, not the event

@@ -77,7 +77,8 @@ struct RunDir
         config.maxRestarts = maxRestarts;
         config.workerArguments = {QStringLiteral("--steps"), QStringLiteral("100")};
         QString error;
-        if (!root.isValid() || !record.create(root.path(), kRunId, QStringLiteral("detached"), profile, config, &error)) {
+        if (!root.isValid() || !record.create(root.path(), kRunId, QStringLiteral("detached"),
+                                              profile, config, &error)) {
             qWarning("%s", qPrintable(error));
             return false;
         }
@@ -109,15 +110,25 @@ void TestReattachPlan::refuses_data()
 {
     QTest::addColumn<QString>("why");
     QTest::addColumn<QString>("message");
-    QTest::newRow("local profile") << "local" << "ran on the local profile";
-    QTest::newRow("finished") << "finished" << "is not running (finished)";
-    QTest::newRow("failed") << "failed" << "is not running (failed)";
-    QTest::newRow("no state") << "no state" << "is not running (no state)";
-    QTest::newRow("live launcher") << "live launcher" << "is still followed by its launcher (pid";
-    QTest::newRow("no stream offsets") << "no streams" << "has no stream offsets for its ranks";
-    QTest::newRow("offsets for some ranks") << "short streams" << "has no stream offsets for its ranks";
-    QTest::newRow("no ranks") << "no ranks" << "has no stream offsets for its ranks";
-    QTest::newRow("profile gives other ranks") << "world size" << "its profile snapshot gives 4 ranks, state.json records 3";
+    QTest::newRow("local profile") << "local"
+                                   << "ran on the local profile";
+    QTest::newRow("finished") << "finished"
+                              << "is not running (finished)";
+    QTest::newRow("failed") << "failed"
+                            << "is not running (failed)";
+    QTest::newRow("no state") << "no state"
+                              << "is not running (no state)";
+    QTest::newRow("live launcher") << "live launcher"
+                                   << "is still followed by its launcher (pid";
+    QTest::newRow("no stream offsets") << "no streams"
+                                       << "has no stream offsets for its ranks";
+    QTest::newRow("offsets for some ranks") << "short streams"
+                                            << "has no stream offsets for its ranks";
+    QTest::newRow("no ranks") << "no ranks"
+                              << "has no stream offsets for its ranks";
+    QTest::newRow("profile gives other ranks")
+        << "world size"
+        << "its profile snapshot gives 4 ranks, state.json records 3";
 }
 
 void TestReattachPlan::refuses()
@@ -150,7 +161,8 @@ void TestReattachPlan::refuses()
     QVERIFY2(error.contains(message), qPrintable(error));
     QVERIFY2(error.contains(kRunId), qPrintable(error)); // says which run
     if (why == QLatin1String("live launcher"))
-        QVERIFY2(error.contains(QStringLiteral("pid %1 on laptop").arg(::getpid())), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("pid %1 on laptop").arg(::getpid())),
+                 qPrintable(error));
 }
 
 void TestReattachPlan::refusesNonRun()
@@ -298,7 +310,8 @@ void TestReattachPlan::attachResumesRunningRanks()
     offsets[2].add(StreamKind::Stdout, QByteArray("partial line"));
 
     RecordingTransport transport;
-    const QList<int> neverStarted = ReattachPlan::attach(transport, plan.launchPlan(), rts, offsets, 29512);
+    const QList<int> neverStarted =
+        ReattachPlan::attach(transport, plan.launchPlan(), rts, offsets, 29512);
     QCOMPARE(neverStarted, QList<int>{3});
     QCOMPARE(transport.attaches.size(), 2);
     QVERIFY(transport.sentSignals.isEmpty());

@@ -2,10 +2,10 @@
 //
 // The run controller's state machine and failure policy, with real processes: the scripted
 // worker (scriptedworker.cpp) speaks the real protocol, so every case runs in about a second.
-#include "store/logstore.h"
-#include "store/metricsstore.h"
 #include "run/runcontroller.h"
 #include "run/runrecord.h"
+#include "store/logstore.h"
+#include "store/metricsstore.h"
 
 #include <QDir>
 #include <QFile>
@@ -75,7 +75,8 @@ private:
     static int liveProcessesInGroup(qint64 pgid)
     {
         int n = 0;
-        const QStringList pids = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        const QStringList pids =
+            QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
         for (const QString &pid : pids) {
             QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
             if (!f.open(QIODevice::ReadOnly))
@@ -110,8 +111,9 @@ private slots:
 
     void successfulRunRecordsEverything()
     {
-        RunController c(local(3), config({QStringLiteral("--steps"), QStringLiteral("6"),
-                                          QStringLiteral("--lines-per-step"), QStringLiteral("3")}),
+        RunController c(local(3),
+                        config({QStringLiteral("--steps"), QStringLiteral("6"),
+                                QStringLiteral("--lines-per-step"), QStringLiteral("3")}),
                         options());
         QList<LogLine> seen;
         connect(&c, &RunController::linesAppended, this, [&](const QList<LogLine> &lines) {
@@ -119,7 +121,8 @@ private slots:
             for (const LogLine &l : lines) {
                 if (l.partial)
                     continue;
-                const QStringList onDisk = fileLines(c.runDirectory() + QStringLiteral("/rank-%1.log").arg(l.rank));
+                const QStringList onDisk =
+                    fileLines(c.runDirectory() + QStringLiteral("/rank-%1.log").arg(l.rank));
                 QVERIFY(onDisk.contains(l.text));
                 seen.append(l);
             }
@@ -132,10 +135,13 @@ private slots:
             QCOMPARE(s.state, RankState::Finished);
             QCOMPARE(s.step, 6);
             QVERIFY(processGone(s.pid));
-            const QStringList lines = fileLines(c.runDirectory() + QStringLiteral("/rank-%1.log").arg(s.rank));
+            const QStringList lines =
+                fileLines(c.runDirectory() + QStringLiteral("/rank-%1.log").arg(s.rank));
             // Every rank was started with the port rank 0 bound (rank 0 itself with 0).
             QCOMPARE(lines.first(), QStringLiteral("rank %1 MASTER_PORT=%2 RUN=%3")
-                                        .arg(s.rank).arg(s.rank == 0 ? 0 : c.masterPort()).arg(c.runId()));
+                                        .arg(s.rank)
+                                        .arg(s.rank == 0 ? 0 : c.masterPort())
+                                        .arg(c.runId()));
             QCOMPARE(lines.filter(QStringLiteral(": Epoch 0, Loss")).size(), 6 * 3);
             QCOMPARE(lines.last(), QStringLiteral("rank %1 done").arg(s.rank));
             int shown = 0;
@@ -146,7 +152,9 @@ private slots:
         QCOMPARE(c.metricsStore()->pointCount(1, metric::Loss), 6);
         const QJsonObject state = c.record().readState();
         QCOMPARE(state.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
-        QCOMPARE(QFileInfo(c.runDirectory()).permissions() & (QFile::ReadGroup | QFile::ReadOther | QFile::ExeOther), QFileDevice::Permissions());
+        QCOMPARE(QFileInfo(c.runDirectory()).permissions() &
+                     (QFile::ReadGroup | QFile::ReadOther | QFile::ExeOther),
+                 QFileDevice::Permissions());
     }
 
     void failurePolicy_data()
@@ -155,10 +163,14 @@ private slots:
         QTest::addColumn<int>("failRank");
         QTest::addColumn<QString>("mode");
         QTest::addColumn<QString>("kind");
-        QTest::newRow("exit code on rank 1 of 2") << 2 << 1 << QStringLiteral("exit:3") << QStringLiteral("exit");
-        QTest::newRow("error event on rank 2 of 3") << 3 << 2 << QStringLiteral("error") << QStringLiteral("error");
-        QTest::newRow("SIGKILL on rank 1 of 4") << 4 << 1 << QStringLiteral("kill") << QStringLiteral("signal");
-        QTest::newRow("exit code on rank 0 of 2") << 2 << 0 << QStringLiteral("exit:5") << QStringLiteral("exit");
+        QTest::newRow("exit code on rank 1 of 2")
+            << 2 << 1 << QStringLiteral("exit:3") << QStringLiteral("exit");
+        QTest::newRow("error event on rank 2 of 3")
+            << 3 << 2 << QStringLiteral("error") << QStringLiteral("error");
+        QTest::newRow("SIGKILL on rank 1 of 4")
+            << 4 << 1 << QStringLiteral("kill") << QStringLiteral("signal");
+        QTest::newRow("exit code on rank 0 of 2")
+            << 2 << 0 << QStringLiteral("exit:5") << QStringLiteral("exit");
     }
     void failurePolicy()
     {
@@ -168,8 +180,9 @@ private slots:
         QFETCH(QString, kind);
         // The survivors run long and ignore nothing: the launcher must stop them.
         RunController c(local(worldSize),
-                        config({QStringLiteral("--steps"), QStringLiteral("2000"), QStringLiteral("--fail-rank"),
-                                QString::number(failRank), QStringLiteral("--fail-at"), QStringLiteral("3"),
+                        config({QStringLiteral("--steps"), QStringLiteral("2000"),
+                                QStringLiteral("--fail-rank"), QString::number(failRank),
+                                QStringLiteral("--fail-at"), QStringLiteral("3"),
                                 QStringLiteral("--fail"), mode}),
                         options(500, 1000));
         QVERIFY(runToEnd(c));
@@ -199,7 +212,8 @@ private slots:
         QVERIFY(QFile::exists(c.runDirectory() + QStringLiteral("/failure.json")));
         QVERIFY(QFile::exists(c.runDirectory() + QStringLiteral("/failure.txt")));
         // Every line the failed rank printed before dying is in the record.
-        const QStringList lines = fileLines(c.runDirectory() + QStringLiteral("/rank-%1.log").arg(failRank));
+        const QStringList lines =
+            fileLines(c.runDirectory() + QStringLiteral("/rank-%1.log").arg(failRank));
         QCOMPARE(lines.filter(QStringLiteral(": Epoch 0, Loss")).size(), 3);
         QCOMPARE(lines.filter(QStringLiteral("rank %1 failing at step 3").arg(failRank)).size(), 1);
     }
@@ -208,12 +222,13 @@ private slots:
     {
         // Rank 2 is noticed last (rank 1 dies at step 2, rank 2 at step 4) but its own clock says
         // it failed 10 s earlier, as a rank on a node with slow output would.
-        RunController c(local(3),
-                        config({QStringLiteral("--steps"), QStringLiteral("2000"), QStringLiteral("--fail-rank"),
-                                QStringLiteral("2"), QStringLiteral("--fail-at"), QStringLiteral("2"),
-                                QStringLiteral("--fail"), QStringLiteral("error"), QStringLiteral("--ts-offset-ms"),
-                                QStringLiteral("-10000")}),
-                        options(500, 1000));
+        RunController c(
+            local(3),
+            config({QStringLiteral("--steps"), QStringLiteral("2000"),
+                    QStringLiteral("--fail-rank"), QStringLiteral("2"), QStringLiteral("--fail-at"),
+                    QStringLiteral("2"), QStringLiteral("--fail"), QStringLiteral("error"),
+                    QStringLiteral("--ts-offset-ms"), QStringLiteral("-10000")}),
+            options(500, 1000));
         QVERIFY(runToEnd(c));
         QCOMPARE(c.state(), RunState::Failed);
         QVERIFY(c.failureReport().rootCause());
@@ -226,12 +241,14 @@ private slots:
         // Rank 1 exits with a code and says nothing; rank 0 then reports "connection closed by
         // peer", and its clock puts that report before rank 1's exit was seen. The echo must not
         // be blamed.
-        RunController c(local(2),
-                        config({QStringLiteral("--steps"), QStringLiteral("2000"), QStringLiteral("--fail-rank"),
-                                QStringLiteral("1"), QStringLiteral("--fail-at"), QStringLiteral("2"),
-                                QStringLiteral("--fail"), QStringLiteral("exit:4"), QStringLiteral("--peer-echo"),
-                                QStringLiteral("--peer-ts-offset-ms"), QStringLiteral("-5000")}),
-                        options(2000, 2000));
+        RunController c(
+            local(2),
+            config({QStringLiteral("--steps"), QStringLiteral("2000"),
+                    QStringLiteral("--fail-rank"), QStringLiteral("1"), QStringLiteral("--fail-at"),
+                    QStringLiteral("2"), QStringLiteral("--fail"), QStringLiteral("exit:4"),
+                    QStringLiteral("--peer-echo"), QStringLiteral("--peer-ts-offset-ms"),
+                    QStringLiteral("-5000")}),
+            options(2000, 2000));
         QVERIFY(runToEnd(c));
         QCOMPARE(c.state(), RunState::Failed);
         QCOMPARE(c.failureReport().rootCause()->rank, 1);
@@ -247,12 +264,13 @@ private slots:
     {
         // Both ranks fail on their own; rank 0's message reads like a peer failure and is the
         // earliest by timestamp, rank 1 exits with a code and no message a moment later.
-        RunController c(local(2),
-                        config({QStringLiteral("--steps"), QStringLiteral("2000"), QStringLiteral("--fail-rank"),
-                                QStringLiteral("0"), QStringLiteral("--fail-at"), QStringLiteral("3"),
-                                QStringLiteral("--fail"), QStringLiteral("peer-error"), QStringLiteral("--ts-offset-ms"),
-                                QStringLiteral("-10000")}),
-                        options(500, 1000));
+        RunController c(
+            local(2),
+            config({QStringLiteral("--steps"), QStringLiteral("2000"),
+                    QStringLiteral("--fail-rank"), QStringLiteral("0"), QStringLiteral("--fail-at"),
+                    QStringLiteral("3"), QStringLiteral("--fail"), QStringLiteral("peer-error"),
+                    QStringLiteral("--ts-offset-ms"), QStringLiteral("-10000")}),
+            options(500, 1000));
         QVERIFY(runToEnd(c));
         // Only one rank failed by itself: a peer-looking error with nothing else stays the root.
         QCOMPARE(c.failureReport().rootCause()->rank, 0);
@@ -261,8 +279,8 @@ private slots:
     void stopEscalatesToKillAndLeavesNoProcess()
     {
         RunController c(local(2),
-                        config({QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--ignore-stop"),
-                                QStringLiteral("--spawn-child")}),
+                        config({QStringLiteral("--steps"), QStringLiteral("100000"),
+                                QStringLiteral("--ignore-stop"), QStringLiteral("--spawn-child")}),
                         options(300, 300));
         QSignalSpy running(&c, &RunController::stateChanged);
         QSignalSpy done(&c, &RunController::finished);
@@ -285,7 +303,8 @@ private slots:
 
     void stopRequestFileStopsTheRun()
     {
-        RunController c(local(2), config({QStringLiteral("--steps"), QStringLiteral("100000")}), options(2000, 2000));
+        RunController c(local(2), config({QStringLiteral("--steps"), QStringLiteral("100000")}),
+                        options(2000, 2000));
         QSignalSpy done(&c, &RunController::finished);
         QString error;
         QVERIFY(c.start(&error));
@@ -308,11 +327,12 @@ private slots:
     {
         RunController::Options o = options(300, 300);
         o.hangTimeoutSec = 1;
-        RunController c(local(2),
-                        config({QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--fail-rank"),
-                                QStringLiteral("1"), QStringLiteral("--fail-at"), QStringLiteral("3"),
-                                QStringLiteral("--fail"), QStringLiteral("hang")}),
-                        o);
+        RunController c(
+            local(2),
+            config({QStringLiteral("--steps"), QStringLiteral("100000"),
+                    QStringLiteral("--fail-rank"), QStringLiteral("1"), QStringLiteral("--fail-at"),
+                    QStringLiteral("3"), QStringLiteral("--fail"), QStringLiteral("hang")}),
+            o);
         QSignalSpy hang(&c, &RunController::hangDetected);
         QSignalSpy stacks(&c, &RunController::stacksReceived);
         QSignalSpy done(&c, &RunController::finished);
@@ -337,11 +357,12 @@ private slots:
     {
         Profile p = local(2);
         p.heartbeatTimeoutSec = 1;
-        RunController c(p,
-                        config({QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--fail-rank"),
-                                QStringLiteral("0"), QStringLiteral("--fail-at"), QStringLiteral("2"),
-                                QStringLiteral("--fail"), QStringLiteral("silent")}),
-                        options(300, 300));
+        RunController c(
+            p,
+            config({QStringLiteral("--steps"), QStringLiteral("100000"),
+                    QStringLiteral("--fail-rank"), QStringLiteral("0"), QStringLiteral("--fail-at"),
+                    QStringLiteral("2"), QStringLiteral("--fail"), QStringLiteral("silent")}),
+            options(300, 300));
         QSignalSpy hang(&c, &RunController::hangDetected);
         QSignalSpy done(&c, &RunController::finished);
         QString error;
@@ -359,8 +380,8 @@ private slots:
     void rankZeroDiesBeforeItsPort()
     {
         RunController c(local(3),
-                        config({QStringLiteral("--fail-rank"), QStringLiteral("0"), QStringLiteral("--fail"),
-                                QStringLiteral("before-store")}),
+                        config({QStringLiteral("--fail-rank"), QStringLiteral("0"),
+                                QStringLiteral("--fail"), QStringLiteral("before-store")}),
                         options(300, 300));
         QVERIFY(runToEnd(c));
         QCOMPARE(c.state(), RunState::Failed);
@@ -368,7 +389,7 @@ private slots:
         QCOMPARE(c.rankStatus(0).exitCode, 3);
         for (int r = 1; r < 3; ++r) {
             QCOMPARE(c.rankStatus(r).state, RankState::Stopped);
-            QCOMPARE(c.rankStatus(r).pid, 0);  // never started
+            QCOMPARE(c.rankStatus(r).pid, 0); // never started
         }
     }
 
@@ -380,24 +401,30 @@ private slots:
         QVERIFY(runToEnd(c));
         QCOMPARE(c.state(), RunState::Failed);
         QVERIFY(c.errorMessage().contains(QStringLiteral("no-such-worker")));
-        QCOMPARE(c.record().readState().value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        QCOMPARE(c.record().readState().value(QStringLiteral("state")).toString(),
+                 QStringLiteral("failed"));
     }
 
     void restartsKeepHistory()
     {
-        TrainingConfig cfg = config({QStringLiteral("--steps"), QStringLiteral("6"), QStringLiteral("--fail-rank"),
-                                     QStringLiteral("1"), QStringLiteral("--fail-at"), QStringLiteral("2"),
-                                     QStringLiteral("--fail"), QStringLiteral("exit:7"),
-                                     QStringLiteral("--fail-unless-resume"), QStringLiteral("--checkpoint-dir"),
-                                     m_dir.path() + QStringLiteral("/ckpt")});
+        TrainingConfig cfg =
+            config({QStringLiteral("--steps"), QStringLiteral("6"), QStringLiteral("--fail-rank"),
+                    QStringLiteral("1"), QStringLiteral("--fail-at"), QStringLiteral("2"),
+                    QStringLiteral("--fail"), QStringLiteral("exit:7"),
+                    QStringLiteral("--fail-unless-resume"), QStringLiteral("--checkpoint-dir"),
+                    m_dir.path() + QStringLiteral("/ckpt")});
         cfg.maxRestarts = 2;
         RunController c(local(2), cfg, options(300, 300));
         QVERIFY(runToEnd(c));
         QCOMPARE(c.state(), RunState::Finished);
         QCOMPARE(c.attempt(), 1);
-        const QJsonArray attempts = c.record().readState().value(QStringLiteral("attempts")).toArray();
+        const QJsonArray attempts =
+            c.record().readState().value(QStringLiteral("attempts")).toArray();
         QCOMPARE(attempts.size(), 1);
-        QVERIFY(attempts.first().toObject().value(QStringLiteral("root_cause_summary")).toString()
+        QVERIFY(attempts.first()
+                    .toObject()
+                    .value(QStringLiteral("root_cause_summary"))
+                    .toString()
                     .startsWith(QStringLiteral("rank 1")));
         // Both attempts' lines are in the record; steps restarted, so the loss has two segments.
         const QStringList lines = fileLines(c.runDirectory() + QStringLiteral("/rank-1.log"));
@@ -414,8 +441,9 @@ private slots:
         qint64 lines = 0;
         {
             RunController c(local(2),
-                            config({QStringLiteral("--steps"), QStringLiteral("2000"), QStringLiteral("--fail-rank"),
-                                    QStringLiteral("1"), QStringLiteral("--fail-at"), QStringLiteral("4"),
+                            config({QStringLiteral("--steps"), QStringLiteral("2000"),
+                                    QStringLiteral("--fail-rank"), QStringLiteral("1"),
+                                    QStringLiteral("--fail-at"), QStringLiteral("4"),
                                     QStringLiteral("--fail"), QStringLiteral("error")}),
                             options(300, 300));
             QVERIFY(runToEnd(c));
@@ -446,12 +474,14 @@ private slots:
 
     void concurrentRunsAreIsolated()
     {
-        RunController a(local(2), config({QStringLiteral("--steps"), QStringLiteral("8")}), options());
-        RunController b(local(2),
-                        config({QStringLiteral("--steps"), QStringLiteral("2000"), QStringLiteral("--fail-rank"),
-                                QStringLiteral("1"), QStringLiteral("--fail-at"), QStringLiteral("3"),
-                                QStringLiteral("--fail"), QStringLiteral("exit:9")}),
-                        options(300, 300));
+        RunController a(local(2), config({QStringLiteral("--steps"), QStringLiteral("8")}),
+                        options());
+        RunController b(
+            local(2),
+            config({QStringLiteral("--steps"), QStringLiteral("2000"),
+                    QStringLiteral("--fail-rank"), QStringLiteral("1"), QStringLiteral("--fail-at"),
+                    QStringLiteral("3"), QStringLiteral("--fail"), QStringLiteral("exit:9")}),
+            options(300, 300));
         QSignalSpy doneA(&a, &RunController::finished);
         QSignalSpy doneB(&b, &RunController::finished);
         QString error;

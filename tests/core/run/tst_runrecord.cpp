@@ -21,8 +21,10 @@ private slots:
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("part");
         QTest::newRow("plain") << QStringLiteral("linear") << QStringLiteral("-linear-");
-        QTest::newRow("spaces and case") << QStringLiteral("My Big Run") << QStringLiteral("-my-big-run-");
-        QTest::newRow("hostile") << QStringLiteral("../../etc; rm -rf $(x)") << QStringLiteral("-etc-rm-rf-x-");
+        QTest::newRow("spaces and case")
+            << QStringLiteral("My Big Run") << QStringLiteral("-my-big-run-");
+        QTest::newRow("hostile") << QStringLiteral("../../etc; rm -rf $(x)")
+                                 << QStringLiteral("-etc-rm-rf-x-");
         QTest::newRow("empty") << QString() << QStringLiteral("-run-");
         QTest::newRow("non-ascii") << QStringLiteral("Läufer") << QStringLiteral("-l-ufer-");
     }
@@ -33,7 +35,9 @@ private slots:
         const QString id = RunRecord::newRunId(name);
         QVERIFY2(id.contains(part), qPrintable(id));
         QVERIFY(!id.contains(QLatin1Char('/')));
-        QVERIFY(QRegularExpression(QStringLiteral("^\\d{8}-\\d{6}-[a-z0-9-]+-[0-9a-f]{4}$")).match(id).hasMatch());
+        QVERIFY(QRegularExpression(QStringLiteral("^\\d{8}-\\d{6}-[a-z0-9-]+-[0-9a-f]{4}$"))
+                    .match(id)
+                    .hasMatch());
     }
 
     void createListResolve()
@@ -44,18 +48,24 @@ private slots:
         RunRecord a, b, c;
         TrainingConfig config;
         config.workerArguments = {QStringLiteral("--steps"), QStringLiteral("3")};
-        QVERIFY2(a.create(runs, QStringLiteral("20260101-000000-x-0001"), QStringLiteral("x"), Profile::builtinLocal(2), config, &error),
+        QVERIFY2(a.create(runs, QStringLiteral("20260101-000000-x-0001"), QStringLiteral("x"),
+                          Profile::builtinLocal(2), config, &error),
                  qPrintable(error));
         QTest::qWait(5);
-        QVERIFY(b.create(runs, QStringLiteral("20260101-000000-y-0002"), QStringLiteral("y"), Profile::builtinLocal(3), config, &error));
+        QVERIFY(b.create(runs, QStringLiteral("20260101-000000-y-0002"), QStringLiteral("y"),
+                         Profile::builtinLocal(3), config, &error));
         QTest::qWait(5);
-        QVERIFY(c.create(runs, QStringLiteral("20260101-000000-x-0003"), QStringLiteral("x"), Profile::builtinLocal(1), config, &error));
+        QVERIFY(c.create(runs, QStringLiteral("20260101-000000-x-0003"), QStringLiteral("x"),
+                         Profile::builtinLocal(1), config, &error));
         // Same id twice, or an id that is a path: refused.
         RunRecord d;
-        QVERIFY(!d.create(runs, QStringLiteral("20260101-000000-x-0001"), QStringLiteral("x"), Profile::builtinLocal(1), config, &error));
-        QVERIFY(!d.create(runs, QStringLiteral("../evil"), QStringLiteral("x"), Profile::builtinLocal(1), config, &error));
+        QVERIFY(!d.create(runs, QStringLiteral("20260101-000000-x-0001"), QStringLiteral("x"),
+                          Profile::builtinLocal(1), config, &error));
+        QVERIFY(!d.create(runs, QStringLiteral("../evil"), QStringLiteral("x"),
+                          Profile::builtinLocal(1), config, &error));
         // Private: other users cannot read logs or profiles.
-        QCOMPARE(QFile::permissions(a.directory()) & (QFile::ReadGroup | QFile::ReadOther | QFile::ExeGroup | QFile::ExeOther),
+        QCOMPARE(QFile::permissions(a.directory()) &
+                     (QFile::ReadGroup | QFile::ReadOther | QFile::ExeGroup | QFile::ExeOther),
                  QFileDevice::Permissions());
         // A directory that is not a run is skipped.
         QDir().mkpath(runs + QStringLiteral("/junk"));
@@ -70,15 +80,16 @@ private slots:
 
         const QList<RunInfo> list = RunRecord::list(runs);
         QCOMPARE(list.size(), 3);
-        QCOMPARE(list[0].id, c.id());  // newest first
+        QCOMPARE(list[0].id, c.id()); // newest first
         QCOMPARE(list[2].id, a.id());
         QCOMPARE(list[2].state, RunState::Failed);
         QCOMPARE(list[2].rootCause, QStringLiteral("rank 1: exit code 3"));
         QCOMPARE(list[2].worldSize, 2);
         QCOMPARE(list[1].state, RunState::Running);
-        QVERIFY(!list[1].launcherGone);  // this process is its launcher
+        QVERIFY(!list[1].launcherGone); // this process is its launcher
 
-        QCOMPARE(RunRecord::resolve(runs, QStringLiteral("x"), &error), c.directory());  // newest of the name
+        QCOMPARE(RunRecord::resolve(runs, QStringLiteral("x"), &error),
+                 c.directory()); // newest of the name
         QCOMPARE(RunRecord::resolve(runs, a.id(), &error), a.directory());
         QVERIFY(RunRecord::resolve(runs, QStringLiteral("nope"), &error).isEmpty());
         QVERIFY(error.contains(QStringLiteral("nope")));

@@ -181,14 +181,29 @@ void TestRunStateFile::keyNames()
     const QJsonObject j = fullState().toJson();
     // What RunRecord::info(), the CLI's `show`/`stop` and reattach read.
     const QStringList keys{
-        QStringLiteral("id"),          QStringLiteral("name"),           QStringLiteral("state"),
-        QStringLiteral("attempt"),     QStringLiteral("max_restarts"),   QStringLiteral("world_size"),
-        QStringLiteral("launcher_pid"), QStringLiteral("launcher_host"), QStringLiteral("created_us"),
-        QStringLiteral("started_us"),  QStringLiteral("ended_us"),       QStringLiteral("master_addr"),
-        QStringLiteral("master_port"), QStringLiteral("user_stop"),      QStringLiteral("hung"),
-        QStringLiteral("error"),       QStringLiteral("root_cause_summary"), QStringLiteral("root_cause_rank"),
-        QStringLiteral("ranks"),       QStringLiteral("attempts"),       QStringLiteral("detach"),
-        QStringLiteral("detached"),    QStringLiteral("streams"),
+        QStringLiteral("id"),
+        QStringLiteral("name"),
+        QStringLiteral("state"),
+        QStringLiteral("attempt"),
+        QStringLiteral("max_restarts"),
+        QStringLiteral("world_size"),
+        QStringLiteral("launcher_pid"),
+        QStringLiteral("launcher_host"),
+        QStringLiteral("created_us"),
+        QStringLiteral("started_us"),
+        QStringLiteral("ended_us"),
+        QStringLiteral("master_addr"),
+        QStringLiteral("master_port"),
+        QStringLiteral("user_stop"),
+        QStringLiteral("hung"),
+        QStringLiteral("error"),
+        QStringLiteral("root_cause_summary"),
+        QStringLiteral("root_cause_rank"),
+        QStringLiteral("ranks"),
+        QStringLiteral("attempts"),
+        QStringLiteral("detach"),
+        QStringLiteral("detached"),
+        QStringLiteral("streams"),
     };
     for (const QString &k : keys)
         QVERIFY2(j.contains(k), qPrintable(k));
@@ -205,7 +220,12 @@ void TestRunStateFile::keyNames()
     QCOMPARE(stream1.value(QStringLiteral("attempt")).toInt(), 3);
     QCOMPARE(stream1.value(QStringLiteral("stdout_bytes")).toInteger(), qint64(101));
     QCOMPARE(stream1.value(QStringLiteral("stderr_bytes")).toInteger(), qint64(201));
-    QCOMPARE(j.value(QStringLiteral("attempts")).toArray().at(0).toObject().value(QStringLiteral("root_cause_summary")).toString(),
+    QCOMPARE(j.value(QStringLiteral("attempts"))
+                 .toArray()
+                 .at(0)
+                 .toObject()
+                 .value(QStringLiteral("root_cause_summary"))
+                 .toString(),
              QStringLiteral("rank 0 (node-a): SIGSEGV"));
 }
 
@@ -215,7 +235,8 @@ void TestRunStateFile::streamsCarryCommittedBytes()
     f.streams[0] = StreamOffsets();
     f.streams[0].attempt = 1;
     f.streams[0].add(StreamKind::Stdout, QByteArray("done\npartial"));
-    const QJsonObject stream0 = f.toJson().value(QStringLiteral("streams")).toArray().at(0).toObject();
+    const QJsonObject stream0 =
+        f.toJson().value(QStringLiteral("streams")).toArray().at(0).toObject();
     // The unterminated "partial" is not in the log yet: a re-attach asks for it again.
     QCOMPARE(stream0.value(QStringLiteral("stdout_bytes")).toInteger(), qint64(5));
     QCOMPARE(stream0.value(QStringLiteral("stderr_bytes")).toInteger(), qint64(0));
@@ -227,8 +248,9 @@ void TestRunStateFile::runRecordReadsIt()
     QVERIFY(dir.isValid());
     RunRecord record;
     QString error;
-    QVERIFY2(record.create(dir.path(), QStringLiteral("20261201-101500-linear-3fa2"), QStringLiteral("linear"),
-                           Profile::builtinLocal(2), TrainingConfig(), &error),
+    QVERIFY2(record.create(dir.path(), QStringLiteral("20261201-101500-linear-3fa2"),
+                           QStringLiteral("linear"), Profile::builtinLocal(2), TrainingConfig(),
+                           &error),
              qPrintable(error));
     RunStateFile f = fullState();
     f.launcherPid = 0; // no launcher: gone

@@ -73,13 +73,15 @@ void TestStopEscalation::stopEscalatesToKill()
     QVERIFY(!m_stops->sent(1, SIGTERM));
 
     QVERIFY(messages.wait(5000));
-    QCOMPARE(messages.last().at(0).toString(), QStringLiteral("rank 1 did not stop within 50 ms; sending SIGTERM"));
+    QCOMPARE(messages.last().at(0).toString(),
+             QStringLiteral("rank 1 did not stop within 50 ms; sending SIGTERM"));
     QCOMPARE(m_transport->sentSignals, (QList<Sent>{{1, SIGTERM}}));
     QVERIFY(m_stops->sent(1, SIGTERM));
     QVERIFY(!m_stops->sent(1, SIGKILL));
 
     QVERIFY(messages.wait(5000));
-    QCOMPARE(messages.last().at(0).toString(), QStringLiteral("rank 1 ignored SIGTERM for 50 ms; sending SIGKILL"));
+    QCOMPARE(messages.last().at(0).toString(),
+             QStringLiteral("rank 1 ignored SIGTERM for 50 ms; sending SIGKILL"));
     QCOMPARE(m_transport->sentSignals, (QList<Sent>{{1, SIGTERM}, {1, SIGKILL}}));
     QVERIFY(m_stops->sent(1, SIGKILL));
     QVERIFY(!m_stops->sent(0, SIGKILL));
@@ -159,9 +161,11 @@ void TestStopEscalation::killAfterGrace()
     m_stops->killIfStillRunningAfterGrace(1);
     QVERIFY(m_transport->stdinWrites.isEmpty()); // no `stop`, no SIGTERM
     QVERIFY(messages.wait(5000));
-    QVERIFY2(timer.elapsed() >= kStopGraceMs + kTermGraceMs - 10, qPrintable(QString::number(timer.elapsed())));
+    QVERIFY2(timer.elapsed() >= kStopGraceMs + kTermGraceMs - 10,
+             qPrintable(QString::number(timer.elapsed())));
     QCOMPARE(messages.size(), 1);
-    QCOMPARE(messages.last().at(0).toString(), QStringLiteral("rank 1 did not exit after its failure; killing it"));
+    QCOMPARE(messages.last().at(0).toString(),
+             QStringLiteral("rank 1 did not exit after its failure; killing it"));
     QCOMPARE(m_transport->sentSignals, (QList<Sent>{{1, SIGKILL}}));
     QVERIFY(!m_stops->sent(1, SIGTERM));
     QVERIFY(m_transport->stdinWrites.isEmpty());

@@ -39,12 +39,15 @@ void TestStreamOffsets::committedLeavesPartialLinePending_data()
     QTest::newRow("one whole line") << QList<QByteArray>{"hello\n"} << qint64(6) << qint64(6);
     QTest::newRow("partial line") << QList<QByteArray>{"hel"} << qint64(0) << qint64(3);
     QTest::newRow("line then partial") << QList<QByteArray>{"a\nbc"} << qint64(2) << qint64(4);
-    QTest::newRow("partial completed later") << QList<QByteArray>{"hel", "lo\nwo"} << qint64(6) << qint64(8);
-    QTest::newRow("partial across three") << QList<QByteArray>{"a", "b", "c"} << qint64(0) << qint64(3);
+    QTest::newRow("partial completed later")
+        << QList<QByteArray>{"hel", "lo\nwo"} << qint64(6) << qint64(8);
+    QTest::newRow("partial across three")
+        << QList<QByteArray>{"a", "b", "c"} << qint64(0) << qint64(3);
     QTest::newRow("newline alone") << QList<QByteArray>{"abc", "\n"} << qint64(4) << qint64(4);
     QTest::newRow("several lines") << QList<QByteArray>{"1\n2\n3\n4"} << qint64(6) << qint64(7);
     QTest::newRow("empty chunk") << QList<QByteArray>{"ab", "", "c\n"} << qint64(4) << qint64(4);
-    QTest::newRow("progress bar (\\r)") << QList<QByteArray>{"10%\r20%\r", "30%\n"} << qint64(12) << qint64(12);
+    QTest::newRow("progress bar (\\r)")
+        << QList<QByteArray>{"10%\r20%\r", "30%\n"} << qint64(12) << qint64(12);
 }
 
 void TestStreamOffsets::committedLeavesPartialLinePending()
@@ -104,21 +107,24 @@ void TestStreamOffsets::restartCountsAnew()
 
 void TestStreamOffsets::longLines_data()
 {
-    QTest::addColumn<QList<qsizetype>>("chunkSizes"); // bytes without newline, then an optional tail
+    QTest::addColumn<QList<qsizetype>>(
+        "chunkSizes"); // bytes without newline, then an optional tail
     QTest::addColumn<QByteArray>("tail");
     QTest::addColumn<qint64>("pending");
     // The splitter keeps at most one piece of a line that never ends; full pieces go to disk.
-    QTest::newRow("just under a piece") << QList<qsizetype>{kPiece - 1} << QByteArray() << qint64(kPiece - 1);
+    QTest::newRow("just under a piece")
+        << QList<qsizetype>{kPiece - 1} << QByteArray() << qint64(kPiece - 1);
     QTest::newRow("exactly a piece") << QList<qsizetype>{kPiece} << QByteArray() << qint64(kPiece);
     QTest::newRow("a piece and one") << QList<qsizetype>{kPiece + 1} << QByteArray() << qint64(1);
-    QTest::newRow("two and a half pieces") << QList<qsizetype>{2 * kPiece + kPiece / 2} << QByteArray()
-                                           << qint64(kPiece / 2);
-    QTest::newRow("three pieces exactly") << QList<qsizetype>{3 * kPiece} << QByteArray() << qint64(kPiece);
-    QTest::newRow("grows over chunks") << QList<qsizetype>{kPiece / 2, kPiece / 2, kPiece / 2} << QByteArray()
-                                       << qint64(kPiece / 2);
+    QTest::newRow("two and a half pieces")
+        << QList<qsizetype>{2 * kPiece + kPiece / 2} << QByteArray() << qint64(kPiece / 2);
+    QTest::newRow("three pieces exactly")
+        << QList<qsizetype>{3 * kPiece} << QByteArray() << qint64(kPiece);
+    QTest::newRow("grows over chunks") << QList<qsizetype>{kPiece / 2, kPiece / 2, kPiece / 2}
+                                       << QByteArray() << qint64(kPiece / 2);
     QTest::newRow("ends at last") << QList<qsizetype>{kPiece + 10} << QByteArray("\n") << qint64(0);
-    QTest::newRow("ends, long rest") << QList<qsizetype>{10} << QByteArray("\n" + QByteArray(kPiece + 7, 'y'))
-                                     << qint64(7);
+    QTest::newRow("ends, long rest")
+        << QList<qsizetype>{10} << QByteArray("\n" + QByteArray(kPiece + 7, 'y')) << qint64(7);
 }
 
 void TestStreamOffsets::longLines()
@@ -163,9 +169,11 @@ void TestStreamOffsets::mirrorsTheSplitter()
         LineSplitter splitter;
         QList<LinePiece> pieces;
         qsizetype at = 0;
-        const qsizetype maxChunk = round == 0 ? 7 : (round == 1 ? 4096 : (round == 2 ? 300000 : kPiece * 3));
+        const qsizetype maxChunk =
+            round == 0 ? 7 : (round == 1 ? 4096 : (round == 2 ? 300000 : kPiece * 3));
         while (at < text.size()) {
-            const qsizetype n = std::min<qsizetype>(text.size() - at, rng.bounded(1, int(maxChunk) + 1));
+            const qsizetype n =
+                std::min<qsizetype>(text.size() - at, rng.bounded(1, int(maxChunk) + 1));
             const QByteArray chunk = text.mid(at, n);
             o.add(StreamKind::Stdout, chunk);
             splitter.feed(chunk, pieces);
@@ -185,7 +193,8 @@ void TestStreamOffsets::json()
     const QJsonObject j = o.toJson(3);
     QCOMPARE(j.value(QStringLiteral("rank")).toInt(), 3);
     QCOMPARE(j.value(QStringLiteral("attempt")).toInt(), 4);
-    QCOMPARE(j.value(QStringLiteral("stdout_bytes")).toInteger(), qint64(5)); // committed, not received
+    QCOMPARE(j.value(QStringLiteral("stdout_bytes")).toInteger(),
+             qint64(5)); // committed, not received
     QCOMPARE(j.value(QStringLiteral("stderr_bytes")).toInteger(), qint64(4));
     QCOMPARE(j.size(), 4);
 

@@ -55,7 +55,7 @@ void TestCsvExport::fullResolutionNotBucketed()
     MetricsStore store;
     for (int i = 0; i < 5000; ++i)
         store.append(1, metric::Loss, i, 1'000'000 + i, 1.0 / (i + 1));
-    store.append(1, metric::Loss, 10, 9'000'000, 0.5);  // restart: segment 1
+    store.append(1, metric::Loss, 10, 9'000'000, 0.5); // restart: segment 1
     QBuffer buf;
     QVERIFY(buf.open(QIODevice::WriteOnly));
     QString error;
@@ -84,7 +84,8 @@ void TestCsvExport::roundTripThroughFile()
     QCOMPARE(rows.size(), 3);
     QCOMPARE(rows[0].rank, 0);
     QCOMPARE(rows[0].value, 0.30000000000000004);
-    const auto weird = std::find_if(rows.begin(), rows.end(), [](const CsvExport::Row &r) { return r.value == -2.5; });
+    const auto weird = std::find_if(rows.begin(), rows.end(),
+                                    [](const CsvExport::Row &r) { return r.value == -2.5; });
     QVERIFY(weird != rows.end());
     QCOMPARE(weird->metric, QStringLiteral("weird, \"quoted\""));
     QCOMPARE(rows[2].rank, 3);
@@ -102,7 +103,9 @@ void TestCsvExport::filterRanksAndMetrics()
     QBuffer buf;
     QVERIFY(buf.open(QIODevice::WriteOnly));
     QVERIFY(CsvExport::write(store, &buf, nullptr, {1, 3}, {metric::Loss}));
-    QCOMPARE(buf.data(), QByteArray("rank,metric,segment,step,wall_time_us,value\n1,loss,0,1,1,1\n3,loss,0,1,1,3\n"));
+    QCOMPARE(buf.data(),
+             QByteArray(
+                 "rank,metric,segment,step,wall_time_us,value\n1,loss,0,1,1,1\n3,loss,0,1,1,3\n"));
 }
 
 void TestCsvExport::badFileNamesLine_data()
@@ -113,9 +116,11 @@ void TestCsvExport::badFileNamesLine_data()
     QTest::addColumn<int>("goodRows");
     const QByteArray header = CsvExport::header();
     QTest::newRow("bad rank") << header + "x,loss,0,1,1,1\n" << 2 << QStringLiteral("rank") << 0;
-    QTest::newRow("bad value") << header + "0,loss,0,1,1,1\n0,loss,0,2,2,abc\n" << 3 << QStringLiteral("value") << 1;
-    QTest::newRow("rows after a bad one kept") << header + "0,loss,0,1,1,1\n0,lo\n0,loss,0,2,2,2\n0,loss,0,x,2,2\n"
-                                               << 3 << QStringLiteral("row") << 2;
+    QTest::newRow("bad value") << header + "0,loss,0,1,1,1\n0,loss,0,2,2,abc\n"
+                               << 3 << QStringLiteral("value") << 1;
+    QTest::newRow("rows after a bad one kept")
+        << header + "0,loss,0,1,1,1\n0,lo\n0,loss,0,2,2,2\n0,loss,0,x,2,2\n"
+        << 3 << QStringLiteral("row") << 2;
     QTest::newRow("short row") << header + "0,loss,0\n" << 2 << QStringLiteral("row") << 0;
     QTest::newRow("bad step") << header + "0,loss,0,1.5,1,1\n" << 2 << QStringLiteral("step") << 0;
 }

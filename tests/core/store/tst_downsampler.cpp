@@ -145,18 +145,21 @@ void TestDownsampler::byHand_data()
     QTest::newRow("zoomed with edges") << y << 2.0 << 6.0 << 2 << QList<double>{1, 2, 4, 5, 7}
                                        << QList<double>{5, 1, -3, 2, 2} << QList<double>{};
     // One bucket per point gives the data back.
-    QTest::newRow("as many buckets as points") << y << 0.0 << 9.0 << 10 << QList<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
-                                               << y << QList<double>{};
+    QTest::newRow("as many buckets as points")
+        << y << 0.0 << 9.0 << 10 << QList<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9} << y
+        << QList<double>{};
     // No bucketing at all.
-    QTest::newRow("no buckets") << y << 0.0 << 0.0 << 0 << QList<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
-                                << y << QList<double>{};
+    QTest::newRow("no buckets") << y << 0.0 << 0.0 << 0
+                                << QList<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9} << y
+                                << QList<double>{};
     // A NaN is reported at its x and never becomes a min or max.
-    QTest::newRow("nan visible") << QList<double>{0, 5, NaN, 1, -3, 2, 2, 2, 9, 0} << 0.0 << 9.0 << 2
-                                 << QList<double>{1, 4, 8, 9} << QList<double>{5, -3, 9, 0}
+    QTest::newRow("nan visible") << QList<double>{0, 5, NaN, 1, -3, 2, 2, 2, 9, 0} << 0.0 << 9.0
+                                 << 2 << QList<double>{1, 4, 8, 9} << QList<double>{5, -3, 9, 0}
                                  << QList<double>{2};
     // A bucket holding only NaN gives no line point, only the NaN mark.
-    QTest::newRow("all nan bucket") << QList<double>{NaN, NaN, NaN, NaN, NaN, 1, 2, 3, 4, 5} << 0.0 << 9.0 << 2
-                                    << QList<double>{5, 9} << QList<double>{1, 5} << QList<double>{0};
+    QTest::newRow("all nan bucket")
+        << QList<double>{NaN, NaN, NaN, NaN, NaN, 1, 2, 3, 4, 5} << 0.0 << 9.0 << 2
+        << QList<double>{5, 9} << QList<double>{1, 5} << QList<double>{0};
 }
 
 void TestDownsampler::byHand()
@@ -183,7 +186,7 @@ void TestDownsampler::indexAgreesWithScan_data()
 {
     QTest::addColumn<int>("points");
     QTest::addColumn<int>("buckets");
-    QTest::addColumn<double>("from");  // view as a fraction of the x range
+    QTest::addColumn<double>("from"); // view as a fraction of the x range
     QTest::addColumn<double>("to");
     QTest::newRow("200k / 1000 all") << 200000 << 1000 << 0.0 << 1.0;
     QTest::newRow("200k / 7 all") << 200000 << 7 << 0.0 << 1.0;
@@ -205,12 +208,14 @@ void TestDownsampler::indexAgreesWithScan()
     double xv = 0;
     Downsampler index;
     for (int i = 0; i < points; ++i) {
-        xv += i % 5000 == 0 ? 10000 : rng.bounded(3);  // repeated x values and big gaps too
+        xv += i % 5000 == 0 ? 10000 : rng.bounded(3); // repeated x values and big gaps too
         x.push_back(xv);
         const int r = rng.bounded(1000);
-        values.push_back(r == 0 ? NaN : r == 1 ? (rng.bounded(2) ? Inf : -Inf) : double(rng.bounded(100000)) / 7.0);
+        values.push_back(r == 0   ? NaN
+                         : r == 1 ? (rng.bounded(2) ? Inf : -Inf)
+                                  : double(rng.bounded(100000)) / 7.0);
         if (i % 1000 == 999)
-            index.update(values);  // as a live series grows
+            index.update(values); // as a live series grows
     }
     index.update(values);
     const double span = x.back() - x.front();
@@ -235,25 +240,23 @@ void TestDownsampler::indexAgreesWithScan()
 void TestDownsampler::pyramidMatchesBruteForce_data()
 {
     QTest::addColumn<int>("points");
-    QTest::addColumn<int>("specials");  // NaN or ±Inf per 1000 points
-    QTest::addColumn<int>("gapEvery");  // a jump in x every that many points (0: none)
+    QTest::addColumn<int>("specials"); // NaN or ±Inf per 1000 points
+    QTest::addColumn<int>("gapEvery"); // a jump in x every that many points (0: none)
     QTest::addColumn<quint32>("seed");
     const struct
     {
         const char *name;
         int points, specials, gapEvery;
     } shapes[] = {
-        {"tiny", 37, 100, 0},
-        {"one block", 64, 50, 0},
-        {"odd length", 70001, 5, 0},
-        {"power of two", 131072, 1, 0},
-        {"gaps", 250000, 2, 30000},
-        {"many specials", 90000, 300, 0},
+        {"tiny", 37, 100, 0},           {"one block", 64, 50, 0},
+        {"odd length", 70001, 5, 0},    {"power of two", 131072, 1, 0},
+        {"gaps", 250000, 2, 30000},     {"many specials", 90000, 300, 0},
         {"all special", 5000, 1000, 0},
     };
     for (const auto &shape : shapes) {
         for (quint32 seed = 1; seed <= 3; ++seed)
-            QTest::addRow("%s seed %u", shape.name, seed) << shape.points << shape.specials << shape.gapEvery << seed;
+            QTest::addRow("%s seed %u", shape.name, seed)
+                << shape.points << shape.specials << shape.gapEvery << seed;
     }
 }
 
@@ -275,10 +278,10 @@ void TestDownsampler::pyramidMatchesBruteForce()
         if (r < specials)
             v = r % 3 == 0 ? NaN : (r % 3 == 1 ? Inf : -Inf);
         else if (rng.bounded(500) == 0)
-            v *= 1e6;  // a spike
+            v *= 1e6; // a spike
         values.push_back(v);
         if (rng.bounded(997) == 0)
-            index.update(values);  // indexed as it grows, at uneven moments
+            index.update(values); // indexed as it grows, at uneven moments
     }
     index.update(values);
     const std::vector<qint64> xInt(x.begin(), x.end());
@@ -288,11 +291,26 @@ void TestDownsampler::pyramidMatchesBruteForce()
     for (int view = 0; view < 24; ++view) {
         double lo, hi;
         switch (view % 6) {
-        case 0: lo = first; hi = x.back(); break;                                           // all
-        case 1: lo = first - span; hi = first - span / 2; break;                            // left of the data
-        case 2: lo = x.back() + 1; hi = x.back() + span; break;                             // right of it
-        case 3: lo = first - span * rng.generateDouble(); hi = first + span * rng.generateDouble(); break;
-        case 4: lo = first + span * rng.generateDouble(); hi = x.back() + span * rng.generateDouble(); break;
+        case 0:
+            lo = first;
+            hi = x.back();
+            break; // all
+        case 1:
+            lo = first - span;
+            hi = first - span / 2;
+            break; // left of the data
+        case 2:
+            lo = x.back() + 1;
+            hi = x.back() + span;
+            break; // right of it
+        case 3:
+            lo = first - span * rng.generateDouble();
+            hi = first + span * rng.generateDouble();
+            break;
+        case 4:
+            lo = first + span * rng.generateDouble();
+            hi = x.back() + span * rng.generateDouble();
+            break;
         default: {
             const double a = first + span * rng.generateDouble();
             lo = a;
@@ -300,20 +318,24 @@ void TestDownsampler::pyramidMatchesBruteForce()
         }
         }
         if (!(lo < hi))
-            hi = lo + 1;  // an empty view means "everything", which case 0 covers
+            hi = lo + 1; // an empty view means "everything", which case 0 covers
         const int buckets = view == 0 ? 1 : int(rng.bounded(1, 2000));
         const DownsampledPoints got = index.bucket(x, values, lo, hi, buckets);
         const DownsampledPoints want = naive(x, values, lo, hi, buckets);
         const QByteArray where = QStringLiteral("view %1 [%2, %3] in %4 buckets")
-                                     .arg(view).arg(lo, 0, 'g', 17).arg(hi, 0, 'g', 17).arg(buckets).toUtf8();
+                                     .arg(view)
+                                     .arg(lo, 0, 'g', 17)
+                                     .arg(hi, 0, 'g', 17)
+                                     .arg(buckets)
+                                     .toUtf8();
         QVERIFY2(got.x == want.x, where.constData());
         QVERIFY2(got.y == want.y, where.constData());
         QVERIFY2(got.nanX == want.nanX, where.constData());
         QVERIFY2(got.infX == want.infX, where.constData());
         QVERIFY2(got.infY == want.infY, where.constData());
         // The store's path: integer x with mid samples for the borders.
-        const DownsampledPoints viaMid = index.bucket(xInt, 0.0, 1.0, values, 0, qsizetype(values.size()),
-                                                      lo, hi, buckets, mid);
+        const DownsampledPoints viaMid =
+            index.bucket(xInt, 0.0, 1.0, values, 0, qsizetype(values.size()), lo, hi, buckets, mid);
         QVERIFY2(samePoints(viaMid, want), where.constData());
     }
 }
@@ -351,8 +373,10 @@ void TestDownsampler::truncateReindexes()
     QCOMPARE(index.indexedCount(), fresh.indexedCount());
     const std::vector<double> x = iota(points);
     for (int buckets : {1, 7, 500, 1999}) {
-        QVERIFY(samePoints(index.bucket(x, values, 0, 0, buckets), fresh.bucket(x, values, 0, 0, buckets)));
-        QVERIFY(samePoints(index.bucket(x, values, 0, 0, buckets), naive(x, values, x.front(), x.back(), buckets)));
+        QVERIFY(samePoints(index.bucket(x, values, 0, 0, buckets),
+                           fresh.bucket(x, values, 0, 0, buckets)));
+        QVERIFY(samePoints(index.bucket(x, values, 0, 0, buckets),
+                           naive(x, values, x.front(), x.back(), buckets)));
     }
 }
 

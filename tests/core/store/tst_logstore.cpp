@@ -38,11 +38,21 @@ QByteArray rankOutput(int rank, int lines, QByteArray *logBytes)
     for (int i = 0; i < lines; ++i) {
         QByteArray line;
         switch (i % 7) {
-        case 0: line = QByteArray("Rank ") + QByteArray::number(rank) + ": Epoch 1, Loss 0." + QByteArray::number(i); break;
-        case 1: line = QByteArray("bin\0ary\xff\xfe", 10) + QByteArray::number(i); break;
-        case 2: line = "10%\r50%\r100% " + QByteArray::number(i); break;
-        case 3: line = ""; break;
-        default: line = "plain " + QByteArray::number(i);
+        case 0:
+            line = QByteArray("Rank ") + QByteArray::number(rank) + ": Epoch 1, Loss 0." +
+                   QByteArray::number(i);
+            break;
+        case 1:
+            line = QByteArray("bin\0ary\xff\xfe", 10) + QByteArray::number(i);
+            break;
+        case 2:
+            line = "10%\r50%\r100% " + QByteArray::number(i);
+            break;
+        case 3:
+            line = "";
+            break;
+        default:
+            line = "plain " + QByteArray::number(i);
         }
         // Three lines of 3 MiB: together more than one bulk read back from disk takes.
         if (i == lines / 2 || i == lines / 3 || i == lines / 4)
@@ -124,7 +134,9 @@ void TestLogStore::nothingLostWithTinyWindow()
             if (off >= in.size())
                 continue;
             more = true;
-            RankStream::Output out = streams[size_t(r)].feed(StreamKind::Stdout, QByteArrayView(in).sliced(off, qMin<qsizetype>(chunk, in.size() - off)));
+            RankStream::Output out = streams[size_t(r)].feed(
+                StreamKind::Stdout,
+                QByteArrayView(in).sliced(off, qMin<qsizetype>(chunk, in.size() - off)));
             store.append(out.lines);
         }
     }
@@ -198,7 +210,7 @@ void TestLogStore::mergedOrderAndReadBack()
     QCOMPARE(r1.size(), 2);
     QCOMPARE(r1[0].text, QStringLiteral("line 4"));
     QCOMPARE(r1[1].text, QStringLiteral("line 7"));
-    QCOMPARE(store.recentLines(1, 2).size(), 1);  // only line 2 of rank 1 (…"line 7") onwards
+    QCOMPARE(store.recentLines(1, 2).size(), 1); // only line 2 of rank 1 (…"line 7") onwards
 }
 
 void TestLogStore::reopenShowsOldLines()
@@ -291,7 +303,7 @@ void TestLogStore::manyRanksShareTheMemoryBudget()
     for (int r : {0, 50, 99}) {
         QCOMPARE(store.lineCount(r), r == 0 ? 301 : 300);
         QCOMPARE(store.lineCount(r) - store.firstInMemory(r), 200);
-        QCOMPARE(store.readLines(r, 0, 500).size(), r == 0 ? 301 : 300);  // the rest from disk
+        QCOMPARE(store.readLines(r, 0, 500).size(), r == 0 ? 301 : 300); // the rest from disk
     }
 }
 
@@ -317,7 +329,8 @@ void TestLogStore::eventsAreRecorded()
     LogStore store;
     QVERIFY(store.open(dir.path()));
     RankStream s(1);
-    const RankStream::Output out = s.feed(StreamKind::Stdout, "x\n" + eventLine(1, 3) + eventLine(1, 4));
+    const RankStream::Output out =
+        s.feed(StreamKind::Stdout, "x\n" + eventLine(1, 3) + eventLine(1, 4));
     store.append(out.lines);
     store.appendEvents(1, out.events);
     const QList<QByteArray> rows = readFile(store.eventsFilePath(1)).split('\n');

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "store/downsampler.h"
-#include "stream/eventparser.h"
 #include "store/metricsstore.h"
 #include "store/smoothing.h"
+#include "stream/eventparser.h"
 
 #include "wire/wireprotocol.h"
 
@@ -12,8 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <limits>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -86,7 +86,7 @@ MetricCurve bruteForceMean(const MetricsStore &store, const QString &name, Metri
         qint64 time = std::numeric_limits<qint64>::min();
         for (const auto &[step, a] : seg) {
             time = std::max(time, a.time);
-            x.push_back(axis == MetricXAxis::Step ? double(step)
+            x.push_back(axis == MetricXAxis::Step           ? double(step)
                         : axis == MetricXAxis::RelativeTime ? (double(time) - start) / 1e6
                                                             : double(time) / 1e6);
             v.push_back(a.nonFinite > 0 || a.count == 0 ? NaN : a.sum / a.count);
@@ -151,7 +151,8 @@ void TestMetricsStore::stepEventsFillMetrics()
     store.appendEvents({stepEvent(0, 1, 2.5, 1000), stepEvent(1, 1, 3.5, 1100)});
     QVERIFY(store.generation() != g0);
     QCOMPARE(store.ranks(), (QList<int>{0, 1}));
-    QCOMPARE(store.metricNames(), (QStringList{metric::Loss, metric::LearningRate, metric::SamplesPerSec}));
+    QCOMPARE(store.metricNames(),
+             (QStringList{metric::Loss, metric::LearningRate, metric::SamplesPerSec}));
     MetricPoint p;
     QVERIFY(store.lastPoint(1, metric::Loss, &p));
     QCOMPARE(p, (MetricPoint{1, 1100, 3.5}));
@@ -247,20 +248,22 @@ void TestMetricsStore::meanCurveByHand()
     store.append(1, metric::Loss, 3, 300, 1.0);
     store.append(0, metric::Loss, 3, 310, 3.0);
     // Step 1: (2+4)/2 = 3; step 2: only rank 0 = 6; step 3: (1+3)/2 = 2.
-    const MetricCurve c = store.curve(MetricsStore::MeanCurve, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 0);
+    const MetricCurve c =
+        store.curve(MetricsStore::MeanCurve, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 0);
     QCOMPARE(c.x, (QList<double>{1, 2, 3}));
     QCOMPARE(c.y, (QList<double>{3, 6, 2}));
     // Wall time of a mean point is the earliest report of that step.
-    const MetricCurve w = store.curve(MetricsStore::MeanCurve, metric::Loss, MetricXAxis::WallTime, 0.0, 0, 0, 0);
+    const MetricCurve w =
+        store.curve(MetricsStore::MeanCurve, metric::Loss, MetricXAxis::WallTime, 0.0, 0, 0, 0);
     QCOMPARE(w.x.first(), 90 / 1e6);
 }
 
 void TestMetricsStore::meanFollowsLiveAppends_data()
 {
-    QTest::addColumn<int>("lag");          // how many steps a rank may trail the others
-    QTest::addColumn<int>("logEvery");     // rank r logs steps divisible by (r % logEvery) + 1
-    QTest::addColumn<int>("restartAt");    // batch at which rank 1 restarts from step 10 (-1: never)
-    QTest::addColumn<int>("specials");     // NaN/Inf per 1000 values
+    QTest::addColumn<int>("lag");       // how many steps a rank may trail the others
+    QTest::addColumn<int>("logEvery");  // rank r logs steps divisible by (r % logEvery) + 1
+    QTest::addColumn<int>("restartAt"); // batch at which rank 1 restarts from step 10 (-1: never)
+    QTest::addColumn<int>("specials");  // NaN/Inf per 1000 values
     QTest::newRow("in step") << 0 << 1 << -1 << 0;
     QTest::newRow("lagging ranks") << 300 << 1 << -1 << 0;
     QTest::newRow("different log intervals") << 40 << 3 << -1 << 0;
@@ -287,15 +290,17 @@ void TestMetricsStore::meanFollowsLiveAppends()
             const int r = int(rng.bounded(ranks));
             const qint64 leader = *std::max_element(next.begin(), next.end());
             if (next[size_t(r)] + lag < leader && rng.bounded(4) != 0)
-                continue;  // a trailing rank catches up only now and then
+                continue; // a trailing rank catches up only now and then
             const qint64 step = next[size_t(r)]++;
             if (step % ((r % logEvery) + 1) != 0)
                 continue;
             const int roll = int(rng.bounded(1000));
             // Multiples of 1/1024: sums are exact whatever order the ranks' reports arrive in.
-            const double value = roll < specials ? (roll % 2 ? NaN : std::numeric_limits<double>::infinity())
-                                                 : double(100000 / step) + double(rng.bounded(1 << 20)) / 1024.0;
-            store.append(r, metric::Loss, step, t0 + step * 1000 + qint64(rng.bounded(3000)), value);
+            const double value =
+                roll < specials ? (roll % 2 ? NaN : std::numeric_limits<double>::infinity())
+                                : double(100000 / step) + double(rng.bounded(1 << 20)) / 1024.0;
+            store.append(r, metric::Loss, step, t0 + step * 1000 + qint64(rng.bounded(3000)),
+                         value);
         }
         if (batch == restartAt)
             next[1] = 10;
@@ -306,12 +311,9 @@ void TestMetricsStore::meanFollowsLiveAppends()
             int buckets;
         };
         const View views[] = {
-            {MetricXAxis::Step, 0.0, 0, 0, 0},
-            {MetricXAxis::Step, 0.6, 0, 0, 300},
-            {MetricXAxis::Step, 0.0, 0, 0, 37},
-            {MetricXAxis::Step, 0.9, 0.2, 0.7, 100},
-            {MetricXAxis::RelativeTime, 0.6, 0, 0, 200},
-            {MetricXAxis::WallTime, 0.0, 0, 0, 50},
+            {MetricXAxis::Step, 0.0, 0, 0, 0},           {MetricXAxis::Step, 0.6, 0, 0, 300},
+            {MetricXAxis::Step, 0.0, 0, 0, 37},          {MetricXAxis::Step, 0.9, 0.2, 0.7, 100},
+            {MetricXAxis::RelativeTime, 0.6, 0, 0, 200}, {MetricXAxis::WallTime, 0.0, 0, 0, 50},
         };
         for (const View &v : views) {
             double xMin = 0, xMax = 0;
@@ -320,10 +322,16 @@ void TestMetricsStore::meanFollowsLiveAppends()
                 xMin = top * v.from;
                 xMax = top * v.to;
             }
-            const MetricCurve got = store.curve(MetricsStore::MeanCurve, metric::Loss, v.axis, v.weight, xMin, xMax, v.buckets);
-            const MetricCurve want = bruteForceMean(store, metric::Loss, v.axis, v.weight, xMin, xMax, v.buckets);
+            const MetricCurve got = store.curve(MetricsStore::MeanCurve, metric::Loss, v.axis,
+                                                v.weight, xMin, xMax, v.buckets);
+            const MetricCurve want =
+                bruteForceMean(store, metric::Loss, v.axis, v.weight, xMin, xMax, v.buckets);
             const QByteArray where = QStringLiteral("batch %1, axis %2, weight %3, %4 buckets")
-                                         .arg(batch).arg(int(v.axis)).arg(v.weight).arg(v.buckets).toUtf8();
+                                         .arg(batch)
+                                         .arg(int(v.axis))
+                                         .arg(v.weight)
+                                         .arg(v.buckets)
+                                         .toUtf8();
             QVERIFY2(sameNumbers(got.x, want.x), where.constData());
             QVERIFY2(sameNumbers(got.y, want.y), where.constData());
             QVERIFY2(got.nanX == want.nanX, where.constData());
@@ -360,15 +368,20 @@ void TestMetricsStore::everyRankSmoothedAtOnce()
         for (int round = 0; round < 2; ++round) {
             // Asking for one rank's curve smooths all of them; the others then come from cache.
             for (int r : {3, 0, 1, 2, 4, 5}) {
-                const MetricCurve got = store.curve(r, metric::Loss, MetricXAxis::Step, weight, 0, 0, 400);
+                const MetricCurve got =
+                    store.curve(r, metric::Loss, MetricXAxis::Step, weight, 0, 0, 400);
                 const QList<double> ema = Smoothing::smooth(values[size_t(r)], weight);
                 const std::vector<double> smoothed(ema.begin(), ema.end());
-                const DownsampledPoints want = Downsampler::bucketScan(steps[size_t(r)], smoothed, 0, 0, 400);
+                const DownsampledPoints want =
+                    Downsampler::bucketScan(steps[size_t(r)], smoothed, 0, 0, 400);
                 QVERIFY2(got.x == want.x && got.y == want.y && got.nanX == want.nanX,
-                         qPrintable(QStringLiteral("rank %1, weight %2, round %3").arg(r).arg(weight).arg(round)));
+                         qPrintable(QStringLiteral("rank %1, weight %2, round %3")
+                                        .arg(r)
+                                        .arg(weight)
+                                        .arg(round)));
             }
             for (int r = 0; r < ranks; ++r)
-                add(r, nextStep);  // the next refresh smooths only the new tail
+                add(r, nextStep); // the next refresh smooths only the new tail
             ++nextStep;
         }
     }
@@ -426,7 +439,8 @@ void TestMetricsStore::reopenRestoresSeries()
     const QList<MetricSegment> segs = again.segments(2, metric::Loss);
     QCOMPARE(segs[0].points.last(), (MetricPoint{3, 1003, 0.1 * 3.0}));
     QCOMPARE(segs[1].points.size(), 2);
-    QVERIFY(std::isnan(again.segments(0, QStringLiteral("odd,\"name\"")).first().points.first().value));
+    QVERIFY(
+        std::isnan(again.segments(0, QStringLiteral("odd,\"name\"")).first().points.first().value));
     // Appending after the reopen goes on in the same file.
     again.append(2, metric::Loss, 3, 2000, 9.0);
     again.close();

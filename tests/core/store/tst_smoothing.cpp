@@ -44,17 +44,18 @@ void TestSmoothing::byHand_data()
     QTest::newRow("w=0.6 ramp") << 0.6 << QList<double>{1, 2, 3}
                                 << QList<double>{0.4 / 0.4, 1.04 / 0.64, 1.824 / 0.784};
     // NaN passes through and does not advance n: the 3 is the second accumulated value.
-    QTest::newRow("w=0.6 NaN skipped") << 0.6 << QList<double>{1, NaN, 3}
-                                       << QList<double>{1.0, NaN, 1.44 / 0.64};
-    QTest::newRow("w=0.6 Inf skipped") << 0.6 << QList<double>{1, Inf, 3, -Inf}
-                                       << QList<double>{1.0, Inf, 1.44 / 0.64, -Inf};
+    QTest::newRow("w=0.6 NaN skipped")
+        << 0.6 << QList<double>{1, NaN, 3} << QList<double>{1.0, NaN, 1.44 / 0.64};
+    QTest::newRow("w=0.6 Inf skipped")
+        << 0.6 << QList<double>{1, Inf, 3, -Inf} << QList<double>{1.0, Inf, 1.44 / 0.64, -Inf};
     // w = 0.5: last = 2, 1; 1 - w^n = 0.5, 0.75.
     QTest::newRow("w=0.5 drop") << 0.5 << QList<double>{4, 0} << QList<double>{4.0, 1.0 / 0.75};
     // w = 0.9, a spike: last = 0.1*0, then 0.1*10 = 1; 1 - 0.81 = 0.19.
     QTest::newRow("w=0.9 spike") << 0.9 << QList<double>{0, 10} << QList<double>{0.0, 1.0 / 0.19};
-    QTest::newRow("constant stays") << 0.99 << QList<double>{5, 5, 5, 5} << QList<double>{5, 5, 5, 5};
-    QTest::newRow("weight 0 is identity") << 0.0 << QList<double>{3, -1, NaN, 7}
-                                          << QList<double>{3, -1, NaN, 7};
+    QTest::newRow("constant stays")
+        << 0.99 << QList<double>{5, 5, 5, 5} << QList<double>{5, 5, 5, 5};
+    QTest::newRow("weight 0 is identity")
+        << 0.0 << QList<double>{3, -1, NaN, 7} << QList<double>{3, -1, NaN, 7};
     QTest::newRow("leading NaN") << 0.6 << QList<double>{NaN, 2} << QList<double>{NaN, 2.0};
     QTest::newRow("empty") << 0.6 << QList<double>{} << QList<double>{};
 }
@@ -68,7 +69,10 @@ void TestSmoothing::byHand()
     QCOMPARE(got.size(), expected.size());
     for (int i = 0; i < got.size(); ++i) {
         if (!same(got[i], expected[i]))
-            QFAIL(qPrintable(QStringLiteral("index %1: got %2, expected %3").arg(i).arg(got[i], 0, 'g', 17).arg(expected[i], 0, 'g', 17)));
+            QFAIL(qPrintable(QStringLiteral("index %1: got %2, expected %3")
+                                 .arg(i)
+                                 .arg(got[i], 0, 'g', 17)
+                                 .arg(expected[i], 0, 'g', 17)));
     }
 }
 

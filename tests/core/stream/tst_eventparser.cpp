@@ -17,7 +17,9 @@ namespace {
 QByteArray stepEvent(int rank, qint64 step, double loss, qint64 ts = 1700000000000000)
 {
     wire::WireEventWriter w(wire::event::Step, rank, ts);
-    w.addInt(wire::field::Step, step).addDouble(wire::field::Loss, loss).addDouble(wire::field::LearningRate, 0.01);
+    w.addInt(wire::field::Step, step)
+        .addDouble(wire::field::Loss, loss)
+        .addDouble(wire::field::LearningRate, 0.01);
     const std::string line = w.line();
     return QByteArray(line.data(), qsizetype(line.size()));
 }
@@ -32,7 +34,8 @@ QByteArray withoutNewline(QByteArray b)
 QByteArray forge(const QByteArray &json)
 {
     char crc[9];
-    std::snprintf(crc, sizeof crc, "%08x", wire::crc32(std::string_view(json.constData(), size_t(json.size()))));
+    std::snprintf(crc, sizeof crc, "%08x",
+                  wire::crc32(std::string_view(json.constData(), size_t(json.size()))));
     return QByteArray(wire::kMarker.data(), qsizetype(wire::kMarker.size())) + crc + ' ' + json;
 }
 
@@ -73,7 +76,8 @@ void TestEventParser::plainLineIsText()
 
 void TestEventParser::parsesStepEvent()
 {
-    const ParsedLine p = EventParser::parse(withoutNewline(stepEvent(3, 42, 0.25, 1700000000123456)), 3);
+    const ParsedLine p =
+        EventParser::parse(withoutNewline(stepEvent(3, 42, 0.25, 1700000000123456)), 3);
     QVERIFY(p.event);
     QVERIFY(!p.hasText);
     QCOMPARE(p.event->type(), WorkerEvent::Type::Step);
@@ -104,7 +108,9 @@ void TestEventParser::rejected_data()
     flipped[flipped.size() - 3] = flipped[flipped.size() - 3] == '5' ? '6' : '5';
     QTest::newRow("edited payload (crc mismatch)") << flipped << 1;
     QTest::newRow("torn event") << good.left(good.size() / 2) << 1;
-    QTest::newRow("marker only") << QByteArray(wire::kMarker.data(), qsizetype(wire::kMarker.size())) << 1;
+    QTest::newRow("marker only") << QByteArray(wire::kMarker.data(),
+                                               qsizetype(wire::kMarker.size()))
+                                 << 1;
     QTest::newRow("bad hex") << QByteArray("\x1erdk1 zzzzzzzz {}") << 1;
     QTest::newRow("wrong rank") << good << 2;
     QTest::newRow("unknown type") << forge(R"({"t":"party","ts":1,"rank":1})") << 1;
@@ -114,7 +120,10 @@ void TestEventParser::rejected_data()
     QTest::newRow("string rank") << forge(R"({"t":"step","ts":1,"rank":"1"})") << 1;
     QTest::newRow("negative rank") << forge(R"({"t":"step","ts":1,"rank":-4})") << -1;
     QTest::newRow("fractional ts") << forge(R"({"t":"step","ts":1.5,"rank":1})") << 1;
-    QTest::newRow("nul in payload") << forge(QByteArray("{\"t\":\"step\",\0\"ts\":1,\"rank\":1}", sizeof("{\"t\":\"step\",\0\"ts\":1,\"rank\":1}") - 1)) << 1;
+    QTest::newRow("nul in payload")
+        << forge(QByteArray("{\"t\":\"step\",\0\"ts\":1,\"rank\":1}",
+                            sizeof("{\"t\":\"step\",\0\"ts\":1,\"rank\":1}") - 1))
+        << 1;
 }
 
 // A rejected event is shown as the log line it is: nothing disappears, nothing is trusted.
@@ -156,11 +165,12 @@ void TestEventParser::nanAndInfinity()
 
 void TestEventParser::accessorsNeverFail()
 {
-    const auto ev = WorkerEvent::fromJson(R"({"t":"hello","ts":5,"rank":0,"pid":"x","port":99999,"host":7})");
+    const auto ev =
+        WorkerEvent::fromJson(R"({"t":"hello","ts":5,"rank":0,"pid":"x","port":99999,"host":7})");
     QVERIFY(ev);
     QCOMPARE(ev->type(), WorkerEvent::Type::Hello);
     QCOMPARE(ev->pid(), 0);
-    QCOMPARE(ev->port(), 0);  // out of range
+    QCOMPARE(ev->port(), 0); // out of range
     QCOMPARE(ev->host(), QStringLiteral("7"));
     QCOMPARE(ev->step(), -1);
     QVERIFY(std::isnan(ev->loss()));
@@ -173,10 +183,10 @@ void TestEventParser::accessorsNeverFail()
 void TestEventParser::everyWireTypeIsKnown_data()
 {
     QTest::addColumn<QString>("name");
-    for (std::string_view t : {wire::event::Hello, wire::event::Store, wire::event::Rendezvous,
-                               wire::event::Step, wire::event::Heartbeat, wire::event::Checkpoint,
-                               wire::event::Stopping, wire::event::Finished, wire::event::Error,
-                               wire::event::Crash, wire::event::Stacks}) {
+    for (std::string_view t :
+         {wire::event::Hello, wire::event::Store, wire::event::Rendezvous, wire::event::Step,
+          wire::event::Heartbeat, wire::event::Checkpoint, wire::event::Stopping,
+          wire::event::Finished, wire::event::Error, wire::event::Crash, wire::event::Stacks}) {
         const QString name = QString::fromLatin1(t.data(), qsizetype(t.size()));
         QTest::newRow(qPrintable(name)) << name;
     }
@@ -201,8 +211,8 @@ void TestEventParser::everyWireTypeIsKnown()
 
 void TestEventParser::streamByteByByte()
 {
-    QByteArray input = "first line\n" + stepEvent(2, 1, 0.5) + "partial" + stepEvent(2, 2, 0.25)
-        + "last\n";
+    QByteArray input =
+        "first line\n" + stepEvent(2, 1, 0.5) + "partial" + stepEvent(2, 2, 0.25) + "last\n";
     RankStream whole(2);
     const RankStream::Output a = whole.feed(StreamKind::Stdout, input, 1);
     RankStream bytes(2);
@@ -254,7 +264,9 @@ void TestEventParser::streamMegabyteLine()
     // Fed in odd chunks, as a pipe would deliver it; an event follows on the same line.
     const QByteArray input = big + stepEvent(1, 9, 1.5) + "after\n";
     for (qsizetype off = 0; off < input.size(); off += 65531)
-        s.feed(StreamKind::Stdout, QByteArrayView(input).sliced(off, qMin<qsizetype>(65531, input.size() - off)), out, 1);
+        s.feed(StreamKind::Stdout,
+               QByteArrayView(input).sliced(off, qMin<qsizetype>(65531, input.size() - off)), out,
+               1);
     QCOMPARE(out.events.size(), 1);
     QCOMPARE(out.events[0].step(), 9);
     QByteArray raw;
@@ -271,7 +283,8 @@ void TestEventParser::streamMegabyteLine()
     }
     QCOMPARE(complete, 2);
     QVERIFY(raw == big + "\nafter\n");
-    const LogLine &last = *std::find_if(out.lines.begin(), out.lines.end(), [](const LogLine &l) { return !l.partial; });
+    const LogLine &last = *std::find_if(out.lines.begin(), out.lines.end(),
+                                        [](const LogLine &l) { return !l.partial; });
     QVERIFY(last.truncated);
     QCOMPARE(last.byteLength, big.size());
     QVERIFY(last.text.startsWith(QStringLiteral("HEADmmm")));
@@ -282,10 +295,11 @@ void TestEventParser::streamMegabyteLine()
 void TestEventParser::streamProgressBar()
 {
     RankStream s(0);
-    RankStream::Output out = s.feed(StreamKind::Stderr, "epoch 1:  10%|#  |\repoch 1:  50%|## |\repoch 1: 100%|###|\n", 1);
+    RankStream::Output out = s.feed(
+        StreamKind::Stderr, "epoch 1:  10%|#  |\repoch 1:  50%|## |\repoch 1: 100%|###|\n", 1);
     QCOMPARE(out.lines.size(), 1);
     QCOMPARE(out.lines[0].text, QStringLiteral("epoch 1: 100%|###|"));
-    QVERIFY(out.lines[0].raw.contains("10%"));  // the run record keeps every redraw
+    QVERIFY(out.lines[0].raw.contains("10%")); // the run record keeps every redraw
 }
 
 // A progress bar that redraws itself for longer than a piece: the view shows its last state.
@@ -301,7 +315,8 @@ void TestEventParser::streamLongProgressLine()
     input += "done\r\n";
     RankStream::Output out;
     for (qsizetype off = 0; off < input.size(); off += 97)
-        s.feed(StreamKind::Stderr, QByteArrayView(input).sliced(off, qMin<qsizetype>(97, input.size() - off)), out, 1);
+        s.feed(StreamKind::Stderr,
+               QByteArrayView(input).sliced(off, qMin<qsizetype>(97, input.size() - off)), out, 1);
     QVERIFY(out.lines.size() > 2);
     QByteArray raw;
     for (const LogLine &l : out.lines)
@@ -334,10 +349,18 @@ void TestEventParser::streamHostileBytesNeverLost()
     QByteArray input;
     for (int i = 0; i < 3000; ++i) {
         switch (rng.bounded(6)) {
-        case 0: input += "\x1erdk1 "; break;
-        case 1: input += QByteArray(1, '\0'); break;
-        case 2: input += '\n'; break;
-        case 3: input += '\r'; break;
+        case 0:
+            input += "\x1erdk1 ";
+            break;
+        case 1:
+            input += QByteArray(1, '\0');
+            break;
+        case 2:
+            input += '\n';
+            break;
+        case 3:
+            input += '\r';
+            break;
         default:
             for (int k = 0; k < 20; ++k)
                 input += char(rng.bounded(256));

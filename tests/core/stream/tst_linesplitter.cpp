@@ -28,24 +28,26 @@ void TestLineSplitter::splitsChunks_data()
     QTest::addColumn<QList<QByteArray>>("lines");
     QTest::addColumn<QByteArray>("pending");
 
-    QTest::newRow("one line") << QList<QByteArray>{"abc\n"} << QList<QByteArray>{"abc"} << QByteArray();
-    QTest::newRow("partial then rest") << QList<QByteArray>{"ab", "c\nde"} << QList<QByteArray>{"abc"}
-                                       << QByteArray("de");
-    QTest::newRow("newline alone") << QList<QByteArray>{"abc", "\n"} << QList<QByteArray>{"abc"} << QByteArray();
+    QTest::newRow("one line") << QList<QByteArray>{"abc\n"} << QList<QByteArray>{"abc"}
+                              << QByteArray();
+    QTest::newRow("partial then rest")
+        << QList<QByteArray>{"ab", "c\nde"} << QList<QByteArray>{"abc"} << QByteArray("de");
+    QTest::newRow("newline alone")
+        << QList<QByteArray>{"abc", "\n"} << QList<QByteArray>{"abc"} << QByteArray();
     QTest::newRow("empty lines") << QList<QByteArray>{"\n\n", "\n"} << QList<QByteArray>{"", "", ""}
                                  << QByteArray();
-    QTest::newRow("crlf keeps cr") << QList<QByteArray>{"a\r\nb\r", "\n"} << QList<QByteArray>{"a\r", "b\r"}
-                                   << QByteArray();
+    QTest::newRow("crlf keeps cr")
+        << QList<QByteArray>{"a\r\nb\r", "\n"} << QList<QByteArray>{"a\r", "b\r"} << QByteArray();
     QTest::newRow("progress bar") << QList<QByteArray>{"10%\r", "50%\r100%\n"}
                                   << QList<QByteArray>{"10%\r50%\r100%"} << QByteArray();
     QTest::newRow("nul bytes") << QList<QByteArray>{QByteArray("a\0b\n\0", 5)}
                                << QList<QByteArray>{QByteArray("a\0b", 3)} << QByteArray("\0", 1);
     QTest::newRow("invalid utf8") << QList<QByteArray>{"\xff\xfe\xc3", "\x28\n"}
                                   << QList<QByteArray>{"\xff\xfe\xc3\x28"} << QByteArray();
-    QTest::newRow("many in one chunk") << QList<QByteArray>{"1\n2\n3\n4"}
-                                       << QList<QByteArray>{"1", "2", "3"} << QByteArray("4");
-    QTest::newRow("empty chunks") << QList<QByteArray>{"", "x", "", "\n", ""} << QList<QByteArray>{"x"}
-                                  << QByteArray();
+    QTest::newRow("many in one chunk")
+        << QList<QByteArray>{"1\n2\n3\n4"} << QList<QByteArray>{"1", "2", "3"} << QByteArray("4");
+    QTest::newRow("empty chunks") << QList<QByteArray>{"", "x", "", "\n", ""}
+                                  << QList<QByteArray>{"x"} << QByteArray();
 }
 
 void TestLineSplitter::splitsChunks()
@@ -100,7 +102,7 @@ void TestLineSplitter::everyByteLeavesOnce()
         else
             input.append(char(rng.bounded(256)));
     }
-    input.append(QByteArray(300, 'L'));  // a line longer than the tiny piece size
+    input.append(QByteArray(300, 'L')); // a line longer than the tiny piece size
     input.append('\n');
     LineSplitter s(maxPiece);
     QList<LinePiece> out;
@@ -171,18 +173,22 @@ void TestLineSplitter::displayText_data()
     QTest::newRow("plain") << QByteArray("Rank 0: Epoch 1, Loss 0.5") << 100
                            << QStringLiteral("Rank 0: Epoch 1, Loss 0.5") << false;
     QTest::newRow("crlf") << QByteArray("abc\r") << 100 << QStringLiteral("abc") << false;
-    QTest::newRow("progress shows last state") << QByteArray("10%\r50%\r100%") << 100
-                                               << QStringLiteral("100%") << false;
-    QTest::newRow("progress then crlf") << QByteArray("10%\r100%\r") << 100 << QStringLiteral("100%") << false;
+    QTest::newRow("progress shows last state")
+        << QByteArray("10%\r50%\r100%") << 100 << QStringLiteral("100%") << false;
+    QTest::newRow("progress then crlf")
+        << QByteArray("10%\r100%\r") << 100 << QStringLiteral("100%") << false;
     QTest::newRow("ansi colour") << QByteArray("\x1b[31mred\x1b[0m text") << 100
                                  << QStringLiteral("red text") << false;
-    QTest::newRow("ansi osc title") << QByteArray("\x1b]0;title\x07" "after") << 100
-                                    << QStringLiteral("after") << false;
-    QTest::newRow("nul visible") << QByteArray("a\0b", 3) << 100 << QStringLiteral("a\u2400b") << false;
+    QTest::newRow("ansi osc title") << QByteArray("\x1b]0;title\x07"
+                                                  "after")
+                                    << 100 << QStringLiteral("after") << false;
+    QTest::newRow("nul visible") << QByteArray("a\0b", 3) << 100 << QStringLiteral("a\u2400b")
+                                 << false;
     QTest::newRow("tab kept") << QByteArray("a\tb") << 100 << QStringLiteral("a\tb") << false;
-    QTest::newRow("invalid utf8 replaced") << QByteArray("ok\xff!") << 100
-                                           << QStringLiteral("ok\ufffd!") << false;
-    QTest::newRow("utf8 kept") << QByteArray("loss \xce\xbb=1") << 100 << QStringLiteral("loss λ=1") << false;
+    QTest::newRow("invalid utf8 replaced")
+        << QByteArray("ok\xff!") << 100 << QStringLiteral("ok\ufffd!") << false;
+    QTest::newRow("utf8 kept") << QByteArray("loss \xce\xbb=1") << 100 << QStringLiteral("loss λ=1")
+                               << false;
     QTest::newRow("cut") << QByteArray("0123456789") << 4
                          << QStringLiteral("0123") + LineSplitter::cutMarker(10) << true;
 }
@@ -206,7 +212,7 @@ void TestLineSplitter::displayCutsAtCharacterBoundary()
     QVERIFY(cut);
     QVERIFY(text.startsWith(QStringLiteral("é")));
     QVERIFY(!text.contains(QChar(0xfffd)));
-    QVERIFY(text.contains(QStringLiteral("6")));  // the marker names the full length
+    QVERIFY(text.contains(QStringLiteral("6"))); // the marker names the full length
     // A head of a longer line is cut even when the head itself fits.
     cut = false;
     LineSplitter::displayText("head", 100, &cut, 5'000'000);

@@ -110,7 +110,8 @@ void TestWorkerEvent::everyTypeParses()
     std::string line = w.line();
     const qsizetype brace = qsizetype(line.find('{'));
     QVERIFY(brace > 0);
-    const QByteArray json = QByteArray(line.data() + brace, qsizetype(line.size()) - brace).trimmed();
+    const QByteArray json =
+        QByteArray(line.data() + brace, qsizetype(line.size()) - brace).trimmed();
 
     QString error;
     const std::optional<WorkerEvent> ev = WorkerEvent::fromJson(json, &error);
@@ -137,7 +138,8 @@ void TestWorkerEvent::typeNames_data()
     QTest::newRow("upper case") << QStringLiteral("STEP") << WorkerEvent::Type::Unknown;
     QTest::newRow("trailing space") << QStringLiteral("step ") << WorkerEvent::Type::Unknown;
     QTest::newRow("prefix") << QStringLiteral("ste") << WorkerEvent::Type::Unknown;
-    QTest::newRow("with NUL") << QStringLiteral("step") + QChar(u'\0') << WorkerEvent::Type::Unknown;
+    QTest::newRow("with NUL") << QStringLiteral("step") + QChar(u'\0')
+                              << WorkerEvent::Type::Unknown;
     QTest::newRow("the word unknown") << QStringLiteral("unknown") << WorkerEvent::Type::Unknown;
 }
 
@@ -158,30 +160,54 @@ void TestWorkerEvent::rejected_data()
 
     QTest::newRow("empty") << QByteArray() << QStringLiteral("invalid JSON");
     QTest::newRow("not JSON") << QByteArray("step 1 loss 0.5") << QStringLiteral("invalid JSON");
-    QTest::newRow("truncated") << QByteArray(R"({"t":"step","ts":1,"rank":)") << QStringLiteral("invalid JSON");
-    QTest::newRow("trailing garbage") << QByteArray(R"({"t":"step","ts":1,"rank":0} x)") << QStringLiteral("invalid JSON");
-    QTest::newRow("two objects") << QByteArray(R"({"t":"step","ts":1,"rank":0}{})") << QStringLiteral("invalid JSON");
-    QTest::newRow("array") << QByteArray(R"([{"t":"step","ts":1,"rank":0}])") << QStringLiteral("not a JSON object");
+    QTest::newRow("truncated") << QByteArray(R"({"t":"step","ts":1,"rank":)")
+                               << QStringLiteral("invalid JSON");
+    QTest::newRow("trailing garbage")
+        << QByteArray(R"({"t":"step","ts":1,"rank":0} x)") << QStringLiteral("invalid JSON");
+    QTest::newRow("two objects") << QByteArray(R"({"t":"step","ts":1,"rank":0}{})")
+                                 << QStringLiteral("invalid JSON");
+    QTest::newRow("array") << QByteArray(R"([{"t":"step","ts":1,"rank":0}])")
+                           << QStringLiteral("not a JSON object");
     QTest::newRow("empty object") << QByteArray("{}") << QStringLiteral("\"t\" missing");
-    QTest::newRow("t is a number") << QByteArray(R"({"t":1,"ts":1,"rank":0})") << QStringLiteral("\"t\" missing or not a string");
-    QTest::newRow("t is null") << QByteArray(R"({"t":null,"ts":1,"rank":0})") << QStringLiteral("\"t\" missing or not a string");
-    QTest::newRow("t is an object") << QByteArray(R"({"t":{"t":"step"},"ts":1,"rank":0})") << QStringLiteral("\"t\"");
-    QTest::newRow("unknown type") << QByteArray(R"({"t":"party","ts":1,"rank":0})") << QStringLiteral("unknown event type \"party\"");
-    QTest::newRow("type named unknown") << QByteArray(R"({"t":"unknown","ts":1,"rank":0})") << QStringLiteral("unknown event type");
-    QTest::newRow("type in upper case") << QByteArray(R"({"t":"STEP","ts":1,"rank":0})") << QStringLiteral("unknown event type");
-    QTest::newRow("missing ts") << QByteArray(R"({"t":"step","rank":0})") << QStringLiteral("\"ts\" missing or not an integer");
-    QTest::newRow("ts as string") << QByteArray(R"({"t":"step","ts":"1","rank":0})") << QStringLiteral("\"ts\"");
-    QTest::newRow("ts fractional") << QByteArray(R"({"t":"step","ts":1.5,"rank":0})") << QStringLiteral("\"ts\"");
-    QTest::newRow("ts bool") << QByteArray(R"({"t":"step","ts":true,"rank":0})") << QStringLiteral("\"ts\"");
-    QTest::newRow("ts beyond int64") << QByteArray(R"({"t":"step","ts":1e19,"rank":0})") << QStringLiteral("\"ts\"");
-    QTest::newRow("ts huge") << QByteArray(R"({"t":"step","ts":1e308,"rank":0})") << QStringLiteral("\"ts\"");
-    QTest::newRow("missing rank") << QByteArray(R"({"t":"step","ts":1})") << QStringLiteral("\"rank\" missing or not a rank number");
-    QTest::newRow("rank as string") << QByteArray(R"({"t":"step","ts":1,"rank":"0"})") << QStringLiteral("\"rank\"");
-    QTest::newRow("rank null") << QByteArray(R"({"t":"step","ts":1,"rank":null})") << QStringLiteral("\"rank\"");
-    QTest::newRow("rank negative") << QByteArray(R"({"t":"step","ts":1,"rank":-1})") << QStringLiteral("\"rank\"");
-    QTest::newRow("rank fractional") << QByteArray(R"({"t":"step","ts":1,"rank":0.5})") << QStringLiteral("\"rank\"");
-    QTest::newRow("rank above INT_MAX") << QByteArray(R"({"t":"step","ts":1,"rank":2147483648})") << QStringLiteral("\"rank\"");
-    QTest::newRow("rank far above INT_MAX") << QByteArray(R"({"t":"step","ts":1,"rank":9223372036854775807})") << QStringLiteral("\"rank\"");
+    QTest::newRow("t is a number") << QByteArray(R"({"t":1,"ts":1,"rank":0})")
+                                   << QStringLiteral("\"t\" missing or not a string");
+    QTest::newRow("t is null") << QByteArray(R"({"t":null,"ts":1,"rank":0})")
+                               << QStringLiteral("\"t\" missing or not a string");
+    QTest::newRow("t is an object")
+        << QByteArray(R"({"t":{"t":"step"},"ts":1,"rank":0})") << QStringLiteral("\"t\"");
+    QTest::newRow("unknown type") << QByteArray(R"({"t":"party","ts":1,"rank":0})")
+                                  << QStringLiteral("unknown event type \"party\"");
+    QTest::newRow("type named unknown")
+        << QByteArray(R"({"t":"unknown","ts":1,"rank":0})") << QStringLiteral("unknown event type");
+    QTest::newRow("type in upper case")
+        << QByteArray(R"({"t":"STEP","ts":1,"rank":0})") << QStringLiteral("unknown event type");
+    QTest::newRow("missing ts") << QByteArray(R"({"t":"step","rank":0})")
+                                << QStringLiteral("\"ts\" missing or not an integer");
+    QTest::newRow("ts as string") << QByteArray(R"({"t":"step","ts":"1","rank":0})")
+                                  << QStringLiteral("\"ts\"");
+    QTest::newRow("ts fractional")
+        << QByteArray(R"({"t":"step","ts":1.5,"rank":0})") << QStringLiteral("\"ts\"");
+    QTest::newRow("ts bool") << QByteArray(R"({"t":"step","ts":true,"rank":0})")
+                             << QStringLiteral("\"ts\"");
+    QTest::newRow("ts beyond int64")
+        << QByteArray(R"({"t":"step","ts":1e19,"rank":0})") << QStringLiteral("\"ts\"");
+    QTest::newRow("ts huge") << QByteArray(R"({"t":"step","ts":1e308,"rank":0})")
+                             << QStringLiteral("\"ts\"");
+    QTest::newRow("missing rank") << QByteArray(R"({"t":"step","ts":1})")
+                                  << QStringLiteral("\"rank\" missing or not a rank number");
+    QTest::newRow("rank as string")
+        << QByteArray(R"({"t":"step","ts":1,"rank":"0"})") << QStringLiteral("\"rank\"");
+    QTest::newRow("rank null") << QByteArray(R"({"t":"step","ts":1,"rank":null})")
+                               << QStringLiteral("\"rank\"");
+    QTest::newRow("rank negative")
+        << QByteArray(R"({"t":"step","ts":1,"rank":-1})") << QStringLiteral("\"rank\"");
+    QTest::newRow("rank fractional")
+        << QByteArray(R"({"t":"step","ts":1,"rank":0.5})") << QStringLiteral("\"rank\"");
+    QTest::newRow("rank above INT_MAX")
+        << QByteArray(R"({"t":"step","ts":1,"rank":2147483648})") << QStringLiteral("\"rank\"");
+    QTest::newRow("rank far above INT_MAX")
+        << QByteArray(R"({"t":"step","ts":1,"rank":9223372036854775807})")
+        << QStringLiteral("\"rank\"");
 }
 
 void TestWorkerEvent::rejected()
@@ -214,7 +240,8 @@ void TestWorkerEvent::longUnknownTypeIsCutInTheMessage()
 // Time stamps and steps are 64-bit integers; doubles would lose the last digits above 2^53.
 void TestWorkerEvent::bigIntegersStayExact()
 {
-    const WorkerEvent ev = parsed(R"({"t":"step","ts":9007199254740993,"rank":2147483647,"step":9223372036854775807,"pid":-9223372036854775807})");
+    const WorkerEvent ev = parsed(
+        R"({"t":"step","ts":9007199254740993,"rank":2147483647,"step":9223372036854775807,"pid":-9223372036854775807})");
     QVERIFY(ev.isValid());
     QCOMPARE(ev.timeUs(), Q_INT64_C(9007199254740993));
     QCOMPARE(ev.rank(), INT_MAX);
@@ -303,8 +330,10 @@ void TestWorkerEvent::stringField_data()
     QTest::newRow("missing") << QByteArray() << QStringLiteral("dflt");
     QTest::newRow("string") << QByteArray(R"("hello")") << QStringLiteral("hello");
     QTest::newRow("empty string") << QByteArray(R"("")") << QString();
-    QTest::newRow("escapes") << QByteArray(R"("a\"b\\c\nd\u00e9\ud83d\ude00")") << QStringLiteral(u"a\"b\\c\nd\u00e9\U0001F600");
-    QTest::newRow("NUL inside") << QByteArray(R"("a\u0000b")") << (QStringLiteral("a") + QChar(u'\0') + QStringLiteral("b"));
+    QTest::newRow("escapes") << QByteArray(R"("a\"b\\c\nd\u00e9\ud83d\ude00")")
+                             << QStringLiteral(u"a\"b\\c\nd\u00e9\U0001F600");
+    QTest::newRow("NUL inside") << QByteArray(R"("a\u0000b")")
+                                << (QStringLiteral("a") + QChar(u'\0') + QStringLiteral("b"));
     QTest::newRow("integer") << QByteArray("42") << QStringLiteral("42");
     QTest::newRow("double") << QByteArray("0.5") << QStringLiteral("0.5");
     QTest::newRow("true") << QByteArray("true") << QStringLiteral("true");
@@ -345,22 +374,34 @@ void TestWorkerEvent::shortcuts_data()
     QTest::addColumn<QString>("message");
 
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    QTest::newRow("nothing") << QByteArray() << qint64(-1) << nan << qint64(0) << 0 << 1 << QString();
-    QTest::newRow("all set") << QByteArray(R"("step":5,"loss":0.125,"pid":4321,"port":29500,"exit_code":3,"msg":"bad batch")")
-                             << qint64(5) << 0.125 << qint64(4321) << 29500 << 3 << QStringLiteral("bad batch");
-    QTest::newRow("step zero and exit zero") << QByteArray(R"("step":0,"exit_code":0)")
-                                             << qint64(0) << nan << qint64(0) << 0 << 0 << QString();
-    QTest::newRow("as strings") << QByteArray(R"("step":"9","loss":"nan","pid":"77","port":"8080","exit_code":"2","msg":7)")
-                                << qint64(9) << nan << qint64(77) << 8080 << 2 << QStringLiteral("7");
-    QTest::newRow("port 65535") << QByteArray(R"("port":65535)") << qint64(-1) << nan << qint64(0) << 65535 << 1 << QString();
-    QTest::newRow("port 65536") << QByteArray(R"("port":65536)") << qint64(-1) << nan << qint64(0) << 0 << 1 << QString();
-    QTest::newRow("port negative") << QByteArray(R"("port":-1)") << qint64(-1) << nan << qint64(0) << 0 << 1 << QString();
-    QTest::newRow("port huge") << QByteArray(R"("port":4294967297)") << qint64(-1) << nan << qint64(0) << 0 << 1 << QString();
-    QTest::newRow("negative exit code") << QByteArray(R"("exit_code":-9)") << qint64(-1) << nan << qint64(0) << 0 << -9 << QString();
-    QTest::newRow("exit code beyond int") << QByteArray(R"("exit_code":4294967296)") << qint64(-1) << nan << qint64(0) << 0 << 1 << QString();
-    QTest::newRow("exit code below int") << QByteArray(R"("exit_code":-4294967296)") << qint64(-1) << nan << qint64(0) << 0 << 1 << QString();
-    QTest::newRow("ill-typed") << QByteArray(R"("step":[1],"loss":{},"pid":true,"port":null,"exit_code":"x","msg":null)")
-                               << qint64(-1) << nan << qint64(0) << 0 << 1 << QString();
+    QTest::newRow("nothing") << QByteArray() << qint64(-1) << nan << qint64(0) << 0 << 1
+                             << QString();
+    QTest::newRow("all set")
+        << QByteArray(
+               R"("step":5,"loss":0.125,"pid":4321,"port":29500,"exit_code":3,"msg":"bad batch")")
+        << qint64(5) << 0.125 << qint64(4321) << 29500 << 3 << QStringLiteral("bad batch");
+    QTest::newRow("step zero and exit zero") << QByteArray(R"("step":0,"exit_code":0)") << qint64(0)
+                                             << nan << qint64(0) << 0 << 0 << QString();
+    QTest::newRow("as strings")
+        << QByteArray(R"("step":"9","loss":"nan","pid":"77","port":"8080","exit_code":"2","msg":7)")
+        << qint64(9) << nan << qint64(77) << 8080 << 2 << QStringLiteral("7");
+    QTest::newRow("port 65535") << QByteArray(R"("port":65535)") << qint64(-1) << nan << qint64(0)
+                                << 65535 << 1 << QString();
+    QTest::newRow("port 65536") << QByteArray(R"("port":65536)") << qint64(-1) << nan << qint64(0)
+                                << 0 << 1 << QString();
+    QTest::newRow("port negative")
+        << QByteArray(R"("port":-1)") << qint64(-1) << nan << qint64(0) << 0 << 1 << QString();
+    QTest::newRow("port huge") << QByteArray(R"("port":4294967297)") << qint64(-1) << nan
+                               << qint64(0) << 0 << 1 << QString();
+    QTest::newRow("negative exit code") << QByteArray(R"("exit_code":-9)") << qint64(-1) << nan
+                                        << qint64(0) << 0 << -9 << QString();
+    QTest::newRow("exit code beyond int") << QByteArray(R"("exit_code":4294967296)") << qint64(-1)
+                                          << nan << qint64(0) << 0 << 1 << QString();
+    QTest::newRow("exit code below int") << QByteArray(R"("exit_code":-4294967296)") << qint64(-1)
+                                         << nan << qint64(0) << 0 << 1 << QString();
+    QTest::newRow("ill-typed")
+        << QByteArray(R"("step":[1],"loss":{},"pid":true,"port":null,"exit_code":"x","msg":null)")
+        << qint64(-1) << nan << qint64(0) << 0 << 1 << QString();
 }
 
 void TestWorkerEvent::shortcuts()
@@ -412,17 +453,21 @@ void TestWorkerEvent::hostilePayloads_data()
     QTest::addColumn<QByteArray>("json");
     QTest::addColumn<bool>("accepted");
 
-    QTest::newRow("megabyte message") << stepWith(R"("msg":")" + QByteArray(1 << 20, 'm') + '"') << true;
+    QTest::newRow("megabyte message")
+        << stepWith(R"("msg":")" + QByteArray(1 << 20, 'm') + '"') << true;
     QTest::newRow("ten thousand fields") << [] {
         QByteArray extra;
         for (int i = 0; i < 10000; ++i)
-            extra += (i ? "," : "") + QByteArray("\"f") + QByteArray::number(i) + "\":" + QByteArray::number(i);
+            extra += (i ? "," : "") + QByteArray("\"f") + QByteArray::number(i) +
+                     "\":" + QByteArray::number(i);
         return stepWith(extra);
     }() << true;
-    QTest::newRow("deeply nested value") << stepWith(R"("x":)" + QByteArray(100000, '[') + QByteArray(100000, ']')) << false;
+    QTest::newRow("deeply nested value")
+        << stepWith(R"("x":)" + QByteArray(100000, '[') + QByteArray(100000, ']')) << false;
     QTest::newRow("invalid UTF-8 in a string") << stepWith("\"msg\":\"\xff\xfe\xc3\"") << false;
     QTest::newRow("lone surrogate escape") << stepWith(R"("msg":"\ud800")") << true;
-    QTest::newRow("raw NUL byte") << QByteArray("{\"t\":\"step\",\0\"ts\":1,\"rank\":0}", 31) << false;
+    QTest::newRow("raw NUL byte") << QByteArray("{\"t\":\"step\",\0\"ts\":1,\"rank\":0}", 31)
+                                  << false;
     QTest::newRow("leading BOM") << "\xef\xbb\xbf" + stepWith({}) << true;
     QTest::newRow("surrounding white space") << " \n\t" + stepWith({}) + "\r\n " << true;
 }

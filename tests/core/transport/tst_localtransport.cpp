@@ -43,11 +43,13 @@ struct Recorder
 
     explicit Recorder(Transport *t)
     {
-        QObject::connect(t, &Transport::rankStarted, t, [this](int rank, qint64 pid) { ranks[rank].pids.append(pid); });
-        QObject::connect(t, &Transport::rankOutput, t, [this](int rank, StreamKind s, const QByteArray &chunk) {
-            QVERIFY(!chunk.isEmpty());
-            (s == StreamKind::Stdout ? ranks[rank].out : ranks[rank].err) += chunk;
-        });
+        QObject::connect(t, &Transport::rankStarted, t,
+                         [this](int rank, qint64 pid) { ranks[rank].pids.append(pid); });
+        QObject::connect(t, &Transport::rankOutput, t,
+                         [this](int rank, StreamKind s, const QByteArray &chunk) {
+                             QVERIFY(!chunk.isEmpty());
+                             (s == StreamKind::Stdout ? ranks[rank].out : ranks[rank].err) += chunk;
+                         });
         QObject::connect(t, &Transport::rankExited, t, [this](int rank, const RankExit &e) {
             RankLog &r = ranks[rank];
             if (r.exits.isEmpty()) {
@@ -64,12 +66,14 @@ RankLaunchSpec shellRank(int rank, const QString &script, const QStringList &arg
     RankLaunchSpec s;
     s.rank = rank;
     s.program = QStringLiteral("/bin/sh");
-    s.arguments = QStringList{QStringLiteral("-c"), script, QStringLiteral("rank%1").arg(rank)} + args;
+    s.arguments =
+        QStringList{QStringLiteral("-c"), script, QStringLiteral("rank%1").arg(rank)} + args;
     return s;
 }
 
 // Field `index` (1-based, as in proc(5)) of /proc/<pid>/stat, read by the rank itself.
-const char kPrintIds[] = "read -r _ _ _ _ pgrp sid _ </proc/$$/stat; echo \"pid=$$ pgrp=$pgrp sid=$sid\"; ";
+const char kPrintIds[] =
+    "read -r _ _ _ _ pgrp sid _ </proc/$$/stat; echo \"pid=$$ pgrp=$pgrp sid=$sid\"; ";
 
 } // namespace
 
@@ -91,7 +95,8 @@ private:
         return true;
     }
     // Waits until `log` holds `needle` (output arrives in chunks of any size).
-    static bool waitForOutput(Transport *t, const QByteArray &log, const QByteArray &needle, int timeoutMs = 10000)
+    static bool waitForOutput(Transport *t, const QByteArray &log, const QByteArray &needle,
+                              int timeoutMs = 10000)
     {
         QSignalSpy output(t, &Transport::rankOutput);
         while (!log.contains(needle)) {
@@ -159,10 +164,13 @@ void TestLocalTransport::prepare_data()
     QVERIFY(plain.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner));
 
     QTest::newRow("scripted worker") << m_worker << true << QString();
-    QTest::newRow("missing") << m_dir.filePath(QStringLiteral("no-such-worker")) << false << QStringLiteral("worker not found");
-    QTest::newRow("not executable") << plain.fileName() << false << QStringLiteral("worker is not executable");
+    QTest::newRow("missing") << m_dir.filePath(QStringLiteral("no-such-worker")) << false
+                             << QStringLiteral("worker not found");
+    QTest::newRow("not executable")
+        << plain.fileName() << false << QStringLiteral("worker is not executable");
     QTest::newRow("empty path") << QString() << false << QStringLiteral("worker");
-    QTest::newRow("a directory") << m_dir.path() << false << QStringLiteral("worker is not executable");
+    QTest::newRow("a directory") << m_dir.path() << false
+                                 << QStringLiteral("worker is not executable");
 }
 
 void TestLocalTransport::prepare()
@@ -215,9 +223,10 @@ void TestLocalTransport::streamsStayApartAndAreDrainedBeforeExit()
     QSignalSpy exited(&t, &Transport::rankExited);
     // Interleaved writes to both streams, then a burst far larger than a pipe buffer, then an
     // immediate exit: nothing may be lost or arrive after rankExited.
-    t.startRank(shellRank(0, QStringLiteral(
-        "i=0; while [ $i -lt 50 ]; do printf 'o%d\\n' $i; printf 'e%d\\n' $i >&2; i=$((i+1)); done; "
-        "head -c 300000 /dev/zero | tr '\\0' x; head -c 200000 /dev/zero | tr '\\0' y >&2; exit 0")));
+    t.startRank(shellRank(0, QStringLiteral("i=0; while [ $i -lt 50 ]; do printf 'o%d\\n' $i; "
+                                            "printf 'e%d\\n' $i >&2; i=$((i+1)); done; "
+                                            "head -c 300000 /dev/zero | tr '\\0' x; head -c 200000 "
+                                            "/dev/zero | tr '\\0' y >&2; exit 0")));
     QVERIFY(waitForExits(exited, 1));
 
     QByteArray out, err;
@@ -248,7 +257,7 @@ void TestLocalTransport::stdinReachesTheRank()
     QVERIFY(started.wait(5000));
     QByteArray sent;
     for (int i = 0; i < 256; ++i)
-        sent += char(i); // NUL and every other byte
+        sent += char(i);             // NUL and every other byte
     sent += QByteArray(100000, 'z'); // more than a pipe holds at once
     t.writeStdin(0, sent.left(10));
     t.writeStdin(0, sent.mid(10));
@@ -286,7 +295,8 @@ void TestLocalTransport::closeStdinEndsInput()
     Recorder rec(&t);
     QSignalSpy started(&t, &Transport::rankStarted);
     QSignalSpy exited(&t, &Transport::rankExited);
-    t.startRank(shellRank(0, QStringLiteral("read -r line; echo \"got=$line\"; if read -r more; then exit 1; fi; echo eof; exit 7")));
+    t.startRank(shellRank(0, QStringLiteral("read -r line; echo \"got=$line\"; if read -r more; "
+                                            "then exit 1; fi; echo eof; exit 7")));
     QVERIFY(started.wait(5000));
     t.writeStdin(0, "stop\n");
     QVERIFY(waitForOutput(&t, rec.ranks[0].out, "got=stop\n"));
@@ -340,7 +350,8 @@ void TestLocalTransport::deathBySignal()
     LocalTransport t;
     QSignalSpy exited(&t, &Transport::rankExited);
     // No core dump: it would only slow the test down.
-    t.startRank(shellRank(0, QStringLiteral("ulimit -c 0; trap - INT; kill -%1 $$; sleep 5").arg(signal)));
+    t.startRank(
+        shellRank(0, QStringLiteral("ulimit -c 0; trap - INT; kill -%1 $$; sleep 5").arg(signal)));
     QVERIFY(waitForExits(exited, 1));
     const RankExit e = exited.first().at(1).value<RankExit>();
     QVERIFY(e.crashed);
@@ -355,10 +366,11 @@ void TestLocalTransport::signalReachesTheWholeGroup()
     Recorder rec(&t);
     QSignalSpy started(&t, &Transport::rankStarted);
     QSignalSpy exited(&t, &Transport::rankExited);
-    t.startRank(shellRank(0, QStringLiteral(
-        "sh -c 'trap \"echo child-term; exit 0\" TERM; echo child-ready; while :; do sleep 0.05; done' & c=$!; "
-        "trap 'wait $c; echo parent-term; exit 5' TERM; echo parent-ready; "
-        "while :; do sleep 0.05; done")));
+    t.startRank(shellRank(
+        0, QStringLiteral("sh -c 'trap \"echo child-term; exit 0\" TERM; echo child-ready; while "
+                          ":; do sleep 0.05; done' & c=$!; "
+                          "trap 'wait $c; echo parent-term; exit 5' TERM; echo parent-ready; "
+                          "while :; do sleep 0.05; done")));
     QVERIFY(started.wait(5000));
     QVERIFY(waitForOutput(&t, rec.ranks[0].out, "child-ready"));
     QVERIFY(waitForOutput(&t, rec.ranks[0].out, "parent-ready"));
@@ -379,7 +391,9 @@ void TestLocalTransport::leftoversAreKilledWhenRankEnds()
     Recorder rec(&t);
     QSignalSpy exited(&t, &Transport::rankExited);
     // The rank leaves a child behind that ignores SIGTERM and SIGHUP, and ends.
-    t.startRank(shellRank(0, QStringLiteral("trap '' TERM HUP; sleep 60 >/dev/null 2>&1 </dev/null & echo $!; exit 0")));
+    t.startRank(shellRank(
+        0,
+        QStringLiteral("trap '' TERM HUP; sleep 60 >/dev/null 2>&1 </dev/null & echo $!; exit 0")));
     QVERIFY(waitForExits(exited, 1));
     QCOMPARE(rec.ranks[0].exits.first().exitCode, 0);
     bool ok = false;
@@ -399,11 +413,14 @@ void TestLocalTransport::startFailure_data()
     plain.close();
     QVERIFY(plain.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner));
 
-    QTest::newRow("absolute path that does not exist") << m_dir.filePath(QStringLiteral("no/such/program")) << QString();
-    QTest::newRow("name not on PATH") << QStringLiteral("rankdeck-no-such-program-4711") << QString();
+    QTest::newRow("absolute path that does not exist")
+        << m_dir.filePath(QStringLiteral("no/such/program")) << QString();
+    QTest::newRow("name not on PATH")
+        << QStringLiteral("rankdeck-no-such-program-4711") << QString();
     QTest::newRow("not executable") << plain.fileName() << QString();
     QTest::newRow("a directory") << m_dir.path() << QString();
-    QTest::newRow("working directory missing") << QStringLiteral("/bin/true") << m_dir.filePath(QStringLiteral("no-such-dir"));
+    QTest::newRow("working directory missing")
+        << QStringLiteral("/bin/true") << m_dir.filePath(QStringLiteral("no-such-dir"));
 }
 
 // A rank that cannot start is reported as an exit with a reason, once, and never as started.
@@ -453,7 +470,8 @@ void TestLocalTransport::startWhileRunningIsRefused()
     QCOMPARE(started.count(), 1);
     const RankExit refusal = rec.ranks[2].exits.first();
     QCOMPARE(refusal.exitCode, -1);
-    QVERIFY2(refusal.detail.contains(QStringLiteral("already running")), qPrintable(refusal.detail));
+    QVERIFY2(refusal.detail.contains(QStringLiteral("already running")),
+             qPrintable(refusal.detail));
 
     // The first process is untouched and still takes stdin.
     t.writeStdin(2, "go\n");
@@ -486,8 +504,11 @@ void TestLocalTransport::ranksRunSideBySide()
     Recorder rec(&t);
     QSignalSpy exited(&t, &Transport::rankExited);
     for (int r = 0; r < kRanks; ++r)
-        t.startRank(shellRank(r, QStringLiteral("i=0; while [ $i -lt 200 ]; do echo \"r$1 $i\"; i=$((i+1)); done; exit $1"),
-                              {QString::number(r)}));
+        t.startRank(shellRank(
+            r,
+            QStringLiteral(
+                "i=0; while [ $i -lt 200 ]; do echo \"r$1 $i\"; i=$((i+1)); done; exit $1"),
+            {QString::number(r)}));
     QVERIFY(waitForExits(exited, kRanks, 20000));
     for (int r = 0; r < kRanks; ++r) {
         QByteArray expected;
@@ -506,11 +527,13 @@ void TestLocalTransport::environmentIsAddedAndOverrides()
     LocalTransport t;
     Recorder rec(&t);
     QSignalSpy exited(&t, &Transport::rankExited);
-    RankLaunchSpec spec = shellRank(0, QStringLiteral(
-        "printf '%s|' \"$RANKDECK_TEST_INHERITED\" \"$RANKDECK_TEST_OVERRIDDEN\" \"$RANKDECK_TEST_HOSTILE\" "
-        "\"${RANKDECK_TEST_EMPTY-unset}\" \"$RANK\""));
+    RankLaunchSpec spec =
+        shellRank(0, QStringLiteral("printf '%s|' \"$RANKDECK_TEST_INHERITED\" "
+                                    "\"$RANKDECK_TEST_OVERRIDDEN\" \"$RANKDECK_TEST_HOSTILE\" "
+                                    "\"${RANKDECK_TEST_EMPTY-unset}\" \"$RANK\""));
     spec.environment.insert(QStringLiteral("RANKDECK_TEST_OVERRIDDEN"), QStringLiteral("new"));
-    spec.environment.insert(QStringLiteral("RANKDECK_TEST_HOSTILE"), QStringLiteral(u"$(id) `id` 'q' \"d\"\nline2 \u00e9"));
+    spec.environment.insert(QStringLiteral("RANKDECK_TEST_HOSTILE"),
+                            QStringLiteral(u"$(id) `id` 'q' \"d\"\nline2 \u00e9"));
     spec.environment.insert(QStringLiteral("RANKDECK_TEST_EMPTY"), QString());
     spec.environment.insert(QStringLiteral("RANK"), QStringLiteral("0"));
     t.startRank(spec);
@@ -538,7 +561,8 @@ void TestLocalTransport::workingAndRunDirectories()
     // Empty working directory: the launcher's own.
     t.startRank(shellRank(1, QStringLiteral("pwd -P")));
     QVERIFY(waitForExits(exited, 2));
-    QCOMPARE(QString::fromLocal8Bit(rec.ranks[0].out.trimmed()), QFileInfo(work).canonicalFilePath());
+    QCOMPARE(QString::fromLocal8Bit(rec.ranks[0].out.trimmed()),
+             QFileInfo(work).canonicalFilePath());
     QCOMPARE(QString::fromLocal8Bit(rec.ranks[1].out.trimmed()), QDir::current().canonicalPath());
     QVERIFY(QFileInfo(runDir).isDir());
 }
@@ -565,7 +589,8 @@ void TestLocalTransport::attachRankAnswersQueuedExit()
     const RankExit e = exited.first().at(1).value<RankExit>();
     QCOMPARE(e.crashed, false);
     QCOMPARE(e.exitCode, -1);
-    QVERIFY2(e.detail.contains(QStringLiteral("local")) && e.detail.contains(QStringLiteral("cannot re-attach")),
+    QVERIFY2(e.detail.contains(QStringLiteral("local")) &&
+                 e.detail.contains(QStringLiteral("cannot re-attach")),
              qPrintable(e.detail));
     QVERIFY(e.timeUs > 0);
     QVERIFY(rec.ranks[4].pids.isEmpty());
@@ -601,11 +626,17 @@ void TestLocalTransport::controlChannelStopsScriptedWorker()
     RankLaunchSpec spec;
     spec.rank = 0;
     spec.program = m_worker;
-    spec.arguments = {QStringLiteral("--steps"), QStringLiteral("100000"), QStringLiteral("--step-delay-ms"),
-                      QStringLiteral("5"), QStringLiteral("--control-stdin")};
+    spec.arguments = {QStringLiteral("--steps"), QStringLiteral("100000"),
+                      QStringLiteral("--step-delay-ms"), QStringLiteral("5"),
+                      QStringLiteral("--control-stdin")};
     const QList<std::pair<const char *, const char *>> env{
-        {"RANK", "0"}, {"WORLD_SIZE", "1"}, {"LOCAL_RANK", "0"}, {"GROUP_RANK", "0"},
-        {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "0"}, {"RANKDECK_RUN_ID", "tst-localtransport"},
+        {"RANK", "0"},
+        {"WORLD_SIZE", "1"},
+        {"LOCAL_RANK", "0"},
+        {"GROUP_RANK", "0"},
+        {"MASTER_ADDR", "127.0.0.1"},
+        {"MASTER_PORT", "0"},
+        {"RANKDECK_RUN_ID", "tst-localtransport"},
         {"RANKDECK_CONTROL", "stdin"}};
     for (const auto &[k, v] : env)
         spec.environment.insert(QString::fromLatin1(k), QString::fromLatin1(v));
@@ -615,7 +646,8 @@ void TestLocalTransport::controlChannelStopsScriptedWorker()
     QVERIFY(waitForOutput(&t, rec.ranks[0].out, "\"t\":\"step\""));
     t.writeStdin(0, "stop\n");
     QVERIFY(waitForExits(exited, 1, 15000));
-    QVERIFY2(rec.ranks[0].out.contains("\"reason\":\"stdin-stop\""), rec.ranks[0].out.right(500).constData());
+    QVERIFY2(rec.ranks[0].out.contains("\"reason\":\"stdin-stop\""),
+             rec.ranks[0].out.right(500).constData());
     QVERIFY(rec.ranks[0].out.contains("\"t\":\"finished\""));
     QVERIFY(rec.ranks[0].out.endsWith("rank 0 done\n"));
     const RankExit e = rec.ranks[0].exits.first();

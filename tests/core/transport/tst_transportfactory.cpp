@@ -27,7 +27,8 @@ void TestTransportFactory::localProfile()
 {
     QObject owner;
     QString error = QStringLiteral("untouched");
-    Transport *t = TransportFactory::create(Profile::builtinLocal(2), QStringLiteral("run-1"), nullptr, &owner, &error);
+    Transport *t = TransportFactory::create(Profile::builtinLocal(2), QStringLiteral("run-1"),
+                                            nullptr, &owner, &error);
     QVERIFY2(t, qPrintable(error));
     QVERIFY(qobject_cast<LocalTransport *>(t));
     QCOMPARE(t->parent(), &owner);
@@ -38,7 +39,8 @@ void TestTransportFactory::localProfile()
     Profile p;
     p.name = QStringLiteral("hand-made");
     p.transport = QStringLiteral("local");
-    std::unique_ptr<Transport> orphan(TransportFactory::create(p, QString(), nullptr, nullptr, &error));
+    std::unique_ptr<Transport> orphan(
+        TransportFactory::create(p, QString(), nullptr, nullptr, &error));
     QVERIFY(qobject_cast<LocalTransport *>(orphan.get()));
     QCOMPARE(orphan->parent(), nullptr);
 }
@@ -91,8 +93,11 @@ void TestTransportFactory::unknownKind()
     QVERIFY(!t);
     QVERIFY(owner.children().isEmpty());
     QVERIFY2(error.contains(QStringLiteral("\"my profile\"")), qPrintable(error));
-    QVERIFY2(error.contains(QStringLiteral("unknown transport \"%1\"").arg(kind)), qPrintable(error));
-    QVERIFY2(error.contains(QStringLiteral("\"local\"")) && error.contains(QStringLiteral("\"ssh\"")), qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral("unknown transport \"%1\"").arg(kind)),
+             qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral("\"local\"")) &&
+                 error.contains(QStringLiteral("\"ssh\"")),
+             qPrintable(error));
 }
 
 QTEST_GUILESS_MAIN(TestTransportFactory)

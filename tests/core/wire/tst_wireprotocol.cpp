@@ -21,7 +21,9 @@ private slots:
     void roundTrip()
     {
         WireEventWriter w(event::Step, 3, 1700000000123456);
-        w.addInt(field::Step, 42).addDouble(field::Loss, 0.125).addString(field::Message, "a\"b\\c\nd\x01");
+        w.addInt(field::Step, 42)
+            .addDouble(field::Loss, 0.125)
+            .addString(field::Message, "a\"b\\c\nd\x01");
         w.addDouble(field::LearningRate, std::nan(""));
         const std::string line = w.line();
         QVERIFY(line.back() == '\n');
@@ -30,7 +32,8 @@ private slots:
         QVERIFY(m.valid);
         QCOMPARE(m.markerPos, 0u);
         QJsonParseError err;
-        const auto doc = QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size())), &err);
+        const auto doc =
+            QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size())), &err);
         QCOMPARE(err.error, QJsonParseError::NoError);
         const QJsonObject o = doc.object();
         QCOMPARE(o.value(u"t").toString(), QStringLiteral("step"));

@@ -37,7 +37,9 @@ Output parseOutput(const QByteArray &bytes)
     for (const QByteArray &line : bytes.split('\n')) {
         const auto m = wire::findWireEvent(std::string_view(line.constData(), size_t(line.size())));
         if (m.valid) {
-            out.events << QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size()))).object();
+            out.events << QJsonDocument::fromJson(
+                              QByteArray(m.json.data(), qsizetype(m.json.size())))
+                              .object();
             if (m.markerPos > 0)
                 out.logLines << QString::fromUtf8(line.left(qsizetype(m.markerPos)));
         } else if (!line.isEmpty()) {
@@ -51,7 +53,8 @@ QList<QJsonObject> eventsOfType(const Output &out, std::string_view type)
 {
     QList<QJsonObject> list;
     for (const QJsonObject &e : out.events)
-        if (e.value(QStringLiteral("t")).toString() == QLatin1String(type.data(), qsizetype(type.size())))
+        if (e.value(QStringLiteral("t")).toString() ==
+            QLatin1String(type.data(), qsizetype(type.size())))
             list << e;
     return list;
 }
@@ -59,18 +62,17 @@ QList<QJsonObject> eventsOfType(const Output &out, std::string_view type)
 class Helper
 {
 public:
-    Helper(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment(),
+    Helper(const QStringList &args,
+           const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment(),
            const QString &program = QStringLiteral(RANKDECK_CRASHHELPER))
     {
         m_process.setProgram(program);
         m_process.setArguments(args);
         m_process.setProcessEnvironment(env);
-        QObject::connect(&m_process, &QProcess::readyReadStandardOutput, [this] {
-            m_stdout += m_process.readAllStandardOutput();
-        });
-        QObject::connect(&m_process, &QProcess::readyReadStandardError, [this] {
-            m_stderr += m_process.readAllStandardError();
-        });
+        QObject::connect(&m_process, &QProcess::readyReadStandardOutput,
+                         [this] { m_stdout += m_process.readAllStandardOutput(); });
+        QObject::connect(&m_process, &QProcess::readyReadStandardError,
+                         [this] { m_stderr += m_process.readAllStandardError(); });
         m_process.start();
         if (m_process.waitForStarted(10000))
             m_pid = m_process.processId();
@@ -112,15 +114,28 @@ private slots:
         QTest::addColumn<QString>("fault");
         QTest::addColumn<int>("signal");
         QTest::addColumn<QString>("kind");
-        QTest::addColumn<QString>("name");        // signal name or exception type
-        QTest::addColumn<QString>("function");    // where it faulted
-        QTest::addColumn<QString>("message");     // part of the message
-        QTest::newRow("segv") << "segv" << SIGSEGV << "crash" << "SIGSEGV" << "crashWithSegv" << "Segmentation fault";
-        QTest::newRow("abort") << "abort" << SIGABRT << "crash" << "SIGABRT" << "crashWithAbort" << "Aborted";
-        QTest::newRow("fpe") << "fpe" << SIGFPE << "crash" << "SIGFPE" << "crashWithFpe" << "divide by zero";
-        QTest::newRow("throw") << "throw" << SIGABRT << "exception" << "std::runtime_error" << "throwRuntimeError"
+        QTest::addColumn<QString>("name");     // signal name or exception type
+        QTest::addColumn<QString>("function"); // where it faulted
+        QTest::addColumn<QString>("message");  // part of the message
+        QTest::newRow("segv") << "segv" << SIGSEGV << "crash"
+                              << "SIGSEGV"
+                              << "crashWithSegv"
+                              << "Segmentation fault";
+        QTest::newRow("abort") << "abort" << SIGABRT << "crash"
+                               << "SIGABRT"
+                               << "crashWithAbort"
+                               << "Aborted";
+        QTest::newRow("fpe") << "fpe" << SIGFPE << "crash"
+                             << "SIGFPE"
+                             << "crashWithFpe"
+                             << "divide by zero";
+        QTest::newRow("throw") << "throw" << SIGABRT << "exception"
+                               << "std::runtime_error"
+                               << "throwRuntimeError"
                                << "injected fault: std::runtime_error thrown at step 3";
-        QTest::newRow("torch-check") << "torch-check" << SIGABRT << "exception" << "c10::Error" << "failTorchCheck"
+        QTest::newRow("torch-check") << "torch-check" << SIGABRT << "exception"
+                                     << "c10::Error"
+                                     << "failTorchCheck"
                                      << "injected fault: TORCH_CHECK failed at step 3";
     }
     void fatalFaults()
@@ -165,14 +180,17 @@ private slots:
         QVERIFY2(f.firstOwnFrame >= 0, qPrintable(stack));
         const FrameParts own = parseFrame(f.stack.at(f.firstOwnFrame));
         QVERIFY2(own.function.contains(function), qPrintable(f.stack.at(f.firstOwnFrame)));
-        QVERIFY2(own.file.endsWith(QLatin1String("worker/crash/faultinjection.cpp")), qPrintable(own.file));
+        QVERIFY2(own.file.endsWith(QLatin1String("worker/crash/faultinjection.cpp")),
+                 qPrintable(own.file));
         QVERIFY(own.line > 0);
         QCOMPARE(own.module, kOwnModule);
         QCOMPARE(firstOwnFrame(f.stack, kOwnModule), f.firstOwnFrame);
 
         // Nothing printed before the fault is lost, and the training stopped at the fault.
         for (int step = 0; step < 3; ++step)
-            QVERIFY2(out.logLines.contains(QStringLiteral("Rank 1: Epoch %1, Loss %2").arg(step).arg(1.0 / (1 + step), 0, 'f', 6)),
+            QVERIFY2(out.logLines.contains(QStringLiteral("Rank 1: Epoch %1, Loss %2")
+                                               .arg(step)
+                                               .arg(1.0 / (1 + step), 0, 'f', 6)),
                      qPrintable(out.logLines.join(QLatin1Char('\n'))));
         QVERIFY(!out.logLines.join(QLatin1Char('\n')).contains(QLatin1String("Epoch 3,")));
 
@@ -195,7 +213,8 @@ private slots:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("RANKDECK_CRASH_RAW"), QStringLiteral("1"));
         Helper h({u"--rank"_s, u"2"_s, u"--run-dir"_s, runDir.path(), u"--fault"_s, u"segv@1"_s,
-                  u"--fault-rank"_s, u"2"_s, u"--step-delay-ms"_s, u"1"_s}, env);
+                  u"--fault-rank"_s, u"2"_s, u"--step-delay-ms"_s, u"1"_s},
+                 env);
         QVERIFY(h.finish());
         QCOMPARE(h.process().exitStatus(), QProcess::CrashExit);
         QCOMPARE(h.process().exitCode(), SIGSEGV);
@@ -207,7 +226,8 @@ private slots:
         QVERIFY(f.stack.size() >= 2);
         const FrameParts top = parseFrame(f.stack.first());
         QCOMPARE(top.module, kOwnModule);
-        QVERIFY2(f.stack.first().contains(QLatin1String("[crashhelper+0x")), qPrintable(f.stack.first()));
+        QVERIFY2(f.stack.first().contains(QLatin1String("[crashhelper+0x")),
+                 qPrintable(f.stack.first()));
         QVERIFY(QFile::exists(runDir.filePath(QStringLiteral("crash-rank2.txt"))));
     }
 
@@ -236,7 +256,8 @@ private slots:
         QVERIFY2(f.thread.startsWith(QLatin1String("rdk-train (tid ")), qPrintable(f.thread));
         QVERIFY(!f.thread.contains(QLatin1String("main thread")));
         QVERIFY(f.firstOwnFrame >= 0);
-        QVERIFY2(f.stack.at(f.firstOwnFrame).contains(function), qPrintable(f.stack.join(QLatin1Char('\n'))));
+        QVERIFY2(f.stack.at(f.firstOwnFrame).contains(function),
+                 qPrintable(f.stack.join(QLatin1Char('\n'))));
     }
 
     // The binary was replaced on disk while it ran (a redeploy): still symbolized.
@@ -258,7 +279,8 @@ private slots:
         const RankFailure f = failureFromCrashEvent(crashes.first());
         QVERIFY2(f.firstOwnFrame >= 0, qPrintable(f.stack.join(QLatin1Char('\n'))));
         const FrameParts own = parseFrame(f.stack.at(f.firstOwnFrame));
-        QVERIFY2(own.function.contains(QLatin1String("crashWithSegv")), qPrintable(f.stack.join(QLatin1Char('\n'))));
+        QVERIFY2(own.function.contains(QLatin1String("crashWithSegv")),
+                 qPrintable(f.stack.join(QLatin1Char('\n'))));
         QCOMPARE(own.module, kOwnModule);
         QVERIFY(own.line > 0);
     }
@@ -293,7 +315,8 @@ private slots:
                   u"--step-delay-ms"_s, u"20"_s});
         QTRY_VERIFY_WITH_TIMEOUT(h.out().contains("Epoch 2,"), 20000);
         QCOMPARE(::kill(pid_t(h.pid()), SIGUSR1), 0);
-        QTRY_VERIFY_WITH_TIMEOUT(!eventsOfType(parseOutput(h.out()), wire::event::Stacks).isEmpty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!eventsOfType(parseOutput(h.out()), wire::event::Stacks).isEmpty(),
+                                 20000);
 
         const Output out = parseOutput(h.out());
         const QJsonObject ev = eventsOfType(out, wire::event::Stacks).first();
@@ -307,7 +330,8 @@ private slots:
                 continue;
             ++mains;
             QCOMPARE(t.tid, h.pid());
-            QVERIFY2(t.frames.join(QLatin1Char('\n')).contains(QLatin1String("main")), qPrintable(t.frames.join(QLatin1Char('\n'))));
+            QVERIFY2(t.frames.join(QLatin1Char('\n')).contains(QLatin1String("main")),
+                     qPrintable(t.frames.join(QLatin1Char('\n'))));
         }
         QCOMPARE(mains, 1);
         QVERIFY(QFile::exists(runDir.filePath(QStringLiteral("stacks-rank0.txt"))));
@@ -326,19 +350,24 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(h.err().contains("injecting fault hang@2"), 20000);
         // Heartbeats go on after the hang began.
         const qsizetype hangStart = h.out().size();
-        QTRY_VERIFY_WITH_TIMEOUT(eventsOfType(parseOutput(h.out().mid(hangStart)), wire::event::Heartbeat).size() >= 2, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            eventsOfType(parseOutput(h.out().mid(hangStart)), wire::event::Heartbeat).size() >= 2,
+            20000);
         QCOMPARE(::kill(pid_t(h.pid()), SIGUSR1), 0);
-        QTRY_VERIFY_WITH_TIMEOUT(!eventsOfType(parseOutput(h.out()), wire::event::Stacks).isEmpty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!eventsOfType(parseOutput(h.out()), wire::event::Stacks).isEmpty(),
+                                 20000);
 
         const Output out = parseOutput(h.out());
         QVERIFY(!out.logLines.join(QLatin1Char('\n')).contains(QLatin1String("Epoch 2,")));
-        const QList<ThreadStack> threads = threadStacksFromEvent(eventsOfType(out, wire::event::Stacks).first());
+        const QList<ThreadStack> threads =
+            threadStacksFromEvent(eventsOfType(out, wire::event::Stacks).first());
         QStringList mainFrames;
         for (const ThreadStack &t : threads)
             if (t.mainThread)
                 mainFrames = t.frames;
         const QString where = waitLocation(mainFrames, kOwnModule);
-        QVERIFY2(where.contains(QLatin1String("hangWithoutJoiningCollectives")), qPrintable(mainFrames.join(QLatin1Char('\n'))));
+        QVERIFY2(where.contains(QLatin1String("hangWithoutJoiningCollectives")),
+                 qPrintable(mainFrames.join(QLatin1Char('\n'))));
         QVERIFY(!waitsInCollective(mainFrames));
         QCOMPARE(h.process().state(), QProcess::Running);
     }

@@ -41,7 +41,8 @@ private slots:
         QCOMPARE(f->step(), step);
         QCOMPARE(f->exitCode(), exitCode);
         QVERIFY(f->active());
-        QVERIFY(QString::fromStdString(f->describe()).startsWith(spec.section(QLatin1Char('@'), 0, 0)));
+        QVERIFY(
+            QString::fromStdString(f->describe()).startsWith(spec.section(QLatin1Char('@'), 0, 0)));
     }
 
     void rejectsBadSpecs_data()

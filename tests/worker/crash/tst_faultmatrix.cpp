@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The fault matrix, end to end: real rankdeck-worker processes under a RunController (Gloo),
 // every --fault KIND on the last (non-zero) rank of a 2- and a 4-rank local run, and of a 4-rank
-// run over SSH on two nodes of the sshd fixture (skipped where sshd cannot run). For each: the run fails, the root cause is that rank with the right signal or exception
-// and its message, its stack names the faulting worker function, every other rank is reported
-// as a consequence and ended within 10 s, no process of the run remains, and every line the
-// faulty rank printed before the fault is in the run record. `hang`: the run is flagged hung,
-// and the stack dumps show the hung rank in the fault and its peers in a collective, without
-// killing anyone.
-#include "run/failurereport.h"
+// run over SSH on two nodes of the sshd fixture (skipped where sshd cannot run). For each: the run
+// fails, the root cause is that rank with the right signal or exception and its message, its stack
+// names the faulting worker function, every other rank is reported as a consequence and ended
+// within 10 s, no process of the run remains, and every line the faulty rank printed before the
+// fault is in the run record. `hang`: the run is flagged hung, and the stack dumps show the hung
+// rank in the fault and its peers in a collective, without killing anyone.
 #include "config/profile.h"
-#include "run/runcontroller.h"
-#include "transport/ssh/policysshinteraction.h"
-#include "fixtureprofile.h"
-#include "sshfixture.h"
 #include "config/trainingconfig.h"
+#include "fixtureprofile.h"
+#include "run/failurereport.h"
+#include "run/runcontroller.h"
+#include "sshfixture.h"
+#include "transport/ssh/policysshinteraction.h"
 
 #include <QDir>
 #include <QFile>
@@ -48,10 +48,10 @@ bool processesOfRunRemain(const QString &runId)
 
 struct Expected
 {
-    QString kind;      // RankFailure::kind of the root cause
-    QString name;      // signal name or exception type
-    QString function;  // the faulting worker function in the stack
-    QString message;   // part of the message
+    QString kind;     // RankFailure::kind of the root cause
+    QString name;     // signal name or exception type
+    QString function; // the faulting worker function in the stack
+    QString message;  // part of the message
     int exitCode = 0;
 };
 
@@ -78,18 +78,22 @@ TrainingConfig configFor(const QString &fault, int faultRank)
 {
     TrainingConfig c;
     c.name = QStringLiteral("faultmatrix");
-    c.workerArguments = {u"--task"_s, u"linear"_s, u"--steps"_s, u"1000"_s,
-                         u"--dataset-size"_s, u"256"_s, u"--batch-size"_s, u"8"_s,
-                         u"--backend"_s, u"gloo"_s, u"--step-delay-ms"_s, u"20"_s,
-                         u"--log-every"_s, u"1"_s,
-                         u"--fault"_s, QStringLiteral("%1@%2").arg(fault).arg(kFaultStep),
-                         u"--fault-rank"_s, QString::number(faultRank)};
+    c.workerArguments = {u"--task"_s,          u"linear"_s,
+                         u"--steps"_s,         u"1000"_s,
+                         u"--dataset-size"_s,  u"256"_s,
+                         u"--batch-size"_s,    u"8"_s,
+                         u"--backend"_s,       u"gloo"_s,
+                         u"--step-delay-ms"_s, u"20"_s,
+                         u"--log-every"_s,     u"1"_s,
+                         u"--fault"_s,         QStringLiteral("%1@%2").arg(fault).arg(kFaultStep),
+                         u"--fault-rank"_s,    QString::number(faultRank)};
     return c;
 }
 
 Profile sshProfile(const SshFixture &ssh, int worldSize)
 {
-    Profile p = rankdeck::testing::fixtureProfile(ssh, QStringLiteral("faultmatrix-ssh"), ssh.nodeCount(), worldSize / ssh.nodeCount());
+    Profile p = rankdeck::testing::fixtureProfile(ssh, QStringLiteral("faultmatrix-ssh"),
+                                                  ssh.nodeCount(), worldSize / ssh.nodeCount());
     p.backend = QStringLiteral("gloo");
     p.connectTimeoutSec = 10;
     return p;
@@ -130,7 +134,8 @@ private slots:
         // The SSH client reads ~/.ssh/known_hosts, and the nodes' caches live under their homes:
         // keep both away from the real ones.
         QVERIFY(m_home.isValid());
-        QVERIFY(rankdeck::testing::isolateUserDirectories(m_home.path(), {"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"}));
+        QVERIFY(rankdeck::testing::isolateUserDirectories(
+            m_home.path(), {"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"}));
         QVERIFY2(m_ssh.start(2), qPrintable(m_ssh.lastError()));
         QVERIFY(m_ssh.writeKnownHosts(m_home.filePath(QStringLiteral("HOME/.ssh/known_hosts"))));
     }
@@ -154,10 +159,12 @@ private slots:
         QTest::addColumn<bool>("ssh");
         for (int world : {2, 4}) {
             for (const char *fault : {"segv", "abort", "fpe", "throw", "torch-check", "exit:3"})
-                QTest::addRow("%s, %d ranks", fault, world) << QString::fromLatin1(fault) << world << false;
+                QTest::addRow("%s, %d ranks", fault, world)
+                    << QString::fromLatin1(fault) << world << false;
         }
         for (const char *fault : {"segv", "abort", "fpe", "throw", "torch-check", "exit:3"})
-            QTest::addRow("%s, 4 ranks on 2 ssh nodes", fault) << QString::fromLatin1(fault) << 4 << true;
+            QTest::addRow("%s, 4 ranks on 2 ssh nodes", fault)
+                << QString::fromLatin1(fault) << 4 << true;
     }
     void fatalFault()
     {
@@ -171,7 +178,8 @@ private slots:
         QTemporaryDir runs;
         QVERIFY(runs.isValid());
 
-        RunController run(profileFor(ssh, worldSize), configFor(fault, faultRank), options(ssh, runs.path()));
+        RunController run(profileFor(ssh, worldSize), configFor(fault, faultRank),
+                          options(ssh, runs.path()));
         QSignalSpy finished(&run, &RunController::finished);
         QString error;
         QVERIFY2(run.start(&error), qPrintable(error));
@@ -197,8 +205,10 @@ private slots:
         }
         QVERIFY2(root->message.contains(expected.message), qPrintable(text));
         if (!expected.function.isEmpty()) {
-            QVERIFY2(root->stack.join(QLatin1Char('\n')).contains(expected.function), qPrintable(text));
-            QVERIFY2(root->firstOwnFrame >= 0 && root->stack.at(root->firstOwnFrame).contains(expected.function),
+            QVERIFY2(root->stack.join(QLatin1Char('\n')).contains(expected.function),
+                     qPrintable(text));
+            QVERIFY2(root->firstOwnFrame >= 0 &&
+                         root->stack.at(root->firstOwnFrame).contains(expected.function),
                      qPrintable(text));
             QVERIFY2(text.contains(QStringLiteral("→ ")), qPrintable(text));
         }
@@ -211,10 +221,12 @@ private slots:
             QVERIFY2(f.kind == QLatin1String("consequence"), qPrintable(text));
         }
         for (const RankStatus &s : run.rankStatuses()) {
-            QVERIFY2(s.endTimeUs > 0, qPrintable(QStringLiteral("rank %1 has no end time").arg(s.rank)));
+            QVERIFY2(s.endTimeUs > 0,
+                     qPrintable(QStringLiteral("rank %1 has no end time").arg(s.rank)));
             QVERIFY2(s.endTimeUs - root->timeUs < kConsequenceLimitUs,
                      qPrintable(QStringLiteral("rank %1 ended %2 ms after the root cause")
-                                    .arg(s.rank).arg((s.endTimeUs - root->timeUs) / 1000)));
+                                    .arg(s.rank)
+                                    .arg((s.endTimeUs - root->timeUs) / 1000)));
         }
         qint64 lastEnd = 0;
         for (const RankStatus &s : run.rankStatuses())
@@ -230,7 +242,8 @@ private slots:
         for (const QString &l : lines)
             trainingLines += l.startsWith(prefix) ? 1 : 0;
         QVERIFY2(trainingLines >= kFaultStep - 1, qPrintable(lines.join(QLatin1Char('\n'))));
-        QVERIFY2(lines.filter(QStringLiteral("injecting fault %1@%2").arg(fault).arg(kFaultStep)).size() == 1,
+        QVERIFY2(lines.filter(QStringLiteral("injecting fault %1@%2").arg(fault).arg(kFaultStep))
+                         .size() == 1,
                  qPrintable(lines.join(QLatin1Char('\n'))));
 
         // The stored report reads back the same.

@@ -111,11 +111,12 @@ Cli TestDetach::cli(const QStringList &args, int timeoutMs)
 void TestDetach::detachedRunGoesOnAndReattachLosesNothing()
 {
     const int steps = 40;
-    const Cli launched = cli({QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("sshpair"),
-                              QStringLiteral("--detach"), QStringLiteral("--"), QStringLiteral("--task"),
-                              QStringLiteral("linear"), QStringLiteral("--steps"), QString::number(steps),
-                              QStringLiteral("--backend"), QStringLiteral("gloo"), QStringLiteral("--step-delay-ms"),
-                              QStringLiteral("100")});
+    const Cli launched =
+        cli({QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("sshpair"),
+             QStringLiteral("--detach"), QStringLiteral("--"), QStringLiteral("--task"),
+             QStringLiteral("linear"), QStringLiteral("--steps"), QString::number(steps),
+             QStringLiteral("--backend"), QStringLiteral("gloo"), QStringLiteral("--step-delay-ms"),
+             QStringLiteral("100")});
     QVERIFY2(launched.exitCode == 0, qPrintable(launched.err));
     const QString runId = launched.out.trimmed().split(u'\n').last();
     const QString local = m_runsDir + QLatin1Char('/') + runId;
@@ -127,9 +128,11 @@ void TestDetach::detachedRunGoesOnAndReattachLosesNothing()
     QCOMPARE(state.value(QStringLiteral("streams")).toArray().size(), 2);
     QVERIFY2(!processesMatching(runId).isEmpty(), "the ranks did not outlive the launcher");
     // They keep printing with nobody listening.
-    const qint64 sizeAtDetach = QFileInfo(nodeRunDir(1, runId) + QStringLiteral("/rank1.a1.out")).size();
-    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(nodeRunDir(1, runId) + QStringLiteral("/rank1.a1.out")).size() > sizeAtDetach,
-                             20000);
+    const qint64 sizeAtDetach =
+        QFileInfo(nodeRunDir(1, runId) + QStringLiteral("/rank1.a1.out")).size();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        QFileInfo(nodeRunDir(1, runId) + QStringLiteral("/rank1.a1.out")).size() > sizeAtDetach,
+        20000);
 
     const Cli attached = cli({QStringLiteral("attach"), runId, QStringLiteral("--no-progress")});
     QVERIFY2(attached.exitCode == 0, qPrintable(attached.err + attached.out));
@@ -152,7 +155,8 @@ void TestDetach::attachRefusesWhatItCannotTakeOver_data()
     QTest::addColumn<QString>("run");
     QTest::addColumn<QString>("message");
     QTest::newRow("unknown run") << QStringLiteral("no-such-run") << QStringLiteral("no-such-run");
-    QTest::newRow("finished run") << QStringLiteral("@finished") << QStringLiteral("is not running");
+    QTest::newRow("finished run") << QStringLiteral("@finished")
+                                  << QStringLiteral("is not running");
 }
 
 void TestDetach::attachRefusesWhatItCannotTakeOver()

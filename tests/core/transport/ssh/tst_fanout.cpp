@@ -5,10 +5,10 @@
 // (SIGSTOP: its port accepts, nothing answers, as a hung machine does). Every healthy node must
 // connect, deploy and start its rank while the frozen one is still connecting, and the frozen
 // node must fail on its own connect timeout with a message naming it, and only it.
-#include "transport/ssh/policysshinteraction.h"
 #include "config/profile.h"
 #include "fixtureprofile.h"
 #include "sshfixture.h"
+#include "transport/ssh/policysshinteraction.h"
 #include "transport/ssh/sshtransport.h"
 
 #include <QElapsedTimer>
@@ -67,7 +67,8 @@ void TestFanout::initTestCase()
     if (const QString why = SshFixture::unavailableReason(); !why.isEmpty())
         QSKIP(qPrintable(why));
     m_loadgen = qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-loadgen");
-    QVERIFY2(QFileInfo(m_loadgen).isExecutable(), qPrintable(m_loadgen + QStringLiteral(" is not built")));
+    QVERIFY2(QFileInfo(m_loadgen).isExecutable(),
+             qPrintable(m_loadgen + QStringLiteral(" is not built")));
     QVERIFY(m_home.isValid());
     qputenv("HOME", QFile::encodeName(m_home.path()));
     qunsetenv("SSH_AUTH_SOCK");
@@ -89,16 +90,19 @@ void TestFanout::frozenNodeDoesNotHoldUpTheOthers()
 
     Profile p = rankdeck::testing::fixtureProfile(m_ssh, QStringLiteral("fanout"), kNodes, 1);
     p.connectTimeoutSec = kConnectTimeoutSec;
-    const QString runId = QStringLiteral("fanout-%1").arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
+    const QString runId = QStringLiteral("fanout-%1")
+                              .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
     SshTransport t(p, runId, &m_refuse);
 
     QHash<int, QStringList> stages;
     QHash<int, qint64> pids;
     QHash<int, RankExit> exits;
     QHash<int, QByteArray> err;
-    connect(&t, &Transport::nodeProgress, this, [&](int node, const QString &stage, int) { stages[node] << stage; });
+    connect(&t, &Transport::nodeProgress, this,
+            [&](int node, const QString &stage, int) { stages[node] << stage; });
     connect(&t, &Transport::rankStarted, this, [&](int rank, qint64 pid) { pids[rank] = pid; });
-    connect(&t, &Transport::rankExited, this, [&](int rank, const RankExit &e) { exits[rank] = e; });
+    connect(&t, &Transport::rankExited, this,
+            [&](int rank, const RankExit &e) { exits[rank] = e; });
     connect(&t, &Transport::rankOutput, this, [&](int rank, StreamKind s, const QByteArray &chunk) {
         if (s == StreamKind::Stderr)
             err[rank] += chunk;
@@ -119,8 +123,8 @@ void TestFanout::frozenNodeDoesNotHoldUpTheOthers()
             s.rank = node;
             s.nodeIndex = node;
             s.program = t.workerPath(node);
-            s.arguments = {QStringLiteral("--duration"), QStringLiteral("0"), QStringLiteral("--lines-per-sec"),
-                           QStringLiteral("0")};
+            s.arguments = {QStringLiteral("--duration"), QStringLiteral("0"),
+                           QStringLiteral("--lines-per-sec"), QStringLiteral("0")};
             s.environment.insert(QStringLiteral("RANK"), QString::number(node));
             s.environment.insert(QStringLiteral("WORLD_SIZE"), QString::number(kNodes));
             s.environment.insert(QStringLiteral("RANKDECK_RUN_ID"), runId);
@@ -132,14 +136,20 @@ void TestFanout::frozenNodeDoesNotHoldUpTheOthers()
     clock.start();
     t.prepare(m_loadgen);
 
-    const bool othersStarted = QTest::qWaitFor([&] { return pids.size() == kNodes - 1 || !failed.isEmpty(); },
-                                               (kConnectTimeoutSec + 60) * 1000);
-    QVERIFY2(othersStarted, qPrintable(QStringLiteral("%1 of %2 ranks started").arg(pids.size()).arg(kNodes - 1)));
+    const bool othersStarted =
+        QTest::qWaitFor([&] { return pids.size() == kNodes - 1 || !failed.isEmpty(); },
+                        (kConnectTimeoutSec + 60) * 1000);
+    QVERIFY2(othersStarted,
+             qPrintable(QStringLiteral("%1 of %2 ranks started").arg(pids.size()).arg(kNodes - 1)));
     QVERIFY2(failed.isEmpty(),
-             qPrintable(QStringLiteral("the frozen node failed before the others were running (%1 of %2 ranks "
-                                       "started): %3")
-                            .arg(pids.size()).arg(kNodes - 1).arg(failed.value(0).value(0).toString())));
-    qInfo("%d ranks running after %lld ms, the frozen node still connecting", kNodes - 1, clock.elapsed());
+             qPrintable(QStringLiteral(
+                            "the frozen node failed before the others were running (%1 of %2 ranks "
+                            "started): %3")
+                            .arg(pids.size())
+                            .arg(kNodes - 1)
+                            .arg(failed.value(0).value(0).toString())));
+    qInfo("%d ranks running after %lld ms, the frozen node still connecting", kNodes - 1,
+          clock.elapsed());
     QVERIFY(!pids.contains(frozen));
     // Nodes beyond the transport's parallel-connect limit first wait for a slot; the frozen
     // node holds one slot and nothing else.
@@ -156,8 +166,9 @@ void TestFanout::frozenNodeDoesNotHoldUpTheOthers()
             continue;
         // Per-node progress, from the first stage to the last.
         QCOMPARE(working(node).value(0), QStringLiteral("connecting"));
-        QVERIFY2(stages.value(node).contains(QStringLiteral("ready")),
-                 qPrintable(QStringLiteral("node %1: %2").arg(node).arg(stages.value(node).join(u','))));
+        QVERIFY2(
+            stages.value(node).contains(QStringLiteral("ready")),
+            qPrintable(QStringLiteral("node %1: %2").arg(node).arg(stages.value(node).join(u','))));
         QVERIFY(pids.value(node) > 0);
     }
 
@@ -176,7 +187,8 @@ void TestFanout::frozenNodeDoesNotHoldUpTheOthers()
         if (node == frozen)
             QVERIFY2(error.startsWith(m_ssh.address(frozen) + QLatin1Char(':')), qPrintable(error));
         else
-            QVERIFY2(error.isEmpty(), qPrintable(QStringLiteral("node %1: %2").arg(node).arg(error)));
+            QVERIFY2(error.isEmpty(),
+                     qPrintable(QStringLiteral("node %1: %2").arg(node).arg(error)));
     }
 
     // Every healthy rank ran the loadgen that was deployed to its node, as its own rank, to a
@@ -186,8 +198,10 @@ void TestFanout::frozenNodeDoesNotHoldUpTheOthers()
         if (node == frozen)
             continue;
         const RankExit e = exits.value(node);
-        QVERIFY2(!e.crashed && e.exitCode == 0 && e.detail.isEmpty(),
-                 qPrintable(QStringLiteral("rank %1: exit %2 %3").arg(node).arg(e.exitCode).arg(e.detail)));
+        QVERIFY2(
+            !e.crashed && e.exitCode == 0 && e.detail.isEmpty(),
+            qPrintable(
+                QStringLiteral("rank %1: exit %2 %3").arg(node).arg(e.exitCode).arg(e.detail)));
         QVERIFY2(err.value(node).contains("loadgen rank " + QByteArray::number(node) + " wrote"),
                  err.value(node).constData());
     }

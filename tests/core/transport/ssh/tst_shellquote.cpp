@@ -43,7 +43,8 @@ ShellResult runShell(const QString &shell, const QByteArray &command, const QStr
 QStringList availableShells()
 {
     QStringList shells;
-    for (const char *s : {"/bin/sh", "/bin/bash", "/bin/dash", "/usr/bin/zsh", "/bin/ksh", "/bin/mksh"}) {
+    for (const char *s :
+         {"/bin/sh", "/bin/bash", "/bin/dash", "/usr/bin/zsh", "/bin/ksh", "/bin/mksh"}) {
         if (QFileInfo(QString::fromLatin1(s)).isExecutable())
             shells << QString::fromLatin1(s);
     }
@@ -79,14 +80,17 @@ void TestShellQuote::quote_data()
     QTest::newRow("single quote") << QStringLiteral("it's") << QByteArray("'it'\\''s'");
     QTest::newRow("only a quote") << QStringLiteral("'") << QByteArray("''\\'''");
     QTest::newRow("two quotes") << QStringLiteral("''") << QByteArray("''\\'''\\'''");
-    QTest::newRow("already escaped") << QStringLiteral("'\\''") << QByteArray("''\\''\\'\\'''\\'''");
-    QTest::newRow("dollar") << QStringLiteral("$HOME ${PATH} $(id)") << QByteArray("'$HOME ${PATH} $(id)'");
+    QTest::newRow("already escaped")
+        << QStringLiteral("'\\''") << QByteArray("''\\''\\'\\'''\\'''");
+    QTest::newRow("dollar") << QStringLiteral("$HOME ${PATH} $(id)")
+                            << QByteArray("'$HOME ${PATH} $(id)'");
     QTest::newRow("backticks") << QStringLiteral("`id`") << QByteArray("'`id`'");
     QTest::newRow("double quotes") << QStringLiteral("\"x\"") << QByteArray("'\"x\"'");
     QTest::newRow("backslash") << QStringLiteral("a\\b\\") << QByteArray("'a\\b\\'");
     QTest::newRow("newline") << QStringLiteral("a\nb") << QByteArray("'a\nb'");
-    QTest::newRow("non-ASCII is UTF-8") << QStringLiteral(u"h\u00e9 \u65e5\u672c \U0001F600")
-                                        << QByteArray("'h\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80'");
+    QTest::newRow("non-ASCII is UTF-8")
+        << QStringLiteral(u"h\u00e9 \u65e5\u672c \U0001F600")
+        << QByteArray("'h\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80'");
 }
 
 void TestShellQuote::quote()
@@ -145,9 +149,11 @@ void TestShellQuote::roundTrip()
         const ShellResult r = runShell(sh, "printf %s " + shell::quote(word), dir.path());
         QVERIFY2(r.finished, qPrintable(sh));
         QVERIFY2(r.exitCode == 0, qPrintable(sh + QStringLiteral(": ") + QString::fromUtf8(r.err)));
-        QVERIFY2(r.out == word.toUtf8(), qPrintable(sh + QStringLiteral(" printed ") + QString::fromUtf8(r.out.toPercentEncoding())));
+        QVERIFY2(r.out == word.toUtf8(), qPrintable(sh + QStringLiteral(" printed ") +
+                                                    QString::fromUtf8(r.out.toPercentEncoding())));
         QVERIFY2(r.err.isEmpty(), qPrintable(sh + QStringLiteral(": ") + QString::fromUtf8(r.err)));
-        const QStringList left = QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden);
+        const QStringList left =
+            QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden);
         QVERIFY2(left.isEmpty(), qPrintable(sh + QStringLiteral(" created ") + left.join(u' ')));
     }
 }
@@ -182,10 +188,13 @@ void TestShellQuote::quoteAllKeepsWordBoundaries_data()
 
     QTest::newRow("one") << QStringList{QStringLiteral("a")};
     QTest::newRow("empty words") << QStringList{QString(), QString(), QString()};
-    QTest::newRow("spaces inside") << QStringList{QStringLiteral("a b"), QStringLiteral(" "), QStringLiteral("c")};
-    QTest::newRow("quotes") << QStringList{QStringLiteral("'"), QStringLiteral("it's"), QStringLiteral("'x")};
-    QTest::newRow("hostile") << QStringList{QStringLiteral("$(id)"), QStringLiteral("`id`"), QStringLiteral(";"),
-                                            QStringLiteral("\n"), QStringLiteral("*")};
+    QTest::newRow("spaces inside")
+        << QStringList{QStringLiteral("a b"), QStringLiteral(" "), QStringLiteral("c")};
+    QTest::newRow("quotes") << QStringList{QStringLiteral("'"), QStringLiteral("it's"),
+                                           QStringLiteral("'x")};
+    QTest::newRow("hostile") << QStringList{QStringLiteral("$(id)"), QStringLiteral("`id`"),
+                                            QStringLiteral(";"), QStringLiteral("\n"),
+                                            QStringLiteral("*")};
 }
 
 // `printf '<%s>'` prints one <…> per word the shell saw: no word split, merged or lost.
@@ -194,7 +203,8 @@ void TestShellQuote::quoteAllKeepsWordBoundaries()
     QFETCH(QStringList, words);
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    const ShellResult r = runShell(QStringLiteral("/bin/sh"), "printf '<%s>' " + shell::quoteAll(words), dir.path());
+    const ShellResult r =
+        runShell(QStringLiteral("/bin/sh"), "printf '<%s>' " + shell::quoteAll(words), dir.path());
     QVERIFY(r.finished);
     QCOMPARE(r.exitCode, 0);
     QByteArray expected;
@@ -207,7 +217,8 @@ void TestShellQuote::quoteAllOfNothingIsEmpty()
 {
     QCOMPARE(shell::quoteAll({}), QByteArray());
     QCOMPARE(shell::quoteAll({QString()}), QByteArray("''"));
-    QCOMPARE(shell::quoteAll({QStringLiteral("a"), QStringLiteral("b c")}), QByteArray("'a' 'b c'"));
+    QCOMPARE(shell::quoteAll({QStringLiteral("a"), QStringLiteral("b c")}),
+             QByteArray("'a' 'b c'"));
 }
 
 void TestShellQuote::isValidVariableName_data()

@@ -13,13 +13,13 @@
 // ProxyJump: nodes reached through one and two jump hosts defined only in the test's
 // ~/.ssh/config (HOME points elsewhere than the passwd entry's home); each jump host's sshd log
 // (DEBUG1) must show the direct-tcpip forward to the next hop, in order.
-#include "transport/ssh/policysshinteraction.h"
 #include "config/profile.h"
-#include "run/runcontroller.h"
-#include "fixtureprofile.h"
-#include "sshfixture.h"
-#include "transport/ssh/sshsession.h"
 #include "config/trainingconfig.h"
+#include "fixtureprofile.h"
+#include "run/runcontroller.h"
+#include "sshfixture.h"
+#include "transport/ssh/policysshinteraction.h"
+#include "transport/ssh/sshsession.h"
 
 #include <QDir>
 #include <QDirIterator>
@@ -57,10 +57,13 @@ void captureMessage(QtMsgType type, const QMessageLogContext &context, const QSt
 QStringList filesContaining(const QString &directory, const QByteArray &needle, int *scanned)
 {
     QStringList hits;
-    QDirIterator it(directory, QDir::Files | QDir::Hidden | QDir::System, QDirIterator::Subdirectories);
+    QDirIterator it(directory, QDir::Files | QDir::Hidden | QDir::System,
+                    QDirIterator::Subdirectories);
     while (it.hasNext()) {
         const QString path = it.next();
-        struct stat st{};
+        struct stat st
+        {
+        };
         if (::lstat(QFile::encodeName(path).constData(), &st) != 0 || !S_ISREG(st.st_mode))
             continue;
         QFile f(path);
@@ -102,7 +105,10 @@ private slots:
     void launchThroughAJumpHost();
 
 private:
-    SshFixture &fixtureFor(const QString &method) { return method == QLatin1String("password") ? m_password : m_kbd; }
+    SshFixture &fixtureFor(const QString &method)
+    {
+        return method == QLatin1String("password") ? m_password : m_kbd;
+    }
     SshEndpoint passwordEndpoint(const QString &method);
     void writeJumpConfig();
 
@@ -182,10 +188,12 @@ void TestSshAuth::rightPasswordConnects()
     const SshEndpoint e = passwordEndpoint(method);
     SshSession session(e, &ask, nullptr);
     QString error;
-    QVERIFY2(session.connect(&error), qPrintable(error + QStringLiteral("\nsshd log:\n") + QString::fromLocal8Bit(f.log(0))));
+    QVERIFY2(session.connect(&error), qPrintable(error + QStringLiteral("\nsshd log:\n") +
+                                                 QString::fromLocal8Bit(f.log(0))));
     const SshExecResult r = session.exec("id -un; printf %s \"$HOME\"");
     QVERIFY2(r.ok(), qPrintable(r.describeFailure()));
-    QCOMPARE(QString::fromUtf8(r.out), f.passwordUser() + QLatin1Char('\n') + f.passwordUserHome(0));
+    QCOMPARE(QString::fromUtf8(r.out),
+             f.passwordUser() + QLatin1Char('\n') + f.passwordUserHome(0));
 
     // Asked once, through the callback, for this host and account; the prompt is RankDeck's own
     // for "password" and the server's (PAM's) for keyboard-interactive.
@@ -195,14 +203,17 @@ void TestSshAuth::rightPasswordConnects()
     QCOMPARE(asked.first().user, f.passwordUser());
     QVERIFY(!asked.first().echo);
     if (method == QLatin1String("password"))
-        QVERIFY2(asked.first().prompt.startsWith(QStringLiteral("Password for %1@").arg(f.passwordUser())),
+        QVERIFY2(asked.first().prompt.startsWith(
+                     QStringLiteral("Password for %1@").arg(f.passwordUser())),
                  qPrintable(asked.first().prompt));
     else
-        QVERIFY2(asked.first().prompt.contains(QStringLiteral("assword")), qPrintable(asked.first().prompt));
+        QVERIFY2(asked.first().prompt.contains(QStringLiteral("assword")),
+                 qPrintable(asked.first().prompt));
     // The server says which method let the account in.
-    const QByteArray accepted = method == QLatin1String("password")
-                                    ? "Accepted password for " + f.passwordUser().toUtf8()
-                                    : "Accepted keyboard-interactive/pam for " + f.passwordUser().toUtf8();
+    const QByteArray accepted =
+        method == QLatin1String("password")
+            ? "Accepted password for " + f.passwordUser().toUtf8()
+            : "Accepted keyboard-interactive/pam for " + f.passwordUser().toUtf8();
     QTRY_VERIFY2(f.log(0).contains(accepted), qPrintable(QString::fromLocal8Bit(f.log(0))));
 }
 
@@ -213,7 +224,8 @@ void TestSshAuth::wrongPasswordIsRefusedClearly_data()
     QTest::newRow("password, wrong") << QStringLiteral("password") << false;
     QTest::newRow("keyboard-interactive, wrong") << QStringLiteral("keyboard-interactive") << false;
     QTest::newRow("password, cancelled") << QStringLiteral("password") << true;
-    QTest::newRow("keyboard-interactive, cancelled") << QStringLiteral("keyboard-interactive") << true;
+    QTest::newRow("keyboard-interactive, cancelled")
+        << QStringLiteral("keyboard-interactive") << true;
 }
 
 void TestSshAuth::wrongPasswordIsRefusedClearly()
@@ -239,15 +251,20 @@ void TestSshAuth::wrongPasswordIsRefusedClearly()
     QVERIFY2(error.startsWith(f.address(0) + QLatin1Char(':')), qPrintable(error));
     QVERIFY2(error.contains(QStringLiteral("permission denied")), qPrintable(error));
     QVERIFY2(error.contains(f.passwordUser()), qPrintable(error));
-    QVERIFY2(error.contains(QStringLiteral("the server accepts publickey, ") + method), qPrintable(error));
-    QVERIFY2(error.contains(method + (cancel ? QStringLiteral(" (not answered)") : QStringLiteral(" (refused)"))),
+    QVERIFY2(error.contains(QStringLiteral("the server accepts publickey, ") + method),
              qPrintable(error));
-    QVERIFY2(!error.contains(QStringLiteral("imeout")) && !error.contains(QStringLiteral("timed out")), qPrintable(error));
+    QVERIFY2(error.contains(method + (cancel ? QStringLiteral(" (not answered)")
+                                             : QStringLiteral(" (refused)"))),
+             qPrintable(error));
+    QVERIFY2(!error.contains(QStringLiteral("imeout")) &&
+                 !error.contains(QStringLiteral("timed out")),
+             qPrintable(error));
     QVERIFY(!error.toUtf8().contains(wrong));
     if (!cancel) {
-        const QByteArray failed = method == QLatin1String("password")
-                                      ? "Failed password for " + f.passwordUser().toUtf8()
-                                      : "Failed keyboard-interactive/pam for " + f.passwordUser().toUtf8();
+        const QByteArray failed =
+            method == QLatin1String("password")
+                ? "Failed password for " + f.passwordUser().toUtf8()
+                : "Failed keyboard-interactive/pam for " + f.passwordUser().toUtf8();
         QTRY_VERIFY2(f.log(0).contains(failed), qPrintable(QString::fromLocal8Bit(f.log(0))));
     }
 }
@@ -256,8 +273,10 @@ void TestSshAuth::passwordLaunchLeavesNoSecretBehind()
 {
     if (!m_passwordSkip.isEmpty())
         QSKIP(qPrintable(m_passwordSkip));
-    const QString loadgen = qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-loadgen");
-    QVERIFY2(QFileInfo(loadgen).isExecutable(), qPrintable(loadgen + QStringLiteral(" is not built")));
+    const QString loadgen =
+        qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-loadgen");
+    QVERIFY2(QFileInfo(loadgen).isExecutable(),
+             qPrintable(loadgen + QStringLiteral(" is not built")));
     // The account cannot read the torch of this machine (/root is private), so the ranks are
     // synthetic (rankdeck-loadgen, deployed like the worker); authentication is the point here.
     QVERIFY(m_kbd.writeKnownHosts(m_home.path() + QStringLiteral("/.ssh/known_hosts")));
@@ -273,8 +292,9 @@ void TestSshAuth::passwordLaunchLeavesNoSecretBehind()
     p.nodes.append(n);
     TrainingConfig config;
     config.name = QStringLiteral("password-launch");
-    config.workerArguments = {QStringLiteral("--total-lines"), QStringLiteral("40"), QStringLiteral("--lines-per-sec"),
-                              QStringLiteral("200"), QStringLiteral("--steps-per-sec"), QStringLiteral("20")};
+    config.workerArguments = {QStringLiteral("--total-lines"),   QStringLiteral("40"),
+                              QStringLiteral("--lines-per-sec"), QStringLiteral("200"),
+                              QStringLiteral("--steps-per-sec"), QStringLiteral("20")};
     QTemporaryDir runs;
     QVERIFY(runs.isValid());
     PolicySshInteraction ask(Decision::Reject);
@@ -290,16 +310,18 @@ void TestSshAuth::passwordLaunchLeavesNoSecretBehind()
     }
     RunController run(p, config, options);
     QStringList launcherMessages;
-    connect(&run, &RunController::launcherMessage, this, [&](const QString &m) { launcherMessages << m; });
+    connect(&run, &RunController::launcherMessage, this,
+            [&](const QString &m) { launcherMessages << m; });
     QString error;
     QVERIFY2(run.start(&error), qPrintable(error));
     QTRY_VERIFY_WITH_TIMEOUT(isTerminal(run.state()), 60000);
     QVERIFY2(run.state() == RunState::Finished,
-             qPrintable(run.errorMessage() + QLatin1Char(' ') + run.rootCauseSummary() + QLatin1Char('\n')
-                        + launcherMessages.join(QLatin1Char('\n'))));
+             qPrintable(run.errorMessage() + QLatin1Char(' ') + run.rootCauseSummary() +
+                        QLatin1Char('\n') + launcherMessages.join(QLatin1Char('\n'))));
     QVERIFY(ask.secretQuestionCount() >= 1);
-    QVERIFY2(QString::fromLocal8Bit(m_kbd.log(0)).contains(QStringLiteral("Accepted keyboard-interactive/pam for ")
-                                                           + m_kbd.passwordUser()),
+    QVERIFY2(QString::fromLocal8Bit(m_kbd.log(0))
+                 .contains(QStringLiteral("Accepted keyboard-interactive/pam for ") +
+                           m_kbd.passwordUser()),
              "the launch did not log in with the password");
 
     // Everything the launch wrote, here and on the node, and everything it said.
@@ -320,7 +342,8 @@ void TestSshAuth::passwordLaunchLeavesNoSecretBehind()
     }
     for (const QString &m : std::as_const(said))
         QVERIFY2(!m.toUtf8().contains(m_secret), qPrintable(m));
-    qInfo("%d files and %lld messages hold no trace of the password", scanned, qlonglong(said.size()));
+    qInfo("%d files and %lld messages hold no trace of the password", scanned,
+          qlonglong(said.size()));
 }
 
 void TestSshAuth::writeJumpConfig()
@@ -331,15 +354,25 @@ void TestSshAuth::writeJumpConfig()
     const char *names[] = {"jump-a", "jump-b", "node-c"};
     for (int i = 0; i < 3; ++i)
         text += QStringLiteral("Host %1\n  HostName %2\n  Port %3\n  User %4\n  IdentityFile %5\n")
-                    .arg(QString::fromLatin1(names[i]), m_keys.address(i)).arg(m_keys.port(i))
+                    .arg(QString::fromLatin1(names[i]), m_keys.address(i))
+                    .arg(m_keys.port(i))
                     .arg(m_keys.user(), m_keys.clientKey());
-    text += QStringLiteral("Host via-one\n  HostName %1\n  Port %2\n  User %3\n  IdentityFile %4\n  ProxyJump jump-a\n")
-                .arg(m_keys.address(1)).arg(m_keys.port(1)).arg(m_keys.user(), m_keys.clientKey());
-    text += QStringLiteral("Host via-two\n  HostName %1\n  Port %2\n  User %3\n  IdentityFile %4\n  ProxyJump jump-a,jump-b\n")
-                .arg(m_keys.address(2)).arg(m_keys.port(2)).arg(m_keys.user(), m_keys.clientKey());
+    text += QStringLiteral("Host via-one\n  HostName %1\n  Port %2\n  User %3\n  IdentityFile %4\n "
+                           " ProxyJump jump-a\n")
+                .arg(m_keys.address(1))
+                .arg(m_keys.port(1))
+                .arg(m_keys.user(), m_keys.clientKey());
+    text += QStringLiteral("Host via-two\n  HostName %1\n  Port %2\n  User %3\n  IdentityFile %4\n "
+                           " ProxyJump jump-a,jump-b\n")
+                .arg(m_keys.address(2))
+                .arg(m_keys.port(2))
+                .arg(m_keys.user(), m_keys.clientKey());
     // A jump host whose port is closed.
-    text += QStringLiteral("Host via-dead\n  HostName %1\n  Port %2\n  IdentityFile %3\n  ProxyJump %4@%5:1\n")
-                .arg(m_keys.address(1)).arg(m_keys.port(1)).arg(m_keys.clientKey(), m_keys.user(), m_keys.address(0));
+    text += QStringLiteral(
+                "Host via-dead\n  HostName %1\n  Port %2\n  IdentityFile %3\n  ProxyJump %4@%5:1\n")
+                .arg(m_keys.address(1))
+                .arg(m_keys.port(1))
+                .arg(m_keys.clientKey(), m_keys.user(), m_keys.address(0));
     QFile config(m_home.path() + QStringLiteral("/.ssh/config"));
     QVERIFY(config.open(QIODevice::WriteOnly | QIODevice::Truncate));
     config.write(text.toUtf8());
@@ -353,8 +386,10 @@ void TestSshAuth::proxyJumpGoesThroughTheJumpHosts_data()
     QTest::addColumn<QList<int>>("path"); // jump nodes, then the target node
     QTest::addColumn<QString>("proxyJump");
     QTest::newRow("direct") << QStringLiteral("jump-b") << QList<int>{1} << QString();
-    QTest::newRow("one jump host") << QStringLiteral("via-one") << QList<int>{0, 1} << QStringLiteral("jump-a");
-    QTest::newRow("two jump hosts") << QStringLiteral("via-two") << QList<int>{0, 1, 2} << QStringLiteral("jump-a,jump-b");
+    QTest::newRow("one jump host")
+        << QStringLiteral("via-one") << QList<int>{0, 1} << QStringLiteral("jump-a");
+    QTest::newRow("two jump hosts")
+        << QStringLiteral("via-two") << QList<int>{0, 1, 2} << QStringLiteral("jump-a,jump-b");
 }
 
 void TestSshAuth::proxyJumpGoesThroughTheJumpHosts()
@@ -365,7 +400,10 @@ void TestSshAuth::proxyJumpGoesThroughTheJumpHosts()
     writeJumpConfig();
     // What each hop's sshd logs (DEBUG1) when it forwards a connection to the next one.
     const auto forwardTo = [this](int node) {
-        return QStringLiteral("target %1 port %2").arg(m_keys.address(node)).arg(m_keys.port(node)).toUtf8();
+        return QStringLiteral("target %1 port %2")
+            .arg(m_keys.address(node))
+            .arg(m_keys.port(node))
+            .toUtf8();
     };
     QList<int> before;
     for (int i = 0; i + 1 < path.size(); ++i)
@@ -382,7 +420,9 @@ void TestSshAuth::proxyJumpGoesThroughTheJumpHosts()
     QVERIFY2(session.connect(&error), qPrintable(error));
     qInfo("connected in %lld ms", clock.elapsed()); // for the record, not asserted
     const int target = path.last();
-    QCOMPARE(session.label(), QStringLiteral("%1@%2:%3").arg(m_keys.user(), m_keys.address(target)).arg(m_keys.port(target)));
+    QCOMPARE(session.label(), QStringLiteral("%1@%2:%3")
+                                  .arg(m_keys.user(), m_keys.address(target))
+                                  .arg(m_keys.port(target)));
     QCOMPARE(session.proxyJump(), proxyJump);
     const SshExecResult r = session.exec("printf %s \"$HOME\"");
     QVERIFY2(r.ok(), qPrintable(r.describeFailure()));
@@ -391,7 +431,9 @@ void TestSshAuth::proxyJumpGoesThroughTheJumpHosts()
     for (int i = 0; i + 1 < path.size(); ++i) {
         QTRY_VERIFY2(countOf(m_keys.log(path[i]), forwardTo(path[i + 1])) == before[i] + 1,
                      qPrintable(QStringLiteral("node %1's sshd did not forward to node %2:\n%3")
-                                    .arg(path[i]).arg(path[i + 1]).arg(QString::fromLocal8Bit(m_keys.log(path[i])))));
+                                    .arg(path[i])
+                                    .arg(path[i + 1])
+                                    .arg(QString::fromLocal8Bit(m_keys.log(path[i])))));
     }
 }
 
@@ -428,7 +470,8 @@ void TestSshAuth::proxyJumpFailuresNameTheJumpHost()
         QVERIFY2(error.contains(QStringLiteral("jump-a")), qPrintable(error));
         QVERIFY2(error.contains(QStringLiteral("openssh-client")), qPrintable(error));
     } else {
-        QVERIFY2(error.contains(QStringLiteral("%1@%2:1").arg(m_keys.user(), m_keys.address(0))), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("%1@%2:1").arg(m_keys.user(), m_keys.address(0))),
+                 qPrintable(error));
         // What the jump's ssh said, not only libssh's "connection closed".
         QVERIFY2(error.contains(QStringLiteral("Connection refused")), qPrintable(error));
     }
@@ -438,10 +481,13 @@ void TestSshAuth::proxyJumpFailuresNameTheJumpHost()
 // jump host: a profile that names only the alias.
 void TestSshAuth::launchThroughAJumpHost()
 {
-    const QString loadgen = qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-loadgen");
-    QVERIFY2(QFileInfo(loadgen).isExecutable(), qPrintable(loadgen + QStringLiteral(" is not built")));
+    const QString loadgen =
+        qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-loadgen");
+    QVERIFY2(QFileInfo(loadgen).isExecutable(),
+             qPrintable(loadgen + QStringLiteral(" is not built")));
     writeJumpConfig();
-    const QByteArray forward = QStringLiteral("target %1 port %2").arg(m_keys.address(1)).arg(m_keys.port(1)).toUtf8();
+    const QByteArray forward =
+        QStringLiteral("target %1 port %2").arg(m_keys.address(1)).arg(m_keys.port(1)).toUtf8();
     const int before = countOf(m_keys.log(0), forward);
     Profile p;
     p.name = QStringLiteral("jumped");
@@ -453,8 +499,9 @@ void TestSshAuth::launchThroughAJumpHost()
     p.nodes.append(n);
     TrainingConfig config;
     config.name = QStringLiteral("jumped");
-    config.workerArguments = {QStringLiteral("--total-lines"), QStringLiteral("30"), QStringLiteral("--lines-per-sec"),
-                              QStringLiteral("200"), QStringLiteral("--steps-per-sec"), QStringLiteral("20")};
+    config.workerArguments = {QStringLiteral("--total-lines"),   QStringLiteral("30"),
+                              QStringLiteral("--lines-per-sec"), QStringLiteral("200"),
+                              QStringLiteral("--steps-per-sec"), QStringLiteral("20")};
     QTemporaryDir runs;
     QVERIFY(runs.isValid());
     PolicySshInteraction ask(Decision::Reject);
@@ -467,7 +514,8 @@ void TestSshAuth::launchThroughAJumpHost()
     QString error;
     QVERIFY2(run.start(&error), qPrintable(error));
     QTRY_VERIFY_WITH_TIMEOUT(isTerminal(run.state()), 60000);
-    QVERIFY2(run.state() == RunState::Finished, qPrintable(run.errorMessage() + QLatin1Char(' ') + run.rootCauseSummary()));
+    QVERIFY2(run.state() == RunState::Finished,
+             qPrintable(run.errorMessage() + QLatin1Char(' ') + run.rootCauseSummary()));
     // The ranks ran on node B (its home holds the run), reached through A.
     QVERIFY(QDir(rankdeck::testing::nodeRunDirectory(m_keys, 1, run.runId())).exists());
     QVERIFY(!QDir(rankdeck::testing::nodeRunDirectory(m_keys, 0, run.runId())).exists());

@@ -3,8 +3,8 @@
 // Keepalives on idle SSH connections, seen from the server: the node's sshd logs at DEBUG3 every
 // SSH_MSG_IGNORE it receives. The interval comes from ~/.ssh/config's ServerAliveInterval for the
 // host (libssh 0.10 parses and drops it), from the endpoint, or defaults to 60 s; 0 turns them off.
-#include "transport/ssh/policysshinteraction.h"
 #include "sshfixture.h"
+#include "transport/ssh/policysshinteraction.h"
 #include "transport/ssh/sshsession.h"
 
 #include <QDir>
@@ -62,17 +62,24 @@ void TestSshKeepAlive::intervalComesFromTheConfig_data()
     QTest::addColumn<QString>("config");
     QTest::addColumn<int>("endpointSetting");
     QTest::addColumn<int>("interval");
-    const QString host = QStringLiteral("Host trainer\n  HostName %1\n  Port %2\n  IdentityFile %3\n");
+    const QString host =
+        QStringLiteral("Host trainer\n  HostName %1\n  Port %2\n  IdentityFile %3\n");
     QTest::newRow("not configured") << host << -1 << 60;
-    QTest::newRow("in the host's block") << host + QStringLiteral("  ServerAliveInterval 15\n") << -1 << 15;
-    QTest::newRow("key=value form") << host + QStringLiteral("  ServerAliveInterval=20\n") << -1 << 20;
-    QTest::newRow("first value wins") << QStringLiteral("Host train*\n  ServerAliveInterval 7\n") + host
-                                             + QStringLiteral("Host *\n  ServerAliveInterval 99\n")
-                                      << -1 << 7;
-    QTest::newRow("another host's block") << host + QStringLiteral("Host other\n  ServerAliveInterval 5\n") << -1 << 60;
-    QTest::newRow("negated pattern") << QStringLiteral("Host * !trainer\n  ServerAliveInterval 5\n") + host << -1 << 60;
+    QTest::newRow("in the host's block")
+        << host + QStringLiteral("  ServerAliveInterval 15\n") << -1 << 15;
+    QTest::newRow("key=value form")
+        << host + QStringLiteral("  ServerAliveInterval=20\n") << -1 << 20;
+    QTest::newRow("first value wins")
+        << QStringLiteral("Host train*\n  ServerAliveInterval 7\n") + host +
+               QStringLiteral("Host *\n  ServerAliveInterval 99\n")
+        << -1 << 7;
+    QTest::newRow("another host's block")
+        << host + QStringLiteral("Host other\n  ServerAliveInterval 5\n") << -1 << 60;
+    QTest::newRow("negated pattern")
+        << QStringLiteral("Host * !trainer\n  ServerAliveInterval 5\n") + host << -1 << 60;
     QTest::newRow("turned off") << host + QStringLiteral("  ServerAliveInterval 0\n") << -1 << 0;
-    QTest::newRow("endpoint overrides") << host + QStringLiteral("  ServerAliveInterval 15\n") << 3 << 3;
+    QTest::newRow("endpoint overrides")
+        << host + QStringLiteral("  ServerAliveInterval 15\n") << 3 << 3;
 }
 
 void TestSshKeepAlive::intervalComesFromTheConfig()
@@ -100,8 +107,13 @@ void TestSshKeepAlive::idleConnectionSendsKeepalives_data()
 void TestSshKeepAlive::idleConnectionSendsKeepalives()
 {
     QFETCH(int, interval);
-    writeConfig(QStringLiteral("Host trainer\n  HostName %1\n  Port %2\n  IdentityFile %3\n  ServerAliveInterval %4\n")
-                    .arg(m_ssh.address(0)).arg(m_ssh.port(0)).arg(m_ssh.clientKey()).arg(interval));
+    writeConfig(
+        QStringLiteral(
+            "Host trainer\n  HostName %1\n  Port %2\n  IdentityFile %3\n  ServerAliveInterval %4\n")
+            .arg(m_ssh.address(0))
+            .arg(m_ssh.port(0))
+            .arg(m_ssh.clientKey())
+            .arg(interval));
     SshEndpoint e;
     e.host = QStringLiteral("trainer");
     SshSession session(e, nullptr, nullptr);
@@ -119,7 +131,8 @@ void TestSshKeepAlive::idleConnectionSendsKeepalives()
         // Two arrive at the server, and the connection still works.
         for (int round = 0; round < 100 && m_ssh.log(0).count(kIgnoreLogged) < before + 2; ++round)
             poll(100);
-        QVERIFY2(m_ssh.log(0).count(kIgnoreLogged) >= before + 2, qPrintable(QString::fromLocal8Bit(m_ssh.log(0).right(3000))));
+        QVERIFY2(m_ssh.log(0).count(kIgnoreLogged) >= before + 2,
+                 qPrintable(QString::fromLocal8Bit(m_ssh.log(0).right(3000))));
         QVERIFY(session.keepAlivesSent() >= 2);
     } else {
         // Polled for more than a second: nothing sent.

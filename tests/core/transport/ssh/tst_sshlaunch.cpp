@@ -20,12 +20,10 @@
 #include <QTest>
 
 using namespace rankdeck;
-using rankdeck::testing::processesMatching;
 using rankdeck::testing::fileLines;
+using rankdeck::testing::processesMatching;
 
-namespace {
-
-} // namespace
+namespace {} // namespace
 
 class TestSshLaunch : public QObject
 {
@@ -85,9 +83,9 @@ TestSshLaunch::Launch TestSshLaunch::launch(const QStringList &extra, const QStr
     const QStringList before = QDir(m_runsDir).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     QProcess cli;
     cli.setProcessChannelMode(QProcess::MergedChannels);
-    cli.start(m_cli, QStringList{QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("sshpair"),
-                                 QStringLiteral("--no-progress")}
-                         + extra + QStringList{QStringLiteral("--")} + workerArgs);
+    cli.start(m_cli, QStringList{QStringLiteral("launch"), QStringLiteral("--profile"),
+                                 QStringLiteral("sshpair"), QStringLiteral("--no-progress")} +
+                         extra + QStringList{QStringLiteral("--")} + workerArgs);
     Launch l;
     if (!cli.waitForFinished(240000)) {
         cli.kill();
@@ -111,9 +109,10 @@ void TestSshLaunch::trainingRunsThroughSshAndLosesNoLine()
 {
     // No known_hosts yet: the CLI's accept-new policy must add both nodes in OpenSSH's format.
     const int steps = 30;
-    const Launch l = launch({QStringLiteral("--accept-new-host-keys")},
-                            {QStringLiteral("--task"), QStringLiteral("linear"), QStringLiteral("--steps"),
-                             QString::number(steps), QStringLiteral("--backend"), QStringLiteral("gloo")});
+    const Launch l =
+        launch({QStringLiteral("--accept-new-host-keys")},
+               {QStringLiteral("--task"), QStringLiteral("linear"), QStringLiteral("--steps"),
+                QString::number(steps), QStringLiteral("--backend"), QStringLiteral("gloo")});
     QVERIFY2(l.exitCode == 0, qPrintable(l.output));
     QVERIFY2(!l.runId.isEmpty(), qPrintable(l.output));
     QVERIFY2(l.output.contains(QStringLiteral("uploading the worker")), qPrintable(l.output));
@@ -122,7 +121,8 @@ void TestSshLaunch::trainingRunsThroughSshAndLosesNoLine()
     for (int node = 0; node < 2; ++node) {
         QProcess keygen;
         keygen.start(QStringLiteral("ssh-keygen"),
-                     {QStringLiteral("-F"), QStringLiteral("[%1]:%2").arg(m_ssh.address(node)).arg(m_ssh.port(node)),
+                     {QStringLiteral("-F"),
+                      QStringLiteral("[%1]:%2").arg(m_ssh.address(node)).arg(m_ssh.port(node)),
                       QStringLiteral("-f"), knownHosts});
         QVERIFY(keygen.waitForFinished(10000));
         QCOMPARE(keygen.exitCode(), 0);
@@ -130,8 +130,10 @@ void TestSshLaunch::trainingRunsThroughSshAndLosesNoLine()
 
     const QString local = m_runsDir + QLatin1Char('/') + l.runId;
     for (int rank = 0; rank < 4; ++rank) {
-        const QString remote = nodeRunDir(rank / 2, l.runId) + QStringLiteral("/rank%1.a1").arg(rank);
-        QList<QByteArray> printed = fileLines(remote + QStringLiteral(".out")) + fileLines(remote + QStringLiteral(".err"));
+        const QString remote =
+            nodeRunDir(rank / 2, l.runId) + QStringLiteral("/rank%1.a1").arg(rank);
+        QList<QByteArray> printed =
+            fileLines(remote + QStringLiteral(".out")) + fileLines(remote + QStringLiteral(".err"));
         QVERIFY2(!printed.isEmpty(), qPrintable(remote));
         QList<QByteArray> text;
         int events = 0;
@@ -141,24 +143,28 @@ void TestSshLaunch::trainingRunsThroughSshAndLosesNoLine()
             else
                 text.append(line);
         }
-        const int epochLines = int(std::count_if(text.cbegin(), text.cend(), [rank](const QByteArray &t) {
-            return t.startsWith(QStringLiteral("Rank %1: Epoch").arg(rank).toUtf8());
-        }));
+        const int epochLines =
+            int(std::count_if(text.cbegin(), text.cend(), [rank](const QByteArray &t) {
+                return t.startsWith(QStringLiteral("Rank %1: Epoch").arg(rank).toUtf8());
+            }));
         QCOMPARE(epochLines, steps);
         // Same lines locally (their interleaving of stdout and stderr is arrival order there).
         QList<QByteArray> recorded = fileLines(local + QStringLiteral("/rank-%1.log").arg(rank));
         std::sort(text.begin(), text.end());
         std::sort(recorded.begin(), recorded.end());
         QCOMPARE(recorded, text);
-        QCOMPARE(int(fileLines(local + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size()), events);
+        QCOMPARE(int(fileLines(local + QStringLiteral("/rank-%1.events.jsonl").arg(rank)).size()),
+                 events);
     }
     QTRY_VERIFY_WITH_TIMEOUT(processesMatching(l.runId).isEmpty(), 15000);
 
     for (int node = 0; node < 2; ++node) {
-        const QStringList workers = QDir(m_ssh.home(node) + QStringLiteral("/.cache/rankdeck/worker"))
-                                        .entryList({QStringLiteral("rankdeck-worker-*")}, QDir::Files);
+        const QStringList workers =
+            QDir(m_ssh.home(node) + QStringLiteral("/.cache/rankdeck/worker"))
+                .entryList({QStringLiteral("rankdeck-worker-*")}, QDir::Files);
         QCOMPARE(workers.size(), 1);
-        m_workerPath[node] = m_ssh.home(node) + QStringLiteral("/.cache/rankdeck/worker/") + workers.first();
+        m_workerPath[node] =
+            m_ssh.home(node) + QStringLiteral("/.cache/rankdeck/worker/") + workers.first();
         m_workerTime[node] = QFileInfo(m_workerPath[node]).lastModified();
     }
 }
@@ -167,10 +173,11 @@ void TestSshLaunch::secondLaunchReusesTheWorkerAndACrashLeavesNothing()
 {
     if (m_workerPath[0].isEmpty())
         QSKIP("needs the first launch");
-    const Launch l = launch({}, {QStringLiteral("--task"), QStringLiteral("linear"), QStringLiteral("--steps"),
-                                 QStringLiteral("200"), QStringLiteral("--backend"), QStringLiteral("gloo"),
-                                 QStringLiteral("--step-delay-ms"), QStringLiteral("20"), QStringLiteral("--fault"),
-                                 QStringLiteral("segv@5"), QStringLiteral("--fault-rank"), QStringLiteral("3")});
+    const Launch l = launch(
+        {}, {QStringLiteral("--task"), QStringLiteral("linear"), QStringLiteral("--steps"),
+             QStringLiteral("200"), QStringLiteral("--backend"), QStringLiteral("gloo"),
+             QStringLiteral("--step-delay-ms"), QStringLiteral("20"), QStringLiteral("--fault"),
+             QStringLiteral("segv@5"), QStringLiteral("--fault-rank"), QStringLiteral("3")});
     QVERIFY2(l.exitCode == 1, qPrintable(l.output));
     QVERIFY2(!l.runId.isEmpty(), qPrintable(l.output));
     QVERIFY2(!l.output.contains(QStringLiteral("uploading the worker")), qPrintable(l.output));

@@ -6,8 +6,8 @@
 // session, output is kept in <run dir>/<base>.out/.err and streamed after a header, the exit
 // status is the rank's, setup failures exit 125/127 without a header, re-attaching resumes at
 // byte offsets, and the stdin keeper and the group signal do what the header promises.
-#include "transport/ssh/sshrankscript.h"
 #include "transport/ssh/shellquote.h"
+#include "transport/ssh/sshrankscript.h"
 
 #include "testprocesses.h"
 
@@ -84,7 +84,8 @@ Header header(const QByteArray &out)
     const qsizetype nl = out.indexOf('\n');
     if (nl < 0 || !out.startsWith(SshRankScript::headerPrefix()))
         return h;
-    const QList<QByteArray> words = out.left(nl).mid(SshRankScript::headerPrefix().size()).split(' ');
+    const QList<QByteArray> words =
+        out.left(nl).mid(SshRankScript::headerPrefix().size()).split(' ');
     if (words.size() != 2)
         return h;
     bool ok1 = false, ok2 = false;
@@ -105,10 +106,14 @@ private:
     QTemporaryDir m_dir;
     int m_serial = 0;
 
-    QString uniqueTag() { return QStringLiteral("tst-sshrankscript-%1-%2").arg(::getpid()).arg(++m_serial); }
+    QString uniqueTag()
+    {
+        return QStringLiteral("tst-sshrankscript-%1-%2").arg(::getpid()).arg(++m_serial);
+    }
 
     // A rank that is /bin/sh running `script` in the test's directory.
-    SshRankScript::Start shellRank(const QString &script, const QString &runDirectory, int grace = 5)
+    SshRankScript::Start shellRank(const QString &script, const QString &runDirectory,
+                                   int grace = 5)
     {
         SshRankScript::Start s;
         s.tag = uniqueTag();
@@ -123,7 +128,9 @@ private:
     // Nothing of the run's wrapper, keeper or tails is left over.
     static bool wrapperGone(const QString &tag)
     {
-        return QTest::qWaitFor([&] { return testing::processesMatching(QStringLiteral("rankdeck:") + tag).isEmpty(); }, 5000);
+        return QTest::qWaitFor(
+            [&] { return testing::processesMatching(QStringLiteral("rankdeck:") + tag).isEmpty(); },
+            5000);
     }
 
 private slots:
@@ -169,26 +176,37 @@ void TestSshRankScript::commandQuotesEveryField()
     s.baseName = QStringLiteral("rank3.a2");
     s.workingDirectory = QStringLiteral("/work `id`");
     s.graceSec = -1;
-    s.environment = {{QStringLiteral("A"), QStringLiteral("x y")}, {QStringLiteral("B"), QStringLiteral("'\n")}};
+    s.environment = {{QStringLiteral("A"), QStringLiteral("x y")},
+                     {QStringLiteral("B"), QStringLiteral("'\n")}};
     s.program = QStringLiteral("/opt/my worker");
     s.arguments = {QStringLiteral("--name"), QStringLiteral("a;b"), QString()};
     const QByteArray cmd = SshRankScript::start(s);
     QVERIFY(cmd.startsWith("exec /bin/sh -c '"));
 
-    const QList<QByteArray> words{shell::quote(QStringLiteral("rankdeck:") + s.tag), shell::quote(s.runDirectory),
-                                  shell::quote(s.baseName), shell::quote(s.workingDirectory), "'-1'", "'2'",
-                                  shell::quote(QStringLiteral("A=x y")), shell::quote(QStringLiteral("B='\n")),
-                                  shell::quote(s.program), "'--name'", "'a;b'", "''"};
+    const QList<QByteArray> words{shell::quote(QStringLiteral("rankdeck:") + s.tag),
+                                  shell::quote(s.runDirectory),
+                                  shell::quote(s.baseName),
+                                  shell::quote(s.workingDirectory),
+                                  "'-1'",
+                                  "'2'",
+                                  shell::quote(QStringLiteral("A=x y")),
+                                  shell::quote(QStringLiteral("B='\n")),
+                                  shell::quote(s.program),
+                                  "'--name'",
+                                  "'a;b'",
+                                  "''"};
     QByteArray tail;
     for (const QByteArray &w : words)
         tail += ' ' + w;
     QVERIFY2(cmd.endsWith(tail), cmd.right(tail.size() + 40).constData());
 
-    const QByteArray attach = SshRankScript::attach(s.tag, s.runDirectory, s.baseName, 30, 1234, 56);
+    const QByteArray attach =
+        SshRankScript::attach(s.tag, s.runDirectory, s.baseName, 30, 1234, 56);
     QVERIFY(attach.startsWith("exec /bin/sh -c '"));
-    QVERIFY(attach.endsWith(' ' + shell::quote(QStringLiteral("rankdeck:") + s.tag) + ' ' + shell::quote(s.runDirectory)
-                            + " 'rank3.a2' '30' '1234' '56'"));
-    QVERIFY(SshRankScript::markStdinClosed(s.runDirectory, s.baseName).endsWith(' ' + shell::quote(s.runDirectory) + " 'rank3.a2'"));
+    QVERIFY(attach.endsWith(' ' + shell::quote(QStringLiteral("rankdeck:") + s.tag) + ' ' +
+                            shell::quote(s.runDirectory) + " 'rank3.a2' '30' '1234' '56'"));
+    QVERIFY(SshRankScript::markStdinClosed(s.runDirectory, s.baseName)
+                .endsWith(' ' + shell::quote(s.runDirectory) + " 'rank3.a2'"));
     QVERIFY(SshRankScript::signalGroup(4321, SIGTERM).endsWith(" '15' '4321'"));
 }
 
@@ -201,9 +219,13 @@ void TestSshRankScript::stdinEndingAtOnceNeverBlocksTheRank()
         const QString runDir = m_dir.filePath(QStringLiteral("eof-%1").arg(++m_serial));
         SshRankScript::Start s = shellRank(QStringLiteral("cat; echo done"), runDir, 0);
         for (int v = 0; v < 20; ++v)
-            s.environment.append({QStringLiteral("RANKDECK_TEST_%1").arg(v), QStringLiteral("value %1").arg(v)});
+            s.environment.append(
+                {QStringLiteral("RANKDECK_TEST_%1").arg(v), QStringLiteral("value %1").arg(v)});
         const Finished f = runChannel(SshRankScript::start(s), {}, 10000);
-        QVERIFY2(f.ok, qPrintable(QStringLiteral("try %1 did not end: %2").arg(i).arg(QString::fromUtf8(f.err))));
+        QVERIFY2(
+            f.ok,
+            qPrintable(
+                QStringLiteral("try %1 did not end: %2").arg(i).arg(QString::fromUtf8(f.err))));
         QCOMPARE(f.exitCode, 0);
         QVERIFY(header(f.out).body.endsWith("done\n"));
         QVERIFY(wrapperGone(s.tag));
@@ -214,20 +236,25 @@ void TestSshRankScript::startRunsTheRankWithItsFields()
 {
     // Hostile everywhere: quotes, substitutions, newlines, non-ASCII, in paths, values and
     // arguments. A `pwned*` file anywhere means something ran that should not have.
-    const QString hostile = QStringLiteral(u"'$(touch pwned1)' `touch pwned2` \"$HOME\" ; touch pwned3\n\u00e9\u65e5");
+    const QString hostile =
+        QStringLiteral(u"'$(touch pwned1)' `touch pwned2` \"$HOME\" ; touch pwned3\n\u00e9\u65e5");
     const QString runDir = m_dir.filePath(QStringLiteral(u"runs/run 'one' $(touch pwned4)/\u00e9"));
     const QString workDir = m_dir.filePath(QStringLiteral("work `touch pwned5` dir"));
     QVERIFY(QDir().mkpath(workDir));
 
-    SshRankScript::Start s = shellRank(QStringLiteral(
-        "read -r _ _ _ _ pgrp sid _ </proc/$$/stat; echo \"pid=$$ pgrp=$pgrp sid=$sid\"; "
-        "printf 'pwd=%s\\n' \"$(pwd -P)\"; "
-        "printf 'A=[%s]\\n' \"$RD_A\"; printf 'B=[%s]\\n' \"$RD_B\"; printf 'E=[%s]\\n' \"${RD_EMPTY-unset}\"; "
-        "for a; do printf '<%s>' \"$a\"; done; echo; "
-        "echo 'to stderr' >&2; "
-        "IFS= read -r line; printf 'stdin=[%s]\\n' \"$line\"; exit 3"), runDir);
+    SshRankScript::Start s = shellRank(
+        QStringLiteral(
+            "read -r _ _ _ _ pgrp sid _ </proc/$$/stat; echo \"pid=$$ pgrp=$pgrp sid=$sid\"; "
+            "printf 'pwd=%s\\n' \"$(pwd -P)\"; "
+            "printf 'A=[%s]\\n' \"$RD_A\"; printf 'B=[%s]\\n' \"$RD_B\"; printf 'E=[%s]\\n' "
+            "\"${RD_EMPTY-unset}\"; "
+            "for a; do printf '<%s>' \"$a\"; done; echo; "
+            "echo 'to stderr' >&2; "
+            "IFS= read -r line; printf 'stdin=[%s]\\n' \"$line\"; exit 3"),
+        runDir);
     s.workingDirectory = workDir;
-    s.environment = {{QStringLiteral("RD_A"), hostile}, {QStringLiteral("RD_B"), QStringLiteral("a=b=c")},
+    s.environment = {{QStringLiteral("RD_A"), hostile},
+                     {QStringLiteral("RD_B"), QStringLiteral("a=b=c")},
                      {QStringLiteral("RD_EMPTY"), QString()}};
     s.arguments << hostile << QString() << QStringLiteral("*") << QStringLiteral("-n");
 
@@ -240,11 +267,10 @@ void TestSshRankScript::startRunsTheRankWithItsFields()
     const qint64 pid = h.pid;
     const QByteArray &out = h.body;
 
-    const QByteArray expected = QStringLiteral("pid=%1 pgrp=%1 sid=%1\n").arg(pid).toUtf8()
-        + "pwd=" + QFileInfo(workDir).canonicalFilePath().toUtf8() + "\n"
-        + "A=[" + hostile.toUtf8() + "]\nB=[a=b=c]\nE=[]\n"
-        + "<" + hostile.toUtf8() + "><><*><-n>\n"
-        + "stdin=[hello 'world']\n";
+    const QByteArray expected = QStringLiteral("pid=%1 pgrp=%1 sid=%1\n").arg(pid).toUtf8() +
+                                "pwd=" + QFileInfo(workDir).canonicalFilePath().toUtf8() + "\n" +
+                                "A=[" + hostile.toUtf8() + "]\nB=[a=b=c]\nE=[]\n" + "<" +
+                                hostile.toUtf8() + "><><*><-n>\n" + "stdin=[hello 'world']\n";
     QCOMPARE(QString::fromUtf8(out), QString::fromUtf8(expected));
     QCOMPARE(f.err, QByteArray("to stderr\n"));
 
@@ -255,12 +281,17 @@ void TestSshRankScript::startRunsTheRankWithItsFields()
     QCOMPARE(readFile(base + QStringLiteral(".exit")), QByteArray("3\n"));
     QCOMPARE(readFile(base + QStringLiteral(".pid")), QByteArray::number(pid) + '\n');
     QCOMPARE(readFile(base + QStringLiteral(".stdin-log")), QByteArray("hello 'world'\n"));
-    QVERIFY(QFileInfo(base + QStringLiteral(".in")).isSymLink() || QFileInfo::exists(base + QStringLiteral(".in")));
-    QCOMPARE(QFileInfo(runDir).permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther), QFileDevice::Permissions());
-    QCOMPARE(QFileInfo(base + QStringLiteral(".out")).permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther),
+    QVERIFY(QFileInfo(base + QStringLiteral(".in")).isSymLink() ||
+            QFileInfo::exists(base + QStringLiteral(".in")));
+    QCOMPARE(QFileInfo(runDir).permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther),
+             QFileDevice::Permissions());
+    QCOMPARE(QFileInfo(base + QStringLiteral(".out")).permissions() &
+                 (QFileDevice::ReadGroup | QFileDevice::ReadOther),
              QFileDevice::Permissions());
 
-    QDirIterator it(m_dir.path(), QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
+    QDirIterator it(m_dir.path(),
+                    QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot,
+                    QDirIterator::Subdirectories);
     while (it.hasNext()) {
         const QString path = it.next();
         QVERIFY2(!it.fileName().startsWith(QStringLiteral("pwned")), qPrintable(path));
@@ -292,7 +323,8 @@ void TestSshRankScript::exitStatus()
     QVERIFY(f.ok);
     QCOMPARE(f.exitCode, status);
     QVERIFY(f.out.startsWith(SshRankScript::headerPrefix()));
-    QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.exit")), QByteArray::number(status) + '\n');
+    QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.exit")),
+             QByteArray::number(status) + '\n');
     QVERIFY(wrapperGone(s.tag));
 }
 
@@ -310,18 +342,22 @@ void TestSshRankScript::setupFailures_data()
     plain.close();
     QVERIFY(plain.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner));
 
-    QTest::newRow("absolute program missing") << m_dir.filePath(QStringLiteral("no such/prog")) << QString() << QString()
-                                              << 127 << QStringLiteral("is not an executable file");
-    QTest::newRow("program not on PATH") << QStringLiteral("rankdeck-no-such-program-4711") << QString() << QString()
-                                         << 127 << QStringLiteral("rankdeck-no-such-program-4711 is not an executable file");
-    QTest::newRow("program not executable") << plain.fileName() << QString() << QString()
-                                            << 127 << QStringLiteral("is not an executable file");
-    QTest::newRow("program is a directory") << m_dir.path() << QString() << QString()
-                                            << 127 << QStringLiteral("is not an executable file");
-    QTest::newRow("working directory missing") << QStringLiteral("/bin/true") << m_dir.filePath(QStringLiteral("gone"))
-                                               << QString() << 125 << QStringLiteral("gone");
-    QTest::newRow("run directory under a file") << QStringLiteral("/bin/true") << QString()
-                                                << plain.fileName() + QStringLiteral("/run") << 125 << QString();
+    QTest::newRow("absolute program missing")
+        << m_dir.filePath(QStringLiteral("no such/prog")) << QString() << QString() << 127
+        << QStringLiteral("is not an executable file");
+    QTest::newRow("program not on PATH")
+        << QStringLiteral("rankdeck-no-such-program-4711") << QString() << QString() << 127
+        << QStringLiteral("rankdeck-no-such-program-4711 is not an executable file");
+    QTest::newRow("program not executable") << plain.fileName() << QString() << QString() << 127
+                                            << QStringLiteral("is not an executable file");
+    QTest::newRow("program is a directory") << m_dir.path() << QString() << QString() << 127
+                                            << QStringLiteral("is not an executable file");
+    QTest::newRow("working directory missing")
+        << QStringLiteral("/bin/true") << m_dir.filePath(QStringLiteral("gone")) << QString() << 125
+        << QStringLiteral("gone");
+    QTest::newRow("run directory under a file")
+        << QStringLiteral("/bin/true") << QString() << plain.fileName() + QStringLiteral("/run")
+        << 125 << QString();
 }
 
 // The wrapper fails before the header, so the launcher sees a setup error and no rank.
@@ -335,7 +371,9 @@ void TestSshRankScript::setupFailures()
 
     SshRankScript::Start s;
     s.tag = uniqueTag();
-    s.runDirectory = runDirectory.isEmpty() ? m_dir.filePath(QStringLiteral("setup-%1").arg(m_serial)) : runDirectory;
+    s.runDirectory = runDirectory.isEmpty()
+                         ? m_dir.filePath(QStringLiteral("setup-%1").arg(m_serial))
+                         : runDirectory;
     s.baseName = QStringLiteral("rank0.a1");
     s.workingDirectory = workingDirectory.isEmpty() ? m_dir.path() : workingDirectory;
     s.program = program;
@@ -369,7 +407,8 @@ void TestSshRankScript::earlierTryIsReplacedOtherAttemptsKept()
     // A stale stdin-closed marker would end stdin at once; the run must not see it.
     put(QStringLiteral("rank0.a1.stdin-closed"), {});
 
-    SshRankScript::Start s = shellRank(QStringLiteral("IFS= read -r l; echo \"new $l\""), runDir, 5);
+    SshRankScript::Start s =
+        shellRank(QStringLiteral("IFS= read -r l; echo \"new $l\""), runDir, 5);
     const Finished f = runChannel(SshRankScript::start(s), "input\n");
     QVERIFY(f.ok);
     QCOMPARE(f.exitCode, 0);
@@ -384,7 +423,8 @@ void TestSshRankScript::earlierTryIsReplacedOtherAttemptsKept()
     QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.stdin-log")), QByteArray("input\n"));
     QVERIFY(!QFileInfo::exists(runDir + QStringLiteral("/rank0.a1.stdin-closed")));
 
-    QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a2.out")), QByteArray("old out of rank0.a2\n"));
+    QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a2.out")),
+             QByteArray("old out of rank0.a2\n"));
     QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a2.exit")), QByteArray("99\n"));
     QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a2.in")), QByteArray("not a fifo\n"));
     QVERIFY(wrapperGone(s.tag));
@@ -410,10 +450,11 @@ void TestSshRankScript::attachAfterEnd()
 
     const QString runDir = m_dir.filePath(QStringLiteral("attach-%1").arg(++m_serial));
     const QByteArray out = "out line 1\nout line 2\n\nx"; // 24 bytes
-    const QByteArray err = "err one\nerr two\nzz";         // 18 bytes
+    const QByteArray err = "err one\nerr two\nzz";        // 18 bytes
     QCOMPARE(out.size(), 24);
     QCOMPARE(err.size(), 18);
-    SshRankScript::Start s = shellRank(QStringLiteral("read -r _; printf '%s' \"$1\"; printf '%s' \"$2\" >&2; exit 6"), runDir);
+    SshRankScript::Start s = shellRank(
+        QStringLiteral("read -r _; printf '%s' \"$1\"; printf '%s' \"$2\" >&2; exit 6"), runDir);
     s.arguments << QString::fromUtf8(out) << QString::fromUtf8(err);
     const Finished first = runChannel(SshRankScript::start(s), "abc\n");
     QVERIFY(first.ok);
@@ -423,7 +464,8 @@ void TestSshRankScript::attachAfterEnd()
     QCOMPARE(h.body, out);
     QCOMPARE(first.err, err);
 
-    const Finished again = runChannel(SshRankScript::attach(s.tag, runDir, s.baseName, 0, stdoutOffset, stderrOffset));
+    const Finished again =
+        runChannel(SshRankScript::attach(s.tag, runDir, s.baseName, 0, stdoutOffset, stderrOffset));
     QVERIFY(again.ok);
     QCOMPARE(again.exitCode, 6);
     const Header resumed = header(again.out);
@@ -439,7 +481,8 @@ void TestSshRankScript::attachWithoutRank()
 {
     const QString runDir = m_dir.filePath(QStringLiteral("empty-run"));
     QVERIFY(QDir().mkpath(runDir));
-    const Finished f = runChannel(SshRankScript::attach(uniqueTag(), runDir, QStringLiteral("rank7.a1"), 0, 0, 0));
+    const Finished f =
+        runChannel(SshRankScript::attach(uniqueTag(), runDir, QStringLiteral("rank7.a1"), 0, 0, 0));
     QVERIFY(f.ok);
     QCOMPARE(f.exitCode, SshRankScript::kSetupFailed);
     QVERIFY(f.out.isEmpty());
@@ -451,8 +494,10 @@ void TestSshRankScript::attachWithoutRank()
 void TestSshRankScript::attachResumesRunningRankWithoutGap()
 {
     const QString runDir = m_dir.filePath(QStringLiteral("detached"));
-    SshRankScript::Start s = shellRank(QStringLiteral(
-        "echo first; echo first-err >&2; IFS= read -r line; echo \"got=$line\"; echo done-err >&2; exit 7"), runDir, -1);
+    SshRankScript::Start s =
+        shellRank(QStringLiteral("echo first; echo first-err >&2; IFS= read -r line; echo "
+                                 "\"got=$line\"; echo done-err >&2; exit 7"),
+                  runDir, -1);
     // The first channel has no stdin (it ended at once) and writes to files: the launcher that
     // started it is gone, and nobody reads what it streams.
     auto first = channel(SshRankScript::start(s));
@@ -462,8 +507,10 @@ void TestSshRankScript::attachResumesRunningRankWithoutGap()
     first->start();
     QVERIFY(first->waitForStarted(5000));
     const QString base = runDir + QStringLiteral("/rank0.a1");
-    QTRY_COMPARE_WITH_TIMEOUT(readFile(base + QStringLiteral(".out")), QByteArray("first\n"), 10000);
-    QTRY_COMPARE_WITH_TIMEOUT(readFile(base + QStringLiteral(".err")), QByteArray("first-err\n"), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(readFile(base + QStringLiteral(".out")), QByteArray("first\n"),
+                              10000);
+    QTRY_COMPARE_WITH_TIMEOUT(readFile(base + QStringLiteral(".err")), QByteArray("first-err\n"),
+                              10000);
     // End of its stdin did not reach the rank: the keeper holds the FIFO open.
     QVERIFY(!first->waitForFinished(1200));
 
@@ -502,7 +549,8 @@ void TestSshRankScript::keeperHoldsStdinUntilMarkedClosed()
     QVERIFY(p->waitForStarted(5000));
     p->write("abc\n");
     p->closeWriteChannel();
-    QTRY_COMPARE_WITH_TIMEOUT(readFile(runDir + QStringLiteral("/rank0.a1.out")), QByteArray("abc\n"), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(readFile(runDir + QStringLiteral("/rank0.a1.out")),
+                              QByteArray("abc\n"), 10000);
     QVERIFY(!p->waitForFinished(1500));
 
     const Finished mark = runChannel(SshRankScript::markStdinClosed(runDir, s.baseName));
@@ -551,7 +599,8 @@ void TestSshRankScript::signalGroup()
     QCOMPARE(kill.exitCode, 0);
     QVERIFY(p->waitForFinished(10000));
     QCOMPARE(p->exitCode(), 128 + signal);
-    QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.exit")), QByteArray::number(128 + signal) + '\n');
+    QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.exit")),
+             QByteArray::number(128 + signal) + '\n');
     QTRY_VERIFY_WITH_TIMEOUT(!processRuns(child), 5000);
     p->closeWriteChannel();
     QVERIFY(wrapperGone(s.tag));
@@ -563,7 +612,8 @@ void TestSshRankScript::signalGroup()
 void TestSshRankScript::rankStartsWithNoSignalIgnored()
 {
     const QString runDir = m_dir.filePath(QStringLiteral("sigign"));
-    const SshRankScript::Start s = shellRank(QStringLiteral("grep '^SigIgn:' /proc/self/status"), runDir);
+    const SshRankScript::Start s =
+        shellRank(QStringLiteral("grep '^SigIgn:' /proc/self/status"), runDir);
     // The channel's shell itself starts with nothing ignored.
     auto p = channel(SshRankScript::start(s));
     p->setChildProcessModifier([] {
@@ -583,7 +633,8 @@ void TestSshRankScript::rankStartsWithNoSignalIgnored()
     bool ok = false;
     const quint64 ignored = out.mid(7).trimmed().toULongLong(&ok, 16);
     QVERIFY(ok);
-    QEXPECT_FAIL("", "the wrapper's `( … ) &` leaves SIGINT and SIGQUIT ignored in the rank", Continue);
+    QEXPECT_FAIL("", "the wrapper's `( … ) &` leaves SIGINT and SIGQUIT ignored in the rank",
+                 Continue);
     QCOMPARE(ignored & ((1ull << (SIGINT - 1)) | (1ull << (SIGQUIT - 1))), 0ull);
     QVERIFY(wrapperGone(s.tag));
 }

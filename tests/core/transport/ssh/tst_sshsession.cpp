@@ -3,8 +3,8 @@
 // SshSession against real OpenSSH servers: host key checking (plain and hashed known_hosts,
 // unknown, changed), authentication (right key, wrong key, passphrase), ~/.ssh/config, commands
 // and SFTP, and the errors a user sees when a node cannot be reached.
-#include "transport/ssh/policysshinteraction.h"
 #include "sshfixture.h"
+#include "transport/ssh/policysshinteraction.h"
 #include "transport/ssh/sshsession.h"
 
 #include <QDir>
@@ -140,7 +140,8 @@ void TestSshSession::unknownHostKey()
         // OpenSSH itself must find what was written.
         QProcess keygen;
         keygen.start(QStringLiteral("ssh-keygen"),
-                     {QStringLiteral("-F"), QStringLiteral("[%1]:%2").arg(m_ssh.address(0)).arg(m_ssh.port(0)),
+                     {QStringLiteral("-F"),
+                      QStringLiteral("[%1]:%2").arg(m_ssh.address(0)).arg(m_ssh.port(0)),
                       QStringLiteral("-f"), knownHostsPath()});
         QVERIFY(keygen.waitForFinished(10000));
         QCOMPARE(keygen.exitCode(), 0);
@@ -225,9 +226,12 @@ void TestSshSession::sshConfigAliasIsUsed()
     QVERIFY(m_ssh.writeKnownHosts(knownHostsPath()));
     QFile config(m_home.path() + QStringLiteral("/.ssh/config"));
     QVERIFY(config.open(QIODevice::WriteOnly));
-    config.write(QStringLiteral("Host trainer-one\n  HostName %1\n  Port %2\n  User %3\n  IdentityFile %4\n")
-                     .arg(m_ssh.address(1)).arg(m_ssh.port(1)).arg(m_ssh.user(), m_ssh.clientKey())
-                     .toUtf8());
+    config.write(
+        QStringLiteral("Host trainer-one\n  HostName %1\n  Port %2\n  User %3\n  IdentityFile %4\n")
+            .arg(m_ssh.address(1))
+            .arg(m_ssh.port(1))
+            .arg(m_ssh.user(), m_ssh.clientKey())
+            .toUtf8());
     config.close();
     SshEndpoint e;
     e.host = QStringLiteral("trainer-one");
@@ -235,7 +239,8 @@ void TestSshSession::sshConfigAliasIsUsed()
     SshSession session(e, &ask, nullptr);
     QString error;
     QVERIFY2(session.connect(&error), qPrintable(error));
-    QCOMPARE(session.label(), QStringLiteral("%1@%2:%3").arg(m_ssh.user(), m_ssh.address(1)).arg(m_ssh.port(1)));
+    QCOMPARE(session.label(),
+             QStringLiteral("%1@%2:%3").arg(m_ssh.user(), m_ssh.address(1)).arg(m_ssh.port(1)));
     const SshExecResult r = session.exec("printf %s \"$HOME\"");
     QCOMPARE(QString::fromUtf8(r.out), m_ssh.home(1));
 }
@@ -306,14 +311,15 @@ void TestSshSession::uploadWritesTheFile()
     qint64 lastSent = -1;
     qint64 lastTotal = -1;
     int calls = 0;
-    QVERIFY2(session.upload(src.fileName(), remote, 0750,
-                            [&](qint64 sent, qint64 total) {
-                                QVERIFY(sent > lastSent);
-                                lastSent = sent;
-                                lastTotal = total;
-                                ++calls;
-                            },
-                            &error),
+    QVERIFY2(session.upload(
+                 src.fileName(), remote, 0750,
+                 [&](qint64 sent, qint64 total) {
+                     QVERIFY(sent > lastSent);
+                     lastSent = sent;
+                     lastTotal = total;
+                     ++calls;
+                 },
+                 &error),
              qPrintable(error));
     QVERIFY(calls > 1);
     QCOMPARE(lastSent, qint64(data.size()));

@@ -6,10 +6,10 @@
 // loss or duplicate), a node lost past the deadline, and the prepare failures a user meets.
 // The "worker" here is a small sh script, so that these tests do not depend on libtorch; the
 // real worker runs through SSH in tst_sshlaunch.
-#include "transport/ssh/policysshinteraction.h"
 #include "config/profile.h"
 #include "fixtureprofile.h"
 #include "sshfixture.h"
+#include "transport/ssh/policysshinteraction.h"
 #include "transport/ssh/sshtransport.h"
 
 #include "testprocesses.h"
@@ -79,14 +79,18 @@ struct Collector
 
     explicit Collector(SshTransport *t)
     {
-        QObject::connect(t, &Transport::rankOutput, t, [this](int rank, StreamKind s, const QByteArray &chunk) {
-            (s == StreamKind::Stdout ? out : err)[rank] += chunk;
-        });
-        QObject::connect(t, &Transport::rankStarted, t, [this](int rank, qint64 pid) { pids[rank] = pid; });
-        QObject::connect(t, &Transport::rankExited, t, [this](int rank, const RankExit &e) { exits[rank] = e; });
-        QObject::connect(t, &Transport::nodeProgress, t, [this](int node, const QString &stage, int) {
-            progress << QStringLiteral("%1:%2").arg(node).arg(stage);
-        });
+        QObject::connect(t, &Transport::rankOutput, t,
+                         [this](int rank, StreamKind s, const QByteArray &chunk) {
+                             (s == StreamKind::Stdout ? out : err)[rank] += chunk;
+                         });
+        QObject::connect(t, &Transport::rankStarted, t,
+                         [this](int rank, qint64 pid) { pids[rank] = pid; });
+        QObject::connect(t, &Transport::rankExited, t,
+                         [this](int rank, const RankExit &e) { exits[rank] = e; });
+        QObject::connect(t, &Transport::nodeProgress, t,
+                         [this](int node, const QString &stage, int) {
+                             progress << QStringLiteral("%1:%2").arg(node).arg(stage);
+                         });
     }
 };
 
@@ -161,12 +165,14 @@ void TestSshTransport::initTestCase()
 void TestSshTransport::init()
 {
     QVERIFY(m_ssh.writeKnownHosts(m_home.path() + QStringLiteral("/.ssh/known_hosts")));
-    m_runId = QStringLiteral("tst-%1").arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
+    m_runId = QStringLiteral("tst-%1").arg(QRandomGenerator::global()->generate(), 8, 16,
+                                           QLatin1Char('0'));
 }
 
 Profile TestSshTransport::profile() const
 {
-    Profile p = rankdeck::testing::fixtureProfile(m_ssh, QStringLiteral("fixture"), m_ssh.nodeCount(), 2);
+    Profile p =
+        rankdeck::testing::fixtureProfile(m_ssh, QStringLiteral("fixture"), m_ssh.nodeCount(), 2);
     p.connectTimeoutSec = 5;
     return p;
 }
@@ -188,8 +194,10 @@ std::unique_ptr<SshTransport> TestSshTransport::prepared(PolicySshInteraction *a
     QSignalSpy ok(t.get(), &Transport::prepared);
     QSignalSpy failed(t.get(), &Transport::prepareFailed);
     t->prepare(m_fakeWorker);
-    if (!QTest::qWaitFor([&] { return !ok.isEmpty() || !failed.isEmpty(); }, 60000) || !failed.isEmpty()) {
-        qWarning("prepare failed: %s", failed.isEmpty() ? "timeout" : qPrintable(failed.first().first().toString()));
+    if (!QTest::qWaitFor([&] { return !ok.isEmpty() || !failed.isEmpty(); }, 60000) ||
+        !failed.isEmpty()) {
+        qWarning("prepare failed: %s",
+                 failed.isEmpty() ? "timeout" : qPrintable(failed.first().first().toString()));
         return {};
     }
     return t;
@@ -213,7 +221,8 @@ void TestSshTransport::prepareDeploysOnceAndChecksNodes()
         QVERIFY(info.cpus > 0);
         QVERIFY(!info.os.isEmpty());
         QVERIFY(info.workerUploaded);
-        QVERIFY(first->workerPath(i).startsWith(m_ssh.home(i) + QStringLiteral("/.cache/rankdeck/worker/rankdeck-worker-")));
+        QVERIFY(first->workerPath(i).startsWith(
+            m_ssh.home(i) + QStringLiteral("/.cache/rankdeck/worker/rankdeck-worker-")));
         QFile remote(first->workerPath(i));
         QVERIFY(remote.open(QIODevice::ReadOnly));
         QFile local(m_fakeWorker);
@@ -223,9 +232,11 @@ void TestSshTransport::prepareDeploysOnceAndChecksNodes()
         // No temporary file left behind: the worker and the record of its library check only.
         const QFileInfo deployed(first->workerPath(i));
         const QString sha16 = deployed.fileName().mid(int(qstrlen("rankdeck-worker-")), 16);
-        QCOMPARE(QDir(deployed.absolutePath()).entryList({QLatin1Char('*') + sha16 + QLatin1Char('*')},
-                                                         QDir::Files | QDir::Hidden, QDir::Name),
-                 (QStringList{QLatin1Char('.') + deployed.fileName() + QStringLiteral(".libs"), deployed.fileName()}));
+        QCOMPARE(QDir(deployed.absolutePath())
+                     .entryList({QLatin1Char('*') + sha16 + QLatin1Char('*')},
+                                QDir::Files | QDir::Hidden, QDir::Name),
+                 (QStringList{QLatin1Char('.') + deployed.fileName() + QStringLiteral(".libs"),
+                              deployed.fileName()}));
         // The run directory is there before the first rank starts.
         QVERIFY(QFileInfo(runDir(i)).isDir());
     }
@@ -254,8 +265,9 @@ void TestSshTransport::twoNodesTwoRanksStreamEverything()
     Collector c(t.get());
     const int lines = 300;
     for (int rank = 0; rank < 4; ++rank) {
-        RankLaunchSpec s = spec(rank, rank / 2, {QStringLiteral("count"), QString::number(lines), QStringLiteral("0"),
-                                                 QStringLiteral("0")});
+        RankLaunchSpec s = spec(rank, rank / 2,
+                                {QStringLiteral("count"), QString::number(lines),
+                                 QStringLiteral("0"), QStringLiteral("0")});
         s.program = t->workerPath(rank / 2);
         t->startRank(s);
     }
@@ -308,7 +320,8 @@ void TestSshTransport::exitCodesAndSignals()
     t->startRank(missing);
     QTRY_COMPARE_WITH_TIMEOUT(c.exits.size(), 2, 30000);
     QVERIFY(!c.pids.contains(1));
-    QVERIFY2(c.exits[1].detail.contains(QStringLiteral("/nonexistent/rankdeck-worker")), qPrintable(c.exits[1].detail));
+    QVERIFY2(c.exits[1].detail.contains(QStringLiteral("/nonexistent/rankdeck-worker")),
+             qPrintable(c.exits[1].detail));
     QVERIFY2(c.exits[1].detail.contains(m_ssh.address(0)), qPrintable(c.exits[1].detail));
 }
 
@@ -337,7 +350,8 @@ void TestSshTransport::stdinIsTheControlChannel()
         t->writeStdin(2, "stop\n");
     // Without a re-attach grace period in the way: the rank sees the end right away.
     QTRY_COMPARE_WITH_TIMEOUT(c.exits.size(), 1, 10000);
-    QCOMPARE(c.out.value(2), closeInstead ? QByteArray("got hello\neof\n") : QByteArray("got hello\nstopping\n"));
+    QCOMPARE(c.out.value(2),
+             closeInstead ? QByteArray("got hello\neof\n") : QByteArray("got hello\nstopping\n"));
     QCOMPARE(c.exits[2].exitCode, closeInstead ? 3 : 0);
 }
 
@@ -347,7 +361,8 @@ void TestSshTransport::signalReachesTheWholeProcessGroup()
     QVERIFY(t);
     Collector c(t.get());
     for (int rank = 0; rank < 2; ++rank) {
-        RankLaunchSpec s = spec(rank, rank, {QStringLiteral("hold"), QStringLiteral("--run-id"), m_runId});
+        RankLaunchSpec s =
+            spec(rank, rank, {QStringLiteral("hold"), QStringLiteral("--run-id"), m_runId});
         s.program = t->workerPath(rank);
         t->startRank(s);
     }
@@ -362,7 +377,8 @@ void TestSshTransport::signalReachesTheWholeProcessGroup()
     // The rank's child (sleep) was in its group; the wrapper and its helpers end with the rank.
     QTRY_VERIFY_WITH_TIMEOUT(processesMatching(m_runId).isEmpty(), 10000);
     QProcess pgrep;
-    pgrep.start(QStringLiteral("pgrep"), {QStringLiteral("-x"), QStringLiteral("-f"), QStringLiteral("sleep 1000")});
+    pgrep.start(QStringLiteral("pgrep"),
+                {QStringLiteral("-x"), QStringLiteral("-f"), QStringLiteral("sleep 1000")});
     pgrep.waitForFinished();
     QVERIFY2(pgrep.readAllStandardOutput().isEmpty(), "the rank's child survived the group signal");
 }
@@ -386,9 +402,11 @@ void TestSshTransport::fieldsCannotInjectCommands()
     RankLaunchSpec s = spec(0, 0, QStringList{QStringLiteral("env")} + nasty);
     s.program = t->workerPath(0);
     s.environment.insert(QStringLiteral("RANKDECK_TEST_A"), nasty.join(QString()));
-    s.environment.insert(QStringLiteral("RANKDECK_TEST_B"), QStringLiteral("x'$(touch %1)'\n`touch %1`").arg(marker));
+    s.environment.insert(QStringLiteral("RANKDECK_TEST_B"),
+                         QStringLiteral("x'$(touch %1)'\n`touch %1`").arg(marker));
     // The run and working directories are fields too.
-    const QString weirdDir = m_ssh.home(0) + QStringLiteral("/runs/it's $(touch %1) `x`;\nd").arg(marker);
+    const QString weirdDir =
+        m_ssh.home(0) + QStringLiteral("/runs/it's $(touch %1) `x`;\nd").arg(marker);
     s.nodeRunDirectory = weirdDir;
     s.workingDirectory = weirdDir;
     t->startRank(s);
@@ -418,8 +436,9 @@ void TestSshTransport::connectionCutMidRunResumesWithoutLossOrDuplicate()
     QVERIFY(t);
     Collector c(t.get());
     const int lines = 400;
-    RankLaunchSpec counting = spec(0, 1, {QStringLiteral("count"), QString::number(lines), QStringLiteral("0.01"),
-                                          QStringLiteral("0")});
+    RankLaunchSpec counting = spec(0, 1,
+                                   {QStringLiteral("count"), QString::number(lines),
+                                    QStringLiteral("0.01"), QStringLiteral("0")});
     counting.program = t->workerPath(1);
     t->startRank(counting);
     RankLaunchSpec echoing = spec(1, 1, {QStringLiteral("echo")});
@@ -473,8 +492,9 @@ void TestSshTransport::nodeLostPastTheDeadlineFailsCleanly()
 void TestSshTransport::detachedRankIsReattachedByANewLauncher()
 {
     const int lines = 300;
-    RankLaunchSpec s = spec(0, 1, {QStringLiteral("count"), QString::number(lines), QStringLiteral("0.01"),
-                                   QStringLiteral("5")});
+    RankLaunchSpec s = spec(0, 1,
+                            {QStringLiteral("count"), QString::number(lines),
+                             QStringLiteral("0.01"), QStringLiteral("5")});
     QByteArray out;
     QByteArray err;
     {
@@ -530,8 +550,9 @@ void TestSshTransport::idleConnectionDroppedBeforeStartIsReopened()
     QVERIFY(t);
     Collector c(t.get());
     QVERIFY(m_ssh.killSessions(0) > 0);
-    RankLaunchSpec s = spec(0, 0, {QStringLiteral("count"), QStringLiteral("3"), QStringLiteral("0"),
-                                   QStringLiteral("0")});
+    RankLaunchSpec s = spec(
+        0, 0,
+        {QStringLiteral("count"), QStringLiteral("3"), QStringLiteral("0"), QStringLiteral("0")});
     s.program = t->workerPath(0);
     t->startRank(s);
     QTRY_COMPARE_WITH_TIMEOUT(c.exits.size(), 1, 30000);
@@ -547,7 +568,8 @@ void TestSshTransport::prepareFailures_data()
     QTest::newRow("changed host key") << QStringLiteral("changed") << QStringLiteral("CHANGED");
     QTest::newRow("wrong key") << QStringLiteral("wrongkey") << QStringLiteral("permission denied");
     QTest::newRow("port closed") << QStringLiteral("closed") << QStringLiteral("cannot connect");
-    QTest::newRow("unreachable") << QStringLiteral("unreachable") << QStringLiteral("cannot connect");
+    QTest::newRow("unreachable") << QStringLiteral("unreachable")
+                                 << QStringLiteral("cannot connect");
     QTest::newRow("libtorch missing") << QStringLiteral("libs") << QStringLiteral("libtorch");
 }
 
@@ -558,7 +580,8 @@ void TestSshTransport::prepareFailures()
     Profile p = profile();
     QString worker = m_fakeWorker;
     if (kind == QLatin1String("unknown")) {
-        QVERIFY(m_ssh.writeKnownHosts(m_home.path() + QStringLiteral("/.ssh/known_hosts"), true, {0}));
+        QVERIFY(
+            m_ssh.writeKnownHosts(m_home.path() + QStringLiteral("/.ssh/known_hosts"), true, {0}));
     } else if (kind == QLatin1String("changed")) {
         QVERIFY2(m_ssh.changeHostKey(1), qPrintable(m_ssh.lastError()));
     } else if (kind == QLatin1String("wrongkey")) {
@@ -576,10 +599,12 @@ void TestSshTransport::prepareFailures()
         worker = dir + QStringLiteral("/needs-libtorch");
         QProcess cc;
         cc.setWorkingDirectory(dir);
-        cc.start(QStringLiteral("sh"), {QStringLiteral("-c"),
-                 QStringLiteral("echo 'void f(void){}' > l.c && echo 'int main(void){return 0;}' > m.c && "
-                                "cc -shared -fPIC -o libtorch_cpu.so l.c && "
-                                "cc -o needs-libtorch m.c -Wl,--no-as-needed -L. -ltorch_cpu")});
+        cc.start(QStringLiteral("sh"),
+                 {QStringLiteral("-c"),
+                  QStringLiteral(
+                      "echo 'void f(void){}' > l.c && echo 'int main(void){return 0;}' > m.c && "
+                      "cc -shared -fPIC -o libtorch_cpu.so l.c && "
+                      "cc -o needs-libtorch m.c -Wl,--no-as-needed -L. -ltorch_cpu")});
         cc.waitForFinished(60000);
         if (cc.exitCode() != 0)
             QSKIP("no C compiler to build a program that needs libtorch");
@@ -611,7 +636,8 @@ void TestSshTransport::libraryCheckRunsOncePerWorkerAndLibtorchPath()
     auto first = prepared();
     QVERIFY(first);
     const QFileInfo deployed(first->workerPath(0));
-    const QString marker = deployed.absolutePath() + QStringLiteral("/.") + deployed.fileName() + QStringLiteral(".libs");
+    const QString marker = deployed.absolutePath() + QStringLiteral("/.") + deployed.fileName() +
+                           QStringLiteral(".libs");
     first.reset();
     QVERIFY(QFileInfo::exists(marker));
 
@@ -648,7 +674,8 @@ void TestSshTransport::libraryCheckRunsOncePerWorkerAndLibtorchPath()
     QCOMPARE(t.nodeInfo(0).libtorchDirectory, m_ssh.home(0));
     QFile f(marker);
     QVERIFY(f.open(QIODevice::ReadOnly));
-    QCOMPARE(f.readAll(), QFile::encodeName(m_ssh.home(0)) + '\n' + QFile::encodeName(m_ssh.home(0)) + '\n');
+    QCOMPARE(f.readAll(),
+             QFile::encodeName(m_ssh.home(0)) + '\n' + QFile::encodeName(m_ssh.home(0)) + '\n');
 }
 
 void TestSshTransport::uploadOverSftpHandlesBinaryAndLargeFiles()
