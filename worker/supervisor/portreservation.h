@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// A rendezvous port for the user's program on rank 0 with no race. The supervisor binds a TCP
+// socket to port 0 with SO_REUSEADDR and never listens on it: the kernel picks a free port, and
+// while the socket stays bound no other process can bind that port without SO_REUSEADDR, and
+// connect() does not hand it out as an ephemeral port. The program's own store (torch's TCPStore
+// sets SO_REUSEADDR) may bind it, because a bound socket that is not listening does not conflict
+// with another SO_REUSEADDR socket. The supervisor reports the port in a `store` event before it
+// starts the program, so the launcher can start the other ranks at once (docs/protocol.md).
+#pragma once
+
+namespace rankdeck::supervisor {
+
+class PortReservation
+{
+public:
+    PortReservation() = default;
+    ~PortReservation();
+    PortReservation(const PortReservation &) = delete;
+    PortReservation &operator=(const PortReservation &) = delete;
+
+    // Binds to a free port on every IPv4 address; false (errno set) when no socket can be had.
+    bool reserve();
+    int port() const { return m_port; }
+    // The descriptor must not reach the program (it would hold the port after we are gone).
+    int fd() const { return m_fd; }
+
+private:
+    int m_fd = -1;
+    int m_port = 0;
+};
+
+} // namespace rankdeck::supervisor

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "supervisor/processtree.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+namespace rankdeck::supervisor {
+
+namespace {
+
+// The parent pid from /proc/<pid>/stat. The command name (field 2) may hold spaces and
+// parentheses, so the fields after it are found from the last ')'.
+pid_t parentOf(pid_t pid)
+{
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", int(pid));
+    FILE *f = std::fopen(path, "re");
+    if (!f)
+        return -1;
+    char buf[1024];
+    const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[n] = '\0';
+    const char *close = std::strrchr(buf, ')');
+    if (!close)
+        return -1;
+    char state = 0;
+    int ppid = -1;
+    if (std::sscanf(close + 1, " %c %d", &state, &ppid) != 2)
+        return -1;
+    return pid_t(ppid);
+}
+
+} // namespace
+
+std::vector<pid_t> descendantsOf(pid_t root)
+{
+    std::unordered_multimap<pid_t, pid_t> children;
+    if (DIR *d = opendir("/proc")) {
+        while (dirent *e = readdir(d)) {
+            char *end = nullptr;
+            const long pid = std::strtol(e->d_name, &end, 10);
+            if (pid <= 0 || (end && *end))
+                continue;
+            const pid_t ppid = parentOf(pid_t(pid));
+            if (ppid > 0)
+                children.emplace(ppid, pid_t(pid));
+        }
+        closedir(d);
+    }
+    std::vector<pid_t> out;
+    std::vector<pid_t> todo{root};
+    while (!todo.empty()) {
+        const pid_t p = todo.back();
+        todo.pop_back();
+        auto [first, last] = children.equal_range(p);
+        for (auto it = first; it != last; ++it) {
+            out.push_back(it->second);
+            todo.push_back(it->second);
+        }
+    }
+    return out;
+}
+
+int signalDescendants(int signal)
+{
+    const std::vector<pid_t> pids = descendantsOf(getpid());
+    for (pid_t p : pids)
+        kill(p, signal);
+    return int(pids.size());
+}
+
+} // namespace rankdeck::supervisor

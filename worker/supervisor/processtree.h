@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Every process below the supervisor. The supervisor is a child subreaper
+// (PR_SET_CHILD_SUBREAPER), so a grandchild whose parent died, or that called setsid() and was
+// orphaned, is re-parented to it instead of init: walking /proc by parent pid from the
+// supervisor therefore finds the whole program, DataLoader workers and daemonised helpers
+// included, and nothing escapes a stop.
+#pragma once
+
+#include <sys/types.h>
+
+#include <vector>
+
+namespace rankdeck::supervisor {
+
+// The pids of every descendant of `root` (not root itself), parents before children.
+std::vector<pid_t> descendantsOf(pid_t root);
+
+// Sends `signal` to every descendant of the calling process; returns how many there were.
+int signalDescendants(int signal);
+
+} // namespace rankdeck::supervisor
