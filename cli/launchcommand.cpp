@@ -6,6 +6,7 @@
 #include "run/runcontroller.h"
 #include "run/runrecord.h"
 #include "store/logstore.h"
+#include "stream/logmetricextractor.h"
 #include "stream/rankstream.h"
 #include "terminalsshinteraction.h"
 
@@ -38,6 +39,14 @@ QString defaultWorkerPath()
     if (!env.isEmpty())
         return env;
     return QCoreApplication::applicationDirPath() + QStringLiteral("/rankdeck-worker");
+}
+
+QString defaultSupervisorPath()
+{
+    const QString env = qEnvironmentVariable("RANKDECK_SUPERVISOR");
+    if (!env.isEmpty())
+        return env;
+    return QCoreApplication::applicationDirPath() + QStringLiteral("/rankdeck-supervisor");
 }
 } // namespace
 
@@ -108,12 +117,31 @@ int LaunchCommand::run(const QStringList &argsIn)
         QStringLiteral("quiet"), CliUtil::tr("Do not print the ranks' lines, only the summary."));
     const QCommandLineOption noProgressOpt(QStringLiteral("no-progress"),
                                            CliUtil::tr("No live progress line."));
+    const QCommandLineOption execOpt(
+        QStringLiteral("exec"),
+        CliUtil::tr("Run your own program on every rank: everything after -- is PROGRAM ARGS "
+                    "(a torchrun-style Python script, or any binary)."));
+    const QCommandLineOption workdirOpt(
+        QStringLiteral("workdir"),
+        CliUtil::tr("--exec: working directory of the program (default: the current directory "
+                    "for local profiles, the home directory on SSH nodes)."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption envOpt(QStringLiteral("env"),
+                                    CliUtil::tr("--exec: add NAME=VALUE to every rank's "
+                                                "environment (repeatable)."),
+                                    QStringLiteral("NAME=VALUE"));
+    const QCommandLineOption metricOpt(
+        QStringLiteral("metric"),
+        CliUtil::tr("--exec: also plot NAME from the lines REGEX matches, its one capture group "
+                    "being the value (repeatable; loss, val_loss, lr, acc… are found without)."),
+        QStringLiteral("NAME=REGEX"));
     QCommandLineOption runIdOpt(QStringLiteral("run-id"),
                                 CliUtil::tr("Use this run id (internal, for --detach)."),
                                 QStringLiteral("ID"));
     runIdOpt.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOptions({profileOpt, nprocOpt, gpusOpt, nameOpt, detachOpt, ranksOpt, restartsOpt,
-                       workerOpt, hbOpt, hangOpt, acceptOpt, quietOpt, noProgressOpt, runIdOpt});
+                       workerOpt, hbOpt, hangOpt, acceptOpt, quietOpt, noProgressOpt, execOpt,
+                       workdirOpt, envOpt, metricOpt, runIdOpt});
     parser.addPositionalArgument(
         QStringLiteral("--"),
         CliUtil::tr("Then the worker's own flags, e.g. -- --task linear --steps 20."),
@@ -182,7 +210,37 @@ int LaunchCommand::run(const QStringList &argsIn)
         options.hangTimeoutSec = n;
     }
     TrainingConfig config;
-    config.workerArguments = workerArgs;
+    if (parser.isSet(execOpt)) {
+        if (workerArgs.isEmpty() || workerArgs.first().isEmpty())
+            return CliUtil::usageError(
+                CliUtil::tr("--exec needs a program after --, e.g. -- python3 train.py"), cmd);
+        config.program = workerArgs;
+        if (parser.isSet(workdirOpt)) {
+            config.workingDirectory = parser.value(workdirOpt);
+            // A local run starts here: a relative directory means one below the current one.
+            if (profile.isLocal())
+                config.workingDirectory = QFileInfo(config.workingDirectory).absoluteFilePath();
+        }
+        for (const QString &kv : parser.values(envOpt)) {
+            const qsizetype eq = kv.indexOf(QLatin1Char('='));
+            if (eq <= 0)
+                return CliUtil::usageError(CliUtil::tr("--env: \"%1\" is not NAME=VALUE").arg(kv),
+                                           cmd);
+            config.environment.insert(kv.left(eq), kv.mid(eq + 1));
+        }
+        for (const QString &spec : parser.values(metricOpt)) {
+            MetricPattern pattern;
+            QString error;
+            if (!LogMetricExtractor::parsePattern(spec, &pattern, &error))
+                return CliUtil::usageError(error, cmd);
+            config.metricPatterns << spec;
+        }
+    } else {
+        if (parser.isSet(workdirOpt) || parser.isSet(envOpt) || parser.isSet(metricOpt))
+            return CliUtil::usageError(CliUtil::tr("--metric, --workdir and --env need --exec"),
+                                       cmd);
+        config.workerArguments = workerArgs;
+    }
     config.name = parser.value(nameOpt);
     if (!CliUtil::parseInt(parser.value(restartsOpt), 0, 1000, &config.maxRestarts))
         return CliUtil::usageError(
@@ -204,7 +262,9 @@ int LaunchCommand::run(const QStringList &argsIn)
         return CliUtil::usageError(
             CliUtil::tr("--name: \"%1\" must not contain '/'").arg(config.name), cmd);
 
-    options.workerPath = parser.isSet(workerOpt) ? parser.value(workerOpt) : defaultWorkerPath();
+    options.workerPath = parser.isSet(workerOpt) ? parser.value(workerOpt)
+                         : config.isProgram()    ? defaultSupervisorPath()
+                                                 : defaultWorkerPath();
     options.runId = parser.value(runIdOpt);
     if (parser.isSet(detachOpt) && !profile.isLocal()) {
         // The ranks outlive this launcher on the nodes: start them, then leave.

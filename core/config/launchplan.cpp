@@ -47,6 +47,18 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
     if (profile.isLocal() && profile.rendezvousAddress.isEmpty())
         plan.m_masterAddress = QStringLiteral("127.0.0.1");
 
+    plan.m_workingDirectory = config.workingDirectory;
+    plan.m_programEnvironment = config.environment;
+    if (config.isProgram()) {
+        // rankdeck-supervisor runs the program; everything after -- is the user's, untouched.
+        QStringList args{QStringLiteral("--control-stdin")};
+        if (!nodeRunDirectory.isEmpty())
+            args << QStringLiteral("--run-dir") << nodeRunDirectory;
+        args << QStringLiteral("--") << config.program;
+        plan.m_arguments = args;
+        return plan;
+    }
+
     TrainingConfig c = config;
     // The launcher owns these: every rank gets the control channel and its node run directory.
     c.removeFlag(QStringLiteral("--control-stdin"));
@@ -87,6 +99,7 @@ RankLaunchSpec LaunchPlan::spec(int rank, const QString &program, int masterPort
     if (resume && !s.arguments.contains(QStringLiteral("--resume")))
         s.arguments << QStringLiteral("--resume");
     s.nodeRunDirectory = m_nodeRunDirectory;
+    s.workingDirectory = m_workingDirectory;
 
     QHash<QString, QString> &env = s.environment;
     // NCCL defaults (async error handling, flight recorder dumped into --run-dir) are the
@@ -104,6 +117,8 @@ RankLaunchSpec LaunchPlan::spec(int rank, const QString &program, int masterPort
         env.insert(QStringLiteral("CUDA_VISIBLE_DEVICES"), ids.join(QLatin1Char(',')));
     }
     for (auto it = m_profileEnvironment.cbegin(); it != m_profileEnvironment.cend(); ++it)
+        env.insert(it.key(), it.value());
+    for (auto it = m_programEnvironment.cbegin(); it != m_programEnvironment.cend(); ++it)
         env.insert(it.key(), it.value());
     // The torchrun contract last, so that no profile variable can break the rendezvous.
     env.insert(QStringLiteral("RANK"), QString::number(rank));

@@ -55,6 +55,8 @@ private:
     QList<PlannedRank> m_ranks;
     QList<int> m_gpusPerNode;
     QMap<QString, QString> m_profileEnvironment;
+    QMap<QString, QString> m_programEnvironment; // launch --env, after the profile's
+    QString m_workingDirectory;
     QStringList m_arguments;
 };
 

@@ -65,11 +65,15 @@ void TrainingConfig::setValue(const QString &flag, const QString &v)
 
 QString TrainingConfig::task() const
 {
+    if (isProgram())
+        return program.first().section(QLatin1Char('/'), -1);
     return value(QStringLiteral("--task"), QStringLiteral("linear"));
 }
 
 int TrainingConfig::totalSteps() const
 {
+    if (isProgram())
+        return 0; // unknown: the program does not say
     bool ok = false;
     const int n = value(QStringLiteral("--steps")).toInt(&ok);
     return ok ? n : 100;
@@ -95,6 +99,15 @@ QJsonObject TrainingConfig::toJson() const
     for (int r : consoleRanks)
         ranks.append(r);
     o[QStringLiteral("console_ranks")] = ranks;
+    if (isProgram()) {
+        o[QStringLiteral("program")] = QJsonArray::fromStringList(program);
+        o[QStringLiteral("working_directory")] = workingDirectory;
+        QJsonObject env;
+        for (auto it = environment.cbegin(); it != environment.cend(); ++it)
+            env[it.key()] = it.value();
+        o[QStringLiteral("environment")] = env;
+        o[QStringLiteral("metric_patterns")] = QJsonArray::fromStringList(metricPatterns);
+    }
     return o;
 }
 
@@ -107,6 +120,14 @@ TrainingConfig TrainingConfig::fromJson(const QJsonObject &o)
     c.maxRestarts = o.value(QStringLiteral("max_restarts")).toInt();
     for (const QJsonValue &v : o.value(QStringLiteral("console_ranks")).toArray())
         c.consoleRanks.append(v.toInt());
+    for (const QJsonValue &v : o.value(QStringLiteral("program")).toArray())
+        c.program.append(v.toString());
+    c.workingDirectory = o.value(QStringLiteral("working_directory")).toString();
+    const QJsonObject env = o.value(QStringLiteral("environment")).toObject();
+    for (auto it = env.constBegin(); it != env.constEnd(); ++it)
+        c.environment.insert(it.key(), it.value().toString());
+    for (const QJsonValue &v : o.value(QStringLiteral("metric_patterns")).toArray())
+        c.metricPatterns.append(v.toString());
     return c;
 }
 

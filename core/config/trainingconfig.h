@@ -3,9 +3,12 @@
 // What to train: the worker's command line (see docs of rankdeck-worker) plus what the launcher
 // itself does with a run (name, restarts). Kept as the worker's own flags so that every worker
 // flag works without the launcher knowing it; accessors cover the ones the launcher reads.
+// Or, with `program` set, the user's own program (launch --exec): its command line, working
+// directory, extra environment and metric patterns; rankdeck-supervisor runs it on each rank.
 #pragma once
 
 #include <QJsonObject>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 
@@ -17,6 +20,14 @@ struct TrainingConfig
     QStringList workerArguments; // passed to every rank
     int maxRestarts = 0;         // restart the whole gang from the last checkpoint on failure
     QList<int> consoleRanks;     // front ends only: which ranks reach the console (empty: all)
+
+    // The user's own program (launch --exec); empty for the built-in worker.
+    QStringList program;                // PROGRAM ARGS…
+    QString workingDirectory;           // empty: the transport's default (the user's home on SSH)
+    QMap<QString, QString> environment; // added to every rank's environment
+    QStringList metricPatterns;         // "NAME=REGEX", beside the default patterns
+
+    bool isProgram() const { return !program.isEmpty(); }
 
     // Value of "--flag value" in workerArguments (the last one wins, like the worker's parser).
     QString value(const QString &flag, const QString &fallback = QString()) const;

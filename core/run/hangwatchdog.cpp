@@ -33,7 +33,7 @@ HangWatchdog::Findings HangWatchdog::check(qint64 now, const Limits &limits,
                 }
             }
         }
-        if (s.state != RankState::Running || s.silent)
+        if (s.state != RankState::Running || s.silent || (limits.stepsRequired && s.step < 0))
             continue;
         const qint64 limit = std::max(limits.hangUs, 3 * rt.maxStepIntervalUs);
         const qint64 stalled = now - rt.lastStepChangeUs;

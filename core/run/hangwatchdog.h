@@ -26,6 +26,8 @@ public:
         qint64 heartbeatUs = 0;
         qint64 hangUs = 0;
         bool autoDumpStacks = true;
+        // Judge steps only of ranks that reported one (a user's program may report none).
+        bool stepsRequired = false;
     };
     struct Findings
     {

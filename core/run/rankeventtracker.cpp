@@ -25,8 +25,16 @@ RankEventTracker::Result RankEventTracker::apply(const WorkerEvent &e, qint64 no
         s.backend = e.string("backend");
         if (e.integer("total_steps") > 0)
             s.totalSteps = e.integer("total_steps");
-        if (s.state == RankState::Starting)
+        // A supervised program is running once its supervisor speaks: the supervisor cannot see
+        // the program's own rendezvous.
+        if (e.fields().value(QStringLiteral("supervised")).toBool()) {
+            if (s.state == RankState::Starting || s.state == RankState::Rendezvous) {
+                rt.lastStepChangeUs = now;
+                result.newState = RankState::Running;
+            }
+        } else if (s.state == RankState::Starting) {
             result.newState = RankState::Rendezvous;
+        }
         break;
     case WorkerEvent::Type::Rendezvous:
         if (!e.string("backend").isEmpty())

@@ -7,6 +7,7 @@
 #include "run/stopescalation.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
+#include "stream/logmetricextractor.h"
 #include "transport/transportfactory.h"
 #include "util/clock.h"
 #include "util/logging.h"
@@ -83,6 +84,7 @@ bool RunController::start(QString *error)
         return false;
     }
     openStores();
+    setupMetricExtraction();
 
     for (const PlannedRank &p : m_plan.ranks()) {
         RankStatus s;
@@ -279,6 +281,15 @@ void RunController::handleOutput(int rank, RankStream::Output &out)
         m_logs->appendEvents(rank, out.events);
         m_metrics->appendEvents(out.events);
     }
+    if (m_extractor.isActive()) {
+        // Curves with no code change: scalars printed in the user program's own lines.
+        for (const LogLine &line : std::as_const(out.lines)) {
+            if (line.partial || line.text.isEmpty())
+                continue;
+            for (const LogMetricExtractor::Point &p : m_extractor.extract(rank, line.text))
+                m_metrics->append(rank, p.name, p.step, line.timeUs, p.value);
+        }
+    }
     if (!out.lines.isEmpty())
         emit linesAppended(out.lines);
     for (const WorkerEvent &e : out.events)
@@ -297,19 +308,22 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
         note(tr("rank %1 makes progress again (step %2)").arg(rank).arg(s.step));
     if (tracked.newState)
         setRankState(rank, *tracked.newState);
+    if (tracked.newState == RankState::Running && m_state == RunState::Starting) {
+        bool all = true;
+        for (const RankStatus &o : m_ranks)
+            all = all && o.state == RankState::Running;
+        if (all)
+            setState(RunState::Running);
+    }
     if (tracked.stepChanged) {
         m_stateDirty = true;
         emit rankChanged(rank);
     }
     switch (e.type()) {
-    case WorkerEvent::Type::Rendezvous:
-        if (m_state == RunState::Starting) {
-            bool all = true;
-            for (const RankStatus &o : m_ranks)
-                all = all && o.state == RankState::Running;
-            if (all)
-                setState(RunState::Running);
-        }
+    case WorkerEvent::Type::Step:
+        // The rank reports its metrics itself (rankdeck.log, or the worker): its printed lines
+        // must not give the same curves a second time.
+        m_extractor.disableDefaultsFor(rank);
         break;
     case WorkerEvent::Type::Store:
         if (rank == 0 && e.port() > 0 && m_masterPort == 0 && !m_policy.failureSeen() &&
@@ -538,6 +552,8 @@ void RunController::watch()
                                                         : m_profile.heartbeatTimeoutSec) *
                     1'000'000;
     limits.autoDumpStacks = m_options.autoDumpStacks;
+    // A program that reports no steps cannot be judged by them; only silence counts then.
+    limits.stepsRequired = m_config.isProgram();
     const HangWatchdog::Findings found = HangWatchdog::check(now, limits, m_ranks, m_runtime);
     for (int r : found.silent)
         note(tr("rank %1: %2").arg(r).arg(m_ranks[r].detail));
@@ -546,8 +562,13 @@ void RunController::watch()
         emit rankChanged(r);
     }
     // The control channel of a silent rank may be stuck too; SIGUSR1 also makes the worker dump.
-    for (int r : found.dumpBySignal)
-        m_transport->signalRank(r, SIGUSR1);
+    for (int r : found.dumpBySignal) {
+        // SIGUSR1 would reach the user's program too, whose default action is to die.
+        if (m_config.isProgram())
+            m_transport->writeStdin(r, QByteArray("dump-stacks\n"));
+        else
+            m_transport->signalRank(r, SIGUSR1);
+    }
     for (int r : found.dumpByCommand)
         m_transport->writeStdin(r, QByteArray("dump-stacks\n"));
     if (found.anyHung != m_hung) {
@@ -815,6 +836,7 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
         c->m_streams.push_back(std::make_unique<RankStream>(r));
     }
     c->openStores();
+    c->setupMetricExtraction();
 
     QString transportError;
     Transport *t =
@@ -851,6 +873,22 @@ void RunController::attachRanks()
     for (int r : neverStarted)
         setRankState(r, RankState::Stopped, tr("not started"));
     checkAllDone();
+}
+
+void RunController::setupMetricExtraction()
+{
+    // The built-in worker reports every metric in events; a user's program may only print them.
+    m_extractor.setDefaultPatternsEnabled(m_config.isProgram());
+    QList<MetricPattern> patterns;
+    for (const QString &spec : std::as_const(m_config.metricPatterns)) {
+        MetricPattern p;
+        QString error;
+        if (LogMetricExtractor::parsePattern(spec, &p, &error))
+            patterns << p;
+        else
+            note(error);
+    }
+    m_extractor.setUserPatterns(patterns);
 }
 
 void RunController::openStores()

@@ -33,6 +33,7 @@
 #include "run/runstate.h"
 #include "run/runstatefile.h"
 #include "run/streamoffsets.h"
+#include "stream/logmetricextractor.h"
 #include "stream/rankstream.h"
 #include "stream/workerevent.h"
 #include "transport/transport.h"
@@ -186,6 +187,7 @@ private:
     RunStateFile stateFile() const;
     void failRun(const QString &message);
     void openStores();
+    void setupMetricExtraction();
     void restartStatuses(qint64 now);
 
     bool m_readOnly = false;
@@ -206,7 +208,8 @@ private:
     bool m_reattaching = false; // prepared() means: attach the ranks, not start them
     bool m_ranksStartedSent = false;
     QHash<int, QString> m_stacks;
-    FailurePolicy m_policy; // this attempt's failures
+    FailurePolicy m_policy;         // this attempt's failures
+    LogMetricExtractor m_extractor; // curves from the lines of a user's program
     StopEscalation *m_stops = nullptr;
     QList<QJsonObject> m_attempts; // history of earlier attempts
     QString m_rootCauseSummary;

@@ -162,18 +162,26 @@ public:
     WireEventWriter &addDouble(std::string_view key, double value)
     {
         appendKey(key);
-        if (std::isnan(value)) {
-            m_json += "\"nan\"";
-        } else if (std::isinf(value)) {
-            m_json += value > 0 ? "\"inf\"" : "\"-inf\"";
-        } else {
-            // to_chars with a precision prints exactly what printf("%.9g") prints, several
-            // times faster.
-            char buf[32];
-            const auto end =
-                std::to_chars(buf, buf + sizeof buf, value, std::chars_format::general, 9).ptr;
-            m_json.append(buf, end);
+        appendDouble(value);
+        return *this;
+    }
+
+    // A nested object of numbers, {"name": value, …} (values as addDouble writes them): the
+    // `scalars` of a step event that a program reports through rankdeck.log().
+    template <typename Pairs> WireEventWriter &addDoubles(std::string_view key, const Pairs &pairs)
+    {
+        appendKey(key);
+        m_json += '{';
+        bool first = true;
+        for (const auto &[name, value] : pairs) {
+            if (!first)
+                m_json += ',';
+            first = false;
+            appendQuoted(name);
+            m_json += ':';
+            appendDouble(value);
         }
+        m_json += '}';
         return *this;
     }
 
@@ -198,6 +206,21 @@ public:
     }
 
 private:
+    void appendDouble(double value)
+    {
+        if (std::isnan(value)) {
+            m_json += "\"nan\"";
+        } else if (std::isinf(value)) {
+            m_json += value > 0 ? "\"inf\"" : "\"-inf\"";
+        } else {
+            // to_chars with a precision prints exactly what printf("%.9g") prints, several
+            // times faster.
+            char buf[32];
+            const auto end =
+                std::to_chars(buf, buf + sizeof buf, value, std::chars_format::general, 9).ptr;
+            m_json.append(buf, end);
+        }
+    }
     void appendKey(std::string_view key)
     {
         if (m_json.size() > 1)

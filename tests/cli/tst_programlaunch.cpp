@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The user's own program on every rank (launch --exec), end to end through rankdeck-cli on the
+// local profile, with real Python from the torch environment: the unmodified reference DDP
+// script on 2 and 4 ranks (every line recorded, one loss point per epoch equal to the printed
+// value), stop and SIGKILL of the launcher leaving no process of the run (a child and a setsid
+// grandchild included), and the bad inputs a user meets.
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+
+using namespace Qt::StringLiterals;
+
+class TestProgramLaunch : public QObject
+{
+    Q_OBJECT
+
+private:
+    struct Result
+    {
+        int code = -1;
+        QString out;
+        QString err;
+    };
+
+    QTemporaryDir m_home;
+    QString m_cli;
+    QString m_python;
+    QString m_programs;
+
+    QProcessEnvironment environment() const
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(u"XDG_DATA_HOME"_s, m_home.path() + u"/data"_s);
+        env.insert(u"XDG_CONFIG_HOME"_s, m_home.path() + u"/config"_s);
+        return env;
+    }
+
+    Result cli(const QStringList &args, int timeoutMs = 180000) const
+    {
+        QProcess p;
+        p.setProcessEnvironment(environment());
+        p.start(m_cli, args);
+        Result r;
+        if (!p.waitForFinished(timeoutMs)) {
+            p.kill();
+            p.waitForFinished();
+            r.err = u"timed out"_s;
+            return r;
+        }
+        r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+        r.out = QString::fromUtf8(p.readAllStandardOutput());
+        r.err = QString::fromUtf8(p.readAllStandardError());
+        return r;
+    }
+
+    QString runsDir() const { return m_home.path() + u"/data/rankdeck/runs"_s; }
+
+    // The one run directory whose id carries `name`.
+    QString runDirectory(const QString &name) const
+    {
+        const QStringList dirs = QDir(runsDir()).entryList({u"*-"_s + name + u"-*"_s}, QDir::Dirs);
+        return dirs.size() == 1 ? runsDir() + u'/' + dirs.first() : QString();
+    }
+
+    static QByteArray readFile(const QString &path)
+    {
+        QFile f(path);
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    }
+
+    // Processes whose environment names the run: what a run must not leave behind.
+    static QStringList processesOfRun(const QString &runId)
+    {
+        QStringList found;
+        const QByteArray needle = "RANKDECK_RUN_ID=" + runId.toUtf8();
+        for (const QString &pid : QDir(u"/proc"_s).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+            const QByteArray stat = readFile(u"/proc/%1/stat"_s.arg(pid));
+            if (stat.isEmpty() || stat.mid(stat.lastIndexOf(')') + 2, 1) == "Z")
+                continue;
+            if (readFile(u"/proc/%1/environ"_s.arg(pid)).split('\0').contains(needle))
+                found << pid + u' ' +
+                             QString::fromUtf8(stat.mid(
+                                 stat.indexOf('('), stat.lastIndexOf(')') - stat.indexOf('(') + 1));
+        }
+        return found;
+    }
+
+    // The loss points of one rank in metrics.csv: step → value.
+    static QMap<qint64, double> lossPoints(const QString &runDir, int rank)
+    {
+        QMap<qint64, double> points;
+        const QList<QByteArray> lines = readFile(runDir + u"/metrics.csv"_s).split('\n');
+        for (const QByteArray &line : lines) {
+            const QList<QByteArray> f = line.split(',');
+            if (f.size() == 6 && f[0] == QByteArray::number(rank) && f[1] == "loss")
+                points.insert(f[3].toLongLong(), f[5].toDouble());
+        }
+        return points;
+    }
+
+    // Starts a launch in the background and waits until every rank printed "ready".
+    bool startAndWaitReady(QProcess &p, const QString &name, int ranks)
+    {
+        p.setProcessEnvironment(environment());
+        p.start(m_cli, {u"launch"_s, u"--profile"_s, u"local"_s, u"--nproc-per-node"_s,
+                        QString::number(ranks), u"--name"_s, name, u"--quiet"_s, u"--no-progress"_s,
+                        u"--exec"_s, u"--"_s, m_python, m_programs + u"/spawn_and_wait.py"_s});
+        return QTest::qWaitFor(
+            [&] {
+                const QString dir = runDirectory(name);
+                if (dir.isEmpty())
+                    return false;
+                for (int r = 0; r < ranks; ++r) {
+                    if (!readFile(dir + u"/rank-%1.log"_s.arg(r)).contains("ready rank="))
+                        return false;
+                }
+                return true;
+            },
+            60000);
+    }
+
+private slots:
+    void initTestCase();
+    void referenceScript_data();
+    void referenceScript();
+    void rankdeckLogReportsEveryScalar();
+    void nativeProgram();
+    void stopLeavesNoProcess();
+    void killedLauncherLeavesNoProcess();
+    void badInput_data();
+    void badInput();
+};
+
+void TestProgramLaunch::initTestCase()
+{
+    QVERIFY(m_home.isValid());
+    m_cli = qEnvironmentVariable("RANKDECK_BIN_DIR") + u"/rankdeck-cli"_s;
+    QVERIFY2(QFileInfo(m_cli).isExecutable(), qPrintable(m_cli));
+    QVERIFY2(QFileInfo(qEnvironmentVariable("RANKDECK_BIN_DIR") + u"/rankdeck-supervisor"_s)
+                 .isExecutable(),
+             "rankdeck-supervisor is not built next to rankdeck-cli");
+    m_programs = qEnvironmentVariable("RANKDECK_SOURCE_DIR") + u"/tests/cli/programs"_s;
+    m_python = qEnvironmentVariable("RANKDECK_TORCH_PYTHON");
+    if (m_python.isEmpty() || !QFileInfo(m_python).isExecutable())
+        QSKIP("no torch Python (RANKDECK_TORCH_PYTHON): scripts/bootstrap.sh creates it");
+}
+
+void TestProgramLaunch::referenceScript_data()
+{
+    QTest::addColumn<int>("ranks");
+    QTest::newRow("2 ranks") << 2;
+    QTest::newRow("4 ranks") << 4;
+}
+
+void TestProgramLaunch::referenceScript()
+{
+    QFETCH(int, ranks);
+    const QString name = u"ref%1"_s.arg(ranks);
+    const Result r = cli({u"launch"_s, u"--profile"_s, u"local"_s, u"--nproc-per-node"_s,
+                          QString::number(ranks), u"--name"_s, name, u"--no-progress"_s,
+                          u"--exec"_s, u"--"_s, m_python, m_programs + u"/train_ddp.py"_s});
+    const QString dir = runDirectory(name);
+    QVERIFY(!dir.isEmpty());
+    if (r.code != 0) {
+        // torch 2.14.1 sometimes aborts a rank after its last line, at exit ("terminate called
+        // without an active exception"), with or without RankDeck (measured: 1 of 10 plain
+        // 4-process runs). Then the run rightly fails with that rank as the root cause; anything
+        // else is a failure of ours.
+        QVERIFY2(r.out.contains(u"terminate called without an active exception"_s) &&
+                     r.out.contains(u"what:    SIGABRT"_s),
+                 qPrintable(r.out.right(3000) + r.err.right(2000)));
+        qWarning(
+            "a rank aborted at exit inside torch (terminate called without an active exception)");
+    }
+    static const QRegularExpression printed(u"^Rank (\\d+): Epoch (\\d+), Loss (\\S+)$"_s);
+    for (int rank = 0; rank < ranks; ++rank) {
+        // Every line the rank printed is in its record, and each gave exactly its loss point.
+        QMap<qint64, double> expected;
+        for (const QByteArray &line : readFile(dir + u"/rank-%1.log"_s.arg(rank)).split('\n')) {
+            const QRegularExpressionMatch m = printed.match(QString::fromUtf8(line));
+            if (m.hasMatch()) {
+                QCOMPARE(m.captured(1).toInt(), rank);
+                expected.insert(m.captured(2).toLongLong(), m.captured(3).toDouble());
+            }
+        }
+        QCOMPARE(expected.keys(), (QList<qint64>{0, 1, 2, 3, 4}));
+        const QMap<qint64, double> got = lossPoints(dir, rank);
+        QCOMPARE(got.keys(), expected.keys());
+        for (auto it = expected.cbegin(); it != expected.cend(); ++it)
+            QVERIFY2(qAbs(got.value(it.key()) - it.value()) <= 1e-8 * qMax(1.0, qAbs(it.value())),
+                     qPrintable(u"rank %1 epoch %2: %3 vs %4"_s.arg(rank)
+                                    .arg(it.key())
+                                    .arg(got.value(it.key()))
+                                    .arg(it.value())));
+        // The console showed them too, prefixed.
+        QVERIFY(r.out.contains(u"[r%1] Rank %1: Epoch 4, Loss"_s.arg(rank)));
+    }
+    QVERIFY(processesOfRun(QFileInfo(dir).fileName()).isEmpty());
+}
+
+// rankdeck.log(step, acc=…, tokens_per_s=…): each scalar its own series per rank, in the CSV of
+// the record; the module reaches the program through the supervisor (nothing installed).
+void TestProgramLaunch::rankdeckLogReportsEveryScalar()
+{
+    const Result r = cli({u"launch"_s, u"--profile"_s, u"local"_s, u"--nproc-per-node"_s, u"2"_s,
+                          u"--name"_s, u"scalars"_s, u"--no-progress"_s, u"--quiet"_s, u"--exec"_s,
+                          u"--"_s, m_python, m_programs + u"/log_scalars.py"_s});
+    QVERIFY2(r.code == 0, qPrintable(r.err.right(3000)));
+    const QString dir = runDirectory(u"scalars"_s);
+    const QList<QByteArray> csv = readFile(dir + u"/metrics.csv"_s).split('\n');
+    for (int rank = 0; rank < 2; ++rank) {
+        for (int step = 0; step < 6; ++step) {
+            const QByteArray acc =
+                QByteArray::number(rank) + ",acc,0," + QByteArray::number(step) + ',';
+            const QByteArray tok =
+                QByteArray::number(rank) + ",tokens_per_s,0," + QByteArray::number(step) + ',';
+            const auto has = [&](const QByteArray &prefix, double value) {
+                for (const QByteArray &line : csv) {
+                    if (line.startsWith(prefix))
+                        return qAbs(line.mid(line.lastIndexOf(',') + 1).toDouble() - value) < 1e-9;
+                }
+                return false;
+            };
+            QVERIFY2(has(acc, 0.5 + 0.05 * step + rank), acc.constData());
+            QVERIFY2(has(tok, 1000.0 * (step + 1)), tok.constData());
+        }
+    }
+    // The events are not log lines; the program's own lines are.
+    const QByteArray log0 = readFile(dir + u"/rank-0.log"_s);
+    QVERIFY(log0.contains("rank 0 step 5 done"));
+    QVERIFY(!log0.contains("\x1erdk1"));
+}
+
+// A native binary as PROGRAM: the torchrun contract reaches it (rank 0's reserved port too),
+// its printed loss and its rankdeck::log() scalar become curves.
+void TestProgramLaunch::nativeProgram()
+{
+    const Result r = cli({u"launch"_s, u"--profile"_s, u"local"_s, u"--nproc-per-node"_s, u"2"_s,
+                          u"--name"_s, u"native"_s, u"--no-progress"_s, u"--exec"_s, u"--"_s,
+                          QStringLiteral(RANKDECK_PLAIN_PROGRAM)});
+    QVERIFY2(r.code == 0, qPrintable(r.err.right(3000)));
+    const QString dir = runDirectory(u"native"_s);
+    static const QRegularExpression contract(u"native rank=(\\d) world=2 port=(\\d+)"_s);
+    QSet<QString> ports;
+    for (int rank = 0; rank < 2; ++rank) {
+        const QRegularExpressionMatch m =
+            contract.match(QString::fromUtf8(readFile(dir + u"/rank-%1.log"_s.arg(rank))));
+        QVERIFY2(m.hasMatch() && m.captured(1).toInt() == rank, qPrintable(dir));
+        QVERIFY(m.captured(2).toInt() > 0);
+        ports.insert(m.captured(2));
+        QCOMPARE(lossPoints(dir, rank), (QMap<qint64, double>{{0, 1.0}, {1, 0.5}, {2, 0.333333}}));
+    }
+    QCOMPARE(ports.size(), 1); // every rank got rank 0's port
+    QVERIFY(readFile(dir + u"/metrics.csv"_s).contains("1,grad_norm,0,2,"));
+}
+
+void TestProgramLaunch::stopLeavesNoProcess()
+{
+    QProcess launcher;
+    QVERIFY(startAndWaitReady(launcher, u"stopme"_s, 2));
+    const QString id = QFileInfo(runDirectory(u"stopme"_s)).fileName();
+    QVERIFY(processesOfRun(id).size() >= 2 * 4); // supervisor, python, its child, the setsid sleep
+    const Result stop = cli({u"stop"_s, id});
+    QVERIFY2(stop.code == 0, qPrintable(stop.err));
+    QVERIFY(launcher.waitForFinished(60000));
+    QVERIFY2(QTest::qWaitFor([&] { return processesOfRun(id).isEmpty(); }, 15000),
+             qPrintable(processesOfRun(id).join(u", "_s)));
+}
+
+void TestProgramLaunch::killedLauncherLeavesNoProcess()
+{
+    QProcess launcher;
+    QVERIFY(startAndWaitReady(launcher, u"orphan"_s, 2));
+    const QString id = QFileInfo(runDirectory(u"orphan"_s)).fileName();
+    ::kill(pid_t(launcher.processId()), SIGKILL);
+    QVERIFY(launcher.waitForFinished(10000));
+    // The supervisors see their control channel close and stop their whole trees.
+    QVERIFY2(QTest::qWaitFor([&] { return processesOfRun(id).isEmpty(); }, 20000),
+             qPrintable(processesOfRun(id).join(u", "_s)));
+}
+
+void TestProgramLaunch::badInput_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("message");
+    const QStringList launch{u"launch"_s, u"--profile"_s,     u"local"_s,  u"--nproc-per-node"_s,
+                             u"2"_s,      u"--no-progress"_s, u"--quiet"_s};
+    QTest::newRow("nothing after --")
+        << launch + QStringList{u"--exec"_s, u"--"_s} << 2 << u"--exec needs a program after --"_s;
+    QTest::newRow("no -- at all") << launch + QStringList{u"--exec"_s} << 2
+                                  << u"--exec needs a program after --"_s;
+    QTest::newRow("bad metric regex")
+        << launch + QStringList{u"--exec"_s, u"--metric"_s, u"acc=(\\d+"_s, u"--"_s, u"/bin/true"_s}
+        << 2 << u"metric pattern \"acc=(\\d+\": invalid regular expression"_s;
+    QTest::newRow("metric without --exec")
+        << launch + QStringList{u"--metric"_s, u"acc=(\\d+)"_s, u"--"_s, u"--task"_s, u"linear"_s}
+        << 2 << u"--metric, --workdir and --env need --exec"_s;
+    QTest::newRow("bad env") << launch + QStringList{u"--exec"_s, u"--env"_s, u"NOEQUALS"_s,
+                                                     u"--"_s, u"/bin/true"_s}
+                             << 2 << u"--env: \"NOEQUALS\" is not NAME=VALUE"_s;
+    QTest::newRow("program missing")
+        << launch + QStringList{u"--exec"_s, u"--"_s, u"/nonexistent/train"_s} << 1
+        << u"cannot run /nonexistent/train"_s;
+}
+
+void TestProgramLaunch::badInput()
+{
+    QFETCH(QStringList, args);
+    QFETCH(int, code);
+    QFETCH(QString, message);
+    const Result r = cli(args, 60000);
+    QVERIFY2(r.code == code, qPrintable(u"exit %1: %2"_s.arg(r.code).arg(r.err.right(2000))));
+    // Usage errors go to stderr, a failed run's summary (root cause first) to stdout.
+    QVERIFY2((r.err + r.out).contains(message), qPrintable(r.err.right(2000) + r.out.right(2000)));
+}
+
+QTEST_GUILESS_MAIN(TestProgramLaunch)
+#include "tst_programlaunch.moc"
