@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: one QCustomPlot widget whose curves, legend toggles,
+// hover read-out, axes and export all act on the same graphs and ranges.
 #include "lossplot.h"
 
 #include <qcustomplot.h>

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: the report's rules (root cause, merging, consequences)
+// and its three forms (text, JSON, and the parsers of crash events, crash files and stack
+// dumps that feed it) are tested together in tst_failurereport and change together.
 #include "run/failurereport.h"
 
 #include "util/translation.h"

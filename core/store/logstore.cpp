@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: the disk-first write path, the bounded in-memory windows
+// and the read-back from disk share the per-rank files under one mutex; the read side is the
+// next cut (a reader class over the .log/.idx files the writer appends).
 #include "store/logstore.h"
 
 #include "util/translation.h"

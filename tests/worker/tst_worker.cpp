@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: one test class for the worker's whole command line and
+// its DDP results, each case a real multi-process run.
 // rankdeck-worker as the launcher sees it: real processes, 1–4 ranks on this machine over
 // Gloo, started the way RankDeck starts them (rank 0 with MASTER_PORT=0 reports the store
 // port in a `store` event, the others then join on it).

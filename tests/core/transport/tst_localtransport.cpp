@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: one test class for one transport, case by case.
 //
 // LocalTransport with real child processes: /bin/sh scripts for the process-level contract
 // (streams, stdin, exit status, signals, process groups, start failures) and the scripted worker

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: one test class for one wrapper script, case by case.
 //
 // The wrapper script SshRankScript generates for each rank, run here by the local /bin/sh the
 // way sshd would run it (`$SHELL -c <command>`), so no sshd is needed: the channel is a QProcess.

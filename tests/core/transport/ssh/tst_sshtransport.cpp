@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: one test class for one transport against real sshd.
 //
 // SshTransport against two real sshd nodes: deploy once per content, node check, ranks on exec
 // channels with separate streams, exit codes and signals, the stdin control channel, process
