@@ -4,6 +4,8 @@
 // codes, scripted profiles, a 2-rank run whose record holds every line each rank printed, a run
 // where one rank fails (root cause named, the other rank stopped, no process left), and a
 // detached run stopped from another process.
+#include "testprocesses.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -21,12 +23,7 @@ class TestCliE2e : public QObject
     Q_OBJECT
 
 private:
-    struct Result
-    {
-        int code = -1;
-        QString out;
-        QString err;
-    };
+    using Result = rankdeck::testing::CommandResult;
 
     QTemporaryDir m_home;
     QString m_cli;
@@ -35,24 +32,11 @@ private:
 
     Result cli(const QStringList &args, int timeoutMs = 120000)
     {
-        QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.path() + QStringLiteral("/data"));
         env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.path() + QStringLiteral("/config"));
         env.insert(QStringLiteral("RANKDECK_WORKER"), m_worker);
-        p.setProcessEnvironment(env);
-        p.start(m_cli, args);
-        Result r;
-        if (!p.waitForFinished(timeoutMs)) {
-            p.kill();
-            p.waitForFinished();
-            r.err = QStringLiteral("timed out");
-            return r;
-        }
-        r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-        r.out = QString::fromUtf8(p.readAllStandardOutput());
-        r.err = QString::fromUtf8(p.readAllStandardError());
-        return r;
+        return rankdeck::testing::runCommand(m_cli, args, env, timeoutMs);
     }
 
     QString runsDir() const { return m_home.path() + QStringLiteral("/data/rankdeck/runs"); }
@@ -92,24 +76,9 @@ private:
         return lines;
     }
 
-    // Processes whose environment names the run: what a run must not leave behind.
     static int processesOfRun(const QString &runId)
     {
-        int n = 0;
-        const QByteArray needle = "RANKDECK_RUN_ID=" + runId.toUtf8();
-        for (const QString &pid :
-             QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-            QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
-            if (!stat.open(QIODevice::ReadOnly))
-                continue;
-            const QByteArray s = stat.readAll();
-            if (s.mid(s.lastIndexOf(')') + 2, 1) == "Z")
-                continue;
-            QFile env(QStringLiteral("/proc/%1/environ").arg(pid));
-            if (env.open(QIODevice::ReadOnly) && env.readAll().split('\0').contains(needle))
-                ++n;
-        }
-        return n;
+        return int(rankdeck::testing::processesOfRun(runId).size());
     }
 
     void requireWorker()

@@ -5,6 +5,8 @@
 // script on 2 and 4 ranks (every line recorded, one loss point per epoch equal to the printed
 // value), stop and SIGKILL of the launcher leaving no process of the run (a child and a setsid
 // grandchild included), and the bad inputs a user meets.
+#include "testprocesses.h"
+
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -22,12 +24,7 @@ class TestProgramLaunch : public QObject
     Q_OBJECT
 
 private:
-    struct Result
-    {
-        int code = -1;
-        QString out;
-        QString err;
-    };
+    using Result = rankdeck::testing::CommandResult;
 
     QTemporaryDir m_home;
     QString m_cli;
@@ -44,20 +41,7 @@ private:
 
     Result cli(const QStringList &args, int timeoutMs = 180000) const
     {
-        QProcess p;
-        p.setProcessEnvironment(environment());
-        p.start(m_cli, args);
-        Result r;
-        if (!p.waitForFinished(timeoutMs)) {
-            p.kill();
-            p.waitForFinished();
-            r.err = u"timed out"_s;
-            return r;
-        }
-        r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-        r.out = QString::fromUtf8(p.readAllStandardOutput());
-        r.err = QString::fromUtf8(p.readAllStandardError());
-        return r;
+        return rankdeck::testing::runCommand(m_cli, args, environment(), timeoutMs);
     }
 
     QString runsDir() const { return m_home.path() + u"/data/rankdeck/runs"_s; }
@@ -75,21 +59,9 @@ private:
         return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
     }
 
-    // Processes whose environment names the run: what a run must not leave behind.
     static QStringList processesOfRun(const QString &runId)
     {
-        QStringList found;
-        const QByteArray needle = "RANKDECK_RUN_ID=" + runId.toUtf8();
-        for (const QString &pid : QDir(u"/proc"_s).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-            const QByteArray stat = readFile(u"/proc/%1/stat"_s.arg(pid));
-            if (stat.isEmpty() || stat.mid(stat.lastIndexOf(')') + 2, 1) == "Z")
-                continue;
-            if (readFile(u"/proc/%1/environ"_s.arg(pid)).split('\0').contains(needle))
-                found << pid + u' ' +
-                             QString::fromUtf8(stat.mid(
-                                 stat.indexOf('('), stat.lastIndexOf(')') - stat.indexOf('(') + 1));
-        }
-        return found;
+        return rankdeck::testing::processesOfRun(runId);
     }
 
     // The loss points of one rank in metrics.csv: step → value.

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <QByteArray>
+#include <QDir>
 #include <QFile>
 #include <QList>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
 
@@ -98,6 +100,57 @@ inline QString recordMismatch(const QString &remoteBase, const QString &localRun
             .arg(recordedEvents)
             .arg(events);
     return {};
+}
+
+// A command-line program run to its end: exit code (-1: crashed or timed out) and its output.
+struct CommandResult
+{
+    int code = -1;
+    QString out;
+    QString err;
+};
+
+inline CommandResult runCommand(const QString &program, const QStringList &args,
+                                const QProcessEnvironment &env, int timeoutMs)
+{
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(program, args);
+    CommandResult r;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = QStringLiteral("timed out");
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+// Live processes (zombies aside) whose environment names the run, as "pid (comm)": what a run
+// must not leave behind. Every rank and everything it starts inherits RANKDECK_RUN_ID.
+inline QStringList processesOfRun(const QString &runId)
+{
+    QStringList found;
+    const QByteArray needle = "RANKDECK_RUN_ID=" + runId.toUtf8();
+    const QStringList pids =
+        QDir(QStringLiteral("/proc")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    for (const QString &pid : pids) {
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+        if (!stat.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray s = stat.readAll();
+        if (s.mid(s.lastIndexOf(')') + 2, 1) == "Z")
+            continue;
+        QFile env(QStringLiteral("/proc/%1/environ").arg(pid));
+        if (env.open(QIODevice::ReadOnly) && env.readAll().split('\0').contains(needle))
+            found << pid + QLatin1Char(' ') +
+                         QString::fromUtf8(
+                             s.mid(s.indexOf('('), s.lastIndexOf(')') - s.indexOf('(') + 1));
+    }
+    return found;
 }
 
 } // namespace rankdeck::testing
