@@ -76,6 +76,11 @@ QString CliUtil::runsDirectory()
     return RunRecord::defaultRunsDirectory();
 }
 
+QString CliUtil::formatStep(qint64 step, qint64 total)
+{
+    return total > 0 ? tr("step %1/%2").arg(step).arg(total) : tr("step %1").arg(step);
+}
+
 QString CliUtil::formatDuration(qint64 us)
 {
     if (us <= 0)

@@ -34,6 +34,8 @@ public:
 
     static QString runsDirectory();
     static QString formatDuration(qint64 us);
+    // "step 40/100", or "step 40" when the total is unknown (a user's program).
+    static QString formatStep(qint64 step, qint64 total);
     static QString formatTime(qint64 us);
     static bool stdoutIsTerminal();
 };

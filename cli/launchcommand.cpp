@@ -542,12 +542,11 @@ void LaunchCommand::drawProgress()
         m_controller->startedUs() > 0
             ? QDateTime::currentMSecsSinceEpoch() * 1000 - m_controller->startedUs()
             : 0;
-    QString line = CliUtil::tr("%1 · %2/%3 running · step %4/%5")
+    QString line = CliUtil::tr("%1 · %2/%3 running · %4")
                        .arg(runStateLabel(m_controller->state()))
                        .arg(running)
                        .arg(ranks.size())
-                       .arg(std::max<qint64>(minStep, 0))
-                       .arg(total);
+                       .arg(CliUtil::formatStep(std::max<qint64>(minStep, 0), total));
     if (lossCount > 0)
         line += CliUtil::tr(" · loss %1").arg(lossSum / lossCount, 0, 'g', 5);
     if (samples > 0)
@@ -584,7 +583,7 @@ void LaunchCommand::printSummary()
                            .arg(s.host, -12)
                            .arg(rankStateLabel(s.state), -9);
         if (s.step >= 0)
-            line += CliUtil::tr("  step %1/%2").arg(s.step).arg(s.totalSteps);
+            line += QStringLiteral("  ") + CliUtil::formatStep(s.step, s.totalSteps);
         if (!qIsNaN(s.loss))
             line += CliUtil::tr("  loss %1").arg(s.loss, 0, 'g', 6);
         if (!s.detail.isEmpty())

@@ -205,7 +205,7 @@ int RunCommands::show(const QStringList &args)
                            .arg(s.pid, -8)
                            .arg(rankStateName(s.state), -10);
         if (s.step >= 0)
-            line += CliUtil::tr("  step %1/%2").arg(s.step).arg(s.totalSteps);
+            line += QStringLiteral("  ") + CliUtil::formatStep(s.step, s.totalSteps);
         if (!qIsNaN(s.loss))
             line += CliUtil::tr("  loss %1").arg(s.loss, 0, 'g', 6);
         if (s.startTimeUs > 0 && s.endTimeUs > 0)

@@ -286,8 +286,16 @@ void RunController::handleOutput(int rank, RankStream::Output &out)
         for (const LogLine &line : std::as_const(out.lines)) {
             if (line.partial || line.text.isEmpty())
                 continue;
-            for (const LogMetricExtractor::Point &p : m_extractor.extract(rank, line.text))
+            for (const LogMetricExtractor::Point &p : m_extractor.extract(rank, line.text)) {
                 m_metrics->append(rank, p.name, p.step, line.timeUs, p.value);
+                // The rank table and the summaries show the last loss the program printed (its
+                // step stays what events say: printed epochs are no progress the watchdog knows).
+                if (p.name == metric::Loss && rank < m_ranks.size()) {
+                    m_ranks[rank].loss = p.value;
+                    m_stateDirty = true;
+                    emit rankChanged(rank);
+                }
+            }
         }
     }
     if (!out.lines.isEmpty())
