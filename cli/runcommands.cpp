@@ -7,6 +7,7 @@
 #include "store/csvexport.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
+#include "stream/logmetricextractor.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -427,6 +428,32 @@ int RunCommands::stop(const QStringList &args)
     return ExitOk;
 }
 
+bool RunCommands::extractFromRecord(const QString &dir, const QList<MetricPattern> &patterns,
+                                    MetricsStore *store, QString *error)
+{
+    LogStore logs;
+    if (!logs.open(dir, error))
+        return false;
+    LogMetricExtractor extractor;
+    extractor.setDefaultPatternsEnabled(false);
+    extractor.setUserPatterns(patterns);
+    constexpr int kChunk = 4096;
+    for (int rank : logs.ranks()) {
+        const qint64 n = logs.lineCount(rank);
+        for (qint64 first = 0; first < n; first += kChunk) {
+            const QList<LogLine> lines = logs.readLines(rank, first, kChunk, error);
+            if (lines.isEmpty() && !error->isEmpty())
+                return false;
+            for (const LogLine &line : lines) {
+                for (const LogMetricExtractor::Point &p : extractor.extract(rank, line.text))
+                    store->append(rank, p.name, p.step, line.timeUs, p.value);
+            }
+        }
+    }
+    logs.close();
+    return true;
+}
+
 int RunCommands::exportRun(const QStringList &args)
 {
     QCommandLineParser parser;
@@ -434,7 +461,13 @@ int RunCommands::exportRun(const QStringList &args)
         QStringLiteral("csv"),
         CliUtil::tr("Write every metric point (full resolution) to FILE ('-': stdout)."),
         QStringLiteral("FILE"));
-    parser.addOption(csvOpt);
+    const QCommandLineOption metricOpt(
+        QStringLiteral("metric"),
+        CliUtil::tr("Also export NAME, extracted now from the recorded lines that REGEX matches "
+                    "(one capture group: the value; x from step/iter/epoch in the line, else the "
+                    "count). Repeatable."),
+        QStringLiteral("NAME=REGEX"));
+    parser.addOptions({csvOpt, metricOpt});
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
     if (!CliUtil::parse(parser, args, CliUtil::tr("Export a run's metrics."), &code))
@@ -443,6 +476,14 @@ int RunCommands::exportRun(const QStringList &args)
         return code;
     if (!parser.isSet(csvOpt))
         return CliUtil::usageError(CliUtil::tr("missing --csv FILE"), args.value(0));
+    QList<MetricPattern> patterns;
+    for (const QString &spec : parser.values(metricOpt)) {
+        MetricPattern p;
+        QString patternError;
+        if (!LogMetricExtractor::parsePattern(spec, &p, &patternError))
+            return CliUtil::usageError(patternError, args.value(0));
+        patterns << p;
+    }
     const QString dir = resolveRun(parser.positionalArguments().first(), args.value(0), &code);
     if (dir.isEmpty())
         return code;
@@ -453,6 +494,20 @@ int RunCommands::exportRun(const QStringList &args)
         return ExitFailed;
     }
     store.close();
+    // The patterns run over the record's lines now, so curves can be defined after the run.
+    // Points go to this in-memory store only (it is closed): the record stays as it was.
+    for (const MetricPattern &p : std::as_const(patterns)) {
+        if (store.metricNames().contains(p.name))
+            return CliUtil::usageError(
+                CliUtil::tr("--metric %1: the record has a metric of that name already; pick "
+                            "another name")
+                    .arg(p.name),
+                args.value(0));
+    }
+    if (!patterns.isEmpty() && !extractFromRecord(dir, patterns, &store, &error)) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        return ExitFailed;
+    }
     bool ok;
     const QString target = parser.value(csvOpt);
     if (target == QLatin1String("-")) {

@@ -4,7 +4,13 @@
 // (the newest run of that name).
 #pragma once
 
+#include <QList>
 #include <QStringList>
+
+namespace rankdeck {
+struct MetricPattern;
+class MetricsStore;
+} // namespace rankdeck
 
 namespace rankdeck::cli {
 
@@ -17,6 +23,11 @@ public:
     static int stop(const QStringList &args);
     static int exportRun(const QStringList &args);
     static int stacks(const QStringList &args);
+
+private:
+    // Runs the patterns over every recorded line of the run in `dir`, adding to `store`.
+    static bool extractFromRecord(const QString &dir, const QList<MetricPattern> &patterns,
+                                  MetricsStore *store, QString *error);
 };
 
 } // namespace rankdeck::cli

@@ -175,6 +175,30 @@ void TestProgramLaunch::referenceScript()
         QVERIFY(r.out.contains(u"[r%1] Rank %1: Epoch 4, Loss"_s.arg(rank)));
     }
     QVERIFY(processesOfRun(QFileInfo(dir).fileName()).isEmpty());
+
+    // Patterns can be defined after the run: export re-extracts them from the record.
+    const QString csv = m_home.filePath(u"epochs-%1.csv"_s.arg(ranks));
+    const Result e = cli({u"export"_s, QFileInfo(dir).fileName(), u"--csv"_s, csv, u"--metric"_s,
+                          u"epoch_seen=Epoch (\\d+),"_s});
+    QVERIFY2(e.code == 0, qPrintable(e.err));
+    const QByteArray exported = readFile(csv);
+    for (int rank = 0; rank < ranks; ++rank) {
+        for (int epoch = 0; epoch < 5; ++epoch)
+            QVERIFY(exported.contains(QByteArray::number(rank) + ",epoch_seen,0," +
+                                      QByteArray::number(epoch) + ','));
+    }
+    QVERIFY(exported.contains(",loss,")); // what the run recorded is still there
+    QCOMPARE(readFile(dir + u"/metrics.csv"_s).count("epoch_seen"), 0); // the record is untouched
+    const Result bad =
+        cli({u"export"_s, QFileInfo(dir).fileName(), u"--csv"_s, csv, u"--metric"_s, u"x=(("_s});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains(u"metric pattern \"x=((\": invalid regular expression"_s),
+             qPrintable(bad.err));
+    const Result clash = cli({u"export"_s, QFileInfo(dir).fileName(), u"--csv"_s, csv,
+                              u"--metric"_s, u"loss=Loss (\\S+)"_s});
+    QCOMPARE(clash.code, 2);
+    QVERIFY2(clash.err.contains(u"the record has a metric of that name already"_s),
+             qPrintable(clash.err));
 }
 
 // rankdeck.log(step, acc=…, tokens_per_s=…): each scalar its own series per rank, in the CSV of
