@@ -262,9 +262,8 @@ int LaunchCommand::run(const QStringList &argsIn)
         return CliUtil::usageError(
             CliUtil::tr("--name: \"%1\" must not contain '/'").arg(config.name), cmd);
 
-    options.workerPath = parser.isSet(workerOpt) ? parser.value(workerOpt)
-                         : config.isProgram()    ? defaultSupervisorPath()
-                                                 : defaultWorkerPath();
+    options.workerPath = parser.isSet(workerOpt) ? parser.value(workerOpt) : defaultWorkerPath();
+    options.supervisorPath = defaultSupervisorPath();
     options.runId = parser.value(runIdOpt);
     if (parser.isSet(detachOpt) && !profile.isLocal()) {
         // The ranks outlive this launcher on the nodes: start them, then leave.

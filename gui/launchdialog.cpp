@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "launchdialog.h"
 
+#include "stream/logmetricextractor.h"
+
 #include "config/profilestore.h"
 
 #include <QCheckBox>
@@ -52,6 +54,22 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     m_task->addItem(tr("mlp (synthetic, sized by width × depth)"), QStringLiteral("mlp"));
     m_task->addItem(tr("charlm (character language model)"), QStringLiteral("charlm"));
     m_task->addItem(tr("script (TorchScript model + data)"), QStringLiteral("script"));
+    m_task->addItem(tr("Your program (a torchrun-style script or any binary)"),
+                    QStringLiteral("program"));
+    m_programCommand = new QLineEdit(this);
+    m_programCommand->setObjectName(QStringLiteral("launchProgramEdit"));
+    m_programCommand->setPlaceholderText(tr("python3 train.py --epochs 5"));
+    m_programDirectory = new QLineEdit(this);
+    m_programDirectory->setObjectName(QStringLiteral("launchProgramDirEdit"));
+    m_programDirectory->setPlaceholderText(
+        tr("default: RankDeck's current directory (local), your home directory (SSH)"));
+    m_programEnvironment = new QLineEdit(this);
+    m_programEnvironment->setObjectName(QStringLiteral("launchProgramEnvEdit"));
+    m_programEnvironment->setPlaceholderText(tr("NAME=VALUE …, e.g. OMP_NUM_THREADS=1"));
+    m_programMetrics = new QLineEdit(this);
+    m_programMetrics->setObjectName(QStringLiteral("launchProgramMetricsEdit"));
+    m_programMetrics->setPlaceholderText(
+        tr("NAME=REGEX …, e.g. 'tok_s=([0-9.]+) tok/s' (loss, lr, acc… are found without)"));
 
     m_steps = new QSpinBox(this);
     m_steps->setObjectName(QStringLiteral("launchStepsSpin"));
@@ -154,6 +172,10 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     what->addRow(tr("Script model:"), m_scriptModel);
     what->addRow(tr("Script data:"), m_scriptData);
     what->addRow(tr("E&xtra worker flags:"), m_extra);
+    what->addRow(tr("Program &command:"), m_programCommand);
+    what->addRow(tr("Program directory:"), m_programDirectory);
+    what->addRow(tr("Program environment:"), m_programEnvironment);
+    what->addRow(tr("Metric patterns:"), m_programMetrics);
     auto *whatBox = new QGroupBox(tr("What"), this);
     whatBox->setLayout(what);
 
@@ -167,7 +189,8 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     connect(m_task, &QComboBox::currentIndexChanged, this, &LaunchDialog::onTaskChanged);
     for (QSpinBox *spin : {m_nodes, m_ranksPerNode})
         connect(spin, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
-    for (QLineEdit *edit : {m_scriptModel, m_scriptData, m_extra, m_runName})
+    for (QLineEdit *edit : {m_scriptModel, m_scriptData, m_extra, m_runName, m_programCommand,
+                            m_programDirectory, m_programEnvironment, m_programMetrics})
         connect(edit, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
     onProfileChanged();
     onTaskChanged();
@@ -222,6 +245,19 @@ void LaunchDialog::onTaskChanged()
     m_mlpDepth->setEnabled(task == QLatin1String("mlp"));
     m_scriptModel->setEnabled(task == QLatin1String("script"));
     m_scriptData->setEnabled(task == QLatin1String("script"));
+    const bool program = task == QLatin1String("program");
+    for (QLineEdit *edit :
+         {m_programCommand, m_programDirectory, m_programEnvironment, m_programMetrics})
+        edit->setEnabled(program);
+    // The built-in worker's flags mean nothing to a user's program.
+    for (QWidget *w :
+         std::initializer_list<QWidget *>{m_steps, m_batchSize, m_lr, m_optimizer, m_schedule,
+                                          m_warmup, m_seed, m_logEvery, m_stepDelay, m_extra})
+        w->setEnabled(!program);
+    if (program) {
+        m_mlpWidth->setEnabled(false);
+        m_mlpDepth->setEnabled(false);
+    }
     revalidate();
 }
 
@@ -239,6 +275,17 @@ TrainingConfig LaunchDialog::config() const
     TrainingConfig c;
     c.name = m_runName->text().trimmed();
     c.maxRestarts = m_maxRestarts->value();
+    if (m_task->currentData().toString() == QLatin1String("program")) {
+        c.program = QProcess::splitCommand(m_programCommand->text());
+        c.workingDirectory = m_programDirectory->text().trimmed();
+        for (const QString &kv : QProcess::splitCommand(m_programEnvironment->text())) {
+            const qsizetype eq = kv.indexOf(QLatin1Char('='));
+            if (eq > 0)
+                c.environment.insert(kv.left(eq), kv.mid(eq + 1));
+        }
+        c.metricPatterns = QProcess::splitCommand(m_programMetrics->text());
+        return c;
+    }
     auto set = [&c](const char *flag, const QString &value) {
         if (!value.isEmpty())
             c.setValue(QString::fromLatin1(flag), value);
@@ -280,6 +327,21 @@ QStringList LaunchDialog::problems() const
     if (!m_profileError.isEmpty())
         out << m_profileError;
     const QString task = m_task->currentData().toString();
+    if (task == QLatin1String("program")) {
+        if (QProcess::splitCommand(m_programCommand->text()).isEmpty())
+            out << tr("program command: the program to run on every rank, e.g. python3 train.py");
+        for (const QString &kv : QProcess::splitCommand(m_programEnvironment->text())) {
+            if (kv.indexOf(QLatin1Char('=')) <= 0)
+                out << tr("program environment: \"%1\" is not NAME=VALUE").arg(kv);
+        }
+        for (const QString &spec : QProcess::splitCommand(m_programMetrics->text())) {
+            MetricPattern pattern;
+            QString error;
+            if (!LogMetricExtractor::parsePattern(spec, &pattern, &error))
+                out << error;
+        }
+        return out;
+    }
     if (task == QLatin1String("script")) {
         if (m_scriptModel->text().trimmed().isEmpty())
             out << tr("script model: a TorchScript file is needed for the script task");

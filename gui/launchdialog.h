@@ -75,6 +75,11 @@ private:
     QSpinBox *m_maxRestarts = nullptr;
     QCheckBox *m_detach = nullptr;
     QLineEdit *m_extra = nullptr;
+    // "Your program": the command line run on every rank, its directory, environment, metrics.
+    QLineEdit *m_programCommand = nullptr;
+    QLineEdit *m_programDirectory = nullptr;
+    QLineEdit *m_programEnvironment = nullptr;
+    QLineEdit *m_programMetrics = nullptr;
     QLabel *m_problems = nullptr;
     QPushButton *m_launch = nullptr;
 };

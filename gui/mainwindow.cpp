@@ -206,10 +206,15 @@ void MainWindow::onLaunchAccepted(LaunchDialog *dialog)
 
 QString MainWindow::workerPath()
 {
-    const QString env = qEnvironmentVariable("RANKDECK_WORKER");
+    return siblingBinary(QStringLiteral("RANKDECK_WORKER"), QStringLiteral("rankdeck-worker"));
+}
+
+QString MainWindow::siblingBinary(const QString &environmentVariable, const QString &name)
+{
+    const QString env = qEnvironmentVariable(environmentVariable.toLatin1().constData());
     if (!env.isEmpty())
         return env;
-    return QCoreApplication::applicationDirPath() + QStringLiteral("/rankdeck-worker");
+    return QCoreApplication::applicationDirPath() + QLatin1Char('/') + name;
 }
 
 RunController *MainWindow::launch(const Profile &profile, const TrainingConfig &config,
@@ -217,6 +222,8 @@ RunController *MainWindow::launch(const Profile &profile, const TrainingConfig &
 {
     RunController::Options options;
     options.workerPath = workerPath();
+    options.supervisorPath =
+        siblingBinary(QStringLiteral("RANKDECK_SUPERVISOR"), QStringLiteral("rankdeck-supervisor"));
     options.sshInteraction = m_ssh.get();
     options.detach = detach && !profile.isLocal();
     QString message;

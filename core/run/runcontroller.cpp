@@ -121,13 +121,17 @@ bool RunController::start(QString *error)
     m_startedUs = nowUs();
     m_state = RunState::Preparing;
     writeState();
-    note(tr("run %1: profile %2, %3 ranks on %4 node(s), worker %5")
+    // A user's program runs under the supervisor, which the transport deploys instead.
+    const QString binary = m_config.isProgram() && !m_options.supervisorPath.isEmpty()
+                               ? m_options.supervisorPath
+                               : m_options.workerPath;
+    note(tr("run %1: profile %2, %3 ranks on %4 node(s), %5 %6")
              .arg(runId, m_profile.name)
              .arg(m_plan.worldSize())
              .arg(m_profile.nodes.size())
-             .arg(m_options.workerPath));
+             .arg(m_config.isProgram() ? tr("supervisor") : tr("worker"), binary));
     m_watchTimer.start();
-    m_transport->prepare(m_options.workerPath);
+    m_transport->prepare(binary);
     return true;
 }
 

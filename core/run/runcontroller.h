@@ -62,6 +62,7 @@ public:
     struct Options
     {
         QString workerPath;     // the local rankdeck-worker (SSH transports deploy it)
+        QString supervisorPath; // the local rankdeck-supervisor, for a user's program (--exec)
         QString runsDirectory;  // empty: RunRecord::defaultRunsDirectory()
         QString runId;          // empty: a new id
         int stopGraceMs = 2000; // `stop` command → SIGTERM
