@@ -156,7 +156,7 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     auto *whereBox = new QGroupBox(tr("Where"), this);
     whereBox->setLayout(where);
 
-    auto *what = new QFormLayout;
+    auto *what = m_what = new QFormLayout;
     what->addRow(tr("&Task:"), m_task);
     what->addRow(tr("&Steps:"), m_steps);
     what->addRow(tr("&Batch size:"), m_batchSize);
@@ -180,6 +180,8 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     whatBox->setLayout(what);
 
     auto *layout = new QVBoxLayout(this);
+    // The form is as big as the rows of the chosen task: it grows and shrinks with them.
+    layout->setSizeConstraint(QLayout::SetFixedSize);
     layout->addWidget(whereBox);
     layout->addWidget(whatBox);
     layout->addWidget(m_problems);
@@ -241,22 +243,26 @@ void LaunchDialog::onProfileChanged()
 void LaunchDialog::onTaskChanged()
 {
     const QString task = m_task->currentData().toString();
-    m_mlpWidth->setEnabled(task == QLatin1String("mlp"));
-    m_mlpDepth->setEnabled(task == QLatin1String("mlp"));
-    m_scriptModel->setEnabled(task == QLatin1String("script"));
-    m_scriptData->setEnabled(task == QLatin1String("script"));
     const bool program = task == QLatin1String("program");
-    for (QLineEdit *edit :
-         {m_programCommand, m_programDirectory, m_programEnvironment, m_programMetrics})
-        edit->setEnabled(program);
-    // The built-in worker's flags mean nothing to a user's program.
-    for (QWidget *w :
-         std::initializer_list<QWidget *>{m_steps, m_batchSize, m_lr, m_optimizer, m_schedule,
-                                          m_warmup, m_seed, m_logEvery, m_stepDelay, m_extra})
+    // Only the rows of the chosen kind of run are shown: the built-in worker's flags mean
+    // nothing to a user's program, and the program's fields nothing to the worker.
+    const std::initializer_list<QWidget *> workerRows{
+        m_steps,    m_batchSize, m_lr,       m_optimizer, m_schedule,    m_warmup,     m_seed,
+        m_logEvery, m_stepDelay, m_mlpWidth, m_mlpDepth,  m_scriptModel, m_scriptData, m_extra};
+    for (QWidget *w : workerRows) {
         w->setEnabled(!program);
-    if (program) {
-        m_mlpWidth->setEnabled(false);
-        m_mlpDepth->setEnabled(false);
+        m_what->setRowVisible(w, !program);
+    }
+    for (QLineEdit *edit :
+         {m_programCommand, m_programDirectory, m_programEnvironment, m_programMetrics}) {
+        edit->setEnabled(program);
+        m_what->setRowVisible(edit, program);
+    }
+    if (!program) {
+        m_mlpWidth->setEnabled(task == QLatin1String("mlp"));
+        m_mlpDepth->setEnabled(task == QLatin1String("mlp"));
+        m_scriptModel->setEnabled(task == QLatin1String("script"));
+        m_scriptData->setEnabled(task == QLatin1String("script"));
     }
     revalidate();
 }
@@ -388,6 +394,11 @@ void LaunchDialog::setRanksPerNode(int ranks)
 void LaunchDialog::setRunName(const QString &name)
 {
     m_runName->setText(name);
+}
+
+void LaunchDialog::setProgramCommand(const QString &commandLine)
+{
+    m_programCommand->setText(commandLine);
 }
 
 void LaunchDialog::setExtraArguments(const QString &arguments)

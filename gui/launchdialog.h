@@ -14,6 +14,7 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QFormLayout;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
@@ -43,6 +44,7 @@ public:
     void setRanksPerNode(int ranks);
     void setRunName(const QString &name);
     void setExtraArguments(const QString &arguments);
+    void setProgramCommand(const QString &commandLine);
     QPushButton *launchButton() const { return m_launch; }
 
 private:
@@ -76,6 +78,7 @@ private:
     QCheckBox *m_detach = nullptr;
     QLineEdit *m_extra = nullptr;
     // "Your program": the command line run on every rank, its directory, environment, metrics.
+    QFormLayout *m_what = nullptr; // rows shown for the chosen task only
     QLineEdit *m_programCommand = nullptr;
     QLineEdit *m_programDirectory = nullptr;
     QLineEdit *m_programEnvironment = nullptr;

@@ -86,6 +86,15 @@ void ScreenshotTour::shootDialogs()
     launch.show();
     QCoreApplication::processEvents();
     shootWidget(&launch, QStringLiteral("launch"));
+
+    LaunchDialog program(m_window->profileStore(), m_window);
+    program.setTask(QStringLiteral("program"));
+    program.setRanksPerNode(4);
+    program.setProgramCommand(QStringLiteral("python3 train.py --epochs 20"));
+    program.setRunName(QStringLiteral("my-ddp"));
+    program.show();
+    QCoreApplication::processEvents();
+    shootWidget(&program, QStringLiteral("launch-program"));
 }
 
 void ScreenshotTour::waitForEnd(RunController *run, void (ScreenshotTour::*next)())
