@@ -17,6 +17,7 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -137,8 +138,10 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     m_launch->setObjectName(QStringLiteral("launchButton"));
     m_launch->setDefault(true);
     connect(buttons, &QDialogButtonBox::accepted, this, [this] {
-        if (problems().isEmpty())
+        if (problems().isEmpty()) {
+            saveProgramFields();
             accept();
+        }
     });
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
@@ -210,9 +213,34 @@ QString LaunchDialog::profileName() const
     return m_profileCombo->currentText();
 }
 
+// The program fields are remembered per profile: the same script usually runs on the same
+// cluster, and another cluster has its own paths and environment.
+void LaunchDialog::saveProgramFields() const
+{
+    if (m_task->currentData().toString() != QLatin1String("program"))
+        return;
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("launch-program/") + profileName());
+    settings.setValue(QStringLiteral("command"), m_programCommand->text());
+    settings.setValue(QStringLiteral("directory"), m_programDirectory->text());
+    settings.setValue(QStringLiteral("environment"), m_programEnvironment->text());
+    settings.setValue(QStringLiteral("metrics"), m_programMetrics->text());
+}
+
+void LaunchDialog::loadProgramFields()
+{
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("launch-program/") + profileName());
+    m_programCommand->setText(settings.value(QStringLiteral("command")).toString());
+    m_programDirectory->setText(settings.value(QStringLiteral("directory")).toString());
+    m_programEnvironment->setText(settings.value(QStringLiteral("environment")).toString());
+    m_programMetrics->setText(settings.value(QStringLiteral("metrics")).toString());
+}
+
 void LaunchDialog::onProfileChanged()
 {
     const QString name = profileName();
+    loadProgramFields();
     m_profileError.clear();
     QList<ProfileError> errors;
     if (name == Profile::builtinLocalName() && (!m_store || !m_store->exists(name))) {

@@ -51,6 +51,8 @@ private:
     void onProfileChanged();
     void onTaskChanged();
     void revalidate();
+    void saveProgramFields() const;
+    void loadProgramFields();
 
     const ProfileStore *m_store = nullptr;
     Profile m_profile;

@@ -278,6 +278,7 @@ void TestGuiRun::yourProgramFromTheDialog()
     QTest::keyClicks(ranks, QStringLiteral("2"));
     QVERIFY2(dialog->launchButton()->isEnabled(), qPrintable(dialog->problems().join(u'\n')));
     QCOMPARE(dialog->config().program.size(), 2);
+    const QString typed = command->text(); // the dialog deletes itself when it closes
     QTest::mouseClick(dialog->launchButton(), Qt::LeftButton);
     RunController *run = m_window->runView()->run();
     QVERIFY(run);
@@ -286,4 +287,12 @@ void TestGuiRun::yourProgramFromTheDialog()
     // are what this checks.
     for (int rank = 0; rank < 2; ++rank)
         QCOMPARE(run->metricsStore()->pointCount(rank, QStringLiteral("loss")), 5);
+
+    // The next launch on this profile offers the same program again.
+    QTRY_VERIFY(!m_window->findChild<LaunchDialog *>());
+    QTest::mouseClick(launch, Qt::LeftButton);
+    auto *again = m_window->findChild<LaunchDialog *>();
+    QVERIFY(again);
+    QCOMPARE(again->findChild<QLineEdit *>(QStringLiteral("launchProgramEdit"))->text(), typed);
+    again->close();
 }
