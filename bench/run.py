@@ -82,6 +82,82 @@ def bench_launch_latency(reps):
         f"rankdeck-cli {o*1000:.0f} ms vs torchrun {t*1000:.0f} ms (median of {reps})"
 
 
+def bench_program(reps, quick):
+    """The user's own program (launch --exec) against torchrun running the same script."""
+    env, tmp = isolated_env()
+    py = str(VENV_BIN / "python")
+    script = str(ROOT / "bench/launch/ddp_linear.py")
+    rd = [str(BIN / "rankdeck-cli"), "launch", "--profile", "local", "--nproc-per-node", "2",
+          "--name", "bench-program", "--no-progress", "--exec", "--", py, script, "5"]
+    tr = lambda: [str(VENV_BIN / "torchrun"), "--nproc-per-node", "2", "--master-addr",
+                  "127.0.0.1", "--master-port", str(free_port()), script, "5"]
+    ours, theirs = [], []
+    for _ in range(reps):
+        ours.append(time_until_every_rank_stepped(rd, env, 2, r"\[r(\d+)\] Rank \d+: Epoch"))
+        theirs.append(time_until_every_rank_stepped(tr(), env, 2, r"Rank (\d+): Epoch"))
+    launch_ratio = statistics.median(ours) / statistics.median(theirs)
+
+    # Steady steps/s, measured by the script itself on each rank (slowest rank counts).
+    steps = "1500" if quick else "4000"
+    rate = str(ROOT / "bench/launch/ddp_rate.py")
+    rx = re.compile(r"Rank (\d+): steady rate ([0-9.]+) steps/s")
+
+    def steady(cmd):
+        out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, errors="replace", timeout=600).stdout
+        found = [float(m.group(2)) for m in rx.finditer(out)]
+        if len(found) != 2:
+            raise RuntimeError(f"no steady rate from {' '.join(cmd[:3])}: {out[-400:]}")
+        return min(found)
+
+    ours_rate, theirs_rate = [], []
+    for _ in range(reps):
+        ours_rate.append(steady([str(BIN / "rankdeck-cli"), "launch", "--profile", "local",
+                                 "--nproc-per-node", "2", "--name", "bench-rate", "--no-progress",
+                                 "--exec", "--", py, rate, steps]))
+        theirs_rate.append(steady([str(VENV_BIN / "torchrun"), "--nproc-per-node", "2",
+                                   "--master-addr", "127.0.0.1", "--master-port",
+                                   str(free_port()), rate, steps]))
+    step_ratio = statistics.median(ours_rate) / statistics.median(theirs_rate)
+
+    # One rank printing as fast as it can: every line must be in the record; the launcher's
+    # peak RSS (VmHWM) says whether its memory stays bounded.
+    seconds = "3" if quick else "10"
+    cli = subprocess.Popen([str(BIN / "rankdeck-cli"), "launch", "--profile", "local",
+                            "--nproc-per-node", "1", "--name", "bench-output", "--quiet",
+                            "--no-progress", "--exec", "--", py,
+                            str(ROOT / "bench/launch/print_fast.py"), seconds],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    t0 = time.perf_counter()
+    peak_kb = 0
+    while cli.poll() is None:
+        try:
+            for line in Path(f"/proc/{cli.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak_kb = max(peak_kb, int(line.split()[1]))
+        except OSError:
+            pass
+        time.sleep(0.2)
+    elapsed = time.perf_counter() - t0
+    runs = sorted((tmp / "data/rankdeck/runs").glob("*-bench-output-*"))
+    log = (runs[-1] / "rank-0.log").read_text(errors="replace").splitlines() if runs else []
+    printed = next((int(m.group(1)) for m in map(re.compile(r"printed (\d+) lines").search, log)
+                    if m), None)
+    recorded = sum(1 for line in log if line.startswith("line "))
+    if printed is None or recorded != printed:
+        raise RuntimeError(f"output benchmark lost lines: printed {printed}, recorded {recorded}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    lines_per_s = printed / float(seconds)
+    return ({"program_launch_ratio_vs_torchrun": launch_ratio,
+             "program_step_rate_ratio_vs_torchrun": step_ratio,
+             "program_output_lines_per_s": lines_per_s,
+             "program_output_launcher_peak_rss_mb": peak_kb / 1024},
+            f"launch {statistics.median(ours)*1000:.0f} vs torchrun {statistics.median(theirs)*1000:.0f} ms; "
+            f"steady {statistics.median(ours_rate):.1f} vs {statistics.median(theirs_rate):.1f} steps/s; "
+            f"{printed} lines in {seconds} s all recorded (run took {elapsed:.1f} s), "
+            f"launcher peak RSS {peak_kb/1024:.1f} MB (medians of {reps})")
+
+
 def process_cpu_ns(pid):
     """CPU time of every thread of pid so far, in ns (/proc/<pid>/task/*/schedstat)."""
     total = 0
@@ -189,6 +265,11 @@ GOALS = {
     "gui_rss_mb_100m_lines": ("<=", 400.0),
     "plot_replot_ms_64x1m": ("<=", 30.0),
     "ssh_fanout_ratio_32_vs_1": ("<=", 2.0),
+    "program_launch_ratio_vs_torchrun": ("<=", 0.5),
+    "program_step_rate_ratio_vs_torchrun": (">=", 0.99),
+    # No goal of its own: reported, with every line checked against the program's count.
+    "program_output_lines_per_s": (">", 0.0),
+    "program_output_launcher_peak_rss_mb": ("<=", 400.0),
 }
 
 
@@ -210,6 +291,7 @@ def main():
         "telemetry": lambda: bench_telemetry_overhead(reps, args.quick),
         "ssh": lambda: bench_cpp("bench_ssh", reps, args.quick),
         "gui": lambda: bench_cpp("bench_gui", reps, args.quick),
+        "program": lambda: bench_program(reps, args.quick),
     }
     only = [b for b in args.only.split(",") if b]
     results, notes = {k: None for k in GOALS}, {}
