@@ -104,6 +104,7 @@ private slots:
     void referenceScript();
     void rankdeckLogReportsEveryScalar();
     void nativeProgram();
+    void crashOfTheProgramIsTheRootCause();
     void stopLeavesNoProcess();
     void killedLauncherLeavesNoProcess();
     void badInput_data();
@@ -255,6 +256,22 @@ void TestProgramLaunch::nativeProgram()
     }
     QCOMPARE(ports.size(), 1); // every rank got rank 0's port
     QVERIFY(readFile(dir + u"/metrics.csv"_s).contains("1,grad_norm,0,2,"));
+}
+
+// Rank 1's program dies of SIGSEGV after rank 0 is well under way: the summary names rank 1 and
+// the signal, root cause first, and rank 0 is stopped as its consequence.
+void TestProgramLaunch::crashOfTheProgramIsTheRootCause()
+{
+    const Result r =
+        cli({u"launch"_s, u"--profile"_s, u"local"_s, u"--nproc-per-node"_s, u"2"_s, u"--name"_s,
+             u"segv"_s, u"--no-progress"_s, u"--exec"_s, u"--"_s, u"/bin/sh"_s, u"-c"_s,
+             u"if [ \"$RANK\" = 1 ]; then sleep 0.3; kill -SEGV $$; fi; sleep 30"_s});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.out.contains(u"Root cause (first failure): rank 1"_s), qPrintable(r.out));
+    QVERIFY2(r.out.contains(u"SIGSEGV"_s), qPrintable(r.out));
+    QVERIFY2(r.out.contains(u"sh was killed by SIGSEGV"_s), qPrintable(r.out));
+    QVERIFY2(r.out.contains(u"stopped as a consequence"_s), qPrintable(r.out));
+    QVERIFY(processesOfRun(QFileInfo(runDirectory(u"segv"_s)).fileName()).isEmpty());
 }
 
 void TestProgramLaunch::stopLeavesNoProcess()

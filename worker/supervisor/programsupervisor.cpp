@@ -70,6 +70,21 @@ void writeAll(int fd, std::string_view data)
     }
 }
 
+// Ends the supervisor by `sig` (default action, unblocked, no core file of its own), so that
+// whoever waits for it sees that signal; returns 128 + sig should it survive.
+int endBySignal(int sig)
+{
+    const rlimit noCore{0, 0};
+    setrlimit(RLIMIT_CORE, &noCore);
+    signal(sig, SIG_DFL);
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, sig);
+    sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
+    raise(sig);
+    return 128 + sig;
+}
+
 std::string signalName(int sig)
 {
     if (const char *abbrev = sigabbrev_np(sig))
@@ -376,13 +391,7 @@ int Supervisor::finish()
     if (m_stopRequested && m_stopSignal != 0) {
         // Stopped by a signal the launcher sent us: end by it too, so that the launcher sees
         // its own SIGTERM and counts the rank as stopped, not failed.
-        signal(m_stopSignal, SIG_DFL);
-        sigset_t unblock;
-        sigemptyset(&unblock);
-        sigaddset(&unblock, m_stopSignal);
-        sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
-        raise(m_stopSignal);
-        return 128 + m_stopSignal;
+        return endBySignal(m_stopSignal);
     }
     if (m_stopRequested) {
         // A stop we were asked for on the control channel: done as asked, like the worker's.
@@ -408,16 +417,8 @@ int Supervisor::finish()
              .addString(wire::field::Host, m_host)
              .addInt(wire::field::Pid, m_child)
              .addString(wire::field::Message, m_programName + " was killed by " + signalName(sig)));
-    // Mirror the program's death; no core file of the supervisor itself.
-    const rlimit noCore{0, 0};
-    setrlimit(RLIMIT_CORE, &noCore);
-    signal(sig, SIG_DFL);
-    sigset_t unblock;
-    sigemptyset(&unblock);
-    sigaddset(&unblock, sig);
-    sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
-    raise(sig);
-    return 128 + sig;
+    // Mirror the program's death.
+    return endBySignal(sig);
 }
 
 } // namespace
