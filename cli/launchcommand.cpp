@@ -9,6 +9,7 @@
 #include "stream/logmetricextractor.h"
 #include "stream/rankstream.h"
 #include "terminalsshinteraction.h"
+#include "util/bundledbinary.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -33,21 +34,6 @@ void onUnixSignal(int)
     (void)::write(s_signalPipe[1], &c, 1);
 }
 
-QString defaultWorkerPath()
-{
-    const QString env = qEnvironmentVariable("RANKDECK_WORKER");
-    if (!env.isEmpty())
-        return env;
-    return QCoreApplication::applicationDirPath() + QStringLiteral("/rankdeck-worker");
-}
-
-QString defaultSupervisorPath()
-{
-    const QString env = qEnvironmentVariable("RANKDECK_SUPERVISOR");
-    if (!env.isEmpty())
-        return env;
-    return QCoreApplication::applicationDirPath() + QStringLiteral("/rankdeck-supervisor");
-}
 } // namespace
 
 LaunchCommand::LaunchCommand(QObject *parent) : QObject(parent)
@@ -262,8 +248,11 @@ int LaunchCommand::run(const QStringList &argsIn)
         return CliUtil::usageError(
             CliUtil::tr("--name: \"%1\" must not contain '/'").arg(config.name), cmd);
 
-    options.workerPath = parser.isSet(workerOpt) ? parser.value(workerOpt) : defaultWorkerPath();
-    options.supervisorPath = defaultSupervisorPath();
+    options.workerPath = parser.isSet(workerOpt)
+                             ? parser.value(workerOpt)
+                             : bundledBinary("RANKDECK_WORKER", QStringLiteral("rankdeck-worker"));
+    options.supervisorPath =
+        bundledBinary("RANKDECK_SUPERVISOR", QStringLiteral("rankdeck-supervisor"));
     options.runId = parser.value(runIdOpt);
     if (parser.isSet(detachOpt) && !profile.isLocal()) {
         // The ranks outlive this launcher on the nodes: start them, then leave.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "mainwindow.h"
 
+#include "util/bundledbinary.h"
+
 #include "appicon.h"
 #include "config/profilestore.h"
 #include "guisshinteraction.h"
@@ -204,26 +206,13 @@ void MainWindow::onLaunchAccepted(LaunchDialog *dialog)
     launch(dialog->profile(), dialog->config(), nullptr, dialog->detach());
 }
 
-QString MainWindow::workerPath()
-{
-    return siblingBinary(QStringLiteral("RANKDECK_WORKER"), QStringLiteral("rankdeck-worker"));
-}
-
-QString MainWindow::siblingBinary(const QString &environmentVariable, const QString &name)
-{
-    const QString env = qEnvironmentVariable(environmentVariable.toLatin1().constData());
-    if (!env.isEmpty())
-        return env;
-    return QCoreApplication::applicationDirPath() + QLatin1Char('/') + name;
-}
-
 RunController *MainWindow::launch(const Profile &profile, const TrainingConfig &config,
                                   QString *error, bool detach)
 {
     RunController::Options options;
-    options.workerPath = workerPath();
+    options.workerPath = bundledBinary("RANKDECK_WORKER", QStringLiteral("rankdeck-worker"));
     options.supervisorPath =
-        siblingBinary(QStringLiteral("RANKDECK_SUPERVISOR"), QStringLiteral("rankdeck-supervisor"));
+        bundledBinary("RANKDECK_SUPERVISOR", QStringLiteral("rankdeck-supervisor"));
     options.sshInteraction = m_ssh.get();
     options.detach = detach && !profile.isLocal();
     QString message;

@@ -50,10 +50,6 @@ public:
     RunController *reattachRun(const QString &runId, QString *error = nullptr);
     // Shows a run (live or from its directory) in the centre.
     bool showRun(const QString &runId, QString *error = nullptr);
-    // The local rankdeck-worker: $RANKDECK_WORKER, else next to this program.
-    static QString workerPath();
-    // $environmentVariable, else the binary `name` next to this program.
-    static QString siblingBinary(const QString &environmentVariable, const QString &name);
 
 public slots:
     void newProfile();

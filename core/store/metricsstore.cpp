@@ -434,21 +434,10 @@ void MetricsStore::appendEvents(const QList<WorkerEvent> &events)
         // Any other metric a program reports (rankdeck.log(acc=…)): {"scalars": {name: value}}.
         const QJsonObject scalars = e.fields().value(QStringLiteral("scalars")).toObject();
         for (auto it = scalars.constBegin(); it != scalars.constEnd(); ++it) {
-            const QJsonValue v = it.value();
-            double value = 0;
-            if (v.isDouble())
-                value = v.toDouble();
-            else if (v.toString() == QLatin1String("nan"))
-                value = std::numeric_limits<double>::quiet_NaN();
-            else if (v.toString() == QLatin1String("inf") || v.toString() == QLatin1String("-inf"))
-                value = v.toString().startsWith(QLatin1Char('-'))
-                            ? -std::numeric_limits<double>::infinity()
-                            : std::numeric_limits<double>::infinity();
-            else
+            const std::optional<double> value = WorkerEvent::wireNumber(it.value());
+            if (!value || it.key().isEmpty() || it.key().size() > 128)
                 continue;
-            if (it.key().isEmpty() || it.key().size() > 128)
-                continue;
-            appendLocked(e.rank(), it.key(), step, e.timeUs(), value, true);
+            appendLocked(e.rank(), it.key(), step, e.timeUs(), *value, true);
             changed = true;
         }
     }

@@ -150,21 +150,28 @@ qint64 WorkerEvent::integer(std::string_view k, qint64 defaultValue) const
     return defaultValue;
 }
 
+std::optional<double> WorkerEvent::wireNumber(const QJsonValue &v)
+{
+    if (v.isDouble())
+        return v.toDouble();
+    const QString s = v.toString();
+    if (s == QLatin1String("nan"))
+        return std::numeric_limits<double>::quiet_NaN();
+    if (s == QLatin1String("inf"))
+        return std::numeric_limits<double>::infinity();
+    if (s == QLatin1String("-inf"))
+        return -std::numeric_limits<double>::infinity();
+    return std::nullopt;
+}
+
 double WorkerEvent::number(std::string_view k, double defaultValue) const
 {
     const QJsonValue v = m_fields.value(key(k));
-    if (v.isDouble())
-        return v.toDouble();
+    if (const std::optional<double> d = wireNumber(v))
+        return *d;
     if (v.isString()) {
-        const QString s = v.toString();
-        if (s == QLatin1String("nan"))
-            return std::numeric_limits<double>::quiet_NaN();
-        if (s == QLatin1String("inf"))
-            return std::numeric_limits<double>::infinity();
-        if (s == QLatin1String("-inf"))
-            return -std::numeric_limits<double>::infinity();
         bool ok = false;
-        const double d = s.toDouble(&ok);
+        const double d = v.toString().toDouble(&ok);
         if (ok)
             return d;
     }

@@ -58,6 +58,8 @@ public:
     qint64 integer(std::string_view key, qint64 defaultValue = 0) const;
     // Numbers, with the protocol's "nan", "inf" and "-inf" strings mapped back.
     double number(std::string_view key, double defaultValue = qQNaN()) const;
+    // A wire number: a JSON number, or "nan", "inf", "-inf" (what JSON cannot hold).
+    static std::optional<double> wireNumber(const QJsonValue &value);
 
     // Typed shortcuts for the fields most users need.
     qint64 step() const;     // step, heartbeat, checkpoint, finished; -1 if absent

@@ -25,8 +25,11 @@ void Transport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdou
     exit.exitCode = -1;
     exit.timeUs = nowUs();
     exit.detail = tr("failed to start: %1 cannot re-attach ranks").arg(describe());
-    // Queued: callers attach in a loop and expect answers after it, as from every transport.
-    const int rank = spec.rank;
+    reportExitLater(spec.rank, exit);
+}
+
+void Transport::reportExitLater(int rank, const RankExit &exit)
+{
     QMetaObject::invokeMethod(
         this, [this, rank, exit] { emit rankExited(rank, exit); }, Qt::QueuedConnection);
 }

@@ -94,6 +94,11 @@ public:
     virtual void attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
                             qint64 stderrBytes);
 
+protected:
+    // Reports an exit from the event loop, not from within the call that caused it: callers
+    // start or attach ranks in a loop and expect every answer after it, as from a real process.
+    void reportExitLater(int rank, const RankExit &exit);
+
 signals:
     void prepared();
     void prepareFailed(const QString &message);

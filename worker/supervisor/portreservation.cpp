@@ -16,6 +16,7 @@ PortReservation::~PortReservation()
 
 bool PortReservation::reserve()
 {
+    // Close-on-exec: the program must not inherit it and hold the port after we are gone.
     m_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (m_fd < 0)
         return false;

@@ -22,8 +22,6 @@ public:
     // Binds to a free port on every IPv4 address; false (errno set) when no socket can be had.
     bool reserve();
     int port() const { return m_port; }
-    // The descriptor must not reach the program (it would hold the port after we are gone).
-    int fd() const { return m_fd; }
 
 private:
     int m_fd = -1;

@@ -188,9 +188,7 @@ void SshTransport::startRank(const RankLaunchSpec &spec)
         !m_nodes.at(spec.nodeIndex).connection) {
         const RankExit exit{false, -1, 0, QDateTime::currentMSecsSinceEpoch() * 1000,
                             tr("failed to start: node %1 is not prepared").arg(spec.nodeIndex)};
-        const int rank = spec.rank;
-        QMetaObject::invokeMethod(
-            this, [this, rank, exit] { emit rankExited(rank, exit); }, Qt::QueuedConnection);
+        reportExitLater(spec.rank, exit);
         return;
     }
     m_rankNode.insert(spec.rank, spec.nodeIndex);
@@ -206,9 +204,7 @@ void SshTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 st
         !m_nodes.at(spec.nodeIndex).connection) {
         const RankExit exit{false, -1, 0, QDateTime::currentMSecsSinceEpoch() * 1000,
                             tr("cannot re-attach: node %1 is not prepared").arg(spec.nodeIndex)};
-        const int rank = spec.rank;
-        QMetaObject::invokeMethod(
-            this, [this, rank, exit] { emit rankExited(rank, exit); }, Qt::QueuedConnection);
+        reportExitLater(spec.rank, exit);
         return;
     }
     m_rankNode.insert(spec.rank, spec.nodeIndex);
