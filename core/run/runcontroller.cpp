@@ -333,9 +333,16 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
     }
     switch (e.type()) {
     case WorkerEvent::Type::Step:
-        // The rank reports its metrics itself (rankdeck.log, or the worker): its printed lines
-        // must not give the same curves a second time.
-        m_extractor.disableDefaultsFor(rank);
+        // The metrics the rank reports itself (rankdeck.log, or the worker) must not get a
+        // second curve from its printed lines; the others still come from them.
+        if (m_extractor.isActive()) {
+            const QJsonObject &fields = e.fields();
+            for (auto it = fields.constBegin(); it != fields.constEnd(); ++it)
+                m_extractor.reportedInEvents(rank, it.key());
+            const QJsonObject scalars = fields.value(QStringLiteral("scalars")).toObject();
+            for (auto it = scalars.constBegin(); it != scalars.constEnd(); ++it)
+                m_extractor.reportedInEvents(rank, it.key());
+        }
         break;
     case WorkerEvent::Type::Store:
         if (rank == 0 && e.port() > 0 && m_masterPort == 0 && !m_policy.failureSeen() &&

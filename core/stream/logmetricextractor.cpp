@@ -116,7 +116,7 @@ bool LogMetricExtractor::parsePattern(const QString &spec, MetricPattern *patter
 
 qint64 LogMetricExtractor::stepFor(int rank, const QString &name, qint64 step)
 {
-    qint64 &count = m_counts[QString::number(rank) + QLatin1Char('/') + name];
+    qint64 &count = m_counts[{rank, name}];
     const qint64 x = step >= 0 ? step : count;
     ++count;
     return x;
@@ -125,7 +125,7 @@ qint64 LogMetricExtractor::stepFor(int rank, const QString &name, qint64 step)
 QList<LogMetricExtractor::Point> LogMetricExtractor::extract(int rank, const QString &line)
 {
     QList<Point> points;
-    const bool defaults = m_defaults && !m_noDefaults.value(rank);
+    const bool defaults = m_defaults;
     if (!defaults && m_user.isEmpty())
         return points;
     // Cheap rejection: most lines of a training log carry no metric at all.
@@ -150,7 +150,8 @@ QList<LogMetricExtractor::Point> LogMetricExtractor::extract(int rank, const QSt
             if (!parseNumber(m.captured(2), &value))
                 continue;
             const QString name = m.captured(1).toLower();
-            points.append({name, stepFor(rank, name, x), value});
+            if (!m_reported.contains({rank, name}))
+                points.append({name, stepFor(rank, name, x), value});
         }
     }
     for (const MetricPattern &p : std::as_const(m_user)) {

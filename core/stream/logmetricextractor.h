@@ -14,6 +14,7 @@
 #include <QHash>
 #include <QList>
 #include <QRegularExpression>
+#include <QSet>
 #include <QString>
 
 namespace rankdeck {
@@ -45,16 +46,17 @@ public:
 
     // The points one line of `rank` gives; ranks are counted apart for the x fallback.
     QList<Point> extract(int rank, const QString &line);
-    // The defaults no longer apply to this rank (it reports its metrics in events).
-    void disableDefaultsFor(int rank) { m_noDefaults.insert(rank, true); }
+    // The rank reports `name` in its own step events: the default patterns no longer give it
+    // a second curve from the rank's lines (user patterns always apply).
+    void reportedInEvents(int rank, const QString &name) { m_reported.insert({rank, name}); }
 
 private:
     qint64 stepFor(int rank, const QString &name, qint64 lineStep);
 
     bool m_defaults = true;
     QList<MetricPattern> m_user;
-    QHash<int, bool> m_noDefaults;
-    QHash<QString, qint64> m_counts; // "<rank>/<name>" → points so far
+    QSet<QPair<int, QString>> m_reported;        // (rank, metric) its events carry
+    QHash<QPair<int, QString>, qint64> m_counts; // (rank, name) → points so far
 };
 
 } // namespace rankdeck

@@ -36,7 +36,7 @@ private slots:
     void userPatterns();
     void badPatterns_data();
     void badPatterns();
-    void defaultsOffForRank();
+    void metricReportedInEventsIsNotReadTwice();
 };
 
 void TestLogMetricExtractor::defaults_data()
@@ -157,11 +157,14 @@ void TestLogMetricExtractor::badPatterns()
     QVERIFY2(error.contains(message), qPrintable(error));
 }
 
-void TestLogMetricExtractor::defaultsOffForRank()
+// A rank whose step events carry `loss` gets no second loss curve from its lines; its other
+// printed metrics, and other ranks' loss, still count.
+void TestLogMetricExtractor::metricReportedInEventsIsNotReadTwice()
 {
     LogMetricExtractor x;
-    x.disableDefaultsFor(1);
+    x.reportedInEvents(1, u"loss"_s);
     QCOMPARE(x.extract(1, u"loss=1"_s), QList<Point>{});
+    QCOMPARE(x.extract(1, u"step 4 loss=1 acc=0.5"_s), (QList<Point>{{u"acc"_s, 4, 0.5}}));
     QCOMPARE(x.extract(0, u"loss=1"_s).size(), 1);
 }
 
