@@ -89,6 +89,12 @@ inline constexpr std::string_view Stack = "stack"; // frames, one per line, inne
 inline constexpr std::string_view OwnFrame =
     "own_frame"; // crash: index of the first frame of the worker's own code, -1 none
 inline constexpr std::string_view ExitCode = "exit_code";
+// Supervised programs (rankdeck-supervisor) on error / crash / stacks:
+// the Python side as Python printed it, for the launcher to parse: the traceback text of an
+// uncaught exception (from torchelastic's error file), or a faulthandler dump of every thread.
+inline constexpr std::string_view Python = "python";
+inline constexpr std::string_view ErrorFile = "error_file"; // TORCHELASTIC_ERROR_FILE on the node
+inline constexpr std::string_view OutOfMemory = "oom"; // crash: the OOM killer sent the SIGKILL
 } // namespace field
 
 // Commands the launcher writes, one per line, on the worker's stdin when it started the
