@@ -33,13 +33,20 @@ HangWatchdog::Findings HangWatchdog::check(qint64 now, const Limits &limits,
                 }
             }
         }
-        if (s.state != RankState::Running || s.silent || (limits.stepsRequired && s.step < 0))
+        if (s.state != RankState::Running || s.silent)
             continue;
         const qint64 limit = std::max(limits.hangUs, 3 * rt.maxStepIntervalUs);
-        const qint64 stalled = now - rt.lastStepChangeUs;
+        const qint64 lastProgress = limits.outputIsProgress
+                                        ? std::max(rt.lastStepChangeUs, rt.lastActivityUs)
+                                        : rt.lastStepChangeUs;
+        const qint64 stalled = now - lastProgress;
         if (stalled > limit && !s.hung) {
             s.hung = true;
-            s.detail = tr("no step for %1 s while heartbeats go on").arg(stalled / 1'000'000);
+            s.detail =
+                limits.outputIsProgress
+                    ? tr("no output and no new metric for %1 s while the process lives")
+                          .arg(stalled / 1'000'000)
+                    : tr("no step for %1 s while heartbeats go on").arg(stalled / 1'000'000);
             found.hung << r;
             found.changed << r;
             if (limits.autoDumpStacks && !rt.dumpRequested) {

@@ -5,7 +5,9 @@
 //     channel may be stuck too, so its stacks are asked for with SIGUSR1;
 //   - hung: heartbeats go on but the step does not move for the hang timeout, or three times
 //     the slowest step seen so far, whichever is longer (slow steps are not hangs); its stacks
-//     are asked for on the control channel;
+//     are asked for on the control channel. A user's program may report no steps at all: for
+//     it, a new line of output or a new metric value counts as progress too, so it is hung when
+//     it prints nothing and reports nothing for the hang timeout while its process lives;
 //   - rendezvous overdue: rank 0 has not reported its store port in time, so the others can
 //     never start.
 // It marks the statuses and says what it found; the controller acts and tells the user.
@@ -26,8 +28,9 @@ public:
         qint64 heartbeatUs = 0;
         qint64 hangUs = 0;
         bool autoDumpStacks = true;
-        // Judge steps only of ranks that reported one (a user's program may report none).
-        bool stepsRequired = false;
+        // A user's program: progress is a step, a line of output or a metric value
+        // (RankRuntime::lastActivityUs), whether or not it ever reports a step.
+        bool outputIsProgress = false;
     };
     struct Findings
     {

@@ -20,6 +20,9 @@ struct RankRuntime
     bool ownFailure = false;      // it reported an error/crash itself
     bool dumpRequested = false;   // the watchdog asked it for its stacks
     qint64 lastStepChangeUs = 0;  // launcher clock
+    // A user's program: its last line of output or metric value (launcher clock). Such a
+    // program may report no steps, so what it prints is its progress.
+    qint64 lastActivityUs = 0;
     qint64 maxStepIntervalUs = 0; // slowest step seen so far
 };
 

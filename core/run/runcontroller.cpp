@@ -302,10 +302,27 @@ void RunController::handleOutput(int rank, RankStream::Output &out)
             }
         }
     }
+    if (m_config.isProgram() && rank < m_runtime.size() && !out.lines.isEmpty())
+        noteProgramActivity(rank);
     if (!out.lines.isEmpty())
         emit linesAppended(out.lines);
     for (const WorkerEvent &e : out.events)
         handleEvent(rank, e);
+}
+
+void RunController::noteProgramActivity(int rank)
+{
+    // What a user's program prints is its progress (the hang watch judges it by that).
+    m_runtime[rank].lastActivityUs = nowUs();
+    RankStatus &s = m_ranks[rank];
+    if (s.hung && !s.silent && !isTerminal(s.state)) {
+        s.hung = false;
+        s.detail.clear();
+        m_runtime[rank].dumpRequested = false;
+        note(tr("rank %1 prints again").arg(rank));
+        m_stateDirty = true;
+        emit rankChanged(rank);
+    }
 }
 
 void RunController::handleEvent(int rank, const WorkerEvent &e)
@@ -571,8 +588,8 @@ void RunController::watch()
                                                         : m_profile.heartbeatTimeoutSec) *
                     1'000'000;
     limits.autoDumpStacks = m_options.autoDumpStacks;
-    // A program that reports no steps cannot be judged by them; only silence counts then.
-    limits.stepsRequired = m_config.isProgram();
+    // A program may report no steps: what it prints counts as progress.
+    limits.outputIsProgress = m_config.isProgram();
     const HangWatchdog::Findings found = HangWatchdog::check(now, limits, m_ranks, m_runtime);
     for (int r : found.silent)
         note(tr("rank %1: %2").arg(r).arg(m_ranks[r].detail));

@@ -172,6 +172,7 @@ private:
     void onRankExited(int rank, const RankExit &exit);
     void handleOutput(int rank, RankStream::Output &out);
     void handleEvent(int rank, const WorkerEvent &event);
+    void noteProgramActivity(int rank);
     void recordFailure(const RankFailure &failure);
     void triggerFailurePolicy(int failedRank);
     void stopRank(int rank, bool consequence);

@@ -60,6 +60,8 @@ private slots:
     void hungWhenStepsStall();
     void hungLimit_data();
     void hungLimit();
+    void programOutputIsProgress_data();
+    void programOutputIsProgress();
     void ignoredRanks_data();
     void ignoredRanks();
     void noDoubleReporting();
@@ -180,6 +182,45 @@ void TestHangWatchdog::hungLimit()
     QCOMPARE(f.hung.contains(0), hung);
     QCOMPARE(rs.statuses[0].hung, hung);
     QCOMPARE(f.anyHung, hung);
+}
+
+void TestHangWatchdog::programOutputIsProgress_data()
+{
+    QTest::addColumn<qint64>("lastOutputSec"); // after kT0; the step last moved at kT0
+    QTest::addColumn<qint64>("nowSec");
+    QTest::addColumn<bool>("hung");
+    // Hang timeout 60 s: a program that printed 30 s ago is alive though its step is 61 s old.
+    QTest::newRow("printed recently") << qint64(30) << qint64(61) << false;
+    QTest::newRow("quiet for exactly the limit") << qint64(30) << qint64(90) << false;
+    QTest::newRow("quiet past the limit") << qint64(30) << qint64(91) << true;
+    QTest::newRow("never printed, step stalled") << qint64(-1) << qint64(61) << true;
+}
+
+void TestHangWatchdog::programOutputIsProgress()
+{
+    QFETCH(qint64, lastOutputSec);
+    QFETCH(qint64, nowSec);
+    QFETCH(bool, hung);
+    Ranks rs(1);
+    rs.statuses[0].step = -1; // a program that reports no steps
+    rs.statuses[0].lastHeartbeatUs = kT0 + nowSec * kSec;
+    if (lastOutputSec >= 0)
+        rs.runtimes[0].lastActivityUs = kT0 + lastOutputSec * kSec;
+    HangWatchdog::Limits l = limits();
+    l.outputIsProgress = true;
+    const HangWatchdog::Findings f = rs.check(kT0 + nowSec * kSec, l);
+    QCOMPARE(f.hung.contains(0), hung);
+    QCOMPARE(rs.statuses[0].hung, hung);
+    if (hung) {
+        QVERIFY2(rs.statuses[0].detail.startsWith(QStringLiteral("no output and no new metric")),
+                 qPrintable(rs.statuses[0].detail));
+        QCOMPARE(f.dumpByCommand, QList<int>{0});
+    }
+    // The built-in worker is judged by its steps alone: its output is no progress.
+    Ranks worker(1);
+    worker.statuses[0].lastHeartbeatUs = kT0 + nowSec * kSec;
+    worker.runtimes[0].lastActivityUs = kT0 + nowSec * kSec;
+    QCOMPARE(worker.check(kT0 + nowSec * kSec).hung.contains(0), nowSec > 60);
 }
 
 void TestHangWatchdog::ignoredRanks_data()
