@@ -253,6 +253,35 @@ def bench_cpp(name, reps, quick):
     data = json.loads(out.stdout.strip().splitlines()[-1])
     return data["results"], data.get("detail", "")
 
+def bench_program_crash(reps, quick):
+    """From a rank's fatal signal to the crash entry in the launcher's run model (its
+    "rank R failed" note, which the run controller prints when it records the failure)."""
+    env, tmp = isolated_env()
+    cmd = [str(BIN / "rankdeck-cli"), "launch", "--profile", "local", "--nproc-per-node", "2",
+           "--name", "bench-crash", "--no-progress", "--exec", "--", str(VENV_BIN / "python"),
+           str(ROOT / "bench/launch/crash_now.py"), "1"]
+    fault_rx = re.compile(r"fault at ([0-9.]+)")
+    delays = []
+    for _ in range(max(reps, 5)):
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, errors="replace")
+        fault_at, noticed = None, None
+        for line in proc.stdout:
+            if fault_at is None and (m := fault_rx.search(line)):
+                fault_at = float(m.group(1))
+            elif fault_at is not None and "rank 1 failed" in line:
+                noticed = time.time()
+                break
+        proc.wait(timeout=120)
+        if fault_at is None or noticed is None:
+            raise RuntimeError("no crash report from the launcher")
+        delays.append((noticed - fault_at) * 1000)
+    shutil.rmtree(tmp, ignore_errors=True)
+    median = statistics.median(delays)
+    return ({"program_crash_report_ms": median},
+            f"fatal signal to the launcher's failure entry: median {median:.0f} ms "
+            f"(min {min(delays):.0f}, max {max(delays):.0f}, {len(delays)} runs)")
+
 
 GOALS = {
     "ddp_large_ratio_vs_python": (">=", 1.05),
@@ -270,6 +299,7 @@ GOALS = {
     # No goal of its own: reported, with every line checked against the program's count.
     "program_output_lines_per_s": (">", 0.0),
     "program_output_launcher_peak_rss_mb": ("<=", 400.0),
+    "program_crash_report_ms": ("<=", 1000.0),
 }
 
 
@@ -292,6 +322,7 @@ def main():
         "ssh": lambda: bench_cpp("bench_ssh", reps, args.quick),
         "gui": lambda: bench_cpp("bench_gui", reps, args.quick),
         "program": lambda: bench_program(reps, args.quick),
+        "crash": lambda: bench_program_crash(reps, args.quick),
     }
     only = [b for b in args.only.split(",") if b]
     results, notes = {k: None for k in GOALS}, {}
@@ -316,6 +347,18 @@ def main():
     out = ROOT / "bench/results/latest.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = dict(results)
+    if only and out.exists():
+        # A partial run (--only) keeps the numbers of the benchmarks it did not run, marked.
+        try:
+            earlier = json.loads(out.read_text())
+        except ValueError:
+            earlier = {}
+        for key, value in results.items():
+            if value is None and earlier.get(key) is not None:
+                payload[key] = earlier[key]
+        for name, note in earlier.get("_notes", {}).items():
+            notes.setdefault(name, note if note.startswith("(earlier run)") else
+                             f"(earlier run) {note}")
     payload["_notes"] = notes
     payload["_machine"] = {"cpus": os.cpu_count(), "quick": args.quick,
                            "date": time.strftime("%Y-%m-%d %H:%M:%S")}
