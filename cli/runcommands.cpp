@@ -3,6 +3,7 @@
 
 #include "cliutil.h"
 #include "run/failurereport.h"
+#include "run/rankstackdump.h"
 #include "run/runrecord.h"
 #include "store/csvexport.h"
 #include "store/logstore.h"
@@ -94,24 +95,6 @@ bool lastStackDump(const QString &path, qint64 *timeUs, QString *reason, QString
     *reason = header.section(QLatin1Char('('), 1).chopped(1);
     *body = eol < 0 ? QString() : text.mid(eol + 1).trimmed();
     return true;
-}
-
-// One line per thread worth showing: the main thread, and any thread blocked in a collective.
-QStringList whereThreadsWait(const QString &stacks)
-{
-    QStringList out;
-    for (const ThreadStack &t : parseThreadStacks(stacks)) {
-        if (!t.mainThread && !waitsInCollective(t.frames))
-            continue;
-        const QString where = t.frames.isEmpty() ? t.note : waitLocation(t.frames);
-        out << CliUtil::tr("thread %1 (%2)%3: %4")
-                   .arg(t.tid)
-                   .arg(t.name)
-                   .arg(waitsInCollective(t.frames) ? CliUtil::tr(", waits in a collective")
-                                                    : QString())
-                   .arg(where);
-    }
-    return out;
 }
 
 } // namespace
@@ -240,7 +223,7 @@ int RunCommands::show(const QStringList &args)
         }
         out << CliUtil::tr("  rank %1 at %2 (%3):").arg(r).arg(CliUtil::formatTime(t), reason)
             << '\n';
-        for (const QString &line : whereThreadsWait(body))
+        for (const QString &line : whereRankWaits(RankStackDump::split(body)))
             out << QStringLiteral("    ") << line << '\n';
     }
     const QString failure = record.readFailureText();
@@ -610,7 +593,7 @@ int RunCommands::stacks(const QStringList &args)
         ++printed;
         out << CliUtil::tr("=== rank %1, %2 (%3)").arg(r).arg(CliUtil::formatTime(t), reason)
             << '\n';
-        for (const QString &line : whereThreadsWait(body))
+        for (const QString &line : whereRankWaits(RankStackDump::split(body)))
             out << QStringLiteral("  ") << line << '\n';
         out << body << "\n\n";
     }

@@ -42,11 +42,10 @@ HangWatchdog::Findings HangWatchdog::check(qint64 now, const Limits &limits,
         const qint64 stalled = now - lastProgress;
         if (stalled > limit && !s.hung) {
             s.hung = true;
-            s.detail =
-                limits.outputIsProgress
-                    ? tr("no output and no new metric for %1 s while the process lives")
-                          .arg(stalled / 1'000'000)
-                    : tr("no step for %1 s while heartbeats go on").arg(stalled / 1'000'000);
+            s.detail = limits.outputIsProgress
+                           ? tr("no output and no new metric for %1 s while the process lives")
+                                 .arg(stalled / 1'000'000)
+                           : tr("no step for %1 s while heartbeats go on").arg(stalled / 1'000'000);
             found.hung << r;
             found.changed << r;
             if (limits.autoDumpStacks && !rt.dumpRequested) {

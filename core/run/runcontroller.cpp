@@ -3,6 +3,7 @@
 
 #include "run/hangwatchdog.h"
 #include "run/rankeventtracker.h"
+#include "run/rankstackdump.h"
 #include "run/reattachplan.h"
 #include "run/stopescalation.h"
 #include "store/logstore.h"
@@ -378,11 +379,15 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
         rt.ownFailure = true;
         recordFailure(FailurePolicy::failureFromEvent(e, s, now));
         break;
-    case WorkerEvent::Type::Stacks:
-        m_stacks.insert(rank, e.stack());
-        m_record.appendStacks(rank, e.timeUs(), e.string("reason"), e.stack());
-        emit stacksReceived(rank, e.stack());
+    case WorkerEvent::Type::Stacks: {
+        // A user's Python program answers with its Python threads too (the supervisor's
+        // faulthandler dump); they travel with the native ones.
+        const QString dump = RankStackDump{e.stack(), e.string("python")}.joined();
+        m_stacks.insert(rank, dump);
+        m_record.appendStacks(rank, e.timeUs(), e.string("reason"), dump);
+        emit stacksReceived(rank, dump);
         break;
+    }
     default:
         break;
     }

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// One stack dump of a rank as the launcher keeps it (a stacks-rank-<R>.txt entry, the GUI's
+// stack page, `rankdeck-cli stacks`): the native threads in the worker's format
+// (parseThreadStacks), then, for a user's Python program, the faulthandler dump of every Python
+// thread under its own marker line. The native part stays parseable by every reader that
+// predates Python stacks; the Python part is kept verbatim, as Python printed it.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+namespace rankdeck {
+
+struct RankStackDump
+{
+    QString native; // "thread N (name):" blocks of frames
+    QString python; // faulthandler's dump of every thread, verbatim; empty for native programs
+
+    static RankStackDump split(const QString &body);
+    QString joined() const;
+    bool isEmpty() const { return native.isEmpty() && python.isEmpty(); }
+};
+
+// Where the rank waits, one line per thread worth showing: the native main thread and any
+// thread blocked in a collective; then each Python thread's innermost frame in the user's own
+// code (else its innermost frame), e.g. "python thread 0x7f… (current): time.sleep? at
+// train.py:42 in fail".
+QStringList whereRankWaits(const RankStackDump &dump);
+
+} // namespace rankdeck
