@@ -233,8 +233,13 @@ void RunController::startRank(int rank, int masterPort)
     rt.started = true;
     m_offsets[rank].restart();
     const bool resume = m_attempt > 0 && !m_config.checkpointDir().isEmpty();
-    const RankLaunchSpec spec =
+    RankLaunchSpec spec =
         m_plan.spec(rank, m_transport->workerPath(m_plan.rank(rank).nodeIndex), masterPort, resume);
+    // torchrun's restart contract: a user's script resumes from its checkpoint by these.
+    spec.environment.insert(QStringLiteral("TORCHELASTIC_RESTART_COUNT"),
+                            QString::number(m_attempt));
+    spec.environment.insert(QStringLiteral("TORCHELASTIC_MAX_RESTARTS"),
+                            QString::number(m_config.maxRestarts));
     m_ranks[rank].lastHeartbeatUs = nowUs();
     setRankState(rank, RankState::Starting);
     m_transport->startRank(spec);

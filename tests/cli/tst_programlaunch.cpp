@@ -107,6 +107,8 @@ private slots:
     void crashOfTheProgramIsTheRootCause();
     void stopLeavesNoProcess();
     void killedLauncherLeavesNoProcess();
+    void restartsTellTheProgramItsAttempt();
+    void detachedProgramRunsInTheBackground();
     void badInput_data();
     void badInput();
 };
@@ -297,6 +299,49 @@ void TestProgramLaunch::killedLauncherLeavesNoProcess()
     // The supervisors see their control channel close and stop their whole trees.
     QVERIFY2(QTest::qWaitFor([&] { return processesOfRun(id).isEmpty(); }, 20000),
              qPrintable(processesOfRun(id).join(u", "_s)));
+}
+
+void TestProgramLaunch::restartsTellTheProgramItsAttempt()
+{
+    // Fails on its first attempt, succeeds on the second: a script resuming from its checkpoint
+    // reads TORCHELASTIC_RESTART_COUNT as it would under torchrun.
+    const QString flag = m_home.path() + u"/failed-once"_s;
+    const Result r =
+        cli({u"launch"_s, u"--profile"_s, u"local"_s, u"--nproc-per-node"_s, u"2"_s, u"--name"_s,
+             u"restarts"_s, u"--no-progress"_s, u"--max-restarts"_s, u"1"_s, u"--exec"_s, u"--"_s,
+             u"/bin/sh"_s, u"-c"_s,
+             u"echo \"attempt $TORCHELASTIC_RESTART_COUNT of $TORCHELASTIC_MAX_RESTARTS\"; "
+             u"if [ \"$RANK\" = 1 ] && [ ! -e %1 ]; then touch %1; exit 3; fi"_s.arg(flag)});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains(u"1 restarts"_s), qPrintable(r.out));
+    const QString dir = runDirectory(u"restarts"_s);
+    for (int rank = 0; rank < 2; ++rank) {
+        const QByteArray log = readFile(dir + u"/rank-%1.log"_s.arg(rank));
+        QVERIFY2(log.contains("attempt 0 of 1") && log.contains("attempt 1 of 1"), log.constData());
+    }
+}
+
+void TestProgramLaunch::detachedProgramRunsInTheBackground()
+{
+    const Result r =
+        cli({u"launch"_s, u"--profile"_s, u"local"_s, u"--nproc-per-node"_s, u"2"_s, u"--name"_s,
+             u"bgprog"_s, u"--detach"_s, u"--exec"_s, u"--"_s, u"/bin/sh"_s, u"-c"_s,
+             u"for i in 1 2 3 4 5; do echo \"tick $i\"; sleep 0.4; done"_s});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    // The id comes first on stdout, before the launcher in the background made the record.
+    const QString id = r.out.section(u'\n', 0, 0).trimmed();
+    QVERIFY2(id.contains(u"-bgprog-"_s), qPrintable(r.out + r.err));
+    // It returned at once, the program still runs: `logs --follow` sees it through to the end.
+    const Result logs = cli({u"logs"_s, id, u"--rank"_s, u"1"_s, u"--follow"_s}, 60000);
+    QCOMPARE(logs.code, 0);
+    QVERIFY2(logs.out.contains(u"tick 1"_s) && logs.out.contains(u"tick 5"_s),
+             qPrintable(logs.out));
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+            return cli({u"show"_s, id}).out.contains(u"finished"_s);
+        },
+        30000));
+    QVERIFY(processesOfRun(id).isEmpty());
 }
 
 void TestProgramLaunch::badInput_data()
