@@ -51,6 +51,7 @@ class TestDetach : public QObject
 private slots:
     void initTestCase();
     void detachedRunGoesOnAndReattachLosesNothing();
+    void detachedProgramReattachesAndStops();
     void attachRefusesWhatItCannotTakeOver_data();
     void attachRefusesWhatItCannotTakeOver();
 
@@ -148,6 +149,47 @@ void TestDetach::detachedRunGoesOnAndReattachLosesNothing()
     QVERIFY(!done.value(QStringLiteral("detached")).toBool());
     QTRY_VERIFY_WITH_TIMEOUT(processesMatching(runId).isEmpty(), 15000);
     m_finishedRun = runId;
+}
+
+void TestDetach::detachedProgramReattachesAndStops()
+{
+    // A user's program, not the worker: it runs on with no launcher, a re-attached launcher
+    // gets every line it printed meanwhile, and `stop` ends its whole tree on both nodes.
+    const Cli launched = cli(
+        {QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("sshpair"),
+         QStringLiteral("--detach"), QStringLiteral("--exec"), QStringLiteral("--"),
+         QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+         QStringLiteral("i=0; while :; do echo \"tick $i loss=$i\"; i=$((i+1)); sleep 0.1; done")});
+    QVERIFY2(launched.exitCode == 0, qPrintable(launched.err));
+    const QString runId = launched.out.trimmed().split(u'\n').last();
+    const QString local = m_runsDir + QLatin1Char('/') + runId;
+    QVERIFY2(QFileInfo(local).isDir(), qPrintable(launched.out + launched.err));
+    QVERIFY2(!processesMatching(runId).isEmpty(), "the program did not outlive the launcher");
+
+    QProcess attach;
+    attach.start(m_cli, {QStringLiteral("attach"), runId, QStringLiteral("--no-progress")});
+    QVERIFY(attach.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(local + QStringLiteral("/rank-1.log")).size() > 200, 30000);
+    const Cli stop = cli({QStringLiteral("stop"), runId});
+    QVERIFY2(stop.exitCode == 0, qPrintable(stop.err));
+    QVERIFY(attach.waitForFinished(60000));
+    QTRY_VERIFY_WITH_TIMEOUT(processesMatching(runId).isEmpty(), 15000);
+
+    // No line lost across the detach: the ticks of each rank run 0, 1, 2, … without a gap.
+    for (int rank = 0; rank < 2; ++rank) {
+        QFile log(local + QStringLiteral("/rank-%1.log").arg(rank));
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        int expected = 0;
+        for (const QByteArray &line : log.readAll().split('\n')) {
+            if (!line.startsWith("tick "))
+                continue;
+            QCOMPARE(line.split(' ').value(1).toInt(), expected);
+            ++expected;
+        }
+        QVERIFY2(expected > 5, qPrintable(QString::number(expected)));
+    }
+    const QJsonObject done = readJson(local + QStringLiteral("/state.json"));
+    QCOMPARE(done.value(QStringLiteral("state")).toString(), QStringLiteral("stopped"));
 }
 
 void TestDetach::attachRefusesWhatItCannotTakeOver_data()
