@@ -218,11 +218,12 @@ SyncManifest SyncManifest::scan(const QString &directory, qint64 limitBytes, QSt
         for (int i = 0; i < std::min<qsizetype>(5, largest.size()); ++i)
             names << QStringLiteral("%1 (%2)").arg(largest[i].file.path,
                                                    formatSize(largest[i].file.size));
-        *error = tr("sync: %1 holds %2 in %3 files, more than the limit of %4; largest: %5. Leave "
+        const QString count =
+            candidates.size() == 1 ? tr("1 file") : tr("%1 files").arg(candidates.size());
+        *error = tr("sync: %1 holds %2 in %3, more than the limit of %4; largest: %5. Leave "
                     "them out with .gitignore, or raise the limit with --sync-limit SIZE")
-                     .arg(m.m_directory, formatSize(total))
-                     .arg(candidates.size())
-                     .arg(formatSize(limitBytes), names.join(QStringLiteral(", ")));
+                     .arg(m.m_directory, formatSize(total), count, formatSize(limitBytes),
+                          names.join(QStringLiteral(", ")));
         return {};
     }
     for (Candidate &c : candidates) {
