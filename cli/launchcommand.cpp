@@ -3,6 +3,7 @@
 
 #include "cliutil.h"
 #include "config/profilestore.h"
+#include "config/syncmanifest.h"
 #include "run/runcontroller.h"
 #include "run/runrecord.h"
 #include "store/logstore.h"
@@ -121,13 +122,25 @@ int LaunchCommand::run(const QStringList &argsIn)
         CliUtil::tr("--exec: also plot NAME from the lines REGEX matches, its one capture group "
                     "being the value (repeatable; loss, val_loss, lr, acc… are found without)."),
         QStringLiteral("NAME=REGEX"));
+    const QCommandLineOption syncOpt(
+        QStringLiteral("sync"),
+        CliUtil::tr("--exec: upload DIR to every node before the run (only files changed since the "
+                    "last upload; not .git/ or what .gitignore excludes) and run the program in "
+                    "that copy, --workdir being relative to it; PROGRAM and script paths then "
+                    "resolve there. Local profiles run in DIR itself."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption syncLimitOpt(
+        QStringLiteral("sync-limit"),
+        CliUtil::tr("--sync: the most DIR may hold, e.g. 500M or 2G (default 200M; 0: no limit)."),
+        QStringLiteral("SIZE"));
     QCommandLineOption runIdOpt(QStringLiteral("run-id"),
                                 CliUtil::tr("Use this run id (internal, for --detach)."),
                                 QStringLiteral("ID"));
     runIdOpt.setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({profileOpt, nprocOpt, gpusOpt, nameOpt, detachOpt, ranksOpt, restartsOpt,
-                       workerOpt, hbOpt, hangOpt, acceptOpt, quietOpt, noProgressOpt, execOpt,
-                       workdirOpt, envOpt, metricOpt, runIdOpt});
+    parser.addOptions({profileOpt, nprocOpt,    gpusOpt,       nameOpt,      detachOpt,
+                       ranksOpt,   restartsOpt, workerOpt,     hbOpt,        hangOpt,
+                       acceptOpt,  quietOpt,    noProgressOpt, execOpt,      workdirOpt,
+                       envOpt,     metricOpt,   syncOpt,       syncLimitOpt, runIdOpt});
     parser.addPositionalArgument(
         QStringLiteral("--"),
         CliUtil::tr("Then the worker's own flags, e.g. -- --task linear --steps 20."),
@@ -201,11 +214,46 @@ int LaunchCommand::run(const QStringList &argsIn)
             return CliUtil::usageError(
                 CliUtil::tr("--exec needs a program after --, e.g. -- python3 train.py"), cmd);
         config.program = workerArgs;
+        if (parser.isSet(syncOpt)) {
+            const QString dir = parser.value(syncOpt);
+            const QFileInfo fi(dir);
+            if (dir.isEmpty() || !fi.exists())
+                return CliUtil::usageError(
+                    CliUtil::tr("--sync: directory \"%1\" does not exist").arg(dir), cmd);
+            if (!fi.isDir())
+                return CliUtil::usageError(
+                    CliUtil::tr("--sync: \"%1\" is not a directory").arg(dir), cmd);
+            if (!fi.isReadable())
+                return CliUtil::usageError(
+                    CliUtil::tr("--sync: directory \"%1\" is not readable").arg(dir), cmd);
+            config.syncDirectory = fi.absoluteFilePath();
+            if (parser.isSet(syncLimitOpt) &&
+                !SyncManifest::parseSize(parser.value(syncLimitOpt), &config.syncLimitBytes))
+                return CliUtil::usageError(
+                    CliUtil::tr("--sync-limit: \"%1\" is not a size such as 500M or 2G")
+                        .arg(parser.value(syncLimitOpt)),
+                    cmd);
+            // 0 means no limit: the transport takes any negative limit as none.
+            if (parser.isSet(syncLimitOpt) && config.syncLimitBytes == 0)
+                config.syncLimitBytes = -1;
+        } else if (parser.isSet(syncLimitOpt)) {
+            return CliUtil::usageError(CliUtil::tr("--sync-limit needs --sync"), cmd);
+        }
         if (parser.isSet(workdirOpt)) {
             config.workingDirectory = parser.value(workdirOpt);
-            // A local run starts here: a relative directory means one below the current one.
-            if (profile.isLocal())
+            if (!config.syncDirectory.isEmpty()) {
+                // Inside the copy, whose place on a node this launcher does not choose.
+                if (QDir::isAbsolutePath(config.workingDirectory) ||
+                    config.workingDirectory.startsWith(QLatin1Char('~')))
+                    return CliUtil::usageError(
+                        CliUtil::tr("--workdir: with --sync, \"%1\" must be a directory inside "
+                                    "the synced one (a relative path)")
+                            .arg(config.workingDirectory),
+                        cmd);
+            } else if (profile.isLocal()) {
+                // A local run starts here: a relative directory means one below the current one.
                 config.workingDirectory = QFileInfo(config.workingDirectory).absoluteFilePath();
+            }
         }
         for (const QString &kv : parser.values(envOpt)) {
             const qsizetype eq = kv.indexOf(QLatin1Char('='));
@@ -225,6 +273,8 @@ int LaunchCommand::run(const QStringList &argsIn)
         if (parser.isSet(workdirOpt) || parser.isSet(envOpt) || parser.isSet(metricOpt))
             return CliUtil::usageError(CliUtil::tr("--metric, --workdir and --env need --exec"),
                                        cmd);
+        if (parser.isSet(syncOpt) || parser.isSet(syncLimitOpt))
+            return CliUtil::usageError(CliUtil::tr("--sync and --sync-limit need --exec"), cmd);
         config.workerArguments = workerArgs;
     }
     config.name = parser.value(nameOpt);

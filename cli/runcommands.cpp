@@ -160,8 +160,15 @@ int RunCommands::show(const QStringList &args)
                .arg(record.profile().name, record.profile().transport)
                .arg(record.profile().nodes.size())
         << '\n';
-    out << CliUtil::tr("Worker:    %1").arg(record.config().workerArguments.join(QLatin1Char(' ')))
-        << '\n';
+    if (record.config().isProgram())
+        out << CliUtil::tr("Program:   %1").arg(record.config().program.join(QLatin1Char(' ')))
+            << '\n';
+    else
+        out << CliUtil::tr("Worker:    %1")
+                   .arg(record.config().workerArguments.join(QLatin1Char(' ')))
+            << '\n';
+    if (!record.config().syncDirectory.isEmpty())
+        out << CliUtil::tr("Synced:    %1").arg(record.config().syncDirectory) << '\n';
     out << CliUtil::tr("State:     %1").arg(stateText(info)) << '\n';
     const qint64 started = state.value(QStringLiteral("started_us")).toInteger();
     const qint64 ended = state.value(QStringLiteral("ended_us")).toInteger();

@@ -9,7 +9,9 @@
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -71,6 +73,23 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     m_programMetrics->setObjectName(QStringLiteral("launchProgramMetricsEdit"));
     m_programMetrics->setPlaceholderText(
         tr("NAME=REGEX …, e.g. 'tok_s=([0-9.]+) tok/s' (loss, lr, acc… are found without)"));
+
+    // Code travels with the run: the folder is uploaded to every node (what changed since the
+    // last launch) and the program runs in that copy.
+    m_syncRow = new QWidget(this);
+    m_programSync = new QCheckBox(tr("Upload to the nodes"), m_syncRow);
+    m_programSync->setObjectName(QStringLiteral("launchProgramSyncCheck"));
+    m_programSync->setToolTip(
+        tr("Copies the folder to every node before the run (only files changed since the last "
+           "launch, not .git/ or what .gitignore excludes); the program runs in that copy. Local "
+           "profiles run in the folder itself."));
+    m_programSyncFolder = new QLineEdit(m_syncRow);
+    m_programSyncFolder->setObjectName(QStringLiteral("launchProgramSyncEdit"));
+    m_programSyncFolder->setPlaceholderText(tr("the folder of your script"));
+    auto *syncLayout = new QHBoxLayout(m_syncRow);
+    syncLayout->setContentsMargins(0, 0, 0, 0);
+    syncLayout->addWidget(m_programSync);
+    syncLayout->addWidget(m_programSyncFolder, 1);
 
     m_steps = new QSpinBox(this);
     m_steps->setObjectName(QStringLiteral("launchStepsSpin"));
@@ -177,6 +196,7 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     what->addRow(tr("E&xtra worker flags:"), m_extra);
     what->addRow(tr("Program &command:"), m_programCommand);
     what->addRow(tr("Program directory:"), m_programDirectory);
+    what->addRow(tr("S&ync folder:"), m_syncRow);
     what->addRow(tr("Program environment:"), m_programEnvironment);
     what->addRow(tr("Metric patterns:"), m_programMetrics);
     auto *whatBox = new QGroupBox(tr("What"), this);
@@ -197,6 +217,14 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     for (QLineEdit *edit : {m_scriptModel, m_scriptData, m_extra, m_runName, m_programCommand,
                             m_programDirectory, m_programEnvironment, m_programMetrics})
         connect(edit, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
+    connect(m_programSyncFolder, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
+    connect(m_programSyncFolder, &QLineEdit::textEdited, this,
+            [this] { m_syncFolderEdited = !m_programSyncFolder->text().isEmpty(); });
+    connect(m_programSync, &QCheckBox::toggled, this, [this](bool on) {
+        m_programSyncFolder->setEnabled(on);
+        revalidate();
+    });
+    connect(m_programCommand, &QLineEdit::textChanged, this, &LaunchDialog::prefillSyncFolder);
     onProfileChanged();
     onTaskChanged();
 }
@@ -225,6 +253,9 @@ void LaunchDialog::saveProgramFields() const
     settings.setValue(QStringLiteral("directory"), m_programDirectory->text());
     settings.setValue(QStringLiteral("environment"), m_programEnvironment->text());
     settings.setValue(QStringLiteral("metrics"), m_programMetrics->text());
+    settings.setValue(QStringLiteral("sync"), m_programSync->isChecked());
+    settings.setValue(QStringLiteral("sync-folder"),
+                      m_syncFolderEdited ? m_programSyncFolder->text() : QString());
 }
 
 void LaunchDialog::loadProgramFields()
@@ -235,6 +266,35 @@ void LaunchDialog::loadProgramFields()
     m_programDirectory->setText(settings.value(QStringLiteral("directory")).toString());
     m_programEnvironment->setText(settings.value(QStringLiteral("environment")).toString());
     m_programMetrics->setText(settings.value(QStringLiteral("metrics")).toString());
+    m_programSync->setChecked(settings.value(QStringLiteral("sync"), false).toBool());
+    m_programSyncFolder->setEnabled(m_programSync->isChecked());
+    // A folder the user typed is kept; otherwise it follows the command again.
+    const QString folder = settings.value(QStringLiteral("sync-folder")).toString();
+    m_syncFolderEdited = !folder.isEmpty();
+    if (m_syncFolderEdited)
+        m_programSyncFolder->setText(folder);
+    else
+        prefillSyncFolder();
+}
+
+// The folder of the script: the first argument ending in .py, else the program, when it is a file
+// on this machine (a path that only exists on the nodes has nothing to upload).
+void LaunchDialog::prefillSyncFolder()
+{
+    if (m_syncFolderEdited)
+        return;
+    const QStringList words = QProcess::splitCommand(m_programCommand->text());
+    QString script;
+    for (const QString &w : words) {
+        if (w.endsWith(QLatin1String(".py"))) {
+            script = w;
+            break;
+        }
+    }
+    if (script.isEmpty() && !words.isEmpty() && words.first().contains(QLatin1Char('/')))
+        script = words.first();
+    const QFileInfo fi(script);
+    m_programSyncFolder->setText(!script.isEmpty() && fi.isFile() ? fi.absolutePath() : QString());
 }
 
 void LaunchDialog::onProfileChanged()
@@ -286,6 +346,8 @@ void LaunchDialog::onTaskChanged()
         edit->setEnabled(program);
         m_what->setRowVisible(edit, program);
     }
+    m_syncRow->setEnabled(program);
+    m_what->setRowVisible(m_syncRow, program);
     if (!program) {
         m_mlpWidth->setEnabled(task == QLatin1String("mlp"));
         m_mlpDepth->setEnabled(task == QLatin1String("mlp"));
@@ -318,6 +380,8 @@ TrainingConfig LaunchDialog::config() const
                 c.environment.insert(kv.left(eq), kv.mid(eq + 1));
         }
         c.metricPatterns = QProcess::splitCommand(m_programMetrics->text());
+        if (syncEnabled())
+            c.syncDirectory = QFileInfo(syncFolder()).absoluteFilePath();
         return c;
     }
     auto set = [&c](const char *flag, const QString &value) {
@@ -374,6 +438,20 @@ QStringList LaunchDialog::problems() const
             if (!LogMetricExtractor::parsePattern(spec, &pattern, &error))
                 out << error;
         }
+        if (syncEnabled()) {
+            const QFileInfo folder(syncFolder());
+            if (syncFolder().isEmpty())
+                out << tr("sync folder: the folder to upload to the nodes, e.g. your script's");
+            else if (!folder.exists())
+                out << tr("sync folder: \"%1\" does not exist").arg(syncFolder());
+            else if (!folder.isDir())
+                out << tr("sync folder: \"%1\" is not a folder").arg(syncFolder());
+            const QString dir = m_programDirectory->text().trimmed();
+            if (QDir::isAbsolutePath(dir) || dir.startsWith(QLatin1Char('~')))
+                out << tr("program directory: with a sync folder, \"%1\" must be a folder inside "
+                          "it (a relative path)")
+                           .arg(dir);
+        }
         return out;
     }
     if (task == QLatin1String("script")) {
@@ -427,6 +505,27 @@ void LaunchDialog::setRunName(const QString &name)
 void LaunchDialog::setProgramCommand(const QString &commandLine)
 {
     m_programCommand->setText(commandLine);
+}
+
+void LaunchDialog::setSyncFolder(bool enabled, const QString &folder)
+{
+    m_programSync->setChecked(enabled);
+    m_syncFolderEdited = !folder.isEmpty();
+    if (m_syncFolderEdited)
+        m_programSyncFolder->setText(folder);
+    else
+        prefillSyncFolder();
+}
+
+QString LaunchDialog::syncFolder() const
+{
+    return m_programSyncFolder->text().trimmed();
+}
+
+bool LaunchDialog::syncEnabled() const
+{
+    return m_programSync->isChecked() &&
+           m_task->currentData().toString() == QLatin1String("program");
 }
 
 void LaunchDialog::setExtraArguments(const QString &arguments)

@@ -45,6 +45,10 @@ public:
     void setRunName(const QString &name);
     void setExtraArguments(const QString &arguments);
     void setProgramCommand(const QString &commandLine);
+    // The "Sync folder" row: its checkbox and folder (prefilled from the program command).
+    void setSyncFolder(bool enabled, const QString &folder);
+    QString syncFolder() const;
+    bool syncEnabled() const;
     QPushButton *launchButton() const { return m_launch; }
 
 private:
@@ -53,6 +57,7 @@ private:
     void revalidate();
     void saveProgramFields() const;
     void loadProgramFields();
+    void prefillSyncFolder();
 
     const ProfileStore *m_store = nullptr;
     Profile m_profile;
@@ -85,6 +90,10 @@ private:
     QLineEdit *m_programDirectory = nullptr;
     QLineEdit *m_programEnvironment = nullptr;
     QLineEdit *m_programMetrics = nullptr;
+    QWidget *m_syncRow = nullptr;
+    QCheckBox *m_programSync = nullptr;
+    QLineEdit *m_programSyncFolder = nullptr;
+    bool m_syncFolderEdited = false; // typed by the user: no longer follows the command
     QLabel *m_problems = nullptr;
     QPushButton *m_launch = nullptr;
 };

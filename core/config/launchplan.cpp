@@ -4,6 +4,8 @@
 #include "util/translation.h"
 
 #include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
 
 namespace rankdeck {
 
@@ -54,7 +56,7 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
         QStringList args{QStringLiteral("--control-stdin")};
         if (!nodeRunDirectory.isEmpty())
             args << QStringLiteral("--run-dir") << nodeRunDirectory;
-        args << QStringLiteral("--") << config.program;
+        args << QStringLiteral("--") << programInSyncedDirectory(config);
         plan.m_arguments = args;
         return plan;
     }
@@ -86,6 +88,35 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
         args << QStringLiteral("--run-dir") << nodeRunDirectory;
     plan.m_arguments = args;
     return plan;
+}
+
+QStringList LaunchPlan::programInSyncedDirectory(const TrainingConfig &config)
+{
+    if (config.syncDirectory.isEmpty())
+        return config.program;
+    // Relative to where the program runs, which is the copy (or a directory below it).
+    const QDir from(LaunchPlan::workingDirectoryIn(config.syncDirectory, config.workingDirectory));
+    const QString prefix = config.syncDirectory + QLatin1Char('/');
+    QStringList out;
+    for (const QString &word : config.program) {
+        if (QDir::isAbsolutePath(word) && word.startsWith(prefix) && QFileInfo::exists(word)) {
+            QString rel = from.relativeFilePath(word);
+            // "train.py" would be looked up in PATH as a program; "./train.py" is the file.
+            if (out.isEmpty() && !rel.contains(QLatin1Char('/')))
+                rel.prepend(QStringLiteral("./"));
+            out << rel;
+        } else {
+            out << word;
+        }
+    }
+    return out;
+}
+
+QString LaunchPlan::workingDirectoryIn(const QString &syncRoot, const QString &workingDirectory)
+{
+    if (workingDirectory.isEmpty() || workingDirectory == QLatin1String("."))
+        return syncRoot;
+    return syncRoot + QLatin1Char('/') + workingDirectory;
 }
 
 RankLaunchSpec LaunchPlan::spec(int rank, const QString &program, int masterPort, bool resume) const

@@ -47,6 +47,14 @@ public:
     RankLaunchSpec spec(int rank, const QString &program, int masterPort,
                         bool resume = false) const;
 
+    // The working directory of a program whose directory was synced: the copy (syncRoot) itself,
+    // or workingDirectory below it.
+    static QString workingDirectoryIn(const QString &syncRoot, const QString &workingDirectory);
+    // The program's words with the local paths of existing files inside the synced directory made
+    // relative to where it runs: "python3 /home/me/proj/train.py" with --sync /home/me/proj runs
+    // "python3 train.py" in the node's copy, not a path that only this machine has.
+    static QStringList programInSyncedDirectory(const TrainingConfig &config);
+
 private:
     QString m_error;
     QString m_runId;

@@ -107,6 +107,10 @@ QJsonObject TrainingConfig::toJson() const
             env[it.key()] = it.value();
         o[QStringLiteral("environment")] = env;
         o[QStringLiteral("metric_patterns")] = QJsonArray::fromStringList(metricPatterns);
+        if (!syncDirectory.isEmpty()) {
+            o[QStringLiteral("sync_directory")] = syncDirectory;
+            o[QStringLiteral("sync_limit_bytes")] = syncLimitBytes;
+        }
     }
     return o;
 }
@@ -128,6 +132,8 @@ TrainingConfig TrainingConfig::fromJson(const QJsonObject &o)
         c.environment.insert(it.key(), it.value().toString());
     for (const QJsonValue &v : o.value(QStringLiteral("metric_patterns")).toArray())
         c.metricPatterns.append(v.toString());
+    c.syncDirectory = o.value(QStringLiteral("sync_directory")).toString();
+    c.syncLimitBytes = o.value(QStringLiteral("sync_limit_bytes")).toInteger();
     return c;
 }
 

@@ -26,6 +26,10 @@ struct TrainingConfig
     QString workingDirectory;           // empty: the transport's default (the user's home on SSH)
     QMap<QString, QString> environment; // added to every rank's environment
     QStringList metricPatterns;         // "NAME=REGEX", beside the default patterns
+    // launch --sync: a local directory (absolute) copied to every node before the run, where the
+    // program then runs (workingDirectory, if any, is relative to it); local profiles run in it.
+    QString syncDirectory;
+    qint64 syncLimitBytes = 0; // the most it may hold; 0: SyncManifest::kDefaultLimitBytes
 
     bool isProgram() const { return !program.isEmpty(); }
 

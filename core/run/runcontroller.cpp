@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/runcontroller.h"
 
+#include "config/syncmanifest.h"
 #include "run/hangwatchdog.h"
 #include "run/rankeventtracker.h"
 #include "run/rankstackdump.h"
@@ -118,6 +119,19 @@ bool RunController::start(QString *error)
             note(tr("detach: %1 ranks cannot outlive their launcher; this run stops with it")
                      .arg(m_transport->describe()));
     }
+    if (!m_config.syncDirectory.isEmpty()) {
+        if (m_transport->can(Transport::Capability::Sync))
+            m_transport->setSyncDirectory(m_config.syncDirectory,
+                                          m_config.syncLimitBytes > 0
+                                              ? m_config.syncLimitBytes
+                                              : SyncManifest::kDefaultLimitBytes);
+        else {
+            m_transport->setSyncDirectory(m_config.syncDirectory, 0);
+            note(tr("sync: %1 ranks see this machine's files; the program runs in %2 itself (no "
+                    "copy)")
+                     .arg(m_transport->describe(), m_config.syncDirectory));
+        }
+    }
     connectTransport();
     m_startedUs = nowUs();
     m_state = RunState::Preparing;
@@ -143,6 +157,18 @@ void RunController::connectTransport()
     connect(m_transport, &Transport::rankStarted, this, &RunController::onRankStarted);
     connect(m_transport, &Transport::rankOutput, this, &RunController::onRankOutput);
     connect(m_transport, &Transport::rankExited, this, &RunController::onRankExited);
+    connect(m_transport, &Transport::synced, this, [this](int node, const SyncStats &stats) {
+        const QString host =
+            node >= 0 && node < m_profile.nodes.size() ? m_profile.nodes[node].host : QString();
+        const QString files =
+            stats.filesUploaded == 1 ? tr("1 file") : tr("%1 files").arg(stats.filesUploaded);
+        QString line = tr("sync: %1: %2, %3 (%4 unchanged")
+                           .arg(host, files, SyncManifest::formatSize(stats.bytesUploaded))
+                           .arg(stats.filesUnchanged);
+        if (stats.filesRemoved > 0)
+            line += tr(", %1 removed").arg(stats.filesRemoved);
+        note(line + tr(") in %1 ms, into %2").arg(stats.elapsedMs).arg(stats.directory));
+    });
     connect(m_transport, &Transport::nodeProgress, this,
             [this](int node, const QString &stage, int percent) {
                 note(percent >= 0 ? tr("node %1: %2 (%3%)").arg(node).arg(stage).arg(percent)
@@ -240,6 +266,9 @@ void RunController::startRank(int rank, int masterPort)
                             QString::number(m_attempt));
     spec.environment.insert(QStringLiteral("TORCHELASTIC_MAX_RESTARTS"),
                             QString::number(m_config.maxRestarts));
+    if (!m_config.syncDirectory.isEmpty())
+        spec.workingDirectory = LaunchPlan::workingDirectoryIn(
+            m_transport->syncedDirectory(spec.nodeIndex), m_config.workingDirectory);
     m_ranks[rank].lastHeartbeatUs = nowUs();
     setRankState(rank, RankState::Starting);
     m_transport->startRank(spec);

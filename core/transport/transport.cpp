@@ -11,6 +11,7 @@ namespace {
 const int s_registered = [] {
     qRegisterMetaType<rankdeck::StreamKind>();
     qRegisterMetaType<rankdeck::RankExit>();
+    qRegisterMetaType<rankdeck::SyncStats>();
     return 0;
 }();
 } // namespace
@@ -26,6 +27,18 @@ void Transport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdou
     exit.timeUs = nowUs();
     exit.detail = tr("failed to start: %1 cannot re-attach ranks").arg(describe());
     reportExitLater(spec.rank, exit);
+}
+
+void Transport::setSyncDirectory(const QString &localDirectory, qint64 limitBytes)
+{
+    m_syncDirectory = localDirectory;
+    m_syncLimitBytes = limitBytes;
+}
+
+QString Transport::syncedDirectory(int nodeIndex) const
+{
+    Q_UNUSED(nodeIndex);
+    return m_syncDirectory;
 }
 
 void Transport::reportExitLater(int rank, const RankExit &exit)

@@ -31,6 +31,17 @@ struct RankLaunchSpec
     QString nodeRunDirectory; // run directory on the node (complete output is kept there)
 };
 
+// What copying a local directory to one node did (launch --sync, Capability::Sync).
+struct SyncStats
+{
+    QString directory;     // the copy on the node, where the program runs
+    int filesUploaded = 0; // new or changed since the last sync to this node
+    qint64 bytesUploaded = 0;
+    int filesUnchanged = 0;
+    int filesRemoved = 0; // synced before, gone locally
+    qint64 elapsedMs = 0;
+};
+
 // How a rank process ended, as precisely as the transport can tell.
 struct RankExit
 {
@@ -56,6 +67,11 @@ public:
         // A later launcher can take over ranks left running (attachRank()), streams resumed at
         // a byte offset.
         Reattach = 0x2,
+        // Ranks do not see the launcher's files: setSyncDirectory() copies a local directory to
+        // every node during prepare() (only what changed since the last copy) and
+        // syncedDirectory() names the copy. Without it ranks see the launcher's own files and a
+        // synced directory is used in place.
+        Sync = 0x4,
     };
     Q_DECLARE_FLAGS(Capabilities, Capability)
 
@@ -94,7 +110,17 @@ public:
     virtual void attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
                             qint64 stderrBytes);
 
+    // Before prepare(): the local directory that travels with the run (launch --sync) and the
+    // most it may hold (bytes, <= 0: no limit). The base class only remembers it.
+    virtual void setSyncDirectory(const QString &localDirectory, qint64 limitBytes);
+    // Where the synced directory is on a node once prepared; the base class: the local directory
+    // itself. Empty without a sync directory.
+    virtual QString syncedDirectory(int nodeIndex) const;
+
 protected:
+    QString m_syncDirectory;
+    qint64 m_syncLimitBytes = 0;
+
     // Reports an exit from the event loop, not from within the call that caused it: callers
     // start or attach ranks in a loop and expect every answer after it, as from a real process.
     void reportExitLater(int rank, const RankExit &exit);
@@ -107,6 +133,8 @@ signals:
     void rankExited(int rank, const rankdeck::RankExit &exit);
     // Progress a front end may show per node ("connecting", "uploading 40%", …).
     void nodeProgress(int nodeIndex, const QString &stage, int percent);
+    // Capability::Sync: a node's copy of the sync directory is up to date (before prepared()).
+    void synced(int nodeIndex, const rankdeck::SyncStats &stats);
 };
 
 Q_DECLARE_OPERATORS_FOR_FLAGS(Transport::Capabilities)
@@ -115,3 +143,4 @@ Q_DECLARE_OPERATORS_FOR_FLAGS(Transport::Capabilities)
 
 Q_DECLARE_METATYPE(rankdeck::StreamKind)
 Q_DECLARE_METATYPE(rankdeck::RankExit)
+Q_DECLARE_METATYPE(rankdeck::SyncStats)

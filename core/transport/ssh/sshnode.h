@@ -5,6 +5,8 @@
 // connection and its deployer.
 #pragma once
 
+#include "transport/transport.h"
+
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
@@ -27,6 +29,7 @@ struct SshNodeInfo
     bool workerUploaded = false; // false: the node already had this content
     qint64 workerBytes = 0;
     QString libtorchDirectory; // added to LD_LIBRARY_PATH for ranks; empty: not needed
+    SyncStats sync;            // the sync directory's copy (directory empty: no sync)
     QString error;             // why the node is not usable; empty: ready
 };
 
@@ -38,6 +41,8 @@ struct SshNodeSettings
     QString defaultRunDirectory;   // used when a spec has none ("~/…" allowed)
     int reconnectDeadlineSec = 30; // how long a lost connection is retried before ranks are lost
     bool detached = false;         // ranks keep running when the launcher goes away
+    QString syncDirectory;         // local directory copied to the node (launch --sync)
+    qint64 syncLimitBytes = 0;     // the most it may hold; <= 0: no limit
 };
 
 } // namespace rankdeck

@@ -4,8 +4,10 @@
 #include "util/clock.h"
 #include "util/logging.h"
 
+#include "config/syncmanifest.h"
 #include "transport/ssh/shellquote.h"
 #include "transport/ssh/sshchannelpump.h"
+#include "transport/ssh/sshdirectorysync.h"
 #include "transport/ssh/sshnodedeployer.h"
 #include "transport/ssh/sshrankscript.h"
 
@@ -84,7 +86,9 @@ void SshNodeConnection::prepare(const QString &localWorkerPath)
     SshNodeDeployer deployer(
         m_session.get(), m_settings,
         [this](const QString &stage, int percent) { emit nodeProgress(m_node, stage, percent); });
-    const bool ok = deployer.checkAndDeploy(localWorkerPath, &info);
+    bool ok = deployer.checkAndDeploy(localWorkerPath, &info);
+    if (ok && !m_settings.syncDirectory.isEmpty())
+        ok = syncDirectory(&info);
     m_info = info;
     if (ok)
         qCDebug(lcSsh) << info.host << "prepare: ready";
@@ -94,6 +98,31 @@ void SshNodeConnection::prepare(const QString &localWorkerPath)
         m_session->disconnect();
     emit nodeProgress(m_node, ok ? tr("ready") : tr("failed"), 100);
     emit prepareFinished(m_node, info);
+}
+
+// launch --sync: the node's copy of the directory, up to date before any rank starts in it.
+bool SshNodeConnection::syncDirectory(SshNodeInfo *info)
+{
+    emit nodeProgress(m_node, tr("syncing %1").arg(m_settings.syncDirectory), 0);
+    QString error;
+    // One scan for all nodes of the launch; its errors (too big, unreadable) are the directory's,
+    // not the node's, and read the same from every node.
+    const SyncManifest manifest = SyncManifest::scanShared(
+        m_settings.syncDirectory, m_settings.syncLimitBytes, m_settings.runId, &error);
+    if (!manifest.isValid()) {
+        info->error = error;
+        return false;
+    }
+    SshDirectorySync sync(
+        m_session.get(), info->host, info->home,
+        [this](const QString &stage, int percent) { emit nodeProgress(m_node, stage, percent); });
+    if (!sync.run(manifest, &info->sync, &info->error))
+        return false;
+    qCDebug(lcSsh) << info->host << "sync:" << info->sync.filesUploaded << "files,"
+                   << info->sync.bytesUploaded << "bytes sent," << info->sync.filesUnchanged
+                   << "unchanged," << info->sync.filesRemoved << "removed in"
+                   << info->sync.elapsedMs << "ms";
+    return true;
 }
 
 SshRankChannel SshNodeConnection::newChannel(const RankLaunchSpec &spec, int attempt) const

@@ -59,6 +59,7 @@ signals:
 
 private:
     QString expand(const QString &path) const;
+    bool syncDirectory(SshNodeInfo *info);
     // The rank's channel, not open yet: its files in the spec's run directory, named by attempt.
     SshRankChannel newChannel(const RankLaunchSpec &spec, int attempt) const;
     // The channel of the rank reached its end: report how the rank ended.

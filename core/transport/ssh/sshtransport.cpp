@@ -83,6 +83,19 @@ void SshTransport::setDetached(bool detached)
     }
 }
 
+void SshTransport::setSyncDirectory(const QString &localDirectory, qint64 limitBytes)
+{
+    Transport::setSyncDirectory(localDirectory, limitBytes);
+    // The node connections copy the settings when prepare() creates them.
+    m_settings.syncDirectory = localDirectory;
+    m_settings.syncLimitBytes = limitBytes;
+}
+
+QString SshTransport::syncedDirectory(int nodeIndex) const
+{
+    return m_syncDirectory.isEmpty() ? QString() : nodeInfo(nodeIndex).sync.directory;
+}
+
 void SshTransport::prepare(const QString &localWorkerPath)
 {
     if (m_preparing)
@@ -150,6 +163,8 @@ void SshTransport::onPrepareFinished(int nodeIndex, const SshNodeInfo &info)
         --m_preparesInFlight;
     if (!info.error.isEmpty())
         emit nodeProgress(nodeIndex, tr("failed"), -1);
+    else if (!m_syncDirectory.isEmpty())
+        emit synced(nodeIndex, info.sync);
     dispatchPrepares();
     if (!std::all_of(m_nodes.cbegin(), m_nodes.cend(), [](const Node &n) { return n.done; }))
         return;
@@ -159,6 +174,8 @@ void SshTransport::onPrepareFinished(int nodeIndex, const SshNodeInfo &info)
         if (!n.info.error.isEmpty())
             errors << n.info.error;
     }
+    // A sync directory that is too big fails every node with the same message.
+    errors.removeDuplicates();
     if (errors.isEmpty())
         emit prepared();
     else

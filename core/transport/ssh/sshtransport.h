@@ -51,7 +51,13 @@ public:
 
     // Ranks run under a wrapper that keeps their output on the node, so they can outlive this
     // launcher and be taken over by another one.
-    Capabilities capabilities() const override { return Capability::Detach | Capability::Reattach; }
+    // The synced directory is copied to each node's ~/.cache/rankdeck/sync (SshDirectorySync).
+    Capabilities capabilities() const override
+    {
+        return Capability::Detach | Capability::Reattach | Capability::Sync;
+    }
+    void setSyncDirectory(const QString &localDirectory, qint64 limitBytes) override;
+    QString syncedDirectory(int nodeIndex) const override;
     // Re-attaches to a rank left running on its node by an earlier launcher (a detached run, or
     // a launcher that crashed less than the grace period ago). Needs spec.nodeIndex and
     // spec.nodeRunDirectory as for the start.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "config/launchplan.h"
 
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace rankdeck;
@@ -10,6 +12,52 @@ class TestLaunchPlan : public QObject
     Q_OBJECT
 
 private slots:
+    // launch --sync: paths of files inside the synced directory are made relative to where the
+    // program runs (the node's copy has another absolute path); other words stay as typed.
+    void programInSyncedDirectory_data()
+    {
+        QTest::addColumn<QString>("workdir");
+        QTest::addColumn<QStringList>("program"); // DIR stands for the synced directory
+        QTest::addColumn<QStringList>("expected");
+        QTest::newRow("script") << QString() << QStringList{u"python3"_qs, u"DIR/train.py"_qs}
+                                << QStringList{u"python3"_qs, u"train.py"_qs};
+        QTest::newRow("program itself") << QString() << QStringList{u"DIR/train.sh"_qs, u"--lr"_qs}
+                                        << QStringList{u"./train.sh"_qs, u"--lr"_qs};
+        QTest::newRow("below workdir")
+            << u"sub"_qs << QStringList{u"python3"_qs, u"DIR/train.py"_qs}
+            << QStringList{u"python3"_qs, u"../train.py"_qs};
+        QTest::newRow("outside stays")
+            << QString() << QStringList{u"python3"_qs, u"/etc/hostname"_qs}
+            << QStringList{u"python3"_qs, u"/etc/hostname"_qs};
+        QTest::newRow("missing file stays")
+            << QString() << QStringList{u"python3"_qs, u"DIR/nope.py"_qs}
+            << QStringList{u"python3"_qs, u"DIR/nope.py"_qs};
+    }
+    void programInSyncedDirectory()
+    {
+        QFETCH(QString, workdir);
+        QFETCH(QStringList, program);
+        QFETCH(QStringList, expected);
+        QTemporaryDir dir;
+        for (const char *name : {"train.py", "train.sh"}) {
+            QFile f(dir.filePath(QString::fromLatin1(name)));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
+        TrainingConfig c;
+        c.syncDirectory = dir.path();
+        c.workingDirectory = workdir;
+        for (QString &w : program)
+            w.replace(u"DIR"_qs, dir.path());
+        for (QString &w : expected)
+            w.replace(u"DIR"_qs, dir.path());
+        c.program = program;
+        QCOMPARE(LaunchPlan::programInSyncedDirectory(c), expected);
+        QCOMPARE(LaunchPlan::workingDirectoryIn(u"/copy"_qs, workdir),
+                 workdir.isEmpty() ? u"/copy"_qs : u"/copy/"_qs + workdir);
+        // The record keeps the directory, for `show`.
+        const TrainingConfig back = TrainingConfig::fromJson(c.toJson());
+        QCOMPARE(back.syncDirectory, dir.path());
+    }
     void torchrunEnvironment_data()
     {
         QTest::addColumn<QList<int>>("ranksPerNode");

@@ -64,8 +64,10 @@ void TestTransportFactory::sshProfile()
     QVERIFY(qobject_cast<SshTransport *>(t));
     QVERIFY(!qobject_cast<LocalTransport *>(t));
     QCOMPARE(t->parent(), &owner);
-    QCOMPARE(t->capabilities(), Transport::Capability::Detach | Transport::Capability::Reattach);
+    QCOMPARE(t->capabilities(), Transport::Capability::Detach | Transport::Capability::Reattach |
+                                    Transport::Capability::Sync);
     QVERIFY(t->can(Transport::Capability::Detach));
+    QVERIFY(t->can(Transport::Capability::Sync));
     QVERIFY(t->can(Transport::Capability::Reattach));
     QCOMPARE(t->describe(), QStringLiteral("ssh gpu-a, gpu-b"));
 }
