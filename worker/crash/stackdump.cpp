@@ -66,19 +66,31 @@ std::string withoutDeleted(std::string name)
     return name;
 }
 
-// A worker binary replaced on disk while it runs (a redeploy, a rebuild) shows in the maps as
-// "path (deleted)"; the running image is still reachable through /proc/self/exe.
+// "/proc/self/exe" or "/proc/<pid>/exe" for the process being symbolized.
+std::string exeLink(pid_t pid)
+{
+    return pid == ::getpid() ? std::string("/proc/self/exe")
+                             : "/proc/" + std::to_string(pid) + "/exe";
+}
+
+// Which process findElf works for: libdwfl's callback has no argument of ours, and one
+// symbolizer is used by one thread at a time.
+thread_local pid_t t_findElfPid = 0;
+
+// A binary replaced on disk while it runs (a redeploy, a rebuild) shows in the maps as
+// "path (deleted)"; the running image is still reachable through /proc/<pid>/exe.
 int findElf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
             char **fileName, Elf **elfp)
 {
     const std::string_view name = modname ? modname : "";
     if (name.size() > kDeleted.size() && name.substr(name.size() - kDeleted.size()) == kDeleted) {
+        const std::string link = exeLink(t_findElfPid > 0 ? t_findElfPid : ::getpid());
         char exe[4096];
-        const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+        const ssize_t n = ::readlink(link.c_str(), exe, sizeof exe - 1);
         if (n > 0 && name == std::string_view(exe, static_cast<std::size_t>(n))) {
-            const int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+            const int fd = ::open(link.c_str(), O_RDONLY | O_CLOEXEC);
             if (fd >= 0) {
-                *fileName = ::strdup("/proc/self/exe");
+                *fileName = ::strdup(link.c_str());
                 return fd;
             }
         }
@@ -180,10 +192,13 @@ struct StackSymbolizer::Impl
     }
 };
 
-StackSymbolizer::StackSymbolizer() : m_impl(new Impl)
+StackSymbolizer::StackSymbolizer() : StackSymbolizer(::getpid()) {}
+
+StackSymbolizer::StackSymbolizer(pid_t pid) : m_impl(new Impl)
 {
+    t_findElfPid = pid;
     char exe[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+    const ssize_t n = ::readlink(exeLink(pid).c_str(), exe, sizeof exe - 1);
     if (n > 0)
         m_impl->exePath.assign(exe, static_cast<std::size_t>(n));
     m_impl->callbacks.find_elf = findElf;
@@ -192,7 +207,7 @@ StackSymbolizer::StackSymbolizer() : m_impl(new Impl)
     m_impl->dwfl = dwfl_begin(&m_impl->callbacks);
     if (m_impl->dwfl) {
         dwfl_report_begin(m_impl->dwfl);
-        if (dwfl_linux_proc_report(m_impl->dwfl, ::getpid()) != 0) {
+        if (dwfl_linux_proc_report(m_impl->dwfl, pid) != 0) {
             dwfl_end(m_impl->dwfl);
             m_impl->dwfl = nullptr;
         } else {
@@ -206,6 +221,11 @@ StackSymbolizer::~StackSymbolizer()
     if (m_impl->dwfl)
         dwfl_end(m_impl->dwfl);
     delete m_impl;
+}
+
+::Dwfl *StackSymbolizer::dwfl() const
+{
+    return m_impl->dwfl;
 }
 
 std::vector<StackFrame> StackSymbolizer::symbolize(const void *const *pcs, int count,

@@ -4,11 +4,17 @@
 // demangled names, file:line where debug information exists (the worker's own code, built
 // RelWithDebInfo), inlined calls expanded, and the module each frame lives in.
 // Uses malloc and file I/O: never call it inside a signal handler.
+// libdw only (no libtorch, no Qt): rankdeck-worker symbolizes itself with it, and
+// rankdeck-supervisor symbolizes the user's program (another process) with the same code.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+struct Dwfl; // elfutils' libdwfl session (libdwfl.h), for callers that unwind through it
 
 namespace rankdeck::crash {
 
@@ -27,7 +33,10 @@ struct StackFrame
 class StackSymbolizer
 {
 public:
-    StackSymbolizer();
+    StackSymbolizer(); // this process
+    // Another process: its maps and its executable (the supervisor's program). Own frames are
+    // those of that executable.
+    explicit StackSymbolizer(pid_t pid);
     ~StackSymbolizer();
     StackSymbolizer(const StackSymbolizer &) = delete;
     StackSymbolizer &operator=(const StackSymbolizer &) = delete;
@@ -35,6 +44,10 @@ public:
     // pcs innermost first. firstIsExact: pcs[0] is the faulting instruction itself (from a
     // signal context) rather than a return address, which points after the call.
     std::vector<StackFrame> symbolize(const void *const *pcs, int count, bool firstIsExact);
+
+    // The session with the process's modules reported; null when its maps could not be read.
+    // The supervisor attaches it to a ptrace-stopped process to unwind (dwfl_linux_proc_attach).
+    ::Dwfl *dwfl() const;
 
 private:
     struct Impl;

@@ -3,6 +3,7 @@
 
 #include "supervisor/portreservation.h"
 #include "supervisor/processtree.h"
+#include "supervisor/programdiagnostics.h"
 #include "supervisor/pythonmodule.h"
 #include "wire/wireprotocol.h"
 
@@ -117,6 +118,8 @@ private:
     void onControlInput();
     void beginStop(const std::string &reason, int bySignal);
     void reapChildren();
+    void onWaitStatus(pid_t pid, int status);
+    void dumpStacks(const std::string &reason);
     int finish();
 
     SupervisorOptions m_options;
@@ -124,6 +127,7 @@ private:
     std::string m_host;
     std::string m_programName;
     PortReservation m_port;
+    ProgramDiagnostics m_diagnostics;
     int m_signalFd = -1;
     pid_t m_child = -1;
     bool m_childExited = false;
@@ -162,13 +166,17 @@ void Supervisor::prepareEnvironment()
     if (!installPythonModule(dir + "/python", &error))
         writeAll(STDERR_FILENO,
                  "rankdeck-supervisor: cannot install the rankdeck Python module: " + error + "\n");
+    // Crash dumps, torchelastic's error file, the Python stack-dump hook (its files live in dir).
+    m_diagnostics.prepare(dir, m_rank);
 }
 
 bool Supervisor::startProgram(std::string *error)
 {
     // A close-on-exec pipe tells us whether exec() worked, and errno if not.
+    // The child waits on `go` until it is traced: it must not exec (and fault) before.
     int report[2];
-    if (pipe2(report, O_CLOEXEC) != 0) {
+    int go[2];
+    if (pipe2(report, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) {
         *error = std::string("pipe: ") + std::strerror(errno);
         return false;
     }
@@ -179,6 +187,11 @@ bool Supervisor::startProgram(std::string *error)
     }
     if (m_child == 0) {
         close(report[0]);
+        close(go[1]);
+        char byte = 0;
+        while (read(go[0], &byte, 1) < 0 && errno == EINTR) {
+        }
+        close(go[0]);
         // No PR_SET_PDEATHSIG: a SIGKILL of the supervisor reaches the program anyway (the
         // launcher signals the rank's whole process group, which the program shares), and with it
         // the reference DDP script aborted at exit ("terminate called without an active
@@ -208,6 +221,10 @@ bool Supervisor::startProgram(std::string *error)
         _exit(127);
     }
     close(report[1]);
+    close(go[0]);
+    m_diagnostics.attach(m_child);
+    writeAll(go[1], "g");
+    close(go[1]);
     int err = 0;
     ssize_t n;
     do {
@@ -248,8 +265,8 @@ void Supervisor::onSignal(int sig)
         beginStop("supervisor received " + signalName(sig), sig);
         break;
     default:
-        // SIGUSR1 asks for stacks: the program's stack dumps are not taken yet; it must not be
-        // killed by it (Python's default action for SIGUSR1 is to terminate).
+        // SIGUSR1 is blocked and dropped: NCCL claims it, so stacks are asked for with
+        // dump-stacks on stdin only, and it must not reach (and kill) the program.
         break;
     }
 }
@@ -274,6 +291,8 @@ void Supervisor::onControlInput()
             line.pop_back();
         if (line == wire::command::Stop)
             beginStop("stop requested", 0);
+        else if (line == wire::command::DumpStacks && !m_childExited)
+            dumpStacks(std::string(wire::command::DumpStacks));
     }
     if (m_stdinBuffer.size() > 65536)
         m_stdinBuffer.clear();
@@ -283,14 +302,30 @@ void Supervisor::reapChildren()
 {
     for (;;) {
         int status = 0;
-        const pid_t p = waitpid(-1, &status, WNOHANG);
+        // __WALL: the program's threads are traced, and their ptrace stops come here too.
+        const pid_t p = waitpid(-1, &status, WNOHANG | __WALL);
         if (p <= 0)
             return;
-        if (p == m_child) {
-            m_childExited = true;
-            m_childStatus = status;
-        }
+        onWaitStatus(p, status);
     }
+}
+
+void Supervisor::onWaitStatus(pid_t pid, int status)
+{
+    if (m_diagnostics.handleStatus(pid, status))
+        return;
+    if (pid == m_child && (WIFEXITED(status) || WIFSIGNALED(status))) {
+        m_childExited = true;
+        m_childStatus = status;
+    }
+}
+
+void Supervisor::dumpStacks(const std::string &reason)
+{
+    emit(m_diagnostics.stacksEvent(
+        m_rank, reason, [this] { reapChildren(); },
+        [this](pid_t pid, int status) { onWaitStatus(pid, status); },
+        [this] { return m_childExited; }));
 }
 
 int Supervisor::run()
@@ -403,20 +438,17 @@ int Supervisor::finish()
             emit(event(wire::event::Finished).addInt(wire::field::ExitCode, 0));
             return 0;
         }
-        emit(event(wire::event::Error)
-                 .addInt(wire::field::ExitCode, code)
-                 .addString(wire::field::Message,
-                            m_programName + " exited with code " + std::to_string(code)));
+        wire::WireEventWriter error = event(wire::event::Error);
+        error.addInt(wire::field::ExitCode, code);
+        // torchelastic's error file names the exception; without one, the exit code is all.
+        if (!m_diagnostics.addErrorFields(error))
+            error.addString(wire::field::Message,
+                            m_programName + " exited with code " + std::to_string(code));
+        emit(error);
         return code;
     }
     const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
-    emit(event(wire::event::Crash)
-             .addString(wire::field::Kind, "signal")
-             .addInt(wire::field::Signal, sig)
-             .addString(wire::field::SignalName, signalName(sig))
-             .addString(wire::field::Host, m_host)
-             .addInt(wire::field::Pid, m_child)
-             .addString(wire::field::Message, m_programName + " was killed by " + signalName(sig)));
+    emit(m_diagnostics.crashEvent(m_rank, sig, m_programName));
     // Mirror the program's death.
     return endBySignal(sig);
 }

@@ -16,6 +16,10 @@
 //   - `stop` on stdin, SIGTERM, SIGINT, SIGHUP, or the end of stdin (the launcher is gone)
 //     stop the whole process tree: SIGTERM to every descendant, SIGKILL after the grace period.
 //     A stop it was asked for ends with exit 0 (a `stopping` event first), like the worker's.
+//   - What killed the program and where (ProgramDiagnostics): the program is traced with
+//     ptrace so that a fatal signal's native stack reaches the crash event, `dump-stacks` on
+//     stdin answers with every thread's native and Python stacks while it keeps running,
+//     torchelastic's error file fills the error event, and an OOM kill is named as such.
 #pragma once
 
 #include <string>

@@ -14,6 +14,8 @@ namespace rankdeck::supervisor {
 
 extern const char kPythonModule[];
 extern const std::size_t kPythonModuleSize;
+extern const char kPythonStartupHook[];
+extern const std::size_t kPythonStartupHookSize;
 
 namespace {
 
@@ -40,27 +42,37 @@ bool sameContent(const std::string &path, std::string_view content)
     return n == content.size() && std::string_view(have.data(), n) == content;
 }
 
+// Writes `file` in `directory` (atomically: ranks sharing a node write it at once) unless it is
+// there already with this content.
+bool installFile(const std::string &directory, const std::string &file, std::string_view content,
+                 std::string *error)
+{
+    if (sameContent(file, content))
+        return true;
+    if (!makeDirectories(directory)) {
+        *error = directory + ": " + std::strerror(errno);
+        return false;
+    }
+    const std::string tmp = file + ".tmp." + std::to_string(getpid());
+    FILE *f = std::fopen(tmp.c_str(), "wbe");
+    if (!f || std::fwrite(content.data(), 1, content.size(), f) != content.size() ||
+        std::fclose(f) != 0 || std::rename(tmp.c_str(), file.c_str()) != 0) {
+        *error = file + ": " + std::strerror(errno);
+        std::remove(tmp.c_str());
+        return false;
+    }
+    return true;
+}
+
 } // namespace
 
 bool installPythonModule(const std::string &directory, std::string *error)
 {
-    const std::string_view content(kPythonModule, kPythonModuleSize);
-    const std::string package = directory + "/rankdeck";
-    const std::string file = package + "/__init__.py";
-    if (!sameContent(file, content)) {
-        if (!makeDirectories(package)) {
-            *error = package + ": " + std::strerror(errno);
-            return false;
-        }
-        const std::string tmp = file + ".tmp." + std::to_string(getpid());
-        FILE *f = std::fopen(tmp.c_str(), "wbe");
-        if (!f || std::fwrite(content.data(), 1, content.size(), f) != content.size() ||
-            std::fclose(f) != 0 || std::rename(tmp.c_str(), file.c_str()) != 0) {
-            *error = file + ": " + std::strerror(errno);
-            std::remove(tmp.c_str());
-            return false;
-        }
-    }
+    if (!installFile(directory + "/rankdeck", directory + "/rankdeck/__init__.py",
+                     std::string_view(kPythonModule, kPythonModuleSize), error) ||
+        !installFile(directory, directory + "/sitecustomize.py",
+                     std::string_view(kPythonStartupHook, kPythonStartupHookSize), error))
+        return false;
     const char *old = std::getenv("PYTHONPATH");
     const std::string path = old && *old ? directory + ":" + old : directory;
     setenv("PYTHONPATH", path.c_str(), 1);
