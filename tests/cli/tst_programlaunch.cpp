@@ -331,6 +331,7 @@ void TestProgramLaunch::detachedProgramRunsInTheBackground()
     // The id comes first on stdout, before the launcher in the background made the record.
     const QString id = r.out.section(u'\n', 0, 0).trimmed();
     QVERIFY2(id.contains(u"-bgprog-"_s), qPrintable(r.out + r.err));
+    QVERIFY(QTest::qWaitFor([&] { return !runDirectory(u"bgprog"_s).isEmpty(); }, 20000));
     // It returned at once, the program still runs: `logs --follow` sees it through to the end.
     const Result logs = cli({u"logs"_s, id, u"--rank"_s, u"1"_s, u"--follow"_s}, 60000);
     QCOMPARE(logs.code, 0);
