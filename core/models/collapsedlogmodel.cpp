@@ -207,8 +207,8 @@ QVariant CollapsedLogModel::data(const QModelIndex &index, int role) const
     case LogModel::GroupSizeRole:
         return member ? 1 : int(g.members.size());
     case LogModel::RanksRole:
-        return member ? QStringLiteral("r%1").arg(m.rank)
-                      : LogLineGroups::rankRanges(g.ranks, INT_MAX);
+        return member || !g.isGroup() ? QStringLiteral("r%1").arg(m.rank)
+                                      : LogLineGroups::rankRanges(g.ranks, INT_MAX);
     case LogModel::IsGroupRole:
         return !member && g.isGroup();
     case LogModel::ExpandedRole:

@@ -42,7 +42,9 @@ int LogLineGroups::joinableGroup(const LogLine &line) const
     if (it == m_open[streamIndex(line.stream)].cend())
         return -1;
     const qint64 oldest = qMax(m_firstSerial, m_nextSerial - m_options.maxDistance);
-    for (const qint64 serial : it.value()) {
+    const OpenEntries &open = it.value();
+    for (int i = 0; i < open.count; ++i) {
+        const qint64 serial = open.serials[i];
         if (serial < oldest)
             continue;
         const int index = int(serial - m_firstSerial);
@@ -53,7 +55,7 @@ int LogLineGroups::joinableGroup(const LogLine &line) const
         if ((line.truncated || first.truncated) &&
             (line.truncated != first.truncated || line.byteLength != first.byteLength))
             continue;
-        if (std::binary_search(g.ranks.begin(), g.ranks.end(), line.rank))
+        if (g.hasRank(line.rank))
             continue;
         return index;
     }
@@ -63,6 +65,8 @@ int LogLineGroups::joinableGroup(const LogLine &line) const
 void LogLineGroups::join(int index, const LogLine &line)
 {
     Group &g = m_groups[index];
+    if (g.ranks.empty())
+        g.ranks.push_back(g.first().rank);
     g.members.append(memberOf(line));
     g.ranks.insert(std::lower_bound(g.ranks.begin(), g.ranks.end(), line.rank), line.rank);
     ++m_joined;
@@ -74,16 +78,12 @@ int LogLineGroups::append(const LogLine &line)
     g.text = line.text;
     g.stream = line.stream;
     g.members.append(memberOf(line));
-    g.ranks.push_back(line.rank);
     m_groups.append(std::move(g));
     const qint64 serial = m_nextSerial++;
     if (m_options.maxDistance > 0) {
         // A repeat of a rank already in the older groups (or a line past their window)
         // collects its peers here.
-        QList<qint64> &open = m_open[streamIndex(line.stream)][line.text];
-        open.append(serial);
-        if (open.size() > kMaxOpenPerText)
-            open.removeFirst();
+        m_open[streamIndex(line.stream)][line.text].push(serial);
         m_recent.push_back({serial, line.text, streamIndex(line.stream)});
         prune();
     }
@@ -100,6 +100,19 @@ int LogLineGroups::add(const LogLine &line)
     return append(line);
 }
 
+void LogLineGroups::OpenEntries::push(qint64 serial)
+{
+    if (count == kMaxOpenPerText)
+        removeFirst();
+    serials[count++] = serial;
+}
+
+void LogLineGroups::OpenEntries::removeFirst()
+{
+    std::copy(serials + 1, serials + count, serials);
+    --count;
+}
+
 void LogLineGroups::prune()
 {
     const qint64 oldest = m_nextSerial - qMax(0, m_options.maxDistance);
@@ -108,9 +121,10 @@ void LogLineGroups::prune()
         const auto it = m_open[r.stream].find(r.text);
         if (it != m_open[r.stream].end()) {
             // The oldest serial first, unless kMaxOpenPerText dropped it already.
-            if (!it.value().isEmpty() && it.value().first() == r.serial)
-                it.value().removeFirst();
-            if (it.value().isEmpty())
+            OpenEntries &open = it.value();
+            if (open.count > 0 && open.serials[0] == r.serial)
+                open.removeFirst();
+            if (open.count == 0)
                 m_open[r.stream].erase(it);
         }
         m_recent.pop_front();

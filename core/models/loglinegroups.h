@@ -27,6 +27,7 @@
 #include <QList>
 #include <QString>
 
+#include <algorithm>
 #include <deque>
 #include <vector>
 
@@ -57,12 +58,18 @@ public:
         QString text;
         StreamKind stream = StreamKind::Stdout;
         QList<Member> members;  // arrival order: members[0] is the first line
-        std::vector<int> ranks; // sorted, one per member
+        std::vector<int> ranks; // sorted, one per member; empty while there is only one
+                                // (most entries: no allocation for them)
         bool expanded = false;
         // Rows it takes in the view: the entry, and its lines when expanded.
         int rows() const { return 1 + (expanded ? int(members.size()) : 0); }
         bool isGroup() const { return members.size() > 1; }
         const Member &first() const { return members.first(); }
+        bool hasRank(int rank) const
+        {
+            return ranks.empty() ? first().rank == rank
+                                 : std::binary_search(ranks.begin(), ranks.end(), rank);
+        }
     };
 
     LogLineGroups();
@@ -109,9 +116,17 @@ private:
     QList<Group> m_groups;
     qint64 m_firstSerial = 0; // serial of m_groups[0]; every appended entry takes the next one
     qint64 m_nextSerial = 0;
-    // Per stream: text → serials of the newest entries with that text, oldest first.
-    QHash<QString, QList<qint64>> m_open[2];
     static constexpr int kMaxOpenPerText = 8;
+    // Serials of the newest entries with one text, oldest first (in place: no allocation).
+    struct OpenEntries
+    {
+        qint64 serials[kMaxOpenPerText];
+        int count = 0;
+        void push(qint64 serial);
+        void removeFirst();
+    };
+    // Per stream: text → its open entries.
+    QHash<QString, OpenEntries> m_open[2];
     struct Recent
     {
         qint64 serial;
