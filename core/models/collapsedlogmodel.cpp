@@ -325,6 +325,7 @@ void CollapsedLogModel::onRowsInserted(const QModelIndex &parent, int first, int
 
 void CollapsedLogModel::appendLines(int firstLineRow, int lastLineRow)
 {
+    // Entries, not rows: a later line joining an open group above moves the rows below it.
     int changedFirst = INT_MAX;
     int changedLast = -1;
     for (int i = firstLineRow; i <= lastLineRow; ++i) {
@@ -341,10 +342,9 @@ void CollapsedLogModel::appendLines(int firstLineRow, int lastLineRow)
             continue;
         }
         LogLineGroups::Group &g = m_groups.at(entry);
-        const int row = markerRows() + rowOfEntry(entry);
         if (g.expanded) {
             // Its lines are shown: the new one appears as a row of its own below them.
-            const int at = row + 1 + int(g.members.size());
+            const int at = markerRows() + rowOfEntry(entry) + 1 + int(g.members.size());
             beginInsertRows(QModelIndex(), at, at);
             m_groups.join(entry, line);
             ++m_rows;
@@ -353,13 +353,13 @@ void CollapsedLogModel::appendLines(int firstLineRow, int lastLineRow)
         } else {
             m_groups.join(entry, line);
         }
-        // Rows before `row` did not move (a join only ever inserts below its entry).
-        changedFirst = qMin(changedFirst, row);
-        changedLast = qMax(changedLast, row);
+        changedFirst = qMin(changedFirst, entry);
+        changedLast = qMax(changedLast, entry);
     }
     flushPending();
     if (changedLast >= 0)
-        emit dataChanged(index(changedFirst), index(changedLast));
+        emit dataChanged(index(markerRows() + rowOfEntry(changedFirst)),
+                         index(markerRows() + rowOfEntry(changedLast)));
 }
 
 void CollapsedLogModel::flushPending()

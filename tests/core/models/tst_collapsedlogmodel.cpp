@@ -97,6 +97,7 @@ private slots:
     void expandAndCollapse();
     void liveAppendJoinsGroup_data();
     void liveAppendJoinsGroup();
+    void joinsAroundAnOpenGroup();
     void droppedLinesTakeTheirEntries();
     void olderLinesGroupAbove();
     void filterChangeKeepsGroupsOpen();
@@ -371,6 +372,29 @@ void TestCollapsedLogModel::liveAppendJoinsGroup()
     QCOMPARE(inserted.size(), expanded ? 1 : 0);
     QCOMPARE(changed.size(), 1);
     QCOMPARE(f.model.index(0, 0).data().toString(), group(u"r0–4"_s, 5, u"NCCL INFO comm init"_s));
+}
+
+// One batch joins a group below an open one, then the open one (which moves the other down):
+// the row announced as changed is where the other group is now.
+void TestCollapsedLogModel::joinsAroundAnOpenGroup()
+{
+    Fixture f;
+    for (const char *text : {"A", "B"})
+        for (int r = 0; r < 2; ++r)
+            f.append(makeLine(r, QString::fromLatin1(text), r));
+    f.poll();
+    QVERIFY(f.model.setExpanded(0, true));
+    QCOMPARE(f.model.rowCount(), 4);
+    QSignalSpy changed(&f.model, &QAbstractItemModel::dataChanged);
+    f.append(makeLine(2, u"B"_s, 10));
+    f.append(makeLine(2, u"A"_s, 11));
+    f.poll();
+    QCOMPARE(f.model.rowCount(), 5);
+    QCOMPARE(f.model.index(4, 0).data().toString(), group(u"r0–2"_s, 3, u"B"_s));
+    QCOMPARE(f.model.index(3, 0).data().toString(), u"[r2] A"_s);
+    QCOMPARE(changed.size(), 1);
+    QCOMPARE(changed.first().at(0).value<QModelIndex>().row(), 0);
+    QCOMPARE(changed.first().at(1).value<QModelIndex>().row(), 4);
 }
 
 void TestCollapsedLogModel::droppedLinesTakeTheirEntries()
