@@ -73,8 +73,9 @@ LogsPage::LogsPage(QWidget *parent) : QWidget(parent)
     m_view->addContextMenuAction(m_collapseAction);
     auto *collapseButton = new QToolButton(this);
     collapseButton->setObjectName(QStringLiteral("logCollapseButton"));
+    // The button's short text (the action's iconText), kept when the action changes.
+    m_collapseAction->setIconText(tr("Collapse identical"));
     collapseButton->setDefaultAction(m_collapseAction);
-    collapseButton->setText(tr("Collapse identical"));
     collapseButton->setAutoRaise(true);
     showModelFor(LogStore::AllRanks);
     connect(m_view, &LogView::olderLinesWanted, this, &LogsPage::loadOlderLines);
@@ -256,7 +257,8 @@ void LogsPage::onTabChanged(int index)
         m_picker->setCurrentIndex(qMax(0, m_picker->findData(rank)));
     }
     const int modelRank = rank == AllRanksTab ? LogStore::AllRanks : rank;
-    // Detach or attach the collapsed view before the lines change, so that it groups them once.
+    // The collapsed view lets go before a rank's lines come and takes all ranks' once they are
+    // there: it groups each set of lines once.
     if (modelRank != LogStore::AllRanks)
         showModelFor(modelRank);
     m_model->setStore(m_store, modelRank);

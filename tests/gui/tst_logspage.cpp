@@ -477,6 +477,9 @@ void TestLogsPage::identicalLinesCollapse()
     QCOMPARE(list->model()->index(0, 0).data().toString(),
              QStringLiteral("NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>"));
     QVERIFY(!m_page->collapseAction()->isEnabled());
+    auto *button = m_page->findChild<QToolButton *>(QStringLiteral("logCollapseButton"));
+    QCOMPARE(button->text(), QStringLiteral("Collapse identical"));
+    QVERIFY(!button->isEnabled());
     QVERIFY(m_page->showRank(LogsPage::AllRanksTab));
     QCOMPARE(list->model(), m_page->collapsedModel());
     QCOMPARE(list->model()->rowCount(), 4);
