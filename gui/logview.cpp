@@ -2,6 +2,7 @@
 #include "logview.h"
 
 #include "loglinedelegate.h"
+#include "models/collapsedlogmodel.h"
 #include "models/logmodel.h"
 
 #include <QAbstractItemModel>
@@ -70,6 +71,7 @@ LogView::LogView(QWidget *parent) : QWidget(parent)
     connect(m_followButton, &QToolButton::toggled, this, &LogView::setFollowing);
 
     m_statusLabel = new QLabel(this);
+    m_statusLabel->setObjectName(QStringLiteral("logStatusLabel"));
 
     auto *bar = new QHBoxLayout;
     bar->addWidget(m_filterEdit, 2);
@@ -176,6 +178,7 @@ void LogView::setModel(QAbstractItemModel *model)
         connect(model, &QAbstractItemModel::rowsRemoved, this, &LogView::onRowsChanged);
         connect(model, &QAbstractItemModel::modelReset, this, &LogView::onRowsChanged);
         connect(model, &QAbstractItemModel::layoutChanged, this, &LogView::onRowsChanged);
+        connect(model, &QAbstractItemModel::dataChanged, this, &LogView::onRowsChanged);
     }
     onRowsChanged();
 }
@@ -252,7 +255,14 @@ void LogView::keepTopRowWhile(const std::function<void()> &change)
 void LogView::onRowsChanged()
 {
     const QAbstractItemModel *model = m_view->model();
-    m_statusLabel->setText(model ? tr("%n line(s) shown", nullptr, model->rowCount()) : QString());
+    if (const auto *collapsed = qobject_cast<const CollapsedLogModel *>(model)) {
+        // Rows and lines differ there; a line joining a row changes only the second number.
+        m_statusLabel->setText(tr("%n row(s) shown for %1 line(s)", nullptr, collapsed->rowCount())
+                                   .arg(collapsed->lineCount()));
+    } else {
+        m_statusLabel->setText(model ? tr("%n line(s) shown", nullptr, model->rowCount())
+                                     : QString());
+    }
     scrollToEndIfFollowing();
 }
 

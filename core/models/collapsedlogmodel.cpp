@@ -65,6 +65,7 @@ void CollapsedLogModel::rebuild()
 {
     m_groups.clear();
     m_rows = 0;
+    m_lines = 0;
     m_pending = 0;
     m_expanded = 0;
     m_marker = false;
@@ -75,6 +76,7 @@ void CollapsedLogModel::rebuild()
     const int lines = m_source->lineRowCount();
     for (int i = 0; i < lines; ++i)
         m_groups.add(m_source->lineAt(i));
+    m_lines = lines;
     // What the user had open stays open across a filter change; what is gone is forgotten.
     QSet<qint64> stillOpen;
     for (int e = 0; e < m_groups.size(); ++e) {
@@ -316,6 +318,7 @@ void CollapsedLogModel::onRowsInserted(const QModelIndex &parent, int first, int
         beginInsertRows(QModelIndex(), markerRows(), markerRows() + rows - 1);
         m_groups.prepend(std::move(front));
         m_rows += rows;
+        m_lines += count;
         invalidateOffsets();
         endInsertRows();
         return;
@@ -328,6 +331,7 @@ void CollapsedLogModel::appendLines(int firstLineRow, int lastLineRow)
     // Entries, not rows: a later line joining an open group above moves the rows below it.
     int changedFirst = INT_MAX;
     int changedLast = -1;
+    m_lines += lastLineRow - firstLineRow + 1;
     for (int i = firstLineRow; i <= lastLineRow; ++i) {
         const LogLine &line = m_source->lineAt(i);
         const int entry = m_groups.joinableGroup(line);
@@ -411,6 +415,7 @@ void CollapsedLogModel::onRowsRemoved(const QModelIndex &parent, int first, int 
     for (int e = 0; e < entries; ++e) {
         const LogLineGroups::Group &g = m_groups.at(e);
         rows += g.rows();
+        m_lines -= g.members.size();
         if (g.expanded) {
             ++expanded;
             m_expandedFirsts.remove(g.first().sequence);

@@ -63,6 +63,8 @@ public:
     int groupCount() const; // entries that stand for more than one line
     qint64 joinedLines() const { return m_groups.joinedLines(); }
     bool hasMarkerRow() const { return m_marker; }
+    // Lines the rows stand for (the marker's not counted).
+    qint64 lineCount() const { return m_lines; }
 
 private:
     struct Place
@@ -89,6 +91,7 @@ private:
     LogLineGroups m_groups;
     bool m_marker = false;
     int m_rows = 0;     // announced rows without the marker
+    qint64 m_lines = 0; // lines in the entries
     int m_pending = 0;  // entries appended to m_groups but not announced yet
     int m_expanded = 0; // expanded entries: none means row == entry (the usual case)
     mutable std::vector<int> m_offsets; // first row of each entry, when some are expanded

@@ -15,6 +15,7 @@
 #include <QAction>
 #include <QClipboard>
 #include <QComboBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListView>
 #include <QScrollBar>
@@ -469,6 +470,9 @@ void TestLogsPage::identicalLinesCollapse()
     QCOMPARE(shown->rowCount(), 4);
     QCOMPARE(group.data(LogModel::GroupSizeRole).toInt(), ranks + 1);
     QCOMPARE(m_page->logModel()->rowCount(), ranks + 4);
+    auto *status = m_page->findChild<QLabel *>(QStringLiteral("logStatusLabel"));
+    QVERIFY(status);
+    QCOMPARE(status->text(), QStringLiteral("4 row(s) shown for %1 line(s)").arg(ranks + 4));
 
     // A rank's own tab shows its line as printed.
     QVERIFY(m_page->showRank(3));

@@ -205,6 +205,7 @@ void TestCollapsedLogModel::collapse()
         for (int row = 0; row < f.model.rowCount(); ++row)
             lineCount += f.model.index(row, 0).data(LogModel::GroupSizeRole).toInt();
         QCOMPARE(lineCount, int(lines.size()));
+        QCOMPARE(f.model.lineCount(), qint64(lines.size()));
         QCOMPARE(f.source.rowCount(), int(lines.size()));
     }
 }
@@ -425,6 +426,7 @@ void TestCollapsedLogModel::droppedLinesTakeTheirEntries()
     }
     QVERIFY(lines <= f.source.lineRowCount());
     QVERIFY(lines >= f.source.lineRowCount() - 4);
+    QCOMPARE(f.model.lineCount(), qint64(lines));
     QCOMPARE(f.model.index(f.model.rowCount() - 1, 0).data().toString(), u"[r1] loss 29"_s);
     QCOMPARE(f.model.index(f.model.rowCount() - 2, 0).data().toString(),
              group(u"r0–3"_s, 4, u"step 29"_s));
@@ -454,6 +456,7 @@ void TestCollapsedLogModel::olderLinesGroupAbove()
     QVERIFY(f.source.fetchOlder(1000) > 0);
     QVERIFY(!f.model.hasMarkerRow());
     QCOMPARE(f.model.rowCount(), 10);
+    QCOMPARE(f.model.lineCount(), 80);
     QCOMPARE(f.model.index(0, 0).data().toString(), group(u"r0–7"_s, 8, u"step 0"_s));
     // Live lines still join the newest group.
     f.append(makeLine(0, u"done"_s, 2000));
