@@ -300,6 +300,8 @@ GOALS = {
     "program_output_lines_per_s": (">", 0.0),
     "program_output_launcher_peak_rss_mb": ("<=", 400.0),
     "program_crash_report_ms": ("<=", 1000.0),
+    # Reported: the merged log view's collapsing of identical lines, 1M lines from 64 ranks.
+    "log_collapse_lines_per_s": (">", 0.0),
 }
 
 
@@ -323,6 +325,7 @@ def main():
         "gui": lambda: bench_cpp("bench_gui", reps, args.quick),
         "program": lambda: bench_program(reps, args.quick),
         "crash": lambda: bench_program_crash(reps, args.quick),
+        "logs": lambda: bench_cpp("bench_logcollapse", reps, args.quick),
     }
     only = [b for b in args.only.split(",") if b]
     results, notes = {k: None for k in GOALS}, {}

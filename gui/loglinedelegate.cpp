@@ -3,7 +3,14 @@
 
 #include "models/logmodel.h"
 
+#include <QDateTime>
+
 namespace rankdeck {
+
+QString LogLineDelegate::disclosure(bool expanded)
+{
+    return expanded ? QStringLiteral("\u25be ") : QStringLiteral("\u25b8 ");
+}
 
 void LogLineDelegate::initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const
 {
@@ -13,6 +20,15 @@ void LogLineDelegate::initStyleOption(QStyleOptionViewItem *option, const QModel
         option->palette.setColor(QPalette::Text, option->palette.color(QPalette::PlaceholderText));
         option->displayAlignment = Qt::AlignHCenter | Qt::AlignVCenter;
         return;
+    }
+    if (index.data(LogModel::IsGroupRole).toBool()) {
+        option->text = disclosure(index.data(LogModel::ExpandedRole).toBool()) + option->text;
+    } else if (index.data(LogModel::IsGroupMemberRole).toBool()) {
+        const qint64 timeUs = index.data(LogModel::TimeRole).toLongLong();
+        option->text =
+            QStringLiteral("    ") +
+            QDateTime::fromMSecsSinceEpoch(timeUs / 1000).toString(QStringLiteral("HH:mm:ss.zzz")) +
+            QStringLiteral("  ") + option->text;
     }
     if (index.data(LogModel::StreamRole).toInt() == 1) {
         const bool dark = option->palette.color(QPalette::Base).lightness() < 128;

@@ -3,14 +3,17 @@
 
 #include "loglinedelegate.h"
 #include "logview.h"
+#include "models/collapsedlogmodel.h"
 #include "models/logmodel.h"
 #include "store/logstore.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QListView>
 #include <QTabBar>
 #include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -57,7 +60,24 @@ LogsPage::LogsPage(QWidget *parent) : QWidget(parent)
     m_model = new LogModel(nullptr, LogStore::AllRanks, this);
     // The page's timer drives the model, so that one timer per page does all the polling.
     m_model->setPollInterval(0);
-    m_view->setModel(m_model);
+    m_collapsed = new CollapsedLogModel(this);
+    m_collapseAction = new QAction(tr("Collapse identical lines"), this);
+    m_collapseAction->setObjectName(QStringLiteral("logCollapseAction"));
+    m_collapseAction->setCheckable(true);
+    m_collapseAction->setChecked(true);
+    m_collapseAction->setToolTip(
+        tr("In \"All ranks\", show a line that several ranks printed within 2 s as one row, "
+           "e.g. [r0–7 ×8]; Enter or its arrow shows each rank's line. Rank tabs and the run "
+           "record keep every line."));
+    connect(m_collapseAction, &QAction::toggled, this, [this] { showModelFor(m_model->rank()); });
+    m_view->addContextMenuAction(m_collapseAction);
+    auto *collapseButton = new QToolButton(this);
+    collapseButton->setObjectName(QStringLiteral("logCollapseButton"));
+    // The button's short text (the action's iconText), kept when the action changes.
+    m_collapseAction->setIconText(tr("Collapse identical"));
+    collapseButton->setDefaultAction(m_collapseAction);
+    collapseButton->setAutoRaise(true);
+    showModelFor(LogStore::AllRanks);
     connect(m_view, &LogView::olderLinesWanted, this, &LogsPage::loadOlderLines);
     connect(m_view, &LogView::filterChanged, this,
             [this](const QRegularExpression &expression, LogView::StreamFilter stream) {
@@ -77,6 +97,7 @@ LogsPage::LogsPage(QWidget *parent) : QWidget(parent)
     top->setContentsMargins(0, 0, 0, 0);
     top->addWidget(m_tabs, 1);
     top->addWidget(m_picker);
+    top->addWidget(collapseButton);
     layout->addLayout(top);
     layout->addWidget(m_view, 1);
 
@@ -87,7 +108,37 @@ LogsPage::LogsPage(QWidget *parent) : QWidget(parent)
 
 LogsPage::~LogsPage()
 {
+    m_collapsed->setSourceModel(nullptr);
     m_model->setStore(nullptr, LogStore::AllRanks);
+}
+
+QAbstractItemModel *LogsPage::shownModel() const
+{
+    return m_view->model();
+}
+
+void LogsPage::setCollapseIdenticalLines(bool collapse)
+{
+    m_collapseAction->setChecked(collapse);
+}
+
+bool LogsPage::collapsesIdenticalLines() const
+{
+    return m_collapseAction->isChecked();
+}
+
+void LogsPage::showModelFor(int rank)
+{
+    // Attached only while shown: a rank's tab costs no grouping work.
+    const bool collapse = m_collapseAction->isChecked() && rank == LogStore::AllRanks;
+    m_collapseAction->setEnabled(rank == LogStore::AllRanks);
+    LogModel *source = collapse ? m_model : nullptr;
+    if (m_collapsed->sourceModel() != source)
+        m_collapsed->setSourceModel(source);
+    QAbstractItemModel *shown = collapse ? static_cast<QAbstractItemModel *>(m_collapsed)
+                                         : static_cast<QAbstractItemModel *>(m_model);
+    if (m_view->model() != shown)
+        m_view->setModel(shown);
 }
 
 void LogsPage::setLogStore(const LogStore *store)
@@ -205,7 +256,14 @@ void LogsPage::onTabChanged(int index)
         const QSignalBlocker blocker(m_picker);
         m_picker->setCurrentIndex(qMax(0, m_picker->findData(rank)));
     }
-    m_model->setStore(m_store, rank == AllRanksTab ? LogStore::AllRanks : rank);
+    const int modelRank = rank == AllRanksTab ? LogStore::AllRanks : rank;
+    // The collapsed view lets go before a rank's lines come and takes all ranks' once they are
+    // there: it groups each set of lines once.
+    if (modelRank != LogStore::AllRanks)
+        showModelFor(modelRank);
+    m_model->setStore(m_store, modelRank);
+    if (modelRank == LogStore::AllRanks)
+        showModelFor(modelRank);
     m_model->poll();
     m_view->setFollowing(true);
 }

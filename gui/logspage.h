@@ -6,16 +6,22 @@
 // rank picker (a combo box: type the rank to jump) lists them all and opens a tab for the one
 // chosen (the last 8 chosen keep theirs): no one scrolls through 512 tabs.
 // Scrolling to the top reads older lines back from the run record in chunks.
+// "All ranks" collapses identical lines of several ranks into one expandable row (a
+// CollapsedLogModel over the LogModel; "Collapse identical lines", on by default, in the bar and
+// the context menu); a rank's tab shows the LogModel itself, every line as printed.
 #pragma once
 
 #include <QWidget>
 
+class QAbstractItemModel;
+class QAction;
 class QComboBox;
 class QTabBar;
 class QTimer;
 
 namespace rankdeck {
 
+class CollapsedLogModel;
 class LogModel;
 class LogStore;
 class LogView;
@@ -38,7 +44,14 @@ public:
     int rankCount() const;    // ranks the picker offers (every rank with a line)
 
     LogView *logView() const { return m_view; }
+    // The lines of the shown tab (for every tab, whether collapsed or not).
     LogModel *logModel() const { return m_model; }
+    // What the view shows: the collapsed model on "All ranks" with collapsing on, else logModel().
+    QAbstractItemModel *shownModel() const;
+    CollapsedLogModel *collapsedModel() const { return m_collapsed; }
+    QAction *collapseAction() const { return m_collapseAction; }
+    void setCollapseIdenticalLines(bool collapse);
+    bool collapsesIdenticalLines() const;
     QTabBar *tabBar() const { return m_tabs; }
     QComboBox *rankPicker() const { return m_picker; }
 
@@ -57,6 +70,7 @@ private:
     void onPickerChanged(int index);
     int addTab(int rank);  // returns the tab's index
     int openTab(int rank); // a tab for a rank the user asked for
+    void showModelFor(int rank);
 
     const LogStore *m_store = nullptr;
     QTabBar *m_tabs = nullptr;
@@ -66,6 +80,8 @@ private:
     QList<int> m_openedRanks; // tabs opened beyond the always-tabbed ranks, oldest first
     LogView *m_view = nullptr;
     LogModel *m_model = nullptr;
+    CollapsedLogModel *m_collapsed = nullptr;
+    QAction *m_collapseAction = nullptr;
     QTimer *m_timer = nullptr;
 };
 

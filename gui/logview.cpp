@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "logview.h"
 
+#include "loglinedelegate.h"
+#include "models/collapsedlogmodel.h"
 #include "models/logmodel.h"
 
 #include <QAbstractItemModel>
@@ -13,6 +15,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
+#include <QMenu>
+#include <QMouseEvent>
 #include <QScrollBar>
 #include <QShortcut>
 #include <QTimer>
@@ -67,6 +71,7 @@ LogView::LogView(QWidget *parent) : QWidget(parent)
     connect(m_followButton, &QToolButton::toggled, this, &LogView::setFollowing);
 
     m_statusLabel = new QLabel(this);
+    m_statusLabel->setObjectName(QStringLiteral("logStatusLabel"));
 
     auto *bar = new QHBoxLayout;
     bar->addWidget(m_filterEdit, 2);
@@ -96,7 +101,11 @@ LogView::LogView(QWidget *parent) : QWidget(parent)
     connect(m_view, &QListView::activated, this, [this](const QModelIndex &index) {
         if (index.data(LogModel::IsMarkerRole).toBool())
             requestOlderLines();
+        else if (index.data(LogModel::IsGroupRole).toBool())
+            toggleGroup(index);
     });
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_view, &QWidget::customContextMenuRequested, this, &LogView::showContextMenu);
 
     auto addShortcut = [this](const QKeySequence &key, auto slot) {
         auto *s = new QShortcut(key, this, slot);
@@ -111,6 +120,17 @@ LogView::LogView(QWidget *parent) : QWidget(parent)
 
 bool LogView::eventFilter(QObject *watched, QEvent *event)
 {
+    // The arrow of a group row opens and closes it; a double-click there counts as two clicks.
+    if (watched == m_view->viewport() && (event->type() == QEvent::MouseButtonPress ||
+                                          event->type() == QEvent::MouseButtonDblClick)) {
+        const auto *mouse = static_cast<QMouseEvent *>(event);
+        const QModelIndex index = m_view->indexAt(mouse->position().toPoint());
+        if (mouse->button() == Qt::LeftButton && onDisclosure(index, mouse->position().toPoint())) {
+            m_view->setCurrentIndex(index);
+            toggleGroup(index);
+            return true;
+        }
+    }
     if (watched == m_view->viewport() && event->type() == QEvent::Wheel) {
         const auto *wheel = static_cast<QWheelEvent *>(event);
         QScrollBar *bar = m_view->verticalScrollBar();
@@ -125,6 +145,21 @@ bool LogView::eventFilter(QObject *watched, QEvent *event)
             setFollowing(true);
             return true;
         }
+        // Right opens a group, Left closes it (from any of its lines), as in a tree.
+        const QModelIndex current = m_view->currentIndex();
+        if (key->key() == Qt::Key_Right && key->modifiers() == Qt::NoModifier &&
+            current.data(LogModel::IsGroupRole).toBool() &&
+            !current.data(LogModel::ExpandedRole).toBool()) {
+            toggleGroup(current);
+            return true;
+        }
+        if (key->key() == Qt::Key_Left && key->modifiers() == Qt::NoModifier) {
+            const QModelIndex group = groupRowOf(current);
+            if (group.isValid() && group.data(LogModel::ExpandedRole).toBool()) {
+                toggleGroup(group);
+                return true;
+            }
+        }
     }
     return QWidget::eventFilter(watched, event);
 }
@@ -133,12 +168,17 @@ void LogView::setModel(QAbstractItemModel *model)
 {
     if (QAbstractItemModel *old = m_view->model())
         disconnect(old, nullptr, this, nullptr);
+    // The view does not delete the selection model it made for the old model.
+    QItemSelectionModel *oldSelection = m_view->selectionModel();
     m_view->setModel(model);
+    if (oldSelection && oldSelection != m_view->selectionModel())
+        oldSelection->deleteLater();
     if (model) {
         connect(model, &QAbstractItemModel::rowsInserted, this, &LogView::onRowsChanged);
         connect(model, &QAbstractItemModel::rowsRemoved, this, &LogView::onRowsChanged);
         connect(model, &QAbstractItemModel::modelReset, this, &LogView::onRowsChanged);
         connect(model, &QAbstractItemModel::layoutChanged, this, &LogView::onRowsChanged);
+        connect(model, &QAbstractItemModel::dataChanged, this, &LogView::onRowsChanged);
     }
     onRowsChanged();
 }
@@ -215,7 +255,14 @@ void LogView::keepTopRowWhile(const std::function<void()> &change)
 void LogView::onRowsChanged()
 {
     const QAbstractItemModel *model = m_view->model();
-    m_statusLabel->setText(model ? tr("%n line(s) shown", nullptr, model->rowCount()) : QString());
+    if (const auto *collapsed = qobject_cast<const CollapsedLogModel *>(model)) {
+        // Rows and lines differ there; a line joining a row changes only the second number.
+        m_statusLabel->setText(tr("%n row(s) shown for %1 line(s)", nullptr, collapsed->rowCount())
+                                   .arg(collapsed->lineCount()));
+    } else {
+        m_statusLabel->setText(model ? tr("%n line(s) shown", nullptr, model->rowCount())
+                                     : QString());
+    }
     scrollToEndIfFollowing();
 }
 
@@ -291,10 +338,92 @@ void LogView::copySelection()
         m_view->selectionModel() ? m_view->selectionModel()->selectedRows() : QModelIndexList();
     std::sort(rows.begin(), rows.end());
     QStringList lines;
-    for (const QModelIndex &index : std::as_const(rows))
-        lines << index.data(Qt::DisplayRole).toString();
+    int coveredUntil = -1; // the lines of an expanded group whose row was copied already
+    for (const QModelIndex &index : std::as_const(rows)) {
+        if (index.row() <= coveredUntil)
+            continue;
+        // A group copies as its line with the ranks note, an expanded one as all its lines.
+        const QVariant copy = index.data(LogModel::CopyTextRole);
+        lines << (copy.isValid() ? copy : index.data(Qt::DisplayRole)).toString();
+        if (index.data(LogModel::ExpandedRole).toBool())
+            coveredUntil = index.row() + index.data(LogModel::GroupSizeRole).toInt();
+    }
     if (!lines.isEmpty())
         QGuiApplication::clipboard()->setText(lines.join(QLatin1Char('\n')));
+}
+
+QModelIndex LogView::groupRowOf(const QModelIndex &index) const
+{
+    if (!index.isValid() || index.data(LogModel::IsGroupRole).toBool())
+        return index;
+    if (!index.data(LogModel::IsGroupMemberRole).toBool())
+        return {};
+    // A group's lines follow its row.
+    for (int row = index.row() - 1; row >= 0; --row) {
+        const QModelIndex above = index.siblingAtRow(row);
+        if (above.data(LogModel::IsGroupRole).toBool())
+            return above;
+        if (!above.data(LogModel::IsGroupMemberRole).toBool())
+            break;
+    }
+    return {};
+}
+
+bool LogView::toggleGroup(const QModelIndex &index)
+{
+    const QModelIndex group = groupRowOf(index);
+    QAbstractItemModel *model = m_view->model();
+    if (!group.isValid() || !model || !group.data(LogModel::IsGroupRole).toBool())
+        return false;
+    const bool expand = !group.data(LogModel::ExpandedRole).toBool();
+    // Lines opening in the middle of the view must not scroll what the user clicked away: stop
+    // following unless the group is the newest row (then its lines are the newest too).
+    if (expand && group.row() < model->rowCount() - 1)
+        setFollowing(false);
+    const QPersistentModelIndex keep(group);
+    if (!model->setData(group, expand, LogModel::ExpandedRole))
+        return false;
+    if (!expand)
+        m_view->setCurrentIndex(keep);
+    m_view->scrollTo(keep);
+    return true;
+}
+
+bool LogView::onDisclosure(const QModelIndex &index, const QPoint &pos) const
+{
+    if (!index.data(LogModel::IsGroupRole).toBool())
+        return false;
+    const QRect rect = m_view->visualRect(index);
+    const int width = m_view->fontMetrics().horizontalAdvance(LogLineDelegate::disclosure(false));
+    return pos.x() < rect.left() + width + 2 * LogLineDelegate::kTextMargin;
+}
+
+void LogView::addContextMenuAction(QAction *action)
+{
+    m_contextActions.append(action);
+}
+
+void LogView::showContextMenu(const QPoint &pos)
+{
+    QMenu menu(this);
+    const QModelIndex group = groupRowOf(m_view->indexAt(pos));
+    if (group.isValid()) {
+        const bool expanded = group.data(LogModel::ExpandedRole).toBool();
+        const QPersistentModelIndex keep(group);
+        menu.addAction(expanded ? tr("Collapse the %n line(s)", nullptr,
+                                     group.data(LogModel::GroupSizeRole).toInt())
+                                : tr("Expand into %n line(s)", nullptr,
+                                     group.data(LogModel::GroupSizeRole).toInt()),
+                       this, [this, keep] { toggleGroup(keep); });
+    }
+    QAction *copy = menu.addAction(tr("Copy"), this, &LogView::copySelection);
+    copy->setShortcut(QKeySequence::Copy);
+    copy->setEnabled(m_view->selectionModel() && m_view->selectionModel()->hasSelection());
+    if (!m_contextActions.isEmpty()) {
+        menu.addSeparator();
+        menu.addActions(m_contextActions);
+    }
+    menu.exec(m_view->viewport()->mapToGlobal(pos));
 }
 
 } // namespace rankdeck

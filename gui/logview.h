@@ -7,6 +7,9 @@
 // the user asked for. Reading back older lines is the owner's job too: the view asks for them
 // (olderLinesWanted) when the user scrolls against the top, and keepTopRowWhile() lets the owner
 // insert them without moving what the user is reading.
+// Rows that stand for a group of identical lines (CollapsedLogModel) expand and collapse in place
+// with Enter, a double-click, a click on their arrow, Right/Left or the context menu; the view
+// only asks the model (ExpandedRole), it never groups anything itself.
 #pragma once
 
 #include <QRegularExpression>
@@ -17,6 +20,7 @@
 class QAbstractItemModel;
 class QComboBox;
 class QLabel;
+class QAction;
 class QLineEdit;
 class QListView;
 class QToolButton;
@@ -53,8 +57,13 @@ public slots:
     void focusSearch();
     void focusFilter();
     void copySelection();
+    // Expands a collapsed group row or collapses an expanded one (or the one a line belongs
+    // to); false when the row is neither.
+    bool toggleGroup(const QModelIndex &index);
 
 public:
+    // Added to the list's context menu, after the view's own entries (not owned).
+    void addContextMenuAction(QAction *action);
     // Runs `change` (which may insert or remove rows above the top visible row, the elision
     // marker included) and scrolls so that the row the user was reading stays where it was.
     // Rows below the top visible row must not change.
@@ -78,6 +87,9 @@ private:
     void onFilterEdited();
     void scrollToEndIfFollowing();
     void requestOlderLines();
+    void showContextMenu(const QPoint &pos);
+    QModelIndex groupRowOf(const QModelIndex &index) const;
+    bool onDisclosure(const QModelIndex &index, const QPoint &pos) const;
 
     QListView *m_view = nullptr;
     QLineEdit *m_filterEdit = nullptr;
@@ -85,6 +97,7 @@ private:
     QLineEdit *m_searchEdit = nullptr;
     QToolButton *m_followButton = nullptr;
     QLabel *m_statusLabel = nullptr;
+    QList<QAction *> m_contextActions;
     QRegularExpression m_filterExpression;
     bool m_follow = true;
     bool m_scrolling = false;

@@ -141,6 +141,16 @@ QVariant LogModel::data(const QModelIndex &index, int role) const
         return false;
     case ElidedCountRole:
         return qint64(0);
+    case GroupSizeRole:
+        return 1;
+    case RanksRole:
+        return QString();
+    case IsGroupRole:
+    case ExpandedRole:
+    case IsGroupMemberRole:
+        return false;
+    case CopyTextRole:
+        return displayText(line);
     default:
         return {};
     }
@@ -158,6 +168,12 @@ QHash<int, QByteArray> LogModel::roleNames() const
     roles.insert(IsMarkerRole, "isMarker");
     roles.insert(ElidedCountRole, "elidedCount");
     roles.insert(TextRole, "text");
+    roles.insert(GroupSizeRole, "groupSize");
+    roles.insert(RanksRole, "ranks");
+    roles.insert(IsGroupRole, "isGroup");
+    roles.insert(ExpandedRole, "expanded");
+    roles.insert(IsGroupMemberRole, "isGroupMember");
+    roles.insert(CopyTextRole, "copyText");
     return roles;
 }
 
@@ -267,9 +283,19 @@ void LogModel::poll()
     }
     if (accepted.isEmpty())
         return;
-    // A batch larger than the model only needs its tail.
-    if (accepted.size() > m_maxRows)
+    if (accepted.size() > m_maxRows) {
+        // A batch larger than the model only needs its tail. What the model held would sit
+        // above lines it never showed, so it goes too, and the marker counts all of them.
         accepted.remove(0, accepted.size() - m_maxRows);
+        beginResetModel();
+        m_rows = std::move(accepted);
+        m_fetchedRows = 0;
+        m_firstKey = all ? m_rows.first().sequence : m_rows.first().number;
+        m_elided = m_firstKey;
+        endResetModel();
+        emit linesAppended(int(m_rows.size()));
+        return;
+    }
     const int first = rowCount();
     beginInsertRows(QModelIndex(), first, first + int(accepted.size()) - 1);
     m_rows.append(accepted);

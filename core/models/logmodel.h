@@ -31,6 +31,14 @@ public:
         IsMarkerRole,                // bool: the "N lines elided" row
         ElidedCountRole,             // qint64 on the marker row
         TextRole,                    // QString without the rank prefix
+        // Roles of the merged view's collapsed rows (CollapsedLogModel); a plain line answers
+        // 1, "", false, false, false and its DisplayRole.
+        GroupSizeRole,     // int: lines this row stands for (a group of identical lines: > 1)
+        RanksRole,         // QString: the ranks of those lines, compact ("r0–3,5,7–9")
+        IsGroupRole,       // bool: the row stands for identical lines of several ranks
+        ExpandedRole,      // bool: the group's lines are shown below it (settable with setData)
+        IsGroupMemberRole, // bool: one line of an expanded group
+        CopyTextRole,      // QString: what copying the row yields (an expanded group: every line)
     };
     Q_ENUM(Role)
 
@@ -72,6 +80,8 @@ public:
     bool hasMarkerRow() const { return m_elided > 0; }
     // Number of log rows (without the marker).
     int lineRowCount() const { return int(m_rows.size()); }
+    // Log row `lineRow` (0 is the first row after the marker), for models built on this one.
+    const LogLine &lineAt(int lineRow) const { return m_rows.at(lineRow); }
 
     // Reads up to `count` older lines (before the first row) back from the store (disk if
     // needed), filtered, and inserts them at the top. Returns how many rows were added.

@@ -2,20 +2,26 @@
 //
 // The Logs page over core's real LogStore fed through RankStream: a tab per rank (sorted, one
 // view for all of them), follow mode that pauses when the user scrolls up, regex and stream
-// filters, search, and the elided-lines marker when memory is bounded.
+// filters, search, the elided-lines marker when memory is bounded, and identical lines of many
+// ranks collapsed into one row in "All ranks" that opens in place.
 #include "logspage.h"
 #include "logview.h"
+#include "models/collapsedlogmodel.h"
 #include "models/logmodel.h"
 #include "store/logstore.h"
 #include "stream/rankstream.h"
 
 #include <QAbstractItemModelTester>
+#include <QAction>
+#include <QClipboard>
 #include <QComboBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListView>
 #include <QScrollBar>
 #include <QTabBar>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QtTest>
 
 using namespace rankdeck;
@@ -37,6 +43,9 @@ private slots:
     void scrollingToTopReadsOlderLines();
     void wheelAtTopReadsOlderLinesThroughFilter();
     void rankPickerFollowsTabs();
+    void identicalLinesCollapse_data();
+    void identicalLinesCollapse();
+    void collapseOption();
 
 private:
     void feed(int rank, StreamKind stream, const QByteArray &text);
@@ -247,6 +256,9 @@ void TestLogsPage::scrollingToTopReadsOlderLines()
     LogModel *model = m_page->logModel();
     QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     QListView *list = m_page->logView()->listView();
+    // The rows on screen (on "All ranks" the collapsed view: these lines all differ).
+    QAbstractItemModel *shown = list->model();
+    QCOMPARE(shown, m_page->shownModel());
     QScrollBar *bar = list->verticalScrollBar();
     const qint64 total = qint64(ranks) * linesPerRank;
     QVERIFY(model->hasMarkerRow());
@@ -260,7 +272,8 @@ void TestLogsPage::scrollingToTopReadsOlderLines()
     while (model->hasMarkerRow()) {
         QVERIFY2(++rounds <= int(total / LogsPage::OlderChunkLines) + 2,
                  "older lines never stopped coming");
-        const QPersistentModelIndex firstLine = model->index(1, 0);
+        const QPersistentModelIndex firstLine = shown->index(1, 0);
+        QCOMPARE(shown->rowCount(), model->rowCount());
         QVERIFY(!firstLine.data(LogModel::IsMarkerRole).toBool());
         const QString firstText = firstLine.data().toString();
         bar->setValue(bar->minimum());
@@ -366,6 +379,143 @@ void TestLogsPage::rankPickerFollowsTabs()
     QCOMPARE(m_page->logModel()->rank(), 9);
     QVERIFY(m_page->showRank(4));
     QCOMPARE(picker->currentData().toInt(), 4);
+}
+
+void TestLogsPage::identicalLinesCollapse_data()
+{
+    QTest::addColumn<int>("ranks");
+    QTest::newRow("8 ranks") << 8;
+    QTest::newRow("64 ranks") << 64;
+}
+
+void TestLogsPage::identicalLinesCollapse()
+{
+    QFETCH(int, ranks);
+    const QByteArray nccl = "NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n";
+    for (int rank = 0; rank < ranks; ++rank)
+        feed(rank, StreamKind::Stdout, nccl);
+    feedLines(0, 0, 3);
+    m_page->poll();
+    QVERIFY(m_page->collapsesIdenticalLines());
+    QListView *list = m_page->logView()->listView();
+    QCOMPARE(list->model(), m_page->collapsedModel());
+    QAbstractItemModel *shown = list->model();
+    QAbstractItemModelTester tester(shown, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const QString groupText = QStringLiteral("[r0–%1 \u00d7%2] NCCL INFO Bootstrap : Using "
+                                             "eth0:10.0.0.1<0>")
+                                  .arg(ranks - 1)
+                                  .arg(ranks);
+    QCOMPARE(shown->rowCount(), 4);
+    QCOMPARE(m_page->logModel()->rowCount(), ranks + 3);
+    const QPersistentModelIndex group = shown->index(0, 0);
+    QCOMPARE(group.data().toString(), groupText);
+    QVERIFY(group.data(LogModel::IsGroupRole).toBool());
+
+    // Copying the row copies the line with its ranks note.
+    list->setCurrentIndex(group);
+    m_page->logView()->copySelection();
+    QCOMPARE(QGuiApplication::clipboard()->text(), groupText);
+
+    // Enter opens it in place: every rank's line below it, each with its own rank.
+    list->setFocus();
+    QTest::keyClick(list, Qt::Key_Return);
+    QCOMPARE(shown->rowCount(), 4 + ranks);
+    QVERIFY(group.data(LogModel::ExpandedRole).toBool());
+    for (int rank = 0; rank < ranks; ++rank)
+        QCOMPARE(shown->index(1 + rank, 0).data().toString(),
+                 QStringLiteral("[r%1] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>").arg(rank));
+    QVERIFY(shown->index(1 + ranks, 0).data().toString().contains(QStringLiteral("Epoch 0,")));
+    // Copying the open group copies every line.
+    list->setCurrentIndex(group);
+    m_page->logView()->copySelection();
+    QCOMPARE(QGuiApplication::clipboard()->text().split(QLatin1Char('\n')).size(), ranks);
+    list->selectAll();
+    m_page->logView()->copySelection();
+    QCOMPARE(QGuiApplication::clipboard()->text().split(QLatin1Char('\n')).size(), ranks + 3);
+    // Enter again closes it.
+    list->setCurrentIndex(group);
+    QTest::keyClick(list, Qt::Key_Return);
+    QCOMPARE(shown->rowCount(), 4);
+    QVERIFY(!group.data(LogModel::ExpandedRole).toBool());
+
+    // A click on its arrow opens it, another closes it; a click on the text only selects.
+    const QRect rect = list->visualRect(group);
+    QTest::mouseClick(list->viewport(), Qt::LeftButton, {},
+                      QPoint(rect.left() + 3, rect.center().y()));
+    QCOMPARE(shown->rowCount(), 4 + ranks);
+    QTest::mouseClick(list->viewport(), Qt::LeftButton, {},
+                      QPoint(rect.left() + 3, rect.center().y()));
+    QCOMPARE(shown->rowCount(), 4);
+    QTest::mouseClick(list->viewport(), Qt::LeftButton, {},
+                      QPoint(rect.left() + 200, rect.center().y()));
+    QCOMPARE(shown->rowCount(), 4);
+    QCOMPARE(list->currentIndex().row(), 0);
+    // Right opens, Left closes.
+    QTest::keyClick(list, Qt::Key_Right);
+    QCOMPARE(shown->rowCount(), 4 + ranks);
+    list->setCurrentIndex(shown->index(3, 0)); // one of its lines
+    QTest::keyClick(list, Qt::Key_Left);
+    QCOMPARE(shown->rowCount(), 4);
+    QCOMPARE(list->currentIndex().row(), 0);
+
+    // Opening a row above the newest stopped following; End resumes it. Another rank printing
+    // the same line later joins the row instead of adding one.
+    QVERIFY(!m_page->logView()->isFollowing());
+    QTest::keyClick(list, Qt::Key_End);
+    QVERIFY(m_page->logView()->isFollowing());
+    QSignalSpy inserted(shown, &QAbstractItemModel::rowsInserted);
+    feed(ranks, StreamKind::Stdout, nccl);
+    m_page->poll();
+    QCOMPARE(inserted.size(), 0);
+    QCOMPARE(shown->rowCount(), 4);
+    QCOMPARE(group.data(LogModel::GroupSizeRole).toInt(), ranks + 1);
+    QCOMPARE(m_page->logModel()->rowCount(), ranks + 4);
+    auto *status = m_page->findChild<QLabel *>(QStringLiteral("logStatusLabel"));
+    QVERIFY(status);
+    QCOMPARE(status->text(), QStringLiteral("4 row(s) shown for %1 line(s)").arg(ranks + 4));
+
+    // A rank's own tab shows its line as printed.
+    QVERIFY(m_page->showRank(3));
+    QCOMPARE(list->model(), m_page->logModel());
+    QCOMPARE(list->model()->rowCount(), 1);
+    QCOMPARE(list->model()->index(0, 0).data().toString(),
+             QStringLiteral("NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>"));
+    QVERIFY(!m_page->collapseAction()->isEnabled());
+    auto *button = m_page->findChild<QToolButton *>(QStringLiteral("logCollapseButton"));
+    QCOMPARE(button->text(), QStringLiteral("Collapse identical"));
+    QVERIFY(!button->isEnabled());
+    QVERIFY(m_page->showRank(LogsPage::AllRanksTab));
+    QCOMPARE(list->model(), m_page->collapsedModel());
+    QCOMPARE(list->model()->rowCount(), 4);
+}
+
+void TestLogsPage::collapseOption()
+{
+    for (int rank = 0; rank < 4; ++rank)
+        feed(rank, StreamKind::Stdout, "same\n");
+    m_page->poll();
+    QListView *list = m_page->logView()->listView();
+    QCOMPARE(list->model()->rowCount(), 1);
+    auto *button = m_page->findChild<QToolButton *>(QStringLiteral("logCollapseButton"));
+    QVERIFY(button);
+    QVERIFY(button->isChecked());
+    // Off: every line as printed; the grouping costs nothing while off.
+    button->click();
+    QVERIFY(!m_page->collapsesIdenticalLines());
+    QCOMPARE(list->model(), m_page->logModel());
+    QCOMPARE(list->model()->rowCount(), 4);
+    QVERIFY(!m_page->collapsedModel()->sourceModel());
+    QCOMPARE(list->model()->index(2, 0).data().toString(), QStringLiteral("[r2] same"));
+    // Filters still apply, collapsed or not.
+    auto *filter = m_page->findChild<QLineEdit *>(QStringLiteral("logFilterEdit"));
+    QTest::keyClicks(filter, QStringLiteral("nothing matches"));
+    QCOMPARE(list->model()->rowCount(), 0);
+    m_page->setCollapseIdenticalLines(true);
+    QCOMPARE(list->model(), m_page->collapsedModel());
+    QCOMPARE(list->model()->rowCount(), 0);
+    filter->clear();
+    QCOMPARE(list->model()->rowCount(), 1);
+    QCOMPARE(list->model()->index(0, 0).data().toString(), QStringLiteral("[r0–3 \u00d74] same"));
 }
 
 QTEST_MAIN(TestLogsPage)

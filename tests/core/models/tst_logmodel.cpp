@@ -37,6 +37,8 @@ private slots:
     void followsOneRank();
     void allRanksPrefixed();
     void boundedWithMarkerRow();
+    void burstIntoEmptyModel_data();
+    void burstIntoEmptyModel();
     void burstPastTheStoreWindow();
     void fetchOlderFromDisk();
     void regexAndStreamFilter_data();
@@ -112,6 +114,39 @@ void TestLogModel::boundedWithMarkerRow()
     QCOMPARE(model.rowCount(), 11);
     QCOMPARE(model.elidedCount(), 1005);
     QCOMPARE(text(model, 10), QStringLiteral("r0 line 1014"));
+}
+
+void TestLogModel::burstIntoEmptyModel_data()
+{
+    QTest::addColumn<int>("rank");
+    QTest::addColumn<int>("before"); // lines the model shows before the burst
+    QTest::newRow("one rank, empty") << 0 << 0;
+    QTest::newRow("all ranks, empty") << int(LogStore::AllRanks) << 0;
+    QTest::newRow("one rank, some lines") << 0 << 4;
+}
+
+// More lines in one poll than the model holds: the tail is shown, and the marker counts every
+// line before it, also when the model was empty before.
+void TestLogModel::burstIntoEmptyModel()
+{
+    QFETCH(int, rank);
+    QFETCH(int, before);
+    LogStore store;
+    LogModel model(&store, rank);
+    model.setPollInterval(0);
+    model.setMaxRows(10);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    feed(store, 0, StreamKind::Stdout, 0, before);
+    model.poll();
+    QCOMPARE(model.rowCount(), before);
+    feed(store, 0, StreamKind::Stdout, before, 25);
+    model.poll();
+    QCOMPARE(model.lineRowCount(), 10);
+    QVERIFY(model.hasMarkerRow());
+    QCOMPARE(model.elidedCount(), before + 15);
+    QCOMPARE(model.rowCount(), 11);
+    QCOMPARE(model.data(model.index(1), LogModel::TextRole).toString(),
+             QStringLiteral("r0 line %1").arg(before + 15));
 }
 
 // Between two polls the store's memory window moved past lines the model never saw: they are
