@@ -89,6 +89,15 @@ private slots:
             << sample(u"exceptiongroup_py313.txt"_s) << QStringList{u"ExceptionGroup"_s}
             << QStringList{QString()} << u"two workers failed (2 sub-exceptions)"_s << 2
             << u"group.py:8 run"_s << u"raise ExceptionGroup(\"two workers failed\", errs)"_s;
+        QTest::newRow("ExceptionGroup as a cause")
+            << sample(u"exceptiongroup_cause.txt"_s)
+            << QStringList{u"ExceptionGroup"_s, u"RuntimeError"_s}
+            << QStringList{QString(), u"cause"_s} << u"training aborted"_s << 2
+            << u"groupchain.py:5 run"_s << u"raise RuntimeError(\"training aborted\") from g"_s;
+        QTest::newRow("own exception class, message on two lines")
+            << sample(u"custom_multiline.txt"_s) << QStringList{u"BatchError"_s}
+            << QStringList{QString()} << u"bad batch 12\nshape (3, 4)"_s << 2
+            << u"ctx_nested.py:4 f"_s << u"raise BatchError(\"bad batch 12\\nshape (3, 4)\")"_s;
         QTest::newRow("RecursionError: repeated line")
             << sample(u"recursion.txt"_s) << QStringList{u"RecursionError"_s}
             << QStringList{QString()} << u"maximum recursion depth exceeded"_s << 4
@@ -193,6 +202,7 @@ private slots:
         QTest::newRow("cause") << u"chained_cause.txt"_s;
         QTest::newRow("context") << u"chained_context.txt"_s;
         QTest::newRow("multi-line") << u"multiline_message.txt"_s;
+        QTest::newRow("own class, two lines") << u"custom_multiline.txt"_s;
         QTest::newRow("KeyboardInterrupt") << u"keyboardinterrupt.txt"_s;
         QTest::newRow("syntax") << u"syntax_import.txt"_s;
     }
