@@ -27,11 +27,11 @@ QJsonArray framesToJson(const QList<PythonFrame> &frames)
     return a;
 }
 
-QList<PythonFrame> framesFromJson(const QJsonValue &v)
+QList<PythonFrame> framesFromJson(const QJsonValue &v, int max = MaxFrames)
 {
     QList<PythonFrame> out;
     for (const QJsonValue &f : v.toArray()) {
-        if (out.size() >= MaxFrames)
+        if (out.size() >= max)
             break;
         if (f.isObject())
             out.append(PythonFrame::fromJson(f.toObject()));
@@ -89,9 +89,9 @@ QJsonObject PythonFrame::toJson() const
 PythonFrame PythonFrame::fromJson(const QJsonObject &o)
 {
     PythonFrame f;
-    f.file = str(o, QLatin1String("file"), MaxLine);
+    f.file = str(o, QLatin1String("file"), MaxFile);
     f.line = o.value(QLatin1String("line")).toInt(0);
-    f.function = str(o, QLatin1String("function"), MaxLine);
+    f.function = str(o, QLatin1String("function"), MaxFunction);
     f.source = str(o, QLatin1String("source"), MaxSource);
     return f;
 }
@@ -136,7 +136,7 @@ PythonThreadStack PythonThreadStack::fromJson(const QJsonObject &o)
     PythonThreadStack t;
     t.threadId = str(o, QLatin1String("id"), 64);
     t.current = o.value(QLatin1String("current")).toBool(false);
-    t.frames = framesFromJson(o.value(QLatin1String("frames")));
+    t.frames = framesFromJson(o.value(QLatin1String("frames")), MaxThreadFrames);
     t.note = str(o, QLatin1String("note"), 1000);
     return t;
 }

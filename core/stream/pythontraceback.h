@@ -73,15 +73,20 @@ struct PythonFaultDump
     static PythonFaultDump fromJson(const QJsonObject &json);
 };
 
-// Bounds, shared by the parsers, the scanner and fromJson().
+// Bounds, shared by the parsers, the scanner and fromJson(): a rank's worst case (hostile text)
+// stays within a few MB, a real traceback or dump never reaches them.
 namespace pythonlimits {
-inline constexpr int MaxFrames = 200;   // per exception or thread: the innermost kept
-inline constexpr int MaxChain = 16;     // exceptions per chain: the last kept
-inline constexpr int MaxThreads = 128;  // faulthandler prints 100 at most
-inline constexpr int MaxLine = 4096;    // characters of one input line looked at
-inline constexpr int MaxMessage = 8192; // characters of one exception message
+inline constexpr int MaxFrames = 200;       // per exception: the innermost kept
+inline constexpr int MaxChain = 8;          // exceptions per chain: the last kept
+inline constexpr int MaxThreads = 100;      // faulthandler's own limit
+inline constexpr int MaxThreadFrames = 100; // per thread, faulthandler's own limit ("...")
+inline constexpr int MaxDumpFrames = 2000;  // in all threads of one dump
+inline constexpr int MaxLine = 4096;        // characters of one input line looked at
+inline constexpr int MaxMessage = 8192;     // characters of one exception message
 inline constexpr int MaxMessageLines = 40;
-inline constexpr int MaxSource = 500; // characters of one source line
+inline constexpr int MaxFile = 1000;    // characters of a frame's file name
+inline constexpr int MaxFunction = 200; // characters of a frame's function name
+inline constexpr int MaxSource = 300;   // characters of one source line
 } // namespace pythonlimits
 
 // The chain of the last complete traceback in `text`, in printed order (the last exception is

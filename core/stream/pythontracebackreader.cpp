@@ -260,6 +260,7 @@ bool PythonTracebackReader::startsSomething(const QString &line)
     }
     if (const QRegularExpressionMatch m = fatalHeader().match(line); m.hasMatch()) {
         m_lastDump = PythonFaultDump();
+        m_dumpFrames = 0;
         m_lastDump.fatalError = m.captured(1).left(MaxMessage);
         ++m_generation;
         m_state = State::Dump;
@@ -268,6 +269,7 @@ bool PythonTracebackReader::startsSomething(const QString &line)
     if (threadHeader().match(line).hasMatch() || stackHeader().match(line).hasMatch()) {
         // A dump on request (a hang, faulthandler.register) has no "Fatal Python error" line.
         m_lastDump = PythonFaultDump();
+        m_dumpFrames = 0;
         m_state = State::Dump;
         dumpLine(line);
         return true;
@@ -304,9 +306,9 @@ void PythonTracebackReader::frameLine(const QString &rawLine)
     }
     if (const QRegularExpressionMatch m = frameRegex().match(line); m.hasMatch()) {
         PythonFrame f;
-        f.file = m.captured(1);
+        f.file = m.captured(1).left(MaxFile);
         f.line = m.captured(2).toInt();
-        f.function = m.captured(3);
+        f.function = m.captured(3).left(MaxFunction);
         m_frames.append(f);
         // Keep the innermost: drop the outermost in batches so that 10^6 frames stay linear.
         if (m_frames.size() >= 2 * MaxFrames) {
@@ -405,6 +407,7 @@ void PythonTracebackReader::dumpLine(const QString &line)
         for (const PythonThreadStack &t : std::as_const(threads)) {
             if (t.threadId == m.captured(2)) {
                 m_lastDump = PythonFaultDump();
+                m_dumpFrames = 0;
                 break;
             }
         }
@@ -419,8 +422,10 @@ void PythonTracebackReader::dumpLine(const QString &line)
         return;
     }
     if (stackHeader().match(line).hasMatch()) {
-        if (!threads.isEmpty())
+        if (!threads.isEmpty()) {
             m_lastDump = PythonFaultDump(); // a one-thread dump has one header: this is new
+            m_dumpFrames = 0;
+        }
         PythonThreadStack t;
         t.current = true;
         threads.append(t);
@@ -438,16 +443,17 @@ void PythonTracebackReader::dumpLine(const QString &line)
         }
         PythonThreadStack &t = threads.last();
         if (const QRegularExpressionMatch f = dumpFrame().match(line); f.hasMatch()) {
-            if (t.frames.size() >= MaxFrames) {
+            if (t.frames.size() >= MaxThreadFrames || m_dumpFrames >= MaxDumpFrames) {
                 if (!t.note.contains(QLatin1String("...")))
                     addNote(t, QStringLiteral("..."));
                 return;
             }
             PythonFrame frame;
-            frame.file = f.captured(1);
+            frame.file = f.captured(1).left(MaxFile);
             frame.line = f.captured(2).toInt(); // "???" → 0
-            frame.function = f.captured(3);
+            frame.function = f.captured(3).left(MaxFunction);
             t.frames.append(frame);
+            ++m_dumpFrames;
             ++m_generation;
             return;
         }

@@ -420,11 +420,14 @@ private slots:
             binary[i] = char((i * 7919) % 256);
         QTest::newRow("binary") << QString::fromLatin1(binary) << false;
         QString threads = u"Fatal Python error: Segmentation fault\n"_s;
+        const QString thirtyFrames = QString(u"  File \"/a.py\", line 1 in f\n"_s).repeated(30);
         for (int i = 0; i < 100000; ++i)
-            threads +=
-                u"Thread 0x%1 (most recent call first):\n  File \"/a.py\", line 1 in f\n"_s.arg(
-                    i, 0, 16);
+            threads += u"Thread 0x%1 (most recent call first):\n"_s.arg(i, 0, 16) + thirtyFrames;
         QTest::newRow("10^5 threads") << threads << false;
+        QString frames = u"Stack (most recent call first):\n"_s;
+        for (int i = 0; i < 100000; ++i)
+            frames += u"  File \"/%1.py\", line 1 in f\n"_s.arg(QString(900, u'p'));
+        QTest::newRow("10^5 frames in a dump, long names") << frames << false;
         QString chain;
         for (int i = 0; i < 10000; ++i)
             chain += u"Traceback (most recent call last):\n  File \"/a.py\", line 1, in f\n"
@@ -450,9 +453,15 @@ private slots:
             QCOMPARE(chain.last().frames.first().line, 1000); // the innermost are kept
         }
         if (traceback && chain.last().type == u"E"_s)
-            QCOMPARE(chain.first().message, u"9985"_s); // the last ones are kept
+            QCOMPARE(chain.first().message, QString::number(10000 - (pythonlimits::MaxChain - 1)));
         const PythonFaultDump dump = parseFaultHandlerDump(text);
         QVERIFY(dump.threads.size() <= pythonlimits::MaxThreads);
+        qsizetype dumpFrames = 0;
+        for (const PythonThreadStack &t : dump.threads) {
+            QVERIFY(t.frames.size() <= pythonlimits::MaxThreadFrames);
+            dumpFrames += t.frames.size();
+        }
+        QVERIFY(dumpFrames <= pythonlimits::MaxDumpFrames);
         QVERIFY(dump.fatalError.size() <= pythonlimits::MaxMessage);
         formatPythonTraceback(chain, true);
         formatFaultDump(dump, true);
