@@ -149,6 +149,8 @@ RankFailure merge(const QList<RankFailure> &records)
     }
     if (best.firstOwnFrame < 0 || best.firstOwnFrame >= best.stack.size())
         best.firstOwnFrame = firstOwnFrame(best.stack);
+    // The traceback may have come with a less detailed record of the rank (its exit).
+    mergePython(&best, best.python, best.pythonDump);
     return best;
 }
 

@@ -639,6 +639,26 @@ private slots:
         QCOMPARE(FailureReport::build({same[0], same[1], typed, other}).groups().size(), 4);
     }
 
+    // The rank's error event and its exit (with the traceback found in its stderr) are one
+    // entry: an uncaught Python exception.
+    void mergesPythonAcrossRecords()
+    {
+        RankFailure event = failure(4, 1000, QStringLiteral("error"));
+        event.exitCode = 1;
+        event.message = QStringLiteral("program exited with code 1");
+        RankFailure exited = failure(4, 1200, QStringLiteral("exit"));
+        exited.exitCode = 1;
+        exited.python = pythonChain(4);
+        const FailureReport report = FailureReport::build({event, exited});
+        QCOMPARE(report.failures.size(), 1);
+        const RankFailure &f = report.failures.first();
+        QCOMPARE(f.kind, u"exception"_s);
+        QCOMPARE(f.exceptionType, u"ValueError"_s);
+        QCOMPARE(f.message, u"bad batch on rank 4\nprogram exited with code 1"_s);
+        QCOMPARE(f.timeUs, qint64(1000));
+        QCOMPARE(f.python, pythonChain(4));
+    }
+
     void roundTripsPythonThroughJson()
     {
         RankFailure root = failure(2, 123456789, QStringLiteral("exit"));
