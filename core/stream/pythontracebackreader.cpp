@@ -113,6 +113,11 @@ QString cleanLine(QStringView raw)
     while (!v.isEmpty() && (v.back() == u'\r' || v.back() == u'\n'))
         v.chop(1);
     QString line = v.toString();
+    // Python 3.13 colours its tracebacks under FORCE_COLOR/PYTHON_COLORS even into a pipe.
+    if (line.contains(QChar(0x1b))) {
+        static const QRegularExpression ansi(QStringLiteral(R"(\x{1b}\[[0-9;]*[A-Za-z])"));
+        line.remove(ansi);
+    }
     const QRegularExpressionMatch m = rankPrefix().match(line);
     if (m.hasMatch())
         line.remove(0, m.capturedLength());

@@ -51,6 +51,10 @@ private slots:
             << sample(u"simple_py313.txt"_s) << QStringList{u"ValueError"_s}
             << QStringList{QString()} << u"invalid literal for int() with base 10: 'bad batch'"_s
             << 4 << u"simple.py:6 compute"_s << u"return int(batch[\"value\"]) * 2"_s;
+        QTest::newRow("coloured (3.13, FORCE_COLOR)")
+            << sample(u"simple_py313_color.txt"_s) << QStringList{u"ValueError"_s}
+            << QStringList{QString()} << u"invalid literal for int() with base 10: 'bad batch'"_s
+            << 4 << u"simple.py:6 compute"_s << u"return int(batch[\"value\"]) * 2"_s;
         QTest::newRow("raise from (cause)")
             << sample(u"chained_cause.txt"_s)
             << QStringList{u"FileNotFoundError"_s, u"RuntimeError"_s}
