@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/failurepolicy.h"
 
+#include "run/pythonfailure.h"
 #include "util/signalname.h"
 #include "util/translation.h"
 
@@ -115,13 +116,33 @@ RankFailure FailurePolicy::failureFromEvent(const WorkerEvent &e, const RankStat
 
 bool FailurePolicy::looksLikePeerFailure(const QString &text)
 {
+    // Python ranks add what torch raises in a survivor: Gloo's pair errors (a read or write on
+    // the connection to the dead peer), c10d's DistBackendError/DistNetworkError, NCCL's
+    // communicator abort after the watchdog or a peer's error.
     static const QRegularExpression re(
         QStringLiteral(
             "closed by peer|reset by peer|connection (was )?(closed|reset|refused)|broken pipe|"
             "ECONNRESET|EPIPE|timed? ?out|Watchdog caught|peer|remote process exited|"
-            "socket (closed|error)|store.*(closed|timeout)"),
+            "socket (closed|error)|store.*(closed|timeout)|"
+            "third_party/gloo/.*\\b(read|write|recv|send)|"
+            "\\bDist(Backend|Network)Error\\b|"
+            "NCCL communicator was "
+            "aborted|ProcessGroupNCCL.*\\babort|NCCL.*\\bcommunicator.*abort"),
         QRegularExpression::CaseInsensitiveOption);
     return re.match(text).hasMatch();
+}
+
+bool FailurePolicy::looksLikePeerFailure(const RankFailure &failure)
+{
+    if (looksLikePeerFailure(failure.message) || looksLikePeerFailure(failure.exceptionType))
+        return true;
+    // The exception that ended a Python rank: its type says as much as its message
+    // ("torch.distributed.DistNetworkError: Broken pipe").
+    if (!failure.python.isEmpty()) {
+        const PythonException &last = failure.python.last();
+        return looksLikePeerFailure(last.type) || looksLikePeerFailure(last.message);
+    }
+    return false;
 }
 
 bool FailurePolicy::record(const RankFailure &failure, QList<RankStatus> &ranks,
@@ -135,6 +156,11 @@ bool FailurePolicy::record(const RankFailure &failure, QList<RankStatus> &ranks,
                 f.signal = failure.signal;
                 f.signalName = failure.signalName;
             }
+            // Its traceback may come after its first report (from its stderr, at its exit).
+            if ((f.python.isEmpty() && !failure.python.isEmpty()) ||
+                (f.pythonDump.isEmpty() && !failure.pythonDump.isEmpty()))
+                mergePython(&f, f.python.isEmpty() ? failure.python : f.python,
+                            f.pythonDump.isEmpty() ? failure.pythonDump : f.pythonDump);
             rebuild(ranks, stacks);
             return false;
         }
@@ -162,12 +188,12 @@ void FailurePolicy::rebuild(QList<RankStatus> &ranks, const QHash<int, QString> 
     QList<RankFailure> observed = m_failures;
     bool anyOwn = false;
     for (const RankFailure &f : observed) {
-        if (f.kind != kConsequence && !looksLikePeerFailure(f.message))
+        if (f.kind != kConsequence && !looksLikePeerFailure(f))
             anyOwn = true;
     }
     if (anyOwn) {
         for (RankFailure &f : observed) {
-            if (f.kind != kConsequence && looksLikePeerFailure(f.message)) {
+            if (f.kind != kConsequence && looksLikePeerFailure(f)) {
                 f.reason = tr("a peer failed first (this rank's own %1 followed)").arg(f.kind);
                 f.kind = kConsequence;
             }

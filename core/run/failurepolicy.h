@@ -52,8 +52,12 @@ public:
     // What a rank's own `error` or `crash` event says (nowUs: when its event has no time).
     static RankFailure failureFromEvent(const WorkerEvent &event, const RankStatus &status,
                                         qint64 nowUs);
-    // Peer closed the connection, collective timed out, … : an echo of another rank's death.
+    // Peer closed the connection, collective timed out, Gloo's pair read/write error, c10d's
+    // DistBackendError/DistNetworkError, NCCL's communicator abort, … : an echo of another
+    // rank's death.
     static bool looksLikePeerFailure(const QString &text);
+    // Same, on the failure's message, exception type and the Python exception that ended it.
+    static bool looksLikePeerFailure(const RankFailure &failure);
 
     // One failure observed. One entry per rank and attempt: the first (most precise) report
     // wins, a later one (its exit after its crash event) adds code and signal. true when it is

@@ -4,6 +4,8 @@
 // dumps that feed it) are tested together in tst_failurereport and change together.
 #include "run/failurereport.h"
 
+#include "run/failuregrouping.h"
+#include "run/pythonfailure.h"
 #include "util/translation.h"
 
 #include "wire/wireprotocol.h"
@@ -140,9 +142,15 @@ RankFailure merge(const QList<RankFailure> &records)
             best.buildId = f.buildId;
         if (best.reportPath.isEmpty())
             best.reportPath = f.reportPath;
+        if (best.python.isEmpty())
+            best.python = f.python;
+        if (best.pythonDump.isEmpty())
+            best.pythonDump = f.pythonDump;
     }
     if (best.firstOwnFrame < 0 || best.firstOwnFrame >= best.stack.size())
         best.firstOwnFrame = firstOwnFrame(best.stack);
+    // The traceback may have come with a less detailed record of the rank (its exit).
+    mergePython(&best, best.python, best.pythonDump);
     return best;
 }
 
@@ -224,6 +232,10 @@ QJsonObject RankFailure::toJson() const
     o[QStringLiteral("thread")] = thread;
     o[QStringLiteral("build_id")] = buildId;
     o[QStringLiteral("report_path")] = reportPath;
+    if (!python.isEmpty())
+        o[QStringLiteral("python")] = pythonChainToJson(python);
+    if (!pythonDump.isEmpty())
+        o[QStringLiteral("python_dump")] = pythonDump.toJson();
     return o;
 }
 
@@ -251,11 +263,17 @@ RankFailure RankFailure::fromJson(const QJsonObject &o)
     f.thread = o.value(QStringLiteral("thread")).toString();
     f.buildId = o.value(QStringLiteral("build_id")).toString();
     f.reportPath = o.value(QStringLiteral("report_path")).toString();
+    // Records from before Python support have neither.
+    f.python = pythonChainFromJson(o.value(QStringLiteral("python")).toArray());
+    f.pythonDump = PythonFaultDump::fromJson(o.value(QStringLiteral("python_dump")).toObject());
     return f;
 }
 
 QString RankFailure::summary() const
 {
+    if (!python.isEmpty() && (kind == QLatin1String("exception") ||
+                              kind == QLatin1String("error") || kind == QLatin1String("exit")))
+        return pythonSummary(python);
     if (kind == QLatin1String("crash"))
         return signalText(signal, signalName);
     if (kind == QLatin1String("exception"))
@@ -372,6 +390,7 @@ QString FailureReport::toText() const
     if (!r.thread.isEmpty() || r.pid != 0)
         out +=
             tr("  thread:  %1, pid %2\n").arg(r.thread.isEmpty() ? tr("?") : r.thread).arg(r.pid);
+    out += pythonFailureText(r, QStringLiteral("  "));
     if (!r.stack.isEmpty()) {
         out += r.firstOwnFrame >= 0 ? tr("  stack (most recent call first; → marks the first frame "
                                          "of the worker's own code):\n")
@@ -379,7 +398,8 @@ QString FailureReport::toText() const
         for (qsizetype i = 0; i < r.stack.size(); ++i)
             out += (i == r.firstOwnFrame ? QStringLiteral("  → ") : QStringLiteral("    ")) +
                    r.stack[i] + QLatin1Char('\n');
-    } else if (r.kind == QLatin1String("signal") || r.kind == QLatin1String("exit")) {
+    } else if ((r.kind == QLatin1String("signal") || r.kind == QLatin1String("exit")) &&
+               r.python.isEmpty() && r.pythonDump.isEmpty()) {
         out += tr("  stack:   none (the rank sent no crash report before it ended)\n");
     }
     if (!r.reportPath.isEmpty())
@@ -388,9 +408,17 @@ QString FailureReport::toText() const
         out += tr("  reason:  %1\n").arg(r.reason);
 
     bool header = false;
-    for (const RankFailure &f : failures) {
-        if (&f == &r)
+    // Ranks that failed alike are one entry, shown by their earliest.
+    for (const FailureGroup &g : groups()) {
+        const RankFailure &f = g.representative;
+        const QString same = f.python.isEmpty() ? tr("same failure") : tr("same traceback");
+        if (f == r) {
+            if (g.ranks.size() > 1)
+                out += tr("  ranks %1: %2 as rank %3 above\n")
+                           .arg(formatRankRanges(g.ranks), same)
+                           .arg(r.rank);
             continue;
+        }
         if (!header) {
             out += tr("\nOther ranks:\n");
             header = true;
@@ -408,6 +436,11 @@ QString FailureReport::toText() const
         if (!f.reason.isEmpty())
             out += tr(" — %1").arg(f.reason);
         out += QLatin1Char('\n');
+        if (g.ranks.size() > 1)
+            out += tr("      ranks %1: %2 as rank %3 (%4 ranks)\n")
+                       .arg(formatRankRanges(g.ranks), same)
+                       .arg(f.rank)
+                       .arg(g.ranks.size());
         if (!f.message.isEmpty()) {
             // One line per rank: the root cause above has the full text.
             constexpr qsizetype kMaxMessage = 200;
@@ -416,6 +449,7 @@ QString FailureReport::toText() const
                 first = first.left(kMaxMessage) + QStringLiteral("…");
             out += tr("      message: %1\n").arg(first);
         }
+        out += pythonFailureText(f, QStringLiteral("      "));
         if (!f.stack.isEmpty()) {
             // A hung rank's stack dump holds every thread; the main thread shows where it waits.
             QStringList frames = f.stack;

@@ -7,6 +7,8 @@
 //   #3 0x000055d0c1a2b3c4 in ns::f(int) at /src/worker/x.cpp:42 [rankdeck-worker]
 #pragma once
 
+#include "stream/pythontraceback.h"
+
 #include <QJsonObject>
 #include <QList>
 #include <QString>
@@ -39,13 +41,26 @@ struct RankFailure
     QString thread;
     QString buildId;
     QString reportPath; // crash-rank<R>.txt on the rank's node
+    // A Python program's side (pythonfailure.h: mergePython()): the traceback chain that ended
+    // it (printed order), and its Python stacks at a fatal signal (faulthandler).
+    QList<PythonException> python;
+    PythonFaultDump pythonDump;
 
     bool operator==(const RankFailure &other) const = default;
 
     QJsonObject toJson() const;
     static RankFailure fromJson(const QJsonObject &json);
-    // One line: "SIGSEGV (signal 11)", "uncaught c10::Error", "exit code 3", …
+    // One line: "SIGSEGV (signal 11)", "uncaught c10::Error", "ValueError: bad batch" (a
+    // Python exception), "exit code 3", …
     QString summary() const;
+};
+
+// Ranks that failed the same way, shown as one entry (failuregrouping.h says what "the same"
+// is).
+struct FailureGroup
+{
+    QList<int> ranks;           // ascending
+    RankFailure representative; // the first of them in the report's order (the earliest)
 };
 
 struct FailureReport
@@ -59,10 +74,16 @@ struct FailureReport
 
     bool isEmpty() const { return failures.isEmpty(); }
     const RankFailure *rootCause() const;
+    // The failures with ranks that failed the same way merged: the root cause alone first,
+    // then the others in the report's order, each group where its earliest rank stands.
+    // (Defined in failuregrouping.cpp.)
+    QList<FailureGroup> groups() const;
 
-    // For people (the CLI's `show`, failure.txt): root cause first with its stack and the
-    // first frame of the worker's own code marked, then each other rank and why it stopped,
-    // with its time relative to the root cause.
+    // For people (the CLI's `show`, failure.txt): root cause first with its Python traceback
+    // (as Python prints it, "→" on the innermost frame of the user's own code) and its native
+    // stack (the first frame of the worker's own code marked), then each group of other ranks
+    // ("ranks 1–199: same traceback as rank 1"), why they stopped, with their time relative to
+    // the root cause.
     QString toText() const;
     QJsonObject toJson() const;
     static FailureReport fromJson(const QJsonObject &json);

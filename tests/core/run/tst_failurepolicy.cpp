@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/failurepolicy.h"
 
+#include "run/pythonfailure.h"
 #include "runparts.h"
+#include "stream/pythontraceback.h"
 #include "util/signalname.h"
 
 #include <QtTest>
@@ -69,6 +71,9 @@ private slots:
     void failureFromEventWithoutTime();
     void looksLikePeerFailure_data();
     void looksLikePeerFailure();
+    void pythonEchoesAreConsequences_data();
+    void pythonEchoesAreConsequences();
+    void laterTracebackJoinsTheRanksEntry();
     void rootCauseIsEarliestNotLowestRank();
     void peerEchoesBecomeConsequences_data();
     void peerEchoesBecomeConsequences();
@@ -314,7 +319,55 @@ void TestFailurePolicy::looksLikePeerFailure_data()
     QTest::newRow("store closed") << "TCPStore: store connection closed" << true;
     QTest::newRow("remote process exited")
         << "remote process exited or there was a network error" << true;
+    // What torch raises in a survivor, as printed (tests/core/stream/data, torch 2.14.1).
+    QTest::newRow("gloo pair: closed by peer (real)")
+        << "[/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:561] Connection "
+           "closed by peer [127.0.0.1]:16582. This is typically caused by a remote worker "
+           "crashing. Check the logs of the remote worker before reporting an error. GLHF!"
+        << true;
+    QTest::newRow("gloo pair: read error")
+        << "[../third_party/gloo/gloo/transport/tcp/pair.cc:598] Read error [10.1.0.4]:41512: "
+           "No route to host"
+        << true;
+    QTest::newRow("gloo pair: write")
+        << "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] write failed" << true;
+    QTest::newRow("DistBackendError")
+        << "torch.distributed.DistBackendError: NCCL error in: "
+           "/pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, unhandled system error"
+        << true;
+    QTest::newRow("DistNetworkError (real)")
+        << "torch.distributed.DistNetworkError: Broken pipe" << true;
+    QTest::newRow("NCCL watchdog (real text)")
+        << "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, "
+           "OpType=ALLREDUCE, NumelIn=4, NumelOut=4, Timeout(ms)=600000) ran for 600012 "
+           "milliseconds before timing out."
+        << true;
+    QTest::newRow("NCCL communicator aborted (real text)")
+        << "Process group watchdog thread terminated with exception: NCCL communicator was "
+           "aborted on rank 2. Original reason for failure was: NCCL error"
+        << true;
+    QTest::newRow("ProcessGroupNCCL abort")
+        << "[PG ID 0 PG GUID 0(default_pg) Rank 3] ProcessGroupNCCL is aborting its communicators"
+        << true;
+    QTest::newRow("TCPStore sendBytes (real)")
+        << "[c10d] sendBytes failed on SocketImpl(fd=3, addr=[::ffff:127.0.0.1]:45028, "
+           "remote=[::ffff:127.0.0.1]:29544): Broken pipe"
+        << true;
+    QTest::newRow("TCPStore recv reset")
+        << "[c10d] recvValue failed on SocketImpl(fd=5): Connection reset by peer" << true;
     QTest::newRow("own error") << "CUDA out of memory" << false;
+    QTest::newRow("own OOM (Python)")
+        << "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+           "total capacity of 79.10 GiB of which 1.06 GiB is free."
+        << false;
+    QTest::newRow("own ValueError (real)")
+        << "ValueError: invalid literal for int() with base 10: 'bad batch'" << false;
+    QTest::newRow("own shape error")
+        << "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x64 and 128x10)" << false;
+    QTest::newRow("own NCCL usage error")
+        << "torch.distributed.DistError: NCCL error: invalid usage (run with NCCL_DEBUG=WARN)"
+        << false;
+    QTest::newRow("own KeyError") << "KeyError: 'lr'" << false;
     QTest::newRow("bad batch") << "bad batch" << false;
     QTest::newRow("empty") << "" << false;
 }
@@ -582,6 +635,71 @@ void TestFailurePolicy::restoreTakesEarlierReport()
     FailurePolicy empty;
     empty.restore(FailureReport());
     QVERIFY(!empty.failureSeen());
+}
+
+// A Python rank whose exception is an echo of a peer's death (by its type or its message) is a
+// consequence of the rank that failed on its own, even when it failed first by its clock.
+void TestFailurePolicy::pythonEchoesAreConsequences_data()
+{
+    QTest::addColumn<QString>("echo"); // rank 0's last exception line
+    QTest::addColumn<bool>("consequence");
+    QTest::newRow("gloo closed by peer")
+        << "RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:561] "
+           "Connection closed by peer [127.0.0.1]:16582."
+        << true;
+    QTest::newRow("DistBackendError by its type alone")
+        << "torch.distributed.DistBackendError: NCCL error in: NCCLUtils.hpp:268, unhandled "
+           "system error"
+        << true;
+    QTest::newRow("DistNetworkError") << "torch.distributed.DistNetworkError: Broken pipe" << true;
+    QTest::newRow("own failure") << "KeyError: 'lr'" << false;
+}
+
+void TestFailurePolicy::pythonEchoesAreConsequences()
+{
+    QFETCH(QString, echo);
+    QFETCH(bool, consequence);
+    FailurePolicy p;
+    QList<RankStatus> rs = ranks(3);
+    RankFailure first = failure(0, kT0, QStringLiteral("exit"), {}, 1);
+    mergePython(&first,
+                parsePythonTraceback(QStringLiteral("Traceback (most recent call last):\n  File "
+                                                    "\"/job/train.py\", line 30, in step\n") +
+                                     echo + QLatin1Char('\n')));
+    QCOMPARE(first.kind, QStringLiteral("exception"));
+    RankFailure own = failure(2, kT0 + 700, QStringLiteral("exit"), {}, 1);
+    mergePython(&own, parsePythonTraceback(QStringLiteral(
+                          "Traceback (most recent call last):\n  File \"/job/data.py\", line 9, "
+                          "in load\nValueError: bad batch\n")));
+    QVERIFY(p.record(first, rs, {}));
+    p.record(own, rs, {});
+    QCOMPARE(p.rootCauseRank(), consequence ? 2 : 0);
+    QCOMPARE(entryOf(p.report(), 0)->kind,
+             consequence ? QStringLiteral("consequence") : QStringLiteral("exception"));
+    if (consequence) {
+        QCOMPARE(entryOf(p.report(), 0)->reason,
+                 QStringLiteral("a peer failed first (this rank's own exception followed)"));
+        QCOMPARE(p.rootCauseSummary(), QStringLiteral("rank 2 (node-2): ValueError: bad batch"));
+    }
+}
+
+// The rank's exit is recorded first; its traceback (from its stderr) comes with a later report.
+void TestFailurePolicy::laterTracebackJoinsTheRanksEntry()
+{
+    FailurePolicy p;
+    QList<RankStatus> rs = ranks(2);
+    QVERIFY(p.record(failure(1, kT0, QStringLiteral("exit"), {}, 1), rs, {}));
+    RankFailure again = failure(1, kT0 + 5, QStringLiteral("exit"), {}, 1);
+    mergePython(&again, parsePythonTraceback(QStringLiteral(
+                            "Traceback (most recent call last):\n  File \"/job/t.py\", line 3, "
+                            "in f\nValueError: bad batch\n")));
+    QVERIFY(!p.record(again, rs, {}));
+    QCOMPARE(p.report().failures.size(), 1);
+    const RankFailure &f = p.report().failures.first();
+    QCOMPARE(f.kind, QStringLiteral("exception"));
+    QCOMPARE(f.python.size(), 1);
+    QCOMPARE(f.summary(), QStringLiteral("ValueError: bad batch"));
+    QCOMPARE(p.rootCauseSummary(), QStringLiteral("rank 1 (node-1): ValueError: bad batch"));
 }
 
 QTEST_GUILESS_MAIN(TestFailurePolicy)

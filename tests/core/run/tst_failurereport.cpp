@@ -3,6 +3,9 @@
 // worker's crash/stacks events (made here with the worker's own WireEventWriter).
 #include "run/failurereport.h"
 
+#include "run/failuregrouping.h"
+#include "run/pythonfailure.h"
+#include "stream/pythontraceback.h"
 #include "wire/wireprotocol.h"
 
 #include <QJsonDocument>
@@ -60,6 +63,39 @@ QJsonObject eventObject(const std::string &line)
     if (!m.valid)
         return {};
     return QJsonDocument::fromJson(QByteArray(m.json.data(), qsizetype(m.json.size()))).object();
+}
+
+QList<PythonException> parsePython(const QString &text)
+{
+    return parsePythonTraceback(text);
+}
+
+// What a rank of a Python program prints when its batch is bad (the message names the rank).
+QList<PythonException> pythonChain(int rank)
+{
+    return parsePython(
+        u"Traceback (most recent call last):\n"
+        u"  File \"/job/train.py\", line 40, in <module>\n"
+        u"    main()\n"
+        u"  File \"/job/train.py\", line 12, in load\n"
+        u"    return int(x)\n"
+        u"           ^^^^^^\n"
+        u"  File \"/venv/lib/python3.11/site-packages/torch/x.py\", line 5, in wrap\n"
+        u"    return f()\n"
+        u"ValueError: bad batch on rank %1\n"_s.arg(rank));
+}
+
+PythonFaultDump pythonDump()
+{
+    return parseFaultHandlerDump(
+        u"Fatal Python error: Segmentation fault\n\n"
+        u"Thread 0x00007f0000000002 (most recent call first):\n"
+        u"  File \"/usr/lib/python3.11/threading.py\", line 320 in wait\n\n"
+        u"Current thread 0x00007f0000000001 (most recent call first):\n"
+        u"  File \"/venv/lib/python3.11/site-packages/torch/nn/modules/module.py\", line 1 in "
+        u"_call_impl\n"
+        u"  File \"/job/model.py\", line 8 in forward\n"
+        u"  File \"/job/train.py\", line 40 in <module>\n"_s);
 }
 
 } // namespace
@@ -400,6 +436,254 @@ private slots:
         QVERIFY2(where.contains(QLatin1String(
                      "rankdeck::GradientReducer::waitAll() (gradientreducer.cpp:88)")),
                  qPrintable(where));
+    }
+
+    // --- A Python rank's failure (pythonfailure.h, failuregrouping.h) ---
+
+    void mergesPython_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<QString>("message");
+        QTest::addColumn<bool>("withChain");
+        QTest::addColumn<bool>("withDump");
+        QTest::addColumn<QString>("wantKind");
+        QTest::addColumn<QString>("wantType");
+        QTest::addColumn<QString>("wantMessage");
+        QTest::addColumn<QString>("wantSummary");
+        QTest::newRow("exit code 1 with a traceback")
+            << u"exit"_s << QString() << QString() << true << false << u"exception"_s
+            << u"ValueError"_s << u"bad batch on rank 7"_s << u"ValueError: bad batch on rank 7"_s;
+        QTest::newRow("error event keeps its message after Python's")
+            << u"error"_s << QString() << u"program exited with code 1"_s << true << false
+            << u"exception"_s << u"ValueError"_s
+            << u"bad batch on rank 7\nprogram exited with code 1"_s
+            << u"ValueError: bad batch on rank 7"_s;
+        QTest::newRow("same message twice")
+            << u"error"_s << QString() << u"bad batch on rank 7"_s << true << false
+            << u"exception"_s << u"ValueError"_s << u"bad batch on rank 7"_s
+            << u"ValueError: bad batch on rank 7"_s;
+        QTest::newRow("crash event keeps kind, signal and message")
+            << u"crash"_s << QString() << u"Segmentation fault (address not mapped)"_s << false
+            << true << u"crash"_s << QString() << u"Segmentation fault (address not mapped)"_s
+            << u"SIGSEGV (signal 11)"_s;
+        QTest::newRow("signal with a dump gets its fatal error")
+            << u"signal"_s << QString() << QString() << false << true << u"signal"_s << QString()
+            << u"Fatal Python error: Segmentation fault"_s << u"killed by SIGSEGV (signal 11)"_s;
+        QTest::newRow("worker's exception type stays")
+            << u"exception"_s << u"c10::Error"_s << u"CUDA error"_s << true << false
+            << u"exception"_s << u"c10::Error"_s << u"CUDA error"_s
+            << u"ValueError: bad batch on rank 7"_s;
+        QTest::newRow("consequence stays one")
+            << u"consequence"_s << QString() << QString() << true << false << u"consequence"_s
+            << u"ValueError"_s << u"bad batch on rank 7"_s
+            << u"stopped as a consequence, killed by SIGSEGV (signal 11)"_s;
+    }
+
+    void mergesPython()
+    {
+        QFETCH(QString, kind);
+        QFETCH(QString, type);
+        QFETCH(QString, message);
+        QFETCH(bool, withChain);
+        QFETCH(bool, withDump);
+        QFETCH(QString, wantKind);
+        QFETCH(QString, wantType);
+        QFETCH(QString, wantMessage);
+        QFETCH(QString, wantSummary);
+        RankFailure f = failure(7, 1000, kind);
+        f.exceptionType = type;
+        f.message = message;
+        f.exitCode = kind == u"exit"_s || kind == u"error"_s ? 1 : 0;
+        if (kind == u"crash"_s || kind == u"signal"_s || kind == u"consequence"_s)
+            f.signal = 11;
+        const QList<PythonException> chain = withChain ? pythonChain(7) : QList<PythonException>();
+        const PythonFaultDump dump = withDump ? pythonDump() : PythonFaultDump();
+        mergePython(&f, chain, dump);
+        QCOMPARE(f.kind, wantKind);
+        QCOMPARE(f.exceptionType, wantType);
+        QCOMPARE(f.message, wantMessage);
+        QCOMPARE(f.summary(), wantSummary);
+        QCOMPARE(f.python, chain);
+        QCOMPARE(f.pythonDump, dump);
+        const RankFailure once = f;
+        mergePython(&f, chain, dump);
+        QVERIFY(f == once); // idempotent
+    }
+
+    void printsPythonTraceback()
+    {
+        RankFailure root = failure(7, 1'000'000, QStringLiteral("exit"));
+        root.exitCode = 1;
+        mergePython(&root, pythonChain(7));
+        RankFailure crashed = failure(3, 1'200'000, QStringLiteral("signal"));
+        crashed.signal = 11;
+        mergePython(&crashed, {}, pythonDump());
+        const QString text = FailureReport::build({crashed, root}).toText();
+        const QStringList lines = text.split(u'\n');
+        QVERIFY2(lines.first().contains(u"rank 7"_s), qPrintable(text));
+        QVERIFY2(text.contains(u"  what:    ValueError: bad batch on rank 7\n"_s),
+                 qPrintable(text));
+        // As Python prints it, outermost first, the user's innermost frame marked.
+        const QString expected =
+            u"    Traceback (most recent call last):\n"
+            u"      File \"/job/train.py\", line 40, in <module>\n"
+            u"        main()\n"
+            u"    → File \"/job/train.py\", line 12, in load\n"
+            u"        return int(x)\n"
+            u"      File \"/venv/lib/python3.11/site-packages/torch/x.py\", line 5, in wrap\n"
+            u"        return f()\n"
+            u"    ValueError: bad batch on rank 7\n"_s;
+        QVERIFY2(text.contains(expected), qPrintable(text));
+        // The crashed rank's Python stacks, its own frame marked in the current thread.
+        QVERIFY2(
+            text.contains(u"      Python stacks at the fatal error (faulthandler) (→ marks "_s),
+            qPrintable(text));
+        QVERIFY2(text.contains(u"        Fatal Python error: Segmentation fault\n"_s),
+                 qPrintable(text));
+        QVERIFY2(text.contains(u"        → File \"/job/model.py\", line 8 in forward\n"_s),
+                 qPrintable(text));
+        QVERIFY2(!text.contains(u"stack:   none"_s), qPrintable(text));
+        QVERIFY2(!text.contains(u" \n"_s), qPrintable(text)); // no trailing blanks
+        // Python first, then native frames.
+        RankFailure both = root;
+        both.stack = kSegvStack;
+        const QString t2 = FailureReport::build({both}).toText();
+        QVERIFY2(t2.indexOf(u"Traceback"_s) < t2.indexOf(u"#0 0x"_s), qPrintable(t2));
+    }
+
+    void formatsRankRanges_data()
+    {
+        QTest::addColumn<QList<int>>("ranks");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("ranges") << QList<int>{1, 2, 3, 5, 7, 8, 9} << u"1–3, 5, 7–9"_s;
+        QTest::newRow("unsorted, twice") << QList<int>{9, 3, 2, 3, 1} << u"1–3, 9"_s;
+        QTest::newRow("one") << QList<int>{4} << u"4"_s;
+        QTest::newRow("pair") << QList<int>{4, 5} << u"4–5"_s;
+        QTest::newRow("none") << QList<int>{} << QString();
+    }
+
+    void formatsRankRanges()
+    {
+        QFETCH(QList<int>, ranks);
+        QFETCH(QString, text);
+        QCOMPARE(formatRankRanges(ranks), text);
+    }
+
+    // 200 ranks: rank 0 fails on its own, 198 echo it with the same traceback (their ports and
+    // rank ids differ), rank 57 is killed without one.
+    void groupsTwoHundredRanks()
+    {
+        QList<RankFailure> observed;
+        for (int r = 199; r >= 0; --r) {
+            RankFailure f = failure(r, 1'000'000 + r * 10, QStringLiteral("exit"));
+            f.exitCode = 1;
+            if (r == 0) {
+                mergePython(&f, pythonChain(0));
+            } else if (r == 57) {
+                f.kind = QStringLiteral("consequence");
+                f.exitCode = 0;
+                f.signal = 9;
+            } else {
+                mergePython(&f,
+                            parsePython(u"Traceback (most recent call last):\n"
+                                        u"  File \"/job/train.py\", line 30, in step\n"
+                                        u"    dist.all_reduce(t)\n"
+                                        u"RuntimeError: [../third_party/gloo/gloo/transport/tcp/"
+                                        u"pair.cc:561] Connection closed by peer [10.0.0.%1]:%2\n"_s
+                                            .arg(r % 8)
+                                            .arg(20000 + r)));
+                f.kind = QStringLiteral("consequence");
+                f.reason =
+                    QStringLiteral("a peer failed first (this rank's own exception followed)");
+            }
+            observed << f;
+        }
+        const FailureReport report = FailureReport::build(observed);
+        const QList<FailureGroup> groups = report.groups();
+        QCOMPARE(groups.size(), 3);
+        QCOMPARE(groups[0].ranks, QList<int>{0});
+        QVERIFY(groups[0].representative.rootCause);
+        QList<int> echoes;
+        for (int r = 1; r < 200; ++r)
+            if (r != 57)
+                echoes << r;
+        QCOMPARE(groups[1].ranks, echoes);
+        QCOMPARE(groups[1].representative.rank, 1); // the earliest
+        QCOMPARE(groups[2].ranks, QList<int>{57});
+        const QString text = report.toText();
+        QVERIFY2(
+            text.contains(u"      ranks 1–56, 58–199: same traceback as rank 1 (198 ranks)\n"_s),
+            qPrintable(text));
+        QCOMPARE(text.count(u"Traceback (most recent call last)"_s), 2);
+        QCOMPARE(text.count(u"\n  rank "_s), 2); // rank 1 and rank 57
+        QVERIFY2(text.size() < 4000, qPrintable(text));
+
+        // The root cause is its own group even when others failed just like it.
+        QList<RankFailure> same;
+        for (int r = 0; r < 4; ++r) {
+            RankFailure f = failure(r, 1000 + r, QStringLiteral("exit"));
+            f.exitCode = 1;
+            mergePython(&f, pythonChain(r));
+            same << f;
+        }
+        const QList<FailureGroup> g2 = FailureReport::build(same).groups();
+        QCOMPARE(g2.size(), 2);
+        QCOMPARE(g2[0].ranks, QList<int>{0});
+        QCOMPARE(g2[1].ranks, (QList<int>{1, 2, 3}));
+        // A different frame, or a different type, is another group.
+        RankFailure other = same[3];
+        other.python.last().frames.first().line = 13;
+        RankFailure typed = same[2];
+        typed.python.last().type = u"TypeError"_s;
+        QCOMPARE(FailureReport::build({same[0], same[1], typed, other}).groups().size(), 4);
+    }
+
+    // The rank's error event and its exit (with the traceback found in its stderr) are one
+    // entry: an uncaught Python exception.
+    void mergesPythonAcrossRecords()
+    {
+        RankFailure event = failure(4, 1000, QStringLiteral("error"));
+        event.exitCode = 1;
+        event.message = QStringLiteral("program exited with code 1");
+        RankFailure exited = failure(4, 1200, QStringLiteral("exit"));
+        exited.exitCode = 1;
+        exited.python = pythonChain(4);
+        const FailureReport report = FailureReport::build({event, exited});
+        QCOMPARE(report.failures.size(), 1);
+        const RankFailure &f = report.failures.first();
+        QCOMPARE(f.kind, u"exception"_s);
+        QCOMPARE(f.exceptionType, u"ValueError"_s);
+        QCOMPARE(f.message, u"bad batch on rank 4\nprogram exited with code 1"_s);
+        QCOMPARE(f.timeUs, qint64(1000));
+        QCOMPARE(f.python, pythonChain(4));
+    }
+
+    void roundTripsPythonThroughJson()
+    {
+        RankFailure root = failure(2, 123456789, QStringLiteral("exit"));
+        root.exitCode = 1;
+        mergePython(&root, pythonChain(2));
+        RankFailure crashed = failure(0, 123456999, QStringLiteral("crash"));
+        crashed.signal = 11;
+        mergePython(&crashed, {}, pythonDump());
+        const FailureReport report = FailureReport::build({crashed, root});
+        const QByteArray bytes = QJsonDocument(report.toJson()).toJson();
+        const FailureReport back = FailureReport::fromJson(QJsonDocument::fromJson(bytes).object());
+        QCOMPARE(back.failures.size(), 2);
+        for (qsizetype i = 0; i < back.failures.size(); ++i)
+            QVERIFY(back.failures[i] == report.failures[i]);
+        QCOMPARE(back.toText(), report.toText());
+        // A record from before Python support still loads, with neither.
+        const QByteArray old = R"({"schema_version": 1, "failures": [{"rank": 1, "kind": "exit",
+            "exit_code": 3, "time_us": 5, "root_cause": true, "stack": []}]})";
+        const FailureReport oldReport =
+            FailureReport::fromJson(QJsonDocument::fromJson(old).object());
+        QCOMPARE(oldReport.failures.size(), 1);
+        QVERIFY(oldReport.failures.first().python.isEmpty());
+        QVERIFY(oldReport.failures.first().pythonDump.isEmpty());
+        QCOMPARE(oldReport.failures.first().summary(), u"exit code 3"_s);
+        QVERIFY(!oldReport.failures.first().toJson().contains(u"python"_s));
     }
 };
 

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The Python side of a rank's failure, found in its own output: fed every log line of every
+// rank as the program printed it, it keeps per rank only the last complete traceback chain and
+// the last faulthandler dump, so that when a rank fails the launcher can say which exception
+// (or which Python frames at a fatal signal) ended it, even when the supervisor sent nothing.
+// A traceback printed by a program that then went on (a logged warning, traceback.print_exc())
+// is kept as "last" too: the launcher uses it only when the rank fails.
+// Memory stays bounded per rank whatever comes in (pythonlimits); a rank's lines must come in
+// its own order, ranks may interleave. Plain data in and out, like LogMetricExtractor.
+#pragma once
+
+#include "stream/pythontraceback.h"
+#include "stream/pythontracebackreader.h"
+
+#include <QHash>
+#include <QList>
+#include <QString>
+
+namespace rankdeck {
+
+class PythonFailureScanner
+{
+public:
+    void addLine(int rank, const QString &line);
+
+    // The last complete chain on `rank` (printed order; the last exception ended it); empty
+    // when the rank printed none since its last reset().
+    QList<PythonException> lastException(int rank) const;
+    PythonFaultDump lastFaultDump(int rank) const;
+    // Changes whenever lastException(rank) or lastFaultDump(rank) does: cheap polling.
+    quint64 generation(int rank) const;
+
+    // A new attempt of the rank: what it printed before no longer counts.
+    void reset(int rank) { m_readers.remove(rank); }
+    void resetAll() { m_readers.clear(); }
+
+private:
+    QHash<int, PythonTracebackReader> m_readers;
+};
+
+} // namespace rankdeck

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// PythonFailureScanner: per rank, the last complete traceback and the last faulthandler dump of
+// what the rank printed, line by line, with ranks interleaved; reset per attempt; bounded.
+#include "stream/pythonfailurescanner.h"
+
+#include <QFile>
+#include <QTest>
+
+using namespace rankdeck;
+using namespace Qt::StringLiterals;
+
+namespace {
+
+QStringList sampleLines(const QString &name)
+{
+    QFile f(QStringLiteral(RANKDECK_TEST_DATA "/") + name);
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("missing test data %s", qPrintable(name));
+    QStringList lines = QString::fromUtf8(f.readAll()).split(u'\n');
+    if (!lines.isEmpty() && lines.last().isEmpty())
+        lines.removeLast();
+    return lines;
+}
+
+// The last exception's type, "" without one.
+QString lastType(const PythonFailureScanner &s, int rank)
+{
+    const QList<PythonException> chain = s.lastException(rank);
+    return chain.isEmpty() ? QString() : chain.last().type;
+}
+
+} // namespace
+
+class TestPythonFailureScanner : public QObject
+{
+    Q_OBJECT
+private slots:
+    // Rank r prints its sample among other ranks' lines, one line each in turn.
+    void keepsEachRanksLast_data()
+    {
+        QTest::addColumn<QStringList>("samples"); // per rank
+        QTest::addColumn<QStringList>("types");   // last exception type per rank
+        QTest::addColumn<QStringList>("fatal");   // last dump's fatal error per rank
+        QTest::newRow("three ranks, three failures")
+            << QStringList{u"simple.txt"_s, u"chained_cause.txt"_s, u"segv_threads.txt"_s}
+            << QStringList{u"ValueError"_s, u"RuntimeError"_s, QString()}
+            << QStringList{QString(), QString(), u"Segmentation fault"_s};
+        QTest::newRow("a traceback, then a crash on the same rank")
+            << QStringList{u"simple.txt+segv_stack.txt"_s, u"gloo_peer_closed.txt"_s}
+            << QStringList{u"ValueError"_s, u"RuntimeError"_s}
+            << QStringList{u"Segmentation fault"_s, QString()};
+        QTest::newRow("two tracebacks: the last one")
+            << QStringList{u"keyboardinterrupt.txt+multiline_message.txt"_s}
+            << QStringList{u"AssertionError"_s} << QStringList{QString()};
+    }
+
+    void keepsEachRanksLast()
+    {
+        QFETCH(QStringList, samples);
+        QFETCH(QStringList, types);
+        QFETCH(QStringList, fatal);
+        QList<QStringList> perRank;
+        for (const QString &spec : samples) {
+            QStringList lines{u"epoch 0 loss=1.0"_s};
+            for (const QString &name : spec.split(u'+'))
+                lines += sampleLines(name) << u"cleanup done"_s;
+            perRank << lines;
+        }
+        PythonFailureScanner scanner;
+        for (qsizetype i = 0;; ++i) {
+            bool any = false;
+            for (int r = 0; r < perRank.size(); ++r) {
+                if (i < perRank[r].size()) {
+                    scanner.addLine(r, perRank[r][i]);
+                    any = true;
+                }
+            }
+            if (!any)
+                break;
+        }
+        for (int r = 0; r < perRank.size(); ++r) {
+            QCOMPARE(lastType(scanner, r), types[r]);
+            QCOMPARE(scanner.lastFaultDump(r).fatalError, fatal[r]);
+        }
+        QVERIFY(scanner.lastException(99).isEmpty());
+        QVERIFY(scanner.lastFaultDump(99).isEmpty());
+    }
+
+    // The traceback counts once its "Type: message" line is in, not before.
+    void completeAtTheExceptionLine()
+    {
+        PythonFailureScanner scanner;
+        const QStringList lines = sampleLines(u"chained_context.txt"_s);
+        quint64 generation = scanner.generation(0);
+        for (qsizetype i = 0; i < lines.size(); ++i) {
+            const QString &line = lines[i];
+            scanner.addLine(0, line);
+            const QList<PythonException> chain = scanner.lastException(0);
+            if (line.startsWith(u"KeyError"_s))
+                QCOMPARE(chain.size(), 1);
+            else if (line.startsWith(u"ZeroDivisionError"_s))
+                QCOMPARE(chain.size(), 2);
+            else if (i < 4)
+                QVERIFY(chain.isEmpty());
+        }
+        QVERIFY(scanner.generation(0) != generation);
+        generation = scanner.generation(0);
+        scanner.addLine(0, QString());
+        scanner.addLine(0, u"an ordinary line"_s);
+        QCOMPARE(scanner.generation(0), generation);
+        QCOMPARE(lastType(scanner, 0), u"ZeroDivisionError"_s);
+    }
+
+    void resetForgetsTheRank()
+    {
+        PythonFailureScanner scanner;
+        for (const QString &line : sampleLines(u"simple.txt"_s)) {
+            scanner.addLine(0, line);
+            scanner.addLine(1, line);
+        }
+        for (const QString &line : sampleLines(u"segv_threads.txt"_s))
+            scanner.addLine(1, line);
+        // Half a traceback before the reset must not join what comes after it.
+        scanner.addLine(0, u"Traceback (most recent call last):"_s);
+        scanner.reset(0);
+        QVERIFY(scanner.lastException(0).isEmpty());
+        scanner.addLine(0, u"KeyError: 'x'"_s);
+        QVERIFY(scanner.lastException(0).isEmpty());
+        QCOMPARE(lastType(scanner, 1), u"ValueError"_s);
+        QCOMPARE(scanner.lastFaultDump(1).threads.size(), 2);
+        scanner.resetAll();
+        QVERIFY(scanner.lastException(1).isEmpty());
+        QVERIFY(scanner.lastFaultDump(1).isEmpty());
+    }
+
+    // A program that runs on for long after a traceback, with 10^5 threads in a dump and
+    // endless frames: what is kept stays within the bounds.
+    void staysBounded()
+    {
+        PythonFailureScanner scanner;
+        scanner.addLine(0, u"Traceback (most recent call last):"_s);
+        for (int i = 0; i < 300000; ++i)
+            scanner.addLine(0, u"  File \"/a.py\", line 1, in f"_s);
+        scanner.addLine(0, u"ValueError: x"_s);
+        const QString huge(100000, u'y');
+        for (int i = 0; i < 1000; ++i)
+            scanner.addLine(0, huge);
+        scanner.addLine(0, u"Fatal Python error: Aborted"_s);
+        for (int i = 0; i < 100000; ++i) {
+            scanner.addLine(0, u"Thread 0x%1 (most recent call first):"_s.arg(i, 0, 16));
+            scanner.addLine(0, u"  File \"/a.py\", line 1 in f"_s);
+        }
+        const QList<PythonException> chain = scanner.lastException(0);
+        QCOMPARE(chain.size(), 1);
+        QCOMPARE(chain.last().frames.size(), pythonlimits::MaxFrames);
+        QVERIFY(chain.last().message.size() <= pythonlimits::MaxMessage);
+        QCOMPARE(scanner.lastFaultDump(0).threads.size(), pythonlimits::MaxThreads);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestPythonFailureScanner)
+#include "tst_pythonfailurescanner.moc"
