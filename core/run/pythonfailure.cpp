@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/pythonfailure.h"
 
+#include <QRegularExpression>
+
 #include "util/translation.h"
 
 namespace rankdeck {
@@ -33,7 +35,10 @@ void mergePython(RankFailure *failure, const QList<PythonException> &chain,
             f.kind = QStringLiteral("exception");
         if (f.exceptionType.isEmpty() && f.kind != QLatin1String("crash"))
             f.exceptionType = last.type;
-        if (f.message.isEmpty())
+        // The supervisor's "python exited with code 1" says nothing the exit code does not:
+        // the exception's message replaces it; any other earlier message stays after it.
+        static const QRegularExpression plainExit(QStringLiteral("^\\S+ exited with code -?\\d+$"));
+        if (f.message.isEmpty() || (onlyExited && plainExit.match(f.message).hasMatch()))
             f.message = last.message;
         else if (onlyExited && !last.message.isEmpty() && !f.message.contains(last.message))
             f.message = last.message + QLatin1Char('\n') + f.message;

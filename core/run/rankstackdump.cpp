@@ -2,6 +2,7 @@
 #include "run/rankstackdump.h"
 
 #include "run/failurereport.h"
+#include "stream/pythontraceback.h"
 #include "util/translation.h"
 
 namespace rankdeck {
@@ -50,6 +51,22 @@ QStringList whereRankWaits(const RankStackDump &dump)
                    .arg(t.name)
                    .arg(inCollective ? tr(", waits in a collective") : QString())
                    .arg(where);
+    }
+    for (const PythonThreadStack &t : parseFaultHandlerDump(dump.python).threads) {
+        if (t.frames.isEmpty())
+            continue;
+        const int own = innermostUserFrame(t.frames);
+        const PythonFrame &f = t.frames[own >= 0 ? own : 0];
+        // The innermost frame says what it waits in (time.sleep, a collective's wait) when it
+        // is not the user's own; the user's frame says where in their code.
+        QString where = QStringLiteral("%1 at %2:%3")
+                            .arg(f.function, f.file.section(QLatin1Char('/'), -1))
+                            .arg(f.line);
+        if (own > 0)
+            where = tr("%1, called from %2").arg(t.frames.first().function, where);
+        out << tr("python thread %1%2: %3")
+                   .arg(t.threadId.isEmpty() ? tr("(only)") : t.threadId,
+                        t.current ? tr(" (current)") : QString(), where);
     }
     return out;
 }

@@ -3,6 +3,7 @@
 
 #include "config/syncmanifest.h"
 #include "run/hangwatchdog.h"
+#include "run/pythonfailure.h"
 #include "run/rankeventtracker.h"
 #include "run/rankstackdump.h"
 #include "run/reattachplan.h"
@@ -337,8 +338,14 @@ void RunController::handleOutput(int rank, RankStream::Output &out)
             }
         }
     }
-    if (m_config.isProgram() && rank < m_runtime.size() && !out.lines.isEmpty())
+    if (m_config.isProgram() && rank < m_runtime.size() && !out.lines.isEmpty()) {
         noteProgramActivity(rank);
+        // Tracebacks and faulthandler dumps in what the program printed.
+        for (const LogLine &line : std::as_const(out.lines))
+            if (!line.partial)
+                m_python.addLine(rank, line.text);
+        addPythonLater(rank);
+    }
     if (!out.lines.isEmpty())
         emit linesAppended(out.lines);
     for (const WorkerEvent &e : out.events)
@@ -411,7 +418,9 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
     case WorkerEvent::Type::Error:
     case WorkerEvent::Type::Crash:
         rt.ownFailure = true;
-        recordFailure(FailurePolicy::failureFromEvent(e, s, now));
+        // A supervised Python program: the supervisor's `python` field (torchelastic's error
+        // file) is exact; otherwise what the rank printed on its stderr.
+        recordFailure(withPython(FailurePolicy::failureFromEvent(e, s, now), e.string("python")));
         break;
     case WorkerEvent::Type::Stacks: {
         // A user's Python program answers with its Python threads too (the supervisor's
@@ -428,8 +437,42 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
     emit eventReceived(e);
 }
 
-void RunController::recordFailure(const RankFailure &failure)
+RankFailure RunController::withPython(RankFailure failure, const QString &pythonText) const
 {
+    if (!m_config.isProgram() || failure.rank < 0)
+        return failure;
+    QList<PythonException> chain;
+    if (!pythonText.isEmpty())
+        chain = parsePythonTraceback(pythonText);
+    if (chain.isEmpty())
+        chain = m_python.lastException(failure.rank);
+    mergePython(&failure, chain, m_python.lastFaultDump(failure.rank));
+    return failure;
+}
+
+void RunController::addPythonLater(int rank)
+{
+    // A traceback or faulthandler dump completed after the rank's failure was recorded (its
+    // stderr and the supervisor's event travel apart): the rank's entry gets it now.
+    const quint64 generation = m_python.generation(rank);
+    if (generation == m_pythonGeneration.value(rank))
+        return;
+    m_pythonGeneration.insert(rank, generation);
+    for (const RankFailure &f : m_policy.report().failures) {
+        if (f.rank != rank)
+            continue;
+        const RankFailure enriched = withPython(f);
+        if (enriched != f) {
+            m_policy.record(enriched, m_ranks, m_stacks);
+            rebuildReport();
+        }
+        return;
+    }
+}
+
+void RunController::recordFailure(const RankFailure &given)
+{
+    const RankFailure failure = withPython(given);
     const bool starts = m_policy.record(failure, m_ranks, m_stacks);
     rebuildReport();
     if (starts)
@@ -592,7 +635,7 @@ void RunController::applyExit(int rank, const FailurePolicy::ExitVerdict &v)
         setRankState(rank, v.state, v.how);
         break;
     case Action::Consequence:
-        m_policy.addConsequence(v.failure, m_ranks, m_stacks);
+        m_policy.addConsequence(withPython(v.failure), m_ranks, m_stacks);
         rebuildReport();
         setRankState(rank, v.state, v.how);
         break;
@@ -723,6 +766,8 @@ void RunController::finalize()
         m_attempts.append(a);
         ++m_attempt;
         m_policy.reset();
+        m_python.resetAll();
+        m_pythonGeneration.clear();
         m_hung = false;
         note(tr("restarting the whole gang: attempt %1 of %2%3")
                  .arg(m_attempt + 1)

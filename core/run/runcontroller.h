@@ -34,6 +34,7 @@
 #include "run/runstatefile.h"
 #include "run/streamoffsets.h"
 #include "stream/logmetricextractor.h"
+#include "stream/pythonfailurescanner.h"
 #include "stream/rankstream.h"
 #include "stream/workerevent.h"
 #include "transport/transport.h"
@@ -174,6 +175,8 @@ private:
     void handleEvent(int rank, const WorkerEvent &event);
     void noteProgramActivity(int rank);
     void recordFailure(const RankFailure &failure);
+    RankFailure withPython(RankFailure failure, const QString &pythonText = {}) const;
+    void addPythonLater(int rank);
     void triggerFailurePolicy(int failedRank);
     void stopRank(int rank, bool consequence);
     void applyExit(int rank, const FailurePolicy::ExitVerdict &verdict);
@@ -210,8 +213,10 @@ private:
     bool m_reattaching = false; // prepared() means: attach the ranks, not start them
     bool m_ranksStartedSent = false;
     QHash<int, QString> m_stacks;
-    FailurePolicy m_policy;         // this attempt's failures
-    LogMetricExtractor m_extractor; // curves from the lines of a user's program
+    FailurePolicy m_policy;                 // this attempt's failures
+    LogMetricExtractor m_extractor;         // curves from the lines of a user's program
+    PythonFailureScanner m_python;          // tracebacks and faulthandler dumps in those lines
+    QHash<int, quint64> m_pythonGeneration; // per rank: what addPythonLater() has seen
     StopEscalation *m_stops = nullptr;
     QList<QJsonObject> m_attempts; // history of earlier attempts
     QString m_rootCauseSummary;

@@ -48,8 +48,9 @@ private:
     }
     QStringList launchArgs(const QString &profile, const QString &name) const
     {
-        QStringList args{u"launch"_s, u"--profile"_s, profile,
-                         u"--name"_s, name,           u"--no-progress"_s};
+        QStringList args{
+            u"launch"_s, u"--profile"_s, profile == u"local"_s ? profile : u"sshpair"_s,
+            u"--name"_s, name,           u"--no-progress"_s};
         if (profile == u"local"_s)
             args << u"--nproc-per-node"_s << u"2"_s;
         else

@@ -455,9 +455,12 @@ private slots:
             << u"exit"_s << QString() << QString() << true << false << u"exception"_s
             << u"ValueError"_s << u"bad batch on rank 7"_s << u"ValueError: bad batch on rank 7"_s;
         QTest::newRow("error event keeps its message after Python's")
+            << u"error"_s << QString() << u"shard 3 unreadable"_s << true << false
+            << u"exception"_s << u"ValueError"_s << u"bad batch on rank 7\nshard 3 unreadable"_s
+            << u"ValueError: bad batch on rank 7"_s;
+        QTest::newRow("the supervisor's plain exit message gives way")
             << u"error"_s << QString() << u"program exited with code 1"_s << true << false
-            << u"exception"_s << u"ValueError"_s
-            << u"bad batch on rank 7\nprogram exited with code 1"_s
+            << u"exception"_s << u"ValueError"_s << u"bad batch on rank 7"_s
             << u"ValueError: bad batch on rank 7"_s;
         QTest::newRow("same message twice")
             << u"error"_s << QString() << u"bad batch on rank 7"_s << true << false
@@ -654,7 +657,7 @@ private slots:
         const RankFailure &f = report.failures.first();
         QCOMPARE(f.kind, u"exception"_s);
         QCOMPARE(f.exceptionType, u"ValueError"_s);
-        QCOMPARE(f.message, u"bad batch on rank 4\nprogram exited with code 1"_s);
+        QCOMPARE(f.message, u"bad batch on rank 4"_s);
         QCOMPARE(f.timeUs, qint64(1000));
         QCOMPARE(f.python, pythonChain(4));
     }
