@@ -3,7 +3,10 @@
 
 #include "util/translation.h"
 
+#include "run/failuregrouping.h"
 #include "run/failurereport.h"
+#include "run/rankstackdump.h"
+#include "stream/pythontraceback.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -11,6 +14,16 @@
 namespace rankdeck {
 
 namespace {
+
+// One line of the stack the page shows: a native frame or a Python frame, innermost first.
+struct StackLine
+{
+    QString text;
+    QString source; // Python: the code line, shown under it
+    bool own = false;
+    bool marked = false; // the innermost frame of the user's own code
+};
+
 QString frameFunction(const QStringList &stack, int index)
 {
     if (index < 0 || index >= stack.size())
@@ -18,27 +31,82 @@ QString frameFunction(const QStringList &stack, int index)
     return parseFrame(stack[index]).function;
 }
 
-QString stackHtml(const QStringList &stack, int firstOwn, const QPalette &palette)
+// The interpreter's own frames (its eval loop and calls) stand for the Python frames that the
+// Python side lists: the native stack is cut there and the Python frames follow.
+bool isInterpreterFrame(const FrameParts &p)
+{
+    return p.module.startsWith(QLatin1String("libpython")) ||
+           p.function.startsWith(QLatin1String("_PyEval_")) ||
+           p.function.startsWith(QLatin1String("_PyObject_")) ||
+           p.function.startsWith(QLatin1String("PyObject_Call"));
+}
+
+QList<StackLine> nativeLines(const QStringList &stack, int firstOwn, bool stopAtInterpreter)
+{
+    QList<StackLine> lines;
+    const QString ownModule =
+        firstOwn >= 0 && firstOwn < stack.size() ? parseFrame(stack[firstOwn]).module : QString();
+    for (int i = 0; i < stack.size(); ++i) {
+        const FrameParts p = parseFrame(stack[i]);
+        if (stopAtInterpreter && isInterpreterFrame(p)) {
+            lines << StackLine{
+                tr("    … the interpreter (%1 more native frames) …").arg(stack.size() - i),
+                {},
+                false,
+                false};
+            break;
+        }
+        StackLine l;
+        l.text = stack[i];
+        l.own = !ownModule.isEmpty() && p.module == ownModule && i >= firstOwn;
+        l.marked = i == firstOwn;
+        lines << l;
+    }
+    return lines;
+}
+
+QList<StackLine> pythonLines(const QList<PythonFrame> &frames)
+{
+    QList<StackLine> lines;
+    const int mark = innermostUserFrame(frames);
+    for (int i = 0; i < frames.size(); ++i) {
+        const PythonFrame &f = frames[i];
+        StackLine l;
+        l.text =
+            QStringLiteral("File \"%1\", line %2, in %3").arg(f.file).arg(f.line).arg(f.function);
+        l.source = f.source;
+        l.own = isUserFile(f.file);
+        l.marked = i == mark;
+        lines << l;
+    }
+    return lines;
+}
+
+QString stackHtml(const QList<StackLine> &lines, const QPalette &palette)
 {
     const bool dark = palette.color(QPalette::Base).lightness() < 128;
     const QString ownBackground = dark ? QStringLiteral("#3d3417") : QStringLiteral("#fff3c4");
     QString html = QStringLiteral("<pre style=\"margin:0\">");
-    for (int i = 0; i < stack.size(); ++i) {
-        const QString line = stack[i].toHtmlEscaped();
-        const FrameParts parts = parseFrame(stack[i]);
-        const bool own =
-            parts.module == QLatin1String("rankdeck-worker") && i >= firstOwn && firstOwn >= 0;
-        if (i == firstOwn)
+    for (const StackLine &l : lines) {
+        QString text = l.text.toHtmlEscaped();
+        if (!l.source.isEmpty())
+            text += QStringLiteral("\n      ") + l.source.toHtmlEscaped();
+        if (l.marked)
             html += QStringLiteral("<b style=\"background-color:%1\">%2 ◀</b>\n")
-                        .arg(ownBackground, line);
-        else if (own)
+                        .arg(ownBackground, text);
+        else if (l.own)
             html += QStringLiteral("<span style=\"background-color:%1\">%2</span>\n")
-                        .arg(ownBackground, line);
+                        .arg(ownBackground, text);
         else
-            html += line + QLatin1Char('\n');
+            html += text + QLatin1Char('\n');
     }
     html += QStringLiteral("</pre>");
     return html;
+}
+
+QString heading(const QString &text)
+{
+    return QStringLiteral("<h4>%1</h4>").arg(text.toHtmlEscaped());
 }
 
 QString rankTitle(const RankFailure &f)
@@ -48,6 +116,81 @@ QString rankTitle(const RankFailure &f)
         .arg(f.rank)
         .arg(where);
 }
+
+// What the page shows as one stack, innermost first: for a Python rank, the native frames down
+// to the interpreter, then the Python frames of the exception (or of the thread that got the
+// fatal signal); for a native program, all its native frames.
+QString stacksHtml(const RankFailure &f, const QPalette &palette)
+{
+    QString html;
+    const PythonThreadStack *current = f.pythonDump.currentThread();
+    const bool python = !f.python.isEmpty() || (current && !current->frames.isEmpty());
+    if (python) {
+        QList<StackLine> lines = nativeLines(f.stack, -1, true);
+        if (!f.python.isEmpty())
+            lines += pythonLines(f.python.last().frames);
+        else
+            lines += pythonLines(current->frames);
+        html += heading(tr("Stack (innermost first: native, then Python; your own code "
+                           "highlighted)"));
+        html += stackHtml(lines, palette);
+        // The exceptions it was chained from, as Python lists them.
+        for (qsizetype i = f.python.size() - 2; i >= 0; --i) {
+            const PythonException &e = f.python[i];
+            html += heading(tr("Raised while handling: %1: %2").arg(e.type, e.message));
+            html += stackHtml(pythonLines(e.frames), palette);
+        }
+        if (current) {
+            for (const PythonThreadStack &t : f.pythonDump.threads) {
+                if (&t == current || t.frames.isEmpty())
+                    continue;
+                html += heading(tr("Python thread %1").arg(t.threadId));
+                html += stackHtml(pythonLines(t.frames), palette);
+            }
+        }
+    } else if (!f.stack.isEmpty()) {
+        html += heading(tr("Stack (innermost first; your own code highlighted)"));
+        html += stackHtml(nativeLines(f.stack, f.firstOwnFrame, false), palette);
+    }
+    return html;
+}
+
+// "Copy" gives what a user pastes into an issue: the traceback as Python prints it, then the
+// native frames.
+QString stacksText(const RankFailure &f)
+{
+    QString text;
+    if (!f.python.isEmpty())
+        text += formatPythonTraceback(f.python, true) + QLatin1Char('\n');
+    if (!f.pythonDump.isEmpty())
+        text += formatFaultDump(f.pythonDump, true) + QLatin1Char('\n');
+    if (!f.stack.isEmpty())
+        text += tr("Native stack (most recent call first):") + QLatin1Char('\n') +
+                f.stack.join(QLatin1Char('\n')) + QLatin1Char('\n');
+    return text;
+}
+
+QString pythonWhere(const RankFailure &f)
+{
+    QList<PythonFrame> frames;
+    if (!f.python.isEmpty())
+        frames = f.python.last().frames;
+    else if (const PythonThreadStack *t = f.pythonDump.currentThread())
+        frames = t->frames;
+    const int i = innermostUserFrame(frames);
+    if (i < 0)
+        return QString();
+    return QStringLiteral("%1 (%2:%3)")
+        .arg(frames[i].function, frames[i].file.section(QLatin1Char('/'), -1))
+        .arg(frames[i].line);
+}
+
+QString whereItFailed(const RankFailure &f)
+{
+    const QString python = pythonWhere(f);
+    return python.isEmpty() ? frameFunction(f.stack, f.firstOwnFrame) : python;
+}
+
 } // namespace
 
 FailureEntry failureEntry(const RankFailure &f, const QPalette &palette)
@@ -84,16 +227,10 @@ FailureEntry failureEntry(const RankFailure &f, const QPalette &palette)
     if (f.pid > 0)
         row(tr("PID:"), QString::number(f.pid));
     row(tr("Thread:"), f.thread);
-    row(tr("Where:"), frameFunction(f.stack, f.firstOwnFrame));
+    row(tr("Where:"), whereItFailed(f));
     row(tr("Crash report on the node:"), f.reportPath);
-    if (!f.stack.isEmpty()) {
-        html += QStringLiteral("<h4>%1</h4>")
-                    .arg(tr("Stack (innermost first; the worker's own frames highlighted)")
-                             .toHtmlEscaped());
-        html += stackHtml(f.stack, f.firstOwnFrame, palette);
-        text +=
-            tr("Stack:") + QLatin1Char('\n') + f.stack.join(QLatin1Char('\n')) + QLatin1Char('\n');
-    }
+    html += stacksHtml(f, palette);
+    text += stacksText(f);
     e.html = html;
     e.plainText = text;
     return e;
@@ -103,16 +240,43 @@ QList<FailureEntry> failureEntries(const FailureReport &report,
                                    const QHash<int, QString> &stackDumps, const QPalette &palette)
 {
     QList<FailureEntry> out;
-    for (const RankFailure &f : report.failures)
-        out << failureEntry(f, palette);
+    // Two hundred ranks that died alike are one entry, not two hundred.
+    for (const FailureGroup &g : report.groups()) {
+        FailureEntry e = failureEntry(g.representative, palette);
+        if (g.ranks.size() > 1) {
+            const QString note = tr("ranks %1: same failure as rank %2 (%3 ranks)")
+                                     .arg(formatRankRanges(g.ranks))
+                                     .arg(g.representative.rank)
+                                     .arg(g.ranks.size());
+            e.title = QCoreApplication::translate("rankdeck::FailuresPage", "Ranks %1 — %2")
+                          .arg(formatRankRanges(g.ranks), g.representative.summary());
+            e.html = QStringLiteral("<p><i>%1</i></p>").arg(note.toHtmlEscaped()) + e.html;
+            e.plainText = note + QLatin1Char('\n') + e.plainText;
+        }
+        out << e;
+    }
     QList<int> ranks = stackDumps.keys();
     std::sort(ranks.begin(), ranks.end());
     for (int rank : std::as_const(ranks)) {
         FailureEntry e;
         e.title =
             QCoreApplication::translate("rankdeck::FailuresPage", "Rank %1 — stack dump").arg(rank);
+        const RankStackDump dump = RankStackDump::split(stackDumps.value(rank));
         QString html = QStringLiteral("<h3>%1</h3>").arg(e.title.toHtmlEscaped());
-        for (const ThreadStack &t : parseThreadStacks(stackDumps.value(rank))) {
+        const QStringList waits = whereRankWaits(dump);
+        if (!waits.isEmpty())
+            html += QStringLiteral("<p>%1</p>")
+                        .arg(waits.join(QLatin1Char('\n'))
+                                 .toHtmlEscaped()
+                                 .replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+        for (const PythonThreadStack &t : parseFaultHandlerDump(dump.python).threads) {
+            html += heading(
+                tr("Python thread %1%2").arg(t.threadId, t.current ? tr(" (current)") : QString()));
+            if (!t.note.isEmpty())
+                html += QStringLiteral("<i>%1</i>").arg(t.note.toHtmlEscaped());
+            html += stackHtml(pythonLines(t.frames), palette);
+        }
+        for (const ThreadStack &t : parseThreadStacks(dump.native)) {
             html += QStringLiteral("<h4>%1</h4>")
                         .arg(QCoreApplication::translate("rankdeck::FailuresPage", "Thread %1 %2%3")
                                  .arg(t.tid)
@@ -120,7 +284,7 @@ QList<FailureEntry> failureEntries(const FailureReport &report,
                                  .arg(t.mainThread ? tr(" (main thread)") : QString()));
             if (!t.note.isEmpty())
                 html += QStringLiteral("<i>%1</i>").arg(t.note.toHtmlEscaped());
-            html += stackHtml(t.frames, firstOwnFrame(t.frames), palette);
+            html += stackHtml(nativeLines(t.frames, firstOwnFrame(t.frames), false), palette);
         }
         e.html = html;
         e.plainText = e.title + QLatin1Char('\n') + stackDumps.value(rank);
@@ -139,10 +303,10 @@ QString rootCauseBanner(const FailureReport &report)
     if (!root->host.isEmpty())
         text += QCoreApplication::translate("rankdeck::FailuresPage", " on %1").arg(root->host);
     text += QStringLiteral(": ") + root->summary();
-    const QString where = frameFunction(root->stack, root->firstOwnFrame);
+    const QString where = whereItFailed(*root);
     if (!where.isEmpty())
         text += QCoreApplication::translate("rankdeck::FailuresPage", " in %1").arg(where);
-    if (!root->message.isEmpty())
+    if (!root->message.isEmpty() && !root->summary().contains(root->message))
         text += QStringLiteral(" — ") + root->message;
     return text;
 }
