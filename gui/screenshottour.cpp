@@ -13,6 +13,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFileInfo>
 #include <QTableWidget>
 #include <QTimer>
 
@@ -170,6 +171,40 @@ void ScreenshotTour::afterFailingRun()
     shoot(QStringLiteral("overview-failed"));
     m_window->showPage(RunView::Failures);
     shoot(QStringLiteral("failures"));
+    startProgramRun();
+}
+
+void ScreenshotTour::startProgramRun()
+{
+    // A user's own Python script (launch --exec): needs the torch environment's Python.
+    const QString python = qEnvironmentVariable("RANKDECK_TORCH_PYTHON");
+    const QString script = qEnvironmentVariable("RANKDECK_SOURCE_DIR") +
+                           QStringLiteral("/resources/examples/ddp_bad_batch.py");
+    if (python.isEmpty() || !QFileInfo::exists(script)) {
+        qWarning("screenshots: no RANKDECK_TORCH_PYTHON or RANKDECK_SOURCE_DIR: the program "
+                 "pages are left out");
+        emit done(m_ok);
+        return;
+    }
+    TrainingConfig config;
+    config.name = QStringLiteral("my-script");
+    config.program = {python, script};
+    QString error;
+    RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
+    if (!run) {
+        fail(error);
+        return;
+    }
+    waitForEnd(run, &ScreenshotTour::afterProgramRun);
+}
+
+void ScreenshotTour::afterProgramRun()
+{
+    m_window->showPage(RunView::Logs);
+    m_window->runView()->logsPage()->showRank(LogsPage::AllRanksTab);
+    shoot(QStringLiteral("logs-program"));
+    m_window->showPage(RunView::Failures);
+    shoot(QStringLiteral("failures-program"));
     emit done(m_ok);
 }
 

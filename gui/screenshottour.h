@@ -34,6 +34,8 @@ private:
     void waitForEnd(RunController *run, void (ScreenshotTour::*next)());
     void afterHealthyRun();
     void afterFailingRun();
+    void startProgramRun();
+    void afterProgramRun();
     void fail(const QString &message);
 
     MainWindow *m_window;

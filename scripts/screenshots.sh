@@ -21,6 +21,13 @@ out=$(cd "$out" && pwd)
 export XDG_CONFIG_HOME=$scratch/config XDG_DATA_HOME=$scratch/data XDG_RUNTIME_DIR=$scratch/run
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 export RANKDECK_WORKER=$bin/rankdeck-worker
+# The user's-program pages run a Python DDP script with the torch environment's Python.
+export RANKDECK_SOURCE_DIR=$here
+if [[ -z ${RANKDECK_TORCH_PYTHON:-} ]]; then
+    cache=${RANKDECK_BUILD_DIR:-$here/build}/CMakeCache.txt
+    RANKDECK_TORCH_PYTHON=$(sed -n 's/^RANKDECK_TORCH_PYTHON:[A-Z]*=//p' "$cache" 2>/dev/null || true)
+    export RANKDECK_TORCH_PYTHON
+fi
 export QT_QPA_PLATFORM=xcb
 xvfb-run -a -s "-screen 0 1600x1000x24" timeout 600 "$bin/rankdeck" --screenshots "$out"
 echo "screenshots: written to $out"
