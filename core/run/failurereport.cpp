@@ -620,12 +620,20 @@ int firstOwnFrame(const QStringList &stack, const QString &ownModule)
 
 bool waitsInCollective(const QStringList &frames)
 {
+    // The threads c10d, Gloo and NCCL keep for themselves (event loops, the store's daemon,
+    // watchdogs) always sit in their code: they wait for work, not for a peer.
+    static const QRegularExpression serviceLoop(QStringLiteral(
+        R"(tcp::Loop::run\b|ProcessGroupGloo::runLoop|StoreDaemon::run|Watchdog|HeartbeatMonitor|ncclProxy|workCleanupLoop)"));
+    bool collective = false;
     for (const QString &line : frames) {
         const FrameParts p = parseFrame(line);
-        if (!p.function.isEmpty() && collectiveRegex().match(p.function).hasMatch())
-            return true;
+        if (p.function.isEmpty())
+            continue;
+        if (serviceLoop.match(p.function).hasMatch())
+            return false;
+        collective = collective || collectiveRegex().match(p.function).hasMatch();
     }
-    return false;
+    return collective;
 }
 
 QString waitLocation(const QStringList &frames, const QString &ownModule)

@@ -104,6 +104,36 @@ class TestFailureReport : public QObject
 {
     Q_OBJECT
 private slots:
+    void collectiveWaitsAreNotServiceLoops_data()
+    {
+        QTest::addColumn<QStringList>("frames");
+        QTest::addColumn<bool>("waits");
+        const QString poll = u"#0 0x00007f0000000001 in epoll_wait [libc.so.6]"_s;
+        QTest::newRow("DDP's backward waits for its all-reduce")
+            << QStringList{poll,
+                           u"#1 0x00007f0000000002 in c10d::Reducer::finalize_backward() [libtorch_cpu.so]"_s}
+            << true;
+        QTest::newRow("Gloo's event loop")
+            << QStringList{poll,
+                           u"#1 0x00007f0000000003 in gloo::transport::tcp::Loop::run() [libtorch_cpu.so]"_s}
+            << false;
+        QTest::newRow("Gloo's work loop")
+            << QStringList{poll,
+                           u"#1 0x00007f0000000004 in c10d::ProcessGroupGloo::runLoop(int) [libtorch_cpu.so]"_s}
+            << false;
+        QTest::newRow("the store's daemon")
+            << QStringList{poll,
+                           u"#1 0x00007f0000000005 in c10d::detail::LibUVStoreDaemon::run() [libtorch_cpu.so]"_s}
+            << false;
+        QTest::newRow("a plain sleep")
+            << QStringList{u"#0 0x00007f0000000006 in clock_nanosleep [libc.so.6]"_s} << false;
+    }
+    void collectiveWaitsAreNotServiceLoops()
+    {
+        QFETCH(QStringList, frames);
+        QFETCH(bool, waits);
+        QCOMPARE(waitsInCollective(frames), waits);
+    }
     void parsesFrames_data()
     {
         QTest::addColumn<QString>("line");
@@ -455,8 +485,8 @@ private slots:
             << u"exit"_s << QString() << QString() << true << false << u"exception"_s
             << u"ValueError"_s << u"bad batch on rank 7"_s << u"ValueError: bad batch on rank 7"_s;
         QTest::newRow("error event keeps its message after Python's")
-            << u"error"_s << QString() << u"shard 3 unreadable"_s << true << false
-            << u"exception"_s << u"ValueError"_s << u"bad batch on rank 7\nshard 3 unreadable"_s
+            << u"error"_s << QString() << u"shard 3 unreadable"_s << true << false << u"exception"_s
+            << u"ValueError"_s << u"bad batch on rank 7\nshard 3 unreadable"_s
             << u"ValueError: bad batch on rank 7"_s;
         QTest::newRow("the supervisor's plain exit message gives way")
             << u"error"_s << QString() << u"program exited with code 1"_s << true << false
