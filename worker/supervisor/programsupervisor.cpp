@@ -5,6 +5,7 @@
 #include "supervisor/processtree.h"
 #include "supervisor/programdiagnostics.h"
 #include "supervisor/pythonmodule.h"
+#include "supervisor/storeproxy.h"
 #include "wire/wireprotocol.h"
 
 #include <fcntl.h>
@@ -127,6 +128,7 @@ private:
     std::string m_host;
     std::string m_programName;
     PortReservation m_port;
+    StoreProxy m_proxy; // rank 0: the other ranks' way to the program's store
     ProgramDiagnostics m_diagnostics;
     int m_signalFd = -1;
     pid_t m_child = -1;
@@ -363,7 +365,12 @@ int Supervisor::run()
             return 1;
         }
         setenv("MASTER_PORT", std::to_string(m_port.port()).c_str(), 1);
-        emit(event(wire::event::Store).addInt(wire::field::Port, m_port.port()));
+        // The other ranks come in through the proxy, which accepts them before the program's
+        // store listens (StoreProxy); without one they go to the program's port directly.
+        const char *noProxy = std::getenv("RANKDECK_NO_STORE_PROXY");
+        const bool proxied = !(noProxy && *noProxy) && m_proxy.listenFor(m_port.port());
+        emit(event(wire::event::Store)
+                 .addInt(wire::field::Port, proxied ? m_proxy.port() : m_port.port()));
     }
 
     std::string error;
@@ -405,17 +412,22 @@ int Supervisor::run()
             wake = std::min(wake, now + std::chrono::milliseconds(50));
         const int timeoutMs = int(std::max<std::int64_t>(
             0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1));
-        pollfd fds[2] = {{m_signalFd, POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
-        const int nfds = m_stdinOpen ? 2 : 1;
-        if (poll(fds, nfds_t(nfds), timeoutMs) < 0 && errno != EINTR)
+        std::vector<pollfd> fds{{m_signalFd, POLLIN, 0}};
+        if (m_stdinOpen)
+            fds.push_back({STDIN_FILENO, POLLIN, 0});
+        const size_t proxyFirst = fds.size();
+        m_proxy.addPollFds(fds);
+        if (poll(fds.data(), nfds_t(fds.size()), m_proxy.timeoutMs(timeoutMs)) < 0 &&
+            errno != EINTR)
             break;
         if (fds[0].revents & POLLIN) {
             signalfd_siginfo info;
             while (read(m_signalFd, &info, sizeof info) == ssize_t(sizeof info))
                 onSignal(int(info.ssi_signo));
         }
-        if (nfds == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
+        if (proxyFirst == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
             onControlInput();
+        m_proxy.handle(fds.data() + proxyFirst, fds.size() - proxyFirst);
     }
     return finish();
 }

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "supervisor/storeproxy.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace rankdeck::supervisor {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+constexpr auto kRetry = std::chrono::milliseconds(10);
+// A rank that sends faster than the store reads is not read further until it drains.
+constexpr size_t kMaxPending = 8u << 20;
+
+void noDelay(int fd)
+{
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+} // namespace
+
+StoreProxy::~StoreProxy()
+{
+    for (Relay &r : m_relays)
+        closeRelay(r);
+    if (m_listen >= 0)
+        close(m_listen);
+}
+
+bool StoreProxy::listenFor(int upstreamPort)
+{
+    m_upstreamPort = upstreamPort;
+    m_listen = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (m_listen < 0)
+        return false;
+    const int one = 1;
+    setsockopt(m_listen, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    socklen_t len = sizeof addr;
+    if (bind(m_listen, reinterpret_cast<const sockaddr *>(&addr), sizeof addr) != 0 ||
+        listen(m_listen, 1024) != 0 ||
+        getsockname(m_listen, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
+        close(m_listen);
+        m_listen = -1;
+        return false;
+    }
+    m_port = ntohs(addr.sin_port);
+    return m_port > 0;
+}
+
+void StoreProxy::addPollFds(std::vector<pollfd> &fds) const
+{
+    if (m_listen >= 0)
+        fds.push_back({m_listen, POLLIN, 0});
+    for (const Relay &r : m_relays) {
+        short clientEvents = r.toUpstream.size() < kMaxPending ? POLLIN : 0;
+        if (!r.toClient.empty())
+            clientEvents |= POLLOUT;
+        fds.push_back({r.client, clientEvents, 0});
+        if (r.upstream >= 0) {
+            short upEvents = r.toClient.size() < kMaxPending ? POLLIN : 0;
+            if (r.connecting || !r.toUpstream.empty())
+                upEvents |= POLLOUT;
+            fds.push_back({r.upstream, upEvents, 0});
+        }
+    }
+}
+
+int StoreProxy::timeoutMs(int wanted) const
+{
+    for (const Relay &r : m_relays)
+        if (r.upstream < 0)
+            return std::min(wanted, int(kRetry.count()));
+    return wanted;
+}
+
+void StoreProxy::handle(const pollfd *, size_t)
+{
+    // A handful of connections (one per rank and store client): every one is tried without
+    // blocking on each wake, which keeps the bookkeeping out of poll()'s order.
+    accept();
+    retryConnects();
+    for (Relay &r : m_relays) {
+        if (r.client < 0)
+            continue;
+        if (r.connecting) {
+            pollfd p{r.upstream, POLLOUT, 0};
+            if (poll(&p, 1, 0) <= 0)
+                continue;
+            int err = 0;
+            socklen_t len = sizeof err;
+            getsockopt(r.upstream, SOL_SOCKET, SO_ERROR, &err, &len);
+            if (err != 0) {
+                // The program's store does not listen yet: try again shortly.
+                close(r.upstream);
+                r.upstream = -1;
+                r.connecting = false;
+                r.retryAt = Clock::now() + kRetry;
+                continue;
+            }
+            r.connecting = false;
+        }
+        if (r.toUpstream.size() < kMaxPending && !pump(r.client, r.toUpstream)) {
+            closeRelay(r);
+            continue;
+        }
+        if (r.upstream < 0)
+            continue;
+        if (!flush(r.upstream, r.toUpstream) ||
+            (r.toClient.size() < kMaxPending && !pump(r.upstream, r.toClient)) ||
+            !flush(r.client, r.toClient)) {
+            closeRelay(r);
+            continue;
+        }
+    }
+    m_relays.erase(std::remove_if(m_relays.begin(), m_relays.end(),
+                                  [](const Relay &r) { return r.client < 0; }),
+                   m_relays.end());
+}
+
+void StoreProxy::accept()
+{
+    if (m_listen < 0)
+        return;
+    for (;;) {
+        const int fd = accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return;
+        noDelay(fd);
+        Relay r;
+        r.client = fd;
+        connectUpstream(r);
+        m_relays.push_back(std::move(r));
+    }
+}
+
+void StoreProxy::connectUpstream(Relay &r)
+{
+    r.upstream = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (r.upstream < 0) {
+        r.retryAt = Clock::now() + kRetry;
+        return;
+    }
+    noDelay(r.upstream);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(uint16_t(m_upstreamPort));
+    if (connect(r.upstream, reinterpret_cast<const sockaddr *>(&addr), sizeof addr) == 0) {
+        r.connecting = false;
+    } else if (errno == EINPROGRESS) {
+        r.connecting = true;
+    } else {
+        close(r.upstream);
+        r.upstream = -1;
+        r.retryAt = Clock::now() + kRetry;
+    }
+}
+
+void StoreProxy::retryConnects()
+{
+    const auto now = Clock::now();
+    for (Relay &r : m_relays)
+        if (r.client >= 0 && r.upstream < 0 && now >= r.retryAt)
+            connectUpstream(r);
+}
+
+// Reads what `from` has into pending; false when it closed or failed.
+bool StoreProxy::pump(int from, std::string &pending)
+{
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = read(from, buf, sizeof buf);
+        if (n > 0) {
+            pending.append(buf, size_t(n));
+            if (pending.size() >= kMaxPending)
+                return true;
+            continue;
+        }
+        if (n == 0)
+            return false;
+        return errno == EAGAIN || errno == EINTR;
+    }
+}
+
+bool StoreProxy::flush(int fd, std::string &pending)
+{
+    while (!pending.empty()) {
+        const ssize_t n = send(fd, pending.data(), pending.size(), MSG_NOSIGNAL);
+        if (n > 0) {
+            pending.erase(0, size_t(n));
+            continue;
+        }
+        return n < 0 && (errno == EAGAIN || errno == EINTR);
+    }
+    return true;
+}
+
+void StoreProxy::closeRelay(Relay &r)
+{
+    // Either side gone: the other gets the same end (a rank sees its store connection close).
+    if (r.client >= 0)
+        close(r.client);
+    if (r.upstream >= 0)
+        close(r.upstream);
+    r.client = r.upstream = -1;
+}
+
+} // namespace rankdeck::supervisor
