@@ -104,6 +104,7 @@ private slots:
     void referenceScript();
     void rankdeckLogReportsEveryScalar();
     void nativeProgram();
+    void storeProxyAcceptsBeforeTheStoreListens();
     void crashOfTheProgramIsTheRootCause();
     void stopLeavesNoProcess();
     void killedLauncherLeavesNoProcess();
@@ -237,7 +238,7 @@ void TestProgramLaunch::rankdeckLogReportsEveryScalar()
     QVERIFY(!log0.contains("\x1erdk1"));
 }
 
-// A native binary as PROGRAM: the torchrun contract reaches it (rank 0's reserved port too),
+// A native binary as PROGRAM: the torchrun contract reaches it (rank 0's reserved ports too),
 // its printed loss and its rankdeck::log() scalar become curves.
 void TestProgramLaunch::nativeProgram()
 {
@@ -256,12 +257,36 @@ void TestProgramLaunch::nativeProgram()
         ports.insert(m.captured(2));
         QCOMPARE(lossPoints(dir, rank), (QMap<qint64, double>{{0, 1.0}, {1, 0.5}, {2, 0.333333}}));
     }
-    QCOMPARE(ports.size(), 1); // every rank got rank 0's port
+    // Rank 0's program serves its store on its own reserved port; the others come in through
+    // the supervisor's store proxy, the port the launcher announced.
+    QCOMPARE(ports.size(), 2);
+    static const QRegularExpression announced(u"serves the rendezvous store on [^:]+:(\\d+)"_s);
+    const QRegularExpressionMatch a = announced.match(r.out + r.err);
+    QVERIFY2(a.hasMatch(), qPrintable(r.out + r.err));
+    const QRegularExpressionMatch rank1 =
+        contract.match(QString::fromUtf8(readFile(dir + u"/rank-1.log"_s)));
+    QCOMPARE(rank1.captured(2), a.captured(1));
     QVERIFY(readFile(dir + u"/metrics.csv"_s).contains("1,grad_norm,0,2,"));
 }
 
 // Rank 1's program dies of SIGSEGV after rank 0 is well under way: the summary names rank 1 and
 // the signal, root cause first, and rank 0 is stopped as its consequence.
+void TestProgramLaunch::storeProxyAcceptsBeforeTheStoreListens()
+{
+    // Rank 0's "store" listens a second late; the others' first connect must not be refused.
+    const Result r = cli({u"launch"_s, u"--profile"_s, u"local"_s, u"--nproc-per-node"_s, u"3"_s,
+                          u"--name"_s, u"latestore"_s, u"--no-progress"_s, u"--exec"_s, u"--"_s,
+                          m_python, m_programs + u"/late_store.py"_s});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    const QString dir = runDirectory(u"latestore"_s);
+    QVERIFY(readFile(dir + u"/rank-0.log"_s).contains("store served"));
+    for (int rank = 1; rank < 3; ++rank) {
+        const QByteArray log = readFile(dir + u"/rank-%1.log"_s.arg(rank));
+        QVERIFY2(log.contains("connected on the first try"), log.constData());
+        QVERIFY2(log.contains("store answered pong " + QByteArray::number(rank)), log.constData());
+    }
+}
+
 void TestProgramLaunch::crashOfTheProgramIsTheRootCause()
 {
     const Result r =

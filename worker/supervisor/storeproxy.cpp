@@ -62,12 +62,13 @@ void StoreProxy::addPollFds(std::vector<pollfd> &fds) const
     if (m_listen >= 0)
         fds.push_back({m_listen, POLLIN, 0});
     for (const Relay &r : m_relays) {
-        short clientEvents = r.toUpstream.size() < kMaxPending ? POLLIN : 0;
+        // A side at its end of stream is readable for ever: it is not polled for input.
+        short clientEvents = !r.clientEof && r.toUpstream.size() < kMaxPending ? POLLIN : 0;
         if (!r.toClient.empty())
             clientEvents |= POLLOUT;
         fds.push_back({r.client, clientEvents, 0});
         if (r.upstream >= 0) {
-            short upEvents = r.toClient.size() < kMaxPending ? POLLIN : 0;
+            short upEvents = !r.upstreamEof && r.toClient.size() < kMaxPending ? POLLIN : 0;
             if (r.connecting || !r.toUpstream.empty())
                 upEvents |= POLLOUT;
             fds.push_back({r.upstream, upEvents, 0});
@@ -109,18 +110,21 @@ void StoreProxy::handle(const pollfd *, size_t)
             }
             r.connecting = false;
         }
-        if (r.toUpstream.size() < kMaxPending && !pump(r.client, r.toUpstream)) {
-            closeRelay(r);
-            continue;
+        // An end of stream on one side closes the relay once what it sent has been passed on
+        // (the store's last answer before it closed must still reach the rank).
+        if (!r.clientEof && r.toUpstream.size() < kMaxPending && !pump(r.client, r.toUpstream))
+            r.clientEof = true;
+        if (r.upstream >= 0 && !r.connecting) {
+            if (!flush(r.upstream, r.toUpstream))
+                r.upstreamEof = r.clientEof = true;
+            if (!r.upstreamEof && r.toClient.size() < kMaxPending && !pump(r.upstream, r.toClient))
+                r.upstreamEof = true;
         }
-        if (r.upstream < 0)
-            continue;
-        if (!flush(r.upstream, r.toUpstream) ||
-            (r.toClient.size() < kMaxPending && !pump(r.upstream, r.toClient)) ||
-            !flush(r.client, r.toClient)) {
+        if (!flush(r.client, r.toClient))
+            r.clientEof = r.upstreamEof = true;
+        if ((r.upstreamEof && r.toClient.empty()) ||
+            (r.clientEof && (r.toUpstream.empty() || r.upstreamEof)))
             closeRelay(r);
-            continue;
-        }
     }
     m_relays.erase(std::remove_if(m_relays.begin(), m_relays.end(),
                                   [](const Relay &r) { return r.client < 0; }),

@@ -44,8 +44,10 @@ private:
     {
         int client = -1;
         int upstream = -1;
-        bool connecting = false; // a non-blocking connect to the store is under way
-        std::string toUpstream;  // bytes from the rank not yet written to the store
+        bool connecting = false;  // a non-blocking connect to the store is under way
+        bool clientEof = false;   // the rank closed its side
+        bool upstreamEof = false; // the store closed its side
+        std::string toUpstream;   // bytes from the rank not yet written to the store
         std::string toClient;
         std::chrono::steady_clock::time_point retryAt{};
     };
