@@ -3,6 +3,7 @@
 
 #include "cliutil.h"
 #include "config/profilestore.h"
+#include "stream/logmetricextractor.h"
 #include "terminalsshinteraction.h"
 #include "transport/transportfactory.h"
 
@@ -235,8 +236,13 @@ int ProfileCommands::add(const QStringList &args)
                                           QStringLiteral("DIR"));
     const QCommandLineOption forceOpt(QStringLiteral("force"),
                                       CliUtil::tr("Replace an existing (readable) profile."));
+    const QCommandLineOption metricOpt(
+        QStringLiteral("metric"),
+        CliUtil::tr("A scalar to find in the lines of a user's program on this cluster, as "
+                    "launch --metric (repeatable)."),
+        QStringLiteral("NAME=REGEX"));
     parser.addOptions({nodeOpt, userOpt, identityOpt, nprocOpt, gpusOpt, transportOpt, rdzvOpt,
-                       backendOpt, envOpt, libtorchOpt, workerDirOpt, forceOpt});
+                       backendOpt, envOpt, libtorchOpt, workerDirOpt, forceOpt, metricOpt});
     parser.addPositionalArgument(QStringLiteral("NAME"), CliUtil::tr("Profile name."));
     int code = 0;
     if (!CliUtil::parse(parser, args, CliUtil::tr("Create a cluster profile."), &code))
@@ -313,6 +319,13 @@ int ProfileCommands::add(const QStringList &args)
             return CliUtil::usageError(CliUtil::tr("--env \"%1\": expected NAME=VALUE").arg(kv),
                                        cmd);
         p.environment.insert(kv.left(eq), kv.mid(eq + 1));
+    }
+    for (const QString &spec : parser.values(metricOpt)) {
+        MetricPattern pattern;
+        QString why;
+        if (!LogMetricExtractor::parsePattern(spec, &pattern, &why))
+            return CliUtil::usageError(why, cmd);
+        p.metricPatterns << spec;
     }
     const QList<ProfileError> problems = ProfileStore::validate(p);
     if (!problems.isEmpty()) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "profileeditordialog.h"
 
+#include "stream/logmetricextractor.h"
+
 #include "config/profilestore.h"
 
 #include <QComboBox>
@@ -84,6 +86,13 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     m_environment->horizontalHeader()->setStretchLastSection(true);
     m_environment->verticalHeader()->setVisible(false);
     m_environment->setMaximumHeight(110);
+    m_metrics = new QPlainTextEdit(this);
+    m_metrics->setObjectName(QStringLiteral("profileMetricsEdit"));
+    m_metrics->setPlaceholderText(tr("tokens_per_s=([0-9.]+) tok/s"));
+    m_metrics->setMaximumHeight(60);
+    m_metrics->setToolTip(tr("Scalars to plot from the lines your own program prints on this "
+                             "cluster: one NAME=REGEX per line, the regex with one capture "
+                             "group (as launch --metric)."));
     auto *addEnv = new QPushButton(tr("Add &variable"), this);
     connect(addEnv, &QPushButton::clicked, this, &ProfileEditorDialog::addEnvironmentVariable);
 
@@ -157,6 +166,9 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     layout->addLayout(nodeButtons);
     layout->addWidget(new QLabel(tr("Environment on every rank:"), this));
     layout->addWidget(m_environment);
+    layout->addWidget(
+        new QLabel(tr("Metric patterns for your program (one NAME=REGEX per line):"), this));
+    layout->addWidget(m_metrics);
     layout->addWidget(m_problems);
     layout->addWidget(m_connectionReport);
     layout->addWidget(m_buttons);
@@ -170,6 +182,7 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
         connect(spin, &QSpinBox::valueChanged, this, &ProfileEditorDialog::revalidate);
     connect(m_nodes, &QTableWidget::itemChanged, this, &ProfileEditorDialog::revalidate);
     connect(m_environment, &QTableWidget::itemChanged, this, &ProfileEditorDialog::revalidate);
+    connect(m_metrics, &QPlainTextEdit::textChanged, this, &ProfileEditorDialog::revalidate);
 
     Profile fresh;
     fresh.transport = QStringLiteral("ssh");
@@ -203,6 +216,7 @@ void ProfileEditorDialog::setProfile(const Profile &p, bool existing)
         m_nodes->setItem(row, ColRanks, new QTableWidgetItem(QString::number(n.ranksPerNode)));
         m_nodes->setItem(row, ColGpus, new QTableWidgetItem(QString::number(n.gpusPerNode)));
     }
+    m_metrics->setPlainText(p.metricPatterns.join(QLatin1Char('\n')));
     m_environment->setRowCount(0);
     for (auto it = p.environment.cbegin(); it != p.environment.cend(); ++it) {
         const int row = m_environment->rowCount();
@@ -261,6 +275,9 @@ Profile ProfileEditorDialog::profile() const
         if (key && !key->text().trimmed().isEmpty())
             p.environment.insert(key->text().trimmed(), value ? value->text() : QString());
     }
+    for (const QString &line : m_metrics->toPlainText().split(QLatin1Char('\n')))
+        if (!line.trimmed().isEmpty())
+            p.metricPatterns << line.trimmed();
     return p;
 }
 
@@ -280,6 +297,12 @@ QStringList ProfileEditorDialog::problems() const
         const QString name = key ? key->text().trimmed() : QString();
         if (!name.isEmpty() && !envName.match(name).hasMatch())
             out << tr("environment: \"%1\" is not a variable name").arg(name);
+    }
+    for (const QString &spec : std::as_const(p.metricPatterns)) {
+        MetricPattern pattern;
+        QString why;
+        if (!LogMetricExtractor::parsePattern(spec, &pattern, &why))
+            out << tr("metrics: %1").arg(why);
     }
     for (int row = 0; row < m_nodes->rowCount(); ++row) {
         bool ok = false;

@@ -68,6 +68,7 @@ private:
     QLineEdit *m_workerDirectory = nullptr;
     QLineEdit *m_libtorchPath = nullptr;
     QTableWidget *m_environment = nullptr;
+    QPlainTextEdit *m_metrics = nullptr;
     QComboBox *m_backend = nullptr;
     QSpinBox *m_connectTimeout = nullptr;
     QSpinBox *m_rendezvousTimeout = nullptr;

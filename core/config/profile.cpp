@@ -74,6 +74,7 @@ QJsonObject Profile::toJson() const
     for (auto it = environment.cbegin(); it != environment.cend(); ++it)
         env[it.key()] = it.value();
     o[QStringLiteral("environment")] = env;
+    o[QStringLiteral("metrics")] = QJsonArray::fromStringList(metricPatterns);
     o[QStringLiteral("backend")] = backend;
     o[QStringLiteral("connect_timeout")] = connectTimeoutSec;
     o[QStringLiteral("rendezvous_timeout")] = rendezvousTimeoutSec;
@@ -106,6 +107,8 @@ Profile Profile::fromJson(const QJsonObject &o)
     const QJsonObject env = o.value(QStringLiteral("environment")).toObject();
     for (auto it = env.begin(); it != env.end(); ++it)
         p.environment.insert(it.key(), it.value().toString());
+    for (const QJsonValue &v : o.value(QStringLiteral("metrics")).toArray())
+        p.metricPatterns << v.toString();
     p.backend = o.value(QStringLiteral("backend")).toString(QStringLiteral("auto"));
     p.connectTimeoutSec = o.value(QStringLiteral("connect_timeout")).toInt(10);
     p.rendezvousTimeoutSec = o.value(QStringLiteral("rendezvous_timeout")).toInt(60);

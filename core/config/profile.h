@@ -8,6 +8,7 @@
 #include <QList>
 #include <QMap>
 #include <QString>
+#include <QStringList>
 
 namespace rankdeck {
 
@@ -33,6 +34,9 @@ struct Profile
     QString workerDirectory;   // on nodes; empty: ~/.cache/rankdeck/worker
     QString libtorchPath;      // dir with libtorch .so on the nodes; empty or "python": detect
     QMap<QString, QString> environment;
+    // "NAME=REGEX" scalars to find in the lines of a user's program on this cluster (as
+    // `launch --metric`; the launch's own come after them).
+    QStringList metricPatterns;
     QString backend = QStringLiteral("auto");
     int connectTimeoutSec = 10;
     int rendezvousTimeoutSec = 60;

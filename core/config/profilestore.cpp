@@ -154,6 +154,31 @@ public:
                     if (readString(ev, field, &v))
                         p->environment.insert(name, v);
                 }
+            } else if (k == QLatin1String("metrics")) {
+                const auto *a = value.as_array();
+                if (!a) {
+                    error(lineOf(value), k, tr("expected a list of \"NAME=REGEX\" strings"));
+                    continue;
+                }
+                for (const toml::node &item : *a) {
+                    QString spec;
+                    if (!readString(item, k, &spec))
+                        continue;
+                    // The same rules as `launch --metric`: a name, and a regex with one group.
+                    const qsizetype eq = spec.indexOf(QLatin1Char('='));
+                    const QRegularExpression re(eq > 0 ? spec.mid(eq + 1) : QString());
+                    if (eq <= 0)
+                        error(lineOf(item), k, tr("\"%1\" is not NAME=REGEX").arg(spec));
+                    else if (!re.isValid())
+                        error(lineOf(item), k,
+                              tr("\"%1\": invalid regular expression (%2)")
+                                  .arg(spec, re.errorString()));
+                    else if (re.captureCount() != 1)
+                        error(lineOf(item), k,
+                              tr("\"%1\": the regex needs exactly one capture group").arg(spec));
+                    else
+                        p->metricPatterns << spec;
+                }
             } else if (k == QLatin1String("timeouts")) {
                 const auto *t = value.as_table();
                 if (!t) {
@@ -389,6 +414,12 @@ QString ProfileStore::serialize(const Profile &p)
     for (auto it = p.environment.cbegin(); it != p.environment.cend(); ++it)
         env.insert(s(it.key()), s(it.value()));
     root.insert("environment", std::move(env));
+    if (!p.metricPatterns.isEmpty()) {
+        toml::array metrics;
+        for (const QString &spec : p.metricPatterns)
+            metrics.push_back(s(spec));
+        root.insert("metrics", std::move(metrics));
+    }
     toml::array nodes;
     for (const ProfileNode &n : p.nodes) {
         toml::table t;

@@ -35,6 +35,15 @@ RunController::RunController(const Profile &profile, const TrainingConfig &confi
       m_stops(new StopEscalation(options.stopGraceMs, options.termGraceMs, this))
 {
     connect(m_stops, &StopEscalation::message, this, &RunController::note);
+    // The profile's metric patterns first, then the launch's: the run record keeps them all, so
+    // a re-extraction (export --metric) and a reopen see what this run used.
+    if (m_config.isProgram()) {
+        QStringList patterns = m_profile.metricPatterns;
+        for (const QString &spec : std::as_const(config.metricPatterns))
+            if (!patterns.contains(spec))
+                patterns << spec;
+        m_config.metricPatterns = patterns;
+    }
     m_watchTimer.setInterval(500);
     connect(&m_watchTimer, &QTimer::timeout, this, &RunController::watch);
 }

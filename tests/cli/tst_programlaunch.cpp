@@ -109,6 +109,7 @@ private slots:
     void stopLeavesNoProcess();
     void killedLauncherLeavesNoProcess();
     void restartsTellTheProgramItsAttempt();
+    void profileMetricPatternsApply();
     void detachedProgramRunsInTheBackground();
     void badInput_data();
     void badInput();
@@ -344,6 +345,28 @@ void TestProgramLaunch::restartsTellTheProgramItsAttempt()
         const QByteArray log = readFile(dir + u"/rank-%1.log"_s.arg(rank));
         QVERIFY2(log.contains("attempt 0 of 1") && log.contains("attempt 1 of 1"), log.constData());
     }
+}
+
+void TestProgramLaunch::profileMetricPatternsApply()
+{
+    // A cluster's own log format, set once in its profile; the launch adds one more.
+    const Result bad = cli({u"profiles"_s, u"add"_s, u"mine"_s, u"--transport"_s, u"local"_s,
+                            u"--metric"_s, u"speed=([0-9.]+ tok/s"_s});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains(u"speed=([0-9.]+ tok/s"_s), qPrintable(bad.err));
+    const Result add =
+        cli({u"profiles"_s, u"add"_s, u"mine"_s, u"--transport"_s, u"local"_s,
+             u"--nproc-per-node"_s, u"2"_s, u"--metric"_s, u"tokens_per_s=([0-9.]+) tok/s"_s});
+    QVERIFY2(add.code == 0, qPrintable(add.err));
+    const Result r = cli(
+        {u"launch"_s, u"--profile"_s, u"mine"_s, u"--name"_s, u"profmetric"_s, u"--no-progress"_s,
+         u"--exec"_s, u"--metric"_s, u"mfu=MFU ([0-9.]+)"_s, u"--"_s, u"/bin/sh"_s, u"-c"_s,
+         u"echo \"step 1 1234.5 tok/s MFU 41.5\"; echo \"step 2 1300 tok/s MFU 42\""_s});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    const QByteArray csv = readFile(runDirectory(u"profmetric"_s) + u"/metrics.csv"_s);
+    QVERIFY2(csv.contains("0,tokens_per_s,0,1,") && csv.contains("1,tokens_per_s,0,2,"),
+             csv.constData());
+    QVERIFY2(csv.contains("1,mfu,0,2,"), csv.constData());
 }
 
 void TestProgramLaunch::detachedProgramRunsInTheBackground()

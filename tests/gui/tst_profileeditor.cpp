@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -44,6 +45,7 @@ private slots:
     void validationNamesTheField_data();
     void validationNamesTheField();
     void editExistingProfile();
+    void metricPatterns();
 
 private:
     QTemporaryDir m_home;
@@ -204,6 +206,28 @@ void TestProfileEditor::validationNamesTheField()
         QVERIFY(label->isVisible());
         QVERIFY(label->text().contains(field));
     }
+}
+
+void TestProfileEditor::metricPatterns()
+{
+    ProfileEditorDialog dialog(nullptr);
+    dialog.show();
+    QTest::keyClicks(dialog.nameEdit(), QStringLiteral("ok"));
+    QTest::mouseClick(dialog.addNodeButton(), Qt::LeftButton);
+    setCell(dialog.nodesTable(), 0, 0, QStringLiteral("h"));
+    auto *metrics = dialog.findChild<QPlainTextEdit *>(QStringLiteral("profileMetricsEdit"));
+    QVERIFY(metrics);
+    metrics->setPlainText(QStringLiteral("tokens_per_s=([0-9.]+) tok/s\nacc=(\\d+"));
+    const QStringList problems = dialog.problems();
+    QVERIFY2(problems.filter(QStringLiteral("metrics:")).size() == 1 &&
+                 problems.filter(QStringLiteral("acc=(\\d+")).size() == 1,
+             qPrintable(problems.join(QLatin1Char('\n'))));
+    QVERIFY(!saveButton(&dialog)->isEnabled());
+    metrics->setPlainText(QStringLiteral("tokens_per_s=([0-9.]+) tok/s\n\n  acc=(\\d+)  "));
+    QVERIFY2(dialog.problems().isEmpty(), qPrintable(dialog.problems().join(QLatin1Char('\n'))));
+    QCOMPARE(dialog.profile().metricPatterns,
+             (QStringList{QStringLiteral("tokens_per_s=([0-9.]+) tok/s"),
+                          QStringLiteral("acc=(\\d+)")}));
 }
 
 void TestProfileEditor::editExistingProfile()

@@ -80,6 +80,8 @@ private slots:
         ssh.rendezvousTimeoutSec = 120;
         ssh.heartbeatTimeoutSec = 20;
         ssh.collectiveTimeoutSec = 900;
+        ssh.metricPatterns = {QStringLiteral("tokens_per_s=([0-9.]+) tok/s"),
+                              QStringLiteral("mfu=MFU \"?([0-9.]+)%")};
         QTest::newRow("ssh, two nodes, hostile env") << ssh;
     }
     void roundTrip()
@@ -132,6 +134,20 @@ private slots:
             << QStringLiteral("timeouts.heartbeat");
         QTest::newRow("nodes not tables")
             << QByteArray(head + "nodes = [1, 2]\n") << 3 << QStringLiteral("nodes[0]");
+        QTest::newRow("metric pattern without a name")
+            << QByteArray(
+                   head +
+                   "metrics = [\"tok=(\\\\d+)\", \"(\\\\d+) it/s\"]\n[[nodes]]\nhost = \"a\"\n")
+            << 3 << QStringLiteral("metrics");
+        QTest::newRow("metric regex does not compile")
+            << QByteArray(head + "metrics = [\"acc=(\\\\d+\"]\n[[nodes]]\nhost = \"a\"\n") << 3
+            << QStringLiteral("metrics");
+        QTest::newRow("metric regex with two groups")
+            << QByteArray(head + "metrics = [\"acc=(\\\\d+)/(\\\\d+)\"]\n[[nodes]]\nhost = \"a\"\n")
+            << 3 << QStringLiteral("metrics");
+        QTest::newRow("metrics not a list")
+            << QByteArray(head + "metrics = \"acc=(x)\"\n[[nodes]]\nhost = \"a\"\n") << 3
+            << QStringLiteral("metrics");
         QTest::newRow("binary garbage")
             << QByteArray("schema_version = 1\n\x01\x02\xff\xfe\n") << 2 << QString();
     }
