@@ -4,6 +4,7 @@
 // program built with -g) that segfault, abort, are SIGKILLed or OOM-killed, write torchelastic's
 // error file, or hang while the launcher asks for their stacks. Every case checks the event
 // fields the launcher reads, and that no process of the run is left.
+#include "testprocesses.h"
 #include "wire/wireprotocol.h"
 
 #include <QDir>
@@ -46,16 +47,6 @@ QString program(const QString &name)
 QString supervisorBinary()
 {
     return qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-supervisor");
-}
-
-bool processRuns(qint64 pid)
-{
-    QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
-    if (!f.open(QIODevice::ReadOnly))
-        return false;
-    const QByteArray stat = f.readAll();
-    const QByteArray rest = stat.mid(stat.lastIndexOf(')') + 2);
-    return !rest.startsWith('Z') && !rest.startsWith('X');
 }
 
 // The 1-based line of `programs/<file>` that contains `text`.
@@ -297,7 +288,7 @@ void TestSupervisorCrash::fatalSignal()
         QVERIFY(!run.stderrText().contains(u"cannot trace"_s));
     const qint64 pid = crash.value(u"pid"_s).toInteger();
     QVERIFY(pid > 0);
-    QVERIFY(!processRuns(pid));
+    QVERIFY(!rankdeck::testing::processRuns(pid));
 }
 
 void TestSupervisorCrash::crashLatency()
@@ -462,7 +453,7 @@ void TestSupervisorCrash::dumpStacks()
     QCOMPARE(run.process().exitCode(), 0);
     QVERIFY(!run.event("finished"_L1).isEmpty());
     QVERIFY(run.event("crash"_L1).isEmpty());
-    QVERIFY(!processRuns(stacks.value(u"pid"_s).toInteger()));
+    QVERIFY(!rankdeck::testing::processRuns(stacks.value(u"pid"_s).toInteger()));
 }
 
 void TestSupervisorCrash::userSitecustomizeStillRuns()
