@@ -35,6 +35,7 @@ private slots:
     void initTestCase();
     void faultOnOneRank_data();
     void faultOnOneRank();
+    void nativeProgramNamesItsOwnFunction();
     void hangShowsBothPythonStacks_data();
     void hangShowsBothPythonStacks();
 
@@ -188,6 +189,25 @@ void TestProgramFaults::faultOnOneRank()
         QVERIFY2(!f.value(u"root_cause"_s).toBool(), qPrintable(show.out));
     }
     const QString id = QFileInfo(dir).fileName();
+    QVERIFY2(QTest::qWaitFor([&] { return testing::processesOfRun(id).isEmpty(); }, 15000),
+             qPrintable(testing::processesOfRun(id).join(u", "_s)));
+}
+
+void TestProgramFaults::nativeProgramNamesItsOwnFunction()
+{
+    // A C++ program of the user's that segfaults on rank 1: its own function and file:line.
+    const Result r = cli(launchArgs(u"local"_s, u"native-segv"_s) +
+                         QStringList{u"--exec"_s, u"--"_s, u"/bin/sh"_s, u"-c"_s,
+                                     u"if [ \"$RANK\" = 1 ]; then exec %1; fi; sleep 60"_s.arg(
+                                         QStringLiteral(RANKDECK_NATIVECRASH))});
+    QCOMPARE(r.code, 1);
+    const QString id = QFileInfo(runDirectory(u"native-segv"_s)).fileName();
+    const Result show = cli({u"show"_s, id});
+    QVERIFY2(show.out.contains(u"Root cause (first failure): rank 1"_s), qPrintable(show.out));
+    QVERIFY2(show.out.contains(u"SIGSEGV"_s), qPrintable(show.out));
+    static const QRegularExpression own(
+        u"in victim::writeThroughNull\\(int volatile\\*\\) at \\S*nativecrash\\.cpp:14\\b"_s);
+    QVERIFY2(own.match(show.out).hasMatch(), qPrintable(show.out));
     QVERIFY2(QTest::qWaitFor([&] { return testing::processesOfRun(id).isEmpty(); }, 15000),
              qPrintable(testing::processesOfRun(id).join(u", "_s)));
 }
