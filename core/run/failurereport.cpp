@@ -392,9 +392,14 @@ QString FailureReport::toText() const
             tr("  thread:  %1, pid %2\n").arg(r.thread.isEmpty() ? tr("?") : r.thread).arg(r.pid);
     out += pythonFailureText(r, QStringLiteral("  "));
     if (!r.stack.isEmpty()) {
-        out += r.firstOwnFrame >= 0 ? tr("  stack (most recent call first; → marks the first frame "
-                                         "of the worker's own code):\n")
-                                    : tr("  stack (most recent call first):\n");
+        // The program's own code: the worker's, or a user's native program's.
+        const QString own = r.firstOwnFrame >= 0 && r.firstOwnFrame < r.stack.size()
+                                ? parseFrame(r.stack[r.firstOwnFrame]).module
+                                : QString();
+        out += !own.isEmpty() ? tr("  stack (most recent call first; → marks the first frame "
+                                   "of %1's own code):\n")
+                                    .arg(own)
+                              : tr("  stack (most recent call first):\n");
         for (qsizetype i = 0; i < r.stack.size(); ++i)
             out += (i == r.firstOwnFrame ? QStringLiteral("  → ") : QStringLiteral("    ")) +
                    r.stack[i] + QLatin1Char('\n');
