@@ -104,9 +104,12 @@ wire::WireEventWriter ProgramDiagnostics::crashEvent(int rank, int sig,
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     ev.addString(wire::field::Host, host).addInt(wire::field::Pid, m_pid);
+    // What ran when it died: `sh -c 'exec trainer'` is the trainer by then.
+    const std::string &name =
+        captured && !fatal.executable.empty() ? fatal.executable : programName;
     ev.addString(wire::field::Message,
-                 oom ? programName + " was killed by the out-of-memory killer (SIGKILL)"
-                     : programName + " was killed by " + signalName(sig));
+                 oom ? name + " was killed by the out-of-memory killer (SIGKILL)"
+                     : name + " was killed by " + signalName(sig));
     if (oom)
         ev.addBool(wire::field::OutOfMemory, true);
     if (captured) {
