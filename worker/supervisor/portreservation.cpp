@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 namespace rankdeck::supervisor {
 
 PortReservation::~PortReservation()
@@ -14,25 +16,34 @@ PortReservation::~PortReservation()
         close(m_fd);
 }
 
-bool PortReservation::reserve()
+int bindFreePort(int extraFlags, int *port)
 {
     // Close-on-exec: the program must not inherit it and hold the port after we are gone.
-    m_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (m_fd < 0)
-        return false;
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | extraFlags, 0);
+    if (fd < 0)
+        return -1;
     const int one = 1;
-    setsockopt(m_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_ANY);
     addr.sin_port = 0;
-    if (bind(m_fd, reinterpret_cast<const sockaddr *>(&addr), sizeof addr) != 0)
-        return false;
     socklen_t len = sizeof addr;
-    if (getsockname(m_fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
-        return false;
-    m_port = ntohs(addr.sin_port);
-    return m_port > 0;
+    if (bind(fd, reinterpret_cast<const sockaddr *>(&addr), sizeof addr) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0 || addr.sin_port == 0) {
+        const int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    *port = ntohs(addr.sin_port);
+    return fd;
+}
+
+bool PortReservation::reserve()
+{
+    m_fd = bindFreePort(0, &m_port);
+    return m_fd >= 0;
 }
 
 } // namespace rankdeck::supervisor

@@ -11,6 +11,11 @@
 
 namespace rankdeck::supervisor {
 
+// A TCP socket (close-on-exec, SO_REUSEADDR, plus extraFlags such as SOCK_NONBLOCK) bound to a
+// port the kernel picked on every IPv4 address, with that port in *port; -1 (errno set) when
+// none can be had. PortReservation keeps one unlistened; StoreProxy listens on one.
+int bindFreePort(int extraFlags, int *port);
+
 class PortReservation
 {
 public:

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "supervisor/storeproxy.h"
 
+#include "supervisor/portreservation.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -37,24 +39,16 @@ StoreProxy::~StoreProxy()
 bool StoreProxy::listenFor(int upstreamPort)
 {
     m_upstreamPort = upstreamPort;
-    m_listen = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    m_listen = bindFreePort(SOCK_NONBLOCK, &m_port);
     if (m_listen < 0)
         return false;
-    const int one = 1;
-    setsockopt(m_listen, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_ANY);
-    socklen_t len = sizeof addr;
-    if (bind(m_listen, reinterpret_cast<const sockaddr *>(&addr), sizeof addr) != 0 ||
-        listen(m_listen, 1024) != 0 ||
-        getsockname(m_listen, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
+    if (listen(m_listen, 1024) != 0) {
         close(m_listen);
         m_listen = -1;
+        m_port = 0;
         return false;
     }
-    m_port = ntohs(addr.sin_port);
-    return m_port > 0;
+    return true;
 }
 
 void StoreProxy::addPollFds(std::vector<pollfd> &fds) const
