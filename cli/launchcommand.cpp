@@ -265,7 +265,7 @@ int LaunchCommand::run(const QStringList &argsIn)
         for (const QString &spec : parser.values(metricOpt)) {
             MetricPattern pattern;
             QString error;
-            if (!LogMetricExtractor::parsePattern(spec, &pattern, &error))
+            if (!parseMetricPattern(spec, &pattern, &error))
                 return CliUtil::usageError(error, cmd);
             config.metricPatterns << spec;
         }

@@ -2,8 +2,8 @@
 #include "profilecommands.h"
 
 #include "cliutil.h"
+#include "config/metricpattern.h"
 #include "config/profilestore.h"
-#include "stream/logmetricextractor.h"
 #include "terminalsshinteraction.h"
 #include "transport/transportfactory.h"
 
@@ -323,7 +323,7 @@ int ProfileCommands::add(const QStringList &args)
     for (const QString &spec : parser.values(metricOpt)) {
         MetricPattern pattern;
         QString why;
-        if (!LogMetricExtractor::parsePattern(spec, &pattern, &why))
+        if (!parseMetricPattern(spec, &pattern, &why))
             return CliUtil::usageError(why, cmd);
         p.metricPatterns << spec;
     }

@@ -470,7 +470,7 @@ int RunCommands::exportRun(const QStringList &args)
     for (const QString &spec : parser.values(metricOpt)) {
         MetricPattern p;
         QString patternError;
-        if (!LogMetricExtractor::parsePattern(spec, &p, &patternError))
+        if (!parseMetricPattern(spec, &p, &patternError))
             return CliUtil::usageError(patternError, args.value(0));
         patterns << p;
     }

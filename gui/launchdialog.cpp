@@ -435,7 +435,7 @@ QStringList LaunchDialog::problems() const
         for (const QString &spec : QProcess::splitCommand(m_programMetrics->text())) {
             MetricPattern pattern;
             QString error;
-            if (!LogMetricExtractor::parsePattern(spec, &pattern, &error))
+            if (!parseMetricPattern(spec, &pattern, &error))
                 out << error;
         }
         if (syncEnabled()) {

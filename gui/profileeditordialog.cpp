@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "profileeditordialog.h"
 
-#include "stream/logmetricextractor.h"
+#include "config/metricpattern.h"
 
 #include "config/profilestore.h"
 
@@ -301,7 +301,7 @@ QStringList ProfileEditorDialog::problems() const
     for (const QString &spec : std::as_const(p.metricPatterns)) {
         MetricPattern pattern;
         QString why;
-        if (!LogMetricExtractor::parsePattern(spec, &pattern, &why))
+        if (!parseMetricPattern(spec, &pattern, &why))
             out << tr("metrics: %1").arg(why);
     }
     for (int row = 0; row < m_nodes->rowCount(); ++row) {

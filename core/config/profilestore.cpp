@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "config/profilestore.h"
 
+#include "config/metricpattern.h"
 #include "util/translation.h"
 
 #include <QCoreApplication>
@@ -164,20 +165,13 @@ public:
                     QString spec;
                     if (!readString(item, k, &spec))
                         continue;
-                    // The same rules as `launch --metric`: a name, and a regex with one group.
-                    const qsizetype eq = spec.indexOf(QLatin1Char('='));
-                    const QRegularExpression re(eq > 0 ? spec.mid(eq + 1) : QString());
-                    if (eq <= 0)
-                        error(lineOf(item), k, tr("\"%1\" is not NAME=REGEX").arg(spec));
-                    else if (!re.isValid())
-                        error(lineOf(item), k,
-                              tr("\"%1\": invalid regular expression (%2)")
-                                  .arg(spec, re.errorString()));
-                    else if (re.captureCount() != 1)
-                        error(lineOf(item), k,
-                              tr("\"%1\": the regex needs exactly one capture group").arg(spec));
-                    else
+                    // The same rule as `launch --metric`.
+                    MetricPattern pattern;
+                    QString why;
+                    if (parseMetricPattern(spec, &pattern, &why))
                         p->metricPatterns << spec;
+                    else
+                        error(lineOf(item), k, why);
                 }
             } else if (k == QLatin1String("timeouts")) {
                 const auto *t = value.as_table();

@@ -1012,7 +1012,7 @@ void RunController::setupMetricExtraction()
     for (const QString &spec : std::as_const(m_config.metricPatterns)) {
         MetricPattern p;
         QString error;
-        if (LogMetricExtractor::parsePattern(spec, &p, &error))
+        if (parseMetricPattern(spec, &p, &error))
             patterns << p;
         else
             note(error);

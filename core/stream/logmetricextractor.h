@@ -11,6 +11,8 @@
 // record re-extracted (export). Plain data in and out; one extractor per run, fed every rank.
 #pragma once
 
+#include "config/metricpattern.h"
+
 #include <QHash>
 #include <QList>
 #include <QRegularExpression>
@@ -18,12 +20,6 @@
 #include <QString>
 
 namespace rankdeck {
-
-struct MetricPattern
-{
-    QString name;
-    QRegularExpression regex;
-};
 
 class LogMetricExtractor
 {
@@ -35,10 +31,6 @@ public:
         double value = 0;
         bool operator==(const Point &other) const = default;
     };
-
-    // "NAME=REGEX" → pattern; false and *error naming the pattern when the name is empty or
-    // odd, the regex does not compile, or it has no or several capture groups.
-    static bool parsePattern(const QString &spec, MetricPattern *pattern, QString *error);
 
     void setDefaultPatternsEnabled(bool enabled) { m_defaults = enabled; }
     void setUserPatterns(const QList<MetricPattern> &patterns) { m_user = patterns; }

@@ -116,7 +116,7 @@ void TestLogMetricExtractor::userPatterns()
 {
     MetricPattern tokens;
     QString error;
-    QVERIFY2(LogMetricExtractor::parsePattern(u"tokens_per_s=([0-9.]+) tok/s"_s, &tokens, &error),
+    QVERIFY2(parseMetricPattern(u"tokens_per_s=([0-9.]+) tok/s"_s, &tokens, &error),
              qPrintable(error));
     LogMetricExtractor x;
     x.setDefaultPatternsEnabled(false);
@@ -153,7 +153,7 @@ void TestLogMetricExtractor::badPatterns()
     QFETCH(QString, message);
     MetricPattern p;
     QString error;
-    QVERIFY(!LogMetricExtractor::parsePattern(spec, &p, &error));
+    QVERIFY(!parseMetricPattern(spec, &p, &error));
     QVERIFY2(error.contains(message), qPrintable(error));
 }
 
