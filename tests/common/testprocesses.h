@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // Small helpers the end-to-end tests share: which processes of a run are still alive, a record
-// file's lines, and whether a run record holds exactly what a rank printed on its node.
+// file's lines, writing a test file, whether git is there, and whether a run record holds exactly
+// what a rank printed on its node.
 #pragma once
 
 #include <QByteArray>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QList>
 #include <QProcess>
 #include <QProcessEnvironment>
@@ -55,6 +57,27 @@ inline QList<QByteArray> fileLines(const QString &path)
     if (!l.isEmpty() && l.last().isEmpty())
         l.removeLast();
     return l;
+}
+
+// Writes data to path, making its directories; the owner may read and write it, and execute it
+// when asked (a rewrite takes an earlier execute bit away). false on any failure.
+inline bool writeFile(const QString &path, const QByteArray &data, bool executable = false)
+{
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size())
+        return false;
+    f.close();
+    const QFileDevice::Permissions p = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
+    return f.setPermissions(executable ? p | QFileDevice::ExeOwner : p);
+}
+
+// Whether git runs here: tests that need it skip without it.
+inline bool haveGit()
+{
+    QProcess p;
+    p.start(QStringLiteral("git"), {QStringLiteral("--version")});
+    return p.waitForFinished(10000) && p.exitCode() == 0;
 }
 
 // Compares what rank `rank` printed on its node (`remoteBase` + ".out"/".err", the node's

@@ -7,6 +7,8 @@
 #include "config/syncdiff.h"
 #include "config/syncmanifest.h"
 
+#include "testprocesses.h"
+
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -16,19 +18,10 @@
 using namespace rankdeck;
 using namespace Qt::StringLiterals;
 
-namespace {
+using rankdeck::testing::haveGit;
+using rankdeck::testing::writeFile;
 
-bool writeFile(const QString &path, const QByteArray &data, bool executable = false)
-{
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size())
-        return false;
-    f.close();
-    if (executable)
-        f.setPermissions(f.permissions() | QFileDevice::ExeOwner);
-    return true;
-}
+namespace {
 
 QStringList paths(const SyncManifest &m)
 {
@@ -37,13 +30,6 @@ QStringList paths(const SyncManifest &m)
         out << f.path;
     out.sort();
     return out;
-}
-
-bool haveGit()
-{
-    QProcess p;
-    p.start(u"git"_s, {u"--version"_s});
-    return p.waitForFinished(10000) && p.exitCode() == 0;
 }
 
 bool git(const QString &dir, const QStringList &args)

@@ -26,27 +26,11 @@
 using namespace rankdeck;
 using namespace Qt::StringLiterals;
 using rankdeck::testing::fileLines;
+using rankdeck::testing::haveGit;
 using rankdeck::testing::processesMatching;
+using rankdeck::testing::writeFile;
 
 namespace {
-
-bool writeFile(const QString &path, const QByteArray &data, bool executable = false)
-{
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size())
-        return false;
-    f.close();
-    const QFileDevice::Permissions p = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
-    return f.setPermissions(executable ? p | QFileDevice::ExeOwner : p);
-}
-
-bool haveGit()
-{
-    QProcess p;
-    p.start(u"git"_s, {u"--version"_s});
-    return p.waitForFinished(10000) && p.exitCode() == 0;
-}
 
 // The program of the tests: it reads a value from a data file next to it, so the output says
 // whether it ran from an up-to-date copy, and writes into its working directory as training
