@@ -429,7 +429,7 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
         rt.ownFailure = true;
         // A supervised Python program: the supervisor's `python` field (torchelastic's error
         // file) is exact; otherwise what the rank printed on its stderr.
-        recordFailure(withPython(FailurePolicy::failureFromEvent(e, s, now), e.string("python")));
+        recordFailure(FailurePolicy::failureFromEvent(e, s, now), e.string("python"));
         break;
     case WorkerEvent::Type::Stacks: {
         // A user's Python program answers with its Python threads too (the supervisor's
@@ -446,14 +446,17 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
     emit eventReceived(e);
 }
 
-RankFailure RunController::withPython(RankFailure failure, const QString &pythonText) const
+RankFailure RunController::withPython(RankFailure failure, const QString &pythonText)
 {
     if (!m_config.isProgram() || failure.rank < 0)
         return failure;
     QList<PythonException> chain;
     if (!pythonText.isEmpty())
         chain = parsePythonTraceback(pythonText);
-    if (chain.isEmpty())
+    if (!chain.isEmpty())
+        m_exactPython.insert(failure.rank);
+    else if (!m_exactPython.contains(failure.rank))
+        // What the rank printed, unless the error file said it exactly: that one stays.
         chain = m_python.lastException(failure.rank);
     mergePython(&failure, chain, m_python.lastFaultDump(failure.rank));
     return failure;
@@ -479,9 +482,9 @@ void RunController::addPythonLater(int rank)
     }
 }
 
-void RunController::recordFailure(const RankFailure &given)
+void RunController::recordFailure(const RankFailure &given, const QString &pythonText)
 {
-    const RankFailure failure = withPython(given);
+    const RankFailure failure = withPython(given, pythonText);
     const bool starts = m_policy.record(failure, m_ranks, m_stacks);
     rebuildReport();
     if (starts)
@@ -777,6 +780,7 @@ void RunController::finalize()
         m_policy.reset();
         m_python.resetAll();
         m_pythonGeneration.clear();
+        m_exactPython.clear();
         m_hung = false;
         note(tr("restarting the whole gang: attempt %1 of %2%3")
                  .arg(m_attempt + 1)

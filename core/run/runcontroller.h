@@ -174,8 +174,10 @@ private:
     void handleOutput(int rank, RankStream::Output &out);
     void handleEvent(int rank, const WorkerEvent &event);
     void noteProgramActivity(int rank);
-    void recordFailure(const RankFailure &failure);
-    RankFailure withPython(RankFailure failure, const QString &pythonText = {}) const;
+    // pythonText: the traceback of torchelastic's error file (a supervised program's `error`
+    // event), which wins over what the rank printed.
+    void recordFailure(const RankFailure &failure, const QString &pythonText = {});
+    RankFailure withPython(RankFailure failure, const QString &pythonText = {});
     void addPythonLater(int rank);
     void triggerFailurePolicy(int failedRank);
     void stopRank(int rank, bool consequence);
@@ -217,6 +219,7 @@ private:
     LogMetricExtractor m_extractor;         // curves from the lines of a user's program
     PythonFailureScanner m_python;          // tracebacks and faulthandler dumps in those lines
     QHash<int, quint64> m_pythonGeneration; // per rank: what addPythonLater() has seen
+    QSet<int> m_exactPython;                // ranks whose chain came from their error file
     StopEscalation *m_stops = nullptr;
     QList<QJsonObject> m_attempts; // history of earlier attempts
     QString m_rootCauseSummary;

@@ -9,6 +9,9 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSet>
@@ -106,6 +109,7 @@ private slots:
     void nativeProgram();
     void storeProxyAcceptsBeforeTheStoreListens();
     void crashOfTheProgramIsTheRootCause();
+    void errorFileWinsOverPrintedTraceback();
     void stopLeavesNoProcess();
     void killedLauncherLeavesNoProcess();
     void restartsTellTheProgramItsAttempt();
@@ -286,6 +290,28 @@ void TestProgramLaunch::storeProxyAcceptsBeforeTheStoreListens()
         QVERIFY2(log.contains("connected on the first try"), log.constData());
         QVERIFY2(log.contains("store answered pong " + QByteArray::number(rank)), log.constData());
     }
+}
+
+void TestProgramLaunch::errorFileWinsOverPrintedTraceback()
+{
+    // torchelastic's error file says exactly what ended the program; an earlier traceback the
+    // program printed (of an exception it handled) must not replace it.
+    const Result r = cli({u"launch"_s, u"--profile"_s, u"local"_s, u"--nproc-per-node"_s, u"1"_s,
+                          u"--name"_s, u"errfile"_s, u"--no-progress"_s, u"--exec"_s, u"--"_s,
+                          m_python, m_programs + u"/error_file.py"_s});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(readFile(runDirectory(u"errfile"_s) + u"/rank-0.log"_s).contains("KeyError"),
+             "the handled exception's traceback is not in the log");
+    const QJsonArray failures =
+        QJsonDocument::fromJson(readFile(runDirectory(u"errfile"_s) + u"/failure.json"_s))
+            .object()
+            .value(u"failures"_s)
+            .toArray();
+    QVERIFY(!failures.isEmpty());
+    const QJsonObject root = failures.first().toObject();
+    QCOMPARE(root.value(u"exception"_s).toString(), u"ValueError"_s);
+    QCOMPARE(root.value(u"message"_s).toString(), u"shard 7 is corrupt"_s);
+    QVERIFY2(r.out.contains(u"File \"train.py\", line 7, in load"_s), qPrintable(r.out));
 }
 
 void TestProgramLaunch::crashOfTheProgramIsTheRootCause()
