@@ -415,7 +415,7 @@ int Supervisor::run()
         std::vector<pollfd> fds{{m_signalFd, POLLIN, 0}};
         if (m_stdinOpen)
             fds.push_back({STDIN_FILENO, POLLIN, 0});
-        const size_t proxyFirst = fds.size();
+        const bool pollsStdin = fds.size() == 2;
         m_proxy.addPollFds(fds);
         if (poll(fds.data(), nfds_t(fds.size()), m_proxy.timeoutMs(timeoutMs)) < 0 &&
             errno != EINTR)
@@ -425,9 +425,9 @@ int Supervisor::run()
             while (read(m_signalFd, &info, sizeof info) == ssize_t(sizeof info))
                 onSignal(int(info.ssi_signo));
         }
-        if (proxyFirst == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
+        if (pollsStdin && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
             onControlInput();
-        m_proxy.handle(fds.data() + proxyFirst, fds.size() - proxyFirst);
+        m_proxy.handle();
     }
     return finish();
 }

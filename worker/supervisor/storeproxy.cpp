@@ -78,10 +78,8 @@ int StoreProxy::timeoutMs(int wanted) const
     return wanted;
 }
 
-void StoreProxy::handle(const pollfd *, size_t)
+void StoreProxy::handle()
 {
-    // A handful of connections (one per rank and store client): every one is tried without
-    // blocking on each wake, which keeps the bookkeeping out of poll()'s order.
     accept();
     retryConnects();
     for (Relay &r : m_relays) {

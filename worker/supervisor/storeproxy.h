@@ -33,9 +33,10 @@ public:
     bool listenFor(int upstreamPort);
     int port() const { return m_port; }
 
-    // The descriptors to poll and what for; then handle() with what poll() said, in order.
+    // The descriptors to poll and what for; after poll() returns, handle() does what can be
+    // done without blocking on every one of them (a handful: one per rank and store client).
     void addPollFds(std::vector<pollfd> &fds) const;
-    void handle(const pollfd *fds, size_t count);
+    void handle();
     // How long poll() may sleep: short while a relay waits for the program's store to listen.
     int timeoutMs(int wanted) const;
 
