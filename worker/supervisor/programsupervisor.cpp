@@ -412,10 +412,10 @@ int Supervisor::run()
             wake = std::min(wake, now + std::chrono::milliseconds(50));
         const int timeoutMs = int(std::max<std::int64_t>(
             0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1));
+        const bool pollsStdin = m_stdinOpen;
         std::vector<pollfd> fds{{m_signalFd, POLLIN, 0}};
-        if (m_stdinOpen)
+        if (pollsStdin)
             fds.push_back({STDIN_FILENO, POLLIN, 0});
-        const bool pollsStdin = fds.size() == 2;
         m_proxy.addPollFds(fds);
         if (poll(fds.data(), nfds_t(fds.size()), m_proxy.timeoutMs(timeoutMs)) < 0 &&
             errno != EINTR)
