@@ -37,6 +37,22 @@ void onUnixSignal(int)
 
 } // namespace
 
+// What every command that follows a run on the terminal (launch, attach) takes.
+struct FollowOptions
+{
+    QCommandLineOption ranks{
+        QStringLiteral("ranks"),
+        CliUtil::tr("Print only these ranks' lines, e.g. 0,3 (all are recorded)."),
+        QStringLiteral("LIST")};
+    QCommandLineOption accept{
+        QStringLiteral("accept-new-host-keys"),
+        CliUtil::tr("Trust and remember unknown SSH host keys (never changed ones).")};
+    QCommandLineOption quiet{QStringLiteral("quiet"),
+                             CliUtil::tr("Do not print the ranks' lines, only the summary.")};
+    QCommandLineOption noProgress{QStringLiteral("no-progress"),
+                                  CliUtil::tr("No live progress line.")};
+};
+
 LaunchCommand::LaunchCommand(QObject *parent) : QObject(parent)
 {
     m_progressTimer.setInterval(200);
@@ -75,10 +91,7 @@ int LaunchCommand::run(const QStringList &argsIn)
                                      QStringLiteral("NAME"));
     const QCommandLineOption detachOpt(
         QStringLiteral("detach"), CliUtil::tr("Start the run in the background and print its id."));
-    const QCommandLineOption ranksOpt(
-        QStringLiteral("ranks"),
-        CliUtil::tr("Print only these ranks' lines, e.g. 0,3 (all are recorded)."),
-        QStringLiteral("LIST"));
+    const FollowOptions followOpts;
     const QCommandLineOption restartsOpt(
         QStringLiteral("max-restarts"),
         CliUtil::tr("Restart the whole gang up to N times after a failure (from the last "
@@ -92,18 +105,10 @@ int LaunchCommand::run(const QStringList &argsIn)
         QStringLiteral("heartbeat-timeout"),
         CliUtil::tr("Flag a rank silent after SEC without heartbeat (overrides the profile)."),
         QStringLiteral("SEC"));
-    const QCommandLineOption hangOpt(
-        QStringLiteral("hang-timeout"),
-        CliUtil::tr(
-            "Flag the run hung after SEC without step progress (default: the heartbeat timeout)."),
-        QStringLiteral("SEC"));
-    const QCommandLineOption acceptOpt(
-        QStringLiteral("accept-new-host-keys"),
-        CliUtil::tr("Trust and remember unknown SSH host keys (never changed ones)."));
-    const QCommandLineOption quietOpt(
-        QStringLiteral("quiet"), CliUtil::tr("Do not print the ranks' lines, only the summary."));
-    const QCommandLineOption noProgressOpt(QStringLiteral("no-progress"),
-                                           CliUtil::tr("No live progress line."));
+    const QCommandLineOption hangOpt(QStringLiteral("hang-timeout"),
+                                     CliUtil::tr("Flag the run hung after SEC without step "
+                                                 "progress (default: the heartbeat timeout)."),
+                                     QStringLiteral("SEC"));
     const QCommandLineOption execOpt(
         QStringLiteral("exec"),
         CliUtil::tr("Run your own program on every rank: everything after -- is PROGRAM ARGS "
@@ -137,10 +142,26 @@ int LaunchCommand::run(const QStringList &argsIn)
                                 CliUtil::tr("Use this run id (internal, for --detach)."),
                                 QStringLiteral("ID"));
     runIdOpt.setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({profileOpt, nprocOpt,    gpusOpt,       nameOpt,      detachOpt,
-                       ranksOpt,   restartsOpt, workerOpt,     hbOpt,        hangOpt,
-                       acceptOpt,  quietOpt,    noProgressOpt, execOpt,      workdirOpt,
-                       envOpt,     metricOpt,   syncOpt,       syncLimitOpt, runIdOpt});
+    parser.addOptions({profileOpt,
+                       nprocOpt,
+                       gpusOpt,
+                       nameOpt,
+                       detachOpt,
+                       followOpts.ranks,
+                       restartsOpt,
+                       workerOpt,
+                       hbOpt,
+                       hangOpt,
+                       followOpts.accept,
+                       followOpts.quiet,
+                       followOpts.noProgress,
+                       execOpt,
+                       workdirOpt,
+                       envOpt,
+                       metricOpt,
+                       syncOpt,
+                       syncLimitOpt,
+                       runIdOpt});
     parser.addPositionalArgument(
         QStringLiteral("--"),
         CliUtil::tr("Then the worker's own flags, e.g. -- --task linear --steps 20."),
@@ -283,17 +304,8 @@ int LaunchCommand::run(const QStringList &argsIn)
             CliUtil::tr("--max-restarts: \"%1\" is not a number from 0 to 1000")
                 .arg(parser.value(restartsOpt)),
             cmd);
-    if (parser.isSet(ranksOpt)) {
-        for (const QString &part :
-             parser.value(ranksOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-            int r = 0;
-            if (!CliUtil::parseInt(part.trimmed(), 0, 1 << 20, &r))
-                return CliUtil::usageError(
-                    CliUtil::tr("--ranks: \"%1\" is not a rank number").arg(part), cmd);
-            config.consoleRanks.append(r);
-            m_consoleRanks.insert(r);
-        }
-    }
+    if (!parseConsoleRanks(parser, followOpts.ranks, cmd, &config.consoleRanks, &code))
+        return code;
     if (!config.name.isEmpty() && config.name.contains(QLatin1Char('/')))
         return CliUtil::usageError(
             CliUtil::tr("--name: \"%1\" must not contain '/'").arg(config.name), cmd);
@@ -318,10 +330,7 @@ int LaunchCommand::run(const QStringList &argsIn)
             options.runId.isEmpty() ? RunRecord::newRunId(config.effectiveName()) : options.runId;
         return detach(rest, runId);
     }
-    m_quiet = parser.isSet(quietOpt) || m_detachWhenStarted;
-    m_progress =
-        !parser.isSet(noProgressOpt) && CliUtil::stdoutIsTerminal() && !m_detachWhenStarted;
-    m_interaction = std::make_unique<TerminalSshInteraction>(parser.isSet(acceptOpt));
+    followAs(parser, followOpts, m_detachWhenStarted);
     options.sshInteraction = m_interaction.get();
 
     m_controller = new RunController(profile, config, options);
@@ -344,53 +353,66 @@ int LaunchCommand::run(const QStringList &argsIn)
     return follow();
 }
 
+bool LaunchCommand::parseConsoleRanks(const QCommandLineParser &parser,
+                                      const QCommandLineOption &option, const QString &cmd,
+                                      QList<int> *ranks, int *code)
+{
+    if (!parser.isSet(option))
+        return true;
+    for (const QString &part : parser.value(option).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        int r = 0;
+        if (!CliUtil::parseInt(part.trimmed(), 0, 1 << 20, &r)) {
+            *code = CliUtil::usageError(
+                CliUtil::tr("--ranks: \"%1\" is not a rank number").arg(part), cmd);
+            return false;
+        }
+        ranks->append(r);
+        m_consoleRanks.insert(r);
+    }
+    return true;
+}
+
+void LaunchCommand::followAs(const QCommandLineParser &parser, const FollowOptions &options,
+                             bool detachWhenStarted)
+{
+    // A launch that leaves once the ranks run shows neither their lines nor a progress line.
+    m_quiet = parser.isSet(options.quiet) || detachWhenStarted;
+    m_progress =
+        !parser.isSet(options.noProgress) && CliUtil::stdoutIsTerminal() && !detachWhenStarted;
+    m_interaction = std::make_unique<TerminalSshInteraction>(parser.isSet(options.accept));
+}
+
 int LaunchCommand::attach(const QStringList &args)
 {
     QCommandLineParser parser;
     parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
-    const QCommandLineOption ranksOpt(
-        QStringLiteral("ranks"),
-        CliUtil::tr("Print only these ranks' lines, e.g. 0,3 (all are recorded)."),
-        QStringLiteral("LIST"));
-    const QCommandLineOption acceptOpt(
-        QStringLiteral("accept-new-host-keys"),
-        CliUtil::tr("Trust and remember unknown SSH host keys (never changed ones)."));
-    const QCommandLineOption quietOpt(
-        QStringLiteral("quiet"), CliUtil::tr("Do not print the ranks' lines, only the summary."));
-    const QCommandLineOption noProgressOpt(QStringLiteral("no-progress"),
-                                           CliUtil::tr("No live progress line."));
+    const FollowOptions followOpts;
     const QCommandLineOption detachOpt(
         QStringLiteral("detach"),
         CliUtil::tr("Only bring the record up to date, then leave the run running again."));
-    parser.addOptions({ranksOpt, acceptOpt, quietOpt, noProgressOpt, detachOpt});
+    parser.addOptions(
+        {followOpts.ranks, followOpts.accept, followOpts.quiet, followOpts.noProgress, detachOpt});
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
     if (!CliUtil::parse(
             parser, args,
-            CliUtil::tr(
-                "Re-attach to a detached run (launch --detach on an SSH profile, or a run whose "
-                "launcher died): reconnects to its nodes, resumes every rank's output where the "
-                "record stops (no gap, no duplicate) and follows the run like launch.\n"
-                "Exit status: 0 every rank finished, 1 the run failed or was stopped or cannot be "
-                "re-attached, 2 usage error."),
+            CliUtil::tr("Re-attach to a detached run (launch --detach on an SSH profile, or a "
+                        "run whose "
+                        "launcher died): reconnects to its nodes, resumes every rank's output "
+                        "where the "
+                        "record stops (no gap, no duplicate) and follows the run like launch.\n"
+                        "Exit status: 0 every rank finished, 1 the run failed or was stopped "
+                        "or cannot be "
+                        "re-attached, 2 usage error."),
             &code))
         return code;
     const QString cmd = args.value(0);
     if (parser.positionalArguments().size() != 1)
         return CliUtil::usageError(CliUtil::tr("expected exactly one RUN"), cmd);
-    if (parser.isSet(ranksOpt)) {
-        for (const QString &part :
-             parser.value(ranksOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-            int r = 0;
-            if (!CliUtil::parseInt(part.trimmed(), 0, 1 << 20, &r))
-                return CliUtil::usageError(
-                    CliUtil::tr("--ranks: \"%1\" is not a rank number").arg(part), cmd);
-            m_consoleRanks.insert(r);
-        }
-    }
-    m_quiet = parser.isSet(quietOpt);
-    m_progress = !parser.isSet(noProgressOpt) && CliUtil::stdoutIsTerminal();
-    m_interaction = std::make_unique<TerminalSshInteraction>(parser.isSet(acceptOpt));
+    QList<int> consoleRanks;
+    if (!parseConsoleRanks(parser, followOpts.ranks, cmd, &consoleRanks, &code))
+        return code;
+    followAs(parser, followOpts, false);
     RunController::Options options;
     options.sshInteraction = m_interaction.get();
     QString error;
@@ -428,7 +450,8 @@ void LaunchCommand::installSignalHandlers()
         ::sigaction(SIGTERM, &sa, nullptr);
         ::sigaction(SIGHUP, &sa, nullptr);
     }
-    // A closed console must not kill the launcher mid-write; the run goes on and stays recorded.
+    // A closed console must not kill the launcher mid-write; the run goes on and stays
+    // recorded.
     ::signal(SIGPIPE, SIG_IGN);
 }
 

@@ -20,6 +20,8 @@
 
 #include <memory>
 
+class QCommandLineOption;
+class QCommandLineParser;
 class QSocketNotifier;
 
 namespace rankdeck {
@@ -30,6 +32,7 @@ struct LogLine;
 namespace rankdeck::cli {
 
 class TerminalSshInteraction;
+struct FollowOptions;
 
 class LaunchCommand : public QObject
 {
@@ -43,6 +46,12 @@ public:
 
 private:
     int detach(const QStringList &args, const QString &runId);
+    // --ranks LIST into *ranks and the console filter; false with a usage error in *code.
+    bool parseConsoleRanks(const QCommandLineParser &parser, const QCommandLineOption &option,
+                           const QString &cmd, QList<int> *ranks, int *code);
+    // Quiet, progress line and host-key policy as the follow options say.
+    void followAs(const QCommandLineParser &parser, const FollowOptions &options,
+                  bool detachWhenStarted);
     void printLines(const QList<LogLine> &lines);
     void printMessage(const QString &message);
     void drawProgress();
