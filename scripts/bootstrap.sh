@@ -63,6 +63,11 @@ if ! "$venv/bin/python" -c "import torch,sys; sys.exit(0 if torch.__version__.st
         fail "pip install torch==$torch_version failed; see the pip output above"
 fi
 "$venv/bin/python" -c "import numpy" 2>/dev/null || "$venv/bin/pip" install -q numpy || true
+# tensorboard: the tests read our event files back with TensorBoard's own reader, and a user
+# program logs through torch.utils.tensorboard.SummaryWriter, which needs it.
+"$venv/bin/python" -c "import tensorboard" 2>/dev/null ||
+    "$venv/bin/pip" install -q --disable-pip-version-check tensorboard ||
+    fail "pip install tensorboard failed; see the pip output above"
 say "torch: $("$venv/bin/python" -c 'import torch;print(torch.__version__)' 2>/dev/null)"
 
 # --- configure and build ----------------------------------------------------------------------
