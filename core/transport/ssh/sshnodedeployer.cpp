@@ -35,30 +35,6 @@ QByteArray sh(const QByteArray &script, const QStringList &args = {})
     return cmd;
 }
 
-// SHA-256 of the local worker, once per file version for the whole process (every node of every
-// transport needs it).
-QByteArray sha256Hex(const QString &path, QString *error)
-{
-    static QMutex mutex;
-    static QHash<QString, QByteArray> cache;
-    const QFileInfo fi(path);
-    const QString key = fi.absoluteFilePath() + QLatin1Char('|') + QString::number(fi.size()) +
-                        QLatin1Char('|') + QString::number(fi.lastModified().toMSecsSinceEpoch());
-    QMutexLocker lock(&mutex);
-    if (const auto it = cache.constFind(key); it != cache.constEnd())
-        return *it;
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        *error = tr("cannot read the worker %1: %2").arg(path, f.errorString());
-        return {};
-    }
-    QCryptographicHash hash(QCryptographicHash::Sha256);
-    hash.addData(&f);
-    const QByteArray hex = hash.result().toHex();
-    cache.insert(key, hex);
-    return hex;
-}
-
 // The node check and the deployment in one exec channel: every exec channel costs the node a
 // fork of sshd and two shells, and each round trip waits on a node that may be busy with
 // other connections (tens of nodes at once on a 2-core launcher).
@@ -213,6 +189,28 @@ QString SshNodeDeployer::unquoteOsRelease(const QString &value)
         return v;
     }
     return value;
+}
+
+QByteArray SshNodeDeployer::sha256Hex(const QString &path, QString *error)
+{
+    static QMutex mutex;
+    static QHash<QString, QByteArray> cache;
+    const QFileInfo fi(path);
+    const QString key = fi.absoluteFilePath() + QLatin1Char('|') + QString::number(fi.size()) +
+                        QLatin1Char('|') + QString::number(fi.lastModified().toMSecsSinceEpoch());
+    QMutexLocker lock(&mutex);
+    if (const auto it = cache.constFind(key); it != cache.constEnd())
+        return *it;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        *error = tr("cannot read the worker %1: %2").arg(path, f.errorString());
+        return {};
+    }
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    hash.addData(&f);
+    const QByteArray hex = hash.result().toHex();
+    cache.insert(key, hex);
+    return hex;
 }
 
 bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo *info)

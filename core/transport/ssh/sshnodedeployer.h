@@ -30,6 +30,9 @@ public:
     // check. Fills *info as far as it got; false: info->error says why the node is not usable.
     bool checkAndDeploy(const QString &localWorkerPath, SshNodeInfo *info);
 
+    // SHA-256 (hex) of a local file such as the worker, computed once per file version for the
+    // whole process (every node of every transport needs it); empty and *error when unreadable.
+    static QByteArray sha256Hex(const QString &path, QString *error);
     // PT_INTERP of an ELF executable ("/lib64/ld-linux-x86-64.so.2"); empty for anything else.
     static QString elfInterpreter(const QString &path);
     // The value of an /etc/os-release line without its shell quoting.
