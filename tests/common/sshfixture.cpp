@@ -304,11 +304,14 @@ bool SshFixture::writeConfig(const Node &node)
                          .arg(node.hostKey, node.dir, m_authorizedKeys, yesNo(pam),
                               yesNo(m_options.passwordAuthentication),
                               yesNo(m_options.kbdInteractiveAuthentication), m_options.logLevel);
+    QString extra;
+    for (const QString &kv : m_options.environment)
+        extra += QLatin1Char(' ') + kv;
     // sshd keeps the first SetEnv that applies, so the test account's Match comes first.
     if (!m_passwordUser.isEmpty())
-        config += QStringLiteral("Match User %1\n  SetEnv HOME=%2/users/%1\nMatch all\n")
-                      .arg(m_passwordUser, node.dir);
-    config += QStringLiteral("SetEnv HOME=%1/home\n").arg(node.dir);
+        config += QStringLiteral("Match User %1\n  SetEnv HOME=%2/users/%1%3\nMatch all\n")
+                      .arg(m_passwordUser, node.dir, extra);
+    config += QStringLiteral("SetEnv HOME=%1/home%2\n").arg(node.dir, extra);
     f.write(config.toUtf8());
     return true;
 }

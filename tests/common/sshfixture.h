@@ -32,6 +32,7 @@
 #include <QByteArray>
 #include <QList>
 #include <QString>
+#include <QStringList>
 #include <QTemporaryDir>
 
 #include <memory>
@@ -46,6 +47,8 @@ public:
         bool passwordAuthentication = false;
         bool kbdInteractiveAuthentication = false;    // through PAM (UsePAM yes)
         QString logLevel = QStringLiteral("VERBOSE"); // DEBUG1 also logs direct-tcpip forwards
+        // NAME=VALUE pairs every session gets (sshd's SetEnv), e.g. SLURM_CONF for a login node.
+        QStringList environment;
     };
 
     SshFixture();
