@@ -191,10 +191,47 @@ int ProfileCommands::check(const QStringList &args)
         CliUtil::err() << QStringLiteral("rankdeck-cli: %1: %2").arg(p.name, error) << '\n';
         return ExitFailed;
     }
-    out << CliUtil::tr("%1: every node reachable, worker ready (%2)").arg(p.name, t->describe())
-        << '\n';
+    if (p.isSlurm())
+        out << CliUtil::tr("%1: sbatch, squeue and scancel answer, partition %2, worker ready (%3)")
+                   .arg(p.name,
+                        p.slurm.partition.isEmpty() ? CliUtil::tr("(default)") : p.slurm.partition,
+                        t->describe())
+            << '\n';
+    else
+        out << CliUtil::tr("%1: every node reachable, worker ready (%2)").arg(p.name, t->describe())
+            << '\n';
     return ExitOk;
 }
+
+namespace {
+
+// HOST or HOST:PORT, but not a bare IPv6 address; [v6]:PORT works.
+bool parseHostPort(const QString &spec, QString *host, int *port, QString *why)
+{
+    *host = spec;
+    const int colon = spec.lastIndexOf(QLatin1Char(':'));
+    if (colon > 0 && spec.count(QLatin1Char(':')) == 1) {
+        if (!CliUtil::parseInt(spec.mid(colon + 1), 1, 65535, port)) {
+            *why = CliUtil::tr("\"%1\" is not a port").arg(spec.mid(colon + 1));
+            return false;
+        }
+        *host = spec.left(colon);
+    } else if (spec.startsWith(QLatin1Char('[')) && spec.contains(QStringLiteral("]:"))) {
+        const int close = spec.indexOf(QStringLiteral("]:"));
+        if (!CliUtil::parseInt(spec.mid(close + 2), 1, 65535, port)) {
+            *why = CliUtil::tr("not a port");
+            return false;
+        }
+        *host = spec.mid(1, close - 1);
+    }
+    if (host->isEmpty()) {
+        *why = CliUtil::tr("missing host");
+        return false;
+    }
+    return true;
+}
+
+} // namespace
 
 int ProfileCommands::add(const QStringList &args)
 {
@@ -215,7 +252,8 @@ int ProfileCommands::add(const QStringList &args)
                                      QStringLiteral("N"), QStringLiteral("0"));
     const QCommandLineOption transportOpt(
         QStringLiteral("transport"),
-        CliUtil::tr("local or ssh (default: ssh with --node, else local)."),
+        CliUtil::tr("local, ssh or slurm (default: ssh with --node, slurm with --slurm, else "
+                    "local)."),
         QStringLiteral("KIND"));
     const QCommandLineOption rdzvOpt(
         QStringLiteral("rendezvous-address"),
@@ -243,6 +281,7 @@ int ProfileCommands::add(const QStringList &args)
         QStringLiteral("NAME=REGEX"));
     parser.addOptions({nodeOpt, userOpt, identityOpt, nprocOpt, gpusOpt, transportOpt, rdzvOpt,
                        backendOpt, envOpt, libtorchOpt, workerDirOpt, forceOpt, metricOpt});
+    addSlurmOptions(parser);
     parser.addPositionalArgument(QStringLiteral("NAME"), CliUtil::tr("Profile name."));
     int code = 0;
     if (!CliUtil::parse(parser, args, CliUtil::tr("Create a cluster profile."), &code))
@@ -271,44 +310,18 @@ int ProfileCommands::add(const QStringList &args)
     const QStringList nodes = parser.values(nodeOpt);
     p.transport = parser.isSet(transportOpt)
                       ? parser.value(transportOpt)
-                      : (nodes.isEmpty() ? QStringLiteral("local") : QStringLiteral("ssh"));
-    if (p.transport != QLatin1String("local") && p.transport != QLatin1String("ssh"))
+                      : (parser.isSet(QStringLiteral("slurm"))
+                             ? QStringLiteral("slurm")
+                             : (nodes.isEmpty() ? QStringLiteral("local") : QStringLiteral("ssh")));
+    if (p.transport != QLatin1String("local") && p.transport != QLatin1String("ssh") &&
+        p.transport != QLatin1String("slurm"))
         return CliUtil::usageError(
-            CliUtil::tr("--transport: \"%1\" is not local or ssh").arg(p.transport), cmd);
-    if (p.transport == QLatin1String("ssh") && nodes.isEmpty())
-        return CliUtil::usageError(CliUtil::tr("an ssh profile needs at least one --node"), cmd);
-    for (const QString &spec : nodes) {
-        ProfileNode n;
-        n.host = spec;
-        const int colon = spec.lastIndexOf(QLatin1Char(':'));
-        // HOST:PORT, but not a bare IPv6 address; [v6]:PORT works.
-        if (colon > 0 && spec.count(QLatin1Char(':')) == 1) {
-            if (!CliUtil::parseInt(spec.mid(colon + 1), 1, 65535, &n.port))
-                return CliUtil::usageError(
-                    CliUtil::tr("--node %1: \"%2\" is not a port").arg(spec, spec.mid(colon + 1)),
-                    cmd);
-            n.host = spec.left(colon);
-        } else if (spec.startsWith(QLatin1Char('[')) && spec.contains(QStringLiteral("]:"))) {
-            const int close = spec.indexOf(QStringLiteral("]:"));
-            if (!CliUtil::parseInt(spec.mid(close + 2), 1, 65535, &n.port))
-                return CliUtil::usageError(CliUtil::tr("--node %1: not a port").arg(spec), cmd);
-            n.host = spec.mid(1, close - 1);
-        }
-        if (n.host.isEmpty())
-            return CliUtil::usageError(CliUtil::tr("--node \"%1\": missing host").arg(spec), cmd);
-        n.user = parser.value(userOpt);
-        n.identityFile = parser.value(identityOpt);
-        n.ranksPerNode = nproc;
-        n.gpusPerNode = gpus;
-        p.nodes.append(n);
-    }
-    if (p.nodes.isEmpty()) {
-        ProfileNode n;
-        n.host = QStringLiteral("localhost");
-        n.ranksPerNode = nproc;
-        n.gpusPerNode = gpus;
-        p.nodes.append(n);
-    }
+            CliUtil::tr("--transport: \"%1\" is not local, ssh or slurm").arg(p.transport), cmd);
+    if (p.transport == QLatin1String("slurm") && !nodes.isEmpty())
+        return CliUtil::usageError(
+            CliUtil::tr("--node: Slurm chooses the nodes of a slurm profile; use --nodes N "
+                        "(and --login HOST for the login node)"),
+            cmd);
     p.rendezvousAddress = parser.value(rdzvOpt);
     p.backend = parser.value(backendOpt);
     p.libtorchPath = parser.value(libtorchOpt);
@@ -327,6 +340,33 @@ int ProfileCommands::add(const QStringList &args)
             return CliUtil::usageError(why, cmd);
         p.metricPatterns << spec;
     }
+    if (p.transport == QLatin1String("ssh") && nodes.isEmpty())
+        return CliUtil::usageError(CliUtil::tr("an ssh profile needs at least one --node"), cmd);
+    if (p.transport == QLatin1String("slurm"))
+        return addSlurm(parser, p, cmd);
+    for (const QString &spec : nodes) {
+        ProfileNode n;
+        QString why;
+        if (!parseHostPort(spec, &n.host, &n.port, &why))
+            return CliUtil::usageError(QStringLiteral("--node %1: %2").arg(spec, why), cmd);
+        n.user = parser.value(userOpt);
+        n.identityFile = parser.value(identityOpt);
+        n.ranksPerNode = nproc;
+        n.gpusPerNode = gpus;
+        p.nodes.append(n);
+    }
+    if (p.nodes.isEmpty()) {
+        ProfileNode n;
+        n.host = QStringLiteral("localhost");
+        n.ranksPerNode = nproc;
+        n.gpusPerNode = gpus;
+        p.nodes.append(n);
+    }
+    return saveNew(p, parser.isSet(forceOpt));
+}
+
+int ProfileCommands::saveNew(const Profile &p, bool force)
+{
     const QList<ProfileError> problems = ProfileStore::validate(p);
     if (!problems.isEmpty()) {
         for (const ProfileError &e : problems)
@@ -336,13 +376,80 @@ int ProfileCommands::add(const QStringList &args)
     }
     ProfileStore store;
     QString error;
-    if (!store.save(p, parser.isSet(forceOpt), &error)) {
+    if (!store.save(p, force, &error)) {
         CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
         return ExitFailed;
     }
     CliUtil::out() << CliUtil::tr("profile %1 written to %2").arg(p.name, store.filePath(p.name))
                    << '\n';
     return ExitOk;
+}
+
+void ProfileCommands::addSlurmOptions(QCommandLineParser &parser)
+{
+    parser.addOptions({
+        {QStringLiteral("slurm"), CliUtil::tr("A Slurm cluster: ranks run as one sbatch job.")},
+        {QStringLiteral("login"),
+         CliUtil::tr("Slurm: the login node that runs sbatch, over SSH (default: this machine)."),
+         QStringLiteral("HOST[:PORT]")},
+        {QStringLiteral("partition"), CliUtil::tr("Slurm: the partition (default: the cluster's)."),
+         QStringLiteral("P")},
+        {QStringLiteral("nodes"), CliUtil::tr("Slurm: nodes to allocate (default 1)."),
+         QStringLiteral("N"), QStringLiteral("1")},
+        {QStringLiteral("account"), CliUtil::tr("Slurm: the account to charge."),
+         QStringLiteral("A")},
+        {QStringLiteral("qos"), CliUtil::tr("Slurm: the quality of service."), QStringLiteral("Q")},
+        {QStringLiteral("time"), CliUtil::tr("Slurm: the time limit (sbatch --time)."),
+         QStringLiteral("T")},
+        {QStringLiteral("cpus-per-task"), CliUtil::tr("Slurm: CPUs per rank."), QStringLiteral("N"),
+         QStringLiteral("0")},
+        {QStringLiteral("sbatch-arg"),
+         CliUtil::tr("Slurm: one more sbatch option, e.g. --sbatch-arg=--exclusive (repeatable)."),
+         QStringLiteral("ARG")},
+        {QStringLiteral("shared-dir"),
+         CliUtil::tr("Slurm: a directory on the cluster's shared file system (default "
+                     "~/.cache/rankdeck)."),
+         QStringLiteral("DIR")},
+    });
+}
+
+int ProfileCommands::addSlurm(const QCommandLineParser &parser, Profile p, const QString &cmd)
+{
+    SlurmSettings &s = p.slurm;
+    if (parser.isSet(QStringLiteral("login"))) {
+        const QString spec = parser.value(QStringLiteral("login"));
+        QString why;
+        if (!parseHostPort(spec, &s.login, &s.port, &why))
+            return CliUtil::usageError(QStringLiteral("--login %1: %2").arg(spec, why), cmd);
+    }
+    s.user = parser.value(QStringLiteral("user"));
+    s.identityFile = parser.value(QStringLiteral("identity"));
+    s.partition = parser.value(QStringLiteral("partition"));
+    s.account = parser.value(QStringLiteral("account"));
+    s.qos = parser.value(QStringLiteral("qos"));
+    s.timeLimit = parser.value(QStringLiteral("time"));
+    s.sbatchArgs = parser.values(QStringLiteral("sbatch-arg"));
+    s.sharedDir = parser.value(QStringLiteral("shared-dir"));
+    const struct
+    {
+        const char *option;
+        int min, max;
+        int *value;
+    } numbers[] = {{"nodes", 1, 100000, &s.nodes},
+                   {"nproc-per-node", 1, 4096, &s.nprocPerNode},
+                   {"gpus-per-node", 0, 4096, &s.gpusPerNode},
+                   {"cpus-per-task", 0, 100000, &s.cpusPerTask}};
+    for (const auto &n : numbers) {
+        const QString v = parser.value(QString::fromLatin1(n.option));
+        if (!CliUtil::parseInt(v, n.min, n.max, n.value))
+            return CliUtil::usageError(CliUtil::tr("--%1: \"%2\" is not a number from %3 to %4")
+                                           .arg(QString::fromLatin1(n.option), v)
+                                           .arg(n.min)
+                                           .arg(n.max),
+                                       cmd);
+    }
+    p.syncSlurmNodes();
+    return saveNew(p, parser.isSet(QStringLiteral("force")));
 }
 
 int ProfileCommands::remove(const QStringList &args)

@@ -3,7 +3,11 @@
 // `rankdeck-cli profiles list|show|check|add|remove`: cluster profiles from scripts.
 #pragma once
 
+#include "config/profile.h"
+
 #include <QStringList>
+
+class QCommandLineParser;
 
 namespace rankdeck::cli {
 
@@ -18,6 +22,10 @@ private:
     static int check(const QStringList &args);
     static int add(const QStringList &args);
     static int remove(const QStringList &args);
+    static void addSlurmOptions(QCommandLineParser &parser);
+    static int addSlurm(const QCommandLineParser &parser, Profile p, const QString &cmd);
+    // Validates and writes a new profile; the exit code of `profiles add`.
+    static int saveNew(const Profile &p, bool force);
 };
 
 } // namespace rankdeck::cli

@@ -24,11 +24,37 @@ struct ProfileNode
     bool operator==(const ProfileNode &) const = default;
 };
 
+// A "slurm" profile: where sbatch runs and what the job asks for. The ranks' nodes are Slurm's
+// choice; Profile::nodes then holds `nodes` placeholders (host "slurm node I", nprocPerNode
+// ranks each) so that the launch plan and the views count ranks as for any profile.
+struct SlurmSettings
+{
+    QString login; // empty: sbatch on this machine; else an SSH host (alias, ProxyJump, keys)
+    int port = 22;
+    QString user;
+    QString identityFile;
+    QString partition; // empty: the cluster's default partition
+    QString account;
+    QString qos;
+    QString timeLimit; // sbatch --time (e.g. "1:00:00"); empty: the partition's default
+    int nodes = 1;
+    int nprocPerNode = 1; // tasks (ranks) per node
+    int gpusPerNode = 0;
+    int cpusPerTask = 0; // 0: Slurm's default
+    QStringList sbatchArgs;
+    QString sharedDir; // on the cluster's shared file system; empty: ~/.cache/rankdeck
+
+    QString effectiveSharedDir() const;
+    // The login node as a profile node (for SshEndpoint::fromProfileNode).
+    ProfileNode loginNode() const;
+    bool operator==(const SlurmSettings &) const = default;
+};
+
 struct Profile
 {
     int schemaVersion = 1;
     QString name;
-    QString transport = QStringLiteral("local"); // "local" | "ssh"
+    QString transport = QStringLiteral("local"); // "local" | "ssh" | "slurm"
     QList<ProfileNode> nodes;
     QString rendezvousAddress; // empty: first node
     QString workerDirectory;   // on nodes; empty: ~/.cache/rankdeck/worker
@@ -42,8 +68,12 @@ struct Profile
     int rendezvousTimeoutSec = 60;
     int heartbeatTimeoutSec = 10;
     int collectiveTimeoutSec = 300;
+    SlurmSettings slurm; // transport "slurm" only
 
     bool isLocal() const;
+    bool isSlurm() const;
+    // A slurm profile: nodes from slurm.nodes × slurm.nprocPerNode (see SlurmSettings).
+    void syncSlurmNodes();
     int worldSize() const;
     // Sets ranks per node on every node (the CLI's --nproc-per-node).
     void setRanksPerNode(int n);

@@ -99,8 +99,56 @@ public:
                   tr("missing (every node needs a host)"));
     }
 
+    void readSlurm(const toml::table &t, SlurmSettings *s)
+    {
+        for (auto &&[key, value] : t) {
+            const QString k = qs(key.str());
+            const QString field = QStringLiteral("slurm.") + k;
+            if (k == QLatin1String("login"))
+                readString(value, field, &s->login);
+            else if (k == QLatin1String("port"))
+                readInt(value, field, 1, 65535, &s->port);
+            else if (k == QLatin1String("user"))
+                readString(value, field, &s->user);
+            else if (k == QLatin1String("identity_file"))
+                readString(value, field, &s->identityFile);
+            else if (k == QLatin1String("partition"))
+                readString(value, field, &s->partition);
+            else if (k == QLatin1String("account"))
+                readString(value, field, &s->account);
+            else if (k == QLatin1String("qos"))
+                readString(value, field, &s->qos);
+            else if (k == QLatin1String("time"))
+                readString(value, field, &s->timeLimit);
+            else if (k == QLatin1String("nodes"))
+                readInt(value, field, 1, 100000, &s->nodes);
+            else if (k == QLatin1String("nproc_per_node"))
+                readInt(value, field, 1, 4096, &s->nprocPerNode);
+            else if (k == QLatin1String("gpus_per_node"))
+                readInt(value, field, 0, 4096, &s->gpusPerNode);
+            else if (k == QLatin1String("cpus_per_task"))
+                readInt(value, field, 0, 100000, &s->cpusPerTask);
+            else if (k == QLatin1String("shared_dir"))
+                readString(value, field, &s->sharedDir);
+            else if (k == QLatin1String("sbatch_args")) {
+                const auto *a = value.as_array();
+                if (!a) {
+                    error(lineOf(value), field, tr("expected a list of strings"));
+                    continue;
+                }
+                for (const toml::node &item : *a) {
+                    QString arg;
+                    if (readString(item, field, &arg))
+                        s->sbatchArgs << arg;
+                }
+            } else
+                unknown(key, field);
+        }
+    }
+
     void read(const toml::table &root, Profile *p)
     {
+        int nodesLine = 0;
         bool sawVersion = false;
         for (auto &&[key, value] : root) {
             const QString k = qs(key.str());
@@ -117,11 +165,17 @@ public:
                 readString(value, k, &p->name);
             } else if (k == QLatin1String("transport")) {
                 if (readString(value, k, &p->transport) && p->transport != QLatin1String("local") &&
-                    p->transport != QLatin1String("ssh")) {
+                    p->transport != QLatin1String("ssh") &&
+                    p->transport != QLatin1String("slurm")) {
                     error(lineOf(value), k,
-                          tr("\"%1\" is not a transport (use \"local\" or \"ssh\")")
+                          tr("\"%1\" is not a transport (use \"local\", \"ssh\" or \"slurm\")")
                               .arg(p->transport));
                 }
+            } else if (k == QLatin1String("slurm")) {
+                if (const auto *t = value.as_table())
+                    readSlurm(*t, &p->slurm);
+                else
+                    error(lineOf(value), k, tr("expected a [slurm] table"));
             } else if (k == QLatin1String("rendezvous_address")) {
                 readString(value, k, &p->rendezvousAddress);
             } else if (k == QLatin1String("worker_directory")) {
@@ -199,6 +253,7 @@ public:
                     error(lineOf(value), k, tr("expected [[nodes]] tables"));
                     continue;
                 }
+                nodesLine = std::max(1, lineOf(value));
                 int index = 0;
                 for (const toml::node &item : *arr) {
                     const auto *t = item.as_table();
@@ -219,8 +274,16 @@ public:
         if (!sawVersion)
             error(1, QStringLiteral("schema_version"),
                   tr("missing (add schema_version = %1)").arg(ProfileStore::kSchemaVersion));
-        if (p->nodes.isEmpty())
+        if (p->isSlurm()) {
+            // Slurm picks the nodes; [slurm] says how many.
+            if (!p->nodes.isEmpty())
+                error(nodesLine, QStringLiteral("nodes"),
+                      tr("a slurm profile has no [[nodes]]: Slurm chooses them (set slurm.nodes "
+                         "and slurm.nproc_per_node)"));
+            p->syncSlurmNodes();
+        } else if (p->nodes.isEmpty()) {
             error(0, QStringLiteral("nodes"), tr("the profile has no [[nodes]]"));
+        }
     }
 
 private:
@@ -309,20 +372,84 @@ bool ProfileStore::parse(const QString &text, const QString &fileName, Profile *
     return true;
 }
 
+QList<ProfileError> ProfileStore::validateSlurm(const SlurmSettings &s, const QString &fileName)
+{
+    QList<ProfileError> errors;
+    auto add = [&](const QString &field, const QString &msg) {
+        errors.append(ProfileError{fileName, 0, QStringLiteral("slurm.") + field, msg});
+    };
+    static const QRegularExpression word(QStringLiteral("^[^\\s'\"\\\\$`;|&<>]*$"));
+    const std::pair<const char *, const QString *> words[] = {{"login", &s.login},
+                                                              {"user", &s.user},
+                                                              {"partition", &s.partition},
+                                                              {"account", &s.account},
+                                                              {"qos", &s.qos}};
+    for (const auto &[name, value] : words)
+        if (!word.match(*value).hasMatch())
+            add(QLatin1String(name),
+                tr("\"%1\" is not a valid name (no spaces, quotes or shell characters)")
+                    .arg(*value));
+    if (s.port < 1 || s.port > 65535)
+        add(QStringLiteral("port"), tr("%1 is out of range (1 to 65535)").arg(s.port));
+    if (s.nodes < 1)
+        add(QStringLiteral("nodes"), tr("must be at least 1"));
+    if (s.nprocPerNode < 1)
+        add(QStringLiteral("nproc_per_node"), tr("must be at least 1"));
+    if (s.gpusPerNode < 0)
+        add(QStringLiteral("gpus_per_node"), tr("must not be negative"));
+    if (s.cpusPerTask < 0)
+        add(QStringLiteral("cpus_per_task"), tr("must not be negative"));
+    // sbatch's forms: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or no limit.
+    static const QRegularExpression time(QStringLiteral(
+        "^(\\d+|\\d+:\\d+|\\d+:\\d+:\\d+|\\d+-\\d+|\\d+-\\d+:\\d+|\\d+-\\d+:\\d+:\\d+|"
+        "UNLIMITED|unlimited|infinite|INFINITE)$"));
+    if (!s.timeLimit.isEmpty() && !time.match(s.timeLimit).hasMatch())
+        add(QStringLiteral("time"),
+            tr("\"%1\" is not a Slurm time limit (minutes, H:MM:SS or D-HH:MM:SS)")
+                .arg(s.timeLimit));
+    // What the launcher sets itself; a user's value would break the one-task-per-rank step or
+    // the files it follows.
+    static const QStringList owned{QStringLiteral("--nodes"),
+                                   QStringLiteral("-N"),
+                                   QStringLiteral("--ntasks"),
+                                   QStringLiteral("-n"),
+                                   QStringLiteral("--ntasks-per-node"),
+                                   QStringLiteral("--output"),
+                                   QStringLiteral("-o"),
+                                   QStringLiteral("--error"),
+                                   QStringLiteral("-e"),
+                                   QStringLiteral("--parsable"),
+                                   QStringLiteral("--open-mode"),
+                                   QStringLiteral("--wrap")};
+    for (const QString &arg : s.sbatchArgs) {
+        const QString flag = arg.section(QLatin1Char('='), 0, 0);
+        if (!arg.startsWith(QLatin1Char('-')))
+            add(QStringLiteral("sbatch_args"),
+                tr("\"%1\" is not an sbatch option (options start with -)").arg(arg));
+        else if (owned.contains(flag))
+            add(QStringLiteral("sbatch_args"),
+                tr("%1 is set by RankDeck from the profile; remove it").arg(flag));
+    }
+    return errors;
+}
+
 QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &fileName)
 {
     QList<ProfileError> errors;
     auto add = [&](const QString &field, const QString &msg) {
         errors.append(ProfileError{fileName, 0, field, msg});
     };
-    if (p.transport != QLatin1String("local") && p.transport != QLatin1String("ssh"))
+    if (p.transport != QLatin1String("local") && p.transport != QLatin1String("ssh") &&
+        p.transport != QLatin1String("slurm"))
         add(QStringLiteral("transport"),
-            tr("\"%1\" is not a transport (use \"local\" or \"ssh\")").arg(p.transport));
+            tr("\"%1\" is not a transport (use \"local\", \"ssh\" or \"slurm\")").arg(p.transport));
+    if (p.isSlurm())
+        errors.append(validateSlurm(p.slurm, fileName));
     if (p.backend != QLatin1String("auto") && p.backend != QLatin1String("nccl") &&
         p.backend != QLatin1String("gloo"))
         add(QStringLiteral("backend"),
             tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")").arg(p.backend));
-    if (p.nodes.isEmpty())
+    if (p.nodes.isEmpty() && !p.isSlurm())
         add(QStringLiteral("nodes"), tr("the profile has no nodes"));
     for (int i = 0; i < p.nodes.size(); ++i) {
         const ProfileNode &n = p.nodes[i];
@@ -414,8 +541,41 @@ QString ProfileStore::serialize(const Profile &p)
             metrics.push_back(s(spec));
         root.insert("metrics", std::move(metrics));
     }
+    if (p.isSlurm()) {
+        const SlurmSettings &sl = p.slurm;
+        toml::table t;
+        t.insert("login", s(sl.login));
+        if (sl.port != 22)
+            t.insert("port", int64_t(sl.port));
+        if (!sl.user.isEmpty())
+            t.insert("user", s(sl.user));
+        if (!sl.identityFile.isEmpty())
+            t.insert("identity_file", s(sl.identityFile));
+        t.insert("partition", s(sl.partition));
+        if (!sl.account.isEmpty())
+            t.insert("account", s(sl.account));
+        if (!sl.qos.isEmpty())
+            t.insert("qos", s(sl.qos));
+        if (!sl.timeLimit.isEmpty())
+            t.insert("time", s(sl.timeLimit));
+        t.insert("nodes", int64_t(sl.nodes));
+        t.insert("nproc_per_node", int64_t(sl.nprocPerNode));
+        t.insert("gpus_per_node", int64_t(sl.gpusPerNode));
+        if (sl.cpusPerTask > 0)
+            t.insert("cpus_per_task", int64_t(sl.cpusPerTask));
+        if (!sl.sbatchArgs.isEmpty()) {
+            toml::array args;
+            for (const QString &a : sl.sbatchArgs)
+                args.push_back(s(a));
+            t.insert("sbatch_args", std::move(args));
+        }
+        if (!sl.sharedDir.isEmpty())
+            t.insert("shared_dir", s(sl.sharedDir));
+        root.insert("slurm", std::move(t));
+    }
     toml::array nodes;
-    for (const ProfileNode &n : p.nodes) {
+    // A slurm profile's nodes are placeholders for what Slurm allocates (not written).
+    for (const ProfileNode &n : p.isSlurm() ? QList<ProfileNode>() : p.nodes) {
         toml::table t;
         t.insert("host", s(n.host));
         t.insert("port", int64_t(n.port));
@@ -427,7 +587,8 @@ QString ProfileStore::serialize(const Profile &p)
         t.insert("gpus_per_node", int64_t(n.gpusPerNode));
         nodes.push_back(std::move(t));
     }
-    root.insert("nodes", std::move(nodes));
+    if (!p.isSlurm())
+        root.insert("nodes", std::move(nodes));
     std::ostringstream out;
     out << "# RankDeck cluster profile (see docs). Edit freely; unknown fields are reported.\n";
     out << root << "\n";

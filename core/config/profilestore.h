@@ -55,6 +55,9 @@ public:
     // Checks values that parse but cannot work (no nodes, bad port, …).
     static QList<ProfileError> validate(const Profile &profile,
                                         const QString &fileName = QString());
+    // The [slurm] table's values (a "slurm" profile).
+    static QList<ProfileError> validateSlurm(const SlurmSettings &slurm,
+                                             const QString &fileName = QString());
     static bool isValidName(const QString &name);
 
 private:
