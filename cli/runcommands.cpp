@@ -135,10 +135,40 @@ int RunCommands::runs(const QStringList &args)
     return ExitOk;
 }
 
+int RunCommands::printArtifacts(const RunRecord &record)
+{
+    const QStringList files = record.artifacts();
+    if (files.isEmpty()) {
+        CliUtil::err() << CliUtil::tr("rankdeck-cli: run %1 has no batch script (not a Slurm run)")
+                              .arg(record.id())
+                       << '\n';
+        return ExitFailed;
+    }
+    QTextStream &out = CliUtil::out();
+    for (const QString &file : files) {
+        QFile f(record.directory() + QLatin1Char('/') + file);
+        if (!f.open(QIODevice::ReadOnly)) {
+            CliUtil::err() << CliUtil::tr("rankdeck-cli: cannot read %1: %2")
+                                  .arg(f.fileName(), f.errorString())
+                           << '\n';
+            return ExitFailed;
+        }
+        if (files.size() > 1)
+            out << QStringLiteral("==> %1 <==\n").arg(file);
+        out << QString::fromUtf8(f.readAll());
+    }
+    out.flush();
+    return ExitOk;
+}
+
 int RunCommands::show(const QStringList &args)
 {
     QCommandLineParser parser;
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
+    const QCommandLineOption scriptOpt(
+        QStringLiteral("script"),
+        CliUtil::tr("Print the batch script(s) a Slurm run submitted, exactly as they ran."));
+    parser.addOption(scriptOpt);
     int code = 0;
     if (!CliUtil::parse(
             parser, args,
@@ -154,6 +184,8 @@ int RunCommands::show(const QStringList &args)
     const RunInfo info = record.info();
     const QJsonObject state = record.readState();
     QTextStream &out = CliUtil::out();
+    if (parser.isSet(scriptOpt))
+        return printArtifacts(record);
     out << CliUtil::tr("Run:       %1").arg(info.id) << '\n';
     out << CliUtil::tr("Name:      %1").arg(info.name) << '\n';
     out << CliUtil::tr("Profile:   %1 (%2, %3 node(s))")
@@ -169,6 +201,8 @@ int RunCommands::show(const QStringList &args)
             << '\n';
     if (!record.config().syncDirectory.isEmpty())
         out << CliUtil::tr("Synced:    %1").arg(record.config().syncDirectory) << '\n';
+    for (const QString &file : record.artifacts())
+        out << CliUtil::tr("Kept:      %1 (show --script prints it)").arg(file) << '\n';
     out << CliUtil::tr("State:     %1").arg(stateText(info)) << '\n';
     const qint64 started = state.value(QStringLiteral("started_us")).toInteger();
     const qint64 ended = state.value(QStringLiteral("ended_us")).toInteger();

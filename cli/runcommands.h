@@ -10,6 +10,7 @@
 namespace rankdeck {
 struct MetricPattern;
 class MetricsStore;
+class RunRecord;
 } // namespace rankdeck
 
 namespace rankdeck::cli {
@@ -19,6 +20,7 @@ class RunCommands
 public:
     static int runs(const QStringList &args);
     static int show(const QStringList &args);
+    static int printArtifacts(const RunRecord &record);
     static int logs(const QStringList &args);
     static int stop(const QStringList &args);
     static int exportRun(const QStringList &args);

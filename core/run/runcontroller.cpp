@@ -179,6 +179,16 @@ void RunController::connectTransport()
             line += tr(", %1 removed").arg(stats.filesRemoved);
         note(line + tr(") in %1 ms, into %2").arg(stats.elapsedMs).arg(stats.directory));
     });
+    connect(m_transport, &Transport::artifact, this,
+            [this](const QString &fileName, const QByteArray &content) {
+                QString error;
+                if (m_record.writeArtifact(fileName, content, &error)) {
+                    note(tr("kept %1 in the run record").arg(fileName));
+                    emit artifactKept(fileName);
+                } else {
+                    note(error);
+                }
+            });
     connect(m_transport, &Transport::nodeProgress, this,
             [this](int node, const QString &stage, int percent) {
                 note(percent >= 0 ? tr("node %1: %2 (%3%)").arg(node).arg(stage).arg(percent)
@@ -315,8 +325,10 @@ void RunController::onRankOutput(int rank, StreamKind stream, const QByteArray &
     handleOutput(rank, out);
     // After the record has the lines: the offsets never run ahead of what is on disk.
     m_offsets[rank].add(stream, chunk);
-    // state.json carries them; watch() writes it at most every 0.5 s.
-    if (m_options.detach)
+    // state.json carries them; watch() writes it at most every 0.5 s. Also without --detach
+    // where ranks outlive a launcher that dies (a Slurm job, SSH ranks within their grace):
+    // a new launcher then resumes at the next byte.
+    if (m_options.detach || (m_transport && m_transport->can(Transport::Capability::Reattach)))
         m_stateDirty = true;
 }
 
@@ -723,8 +735,13 @@ void RunController::checkRendezvous(qint64 now)
     const int timeout =
         m_options.storeTimeoutSec > 0 ? m_options.storeTimeoutSec : m_profile.rendezvousTimeoutSec;
     if (m_state != RunState::Starting || m_masterPort != 0 || m_ranks.size() <= 1 ||
-        m_policy.failureSeen() || m_userStop || !m_runtime.value(0).started ||
-        m_runtime[0].exited || !HangWatchdog::rendezvousOverdue(now, m_rank0StartUs, timeout))
+        m_policy.failureSeen() || m_userStop || !m_runtime.value(0).started || m_runtime[0].exited)
+        return;
+    // From the moment rank 0 runs: a queued job (Slurm) may wait for hours before it does.
+    const qint64 since = m_runtime[0].pidKnown && m_ranks[0].startTimeUs > 0
+                             ? std::max(m_rank0StartUs, m_ranks[0].startTimeUs)
+                             : 0;
+    if (since == 0 || !HangWatchdog::rendezvousOverdue(now, since, timeout))
         return;
     RankFailure f;
     f.rank = 0;

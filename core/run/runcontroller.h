@@ -159,6 +159,8 @@ signals:
     void ranksStarted();
     // detachAndRelease() succeeded: the run goes on without this controller.
     void detached();
+    // The record kept a file the transport handed over (the Slurm batch script).
+    void artifactKept(const QString &fileName);
 
 private:
     RunController(QObject *parent);

@@ -236,6 +236,34 @@ bool RunRecord::takeStackDumpRequest() const
     return QFile::remove(m_directory + QStringLiteral("/stacks-request"));
 }
 
+bool RunRecord::writeArtifact(const QString &fileName, const QByteArray &content,
+                              QString *error) const
+{
+    static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"));
+    if (!plain.match(fileName).hasMatch() || fileName.endsWith(QLatin1String(".json")) ||
+        fileName.endsWith(QLatin1String(".log"))) {
+        *error = tr("not kept: \"%1\" is not a name for a file of the run record").arg(fileName);
+        return false;
+    }
+    QSaveFile f(m_directory + QLatin1Char('/') + fileName);
+    if (!f.open(QIODevice::WriteOnly) || f.write(content) != content.size() || !f.commit()) {
+        *error = tr("cannot write %1 in %2: %3").arg(fileName, m_directory, f.errorString());
+        return false;
+    }
+    QFile list(m_directory + QStringLiteral("/artifacts.txt"));
+    if (!artifacts().contains(fileName) && list.open(QIODevice::Append))
+        list.write(fileName.toUtf8() + '\n');
+    return true;
+}
+
+QStringList RunRecord::artifacts() const
+{
+    QFile list(m_directory + QStringLiteral("/artifacts.txt"));
+    if (!list.open(QIODevice::ReadOnly))
+        return {};
+    return QString::fromUtf8(list.readAll()).split(u'\n', Qt::SkipEmptyParts);
+}
+
 void RunRecord::appendStacks(int rank, qint64 timeUs, const QString &reason,
                              const QString &stacks) const
 {

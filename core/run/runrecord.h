@@ -86,6 +86,11 @@ public:
     // Adds one stack dump of the rank to stacks-rank<R>.txt, under a "=== <time> (<reason>)" line.
     void appendStacks(int rank, qint64 timeUs, const QString &reason, const QString &stacks) const;
 
+    // A file a transport hands over for the record (Transport::artifact, e.g. the Slurm batch
+    // script job.a1.sbatch); the name must be a plain file name. artifacts(): their names.
+    bool writeArtifact(const QString &fileName, const QByteArray &content, QString *error) const;
+    QStringList artifacts() const;
+
     RunInfo info() const;
 
     // Every run in the directory, newest first. Broken directories are skipped.

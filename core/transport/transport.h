@@ -135,6 +135,9 @@ signals:
     void nodeProgress(int nodeIndex, const QString &stage, int percent);
     // Capability::Sync: a node's copy of the sync directory is up to date (before prepared()).
     void synced(int nodeIndex, const rankdeck::SyncStats &stats);
+    // A file the run record keeps so that users see exactly what ran (the Slurm transport's
+    // batch script); fileName is a plain name inside the run directory.
+    void artifact(const QString &fileName, const QByteArray &content);
 };
 
 Q_DECLARE_OPERATORS_FOR_FLAGS(Transport::Capabilities)

@@ -2,6 +2,7 @@
 #include "transport/transportfactory.h"
 
 #include "transport/localtransport.h"
+#include "transport/slurm/slurmtransport.h"
 
 #include <QCoreApplication>
 
@@ -40,10 +41,13 @@ Transport *TransportFactory::create(const Profile &profile, const QString &runId
         return nullptr;
 #endif
     }
+    if (profile.isSlurm())
+        return new SlurmTransport(profile, runId, interaction, parent);
     if (error)
         *error = QCoreApplication::translate(
                      "rankdeck::TransportFactory",
-                     "profile \"%1\": unknown transport \"%2\" (use \"local\" or \"ssh\")")
+                     "profile \"%1\": unknown transport \"%2\" (use \"local\", \"ssh\" or "
+                     "\"slurm\")")
                      .arg(profile.name, profile.transport);
     return nullptr;
 }

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "transport/slurm/slurmtransport.h"
+
+#include "transport/slurm/slurmjobconnection.h"
+
+#include <QThread>
+
+namespace rankdeck {
+
+SlurmTransport::SlurmTransport(const Profile &profile, const QString &runId,
+                               SshInteraction *interaction, QObject *parent)
+    : Transport(parent), m_profile(profile), m_runId(runId), m_interaction(interaction)
+{
+    qRegisterMetaType<rankdeck::StreamKind>();
+    qRegisterMetaType<rankdeck::RankExit>();
+}
+
+SlurmTransport::~SlurmTransport()
+{
+    if (!m_thread)
+        return;
+    // shutdown() may scancel the job, which talks to the login: on the connection's thread.
+    SlurmJobConnection *c = m_connection;
+    QMetaObject::invokeMethod(
+        c, [c] { c->shutdown(); }, Qt::BlockingQueuedConnection);
+    m_thread->quit();
+    m_thread->wait();
+    delete m_connection;
+    delete m_thread;
+}
+
+template <typename F> void SlurmTransport::onConnection(F &&f)
+{
+    if (m_connection)
+        QMetaObject::invokeMethod(m_connection, std::forward<F>(f), Qt::QueuedConnection);
+}
+
+QString SlurmTransport::describe() const
+{
+    const SlurmSettings &s = m_profile.slurm;
+    QString d =
+        QStringLiteral("slurm ") + (s.login.isEmpty() ? QStringLiteral("(this machine)") : s.login);
+    if (!s.partition.isEmpty())
+        d += QStringLiteral(" partition ") + s.partition;
+    return d;
+}
+
+void SlurmTransport::setPollIntervalMs(int ms)
+{
+    m_pollIntervalMs = std::max(20, ms);
+}
+
+void SlurmTransport::setDetached(bool detached)
+{
+    m_detached = detached;
+    onConnection([c = m_connection, detached] { c->setDetached(detached); });
+}
+
+void SlurmTransport::prepare(const QString &localWorkerPath)
+{
+    if (!m_thread) {
+        m_thread = new QThread;
+        m_thread->setObjectName(QStringLiteral("slurm login"));
+        m_connection =
+            new SlurmJobConnection(m_profile, m_runId, m_interaction, &m_interactionLock);
+        m_connection->setPollIntervalMs(m_pollIntervalMs);
+        m_connection->setDetached(m_detached);
+        m_connection->moveToThread(m_thread);
+        connect(m_connection, &SlurmJobConnection::prepareFinished, this,
+                [this](const QString &error, const QString &binary, const QString &runDirectory) {
+                    if (!error.isEmpty()) {
+                        emit prepareFailed(error);
+                        return;
+                    }
+                    m_binary = binary;
+                    m_runDirectory = runDirectory;
+                    emit prepared();
+                });
+        connect(m_connection, &SlurmJobConnection::rankStarted, this, &Transport::rankStarted);
+        connect(m_connection, &SlurmJobConnection::rankOutput, this, &Transport::rankOutput);
+        connect(m_connection, &SlurmJobConnection::rankExited, this, &Transport::rankExited);
+        connect(m_connection, &SlurmJobConnection::progress, this,
+                [this](const QString &stage) { emit nodeProgress(0, stage, -1); });
+        connect(m_connection, &SlurmJobConnection::jobSubmitted, this,
+                [this](const QString &jobId, int attempt, const QByteArray &script) {
+                    m_jobId = jobId;
+                    emit artifact(QStringLiteral("job.a%1.sbatch").arg(attempt), script);
+                });
+        m_thread->start();
+    }
+    onConnection([c = m_connection, localWorkerPath] { c->prepare(localWorkerPath); });
+}
+
+QString SlurmTransport::workerPath(int nodeIndex) const
+{
+    Q_UNUSED(nodeIndex);
+    return m_binary;
+}
+
+void SlurmTransport::startRank(const RankLaunchSpec &spec)
+{
+    if (!m_connection) {
+        RankExit e;
+        e.exitCode = -1;
+        e.detail = tr("failed to start: the Slurm transport was not prepared");
+        reportExitLater(spec.rank, e);
+        return;
+    }
+    onConnection([c = m_connection, spec] { c->startRank(spec); });
+}
+
+void SlurmTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
+                                qint64 stderrBytes)
+{
+    if (!m_connection) {
+        Transport::attachRank(spec, attempt, stdoutBytes, stderrBytes);
+        return;
+    }
+    onConnection([c = m_connection, spec, attempt, stdoutBytes, stderrBytes] {
+        c->attachRank(spec, attempt, stdoutBytes, stderrBytes);
+    });
+}
+
+void SlurmTransport::writeStdin(int rank, const QByteArray &data)
+{
+    onConnection([c = m_connection, rank, data] { c->writeStdin(rank, data); });
+}
+
+void SlurmTransport::closeStdin(int rank)
+{
+    onConnection([c = m_connection, rank] { c->closeStdin(rank); });
+}
+
+void SlurmTransport::signalRank(int rank, int signal)
+{
+    onConnection([c = m_connection, rank, signal] { c->signalRank(rank, signal); });
+}
+
+} // namespace rankdeck
