@@ -16,6 +16,7 @@
 #include "runlistsortmodel.h"
 #include "runview.h"
 #include "sidepanel.h"
+#include "transport/slurm/slurmtransport.h"
 #include "transport/ssh/sshtransport.h"
 
 #include <QAction>
@@ -276,11 +277,44 @@ bool MainWindow::showRun(const QString &runId, QString *error)
     return true;
 }
 
+void MainWindow::testSlurmConnection(ProfileEditorDialog *dialog, const Profile &profile)
+{
+    // prepare("") checks the login: sbatch, squeue, scancel and sinfo answer, the partition
+    // exists. Nothing is submitted.
+    auto *transport = new SlurmTransport(
+        profile, QStringLiteral("check-%1").arg(QDateTime::currentSecsSinceEpoch()), m_ssh.get(),
+        dialog);
+    const QString where = profile.slurm.login.isEmpty() ? tr("this machine")
+                                                        : tr("login %1").arg(profile.slurm.login);
+    dialog->setConnectionReport(tr("%1: checking Slurm…").arg(where));
+    connect(transport, &Transport::nodeProgress, dialog,
+            [dialog, where](int, const QString &stage, int) {
+                dialog->setConnectionReport(tr("%1: %2").arg(where, stage));
+            });
+    connect(transport, &Transport::prepared, dialog, [dialog, transport, where, profile] {
+        dialog->setConnectionReport(tr("%1: OK — sbatch, squeue and scancel answer; partition %2")
+                                        .arg(where, profile.slurm.partition.isEmpty()
+                                                        ? tr("(the cluster's default)")
+                                                        : profile.slurm.partition));
+        transport->deleteLater();
+    });
+    connect(transport, &Transport::prepareFailed, dialog,
+            [dialog, transport](const QString &error) {
+                dialog->setConnectionReport(tr("FAILED — %1").arg(error));
+                transport->deleteLater();
+            });
+    transport->prepare(QString());
+}
+
 void MainWindow::testConnection(const Profile &profile)
 {
     auto *dialog = qobject_cast<ProfileEditorDialog *>(sender());
     if (!dialog || profile.isLocal())
         return;
+    if (profile.isSlurm()) {
+        testSlurmConnection(dialog, profile);
+        return;
+    }
     // prepare("") only connects and checks the nodes: SshTransport's "test connection".
     auto *transport = new SshTransport(
         profile, QStringLiteral("check-%1").arg(QDateTime::currentSecsSinceEpoch()), m_ssh.get(),

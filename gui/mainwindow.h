@@ -18,6 +18,7 @@ namespace rankdeck {
 
 class GuiSshInteraction;
 class LaunchDialog;
+class ProfileEditorDialog;
 class Profile;
 class ProfileStore;
 class RunController;
@@ -68,6 +69,7 @@ protected:
 private slots:
     void onLaunchAccepted(LaunchDialog *dialog);
     void testConnection(const Profile &profile);
+    void testSlurmConnection(ProfileEditorDialog *dialog, const Profile &profile);
 
 private:
     void createActions();

@@ -3,10 +3,12 @@
 
 #include <QApplication>
 #include <QEvent>
+#include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStyledItemDelegate>
@@ -152,6 +154,15 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     layout->addLayout(progress);
     layout->addWidget(m_nodes);
     layout->addWidget(m_table, 1);
+    m_script = new QPlainTextEdit(this);
+    m_script->setObjectName(QStringLiteral("batchScriptView"));
+    m_script->setReadOnly(true);
+    m_script->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_script->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_script->setMaximumHeight(160);
+    m_script->setToolTip(tr("The batch script this run submitted to Slurm, as sbatch got it"));
+    m_script->hide();
+    layout->addWidget(m_script);
     setRunActive(false);
 }
 
@@ -227,6 +238,13 @@ void OverviewPage::clearNodeProgress()
 {
     m_nodes->setRowCount(0);
     m_nodes->hide();
+}
+
+void OverviewPage::setBatchScript(const QString &text)
+{
+    if (m_script->toPlainText() != text)
+        m_script->setPlainText(text);
+    m_script->setVisible(!text.isEmpty());
 }
 
 void OverviewPage::setRunActive(bool active)

@@ -12,6 +12,7 @@ class QAbstractItemModel;
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QPlainTextEdit;
 class QTableView;
 class QTableWidget;
 
@@ -39,6 +40,9 @@ public:
     // Rows: nodes; columns: node, stage, progress (percent in Qt::UserRole + 1, -1 without one).
     QTableWidget *nodeProgressTable() const { return m_nodes; }
     void setRunActive(bool active);
+    // The batch script a Slurm run submitted; empty hides it.
+    void setBatchScript(const QString &text);
+    QPlainTextEdit *batchScriptView() const { return m_script; }
 
     QPushButton *stopButton() const { return m_stop; }
     QPushButton *killButton() const { return m_kill; }
@@ -61,6 +65,7 @@ private:
     QLabel *m_banner = nullptr;
     QTableWidget *m_nodes = nullptr;
     QTableView *m_table = nullptr;
+    QPlainTextEdit *m_script = nullptr;
     QPushButton *m_stop = nullptr;
     QPushButton *m_kill = nullptr;
     QPushButton *m_dump = nullptr;

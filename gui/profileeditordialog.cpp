@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "profileeditordialog.h"
 
+#include "slurmprofileform.h"
+
 #include "config/metricpattern.h"
 
 #include "config/profilestore.h"
@@ -58,6 +60,9 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     m_transport->setObjectName(QStringLiteral("profileTransportCombo"));
     m_transport->addItem(tr("SSH to the nodes"), QStringLiteral("ssh"));
     m_transport->addItem(tr("Local processes"), QStringLiteral("local"));
+    m_transport->addItem(tr("Slurm (sbatch)"), QStringLiteral("slurm"));
+    m_slurm = new SlurmProfileForm(this);
+    connect(m_slurm, &SlurmProfileForm::changed, this, &ProfileEditorDialog::revalidate);
 
     m_nodes = new QTableWidget(0, NodeColumnCount, this);
     m_nodes->setObjectName(QStringLiteral("profileNodesTable"));
@@ -116,7 +121,8 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
 
     m_testButton = new QPushButton(tr("&Test connection"), this);
     m_testButton->setObjectName(QStringLiteral("testConnectionButton"));
-    m_testButton->setToolTip(tr("Connect to every node and report its OS, GPUs and libtorch"));
+    m_testButton->setToolTip(tr("Connect to every node and report its OS, GPUs and libtorch; "
+                                "on Slurm, check that sbatch, squeue and scancel answer"));
     connect(m_testButton, &QPushButton::clicked, this, [this] {
         m_connectionReport->setVisible(true);
         m_connectionReport->setPlainText(tr("Checking nodes…"));
@@ -161,8 +167,10 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
-    layout->addWidget(new QLabel(tr("Nodes:"), this));
+    m_nodesLabel = new QLabel(tr("Nodes:"), this);
+    layout->addWidget(m_nodesLabel);
     layout->addWidget(m_nodes, 1);
+    layout->addWidget(m_slurm, 1);
     layout->addLayout(nodeButtons);
     layout->addWidget(new QLabel(tr("Environment on every rank:"), this));
     layout->addWidget(m_environment);
@@ -216,6 +224,7 @@ void ProfileEditorDialog::setProfile(const Profile &p, bool existing)
         m_nodes->setItem(row, ColRanks, new QTableWidgetItem(QString::number(n.ranksPerNode)));
         m_nodes->setItem(row, ColGpus, new QTableWidgetItem(QString::number(n.gpusPerNode)));
     }
+    m_slurm->setSettings(p.slurm);
     m_metrics->setPlainText(p.metricPatterns.join(QLatin1Char('\n')));
     m_environment->setRowCount(0);
     for (auto it = p.environment.cbegin(); it != p.environment.cend(); ++it) {
@@ -251,7 +260,12 @@ Profile ProfileEditorDialog::profile() const
         const QTableWidgetItem *item = m_nodes->item(row, column);
         return item ? item->text().trimmed() : QString();
     };
-    for (int row = 0; row < m_nodes->rowCount(); ++row) {
+    if (p.isSlurm()) {
+        // Slurm picks the nodes: the table is not the profile's.
+        p.slurm = m_slurm->settings();
+        p.syncSlurmNodes();
+    }
+    for (int row = 0; row < m_nodes->rowCount() && !p.isSlurm(); ++row) {
         ProfileNode n;
         n.host = text(row, ColHost);
         n.user = text(row, ColUser);
@@ -304,7 +318,9 @@ QStringList ProfileEditorDialog::problems() const
         if (!parseMetricPattern(spec, &pattern, &why))
             out << tr("metrics: %1").arg(why);
     }
-    for (int row = 0; row < m_nodes->rowCount(); ++row) {
+    if (p.isSlurm())
+        out << m_slurm->problems();
+    for (int row = 0; row < m_nodes->rowCount() && !p.isSlurm(); ++row) {
         bool ok = false;
         cellInt(row, ColPort, &ok);
         if (!ok)
@@ -325,7 +341,13 @@ void ProfileEditorDialog::revalidate()
     m_problems->setText(list.join(QLatin1Char('\n')));
     m_problems->setVisible(!list.isEmpty());
     m_buttons->button(QDialogButtonBox::Ok)->setEnabled(list.isEmpty());
-    m_testButton->setEnabled(list.isEmpty() && m_transport->currentData() == QLatin1String("ssh"));
+    const QString transport = m_transport->currentData().toString();
+    const bool slurm = transport == QLatin1String("slurm");
+    m_testButton->setEnabled(list.isEmpty() && (transport == QLatin1String("ssh") || slurm));
+    for (QWidget *w : {static_cast<QWidget *>(m_nodes), static_cast<QWidget *>(m_nodesLabel),
+                       static_cast<QWidget *>(m_addNode), static_cast<QWidget *>(m_removeNode)})
+        w->setVisible(!slurm);
+    m_slurm->setVisible(slurm);
 }
 
 void ProfileEditorDialog::addNode()

@@ -21,6 +21,7 @@ class QTableWidget;
 namespace rankdeck {
 
 class ProfileStore;
+class SlurmProfileForm;
 
 class ProfileEditorDialog : public QDialog
 {
@@ -37,6 +38,7 @@ public:
 
     QLineEdit *nameEdit() const { return m_name; }
     QTableWidget *nodesTable() const { return m_nodes; }
+    SlurmProfileForm *slurmForm() const { return m_slurm; }
     QPushButton *addNodeButton() const { return m_addNode; }
 
 public slots:
@@ -62,6 +64,8 @@ private:
     QLineEdit *m_name = nullptr;
     QComboBox *m_transport = nullptr;
     QTableWidget *m_nodes = nullptr;
+    QLabel *m_nodesLabel = nullptr;
+    SlurmProfileForm *m_slurm = nullptr;
     QPushButton *m_addNode = nullptr;
     QPushButton *m_removeNode = nullptr;
     QLineEdit *m_rendezvous = nullptr;

@@ -11,6 +11,7 @@
 #include "run/runcontroller.h"
 
 #include <QDateTime>
+#include <QFile>
 #include <QTableView>
 #include <QTimer>
 
@@ -69,9 +70,22 @@ void RunView::setRun(RunController *run)
         m_overview->setProgress(0, 0, -1);
         m_overview->setRootCause(QString());
         m_overview->setRunActive(false);
+        m_overview->setBatchScript(QString());
         m_failures->setEntries({}, QString());
         return;
     }
+    // What a Slurm run submitted, exactly (kept in the record as it was sent).
+    auto showScript = [this] {
+        QString text;
+        for (const QString &file : m_run->record().artifacts()) {
+            QFile f(m_run->record().directory() + QLatin1Char('/') + file);
+            if (f.open(QIODevice::ReadOnly))
+                text += QString::fromUtf8(f.readAll());
+        }
+        m_overview->setBatchScript(text);
+    };
+    showScript();
+    connect(run, &RunController::artifactKept, this, showScript);
     connect(run, &RunController::failureReportChanged, this, &RunView::refreshFailures);
     connect(run, &RunController::stacksReceived, this, &RunView::refreshFailures);
     connect(run, &RunController::stateChanged, this, &RunView::refreshOverview);
