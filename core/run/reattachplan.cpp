@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/reattachplan.h"
 
+#include "run/streamoffsetsfile.h"
+
 #include "transport/transport.h"
 #include "util/translation.h"
 
@@ -38,6 +40,9 @@ bool ReattachPlan::load(const QString &runDirectory, QString *error)
                      .arg(m_record.directory());
         return false;
     }
+    // streams.bin is behind the record by one write at most, state.json by up to 0.5 s.
+    StreamOffsetsFile::takeNewer(&m_state.streams,
+                                 StreamOffsetsFile::read(runDirectory, int(m_state.ranks.size())));
     m_plan = LaunchPlan::create(m_record.profile(), m_record.config(), id,
                                 QStringLiteral(".cache/rankdeck/runs/") + id);
     if (!m_plan.isValid()) {

@@ -142,6 +142,8 @@ bool RunController::start(QString *error)
                      .arg(m_transport->describe(), m_config.syncDirectory));
         }
     }
+    if (m_transport->can(Transport::Capability::Reattach))
+        m_offsetsFile.open(m_record.directory());
     connectTransport();
     m_startedUs = nowUs();
     m_state = RunState::Preparing;
@@ -322,17 +324,21 @@ void RunController::onRankOutput(int rank, StreamKind stream, const QByteArray &
         return;
     RankStream::Output out;
     m_streams[rank]->feed(stream, chunk, out);
-    handleOutput(rank, out);
-    // After the record has the lines: the offsets never run ahead of what is on disk.
+    recordOutput(rank, out);
+    // After the record has the lines: the offsets never run ahead of what is on disk. Before
+    // anyone sees them: a launcher killed right after printing a line has its offset kept.
     m_offsets[rank].add(stream, chunk);
-    // state.json carries them; watch() writes it at most every 0.5 s. Also without --detach
-    // where ranks outlive a launcher that dies (a Slurm job, SSH ranks within their grace):
-    // a new launcher then resumes at the next byte.
-    if (m_options.detach || (m_transport && m_transport->can(Transport::Capability::Reattach)))
+    // state.json carries them; watch() writes it at most every 0.5 s. Where ranks outlive a
+    // launcher that dies (a Slurm job, SSH ranks within their grace), streams.bin has them
+    // right away: a new launcher then resumes at the next byte even after a SIGKILL.
+    if (m_offsetsFile.isOpen())
+        m_offsetsFile.write(rank, m_offsets[rank]);
+    if (m_options.detach)
         m_stateDirty = true;
+    handleOutput(rank, out);
 }
 
-void RunController::handleOutput(int rank, RankStream::Output &out)
+void RunController::recordOutput(int rank, const RankStream::Output &out)
 {
     // The run record first: a view or a console never sees a line the disk has not got.
     if (!out.lines.isEmpty()) {
@@ -342,6 +348,10 @@ void RunController::handleOutput(int rank, RankStream::Output &out)
         m_logs->appendEvents(rank, out.events);
         m_metrics->appendEvents(out.events);
     }
+}
+
+void RunController::handleOutput(int rank, RankStream::Output &out)
+{
     if (m_extractor.isActive()) {
         // Curves with no code change: scalars printed in the user program's own lines.
         for (const LogLine &line : std::as_const(out.lines)) {
@@ -618,6 +628,7 @@ void RunController::onRankExited(int rank, const RankExit &exit)
     if (rank < int(m_streams.size())) {
         RankStream::Output out;
         m_streams[rank]->finish(out);
+        recordOutput(rank, out);
         handleOutput(rank, out);
         m_offsets[rank].flush();
     }
@@ -986,6 +997,7 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
         c->m_streams.push_back(std::make_unique<RankStream>(r));
     }
     c->openStores();
+    c->m_offsetsFile.open(record.directory());
     c->setupMetricExtraction();
 
     QString transportError;

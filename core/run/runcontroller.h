@@ -33,6 +33,7 @@
 #include "run/runstate.h"
 #include "run/runstatefile.h"
 #include "run/streamoffsets.h"
+#include "run/streamoffsetsfile.h"
 #include "stream/logmetricextractor.h"
 #include "stream/pythonfailurescanner.h"
 #include "stream/rankstream.h"
@@ -173,6 +174,8 @@ private:
     void onRankStarted(int rank, qint64 pid);
     void onRankOutput(int rank, StreamKind stream, const QByteArray &chunk);
     void onRankExited(int rank, const RankExit &exit);
+    // The lines and events onto disk (before anything else sees them), then the rest.
+    void recordOutput(int rank, const RankStream::Output &out);
     void handleOutput(int rank, RankStream::Output &out);
     void handleEvent(int rank, const WorkerEvent &event);
     void noteProgramActivity(int rank);
@@ -213,8 +216,9 @@ private:
     QList<RankStatus> m_ranks;
     QList<RankRuntime> m_runtime;
     QList<StreamOffsets> m_offsets;
-    bool m_released = false;    // detachAndRelease() done
-    bool m_reattaching = false; // prepared() means: attach the ranks, not start them
+    StreamOffsetsFile m_offsetsFile; // the same, right after each chunk (Capability::Reattach)
+    bool m_released = false;         // detachAndRelease() done
+    bool m_reattaching = false;      // prepared() means: attach the ranks, not start them
     bool m_ranksStartedSent = false;
     QHash<int, QString> m_stacks;
     FailurePolicy m_policy;                 // this attempt's failures

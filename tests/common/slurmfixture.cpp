@@ -161,9 +161,10 @@ bool SlurmFixture::startDaemon(const QString &program, const QStringList &args)
     env.insert(QStringLiteral("SLURM_CONF"), slurmConf());
     p->setProcessEnvironment(env);
     p->setProcessChannelMode(QProcess::MergedChannels);
-    p->setStandardOutputFile(m_dir.filePath(
-        QStringLiteral("log/%1.console")
-            .arg(QFileInfo(program).fileName() + args.join(QString()).remove(u'-'))));
+    // Their own logs are in log/; this catches what they print before opening them.
+    p->setStandardOutputFile(m_dir.filePath(QStringLiteral("log/%1-%2.console")
+                                                .arg(QFileInfo(program).fileName())
+                                                .arg(m_daemons.size())));
     p->start(program, args);
     if (!p->waitForStarted(10000)) {
         m_error = QStringLiteral("%1 did not start: %2").arg(program, p->errorString());

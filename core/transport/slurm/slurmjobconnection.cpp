@@ -58,7 +58,8 @@ QMap<QString, QString> keyValues(const QByteArray &out)
     return kv;
 }
 
-constexpr int kHoldPolls = 4; // how long an unexplained SIGTERM/SIGKILL waits for the job
+constexpr int kHoldPolls = 4;      // how long an unexplained SIGTERM/SIGKILL waits for the job
+constexpr int kMaxHoldPolls = 100; // ... while the job is COMPLETING
 constexpr qint64 kMaxPollBytes = 1 << 20;
 
 } // namespace
@@ -479,8 +480,10 @@ void SlurmJobConnection::handleRank(int rank, const SlurmScript::PollReply::Rank
     // limit, a node failure, preemption (the worker stops cleanly on SIGTERM, so even exit code 0
     // may be one). slurmctld records the job's state before it signals the tasks, so the next
     // job line read after the exit tells; a SIGTERM or SIGKILL waits a few polls for it.
+    // After scancel the job is COMPLETING for a while before it is CANCELLED: wait that out.
     const int hold = signal == SIGTERM || signal == SIGKILL ? kHoldPolls : 1;
-    if (!ours && !m_job.endedByCluster() && !m_jobFinished && r.heldPolls < hold) {
+    const bool ending = m_job.state == QLatin1String("COMPLETING") && r.heldPolls < kMaxHoldPolls;
+    if (!ours && !m_job.endedByCluster() && !m_jobFinished && (ending || r.heldPolls < hold)) {
         ++r.heldPolls;
         return;
     }

@@ -28,9 +28,10 @@ if [ "$r" = 0 ]; then
   echo "$addr" >"$d/master.a$a.$$" && mv -f -- "$d/master.a$a.$$" "$d/master.a$a"
 fi
 while [ ! -e "$f.spec" ] || [ ! -e "$d/master.a$a" ]; do sleep 0.1; done
-MASTER_ADDR=$(cat -- "$d/master.a$a")
 wd=
 . "$f.spec" || { echo "rankdeck: cannot read $f.spec on $SLURMD_NODENAME" >&2; exit 125; }
+# After the spec: Slurm's view of the rank and rank 0's own address win over the plan's.
+MASTER_ADDR=$(cat -- "$d/master.a$a")
 RANK=$SLURM_PROCID; LOCAL_RANK=$SLURM_LOCALID; GROUP_RANK=$SLURM_NODEID; WORLD_SIZE=$SLURM_NTASKS
 export RANK LOCAL_RANK GROUP_RANK WORLD_SIZE MASTER_ADDR
 case $wd in

@@ -150,6 +150,8 @@ void TestSlurmScript::wrapperRunsTheRankWithItsSpec()
                        "addr=$MASTER_ADDR x=$X cwd=$(pwd) in=$line\"; exit 3")};
     spec.environment.insert(QStringLiteral("X"), QStringLiteral("it's $(not run)"));
     spec.environment.insert(QStringLiteral("RANK"), QStringLiteral("99")); // Slurm's wins
+    spec.environment.insert(QStringLiteral("MASTER_ADDR"),
+                            QStringLiteral("slurm node 0")); // rank 0's wins
     QVERIFY(writeFile(dir.filePath(QStringLiteral("rank0.a1.spec")),
                       SlurmScript::rankSpec(spec, QString())));
     QVERIFY(writeFile(dir.filePath(QStringLiteral("rank0.a1.in")), "go\n"));
