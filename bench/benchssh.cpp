@@ -12,7 +12,10 @@
 //           loadgen is deployed (a fresh worker directory each repetition, so every upload is
 //           real) rather than the worker: it is small, so the ratio shows how the launcher
 //           scales with nodes (sessions, checks, channels), not the loopback's copy speed.
-// Medians of --reps repetitions; --quick does fewer; --only launch|fanout runs one part;
+//   slurm   (only with --only slurm) time from start() until every rank's first step on the
+//           Slurm fixture (2 slurmd, sbatch on this machine), 2 nodes × 2 ranks of the worker, ÷
+//           the same launch through SSH; the part pending in Slurm is reported apart.
+// Medians of --reps repetitions; --quick does fewer; --only launch|fanout|slurm runs one part;
 // --nodes N changes the fan-out width (the key is only written for 32); --timeline prints, per
 // run of the fan-out, when each node reached each stage and when its rank said hello (stderr).
 // Prints one JSON line:
@@ -21,6 +24,7 @@
 #include "config/trainingconfig.h"
 #include "fixtureprofile.h"
 #include "run/runcontroller.h"
+#include "slurmfixture.h"
 #include "sshfixture.h"
 #include "stream/workerevent.h"
 
@@ -98,8 +102,10 @@ enum class Until
 
 // One run through RunController, to its own end (the ranks finish by themselves), so that the
 // next run starts on a quiet machine; the milestone must have been reached on the way.
+// stagesOut: every progress stage the transport reported, with its time.
 Timing timedRun(const Profile &profile, const QStringList &workerArgs, const QString &workerPath,
-                const QString &runsDir, Until until, bool timeline = false)
+                const QString &runsDir, Until until, bool timeline = false,
+                QList<QPair<QString, double>> *stagesOut = nullptr)
 {
     Timing out;
     TrainingConfig config;
@@ -130,6 +136,12 @@ Timing timedRun(const Profile &profile, const QStringList &workerArgs, const QSt
                                  return; // upload percentages: only the stage's start and end
                              stages[node] << QStringLiteral("%1@%2").arg(stage).arg(
                                  clock.nsecsElapsed() / 1000000);
+                         });
+    }
+    if (stagesOut) {
+        QObject::connect(&run, &RunController::nodeProgress, &run,
+                         [&](int, const QString &, const QString &stage, int) {
+                             stagesOut->append({stage, double(clock.nsecsElapsed()) / 1e9});
                          });
     }
     QObject::connect(&run, &RunController::stateChanged, &run, [&](RunState s) {
@@ -299,6 +311,88 @@ bool benchLaunch(int reps, const QString &runsDir, double *ratio, QString *detai
     return true;
 }
 
+// When a stage starting with `prefix` was reported; -1 if never.
+double stageTime(const QList<QPair<QString, double>> &stages, const QString &prefix)
+{
+    for (const auto &[stage, t] : stages)
+        if (stage.startsWith(prefix))
+            return t;
+    return -1;
+}
+
+// slurm_launch_overhead_ratio: from the start of the run (the login check, the submit) until
+// every rank completed its first step on the fixture's Slurm cluster (2 nodes × 2 ranks, sbatch
+// on this machine), over the same 2 × 2 launch through SSH; slurm_pending_ms: the part of it the
+// job spent pending in Slurm (from "submitted job" to "running" in the transport's progress).
+bool benchSlurm(int reps, const QString &runsDir, const QString &scratch, QJsonObject *results,
+                QString *detail)
+{
+    const QString worker = binDir() + QStringLiteral("/rankdeck-worker");
+    if (!QFileInfo(worker).isExecutable()) {
+        *detail = QStringLiteral("slurm: not measured: %1 is not built").arg(worker);
+        return false;
+    }
+    if (const QString why = SlurmFixture::unavailableReason(); !why.isEmpty()) {
+        *detail = QStringLiteral("slurm: not measured: %1").arg(why);
+        return false;
+    }
+    SlurmFixture slurm;
+    SshFixture ssh;
+    if (!slurm.start(2) || !ssh.start(2) ||
+        !ssh.writeKnownHosts(QDir::homePath() + QStringLiteral("/.ssh/known_hosts"))) {
+        *detail = QStringLiteral("slurm: not measured: fixtures: %1 %2")
+                      .arg(slurm.lastError(), ssh.lastError());
+        return false;
+    }
+    const QStringList args{QStringLiteral("--task"), QStringLiteral("linear"),
+                           QStringLiteral("--steps"), QStringLiteral("5")};
+    const Profile remote = fixtureProfile(ssh, 2, 2);
+    Profile cluster = remote;
+    cluster.name = QStringLiteral("bench-slurm");
+    cluster.transport = QStringLiteral("slurm");
+    cluster.slurm.partition = slurm.partition();
+    cluster.slurm.nodes = 2;
+    cluster.slurm.nprocPerNode = 2;
+    cluster.slurm.sharedDir = scratch + QStringLiteral("/slurm-shared");
+    cluster.syncSlurmNodes();
+    // Cold runs first: both upload the worker once.
+    for (const Profile *p : {&remote, static_cast<const Profile *>(&cluster)}) {
+        const Timing cold = timedRun(*p, args, worker, runsDir, Until::AllFirstStep);
+        if (!cold.error.isEmpty()) {
+            *detail = QStringLiteral("slurm: cold %1 run failed: %2").arg(p->transport, cold.error);
+            return false;
+        }
+    }
+    std::vector<double> viaSsh, viaSlurm, pending;
+    for (int i = 0; i < reps; ++i) {
+        QList<QPair<QString, double>> stages;
+        const Timing s = timedRun(remote, args, worker, runsDir, Until::AllFirstStep);
+        const Timing q = timedRun(cluster, args, worker, runsDir, Until::AllFirstStep, false, &stages);
+        if (!s.error.isEmpty() || !q.error.isEmpty()) {
+            *detail = QStringLiteral("slurm: run failed: %1").arg(s.error + q.error);
+            return false;
+        }
+        const double submitted = stageTime(stages, QStringLiteral("submitted job"));
+        const double running = stageTime(stages, QStringLiteral("job "));
+        viaSsh.push_back(s.allFirstStep);
+        viaSlurm.push_back(q.allFirstStep);
+        pending.push_back(submitted >= 0 && running >= submitted ? running - submitted : 0);
+        progress(QStringLiteral("slurm %1/%2: ssh %3, slurm %4 (pending %5)")
+                     .arg(i + 1)
+                     .arg(reps)
+                     .arg(ms(s.allFirstStep), ms(q.allFirstStep), ms(pending.back())));
+    }
+    const double s = median(viaSsh), q = median(viaSlurm), p = median(pending);
+    results->insert(QStringLiteral("slurm_launch_overhead_ratio"), q / s);
+    results->insert(QStringLiteral("slurm_pending_ms"), p * 1000);
+    *detail = QStringLiteral("slurm: launch to every rank's first step, 2×2 real worker (linear, "
+                             "Gloo), warm: slurm %1 (of which pending in Slurm %2, the rest: "
+                             "check, sbatch, srun, polling at 300 ms) vs ssh %3; median of %4")
+                  .arg(ms(q), ms(p), ms(s))
+                  .arg(reps);
+    return true;
+}
+
 // ssh_fanout_ratio_32_vs_1
 bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, double *ratio,
                  QString *detail)
@@ -423,6 +517,11 @@ int main(int argc, char **argv)
         if (only.isEmpty() || only == QLatin1String("launch")) {
             if (benchLaunch(effectiveReps, runsDir, &ratio, &text))
                 results[QStringLiteral("ssh_launch_overhead_ratio")] = ratio;
+            detail << text;
+        }
+        // Not part of the default set: bench/run's "slurm" group asks for it.
+        if (only == QLatin1String("slurm")) {
+            benchSlurm(effectiveReps, runsDir, scratch.path(), &results, &text);
             detail << text;
         }
         if (only.isEmpty() || only == QLatin1String("fanout")) {

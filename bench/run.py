@@ -243,11 +243,11 @@ def bench_ddp(reps, quick):
             f"linear {rows['linear unbound'][0]:.0f} (ratio {rows['linear unbound'][2]:.2f}) (median of {reps})")
 
 
-def bench_cpp(name, reps, quick):
+def bench_cpp(name, reps, quick, extra=()):
     exe = BUILD / "bench" / name
     if not exe.exists():
         raise RuntimeError(f"{exe} was not built")
-    args = [str(exe), "--reps", str(reps)] + (["--quick"] if quick else [])
+    args = [str(exe), "--reps", str(reps)] + (["--quick"] if quick else []) + list(extra)
     out = subprocess.run(args, capture_output=True, text=True, check=True,
                          env=dict(os.environ, QT_QPA_PLATFORM="offscreen", RANKDECK_BIN_DIR=str(BIN)))
     data = json.loads(out.stdout.strip().splitlines()[-1])
@@ -294,6 +294,9 @@ GOALS = {
     "gui_rss_mb_100m_lines": ("<=", 400.0),
     "plot_replot_ms_64x1m": ("<=", 30.0),
     "ssh_fanout_ratio_32_vs_1": ("<=", 2.0),
+    # No goal of their own: reported (Slurm's scheduling cost, the pending part shown apart).
+    "slurm_launch_overhead_ratio": (">", 0.0),
+    "slurm_pending_ms": (">=", 0.0),
     "program_launch_ratio_vs_torchrun": ("<=", 0.5),
     "program_step_rate_ratio_vs_torchrun": (">=", 0.99),
     # No goal of its own: reported, with every line checked against the program's count.
@@ -322,6 +325,7 @@ def main():
         "launch": lambda: bench_launch_latency(reps),
         "telemetry": lambda: bench_telemetry_overhead(reps, args.quick),
         "ssh": lambda: bench_cpp("bench_ssh", reps, args.quick),
+        "slurm": lambda: bench_cpp("bench_ssh", reps, args.quick, ["--only", "slurm"]),
         "gui": lambda: bench_cpp("bench_gui", reps, args.quick),
         "program": lambda: bench_program(reps, args.quick),
         "crash": lambda: bench_program_crash(reps, args.quick),
