@@ -367,7 +367,8 @@ bool benchSlurm(int reps, const QString &runsDir, const QString &scratch, QJsonO
     for (int i = 0; i < reps; ++i) {
         QList<QPair<QString, double>> stages;
         const Timing s = timedRun(remote, args, worker, runsDir, Until::AllFirstStep);
-        const Timing q = timedRun(cluster, args, worker, runsDir, Until::AllFirstStep, false, &stages);
+        const Timing q =
+            timedRun(cluster, args, worker, runsDir, Until::AllFirstStep, false, &stages);
         if (!s.error.isEmpty() || !q.error.isEmpty()) {
             *detail = QStringLiteral("slurm: run failed: %1").arg(s.error + q.error);
             return false;

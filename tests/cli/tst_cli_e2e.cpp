@@ -201,6 +201,62 @@ private slots:
         QVERIFY(r.err.contains(QStringLiteral("no-such-run")));
     }
 
+    void slurmProfileFromScripts()
+    {
+        Result r = cli({QStringLiteral("profiles"),
+                        QStringLiteral("add"),
+                        QStringLiteral("hpc"),
+                        QStringLiteral("--slurm"),
+                        QStringLiteral("--login"),
+                        QStringLiteral("login.example:2222"),
+                        QStringLiteral("--user"),
+                        QStringLiteral("alice"),
+                        QStringLiteral("--partition"),
+                        QStringLiteral("gpu"),
+                        QStringLiteral("--nodes"),
+                        QStringLiteral("2"),
+                        QStringLiteral("--nproc-per-node"),
+                        QStringLiteral("4"),
+                        QStringLiteral("--gpus-per-node"),
+                        QStringLiteral("4"),
+                        QStringLiteral("--time"),
+                        QStringLiteral("1:00:00"),
+                        QStringLiteral("--account"),
+                        QStringLiteral("proj"),
+                        QStringLiteral("--sbatch-arg=--exclusive"),
+                        QStringLiteral("--shared-dir"),
+                        QStringLiteral("/scratch/alice/rd")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = cli({QStringLiteral("profiles"), QStringLiteral("list")});
+        QVERIFY(r.out.contains(QRegularExpression(QStringLiteral("hpc\\s+slurm\\s+8 rank"))));
+        r = cli({QStringLiteral("profiles"), QStringLiteral("show"), QStringLiteral("hpc")});
+        QCOMPARE(r.code, 0);
+        for (const char *want : {"[slurm]", "login.example", "2222", "nproc_per_node = 4",
+                                 "--exclusive", "/scratch/alice/rd", "1:00:00"})
+            QVERIFY2(r.out.contains(QLatin1String(want)), qPrintable(r.out));
+        QVERIFY(!r.out.contains(QStringLiteral("[[nodes]]")));
+        // What cannot work is refused with the option named, and nothing is written.
+        const QList<QPair<QStringList, QString>> bad{
+            {{QStringLiteral("--slurm"), QStringLiteral("--node"), QStringLiteral("a")},
+             QStringLiteral("--node")},
+            {{QStringLiteral("--slurm"), QStringLiteral("--nodes"), QStringLiteral("zero")},
+             QStringLiteral("--nodes")},
+            {{QStringLiteral("--slurm"), QStringLiteral("--sbatch-arg=--ntasks=3")},
+             QStringLiteral("--ntasks is set by RankDeck")},
+            {{QStringLiteral("--slurm"), QStringLiteral("--time"), QStringLiteral("later")},
+             QStringLiteral("slurm.time")},
+            {{QStringLiteral("--slurm"), QStringLiteral("--login"), QStringLiteral("h:port")},
+             QStringLiteral("--login h:port")}};
+        for (const auto &[extra, names] : bad) {
+            r = cli(QStringList{QStringLiteral("profiles"), QStringLiteral("add"),
+                                QStringLiteral("hpc-bad")} +
+                    extra);
+            QVERIFY2(r.code == 2 && r.err.contains(names), qPrintable(extra.join(u' ') + r.err));
+        }
+        r = cli({QStringLiteral("profiles"), QStringLiteral("list")});
+        QVERIFY(!r.out.contains(QStringLiteral("hpc-bad")));
+    }
+
     void profilesFromScripts()
     {
         Result r =

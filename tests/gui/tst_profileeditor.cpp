@@ -6,14 +6,18 @@
 #include "mainwindow.h"
 #include "profileeditordialog.h"
 #include "sidepanel.h"
+#include "slurmprofileform.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDialogButtonBox>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -46,6 +50,7 @@ private slots:
     void validationNamesTheField();
     void editExistingProfile();
     void metricPatterns();
+    void slurmProfile();
 
 private:
     QTemporaryDir m_home;
@@ -259,6 +264,64 @@ void TestProfileEditor::editExistingProfile()
     ProfileEditorDialog fresh(&store);
     QTest::keyClicks(fresh.nameEdit(), QStringLiteral("edit-me"));
     QVERIFY(!fresh.problems().filter(QStringLiteral("name:")).isEmpty());
+}
+
+// A Slurm profile: the node table gives way to the [slurm] form, validation names the field,
+// the file has a [slurm] table and no [[nodes]], and editing it shows what was saved.
+void TestProfileEditor::slurmProfile()
+{
+    ProfileStore store;
+    ProfileEditorDialog dialog(&store);
+    dialog.show();
+    QTest::keyClicks(dialog.nameEdit(), QStringLiteral("hpc"));
+    auto *transport = dialog.findChild<QComboBox *>(QStringLiteral("profileTransportCombo"));
+    QVERIFY(transport);
+    transport->setCurrentIndex(transport->findData(QStringLiteral("slurm")));
+    SlurmProfileForm *form = dialog.slurmForm();
+    QVERIFY(form->isVisible());
+    QVERIFY(!dialog.nodesTable()->isVisible());
+    QVERIFY(dialog.findChild<QPushButton *>(QStringLiteral("testConnectionButton"))->isEnabled());
+
+    auto *login = form->findChild<QLineEdit *>(QStringLiteral("slurmLoginEdit"));
+    auto *partition = form->findChild<QLineEdit *>(QStringLiteral("slurmPartitionEdit"));
+    auto *time = form->findChild<QLineEdit *>(QStringLiteral("slurmTimeEdit"));
+    auto *sbatch = form->findChild<QLineEdit *>(QStringLiteral("slurmSbatchArgsEdit"));
+    form->findChild<QSpinBox *>(QStringLiteral("slurmNodesSpin"))->setValue(4);
+    form->findChild<QSpinBox *>(QStringLiteral("slurmNprocSpin"))->setValue(8);
+    QTest::keyClicks(login, QStringLiteral("login.example:2222"));
+    QTest::keyClicks(partition, QStringLiteral("gpu"));
+    QTest::keyClicks(time, QStringLiteral("soon"));
+    QVERIFY2(!dialog.problems().filter(QStringLiteral("slurm.time")).isEmpty(),
+             qPrintable(dialog.problems().join(u'\n')));
+    QVERIFY(!saveButton(&dialog)->isEnabled());
+    time->clear();
+    QTest::keyClicks(time, QStringLiteral("4:00:00"));
+    QTest::keyClicks(sbatch, QStringLiteral("--nodes=9"));
+    QVERIFY(!dialog.problems().filter(QStringLiteral("set by RankDeck")).isEmpty());
+    sbatch->clear();
+    QTest::keyClicks(sbatch, QStringLiteral("--exclusive --mem=0"));
+    QVERIFY2(dialog.problems().isEmpty(), qPrintable(dialog.problems().join(u'\n')));
+    QCOMPARE(dialog.profile().worldSize(), 32);
+    QTest::mouseClick(saveButton(&dialog), Qt::LeftButton);
+    QCOMPARE(dialog.result(), int(QDialog::Accepted));
+
+    QFile file(store.filePath(QStringLiteral("hpc")));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray toml = file.readAll();
+    QVERIFY2(toml.contains("[slurm]") && !toml.contains("[[nodes]]"), toml.constData());
+    Profile loaded;
+    QList<ProfileError> errors;
+    QVERIFY(store.load(QStringLiteral("hpc"), &loaded, &errors));
+    QCOMPARE(loaded.slurm.login, QStringLiteral("login.example"));
+    QCOMPARE(loaded.slurm.port, 2222);
+    QCOMPARE(loaded.slurm.sbatchArgs,
+             QStringList({QStringLiteral("--exclusive"), QStringLiteral("--mem=0")}));
+    QCOMPARE(loaded.worldSize(), 32);
+
+    ProfileEditorDialog edit(&store);
+    edit.setProfile(loaded, true);
+    QCOMPARE(edit.slurmForm()->settings(), loaded.slurm);
+    QCOMPARE(edit.profile(), loaded);
 }
 
 QTEST_MAIN(TestProfileEditor)

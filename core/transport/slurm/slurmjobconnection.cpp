@@ -32,7 +32,7 @@ if ! parts=$(sinfo -h -o %R 2>&1); then echo "slurm-error=$(printf '%s' "$parts"
 echo "partitions=$(printf '%s' "$parts" | sort -u | tr '\n' ' ')"
 if [ -n "$3" ] && ! scontrol -o show partition "$3" >/dev/null 2>&1; then echo "no-partition=$3"; exit 0; fi
 if [ -n "$4" ]; then
-  mkdir -p -- "$1/bin" "$2" || { echo "mkdir-error=$2"; exit 0; }
+  (umask 077; mkdir -p -- "$1/bin" "$2") || { echo "mkdir-error=$2"; exit 0; }
   if [ -x "$4" ]; then echo "binary=present"; fi
 fi
 echo "ok=1"
@@ -174,9 +174,10 @@ bool SlurmJobConnection::checkLogin(const QString &localBinary, QString *binary,
 
 bool SlurmJobConnection::writeFile(const QString &path, const QByteArray &content, QString *error)
 {
-    // Atomically: a wrapper polling for a spec must never read half of one.
-    const SshExecResult r =
-        m_login->run(sh("cat >\"$1.tmp\" && mv -f -- \"$1.tmp\" \"$1\"", {path}), 30000, content);
+    // Atomically: a wrapper polling for a spec must never read half of one. Private: a spec
+    // holds the rank's environment, which may carry tokens.
+    const SshExecResult r = m_login->run(
+        sh("umask 077; cat >\"$1.tmp\" && mv -f -- \"$1.tmp\" \"$1\"", {path}), 30000, content);
     if (!r.ok()) {
         *error = tr("%1: cannot write %2: %3").arg(m_login->describe(), path, r.describeFailure());
         return false;
@@ -232,7 +233,8 @@ void SlurmJobConnection::submit(int attempt)
     if (writeFile(file, script, &error)) {
         // From the run directory: relative paths in the user's sbatch options mean the same.
         r = m_login->run(
-            sh("cd -- \"$1\" && exec sbatch --parsable \"$2\"", {m_runDirectory, file}), 60000);
+            sh("umask 077; cd -- \"$1\" && exec sbatch --parsable \"$2\"", {m_runDirectory, file}),
+            60000);
         if (r.ok())
             m_jobId = QString::fromUtf8(r.out.trimmed()).section(QLatin1Char(';'), 0, 0);
         else

@@ -150,6 +150,12 @@ QByteArray SlurmScript::batchScript(const Job &job)
     for (const QString &arg : s.sbatchArgs)
         out += sbatchLine(arg);
     const QString files = job.runDirectory + QStringLiteral("/rank%t.a") + a;
+    // A requeued job (preemption, a node failure) runs this script again; the launcher has
+    // reported its ranks lost by then, and the specs on disk carry the old rendezvous port.
+    out += "\n# Requeued: the launcher reported these ranks lost; a restart is a new job.\n"
+           "if [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ]; then\n"
+           "  echo \"rankdeck: job requeued (restart $SLURM_RESTART_COUNT): not starting the ranks "
+           "again\" >&2\n  exit 1\nfi\n";
     out += "\n# One step, one task per rank; the step ends when one task fails (-K1).\n";
     out += "srun --kill-on-bad-exit=1 --nodes=" + QByteArray::number(s.nodes) +
            " --ntasks=" + QByteArray::number(tasks) +

@@ -83,6 +83,31 @@ private slots:
         ssh.metricPatterns = {QStringLiteral("tokens_per_s=([0-9.]+) tok/s"),
                               QStringLiteral("mfu=MFU \"?([0-9.]+)%")};
         QTest::newRow("ssh, two nodes, hostile env") << ssh;
+
+        Profile slurm;
+        slurm.name = QStringLiteral("hpc");
+        slurm.transport = QStringLiteral("slurm");
+        slurm.slurm.login = QStringLiteral("login.example");
+        slurm.slurm.port = 2222;
+        slurm.slurm.user = QStringLiteral("alice");
+        slurm.slurm.identityFile = QStringLiteral("~/.ssh/id_ed25519");
+        slurm.slurm.partition = QStringLiteral("gpu");
+        slurm.slurm.account = QStringLiteral("proj42");
+        slurm.slurm.qos = QStringLiteral("high");
+        slurm.slurm.timeLimit = QStringLiteral("1-12:00:00");
+        slurm.slurm.nodes = 3;
+        slurm.slurm.nprocPerNode = 4;
+        slurm.slurm.gpusPerNode = 4;
+        slurm.slurm.cpusPerTask = 8;
+        slurm.slurm.sbatchArgs = {QStringLiteral("--exclusive"), QStringLiteral("--mem=0")};
+        slurm.slurm.sharedDir = QStringLiteral("/scratch/alice/rankdeck");
+        slurm.syncSlurmNodes();
+        QTest::newRow("slurm, every field") << slurm;
+        Profile plainSlurm;
+        plainSlurm.name = QStringLiteral("slurm-here");
+        plainSlurm.transport = QStringLiteral("slurm");
+        plainSlurm.syncSlurmNodes();
+        QTest::newRow("slurm, sbatch on this machine, defaults") << plainSlurm;
     }
     void roundTrip()
     {
@@ -148,6 +173,14 @@ private slots:
         QTest::newRow("metrics not a list")
             << QByteArray(head + "metrics = \"acc=(x)\"\n[[nodes]]\nhost = \"a\"\n") << 3
             << QStringLiteral("metrics");
+        const QByteArray slurm = "schema_version = 1\ntransport = \"slurm\"\n";
+        QTest::newRow("slurm: unknown field")
+            << QByteArray(slurm + "[slurm]\nnodez = 2\n") << 4 << QStringLiteral("slurm.nodez");
+        QTest::newRow("slurm: no nodes")
+            << QByteArray(slurm + "[slurm]\nnodes = 0\n") << 4 << QStringLiteral("slurm.nodes");
+        QTest::newRow("slurm: sbatch_args not a list")
+            << QByteArray(slurm + "[slurm]\nsbatch_args = \"--exclusive\"\n") << 4
+            << QStringLiteral("slurm.sbatch_args");
         QTest::newRow("binary garbage")
             << QByteArray("schema_version = 1\n\x01\x02\xff\xfe\n") << 2 << QString();
     }
@@ -227,6 +260,55 @@ private slots:
         QVERIFY(!s.exists(QStringLiteral("gone")));
         QVERIFY(!s.remove(QStringLiteral("gone"), &error));
         QVERIFY(!s.remove(QStringLiteral("local"), &error));
+    }
+
+    void slurmValuesAreChecked_data()
+    {
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("time") << QStringLiteral("time") << QStringLiteral("soon")
+                              << QStringLiteral("not a Slurm time limit");
+        QTest::newRow("partition with a space")
+            << QStringLiteral("partition") << QStringLiteral("gpu a")
+            << QStringLiteral("not a valid name");
+        QTest::newRow("login with a quote") << QStringLiteral("login") << QStringLiteral("a'b")
+                                            << QStringLiteral("not a valid name");
+        QTest::newRow("sbatch option RankDeck sets")
+            << QStringLiteral("sbatch_args") << QStringLiteral("--ntasks-per-node=3")
+            << QStringLiteral("--ntasks-per-node is set by RankDeck");
+        QTest::newRow("sbatch word that is no option")
+            << QStringLiteral("sbatch_args") << QStringLiteral("exclusive")
+            << QStringLiteral("not an sbatch option");
+    }
+    void slurmValuesAreChecked()
+    {
+        QFETCH(QString, field);
+        QFETCH(QString, value);
+        QFETCH(QString, message);
+        Profile p;
+        p.name = QStringLiteral("hpc");
+        p.transport = QStringLiteral("slurm");
+        if (field == QLatin1String("time"))
+            p.slurm.timeLimit = value;
+        else if (field == QLatin1String("partition"))
+            p.slurm.partition = value;
+        else if (field == QLatin1String("login"))
+            p.slurm.login = value;
+        else
+            p.slurm.sbatchArgs = {value};
+        p.syncSlurmNodes();
+        const QList<ProfileError> errors = ProfileStore::validate(p);
+        QCOMPARE(errors.size(), 1);
+        QCOMPARE(errors.first().field, QStringLiteral("slurm.") + field);
+        QVERIFY2(errors.first().message.contains(message), qPrintable(errors.first().message));
+        // A slurm profile with [[nodes]] is refused: Slurm chooses them.
+        QList<ProfileError> parseErrors;
+        Profile parsed;
+        QVERIFY(!ProfileStore::parse(
+            QStringLiteral("schema_version = 1\ntransport = \"slurm\"\n[[nodes]]\nhost = \"a\"\n"),
+            QStringLiteral("x.toml"), &parsed, &parseErrors));
+        QCOMPARE(parseErrors.value(0).field, QStringLiteral("nodes"));
     }
 
     void validateCatchesProgrammaticMistakes()

@@ -12,6 +12,7 @@
 #include "config/profilestore.h"
 #include "fixtureprofile.h"
 #include "slurmfixture.h"
+#include "sshfixture.h"
 #include "testprocesses.h"
 
 #include <QDir>
@@ -51,6 +52,7 @@ private slots:
     void cleanupTestCase();
     void fixtureRunsTasksOnTwoNodes();
     void trainingOnTwoNodesLosesNoLine();
+    void throughAnSshLoginNode();
     void segfaultOnRank3IsTheRootCause();
     void stopInTheMiddle();
     void tooManyNodesPendsAndStops();
@@ -232,6 +234,11 @@ void TestSlurmLaunch::fixtureRunsTasksOnTwoNodes()
 
 void TestSlurmLaunch::trainingOnTwoNodesLosesNoLine()
 {
+    const testing::CommandResult check =
+        cli({QStringLiteral("profiles"), QStringLiteral("check"), QStringLiteral("slurm2")});
+    QVERIFY2(check.code == 0 &&
+                 check.out.contains(QStringLiteral("sbatch, squeue and scancel answer")),
+             qPrintable(check.out + check.err));
     const int steps = 20;
     const Run r =
         launch(QStringLiteral("slurm2"), QStringList{QStringLiteral("--")} + mlp(steps, 0));
@@ -257,6 +264,50 @@ void TestSlurmLaunch::trainingOnTwoNodesLosesNoLine()
                  .entryList({QStringLiteral("rankdeck-worker-*")}, QDir::Files)
                  .size(),
              1);
+    verifyNothingLeft(r.runId);
+}
+
+void TestSlurmLaunch::throughAnSshLoginNode()
+{
+    // The login node is an sshd whose sessions see the cluster (SLURM_CONF, as a real login
+    // node's shell would): sbatch, the polls and the deployment all go over that one session.
+    if (const QString why = SshFixture::unavailableReason(); !why.isEmpty())
+        QSKIP(qPrintable(why));
+    SshFixture ssh;
+    SshFixture::Options options;
+    options.environment = {QStringLiteral("SLURM_CONF=") + m_slurm.slurmConf()};
+    ssh.setOptions(options);
+    QVERIFY2(ssh.start(1), qPrintable(ssh.lastError()));
+    QVERIFY(ssh.writeKnownHosts(m_tmp.filePath(QStringLiteral("HOME/.ssh/known_hosts"))));
+    Profile p;
+    p.name = QStringLiteral("slurmssh");
+    p.transport = QStringLiteral("slurm");
+    p.backend = QStringLiteral("gloo");
+    p.slurm.login = ssh.address(0);
+    p.slurm.port = ssh.port(0);
+    p.slurm.user = ssh.user();
+    p.slurm.identityFile = ssh.clientKey();
+    p.slurm.partition = m_slurm.partition();
+    p.slurm.nodes = 2;
+    p.slurm.nprocPerNode = 2;
+    p.slurm.sharedDir = m_tmp.filePath(QStringLiteral("shared-ssh"));
+    p.syncSlurmNodes();
+    QString error;
+    QVERIFY2(ProfileStore().save(p, true, &error), qPrintable(error));
+    // The launcher's own environment has no SLURM_CONF: everything must go through the login.
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("SLURM_CONF"));
+    const int steps = 15;
+    const Run r = launch(QStringLiteral("slurmssh"),
+                         QStringList{QStringLiteral("--")} + mlp(steps, 0), 240000, env);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+    for (int rank = 0; rank < 4; ++rank) {
+        const QString mismatch = recordMismatch(
+            m_tmp.filePath(QStringLiteral("shared-ssh/runs/%1/rank%2.a1").arg(r.runId).arg(rank)),
+            runDir(r.runId), rank, steps);
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+    QVERIFY(ssh.log(0).contains("Accepted publickey"));
     verifyNothingLeft(r.runId);
 }
 
