@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/streamoffsets.h"
+#include "run/streamoffsetsfile.h"
 #include "stream/linesplitter.h"
 
+#include <QFileInfo>
 #include <QJsonObject>
 #include <QRandomGenerator>
+#include <QTemporaryDir>
 #include <QtTest>
 
 using namespace rankdeck;
@@ -28,6 +31,7 @@ private slots:
     void mirrorsTheSplitter();
     void json();
     void jsonReadBackHasNothingPending();
+    void fileKeepsTheLatestInPlace();
 };
 
 void TestStreamOffsets::committedLeavesPartialLinePending_data()
@@ -223,6 +227,40 @@ void TestStreamOffsets::jsonReadBackHasNothingPending()
     const StreamOffsets empty = StreamOffsets::fromJson(QJsonObject());
     QCOMPARE(empty.attempt, 0);
     QCOMPARE(empty.committed(StreamKind::Stdout), qint64(0));
+}
+
+// streams.bin: one fixed record per rank, rewritten in place; what it has ahead of state.json
+// wins, what it lacks (an older attempt, fewer bytes) does not.
+void TestStreamOffsets::fileKeepsTheLatestInPlace()
+{
+    QTemporaryDir dir;
+    StreamOffsetsFile file;
+    QVERIFY(file.open(dir.path()));
+    StreamOffsets r0{1, {0, 0}, {0, 0}}, r2{2, {0, 0}, {0, 0}};
+    r0.add(StreamKind::Stdout, "one\ntw"); // 4 committed, 2 pending
+    file.write(0, r0);
+    r0.add(StreamKind::Stdout, "o\n");
+    r0.add(StreamKind::Stderr, "e\n");
+    file.write(0, r0);
+    r2.add(StreamKind::Stderr, "x\n");
+    file.write(2, r2);
+    QCOMPARE(QFileInfo(dir.filePath(StreamOffsetsFile::fileName())).size(), 3 * 24);
+    const QList<StreamOffsets> read = StreamOffsetsFile::read(dir.path(), 3);
+    QCOMPARE(read.size(), 3);
+    QCOMPARE(read[0].attempt, 1);
+    QCOMPARE(read[0].committed(StreamKind::Stdout), 8);
+    QCOMPARE(read[0].committed(StreamKind::Stderr), 2);
+    QCOMPARE(read[1].attempt, 0); // never written
+    QCOMPARE(read[2].committed(StreamKind::Stderr), 2);
+
+    QList<StreamOffsets> state(3);
+    state[0] = StreamOffsets{1, {4, 0}, {0, 0}};  // behind: the file wins
+    state[1] = StreamOffsets{1, {10, 0}, {0, 0}}; // the file has nothing: state stays
+    state[2] = StreamOffsets{3, {0, 0}, {0, 0}};  // a later attempt than the file's: state stays
+    StreamOffsetsFile::takeNewer(&state, read);
+    QCOMPARE(state[0].committed(StreamKind::Stdout), 8);
+    QCOMPARE(state[1].committed(StreamKind::Stdout), 10);
+    QCOMPARE(state[2].attempt, 3);
 }
 
 QTEST_GUILESS_MAIN(TestStreamOffsets)

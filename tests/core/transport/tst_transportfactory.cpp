@@ -5,6 +5,7 @@
 #include "transport/transportfactory.h"
 
 #include "transport/localtransport.h"
+#include "transport/slurm/slurmtransport.h"
 #include "transport/ssh/sshtransport.h"
 
 #include <QTest>
@@ -19,6 +20,7 @@ class TestTransportFactory : public QObject
 private slots:
     void localProfile();
     void sshProfile();
+    void slurmProfile();
     void unknownKind_data();
     void unknownKind();
 };
@@ -72,10 +74,30 @@ void TestTransportFactory::sshProfile()
     QCOMPARE(t->describe(), QStringLiteral("ssh gpu-a, gpu-b"));
 }
 
+void TestTransportFactory::slurmProfile()
+{
+    Profile p;
+    p.name = QStringLiteral("hpc");
+    p.transport = QStringLiteral("slurm");
+    p.slurm.login = QStringLiteral("login.example");
+    p.slurm.partition = QStringLiteral("gpu");
+    p.slurm.nodes = 2;
+    p.syncSlurmNodes();
+    QObject owner;
+    QString error;
+    // Creating it runs no Slurm command and reaches no login node.
+    Transport *t = TransportFactory::create(p, QStringLiteral("run-4"), nullptr, &owner, &error);
+    QVERIFY2(qobject_cast<SlurmTransport *>(t), qPrintable(error));
+    QCOMPARE(t->parent(), &owner);
+    // A job is detached by nature; its ranks see the shared file system, not this machine's.
+    QCOMPARE(t->capabilities(), Transport::Capability::Detach | Transport::Capability::Reattach);
+    QCOMPARE(t->describe(), QStringLiteral("slurm login.example partition gpu"));
+}
+
 void TestTransportFactory::unknownKind_data()
 {
     QTest::addColumn<QString>("kind");
-    QTest::newRow("slurm") << QStringLiteral("slurm");
+    QTest::newRow("capitalised Slurm") << QStringLiteral("Slurm");
     QTest::newRow("empty") << QString();
     QTest::newRow("upper case SSH") << QStringLiteral("SSH");
     QTest::newRow("capitalised Local") << QStringLiteral("Local");
@@ -98,7 +120,8 @@ void TestTransportFactory::unknownKind()
     QVERIFY2(error.contains(QStringLiteral("unknown transport \"%1\"").arg(kind)),
              qPrintable(error));
     QVERIFY2(error.contains(QStringLiteral("\"local\"")) &&
-                 error.contains(QStringLiteral("\"ssh\"")),
+                 error.contains(QStringLiteral("\"ssh\"")) &&
+                 error.contains(QStringLiteral("\"slurm\"")),
              qPrintable(error));
 }
 
