@@ -8,6 +8,7 @@
 #include "store/csvexport.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
+#include "store/tensorboardexport.h"
 #include "stream/logmetricextractor.h"
 
 #include <QCoreApplication>
@@ -457,15 +458,23 @@ int RunCommands::exportRun(const QStringList &args)
                     "(one capture group: the value; x from step/iter/epoch in the line, else the "
                     "count). Repeatable."),
         QStringLiteral("NAME=REGEX"));
-    parser.addOptions({csvOpt, metricOpt});
+    const QCommandLineOption tensorBoardOpt(
+        QStringLiteral("tensorboard"),
+        CliUtil::tr("Write TensorBoard event files into DIR, one sub-directory per rank "
+                    "(rank-N/), every point at full resolution with the ranks' wall times "
+                    "(tensorboard --logdir DIR --samples_per_plugin scalars=0 shows all of "
+                    "them)."),
+        QStringLiteral("DIR"));
+    parser.addOptions({csvOpt, tensorBoardOpt, metricOpt});
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
     if (!CliUtil::parse(parser, args, CliUtil::tr("Export a run's metrics."), &code))
         return code;
     if (!oneRunArgument(parser, args.value(0), &code))
         return code;
-    if (!parser.isSet(csvOpt))
-        return CliUtil::usageError(CliUtil::tr("missing --csv FILE"), args.value(0));
+    if (!parser.isSet(csvOpt) && !parser.isSet(tensorBoardOpt))
+        return CliUtil::usageError(CliUtil::tr("missing --csv FILE or --tensorboard DIR"),
+                                   args.value(0));
     QList<MetricPattern> patterns;
     for (const QString &spec : parser.values(metricOpt)) {
         MetricPattern p;
@@ -497,6 +506,30 @@ int RunCommands::exportRun(const QStringList &args)
     if (!patterns.isEmpty() && !extractFromRecord(dir, patterns, &store, &error)) {
         CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
         return ExitFailed;
+    }
+    if (parser.isSet(tensorBoardOpt)) {
+        RunRecord record;
+        QHash<int, QString> hosts;
+        if (record.open(dir, &error)) {
+            for (const QJsonValue &v : record.readState().value(QStringLiteral("ranks")).toArray()) {
+                const RankStatus s = RankStatus::fromJson(v.toObject());
+                hosts.insert(s.rank, s.host);
+            }
+        }
+        const QString target = parser.value(tensorBoardOpt);
+        TensorBoardExport::Result result;
+        if (!TensorBoardExport::write(store, target, hosts, &result, &error)) {
+            CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+            return ExitFailed;
+        }
+        CliUtil::err() << CliUtil::tr("%1 points of %2 rank(s) written to %3 (tensorboard --logdir "
+                                      "%3)")
+                              .arg(result.points)
+                              .arg(result.ranks)
+                              .arg(target)
+                       << '\n';
+        if (!parser.isSet(csvOpt))
+            return ExitOk;
     }
     bool ok;
     const QString target = parser.value(csvOpt);

@@ -4,6 +4,7 @@
 // codes, scripted profiles, a 2-rank run whose record holds every line each rank printed, a run
 // where one rank fails (root cause named, the other rank stopped, no process left), and a
 // detached run stopped from another process.
+#include "tensorboardreader.h"
 #include "testprocesses.h"
 
 #include <QDir>
@@ -16,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
 #include <csignal>
 
 class TestCliE2e : public QObject
@@ -309,6 +311,45 @@ private slots:
         for (int rank = 0; rank < 2; ++rank)
             QCOMPARE(rows.filter(QRegularExpression(QStringLiteral("^%1,loss,").arg(rank))).size(),
                      20);
+
+        // The same points as TensorBoard event files, read back by TensorBoard's own reader:
+        // one run per rank, every step of every metric, equal values (float32, as TensorBoard
+        // keeps scalars) and the same wall times.
+        if (rankdeck::testing::tensorBoardPython().isEmpty())
+            QSKIP("RANKDECK_TORCH_PYTHON is not set (TensorBoard's reader)");
+        const QString tb = m_home.path() + QStringLiteral("/tb");
+        s = cli({QStringLiteral("export"), id, QStringLiteral("--tensorboard"), tb});
+        QVERIFY2(s.code == 0, qPrintable(s.err));
+        QVERIFY2(s.err.contains(QStringLiteral("2 rank(s)")), qPrintable(s.err));
+        QString error;
+        const QJsonObject runs = rankdeck::testing::readWithTensorBoard(tb, &error);
+        QVERIFY2(!runs.isEmpty(), qPrintable(error));
+        QCOMPARE(runs.keys(), (QStringList{QStringLiteral("rank-0"), QStringLiteral("rank-1")}));
+        QHash<QString, QJsonArray> fromCsv; // "rank/metric" -> [[step, wall_time_us, value]]
+        for (const QString &row : rows.mid(1)) {
+            const QStringList f = row.split(QLatin1Char(','));
+            QCOMPARE(f.size(), 6);
+            fromCsv[f[0] + QLatin1Char('/') + f[1]].append(
+                QJsonArray{f[3].toLongLong(), f[4].toLongLong(), f[5].toDouble()});
+        }
+        int tags = 0;
+        for (const QString &run : runs.keys()) {
+            const QJsonObject byTag = runs.value(run).toObject();
+            for (const QString &tag : byTag.keys()) {
+                ++tags;
+                const QJsonArray got = byTag.value(tag).toArray();
+                const QJsonArray want = fromCsv.value(run.mid(5) + QLatin1Char('/') + tag);
+                QCOMPARE(got.size(), want.size());
+                for (qsizetype i = 0; i < got.size(); ++i) {
+                    const QJsonArray g = got[i].toArray(), w = want[i].toArray();
+                    QCOMPARE(g[0].toInteger(), w[0].toInteger());
+                    QVERIFY(std::abs(g[1].toDouble() - double(w[1].toInteger()) / 1e6) < 1e-6);
+                    QCOMPARE(float(g[2].toDouble()), float(w[2].toDouble()));
+                }
+            }
+        }
+        QCOMPARE(tags, int(fromCsv.size()));
+        QVERIFY(runs.value(QStringLiteral("rank-1")).toObject().contains(QStringLiteral("loss")));
     }
 
     void failingRankIsTheRootCause()
