@@ -5,6 +5,7 @@
 #include "run/failurereport.h"
 #include "run/rankstackdump.h"
 #include "run/runrecord.h"
+#include "run/stragglerreport.h"
 #include "store/csvexport.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
@@ -189,8 +190,10 @@ int RunCommands::show(const QStringList &args)
         out << CliUtil::tr("Root cause: %1").arg(info.rootCause) << '\n';
     out << CliUtil::tr("Directory: %1").arg(info.directory) << '\n';
     out << '\n' << CliUtil::tr("Ranks:") << '\n';
+    QHash<int, QString> hosts;
     for (const QJsonValue &v : state.value(QStringLiteral("ranks")).toArray()) {
         const RankStatus s = RankStatus::fromJson(v.toObject());
+        hosts.insert(s.rank, s.host);
         QString line = QStringLiteral("  rank %1  %2  pid %3  %4")
                            .arg(s.rank, 3)
                            .arg(s.host, -12)
@@ -207,6 +210,22 @@ int RunCommands::show(const QStringList &args)
         if (s.rootCause)
             line += CliUtil::tr("  <- root cause");
         out << line << '\n';
+    }
+    // Who slows the others down, from the recorded step times (read only: the run may still
+    // be appending to its metrics.csv).
+    {
+        MetricsStore metrics;
+        QList<CsvExport::Row> rows;
+        QString ignored;
+        CsvExport::read(QDir(info.directory).filePath(QStringLiteral("metrics.csv")), &rows,
+                        &ignored);
+        for (const CsvExport::Row &row : std::as_const(rows)) {
+            if (row.metric == metric::StepTimeMs || row.metric == metric::CommWaitMs)
+                metrics.append(row.rank, row.metric, row.step, row.wallTimeUs, row.value);
+        }
+        const QString straggler = StragglerReport::analyze(metrics, hosts).text();
+        if (!straggler.isEmpty())
+            out << '\n' << CliUtil::tr("Step time: %1").arg(straggler) << '\n';
     }
     const QJsonArray attempts = state.value(QStringLiteral("attempts")).toArray();
     for (const QJsonValue &v : attempts) {

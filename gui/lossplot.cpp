@@ -116,7 +116,14 @@ LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
     m_exportButton = new QToolButton(this);
     m_exportButton->setObjectName(QStringLiteral("exportButton"));
     m_exportButton->setText(tr("Export…"));
-    connect(m_exportButton, &QToolButton::clicked, this, &LossPlot::exportInteractive);
+    m_exportButton->setPopupMode(QToolButton::InstantPopup);
+    auto *exportMenu = new QMenu(m_exportButton);
+    exportMenu->setObjectName(QStringLiteral("exportMenu"));
+    exportMenu->addAction(tr("PNG, PDF or full-resolution CSV…"), this,
+                          &LossPlot::exportInteractive);
+    exportMenu->addAction(tr("TensorBoard event files (one run per rank)…"), this,
+                          &LossPlot::exportTensorBoardInteractive);
+    m_exportButton->setMenu(exportMenu);
 
     m_legend = new QListWidget(this);
     m_legend->setObjectName(QStringLiteral("lossLegend"));
@@ -604,6 +611,27 @@ bool LossPlot::exportCsv(const QString &fileName, QString *errorMessage)
         return false;
     }
     return m_provider->writeCsv(&file, errorMessage);
+}
+
+bool LossPlot::exportTensorBoard(const QString &directory, QString *errorMessage)
+{
+    if (!m_provider) {
+        if (errorMessage)
+            *errorMessage = tr("There is no data to export.");
+        return false;
+    }
+    return m_provider->writeTensorBoard(directory, errorMessage);
+}
+
+void LossPlot::exportTensorBoardInteractive()
+{
+    const QString dir = QFileDialog::getExistingDirectory(
+        this, tr("Export TensorBoard event files into (one sub-directory per rank)"));
+    if (dir.isEmpty())
+        return;
+    QString error;
+    if (!exportTensorBoard(dir, &error))
+        QMessageBox::warning(this, tr("Export failed"), error);
 }
 
 void LossPlot::exportInteractive()

@@ -2,7 +2,8 @@
 //
 // The loss curves of one run: one line per rank plus the mean, debiased EMA smoothing with the
 // raw curve drawn faintly behind, x by step / relative time / wall time, log-scale y, outlier-
-// robust auto-range, ranks toggled from the legend, hover values, zoom/pan, PNG/PDF/CSV export.
+// robust auto-range, ranks toggled from the legend, hover values, zoom/pan, PNG/PDF/CSV export
+// and TensorBoard event files.
 // It never replots per event: the owning page calls poll() on its timer, which refetches only
 // when the provider's generation or the view changed, and replots queued.
 #pragma once
@@ -56,6 +57,8 @@ public:
     bool exportPng(const QString &fileName);
     bool exportPdf(const QString &fileName);
     bool exportCsv(const QString &fileName, QString *errorMessage = nullptr);
+    // rank-N/events.out.tfevents.* under `directory`, every metric at full resolution.
+    bool exportTensorBoard(const QString &directory, QString *errorMessage = nullptr);
 
     // Time spent in the last replot, for benchmarks (QCustomPlot measures it).
     double lastReplotMs() const;
@@ -67,6 +70,7 @@ public slots:
     void refreshNow();
     void resetView();
     void exportInteractive();
+    void exportTensorBoardInteractive();
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;

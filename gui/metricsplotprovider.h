@@ -26,6 +26,7 @@ public:
     PlotCurve curve(int rank, PlotXMode mode, double smoothingWeight, double xMin, double xMax,
                     int buckets) const override;
     bool writeCsv(QIODevice *out, QString *errorMessage) const override;
+    bool writeTensorBoard(const QString &directory, QString *errorMessage) const override;
 
 private:
     const MetricsStore *m_store;

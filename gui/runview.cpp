@@ -9,6 +9,9 @@
 #include "overviewpage.h"
 #include "rankstatedelegate.h"
 #include "run/runcontroller.h"
+#include "run/stragglerreport.h"
+#include "stepheatmapview.h"
+#include "store/metricsstore.h"
 
 #include <QDateTime>
 #include <QTableView>
@@ -41,6 +44,7 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
         if (m_run)
             m_run->kill();
     });
+    connect(m_overview, &OverviewPage::heatmapMetricChanged, this, [this] { refreshSteps(true); });
     connect(m_overview, &OverviewPage::dumpStacksRequested, this, [this] {
         if (m_run)
             m_run->dumpStacks();
@@ -60,6 +64,8 @@ void RunView::setRun(RunController *run)
     m_run = run;
     m_rateStartUs = 0;
     m_rateStartSteps = 0;
+    m_stepsGeneration = ~quint64(0);
+    m_stepsRefreshedUs = 0;
     bindStores();
     m_overview->clearNodeProgress();
     m_rankModel->setController(run);
@@ -69,6 +75,8 @@ void RunView::setRun(RunController *run)
         m_overview->setProgress(0, 0, -1);
         m_overview->setRootCause(QString());
         m_overview->setRunActive(false);
+        m_overview->setStragglerText(QString());
+        m_overview->heatmapView()->setHeatmap({}, QString());
         m_failures->setEntries({}, QString());
         return;
     }
@@ -133,8 +141,30 @@ void RunView::refreshOverview()
         }
     }
     m_overview->setProgress(done, total, eta);
+    refreshSteps(isTerminal(state));
     if (isTerminal(state))
         m_timer->stop();
+}
+
+void RunView::refreshSteps(bool force)
+{
+    const MetricsStore *store = m_run ? m_run->metricsStore() : nullptr;
+    if (!store)
+        return;
+    const quint64 generation = store->generation();
+    const qint64 now = QDateTime::currentMSecsSinceEpoch() * 1000;
+    if (!force && (generation == m_stepsGeneration || now - m_stepsRefreshedUs < 500'000))
+        return;
+    m_stepsGeneration = generation;
+    m_stepsRefreshedUs = now;
+    QHash<int, QString> hosts;
+    for (const RankStatus &s : m_run->rankStatuses())
+        hosts.insert(s.rank, s.host);
+    const StragglerReport report = StragglerReport::analyze(*store, hosts);
+    m_overview->setStragglerText(report.text());
+    StepHeatmapView *view = m_overview->heatmapView();
+    view->setHeatmap(StepHeatmap::compute(*store, m_overview->heatmapMetric(), view->wantedColumns()),
+                     tr("ms"));
 }
 
 void RunView::refreshFailures()

@@ -51,6 +51,9 @@ public:
 private slots:
     void refreshOverview();
     void refreshFailures();
+    // The straggler text and the heatmap, from the metrics store; at most twice a second
+    // unless forced (a run that ended, the heatmap's metric toggled).
+    void refreshSteps(bool force = false);
 
 private:
     void bindStores();
@@ -62,6 +65,8 @@ private:
     RankTableModel *m_rankModel = nullptr;
     qint64 m_rateStartUs = 0;
     qint64 m_rateStartSteps = 0;
+    quint64 m_stepsGeneration = ~quint64(0);
+    qint64 m_stepsRefreshedUs = 0;
     OverviewPage *m_overview = nullptr;
     LossPage *m_loss = nullptr;
     LogsPage *m_logs = nullptr;

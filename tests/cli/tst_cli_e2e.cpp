@@ -352,6 +352,46 @@ private slots:
         QVERIFY(runs.value(QStringLiteral("rank-1")).toObject().contains(QStringLiteral("loss")));
     }
 
+    // Rank 3 sleeps 30 ms inside each step (--step-delay-ms with --fault-rank, no --fault):
+    // show names it from the recorded step times, and the ranks that wait for it.
+    void stragglerIsNamedByShow()
+    {
+        requireWorker();
+        const Result r =
+            cli({QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("local"),
+                 QStringLiteral("--nproc-per-node"), QStringLiteral("4"), QStringLiteral("--name"),
+                 QStringLiteral("e2e-straggler"), QStringLiteral("--"), QStringLiteral("--task"),
+                 QStringLiteral("linear"), QStringLiteral("--steps"), QStringLiteral("80"),
+                 QStringLiteral("--step-delay-ms"), QStringLiteral("30"),
+                 QStringLiteral("--fault-rank"), QStringLiteral("3")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const Result s = cli({QStringLiteral("show"), QStringLiteral("e2e-straggler")});
+        QCOMPARE(s.code, 0);
+        const QRegularExpressionMatch m =
+            QRegularExpression(QStringLiteral("Step time: rank 3 on (\\S+): median step ([0-9.]+)× "
+                                              "the others' over the last 80 steps"))
+                .match(s.out);
+        QVERIFY2(m.hasMatch(), qPrintable(s.out));
+        QVERIFY2(m.captured(2).toDouble() > 3, qPrintable(s.out)); // 30 ms against ~1 ms of work
+        // The host is the one the rank ran on, as its line in the rank table says.
+        QVERIFY2(QRegularExpression(QStringLiteral("rank +3 +%1 ").arg(m.captured(1)))
+                     .match(s.out)
+                     .hasMatch(),
+                 qPrintable(s.out));
+        QVERIFY2(s.out.contains(QStringLiteral("Ranks 0–2 wait for it")), qPrintable(s.out));
+
+        // Without the slowed rank: no straggler.
+        const Result even =
+            cli({QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("local"),
+                 QStringLiteral("--nproc-per-node"), QStringLiteral("4"), QStringLiteral("--name"),
+                 QStringLiteral("e2e-even"), QStringLiteral("--"), QStringLiteral("--task"),
+                 QStringLiteral("linear"), QStringLiteral("--steps"), QStringLiteral("40"),
+                 QStringLiteral("--step-delay-ms"), QStringLiteral("20")});
+        QVERIFY2(even.code == 0, qPrintable(even.out + even.err));
+        const Result e = cli({QStringLiteral("show"), QStringLiteral("e2e-even")});
+        QVERIFY2(e.out.contains(QStringLiteral("Step time: No straggler")), qPrintable(e.out));
+    }
+
     void failingRankIsTheRootCause()
     {
         requireWorker();
