@@ -215,14 +215,9 @@ int RunCommands::show(const QStringList &args)
     // be appending to its metrics.csv).
     {
         MetricsStore metrics;
-        QList<CsvExport::Row> rows;
-        QString ignored;
-        CsvExport::read(QDir(info.directory).filePath(QStringLiteral("metrics.csv")), &rows,
-                        &ignored);
-        for (const CsvExport::Row &row : std::as_const(rows)) {
-            if (row.metric == metric::StepTimeMs || row.metric == metric::CommWaitMs)
-                metrics.append(row.rank, row.metric, row.step, row.wallTimeUs, row.value);
-        }
+        QString ignored; // a bad row loses only itself here; `export` names it
+        CliUtil::loadRecordedMetrics(info.directory, &metrics, &ignored,
+                                     {metric::StepTimeMs, metric::CommWaitMs});
         const QString straggler = StragglerReport::analyze(metrics, hosts).text();
         if (!straggler.isEmpty())
             out << '\n' << CliUtil::tr("Step time: %1").arg(straggler) << '\n';

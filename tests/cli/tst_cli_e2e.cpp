@@ -9,6 +9,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -18,6 +19,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <functional>
 #include <csignal>
 
 class TestCliE2e : public QObject
@@ -129,7 +131,9 @@ private slots:
         QTest::newRow("stop") << QStringList{QStringLiteral("stop"), QStringLiteral("--help")}
                               << QStringLiteral("RUN");
         QTest::newRow("export") << QStringList{QStringLiteral("export"), QStringLiteral("--help")}
-                                << QStringLiteral("--csv");
+                                << QStringLiteral("--tensorboard");
+        QTest::newRow("plot") << QStringList{QStringLiteral("plot"), QStringLiteral("--help")}
+                              << QStringLiteral("--compare");
         QTest::newRow("stacks") << QStringList{QStringLiteral("stacks"), QStringLiteral("--help")}
                                 << QStringLiteral("--rank");
         QTest::newRow("profiles") << QStringList{QStringLiteral("profiles"),
@@ -390,6 +394,89 @@ private slots:
         QVERIFY2(even.code == 0, qPrintable(even.out + even.err));
         const Result e = cli({QStringLiteral("show"), QStringLiteral("e2e-even")});
         QVERIFY2(e.out.contains(QStringLiteral("Step time: No straggler")), qPrintable(e.out));
+    }
+
+    // Two real runs that differ in --lr, drawn without a display (no QT_QPA_PLATFORM, no
+    // DISPLAY: the CLI picks offscreen itself): the picture has the asked size and curves in
+    // its plot area; with --compare, each run's curve in its own colour.
+    void plotDrawsWithoutADisplay()
+    {
+        requireWorker();
+        for (const QString &lr : {QStringLiteral("0.05"), QStringLiteral("0.005")}) {
+            const Result r = cli({QStringLiteral("launch"), QStringLiteral("--profile"),
+                                  QStringLiteral("local"), QStringLiteral("--nproc-per-node"),
+                                  QStringLiteral("2"), QStringLiteral("--name"),
+                                  QStringLiteral("e2e-lr-") + lr, QStringLiteral("--"),
+                                  QStringLiteral("--task"), QStringLiteral("mlp"),
+                                  QStringLiteral("--steps"), QStringLiteral("60"),
+                                  QStringLiteral("--lr"), lr, QStringLiteral("--shuffle")});
+            QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        }
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.path() + QStringLiteral("/data"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.path() + QStringLiteral("/config"));
+        const auto plot = [&](const QStringList &args) {
+            return rankdeck::testing::runCommand(m_cli, QStringList{QStringLiteral("plot")} + args,
+                                                 env, 60000);
+        };
+        // Pixels near a colour in the plot area (away from the axes, labels and legend).
+        const auto countNear = [](const QImage &image, const std::function<bool(QColor)> &pred) {
+            int n = 0;
+            for (int y = image.height() / 6; y < image.height() * 5 / 6; ++y)
+                for (int x = image.width() / 8; x < image.width() * 3 / 4; ++x)
+                    n += pred(image.pixelColor(x, y)) ? 1 : 0;
+            return n;
+        };
+        const auto near = [](QColor want) {
+            return [want](QColor c) {
+                return std::abs(c.red() - want.red()) + std::abs(c.green() - want.green()) +
+                           std::abs(c.blue() - want.blue()) <
+                       60;
+            };
+        };
+        const QString one = m_home.path() + QStringLiteral("/one.png");
+        Result p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--png"), one,
+                         QStringLiteral("--width"), QStringLiteral("640"), QStringLiteral("--height"),
+                         QStringLiteral("400")});
+        QVERIFY2(p.code == 0, qPrintable(p.err));
+        QImage image(one);
+        QCOMPARE(image.size(), QSize(640, 400));
+        // Curves: coloured pixels (the ranks) and dark ones (the mean) on a light background.
+        QVERIFY(countNear(image, [](QColor c) { return c.hsvSaturation() > 100; }) > 300);
+        QVERIFY(countNear(image, [](QColor c) { return c.lightness() < 60; }) > 100);
+
+        const QString both = m_home.path() + QStringLiteral("/compare.png");
+        p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--compare"),
+                  QStringLiteral("e2e-lr-0.005"), QStringLiteral("--png"), both});
+        QVERIFY2(p.code == 0, qPrintable(p.err));
+        image = QImage(both);
+        QCOMPARE(image.size(), QSize(1200, 600));
+        // The first two colours of the run palette (Tableau 10): blue, orange.
+        QVERIFY(countNear(image, near(QColor(0x1f, 0x77, 0xb4))) > 200);
+        QVERIFY(countNear(image, near(QColor(0xff, 0x7f, 0x0e))) > 200);
+
+        const QString pdf = m_home.path() + QStringLiteral("/plot.pdf");
+        p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--metric"),
+                  QStringLiteral("step_ms"), QStringLiteral("--pdf"), pdf});
+        QVERIFY2(p.code == 0, qPrintable(p.err));
+        QFile f(pdf);
+        QVERIFY(f.open(QIODevice::ReadOnly) && f.read(4) == "%PDF");
+
+        // Bad input is named.
+        p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--png"), one,
+                  QStringLiteral("--pdf"), pdf});
+        QCOMPARE(p.code, 2);
+        p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--metric"),
+                  QStringLiteral("nope"), QStringLiteral("--png"), one});
+        QCOMPARE(p.code, 1);
+        QVERIFY2(p.err.contains(QStringLiteral("no metric \"nope\"")) &&
+                     p.err.contains(QStringLiteral("loss")),
+                 qPrintable(p.err));
+        p = plot({QStringLiteral("no-such-run"), QStringLiteral("--png"), one});
+        QCOMPARE(p.code, 1);
     }
 
     void failingRankIsTheRootCause()
