@@ -329,13 +329,16 @@ void MainWindow::testConnection(const Profile &profile)
 
 void MainWindow::startDemo()
 {
-    // The same run scripts/demo.sh starts through the CLI when there is no display.
+    // The same run scripts/demo.sh starts through the CLI when there is no display. Shuffled
+    // (DistributedSampler's seed + epoch permutation): read in the same order every epoch, the
+    // corpus makes the loss jump at each epoch boundary.
     TrainingConfig config;
     config.name = QStringLiteral("demo");
     config.workerArguments = {QStringLiteral("--task"),       QStringLiteral("charlm"),
                               QStringLiteral("--steps"),      QStringLiteral("300"),
                               QStringLiteral("--batch-size"), QStringLiteral("32"),
-                              QStringLiteral("--log-every"),  QStringLiteral("10")};
+                              QStringLiteral("--log-every"),  QStringLiteral("10"),
+                              QStringLiteral("--shuffle")};
     launch(Profile::builtinLocal(2), config);
 }
 
