@@ -40,6 +40,7 @@ void printUsage(QTextStream &out)
         "                     every thread's stack of the ranks, without stopping them\n"
         "  export RUN --csv FILE | --tensorboard DIR\n"
         "                     full-resolution metrics as CSV or TensorBoard event files\n"
+        "  compare RUN RUN... what differs between runs (flags, profile, size, metrics)\n"
         "  plot RUN [--metric M] [--compare RUN...] --png FILE|--pdf FILE\n"
         "                     the Loss page's plot as an image, without a display\n"
         "  profiles list|show|check|add|remove\n"
@@ -107,6 +108,8 @@ int main(int argc, char **argv)
         return RunCommands::stacks(rest);
     if (command == QLatin1String("plot"))
         return PlotCommand::run(rest);
+    if (command == QLatin1String("compare"))
+        return RunCommands::compare(rest);
     if (command == QLatin1String("profiles")) {
         QStringList p = args.mid(2);
         p.prepend(QStringLiteral("rankdeck-cli profiles"));

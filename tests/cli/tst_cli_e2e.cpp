@@ -4,9 +4,12 @@
 // codes, scripted profiles, a 2-rank run whose record holds every line each rank printed, a run
 // where one rank fails (root cause named, the other rank stopped, no process left), and a
 // detached run stopped from another process.
+#include "models/rundiffmodel.h"
+#include "run/runrecord.h"
 #include "tensorboardreader.h"
 #include "testprocesses.h"
 
+#include <QAbstractItemModelTester>
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -396,10 +399,11 @@ private slots:
         QVERIFY2(e.out.contains(QStringLiteral("Step time: No straggler")), qPrintable(e.out));
     }
 
-    // Two real runs that differ in --lr, drawn without a display (no QT_QPA_PLATFORM, no
+    // Two real runs that differ in --lr. Drawn without a display (no QT_QPA_PLATFORM, no
     // DISPLAY: the CLI picks offscreen itself): the picture has the asked size and curves in
-    // its plot area; with --compare, each run's curve in its own colour.
-    void plotDrawsWithoutADisplay()
+    // its plot area; with --compare, each run's curve in its own colour. Compared: --lr, the
+    // duration and the metrics differ, nothing else.
+    void plotAndCompareTwoRuns()
     {
         requireWorker();
         for (const QString &lr : {QStringLiteral("0.05"), QStringLiteral("0.005")}) {
@@ -477,6 +481,44 @@ private slots:
                  qPrintable(p.err));
         p = plot({QStringLiteral("no-such-run"), QStringLiteral("--png"), one});
         QCOMPARE(p.code, 1);
+
+        // What differs: --lr, and nothing the two runs share (--task, --steps, the profile,
+        // the world size). The model under QAbstractItemModelTester, from the records.
+        QList<rankdeck::RunSummary> summaries;
+        for (const QString &name : {QStringLiteral("e2e-lr-0.05"), QStringLiteral("e2e-lr-0.005")}) {
+            QString error;
+            const QString dir = rankdeck::RunRecord::resolve(runsDir(), name, &error);
+            QVERIFY2(!dir.isEmpty(), qPrintable(error));
+            rankdeck::RunSummary s;
+            QVERIFY2(rankdeck::RunSummary::fromRecord(dir, &s, &error), qPrintable(error));
+            summaries << s;
+        }
+        rankdeck::RunDiffModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setRuns(summaries);
+        const QStringList keys = model.keys();
+        QVERIFY2(keys.contains(QStringLiteral("flag:--lr")), qPrintable(keys.join(u' ')));
+        for (const QString &same : {QStringLiteral("flag:--task"), QStringLiteral("flag:--steps"),
+                                    QStringLiteral("flag:--shuffle"), QStringLiteral("profile"),
+                                    QStringLiteral("world_size")})
+            QVERIFY2(!keys.contains(same), qPrintable(keys.join(u' ')));
+        QCOMPARE(model.columnCount(), 2);
+        for (int row = 0; row < model.rowCount(); ++row)
+            QVERIFY2(model.index(row, 0).data() != model.index(row, 1).data(),
+                     qPrintable(model.index(row, 0).data(rankdeck::RunDiffModel::KeyRole).toString()));
+        const int lrRow = int(keys.indexOf(QStringLiteral("flag:--lr")));
+        QCOMPARE(model.index(lrRow, 0).data().toString(), QStringLiteral("0.05"));
+        QCOMPARE(model.index(lrRow, 1).data().toString(), QStringLiteral("0.005"));
+        QVERIFY(keys.contains(QStringLiteral("final:loss")));
+        // The CLI prints the same table.
+        const Result c = cli({QStringLiteral("compare"), QStringLiteral("e2e-lr-0.05"),
+                              QStringLiteral("e2e-lr-0.005")});
+        QVERIFY2(c.code == 0, qPrintable(c.err));
+        QVERIFY2(QRegularExpression(QStringLiteral("\\n--lr +0\\.05 +0\\.005\\n")).match(c.out).hasMatch(),
+                 qPrintable(c.out));
+        QVERIFY2(!c.out.contains(QStringLiteral("--task")), qPrintable(c.out));
+        QCOMPARE(cli({QStringLiteral("compare"), QStringLiteral("e2e-lr-0.05")}).code, 2);
     }
 
     void failingRankIsTheRootCause()
