@@ -57,8 +57,22 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
 
 RunView::~RunView() = default;
 
+void RunView::setComparedRuns(const QList<RunController *> &runs)
+{
+    QList<LossPage::ComparedRun> compared;
+    for (RunController *run : runs) {
+        if (run && run->metricsStore())
+            compared.append({run->name(), run->runDirectory(), run->metricsStore()});
+    }
+    m_loss->setComparedRuns(compared.size() >= 2 ? compared : QList<LossPage::ComparedRun>{});
+    if (m_loss->isComparing())
+        setCurrentIndex(Loss);
+}
+
 void RunView::setRun(RunController *run)
 {
+    if (m_loss->isComparing())
+        m_loss->setComparedRuns({});
     if (m_run)
         disconnect(m_run, nullptr, this, nullptr);
     m_run = run;

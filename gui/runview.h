@@ -45,6 +45,9 @@ public:
 
     // Shows a run (not owned; it lives in core's RunManager). Null shows nothing.
     void setRun(RunController *run);
+    // Several runs on the Loss page, overlaid, with what differs between them; empty: back to
+    // the run of setRun(). Not owned (core's RunManager keeps them).
+    void setComparedRuns(const QList<RunController *> &runs);
     RunController *run() const { return m_run; }
     RankTableModel *rankModel() const { return m_rankModel; }
 

@@ -20,6 +20,7 @@ public:
 
     void setMetric(const QString &metric) { m_metric = metric; }
     QString metric() const { return m_metric; }
+    const MetricsStore *store() const { return m_store; }
 
     quint64 generation() const override;
     QList<int> ranks() const override;

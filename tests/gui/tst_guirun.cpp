@@ -4,7 +4,8 @@
 // clicks, watch the rank table, the loss plot and the log tabs fill, see an injected crash come
 // out as the root-cause banner and a Failures entry naming the faulting function, and stop a
 // running run with the Stop button; a 4-rank run with one slowed rank names it on the Overview,
-// whose heatmap shows the others waiting for it.
+// whose heatmap shows the others waiting for it; two runs with different --lr selected together
+// in the side panel are overlaid on the Loss page over a table that names --lr.
 #include "failurespage.h"
 #include "launchdialog.h"
 #include "logspage.h"
@@ -20,6 +21,8 @@
 #include "sidepanel.h"
 
 #include "stepheatmapview.h"
+#include "models/rundiffmodel.h"
+#include "models/runlistmodel.h"
 #include "store/metricsstore.h"
 
 #include <QAbstractItemModelTester>
@@ -54,6 +57,7 @@ private slots:
     void stopEndsRunningRun();
     void yourProgramFromTheDialog();
     void stragglerNamedOnOverview();
+    void twoRunsCompared();
 
 private:
     // Opens the launch form from the side panel, fills it in and clicks Launch.
@@ -353,4 +357,56 @@ void TestGuiRun::stragglerNamedOnOverview()
                                 .arg(rowMean(waits, 3))));
     QVERIFY(overview->heatmapView()->colorFor(waits.high) !=
             overview->heatmapView()->colorFor(waits.low));
+}
+
+void TestGuiRun::twoRunsCompared()
+{
+    const int steps = 30;
+    QStringList ids;
+    for (const QString &lr : {QStringLiteral("0.05"), QStringLiteral("0.005")}) {
+        RunController *run =
+            launchWithClicks(steps, QStringLiteral("--task linear --lr %1").arg(lr));
+        QVERIFY(run);
+        QTRY_COMPARE_WITH_TIMEOUT(run->state(), RunState::Finished, RunTimeoutMs);
+        ids << run->runId();
+    }
+    // Ctrl-click: the two runs selected in the side panel's list.
+    QTreeView *list = m_window->sidePanel()->runList();
+    QAbstractItemModel *model = list->model();
+    QTRY_VERIFY(model->rowCount() >= 2);
+    list->selectionModel()->clearSelection();
+    for (int row = 0; row < model->rowCount(); ++row) {
+        const QModelIndex index = model->index(row, 0);
+        if (ids.contains(index.data(RunListModel::RunIdRole).toString()))
+            list->selectionModel()->select(index, QItemSelectionModel::Select |
+                                                      QItemSelectionModel::Rows);
+    }
+    QCOMPARE(m_window->sidePanel()->selectedRunIds().size(), 2);
+    LossPage *loss = m_window->runView()->lossPage();
+    QTRY_VERIFY(loss->isComparing());
+    QCOMPARE(m_window->runView()->currentIndex(), int(RunView::Loss));
+    LossPlot *plot = loss->plot();
+    plot->refreshNow();
+    QVERIFY(plot->isComparing());
+    // Each run's curve (its mean across its 2 ranks) holds a point per step.
+    QCOMPARE(plot->plottedRanks(), (QList<int>{0, 1}));
+    for (int run = 0; run < 2; ++run)
+        QCOMPARE(plot->pointCount(run), steps);
+    QVERIFY(plot->runColor(0) != plot->runColor(1));
+    // What differs: --lr (and the duration and the metrics), nothing the runs share.
+    QAbstractItemModelTester tester(loss->diffModel(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const QStringList keys = loss->diffModel()->keys();
+    QVERIFY2(keys.contains(QStringLiteral("flag:--lr")), qPrintable(keys.join(u' ')));
+    QVERIFY2(!keys.contains(QStringLiteral("flag:--task")) &&
+                 !keys.contains(QStringLiteral("world_size")),
+             qPrintable(keys.join(u' ')));
+    QVERIFY(loss->diffTable()->isVisible());
+    QCOMPARE(loss->diffModel()->columnCount(), 2);
+
+    // One run selected again: back to that run's own curves.
+    list->selectionModel()->clearSelection();
+    list->setCurrentIndex(model->index(0, 0));
+    QTRY_VERIFY(!loss->isComparing());
+    QVERIFY(!loss->diffTable()->isVisible());
 }
