@@ -25,8 +25,8 @@
 #include "metricsplotprovider.h"
 #include "run/runcontroller.h"
 #include "runview.h"
-#include "store/logstore.h"
 #include "stepheatmapview.h"
+#include "store/logstore.h"
 #include "store/metricsstore.h"
 #include <qcustomplot.h>
 
@@ -43,9 +43,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <memory>
-#include <ctime>
 #include <utility>
 #include <vector>
 
@@ -383,13 +383,15 @@ int phaseCompare(int reps)
     qint64 step = 0;
     for (int k = 0; k < runs; ++k) {
         stores.push_back(std::make_unique<MetricsStore>());
-        providers.push_back(std::make_unique<MetricsPlotProvider>(stores.back().get(), metric::Loss));
+        providers.push_back(
+            std::make_unique<MetricsPlotProvider>(stores.back().get(), metric::Loss));
         compared.append({QStringLiteral("run-%1").arg(k), providers.back().get()});
     }
     const auto appendStep = [&] {
         for (int k = 0; k < runs; ++k)
             for (int r = 0; r < ranks; ++r)
-                stores[size_t(k)]->append(r, metric::Loss, step, 1'700'000'000'000'000 + step * 1000,
+                stores[size_t(k)]->append(r, metric::Loss, step,
+                                          1'700'000'000'000'000 + step * 1000,
                                           2.0 / (1.0 + double(step) * 1e-4 * (k + 1)) +
                                               double((step * 31 + r) % 17) * 0.01);
         ++step;
@@ -479,7 +481,8 @@ int main(int argc, char **argv)
     }
     const QJsonObject heatmap = runPhase(QStringLiteral("heatmap"), quick, reps);
     if (heatmap.contains(QStringLiteral("refresh_ms"))) {
-        results[QStringLiteral("heatmap_refresh_ms_512x100k")] = heatmap[QStringLiteral("refresh_ms")];
+        results[QStringLiteral("heatmap_refresh_ms_512x100k")] =
+            heatmap[QStringLiteral("refresh_ms")];
         detail << QStringLiteral("heatmap: refresh %1 ms (bucketing %2 ms) for %3 points, %4 cells")
                       .arg(heatmap[QStringLiteral("refresh_ms")].toDouble(), 0, 'f', 1)
                       .arg(heatmap[QStringLiteral("compute_ms")].toDouble(), 0, 'f', 1)

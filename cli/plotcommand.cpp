@@ -72,9 +72,9 @@ int PlotCommand::run(const QStringList &args)
         return CliUtil::usageError(CliUtil::tr("give one of --png FILE or --pdf FILE"), cmd);
     int width = 0, height = 0;
     if (!CliUtil::parseInt(parser.value(widthOpt), 64, 16384, &width))
-        return CliUtil::usageError(
-            CliUtil::tr("--width: \"%1\" is not a width from 64 to 16384").arg(parser.value(widthOpt)),
-            cmd);
+        return CliUtil::usageError(CliUtil::tr("--width: \"%1\" is not a width from 64 to 16384")
+                                       .arg(parser.value(widthOpt)),
+                                   cmd);
     if (!CliUtil::parseInt(parser.value(heightOpt), 64, 16384, &height))
         return CliUtil::usageError(CliUtil::tr("--height: \"%1\" is not a height from 64 to 16384")
                                        .arg(parser.value(heightOpt)),
@@ -92,8 +92,8 @@ int PlotCommand::run(const QStringList &args)
     else if (x == QLatin1String("wall"))
         xMode = PlotXMode::WallTime;
     else if (x != QLatin1String("step"))
-        return CliUtil::usageError(
-            CliUtil::tr("--x: \"%1\" is not step, relative or wall").arg(x), cmd);
+        return CliUtil::usageError(CliUtil::tr("--x: \"%1\" is not step, relative or wall").arg(x),
+                                   cmd);
 
     const QString metricName = parser.value(metricOpt);
     QStringList runs{parser.positionalArguments().first()};

@@ -526,7 +526,8 @@ int RunCommands::exportRun(const QStringList &args)
         RunRecord record;
         QHash<int, QString> hosts;
         if (record.open(dir, &error)) {
-            for (const QJsonValue &v : record.readState().value(QStringLiteral("ranks")).toArray()) {
+            for (const QJsonValue &v :
+                 record.readState().value(QStringLiteral("ranks")).toArray()) {
                 const RankStatus s = RankStatus::fromJson(v.toObject());
                 hosts.insert(s.rank, s.host);
             }
@@ -568,7 +569,8 @@ int RunCommands::exportRun(const QStringList &args)
 int RunCommands::compare(const QStringList &args)
 {
     QCommandLineParser parser;
-    parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Two or more run ids or names."),
+    parser.addPositionalArgument(QStringLiteral("RUN"),
+                                 CliUtil::tr("Two or more run ids or names."),
                                  QStringLiteral("RUN RUN..."));
     int code = 0;
     if (!CliUtil::parse(parser, args,

@@ -54,7 +54,8 @@ LossPage::LossPage(QWidget *parent) : QWidget(parent)
     m_diffTable->setModel(m_diffModel);
     m_diffTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_diffTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_diffTable->setToolTip(tr("What differs between the compared runs (equal things are left out)"));
+    m_diffTable->setToolTip(
+        tr("What differs between the compared runs (equal things are left out)"));
     m_diffTable->hide();
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_plot);

@@ -40,7 +40,7 @@ public:
     struct ComparedRun
     {
         QString name;
-        QString directory; // its record, for the table of differences
+        QString directory;                   // its record, for the table of differences
         const MetricsStore *store = nullptr; // not owned
     };
     // Two or more runs overlaid; an empty list goes back to the run of setMetricsStore().

@@ -349,11 +349,10 @@ void MainWindow::startDemo()
     // corpus makes the loss jump at each epoch boundary.
     TrainingConfig config;
     config.name = QStringLiteral("demo");
-    config.workerArguments = {QStringLiteral("--task"),       QStringLiteral("charlm"),
-                              QStringLiteral("--steps"),      QStringLiteral("300"),
-                              QStringLiteral("--batch-size"), QStringLiteral("32"),
-                              QStringLiteral("--log-every"),  QStringLiteral("10"),
-                              QStringLiteral("--shuffle")};
+    config.workerArguments = {
+        QStringLiteral("--task"),      QStringLiteral("charlm"),       QStringLiteral("--steps"),
+        QStringLiteral("300"),         QStringLiteral("--batch-size"), QStringLiteral("32"),
+        QStringLiteral("--log-every"), QStringLiteral("10"),           QStringLiteral("--shuffle")};
     launch(Profile::builtinLocal(2), config);
 }
 

@@ -177,8 +177,8 @@ void RunView::refreshSteps(bool force)
     const StragglerReport report = StragglerReport::analyze(*store, hosts);
     m_overview->setStragglerText(report.text());
     StepHeatmapView *view = m_overview->heatmapView();
-    view->setHeatmap(StepHeatmap::compute(*store, m_overview->heatmapMetric(), view->wantedColumns()),
-                     tr("ms"));
+    view->setHeatmap(
+        StepHeatmap::compute(*store, m_overview->heatmapMetric(), view->wantedColumns()), tr("ms"));
 }
 
 void RunView::refreshFailures()

@@ -23,7 +23,8 @@ QColor ramp(double t)
     const int i = std::min(int(t), n - 2);
     const double f = t - i;
     const QColor &a = stops[i], &b = stops[i + 1];
-    return QColor(int(a.red() + (b.red() - a.red()) * f), int(a.green() + (b.green() - a.green()) * f),
+    return QColor(int(a.red() + (b.red() - a.red()) * f),
+                  int(a.green() + (b.green() - a.green()) * f),
                   int(a.blue() + (b.blue() - a.blue()) * f));
 }
 } // namespace
@@ -99,7 +100,8 @@ void StepHeatmapView::paintEvent(QPaintEvent *)
     const QFontMetrics fm = fontMetrics();
     const int rows = int(ranks.size());
     // Rank labels: every row when they fit, else first and last and some in between.
-    const int labelEvery = std::max(1, (fm.height() * rows + area.height() - 1) / std::max(1, area.height()));
+    const int labelEvery =
+        std::max(1, (fm.height() * rows + area.height() - 1) / std::max(1, area.height()));
     for (int r = 0; r < rows; r += labelEvery) {
         const int y = area.top() + int((r + 0.5) * area.height() / rows);
         p.drawText(QRect(0, y - fm.height() / 2, LeftMargin - 6, fm.height()),

@@ -311,11 +311,11 @@ QColor LossPlot::runColor(int index) const
 {
     // A qualitative palette (Tableau 10) keeps a handful of runs far apart; golden-angle hues
     // beyond it.
-    static const QColor palette10[] = {
-        QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
-        QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
-        QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22),
-        QColor(0x17, 0xbe, 0xcf)};
+    static const QColor palette10[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e),
+                                       QColor(0x2c, 0xa0, 0x2c), QColor(0xd6, 0x27, 0x28),
+                                       QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
+                                       QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f),
+                                       QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf)};
     if (index >= 0 && index < 10)
         return palette10[index];
     return QColor::fromHsv(int(std::fmod(index * 137.508, 360.0)), 200, 190);
@@ -391,8 +391,9 @@ void LossPlot::rebuild()
             if (runRanks.isEmpty())
                 continue;
             curves << i;
-            sources.insert(i, {m_compared[i].provider,
-                               runRanks.size() == 1 ? runRanks.first() : PlotDataProvider::MeanCurve});
+            sources.insert(i,
+                           {m_compared[i].provider,
+                            runRanks.size() == 1 ? runRanks.first() : PlotDataProvider::MeanCurve});
         }
         m_rankOrder = curves;
     } else {
@@ -658,8 +659,8 @@ bool LossPlot::renderToFile(const QString &fileName, int width, int height, bool
         const auto it = m_curves.constFind(key);
         if (it == m_curves.cend() || !isRankVisible(key) || entries >= CrowdedCurves)
             continue;
-        legend->addItem(new QCPPlottableLegendItem(
-            legend, it->smooth->visible() ? it->smooth : it->raw));
+        legend->addItem(
+            new QCPPlottableLegendItem(legend, it->smooth->visible() ? it->smooth : it->raw));
         ++entries;
     }
     legend->setVisible(entries > 0);

@@ -246,7 +246,8 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
     if (o.checkpointEvery > 0 && o.checkpointDir.empty())
         throw UsageError("--checkpoint-every needs --checkpoint-dir");
     if (o.faultRank >= 0 && o.fault.empty() && o.stepDelayMs == 0)
-        throw UsageError("--fault-rank needs --fault KIND@STEP, or --step-delay-ms N (a straggler)");
+        throw UsageError(
+            "--fault-rank needs --fault KIND@STEP, or --step-delay-ms N (a straggler)");
 
     // Task defaults: the linear task is the reference example (SGD, lr 0.01, batch 20).
     if (o.optimizer.empty())

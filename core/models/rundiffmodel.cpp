@@ -57,7 +57,8 @@ QString formatDuration(qint64 us)
 bool RunSummary::higherIsBetter(const QString &metric)
 {
     const QString m = metric.toLower();
-    for (const char *word : {"acc", "samples_per_s", "throughput", "f1", "auc", "score", "tokens_per_s"})
+    for (const char *word :
+         {"acc", "samples_per_s", "throughput", "f1", "auc", "score", "tokens_per_s"})
         if (m.contains(QLatin1String(word)))
             return true;
     return false;
@@ -104,8 +105,8 @@ bool RunSummary::fromRecord(const QString &directory, RunSummary *s, QString *er
         }
         s->finalValues.append(n > 0 ? sum / n : std::nan(""));
         // Best of the mean across ranks per step, unsmoothed, at full resolution.
-        const MetricCurve mean = store.curve(MetricsStore::MeanCurve, m, MetricXAxis::Step, 0.0,
-                                             0.0, 0.0, 0);
+        const MetricCurve mean =
+            store.curve(MetricsStore::MeanCurve, m, MetricXAxis::Step, 0.0, 0.0, 0.0, 0);
         const bool up = higherIsBetter(m);
         double best = std::nan("");
         for (double v : mean.y) {
@@ -241,7 +242,8 @@ QVariant RunDiffModel::headerData(int section, Qt::Orientation orientation, int 
     if (role != Qt::DisplayRole)
         return {};
     if (orientation == Qt::Horizontal)
-        return section >= 0 && section < m_runs.size() ? QVariant(m_runs[section].name) : QVariant();
+        return section >= 0 && section < m_runs.size() ? QVariant(m_runs[section].name)
+                                                       : QVariant();
     return section >= 0 && section < m_rows.size() ? QVariant(m_rows[section].label) : QVariant();
 }
 

@@ -22,9 +22,9 @@ struct RunSummary
     QString profile;
     int worldSize = 0;
     bool program = false;
-    QStringList arguments; // the worker's flags, or the program's command line
-    qint64 durationUs = 0; // 0: not ended
-    QStringList metrics;   // sorted
+    QStringList arguments;     // the worker's flags, or the program's command line
+    qint64 durationUs = 0;     // 0: not ended
+    QStringList metrics;       // sorted
     QList<double> finalValues; // per metric, NaN when none
     QList<double> bestValues;
 

@@ -48,8 +48,8 @@ StepHeatmap StepHeatmap::compute(const MetricsStore &store, const QString &metri
             const double y = c.y[i];
             if (!std::isfinite(y) || c.x[i] < double(first) || c.x[i] > double(last))
                 continue; // segment breaks, and the neighbours kept outside the range
-            const int col = std::clamp(int((c.x[i] - double(first)) / span * h.columns), 0,
-                                       h.columns - 1);
+            const int col =
+                std::clamp(int((c.x[i] - double(first)) / span * h.columns), 0, h.columns - 1);
             const float v = float(y);
             float &cell = cells[col];
             if (std::isnan(cell) || v > cell)

@@ -18,15 +18,18 @@ class MetricsStore;
 
 struct StepHeatmap
 {
-    QList<int> ranks;       // row r is ranks[r]
+    QList<int> ranks; // row r is ranks[r]
     int columns = 0;
-    qint64 firstStep = 0;   // the step range the columns split
+    qint64 firstStep = 0; // the step range the columns split
     qint64 lastStep = 0;
     std::vector<float> cells; // ranks.size() × columns, row-major; NaN: no step in the bucket
     float low = 0.0f;         // the smallest and largest cell, for the colour scale
     float high = 0.0f;
 
-    float at(int row, int column) const { return cells[size_t(row) * size_t(columns) + size_t(column)]; }
+    float at(int row, int column) const
+    {
+        return cells[size_t(row) * size_t(columns) + size_t(column)];
+    }
     bool isEmpty() const { return ranks.isEmpty() || columns <= 0; }
 
     static StepHeatmap compute(const MetricsStore &store, const QString &metric, int columns);

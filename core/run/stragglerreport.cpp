@@ -74,8 +74,8 @@ StragglerReport StragglerReport::analyze(const MetricsStore &store,
     if (ranks.size() < 2)
         return r;
     // The slowest rank against the median of all the others.
-    const auto slowest = std::max_element(ranks.begin(), ranks.end(),
-                                          [](const Rank &a, const Rank &b) { return a.work < b.work; });
+    const auto slowest = std::max_element(
+        ranks.begin(), ranks.end(), [](const Rank &a, const Rank &b) { return a.work < b.work; });
     std::vector<double> others, othersWait;
     for (const Rank &k : ranks) {
         if (k.rank != slowest->rank) {
@@ -85,7 +85,8 @@ StragglerReport StragglerReport::analyze(const MetricsStore &store,
     }
     r.othersWorkMs = median(others);
     r.workMs = slowest->work;
-    r.ratio = r.othersWorkMs > 0 ? r.workMs / r.othersWorkMs : (r.workMs > 0 ? std::numeric_limits<double>::infinity() : 1.0);
+    r.ratio = r.othersWorkMs > 0 ? r.workMs / r.othersWorkMs
+                                 : (r.workMs > 0 ? std::numeric_limits<double>::infinity() : 1.0);
     // A millisecond of difference is scheduling noise, whatever the ratio.
     if (r.ratio < kSlowRatio || r.workMs - r.othersWorkMs < 1.0) {
         r.rank = -1;
@@ -118,8 +119,8 @@ QString StragglerReport::text() const
     if (!found())
         return tr("No straggler: every rank's median step is within %1× of the others' %2.")
             .arg(QString::number(kSlowRatio, 'g', 3), over);
-    const QString who = host.isEmpty() ? tr("rank %1").arg(rank)
-                                       : tr("rank %1 on %2").arg(rank).arg(host);
+    const QString who =
+        host.isEmpty() ? tr("rank %1").arg(rank) : tr("rank %1 on %2").arg(rank).arg(host);
     const QString what = commWaitKnown
                              ? tr("%1 ms of work against %2 ms, communication wait excluded")
                                    .arg(ms(workMs), ms(othersWorkMs))

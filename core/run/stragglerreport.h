@@ -27,10 +27,10 @@ struct StragglerReport
 
     int rank = -1; // the straggler, -1: none
     QString host;
-    double ratio = 0.0;      // its median work / the other ranks' median work
-    double workMs = 0.0;     // its median work per step
+    double ratio = 0.0;  // its median work / the other ranks' median work
+    double workMs = 0.0; // its median work per step
     double othersWorkMs = 0.0;
-    int window = 0;          // steps the medians cover (the shortest rank's window)
+    int window = 0; // steps the medians cover (the shortest rank's window)
     bool commWaitKnown = false;
     QList<int> waitingRanks; // ranks with a high communication wait
     double waitingMs = 0.0;  // their median communication wait
@@ -43,7 +43,8 @@ struct StragglerReport
     QString text() const;
 
     // hosts: rank → host, for the text.
-    static StragglerReport analyze(const MetricsStore &store, const QHash<int, QString> &hosts = {});
+    static StragglerReport analyze(const MetricsStore &store,
+                                   const QHash<int, QString> &hosts = {});
 };
 
 } // namespace rankdeck

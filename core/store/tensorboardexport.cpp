@@ -62,8 +62,7 @@ bool TensorBoardExport::write(const MetricsStore &store, const QString &director
     for (int rank : ranks) {
         const QString sub = QStringLiteral("rank-%1").arg(rank);
         const QDir dir(root.filePath(sub));
-        if (dir.exists() &&
-            !dir.entryList({QStringLiteral("*tfevents*")}, QDir::Files).isEmpty())
+        if (dir.exists() && !dir.entryList({QStringLiteral("*tfevents*")}, QDir::Files).isEmpty())
             return fail(tr("%1 already holds TensorBoard event files; export into an empty "
                            "directory (TensorBoard would show both exports as one run)")
                             .arg(dir.path()));
@@ -85,10 +84,10 @@ bool TensorBoardExport::write(const MetricsStore &store, const QString &director
         const QString sub = QStringLiteral("rank-%1").arg(rank);
         if (!root.mkpath(sub))
             return fail(tr("cannot create directory %1").arg(root.filePath(sub)));
-        const qint64 firstUs = std::min_element(points.begin(), points.end(),
-                                                [](const Point &a, const Point &b) {
-                                                    return a.timeUs < b.timeUs;
-                                                })->timeUs;
+        const qint64 firstUs =
+            std::min_element(points.begin(), points.end(), [](const Point &a, const Point &b) {
+                return a.timeUs < b.timeUs;
+            })->timeUs;
         const QString fileName =
             root.filePath(sub + QStringLiteral("/events.out.tfevents.%1.%2.rankdeck")
                                     .arg(firstUs / 1000000)

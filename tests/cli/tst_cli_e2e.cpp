@@ -22,8 +22,8 @@
 #include <QTest>
 
 #include <cmath>
-#include <functional>
 #include <csignal>
+#include <functional>
 
 class TestCliE2e : public QObject
 {
@@ -407,13 +407,12 @@ private slots:
     {
         requireWorker();
         for (const QString &lr : {QStringLiteral("0.05"), QStringLiteral("0.005")}) {
-            const Result r = cli({QStringLiteral("launch"), QStringLiteral("--profile"),
-                                  QStringLiteral("local"), QStringLiteral("--nproc-per-node"),
-                                  QStringLiteral("2"), QStringLiteral("--name"),
-                                  QStringLiteral("e2e-lr-") + lr, QStringLiteral("--"),
-                                  QStringLiteral("--task"), QStringLiteral("mlp"),
-                                  QStringLiteral("--steps"), QStringLiteral("60"),
-                                  QStringLiteral("--lr"), lr, QStringLiteral("--shuffle")});
+            const Result r = cli(
+                {QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("local"),
+                 QStringLiteral("--nproc-per-node"), QStringLiteral("2"), QStringLiteral("--name"),
+                 QStringLiteral("e2e-lr-") + lr, QStringLiteral("--"), QStringLiteral("--task"),
+                 QStringLiteral("mlp"), QStringLiteral("--steps"), QStringLiteral("60"),
+                 QStringLiteral("--lr"), lr, QStringLiteral("--shuffle")});
             QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
         }
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -443,8 +442,8 @@ private slots:
         };
         const QString one = m_home.path() + QStringLiteral("/one.png");
         Result p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--png"), one,
-                         QStringLiteral("--width"), QStringLiteral("640"), QStringLiteral("--height"),
-                         QStringLiteral("400")});
+                         QStringLiteral("--width"), QStringLiteral("640"),
+                         QStringLiteral("--height"), QStringLiteral("400")});
         QVERIFY2(p.code == 0, qPrintable(p.err));
         QImage image(one);
         QCOMPARE(image.size(), QSize(640, 400));
@@ -473,8 +472,8 @@ private slots:
         p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--png"), one,
                   QStringLiteral("--pdf"), pdf});
         QCOMPARE(p.code, 2);
-        p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--metric"),
-                  QStringLiteral("nope"), QStringLiteral("--png"), one});
+        p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--metric"), QStringLiteral("nope"),
+                  QStringLiteral("--png"), one});
         QCOMPARE(p.code, 1);
         QVERIFY2(p.err.contains(QStringLiteral("no metric \"nope\"")) &&
                      p.err.contains(QStringLiteral("loss")),
@@ -485,7 +484,8 @@ private slots:
         // What differs: --lr, and nothing the two runs share (--task, --steps, the profile,
         // the world size). The model under QAbstractItemModelTester, from the records.
         QList<rankdeck::RunSummary> summaries;
-        for (const QString &name : {QStringLiteral("e2e-lr-0.05"), QStringLiteral("e2e-lr-0.005")}) {
+        for (const QString &name :
+             {QStringLiteral("e2e-lr-0.05"), QStringLiteral("e2e-lr-0.005")}) {
             QString error;
             const QString dir = rankdeck::RunRecord::resolve(runsDir(), name, &error);
             QVERIFY2(!dir.isEmpty(), qPrintable(error));
@@ -505,8 +505,9 @@ private slots:
             QVERIFY2(!keys.contains(same), qPrintable(keys.join(u' ')));
         QCOMPARE(model.columnCount(), 2);
         for (int row = 0; row < model.rowCount(); ++row)
-            QVERIFY2(model.index(row, 0).data() != model.index(row, 1).data(),
-                     qPrintable(model.index(row, 0).data(rankdeck::RunDiffModel::KeyRole).toString()));
+            QVERIFY2(
+                model.index(row, 0).data() != model.index(row, 1).data(),
+                qPrintable(model.index(row, 0).data(rankdeck::RunDiffModel::KeyRole).toString()));
         const int lrRow = int(keys.indexOf(QStringLiteral("flag:--lr")));
         QCOMPARE(model.index(lrRow, 0).data().toString(), QStringLiteral("0.05"));
         QCOMPARE(model.index(lrRow, 1).data().toString(), QStringLiteral("0.005"));
@@ -515,7 +516,9 @@ private slots:
         const Result c = cli({QStringLiteral("compare"), QStringLiteral("e2e-lr-0.05"),
                               QStringLiteral("e2e-lr-0.005")});
         QVERIFY2(c.code == 0, qPrintable(c.err));
-        QVERIFY2(QRegularExpression(QStringLiteral("\\n--lr +0\\.05 +0\\.005\\n")).match(c.out).hasMatch(),
+        QVERIFY2(QRegularExpression(QStringLiteral("\\n--lr +0\\.05 +0\\.005\\n"))
+                     .match(c.out)
+                     .hasMatch(),
                  qPrintable(c.out));
         QVERIFY2(!c.out.contains(QStringLiteral("--task")), qPrintable(c.out));
         QCOMPARE(cli({QStringLiteral("compare"), QStringLiteral("e2e-lr-0.05")}).code, 2);

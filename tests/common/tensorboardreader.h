@@ -21,10 +21,9 @@ inline QString tensorBoardPython()
 inline QJsonObject readWithTensorBoard(const QString &directory, QString *error)
 {
     QProcess p;
-    p.start(tensorBoardPython(),
-            {qEnvironmentVariable("RANKDECK_SOURCE_DIR") +
-                 QStringLiteral("/tests/common/read_tfevents.py"),
-             directory});
+    p.start(tensorBoardPython(), {qEnvironmentVariable("RANKDECK_SOURCE_DIR") +
+                                      QStringLiteral("/tests/common/read_tfevents.py"),
+                                  directory});
     if (!p.waitForFinished(120000) || p.exitCode() != 0) {
         *error = QStringLiteral("read_tfevents.py failed: ") +
                  QString::fromUtf8(p.readAllStandardError());

@@ -20,9 +20,9 @@
 #include "runview.h"
 #include "sidepanel.h"
 
-#include "stepheatmapview.h"
 #include "models/rundiffmodel.h"
 #include "models/runlistmodel.h"
+#include "stepheatmapview.h"
 #include "store/metricsstore.h"
 
 #include <QAbstractItemModelTester>
@@ -378,8 +378,8 @@ void TestGuiRun::twoRunsCompared()
     for (int row = 0; row < model->rowCount(); ++row) {
         const QModelIndex index = model->index(row, 0);
         if (ids.contains(index.data(RunListModel::RunIdRole).toString()))
-            list->selectionModel()->select(index, QItemSelectionModel::Select |
-                                                      QItemSelectionModel::Rows);
+            list->selectionModel()->select(index,
+                                           QItemSelectionModel::Select | QItemSelectionModel::Rows);
     }
     QCOMPARE(m_window->sidePanel()->selectedRunIds().size(), 2);
     LossPage *loss = m_window->runView()->lossPage();
