@@ -4,6 +4,7 @@
 // 0 success (for launch: every rank finished), 1 failure (the run failed or stopped, an
 // operation failed), 2 usage error.
 #include "cliutil.h"
+#include "comparecommand.h"
 #include "launchcommand.h"
 #include "plotcommand.h"
 #include "profilecommands.h"
@@ -109,7 +110,7 @@ int main(int argc, char **argv)
     if (command == QLatin1String("plot"))
         return PlotCommand::run(rest);
     if (command == QLatin1String("compare"))
-        return RunCommands::compare(rest);
+        return CompareCommand::run(rest);
     if (command == QLatin1String("profiles")) {
         QStringList p = args.mid(2);
         p.prepend(QStringLiteral("rankdeck-cli profiles"));

@@ -2,7 +2,6 @@
 #include "runcommands.h"
 
 #include "cliutil.h"
-#include "models/rundiffmodel.h"
 #include "run/failurereport.h"
 #include "run/rankstackdump.h"
 #include "run/runrecord.h"
@@ -563,47 +562,6 @@ int RunCommands::exportRun(const QStringList &args)
     if (target != QLatin1String("-"))
         CliUtil::err()
             << CliUtil::tr("%1 points written to %2").arg(store.totalPoints()).arg(target) << '\n';
-    return ExitOk;
-}
-
-int RunCommands::compare(const QStringList &args)
-{
-    QCommandLineParser parser;
-    parser.addPositionalArgument(QStringLiteral("RUN"),
-                                 CliUtil::tr("Two or more run ids or names."),
-                                 QStringLiteral("RUN RUN..."));
-    int code = 0;
-    if (!CliUtil::parse(parser, args,
-                        CliUtil::tr("Show what differs between runs, side by side: worker flags or "
-                                    "the program's command line, profile, world size, duration, "
-                                    "final and best value of each metric."),
-                        &code))
-        return code;
-    const QStringList names = parser.positionalArguments();
-    if (names.size() < 2)
-        return CliUtil::usageError(CliUtil::tr("compare needs at least two runs"), args.value(0));
-    QList<RunSummary> runs;
-    for (const QString &name : names) {
-        const QString dir = resolveRun(name, args.value(0), &code);
-        if (dir.isEmpty())
-            return code;
-        RunSummary s;
-        QString error;
-        if (!RunSummary::fromRecord(dir, &s, &error)) {
-            CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
-            return ExitFailed;
-        }
-        runs << s;
-    }
-    // Two runs of one name are told apart by their ids.
-    for (qsizetype i = 0; i < runs.size(); ++i)
-        for (qsizetype j = 0; j < runs.size(); ++j)
-            if (i != j && runs[i].name == runs[j].name)
-                runs[i].name = runs[i].id;
-    RunDiffModel model;
-    model.setRuns(runs);
-    CliUtil::out() << model.toText();
-    CliUtil::out().flush();
     return ExitOk;
 }
 

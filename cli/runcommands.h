@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// Commands on recorded runs: runs, show, logs, stop, export, stacks, compare. RUN is a run id or a
+// Commands on recorded runs: runs, show, logs, stop, export, stacks. RUN is a run id or a
 // run name (the newest run of that name).
 #pragma once
 
@@ -23,7 +23,6 @@ public:
     static int stop(const QStringList &args);
     static int exportRun(const QStringList &args);
     static int stacks(const QStringList &args);
-    static int compare(const QStringList &args);
 
 private:
     // Runs the patterns over every recorded line of the run in `dir`, adding to `store`.
