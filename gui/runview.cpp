@@ -14,8 +14,11 @@
 #include "store/metricsstore.h"
 
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QTableView>
 #include <QTimer>
+
+#include <algorithm>
 
 namespace rankdeck {
 
@@ -167,10 +170,15 @@ void RunView::refreshSteps(bool force)
         return;
     const quint64 generation = store->generation();
     const qint64 now = QDateTime::currentMSecsSinceEpoch() * 1000;
-    if (!force && (generation == m_stepsGeneration || now - m_stepsRefreshedUs < 500'000))
+    // At most twice a second, and never more than 5 % of the GUI thread's time: at 512 ranks ×
+    // 100k steps a refresh takes far longer than the heatmap's 30 ms goal (docs/benchmarks.md).
+    const qint64 pause = std::max<qint64>(500'000, 20 * m_stepsCostUs);
+    if (!force && (generation == m_stepsGeneration || now - m_stepsRefreshedUs < pause))
         return;
     m_stepsGeneration = generation;
     m_stepsRefreshedUs = now;
+    QElapsedTimer cost;
+    cost.start();
     QHash<int, QString> hosts;
     for (const RankStatus &s : m_run->rankStatuses())
         hosts.insert(s.rank, s.host);
@@ -179,6 +187,7 @@ void RunView::refreshSteps(bool force)
     StepHeatmapView *view = m_overview->heatmapView();
     view->setHeatmap(
         StepHeatmap::compute(*store, m_overview->heatmapMetric(), view->wantedColumns()), tr("ms"));
+    m_stepsCostUs = cost.nsecsElapsed() / 1000;
 }
 
 void RunView::refreshFailures()

@@ -70,6 +70,7 @@ private:
     qint64 m_rateStartSteps = 0;
     quint64 m_stepsGeneration = ~quint64(0);
     qint64 m_stepsRefreshedUs = 0;
+    qint64 m_stepsCostUs = 0; // what the last refresh of the straggler text and heatmap took
     OverviewPage *m_overview = nullptr;
     LossPage *m_loss = nullptr;
     LogsPage *m_logs = nullptr;

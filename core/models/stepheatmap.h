@@ -4,7 +4,7 @@
 // heatmap: one row per rank, `columns` buckets over the common step range, each cell the
 // largest value of its bucket (a slow step never averages away). Built from the store's min/max
 // pyramid, so 512 ranks × 100k steps cost 512 bucketings of a few hundred cells, never a scan
-// of the points.
+// of the points; a short run (at most 8 steps a column) is read point by point.
 #pragma once
 
 #include <QList>
