@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// bench_gui: how the app holds up under cluster-scale load. Three phases, each in a fresh child
+// bench_gui: how the app holds up under cluster-scale load. Five phases, each in a fresh child
 // process of this program so that one phase's memory does not colour another's:
 //   stall   64 synthetic ranks (rankdeck-loadgen through the real local transport, line
 //           splitter, parser and stores) × 2,000 log lines/s and 20 step events/s each, with the
@@ -12,6 +12,9 @@
 //           min/max bucketing in core, mean across ranks, draw), each one after every rank
 //           appended a step (live) or after that and a 3 % pan (zoomed in); the key is the slower
 //           median of the two. Refreshing unchanged data (the earlier definition) is reported too.
+//   heatmap the Overview's step-time heatmap at 512 ranks × 100k steps, refreshed after every
+//           rank appended a step (bucketing into the view's columns and the paint).
+//   compare the Loss page overlaying 8 runs × 64 ranks × 100k points, refreshed likewise.
 // Prints one JSON line: {"results": {...}, "detail": "..."}.
 #include "lossplot.h"
 
@@ -22,6 +25,7 @@
 #include "metricsplotprovider.h"
 #include "run/runcontroller.h"
 #include "runview.h"
+#include "stepheatmapview.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
 #include <qcustomplot.h>
@@ -40,6 +44,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -313,6 +319,103 @@ int phaseReplot(int reps)
     return 0;
 }
 
+// Times `refresh` after `advance` (new data on every rank) `timed` times; the median, in ms.
+double medianRefreshMs(int timed, const std::function<void()> &advance,
+                       const std::function<void()> &refresh)
+{
+    std::vector<double> ms;
+    for (int i = 0; i < timed; ++i) {
+        advance();
+        QElapsedTimer t;
+        t.start();
+        refresh();
+        ms.push_back(double(t.nsecsElapsed()) / 1e6);
+    }
+    return median(ms);
+}
+
+// The Overview's heatmap at 512 ranks × 100k steps of step_ms (rank 300 slower): bucketing every
+// rank into the view's columns (core's StepHeatmap over the stores' min/max pyramids) and the
+// paint, each after every rank appended a step, as in a live run.
+int phaseHeatmap(int reps)
+{
+    constexpr int ranks = 512, points = 100'000;
+    MetricsStore store;
+    qint64 step = 0;
+    const auto appendStep = [&] {
+        for (int r = 0; r < ranks; ++r)
+            store.append(r, metric::StepTimeMs, step, 1'700'000'000'000'000 + step * 1000,
+                         20.0 + (r == 300 ? 15.0 : 0.0) + double(step * 7 % 13) * 0.1);
+        ++step;
+    };
+    while (step < points)
+        appendStep();
+    StepHeatmapView view;
+    view.resize(1200, 320);
+    view.show();
+    QCoreApplication::processEvents();
+    double computeMs = 0;
+    const double refresh = medianRefreshMs(std::max(reps, 5) * 4, appendStep, [&] {
+        QElapsedTimer t;
+        t.start();
+        StepHeatmap h = StepHeatmap::compute(store, metric::StepTimeMs, view.wantedColumns());
+        computeMs = double(t.nsecsElapsed()) / 1e6;
+        view.setHeatmap(std::move(h), QStringLiteral("ms"));
+        view.repaint();
+    });
+    QJsonObject r;
+    r[QStringLiteral("refresh_ms")] = refresh;
+    r[QStringLiteral("compute_ms")] = computeMs; // of the last refresh
+    r[QStringLiteral("cells")] = double(view.heatmap().cells.size());
+    r[QStringLiteral("points")] = double(store.totalPoints());
+    std::printf("%s\n", QJsonDocument(r).toJson(QJsonDocument::Compact).constData());
+    return 0;
+}
+
+// The Loss page overlaying 8 runs × 64 ranks × 100k points (each run's mean across its ranks,
+// smoothed): a full refresh after every rank of every run appended a step.
+int phaseCompare(int reps)
+{
+    constexpr int runs = 8, ranks = 64, points = 100'000;
+    std::vector<std::unique_ptr<MetricsStore>> stores;
+    std::vector<std::unique_ptr<MetricsPlotProvider>> providers;
+    QList<LossPlot::ComparedRun> compared;
+    qint64 step = 0;
+    for (int k = 0; k < runs; ++k) {
+        stores.push_back(std::make_unique<MetricsStore>());
+        providers.push_back(
+            std::make_unique<MetricsPlotProvider>(stores.back().get(), metric::Loss));
+        compared.append({QStringLiteral("run-%1").arg(k), providers.back().get()});
+    }
+    const auto appendStep = [&] {
+        for (int k = 0; k < runs; ++k)
+            for (int r = 0; r < ranks; ++r)
+                stores[size_t(k)]->append(r, metric::Loss, step,
+                                          1'700'000'000'000'000 + step * 1000,
+                                          2.0 / (1.0 + double(step) * 1e-4 * (k + 1)) +
+                                              double((step * 31 + r) % 17) * 0.01);
+        ++step;
+    };
+    while (step < points)
+        appendStep();
+    LossPlot plot;
+    plot.resize(1400, 800);
+    plot.show();
+    plot.setComparedRuns(compared);
+    plot.refreshNow(); // the first smoothing pass over every run's mean is not a refresh
+    const double refresh =
+        medianRefreshMs(std::max(reps, 5) * 4, appendStep, [&] { plot.refreshNow(); });
+    QJsonObject r;
+    r[QStringLiteral("refresh_ms")] = refresh;
+    r[QStringLiteral("draw_ms")] = plot.lastReplotMs();
+    qint64 total = 0;
+    for (const auto &s : stores)
+        total += s->totalPoints();
+    r[QStringLiteral("points")] = double(total);
+    std::printf("%s\n", QJsonDocument(r).toJson(QJsonDocument::Compact).constData());
+    return 0;
+}
+
 QJsonObject runPhase(const QString &phase, bool quick, int reps)
 {
     QProcess p;
@@ -349,6 +452,10 @@ int main(int argc, char **argv)
             return phaseRss(quick);
         if (phase == QLatin1String("replot"))
             return phaseReplot(reps);
+        if (phase == QLatin1String("heatmap"))
+            return phaseHeatmap(reps);
+        if (phase == QLatin1String("compare"))
+            return phaseCompare(reps);
         std::fprintf(stderr, "bench_gui: unknown phase %s\n", qPrintable(phase));
         return 2;
     }
@@ -371,6 +478,28 @@ int main(int argc, char **argv)
                       .arg(replot[QStringLiteral("reweight_ms")].toDouble(), 0, 'f', 0);
     } else {
         detail << QStringLiteral("replot: ") + replot[QStringLiteral("error")].toString();
+    }
+    const QJsonObject heatmap = runPhase(QStringLiteral("heatmap"), quick, reps);
+    if (heatmap.contains(QStringLiteral("refresh_ms"))) {
+        results[QStringLiteral("heatmap_refresh_ms_512x100k")] =
+            heatmap[QStringLiteral("refresh_ms")];
+        detail << QStringLiteral("heatmap: refresh %1 ms (bucketing %2 ms) for %3 points, %4 cells")
+                      .arg(heatmap[QStringLiteral("refresh_ms")].toDouble(), 0, 'f', 1)
+                      .arg(heatmap[QStringLiteral("compute_ms")].toDouble(), 0, 'f', 1)
+                      .arg(heatmap[QStringLiteral("points")].toDouble(), 0, 'f', 0)
+                      .arg(heatmap[QStringLiteral("cells")].toDouble(), 0, 'f', 0);
+    } else {
+        detail << QStringLiteral("heatmap: ") + heatmap[QStringLiteral("error")].toString();
+    }
+    const QJsonObject compare = runPhase(QStringLiteral("compare"), quick, reps);
+    if (compare.contains(QStringLiteral("refresh_ms"))) {
+        results[QStringLiteral("compare_replot_ms_8runs")] = compare[QStringLiteral("refresh_ms")];
+        detail << QStringLiteral("compare: refresh %1 ms (draw %2 ms) for %3 points in 8 runs")
+                      .arg(compare[QStringLiteral("refresh_ms")].toDouble(), 0, 'f', 1)
+                      .arg(compare[QStringLiteral("draw_ms")].toDouble(), 0, 'f', 1)
+                      .arg(compare[QStringLiteral("points")].toDouble(), 0, 'f', 0);
+    } else {
+        detail << QStringLiteral("compare: ") + compare[QStringLiteral("error")].toString();
     }
     const QJsonObject stall = runPhase(QStringLiteral("stall"), quick, reps);
     if (stall.contains(QStringLiteral("p99_ms"))) {

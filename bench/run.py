@@ -293,6 +293,8 @@ GOALS = {
     "gui_stall_p99_ms": ("<=", 50.0),
     "gui_rss_mb_100m_lines": ("<=", 400.0),
     "plot_replot_ms_64x1m": ("<=", 30.0),
+    "heatmap_refresh_ms_512x100k": ("<=", 30.0),
+    "compare_replot_ms_8runs": ("<=", 30.0),
     "ssh_fanout_ratio_32_vs_1": ("<=", 2.0),
     # No goal of their own: reported (Slurm's scheduling cost, the pending part shown apart).
     "slurm_launch_overhead_ratio": (">", 0.0),

@@ -2,9 +2,13 @@
 #include "cliutil.h"
 
 #include "run/runrecord.h"
+#include "store/csvexport.h"
+#include "store/metricsstore.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
 
 #include <cstdio>
 #include <unistd.h>
@@ -107,6 +111,21 @@ QString CliUtil::formatTime(qint64 us)
 bool CliUtil::stdoutIsTerminal()
 {
     return ::isatty(STDOUT_FILENO) == 1;
+}
+
+bool CliUtil::loadRecordedMetrics(const QString &runDirectory, MetricsStore *store, QString *error,
+                                  const QStringList &names)
+{
+    const QString path = QDir(runDirectory).filePath(QStringLiteral("metrics.csv"));
+    if (!QFileInfo::exists(path))
+        return true; // a run that reported no metric yet
+    QList<CsvExport::Row> rows;
+    const bool ok = CsvExport::read(path, &rows, error);
+    for (const CsvExport::Row &row : std::as_const(rows)) {
+        if (names.isEmpty() || names.contains(row.metric))
+            store->append(row.rank, row.metric, row.step, row.wallTimeUs, row.value);
+    }
+    return ok;
 }
 
 } // namespace rankdeck::cli

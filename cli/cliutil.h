@@ -9,6 +9,10 @@
 #include <QStringList>
 #include <QTextStream>
 
+namespace rankdeck {
+class MetricsStore;
+}
+
 namespace rankdeck::cli {
 
 enum ExitCode
@@ -38,6 +42,12 @@ public:
     static QString formatStep(qint64 step, qint64 total);
     static QString formatTime(qint64 us);
     static bool stdoutIsTerminal();
+
+    // The points of a run record's metrics.csv (names empty: every metric) added to *store,
+    // read only: a running run may still be appending to the file. False when it cannot be
+    // read, with every good row added and the first bad one named in *error.
+    static bool loadRecordedMetrics(const QString &runDirectory, MetricsStore *store,
+                                    QString *error, const QStringList &names = {});
 };
 
 } // namespace rankdeck::cli

@@ -4,11 +4,18 @@
 // 0 success (for launch: every rank finished), 1 failure (the run failed or stopped, an
 // operation failed), 2 usage error.
 #include "cliutil.h"
+#include "comparecommand.h"
 #include "launchcommand.h"
+#include "plotcommand.h"
 #include "profilecommands.h"
 #include "runcommands.h"
 
+#include <QApplication>
 #include <QCoreApplication>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 
 using namespace rankdeck::cli;
 
@@ -32,8 +39,11 @@ void printUsage(QTextStream &out)
         "  stop RUN           stop a running run\n"
         "  stacks RUN [--rank N]\n"
         "                     every thread's stack of the ranks, without stopping them\n"
-        "  export RUN --csv FILE\n"
-        "                     full-resolution metrics as CSV\n"
+        "  export RUN --csv FILE | --tensorboard DIR\n"
+        "                     full-resolution metrics as CSV or TensorBoard event files\n"
+        "  compare RUN RUN... what differs between runs (flags, profile, size, metrics)\n"
+        "  plot RUN [--metric M] [--compare RUN...] --png FILE|--pdf FILE\n"
+        "                     the Loss page's plot as an image, without a display\n"
         "  profiles list|show|check|add|remove\n"
         "                     cluster profiles\n"
         "\n"
@@ -47,7 +57,16 @@ void printUsage(QTextStream &out)
 
 int main(int argc, char **argv)
 {
-    QCoreApplication app(argc, argv);
+    // `plot` draws with widgets (the app's plot code) and needs a QApplication; without a
+    // platform given it renders offscreen, so it works over SSH without a display. Every other
+    // command stays on QCoreApplication.
+    const bool plot = argc > 1 && std::strcmp(argv[1], "plot") == 0;
+    if (plot && !qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    std::unique_ptr<QCoreApplication> application =
+        plot ? std::make_unique<QApplication>(argc, argv)
+             : std::make_unique<QCoreApplication>(argc, argv);
+    QCoreApplication &app = *application;
     QCoreApplication::setApplicationName(QStringLiteral("rankdeck-cli"));
     QCoreApplication::setApplicationVersion(QStringLiteral(RANKDECK_VERSION));
     const QStringList args = app.arguments();
@@ -88,6 +107,10 @@ int main(int argc, char **argv)
         return RunCommands::exportRun(rest);
     if (command == QLatin1String("stacks"))
         return RunCommands::stacks(rest);
+    if (command == QLatin1String("plot"))
+        return PlotCommand::run(rest);
+    if (command == QLatin1String("compare"))
+        return CompareCommand::run(rest);
     if (command == QLatin1String("profiles")) {
         QStringList p = args.mid(2);
         p.prepend(QStringLiteral("rankdeck-cli profiles"));

@@ -5,9 +5,11 @@
 #include "run/failurereport.h"
 #include "run/rankstackdump.h"
 #include "run/runrecord.h"
+#include "run/stragglerreport.h"
 #include "store/csvexport.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
+#include "store/tensorboardexport.h"
 #include "stream/logmetricextractor.h"
 
 #include <QCoreApplication>
@@ -222,8 +224,10 @@ int RunCommands::show(const QStringList &args)
         out << CliUtil::tr("Root cause: %1").arg(info.rootCause) << '\n';
     out << CliUtil::tr("Directory: %1").arg(info.directory) << '\n';
     out << '\n' << CliUtil::tr("Ranks:") << '\n';
+    QHash<int, QString> hosts;
     for (const QJsonValue &v : state.value(QStringLiteral("ranks")).toArray()) {
         const RankStatus s = RankStatus::fromJson(v.toObject());
+        hosts.insert(s.rank, s.host);
         QString line = QStringLiteral("  rank %1  %2  pid %3  %4")
                            .arg(s.rank, 3)
                            .arg(s.host, -12)
@@ -240,6 +244,17 @@ int RunCommands::show(const QStringList &args)
         if (s.rootCause)
             line += CliUtil::tr("  <- root cause");
         out << line << '\n';
+    }
+    // Who slows the others down, from the recorded step times (read only: the run may still
+    // be appending to its metrics.csv).
+    {
+        MetricsStore metrics;
+        QString ignored; // a bad row loses only itself here; `export` names it
+        CliUtil::loadRecordedMetrics(info.directory, &metrics, &ignored,
+                                     {metric::StepTimeMs, metric::CommWaitMs});
+        const QString straggler = StragglerReport::analyze(metrics, hosts).text();
+        if (!straggler.isEmpty())
+            out << '\n' << CliUtil::tr("Step time: %1").arg(straggler) << '\n';
     }
     const QJsonArray attempts = state.value(QStringLiteral("attempts")).toArray();
     for (const QJsonValue &v : attempts) {
@@ -491,15 +506,23 @@ int RunCommands::exportRun(const QStringList &args)
                     "(one capture group: the value; x from step/iter/epoch in the line, else the "
                     "count). Repeatable."),
         QStringLiteral("NAME=REGEX"));
-    parser.addOptions({csvOpt, metricOpt});
+    const QCommandLineOption tensorBoardOpt(
+        QStringLiteral("tensorboard"),
+        CliUtil::tr("Write TensorBoard event files into DIR, one sub-directory per rank "
+                    "(rank-N/), every point at full resolution with the ranks' wall times "
+                    "(tensorboard --logdir DIR --samples_per_plugin scalars=0 shows all of "
+                    "them)."),
+        QStringLiteral("DIR"));
+    parser.addOptions({csvOpt, tensorBoardOpt, metricOpt});
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
     if (!CliUtil::parse(parser, args, CliUtil::tr("Export a run's metrics."), &code))
         return code;
     if (!oneRunArgument(parser, args.value(0), &code))
         return code;
-    if (!parser.isSet(csvOpt))
-        return CliUtil::usageError(CliUtil::tr("missing --csv FILE"), args.value(0));
+    if (!parser.isSet(csvOpt) && !parser.isSet(tensorBoardOpt))
+        return CliUtil::usageError(CliUtil::tr("missing --csv FILE or --tensorboard DIR"),
+                                   args.value(0));
     QList<MetricPattern> patterns;
     for (const QString &spec : parser.values(metricOpt)) {
         MetricPattern p;
@@ -531,6 +554,31 @@ int RunCommands::exportRun(const QStringList &args)
     if (!patterns.isEmpty() && !extractFromRecord(dir, patterns, &store, &error)) {
         CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
         return ExitFailed;
+    }
+    if (parser.isSet(tensorBoardOpt)) {
+        RunRecord record;
+        QHash<int, QString> hosts;
+        if (record.open(dir, &error)) {
+            for (const QJsonValue &v :
+                 record.readState().value(QStringLiteral("ranks")).toArray()) {
+                const RankStatus s = RankStatus::fromJson(v.toObject());
+                hosts.insert(s.rank, s.host);
+            }
+        }
+        const QString target = parser.value(tensorBoardOpt);
+        TensorBoardExport::Result result;
+        if (!TensorBoardExport::write(store, target, hosts, &result, &error)) {
+            CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+            return ExitFailed;
+        }
+        CliUtil::err() << CliUtil::tr("%1 points of %2 rank(s) written to %3 (tensorboard --logdir "
+                                      "%3)")
+                              .arg(result.points)
+                              .arg(result.ranks)
+                              .arg(target)
+                       << '\n';
+        if (!parser.isSet(csvOpt))
+            return ExitOk;
     }
     bool ok;
     const QString target = parser.value(csvOpt);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// Commands on recorded runs: runs, show, logs, stop, export, stacks. RUN is a run id or a run name
-// (the newest run of that name).
+// Commands on recorded runs: runs, show, logs, stop, export, stacks. RUN is a run id or a
+// run name (the newest run of that name).
 #pragma once
 
 #include <QList>

@@ -34,6 +34,12 @@ macro(rankdeck_find_frontend_deps)
     if(NOT LIBDW_FOUND)
         rankdeck_missing("libdw (stack symbolization)" "libdw-dev")
     endif()
+    # TensorBoard's event files (export and follow): the format's own library and compiler.
+    find_package(Protobuf QUIET)
+    if(NOT Protobuf_FOUND OR NOT Protobuf_PROTOC_EXECUTABLE)
+        rankdeck_missing("protobuf and protoc (TensorBoard event files)"
+            "libprotobuf-dev protobuf-compiler")
+    endif()
     set(CMAKE_AUTOMOC ON)
 endmacro()
 

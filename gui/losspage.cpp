@@ -3,13 +3,17 @@
 
 #include "lossplot.h"
 #include "metricsplotprovider.h"
+#include "models/rundiffmodel.h"
 #include "store/metricsstore.h"
 
 #include <qcustomplot.h>
 
 #include <QComboBox>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
+#include <QSplitter>
+#include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -28,7 +32,9 @@ LossPage::LossPage(QWidget *parent) : QWidget(parent)
     m_metricCombo->addItem(tr("Loss"), metric::Loss);
     connect(m_metricCombo, &QComboBox::currentIndexChanged, this, [this] {
         const QString name = m_metricCombo->currentData().toString();
-        if (m_provider && !name.isEmpty() && name != m_provider->metric()) {
+        if (isComparing()) {
+            applyComparedMetric();
+        } else if (m_provider && !name.isEmpty() && name != m_provider->metric()) {
             m_provider->setMetric(name);
             m_plot->customPlot()->yAxis->setLabel(m_metricCombo->currentText());
             m_plot->setProvider(m_provider.get());
@@ -42,9 +48,24 @@ LossPage::LossPage(QWidget *parent) : QWidget(parent)
     top->addWidget(m_metricCombo);
     top->addStretch();
 
+    m_diffModel = new RunDiffModel(this);
+    m_diffTable = new QTableView(this);
+    m_diffTable->setObjectName(QStringLiteral("runDiffTable"));
+    m_diffTable->setModel(m_diffModel);
+    m_diffTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_diffTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_diffTable->setToolTip(
+        tr("What differs between the compared runs (equal things are left out)"));
+    m_diffTable->hide();
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_plot);
+    split->addWidget(m_diffTable);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
-    layout->addWidget(m_plot, 1);
+    layout->addWidget(split, 1);
 
     m_timer = new QTimer(this);
     m_timer->setInterval(PollIntervalMs);
@@ -56,8 +77,60 @@ LossPage::~LossPage()
     m_plot->setProvider(nullptr);
 }
 
+void LossPage::setComparedRuns(const QList<ComparedRun> &runs)
+{
+    m_plot->setComparedRuns({});
+    m_compared.clear();
+    m_comparedNames.clear();
+    QList<RunSummary> summaries;
+    if (runs.size() >= 2) {
+        for (const ComparedRun &run : runs) {
+            m_compared.push_back(std::make_unique<MetricsPlotProvider>(
+                run.store, m_metricCombo->currentData().toString()));
+            m_comparedNames << run.name;
+            RunSummary s;
+            QString error;
+            if (!RunSummary::fromRecord(run.directory, &s, &error))
+                s.name = run.name; // an unreadable record still gets its column
+            s.name = run.name;
+            summaries << s;
+        }
+    }
+    m_diffModel->setRuns(summaries);
+    m_diffTable->setVisible(isComparing());
+    m_namesGeneration = ~quint64(0);
+    if (isComparing()) {
+        applyComparedMetric();
+        m_timer->start();
+    } else {
+        m_plot->setProvider(m_provider.get());
+        if (!m_store)
+            m_timer->stop();
+    }
+    m_plot->poll();
+}
+
+void LossPage::applyComparedMetric()
+{
+    const QString name = m_metricCombo->currentData().toString();
+    QList<LossPlot::ComparedRun> runs;
+    for (size_t i = 0; i < m_compared.size(); ++i) {
+        m_compared[i]->setMetric(name);
+        runs.append({m_comparedNames.value(qsizetype(i)), m_compared[i].get()});
+    }
+    m_plot->customPlot()->yAxis->setLabel(m_metricCombo->currentText());
+    m_plot->setComparedRuns(runs);
+}
+
+const MetricsStore *LossPage::namesStore() const
+{
+    return isComparing() ? m_compared.front()->store() : m_store;
+}
+
 void LossPage::setMetricsStore(const MetricsStore *store)
 {
+    if (isComparing())
+        setComparedRuns({});
     m_store = store;
     m_plot->setProvider(nullptr);
     m_provider.reset();
@@ -84,7 +157,7 @@ void LossPage::updateMetricNames()
         {metric::CommWaitMs, tr("Communication wait (ms)")},
         {metric::GpuMemBytes, tr("GPU memory (bytes)")},
     };
-    const QStringList names = m_store->metricNames();
+    const QStringList names = namesStore()->metricNames();
     if (names.size() + (names.contains(metric::Loss) ? 0 : 1) == m_metricCombo->count())
         return;
     const QSignalBlocker blocker(m_metricCombo);
@@ -100,9 +173,10 @@ void LossPage::updateMetricNames()
 
 void LossPage::poll()
 {
-    if (!m_store)
+    const MetricsStore *store = namesStore();
+    if (!store)
         return;
-    const quint64 generation = m_store->generation();
+    const quint64 generation = store->generation();
     if (generation != m_namesGeneration) {
         m_namesGeneration = generation;
         updateMetricNames();

@@ -66,6 +66,20 @@ MainWindow::MainWindow(QWidget *parent)
         if (!id.isEmpty() && !showRun(id, &error))
             statusBar()->showMessage(error, 10000);
     });
+    connect(m_side, &SidePanel::runsSelectedForCompare, this, [this](const QStringList &ids) {
+        QList<RunController *> runs;
+        QString error;
+        for (const QString &id : ids) {
+            if (RunController *run = m_runs->open(id, &error))
+                runs << run;
+            else
+                statusBar()->showMessage(error, 10000);
+        }
+        m_runView->setComparedRuns(runs);
+        if (runs.size() >= 2)
+            statusBar()->showMessage(tr("Comparing %1 runs on the Loss page").arg(runs.size()),
+                                     10000);
+    });
     connect(m_side, &SidePanel::reattachRequested, this,
             [this](const QString &runId) { reattachRun(runId); });
     connect(m_runs, &RunManager::runFinished, this, [this](const QString &runId, RunState state) {
@@ -272,6 +286,7 @@ bool MainWindow::showRun(const QString &runId, QString *error)
     RunController *run = m_runs->open(runId, error);
     if (!run)
         return false;
+    m_runView->setComparedRuns({}); // one run selected again: the comparison ends
     if (m_runView->run() != run)
         m_runView->setRun(run);
     return true;
@@ -363,13 +378,15 @@ void MainWindow::testConnection(const Profile &profile)
 
 void MainWindow::startDemo()
 {
-    // The same run scripts/demo.sh starts through the CLI when there is no display.
+    // The same run scripts/demo.sh starts through the CLI when there is no display. Shuffled
+    // (DistributedSampler's seed + epoch permutation): read in the same order every epoch, the
+    // corpus makes the loss jump at each epoch boundary.
     TrainingConfig config;
     config.name = QStringLiteral("demo");
-    config.workerArguments = {QStringLiteral("--task"),       QStringLiteral("charlm"),
-                              QStringLiteral("--steps"),      QStringLiteral("300"),
-                              QStringLiteral("--batch-size"), QStringLiteral("32"),
-                              QStringLiteral("--log-every"),  QStringLiteral("10")};
+    config.workerArguments = {
+        QStringLiteral("--task"),      QStringLiteral("charlm"),       QStringLiteral("--steps"),
+        QStringLiteral("300"),         QStringLiteral("--batch-size"), QStringLiteral("32"),
+        QStringLiteral("--log-every"), QStringLiteral("10"),           QStringLiteral("--shuffle")};
     launch(Profile::builtinLocal(2), config);
 }
 

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "overviewpage.h"
 
+#include "stepheatmapview.h"
+#include "store/metricsstore.h"
+
 #include <QApplication>
+#include <QComboBox>
 #include <QEvent>
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -136,6 +140,23 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     connect(m_kill, &QPushButton::clicked, this, &OverviewPage::killRequested);
     connect(m_dump, &QPushButton::clicked, this, &OverviewPage::dumpStacksRequested);
 
+    m_straggler = new QLabel(this);
+    m_straggler->setObjectName(QStringLiteral("stragglerLabel"));
+    m_straggler->setWordWrap(true);
+    m_straggler->setTextFormat(Qt::PlainText);
+    m_straggler->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_heatmapMetric = new QComboBox(this);
+    m_heatmapMetric->setObjectName(QStringLiteral("heatmapMetricCombo"));
+    m_heatmapMetric->addItem(tr("Step time"), metric::StepTimeMs);
+    m_heatmapMetric->addItem(tr("Communication wait"), metric::CommWaitMs);
+    m_heatmapMetric->setToolTip(
+        tr("Synchronous steps last as long as the slowest rank's on every rank: step time shows "
+           "when steps slow down, communication wait shows who waits (bright) and for whom "
+           "(the straggler's row stays dark)"));
+    connect(m_heatmapMetric, &QComboBox::currentIndexChanged, this,
+            &OverviewPage::heatmapMetricChanged);
+    m_heatmap = new StepHeatmapView(this);
+
     auto *header = new QHBoxLayout;
     header->addWidget(m_title);
     header->addWidget(m_state);
@@ -153,6 +174,11 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     layout->addWidget(m_banner);
     layout->addLayout(progress);
     layout->addWidget(m_nodes);
+    auto *steps = new QHBoxLayout;
+    steps->addWidget(m_straggler, 1);
+    steps->addWidget(m_heatmapMetric, 0, Qt::AlignTop);
+    layout->addLayout(steps);
+    layout->addWidget(m_heatmap);
     layout->addWidget(m_table, 1);
     m_script = new QPlainTextEdit(this);
     m_script->setObjectName(QStringLiteral("batchScriptView"));
@@ -252,6 +278,21 @@ void OverviewPage::setRunActive(bool active)
     m_stop->setEnabled(active);
     m_kill->setEnabled(active);
     m_dump->setEnabled(active);
+}
+
+void OverviewPage::setStragglerText(const QString &text)
+{
+    m_straggler->setText(text);
+}
+
+QString OverviewPage::stragglerText() const
+{
+    return m_straggler->text();
+}
+
+QString OverviewPage::heatmapMetric() const
+{
+    return m_heatmapMetric->currentData().toString();
 }
 
 bool OverviewPage::eventFilter(QObject *watched, QEvent *event)

@@ -2,13 +2,15 @@
 //
 // The "Overview" tab: one row per rank (a table view over core's RankTableModel, so 512 ranks
 // are 512 model rows, not widgets), overall progress with ETA, per-node launch progress, the
-// root-cause banner of a failed run, and Stop / Kill / Dump stacks. It shows what it is given;
-// RunView feeds it from the run controller.
+// root-cause banner of a failed run, Stop / Kill / Dump stacks, and the step times: who is slow
+// in words (core's StragglerReport) over a ranks × steps heatmap of step time or communication
+// wait. It shows what it is given; RunView feeds it from the run controller and its stores.
 #pragma once
 
 #include <QWidget>
 
 class QAbstractItemModel;
+class QComboBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -17,6 +19,8 @@ class QTableView;
 class QTableWidget;
 
 namespace rankdeck {
+
+class StepHeatmapView;
 
 class OverviewPage : public QWidget
 {
@@ -44,6 +48,14 @@ public:
     void setBatchScript(const QString &text);
     QPlainTextEdit *batchScriptView() const { return m_script; }
 
+    // Empty text hides the line.
+    void setStragglerText(const QString &text);
+    QString stragglerText() const;
+    StepHeatmapView *heatmapView() const { return m_heatmap; }
+    QComboBox *heatmapMetricCombo() const { return m_heatmapMetric; }
+    // The metric the heatmap shows: step_ms or comm_wait_ms.
+    QString heatmapMetric() const;
+
     QPushButton *stopButton() const { return m_stop; }
     QPushButton *killButton() const { return m_kill; }
     QPushButton *dumpStacksButton() const { return m_dump; }
@@ -53,6 +65,7 @@ signals:
     void killRequested();
     void dumpStacksRequested();
     void rootCauseActivated();
+    void heatmapMetricChanged();
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
@@ -69,6 +82,9 @@ private:
     QPushButton *m_stop = nullptr;
     QPushButton *m_kill = nullptr;
     QPushButton *m_dump = nullptr;
+    QLabel *m_straggler = nullptr;
+    QComboBox *m_heatmapMetric = nullptr;
+    StepHeatmapView *m_heatmap = nullptr;
 };
 
 } // namespace rankdeck

@@ -9,11 +9,17 @@
 #include "overviewpage.h"
 #include "rankstatedelegate.h"
 #include "run/runcontroller.h"
+#include "run/stragglerreport.h"
+#include "stepheatmapview.h"
+#include "store/metricsstore.h"
 
 #include <QDateTime>
 #include <QFile>
+#include <QElapsedTimer>
 #include <QTableView>
 #include <QTimer>
+
+#include <algorithm>
 
 namespace rankdeck {
 
@@ -42,6 +48,7 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
         if (m_run)
             m_run->kill();
     });
+    connect(m_overview, &OverviewPage::heatmapMetricChanged, this, [this] { refreshSteps(true); });
     connect(m_overview, &OverviewPage::dumpStacksRequested, this, [this] {
         if (m_run)
             m_run->dumpStacks();
@@ -54,13 +61,29 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
 
 RunView::~RunView() = default;
 
+void RunView::setComparedRuns(const QList<RunController *> &runs)
+{
+    QList<LossPage::ComparedRun> compared;
+    for (RunController *run : runs) {
+        if (run && run->metricsStore())
+            compared.append({run->name(), run->runDirectory(), run->metricsStore()});
+    }
+    m_loss->setComparedRuns(compared.size() >= 2 ? compared : QList<LossPage::ComparedRun>{});
+    if (m_loss->isComparing())
+        setCurrentIndex(Loss);
+}
+
 void RunView::setRun(RunController *run)
 {
+    if (m_loss->isComparing())
+        m_loss->setComparedRuns({});
     if (m_run)
         disconnect(m_run, nullptr, this, nullptr);
     m_run = run;
     m_rateStartUs = 0;
     m_rateStartSteps = 0;
+    m_stepsGeneration = ~quint64(0);
+    m_stepsRefreshedUs = 0;
     bindStores();
     m_overview->clearNodeProgress();
     m_rankModel->setController(run);
@@ -71,6 +94,8 @@ void RunView::setRun(RunController *run)
         m_overview->setRootCause(QString());
         m_overview->setRunActive(false);
         m_overview->setBatchScript(QString());
+        m_overview->setStragglerText(QString());
+        m_overview->heatmapView()->setHeatmap({}, QString());
         m_failures->setEntries({}, QString());
         return;
     }
@@ -147,8 +172,36 @@ void RunView::refreshOverview()
         }
     }
     m_overview->setProgress(done, total, eta);
+    refreshSteps(isTerminal(state));
     if (isTerminal(state))
         m_timer->stop();
+}
+
+void RunView::refreshSteps(bool force)
+{
+    const MetricsStore *store = m_run ? m_run->metricsStore() : nullptr;
+    if (!store)
+        return;
+    const quint64 generation = store->generation();
+    const qint64 now = QDateTime::currentMSecsSinceEpoch() * 1000;
+    // At most twice a second, and never more than 5 % of the GUI thread's time: at 512 ranks ×
+    // 100k steps a refresh takes far longer than the heatmap's 30 ms goal (docs/benchmarks.md).
+    const qint64 pause = std::max<qint64>(500'000, 20 * m_stepsCostUs);
+    if (!force && (generation == m_stepsGeneration || now - m_stepsRefreshedUs < pause))
+        return;
+    m_stepsGeneration = generation;
+    m_stepsRefreshedUs = now;
+    QElapsedTimer cost;
+    cost.start();
+    QHash<int, QString> hosts;
+    for (const RankStatus &s : m_run->rankStatuses())
+        hosts.insert(s.rank, s.host);
+    const StragglerReport report = StragglerReport::analyze(*store, hosts);
+    m_overview->setStragglerText(report.text());
+    StepHeatmapView *view = m_overview->heatmapView();
+    view->setHeatmap(
+        StepHeatmap::compute(*store, m_overview->heatmapMetric(), view->wantedColumns()), tr("ms"));
+    m_stepsCostUs = cost.nsecsElapsed() / 1000;
 }
 
 void RunView::refreshFailures()

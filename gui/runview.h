@@ -45,12 +45,18 @@ public:
 
     // Shows a run (not owned; it lives in core's RunManager). Null shows nothing.
     void setRun(RunController *run);
+    // Several runs on the Loss page, overlaid, with what differs between them; empty: back to
+    // the run of setRun(). Not owned (core's RunManager keeps them).
+    void setComparedRuns(const QList<RunController *> &runs);
     RunController *run() const { return m_run; }
     RankTableModel *rankModel() const { return m_rankModel; }
 
 private slots:
     void refreshOverview();
     void refreshFailures();
+    // The straggler text and the heatmap, from the metrics store; at most twice a second
+    // unless forced (a run that ended, the heatmap's metric toggled).
+    void refreshSteps(bool force = false);
 
 private:
     void bindStores();
@@ -62,6 +68,9 @@ private:
     RankTableModel *m_rankModel = nullptr;
     qint64 m_rateStartUs = 0;
     qint64 m_rateStartSteps = 0;
+    quint64 m_stepsGeneration = ~quint64(0);
+    qint64 m_stepsRefreshedUs = 0;
+    qint64 m_stepsCostUs = 0; // what the last refresh of the straggler text and heatmap took
     OverviewPage *m_overview = nullptr;
     LossPage *m_loss = nullptr;
     LogsPage *m_logs = nullptr;

@@ -124,7 +124,8 @@ void ScreenshotTour::startHealthyRun()
     config.name = QStringLiteral("mlp-4-ranks");
     config.workerArguments = {QStringLiteral("--task"),      QStringLiteral("mlp"),
                               QStringLiteral("--steps"),     QStringLiteral("300"),
-                              QStringLiteral("--log-every"), QStringLiteral("10")};
+                              QStringLiteral("--log-every"), QStringLiteral("10"),
+                              QStringLiteral("--shuffle")};
     QString error;
     RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
     if (!run) {

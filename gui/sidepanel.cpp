@@ -17,6 +17,8 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace rankdeck {
 
 namespace {
@@ -133,7 +135,9 @@ SidePanel::SidePanel(QWidget *parent) : QWidget(parent)
     m_runs->setUniformRowHeights(true);
     m_runs->setAllColumnsShowFocus(true);
     m_runs->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_runs->setSelectionMode(QAbstractItemView::SingleSelection);
+    // Several runs selected are compared on the Loss page.
+    m_runs->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_runs->setToolTip(tr("Ctrl- or Shift-click several runs to compare them"));
     m_runs->setContextMenuPolicy(Qt::CustomContextMenu);
     m_reattach = new QAction(tr("&Re-attach"), this);
     m_reattach->setObjectName(QStringLiteral("reattachRunAction"));
@@ -227,10 +231,33 @@ void SidePanel::setRunModel(QAbstractItemModel *source)
                     m_reattach->setEnabled(
                         current.isValid() &&
                         current.data(DetachedRunsProxy::ReattachableRole).toBool());
-                    if (current.isValid())
+                    if (current.isValid() && selectedRunIds().size() < 2)
                         emit runSelected(current);
                 });
+        connect(m_runs->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+            const QStringList ids = selectedRunIds();
+            if (ids.size() >= 2)
+                emit runsSelectedForCompare(ids);
+            else if (ids.size() == 1 && m_runs->currentIndex().isValid())
+                emit runSelected(m_runs->currentIndex());
+        });
     }
+}
+
+QStringList SidePanel::selectedRunIds() const
+{
+    QStringList ids;
+    if (!m_runs->selectionModel())
+        return ids;
+    QModelIndexList rows = m_runs->selectionModel()->selectedRows(RunListModel::NameColumn);
+    std::sort(rows.begin(), rows.end(),
+              [](const QModelIndex &a, const QModelIndex &b) { return a.row() < b.row(); });
+    for (const QModelIndex &index : std::as_const(rows)) {
+        const QString id = index.data(RunListModel::RunIdRole).toString();
+        if (!id.isEmpty())
+            ids << id;
+    }
+    return ids;
 }
 
 void SidePanel::selectRunRow(int row)

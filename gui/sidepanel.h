@@ -29,6 +29,8 @@ public:
     void setRunModel(QAbstractItemModel *model);
     QTreeView *runList() const { return m_runs; }
     void selectRunRow(int row);
+    // The ids of the selected runs, in the list's order.
+    QStringList selectedRunIds() const;
     // The Re-attach action for the run at index; enabled only for detached or orphaned SSH runs.
     QAction *reattachAction() const { return m_reattach; }
 
@@ -38,6 +40,8 @@ signals:
     void deleteProfileRequested(const QString &name);
     void launchRequested(const QString &profileName);
     void runSelected(const QModelIndex &index);
+    // Two or more runs selected (Ctrl/Shift-click): compare them.
+    void runsSelectedForCompare(const QStringList &runIds);
     // "Re-attach" on a detached run (context menu of the run list).
     void reattachRequested(const QString &runId);
 

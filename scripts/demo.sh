@@ -6,7 +6,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/scripts/bootstrap.sh"
 bin=${RANKDECK_BUILD_DIR:-$here/build}/bin
-demo_args=(--task charlm --steps 300 --batch-size 32 --log-every 10)
+demo_args=(--task charlm --steps 300 --batch-size 32 --log-every 10 --shuffle)
 if [[ -n ${DISPLAY:-}${WAYLAND_DISPLAY:-} && ${RANKDECK_HEADLESS:-0} != 1 ]]; then
     exec "$bin/rankdeck" --demo
 fi

@@ -439,6 +439,11 @@ int Trainer::run()
         // The step index as the log prints it ("Epoch E"): --fault KIND@E fires before it.
         if (injector)
             injector->maybeInject(int(step));
+        // A straggler's extra work, inside its step and before its gradients join the
+        // all-reduce: its step takes longer and the other ranks wait for it there, as behind a
+        // slow GPU or a busy node.
+        if (o.stragglerDelay() && o.rank == o.faultRank)
+            std::this_thread::sleep_for(std::chrono::milliseconds(o.stepDelayMs));
         if (!buffers.empty())
             d->broadcastFromRankZero(buffers); // DDP's broadcast_buffers before each forward
         const double lr = d->lrAt(step);
@@ -507,7 +512,7 @@ int Trainer::run()
                 d->writeCheckpoint(step);
             break;
         }
-        if (o.stepDelayMs > 0)
+        if (o.stepDelayMs > 0 && !o.stragglerDelay())
             std::this_thread::sleep_for(std::chrono::milliseconds(o.stepDelayMs));
     }
     if (!stopped && !o.checkpointDir.empty() && o.checkpointEvery > 0 &&

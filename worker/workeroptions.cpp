@@ -245,8 +245,9 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
         throw UsageError("--resume needs --checkpoint-dir");
     if (o.checkpointEvery > 0 && o.checkpointDir.empty())
         throw UsageError("--checkpoint-every needs --checkpoint-dir");
-    if (o.faultRank >= 0 && o.fault.empty())
-        throw UsageError("--fault-rank needs --fault KIND@STEP");
+    if (o.faultRank >= 0 && o.fault.empty() && o.stepDelayMs == 0)
+        throw UsageError(
+            "--fault-rank needs --fault KIND@STEP, or --step-delay-ms N (a straggler)");
 
     // Task defaults: the linear task is the reference example (SGD, lr 0.01, batch 20).
     if (o.optimizer.empty())
@@ -281,6 +282,7 @@ flags override it.
   --save-state OUT.pt  --checkpoint-dir DIR --checkpoint-every N --resume
   --log-every N  --telemetry on|off  --control-stdin  --run-dir DIR
   --fault KIND@STEP --fault-rank R  --step-delay-ms N  --no-overlap  --cpu-affinity auto|off
+  (--step-delay-ms N --fault-rank R without --fault: rank R alone is N ms slower per step)
   --help
 Exit codes: 0 finished or stopped, 1 runtime error, 2 bad flags or environment.
 )";

@@ -72,6 +72,10 @@ struct WorkerOptions
     std::string fault;
     int faultRank = -1;
     std::int64_t stepDelayMs = 0;
+    // --step-delay-ms with --fault-rank and no --fault: only that rank is slow, inside its step
+    // (a straggler the others wait for in the all-reduce). Otherwise every rank sleeps after
+    // each step.
+    bool stragglerDelay() const { return stepDelayMs > 0 && faultRank >= 0 && fault.empty(); }
     bool noOverlap = false;
     std::string cpuAffinity = "auto"; // auto: CPU ranks sharing a node get disjoint CPU slices
     bool help = false;

@@ -544,6 +544,38 @@ bool MetricsStore::lastPoint(int rank, const QString &name, MetricPoint *point) 
     return true;
 }
 
+QList<MetricPoint> MetricsStore::tail(int rank, const QString &name, int n) const
+{
+    QMutexLocker lock(&m_mutex);
+    QList<MetricPoint> out;
+    const Series *s = seriesLocked(rank, name);
+    if (!s || s->values.empty() || n <= 0)
+        return out;
+    const size_t end = s->values.size();
+    const size_t begin = std::max(s->segmentStarts.back(), end - std::min(end, size_t(n)));
+    out.reserve(qsizetype(end - begin));
+    for (size_t i = begin; i < end; ++i)
+        out.append(MetricPoint{s->steps[i], s->times[i], s->values[i]});
+    return out;
+}
+
+bool MetricsStore::stepRange(int rank, const QString &name, qint64 *first, qint64 *last) const
+{
+    QMutexLocker lock(&m_mutex);
+    const Series *s = seriesLocked(rank, name);
+    if (!s || s->values.empty())
+        return false;
+    // Steps increase within a segment: its first and last point are its extremes.
+    qint64 lo = s->steps[s->segmentStarts.front()], hi = lo;
+    for (size_t k = 0; k < s->segmentStarts.size(); ++k) {
+        lo = std::min(lo, s->steps[s->segmentStarts[k]]);
+        hi = std::max(hi, s->steps[s->segmentEnd(k) - 1]);
+    }
+    *first = lo;
+    *last = hi;
+    return true;
+}
+
 QString MetricsStore::lastError() const
 {
     QMutexLocker lock(&m_mutex);

@@ -104,6 +104,11 @@ public:
     QList<MetricSegment> segments(int rank, const QString &name) const;
     // The last point, if any.
     bool lastPoint(int rank, const QString &name, MetricPoint *point) const;
+    // The last n points of the last segment (after a restart: of the resumed steps only),
+    // without copying the series.
+    QList<MetricPoint> tail(int rank, const QString &name, int n) const;
+    // The smallest and largest step of the series (over all its segments); false when empty.
+    bool stepRange(int rank, const QString &name, qint64 *first, qint64 *last) const;
 
     // A plottable curve: smoothed on the full data with the debiased EMA weight (0 = raw, per
     // segment), then min/max bucketed into ~buckets buckets over [xMin, xMax] of the chosen

@@ -4,10 +4,15 @@
 // codes, scripted profiles, a 2-rank run whose record holds every line each rank printed, a run
 // where one rank fails (root cause named, the other rank stopped, no process left), and a
 // detached run stopped from another process.
+#include "models/rundiffmodel.h"
+#include "run/runrecord.h"
+#include "tensorboardreader.h"
 #include "testprocesses.h"
 
+#include <QAbstractItemModelTester>
 #include <QDir>
 #include <QFile>
+#include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -16,7 +21,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
 #include <csignal>
+#include <functional>
 
 class TestCliE2e : public QObject
 {
@@ -127,7 +134,9 @@ private slots:
         QTest::newRow("stop") << QStringList{QStringLiteral("stop"), QStringLiteral("--help")}
                               << QStringLiteral("RUN");
         QTest::newRow("export") << QStringList{QStringLiteral("export"), QStringLiteral("--help")}
-                                << QStringLiteral("--csv");
+                                << QStringLiteral("--tensorboard");
+        QTest::newRow("plot") << QStringList{QStringLiteral("plot"), QStringLiteral("--help")}
+                              << QStringLiteral("--compare");
         QTest::newRow("stacks") << QStringList{QStringLiteral("stacks"), QStringLiteral("--help")}
                                 << QStringLiteral("--rank");
         QTest::newRow("profiles") << QStringList{QStringLiteral("profiles"),
@@ -365,6 +374,210 @@ private slots:
         for (int rank = 0; rank < 2; ++rank)
             QCOMPARE(rows.filter(QRegularExpression(QStringLiteral("^%1,loss,").arg(rank))).size(),
                      20);
+
+        // The same points as TensorBoard event files, read back by TensorBoard's own reader:
+        // one run per rank, every step of every metric, equal values (float32, as TensorBoard
+        // keeps scalars) and the same wall times.
+        if (rankdeck::testing::tensorBoardPython().isEmpty())
+            QSKIP("RANKDECK_TORCH_PYTHON is not set (TensorBoard's reader)");
+        const QString tb = m_home.path() + QStringLiteral("/tb");
+        s = cli({QStringLiteral("export"), id, QStringLiteral("--tensorboard"), tb});
+        QVERIFY2(s.code == 0, qPrintable(s.err));
+        QVERIFY2(s.err.contains(QStringLiteral("2 rank(s)")), qPrintable(s.err));
+        QString error;
+        const QJsonObject runs = rankdeck::testing::readWithTensorBoard(tb, &error);
+        QVERIFY2(!runs.isEmpty(), qPrintable(error));
+        QCOMPARE(runs.keys(), (QStringList{QStringLiteral("rank-0"), QStringLiteral("rank-1")}));
+        QHash<QString, QJsonArray> fromCsv; // "rank/metric" -> [[step, wall_time_us, value]]
+        for (const QString &row : rows.mid(1)) {
+            const QStringList f = row.split(QLatin1Char(','));
+            QCOMPARE(f.size(), 6);
+            fromCsv[f[0] + QLatin1Char('/') + f[1]].append(
+                QJsonArray{f[3].toLongLong(), f[4].toLongLong(), f[5].toDouble()});
+        }
+        int tags = 0;
+        for (const QString &run : runs.keys()) {
+            const QJsonObject byTag = runs.value(run).toObject();
+            for (const QString &tag : byTag.keys()) {
+                ++tags;
+                const QJsonArray got = byTag.value(tag).toArray();
+                const QJsonArray want = fromCsv.value(run.mid(5) + QLatin1Char('/') + tag);
+                QCOMPARE(got.size(), want.size());
+                for (qsizetype i = 0; i < got.size(); ++i) {
+                    const QJsonArray g = got[i].toArray(), w = want[i].toArray();
+                    QCOMPARE(g[0].toInteger(), w[0].toInteger());
+                    QVERIFY(std::abs(g[1].toDouble() - double(w[1].toInteger()) / 1e6) < 1e-6);
+                    QCOMPARE(float(g[2].toDouble()), float(w[2].toDouble()));
+                }
+            }
+        }
+        QCOMPARE(tags, int(fromCsv.size()));
+        QVERIFY(runs.value(QStringLiteral("rank-1")).toObject().contains(QStringLiteral("loss")));
+    }
+
+    // Rank 3 sleeps 30 ms inside each step (--step-delay-ms with --fault-rank, no --fault):
+    // show names it from the recorded step times, and the ranks that wait for it.
+    void stragglerIsNamedByShow()
+    {
+        requireWorker();
+        const Result r =
+            cli({QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("local"),
+                 QStringLiteral("--nproc-per-node"), QStringLiteral("4"), QStringLiteral("--name"),
+                 QStringLiteral("e2e-straggler"), QStringLiteral("--"), QStringLiteral("--task"),
+                 QStringLiteral("linear"), QStringLiteral("--steps"), QStringLiteral("80"),
+                 QStringLiteral("--step-delay-ms"), QStringLiteral("30"),
+                 QStringLiteral("--fault-rank"), QStringLiteral("3")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const Result s = cli({QStringLiteral("show"), QStringLiteral("e2e-straggler")});
+        QCOMPARE(s.code, 0);
+        const QRegularExpressionMatch m =
+            QRegularExpression(QStringLiteral("Step time: rank 3 on (\\S+): median step ([0-9.]+)× "
+                                              "the others' over the last 80 steps"))
+                .match(s.out);
+        QVERIFY2(m.hasMatch(), qPrintable(s.out));
+        QVERIFY2(m.captured(2).toDouble() > 3, qPrintable(s.out)); // 30 ms against ~1 ms of work
+        // The host is the one the rank ran on, as its line in the rank table says.
+        QVERIFY2(QRegularExpression(QStringLiteral("rank +3 +%1 ").arg(m.captured(1)))
+                     .match(s.out)
+                     .hasMatch(),
+                 qPrintable(s.out));
+        QVERIFY2(s.out.contains(QStringLiteral("Ranks 0–2 wait for it")), qPrintable(s.out));
+
+        // Without the slowed rank: no straggler.
+        const Result even =
+            cli({QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("local"),
+                 QStringLiteral("--nproc-per-node"), QStringLiteral("4"), QStringLiteral("--name"),
+                 QStringLiteral("e2e-even"), QStringLiteral("--"), QStringLiteral("--task"),
+                 QStringLiteral("linear"), QStringLiteral("--steps"), QStringLiteral("40"),
+                 QStringLiteral("--step-delay-ms"), QStringLiteral("20")});
+        QVERIFY2(even.code == 0, qPrintable(even.out + even.err));
+        const Result e = cli({QStringLiteral("show"), QStringLiteral("e2e-even")});
+        QVERIFY2(e.out.contains(QStringLiteral("Step time: No straggler")), qPrintable(e.out));
+    }
+
+    // Two real runs that differ in --lr. Drawn without a display (no QT_QPA_PLATFORM, no
+    // DISPLAY: the CLI picks offscreen itself): the picture has the asked size and curves in
+    // its plot area; with --compare, each run's curve in its own colour. Compared: --lr, the
+    // duration and the metrics differ, nothing else.
+    void plotAndCompareTwoRuns()
+    {
+        requireWorker();
+        for (const QString &lr : {QStringLiteral("0.05"), QStringLiteral("0.005")}) {
+            const Result r = cli(
+                {QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("local"),
+                 QStringLiteral("--nproc-per-node"), QStringLiteral("2"), QStringLiteral("--name"),
+                 QStringLiteral("e2e-lr-") + lr, QStringLiteral("--"), QStringLiteral("--task"),
+                 QStringLiteral("mlp"), QStringLiteral("--steps"), QStringLiteral("60"),
+                 QStringLiteral("--lr"), lr, QStringLiteral("--shuffle")});
+            QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        }
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.path() + QStringLiteral("/data"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.path() + QStringLiteral("/config"));
+        const auto plot = [&](const QStringList &args) {
+            return rankdeck::testing::runCommand(m_cli, QStringList{QStringLiteral("plot")} + args,
+                                                 env, 60000);
+        };
+        // Pixels near a colour in the plot area (away from the axes, labels and legend).
+        const auto countNear = [](const QImage &image, const std::function<bool(QColor)> &pred) {
+            int n = 0;
+            for (int y = image.height() / 6; y < image.height() * 5 / 6; ++y)
+                for (int x = image.width() / 8; x < image.width() * 3 / 4; ++x)
+                    n += pred(image.pixelColor(x, y)) ? 1 : 0;
+            return n;
+        };
+        const auto near = [](QColor want) {
+            return [want](QColor c) {
+                return std::abs(c.red() - want.red()) + std::abs(c.green() - want.green()) +
+                           std::abs(c.blue() - want.blue()) <
+                       60;
+            };
+        };
+        const QString one = m_home.path() + QStringLiteral("/one.png");
+        Result p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--png"), one,
+                         QStringLiteral("--width"), QStringLiteral("640"),
+                         QStringLiteral("--height"), QStringLiteral("400")});
+        QVERIFY2(p.code == 0, qPrintable(p.err));
+        QImage image(one);
+        QCOMPARE(image.size(), QSize(640, 400));
+        // Curves: coloured pixels (the ranks) and dark ones (the mean) on a light background.
+        QVERIFY(countNear(image, [](QColor c) { return c.hsvSaturation() > 100; }) > 300);
+        QVERIFY(countNear(image, [](QColor c) { return c.lightness() < 60; }) > 100);
+
+        const QString both = m_home.path() + QStringLiteral("/compare.png");
+        p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--compare"),
+                  QStringLiteral("e2e-lr-0.005"), QStringLiteral("--png"), both});
+        QVERIFY2(p.code == 0, qPrintable(p.err));
+        image = QImage(both);
+        QCOMPARE(image.size(), QSize(1200, 600));
+        // The first two colours of the run palette (Tableau 10): blue, orange.
+        QVERIFY(countNear(image, near(QColor(0x1f, 0x77, 0xb4))) > 200);
+        QVERIFY(countNear(image, near(QColor(0xff, 0x7f, 0x0e))) > 200);
+
+        const QString pdf = m_home.path() + QStringLiteral("/plot.pdf");
+        p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--metric"),
+                  QStringLiteral("step_ms"), QStringLiteral("--pdf"), pdf});
+        QVERIFY2(p.code == 0, qPrintable(p.err));
+        QFile f(pdf);
+        QVERIFY(f.open(QIODevice::ReadOnly) && f.read(4) == "%PDF");
+
+        // Bad input is named.
+        p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--png"), one,
+                  QStringLiteral("--pdf"), pdf});
+        QCOMPARE(p.code, 2);
+        p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--metric"), QStringLiteral("nope"),
+                  QStringLiteral("--png"), one});
+        QCOMPARE(p.code, 1);
+        QVERIFY2(p.err.contains(QStringLiteral("no metric \"nope\"")) &&
+                     p.err.contains(QStringLiteral("loss")),
+                 qPrintable(p.err));
+        p = plot({QStringLiteral("no-such-run"), QStringLiteral("--png"), one});
+        QCOMPARE(p.code, 1);
+
+        // What differs: --lr, and nothing the two runs share (--task, --steps, the profile,
+        // the world size). The model under QAbstractItemModelTester, from the records.
+        QList<rankdeck::RunSummary> summaries;
+        for (const QString &name :
+             {QStringLiteral("e2e-lr-0.05"), QStringLiteral("e2e-lr-0.005")}) {
+            QString error;
+            const QString dir = rankdeck::RunRecord::resolve(runsDir(), name, &error);
+            QVERIFY2(!dir.isEmpty(), qPrintable(error));
+            rankdeck::RunSummary s;
+            QVERIFY2(rankdeck::RunSummary::fromRecord(dir, &s, &error), qPrintable(error));
+            summaries << s;
+        }
+        rankdeck::RunDiffModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setRuns(summaries);
+        const QStringList keys = model.keys();
+        QVERIFY2(keys.contains(QStringLiteral("flag:--lr")), qPrintable(keys.join(u' ')));
+        for (const QString &same : {QStringLiteral("flag:--task"), QStringLiteral("flag:--steps"),
+                                    QStringLiteral("flag:--shuffle"), QStringLiteral("profile"),
+                                    QStringLiteral("world_size")})
+            QVERIFY2(!keys.contains(same), qPrintable(keys.join(u' ')));
+        QCOMPARE(model.columnCount(), 2);
+        for (int row = 0; row < model.rowCount(); ++row)
+            QVERIFY2(
+                model.index(row, 0).data() != model.index(row, 1).data(),
+                qPrintable(model.index(row, 0).data(rankdeck::RunDiffModel::KeyRole).toString()));
+        const int lrRow = int(keys.indexOf(QStringLiteral("flag:--lr")));
+        QCOMPARE(model.index(lrRow, 0).data().toString(), QStringLiteral("0.05"));
+        QCOMPARE(model.index(lrRow, 1).data().toString(), QStringLiteral("0.005"));
+        QVERIFY(keys.contains(QStringLiteral("final:loss")));
+        // The CLI prints the same table.
+        const Result c = cli({QStringLiteral("compare"), QStringLiteral("e2e-lr-0.05"),
+                              QStringLiteral("e2e-lr-0.005")});
+        QVERIFY2(c.code == 0, qPrintable(c.err));
+        QVERIFY2(QRegularExpression(QStringLiteral("\\n--lr +0\\.05 +0\\.005\\n"))
+                     .match(c.out)
+                     .hasMatch(),
+                 qPrintable(c.out));
+        QVERIFY2(!c.out.contains(QStringLiteral("--task")), qPrintable(c.out));
+        QCOMPARE(cli({QStringLiteral("compare"), QStringLiteral("e2e-lr-0.05")}).code, 2);
     }
 
     void failingRankIsTheRootCause()

@@ -3,7 +3,9 @@
 // The real app driving real runs: launch 2 ranks of rankdeck-worker on the local profile with
 // clicks, watch the rank table, the loss plot and the log tabs fill, see an injected crash come
 // out as the root-cause banner and a Failures entry naming the faulting function, and stop a
-// running run with the Stop button.
+// running run with the Stop button; a 4-rank run with one slowed rank names it on the Overview,
+// whose heatmap shows the others waiting for it; two runs with different --lr selected together
+// in the side panel are overlaid on the Loss page over a table that names --lr.
 #include "failurespage.h"
 #include "launchdialog.h"
 #include "logspage.h"
@@ -18,6 +20,9 @@
 #include "runview.h"
 #include "sidepanel.h"
 
+#include "models/rundiffmodel.h"
+#include "models/runlistmodel.h"
+#include "stepheatmapview.h"
 #include "store/metricsstore.h"
 
 #include <QAbstractItemModelTester>
@@ -31,6 +36,8 @@
 #include <QToolButton>
 #include <QTreeView>
 #include <QtTest>
+
+#include <cmath>
 
 using namespace rankdeck;
 
@@ -49,10 +56,12 @@ private slots:
     void injectedFaultShowsRootCause();
     void stopEndsRunningRun();
     void yourProgramFromTheDialog();
+    void stragglerNamedOnOverview();
+    void twoRunsCompared();
 
 private:
     // Opens the launch form from the side panel, fills it in and clicks Launch.
-    RunController *launchWithClicks(int steps, const QString &extraArguments);
+    RunController *launchWithClicks(int steps, const QString &extraArguments, int ranksPerNode = 2);
     bool allRanksIn(RankState state) const;
 
     QTemporaryDir m_home;
@@ -98,7 +107,8 @@ void TestGuiRun::cleanup()
     m_window.reset();
 }
 
-RunController *TestGuiRun::launchWithClicks(int steps, const QString &extraArguments)
+RunController *TestGuiRun::launchWithClicks(int steps, const QString &extraArguments,
+                                            int ranksPerNode)
 {
     auto *launch =
         m_window->sidePanel()->findChild<QToolButton *>(QStringLiteral("sideLaunchButton"));
@@ -114,10 +124,10 @@ RunController *TestGuiRun::launchWithClicks(int steps, const QString &extraArgum
     QTest::keyClicks(stepsSpin, QString::number(steps));
     auto *ranks = dialog->findChild<QSpinBox *>(QStringLiteral("launchRanksPerNodeSpin"));
     ranks->selectAll();
-    QTest::keyClicks(ranks, QStringLiteral("2"));
+    QTest::keyClicks(ranks, QString::number(ranksPerNode));
     QTest::keyClicks(dialog->findChild<QLineEdit *>(QStringLiteral("launchExtraArgsEdit")),
                      extraArguments);
-    if (dialog->profile().worldSize() != 2 || dialog->config().totalSteps() != steps)
+    if (dialog->profile().worldSize() != ranksPerNode || dialog->config().totalSteps() != steps)
         return nullptr;
     QTest::mouseClick(dialog->launchButton(), Qt::LeftButton);
     return m_window->runView()->run();
@@ -295,4 +305,108 @@ void TestGuiRun::yourProgramFromTheDialog()
     QVERIFY(again);
     QCOMPARE(again->findChild<QLineEdit *>(QStringLiteral("launchProgramEdit"))->text(), typed);
     again->close();
+}
+
+// Rank 3 sleeps 30 ms inside each of its steps (the worker's straggler flag): the others wait
+// for it in the all-reduce.
+void TestGuiRun::stragglerNamedOnOverview()
+{
+    const int steps = 80;
+    RunController *run = launchWithClicks(
+        steps, QStringLiteral("--task linear --step-delay-ms 30 --fault-rank 3"), 4);
+    QVERIFY(run);
+    QTRY_COMPARE_WITH_TIMEOUT(run->state(), RunState::Finished, RunTimeoutMs);
+    OverviewPage *overview = m_window->runView()->overviewPage();
+    QTRY_VERIFY(!overview->stragglerText().isEmpty());
+    const QString text = overview->stragglerText();
+    QVERIFY2(QRegularExpression(QStringLiteral("^rank 3 on \\S+: median step [0-9.]+× the others' "
+                                               "over the last 80 steps"))
+                 .match(text)
+                 .hasMatch(),
+             qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("Ranks 0–2 wait for it")), qPrintable(text));
+
+    const auto rowMean = [](const StepHeatmap &h, int row) {
+        double sum = 0;
+        int n = 0;
+        for (int c = 0; c < h.columns; ++c) {
+            if (!std::isnan(h.at(row, c))) {
+                sum += double(h.at(row, c));
+                ++n;
+            }
+        }
+        return n > 0 ? sum / n : 0.0;
+    };
+    // The heatmap: one row per rank over the run's steps.
+    QCOMPARE(overview->heatmapMetric(), metric::StepTimeMs);
+    const StepHeatmap &stepTimes = overview->heatmapView()->heatmap();
+    QCOMPARE(stepTimes.ranks, (QList<int>{0, 1, 2, 3}));
+    QVERIFY(stepTimes.columns > 0);
+    QCOMPARE(stepTimes.lastStep, qint64(steps));
+    // Synchronous steps last alike on every rank; where the time goes differs: in the
+    // communication wait view the others' rows are bright and rank 3's is dark.
+    overview->heatmapMetricCombo()->setCurrentIndex(1);
+    QCOMPARE(overview->heatmapMetric(), metric::CommWaitMs);
+    const StepHeatmap &waits = overview->heatmapView()->heatmap();
+    QCOMPARE(waits.ranks.size(), 4);
+    for (int row = 0; row < 3; ++row)
+        QVERIFY2(rowMean(waits, row) > 5 * rowMean(waits, 3),
+                 qPrintable(QStringLiteral("rank %1 waits %2 ms, rank 3 %3 ms")
+                                .arg(row)
+                                .arg(rowMean(waits, row))
+                                .arg(rowMean(waits, 3))));
+    QVERIFY(overview->heatmapView()->colorFor(waits.high) !=
+            overview->heatmapView()->colorFor(waits.low));
+}
+
+void TestGuiRun::twoRunsCompared()
+{
+    const int steps = 30;
+    QStringList ids;
+    for (const QString &lr : {QStringLiteral("0.05"), QStringLiteral("0.005")}) {
+        RunController *run =
+            launchWithClicks(steps, QStringLiteral("--task linear --lr %1").arg(lr));
+        QVERIFY(run);
+        QTRY_COMPARE_WITH_TIMEOUT(run->state(), RunState::Finished, RunTimeoutMs);
+        ids << run->runId();
+    }
+    // Ctrl-click: the two runs selected in the side panel's list.
+    QTreeView *list = m_window->sidePanel()->runList();
+    QAbstractItemModel *model = list->model();
+    QTRY_VERIFY(model->rowCount() >= 2);
+    list->selectionModel()->clearSelection();
+    for (int row = 0; row < model->rowCount(); ++row) {
+        const QModelIndex index = model->index(row, 0);
+        if (ids.contains(index.data(RunListModel::RunIdRole).toString()))
+            list->selectionModel()->select(index,
+                                           QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    }
+    QCOMPARE(m_window->sidePanel()->selectedRunIds().size(), 2);
+    LossPage *loss = m_window->runView()->lossPage();
+    QTRY_VERIFY(loss->isComparing());
+    QCOMPARE(m_window->runView()->currentIndex(), int(RunView::Loss));
+    LossPlot *plot = loss->plot();
+    plot->refreshNow();
+    QVERIFY(plot->isComparing());
+    // Each run's curve (its mean across its 2 ranks) holds a point per step.
+    QCOMPARE(plot->plottedRanks(), (QList<int>{0, 1}));
+    for (int run = 0; run < 2; ++run)
+        QCOMPARE(plot->pointCount(run), steps);
+    QVERIFY(plot->runColor(0) != plot->runColor(1));
+    // What differs: --lr (and the duration and the metrics), nothing the runs share.
+    QAbstractItemModelTester tester(loss->diffModel(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const QStringList keys = loss->diffModel()->keys();
+    QVERIFY2(keys.contains(QStringLiteral("flag:--lr")), qPrintable(keys.join(u' ')));
+    QVERIFY2(!keys.contains(QStringLiteral("flag:--task")) &&
+                 !keys.contains(QStringLiteral("world_size")),
+             qPrintable(keys.join(u' ')));
+    QVERIFY(loss->diffTable()->isVisible());
+    QCOMPARE(loss->diffModel()->columnCount(), 2);
+
+    // One run selected again: back to that run's own curves.
+    list->selectionModel()->clearSelection();
+    list->setCurrentIndex(model->index(0, 0));
+    QTRY_VERIFY(!loss->isComparing());
+    QVERIFY(!loss->diffTable()->isVisible());
 }

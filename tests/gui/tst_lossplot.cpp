@@ -2,7 +2,7 @@
 //
 // The loss plot over core's real MetricsStore: a point per step per rank plus the mean,
 // smoothing with the raw curve behind, legend toggles, x modes, log scale, outlier-robust
-// scaling, restarts drawn as separate segments, and PNG/PDF/CSV export.
+// scaling, restarts drawn as separate segments, and PNG/PDF/CSV/TensorBoard export.
 #include "lossplot.h"
 #include "metricsplotprovider.h"
 #include "store/metricsstore.h"
@@ -205,6 +205,7 @@ void TestLossPlot::exports_data()
     QTest::newRow("png") << "png";
     QTest::newRow("pdf") << "pdf";
     QTest::newRow("csv") << "csv";
+    QTest::newRow("tensorboard") << "tensorboard";
 }
 
 void TestLossPlot::exports()
@@ -218,9 +219,20 @@ void TestLossPlot::exports()
         ok = m_plot->exportPng(path);
     else if (suffix == QLatin1String("pdf"))
         ok = m_plot->exportPdf(path);
-    else
+    else if (suffix == QLatin1String("csv"))
         ok = m_plot->exportCsv(path, &error);
+    else
+        ok = m_plot->exportTensorBoard(path, &error);
     QVERIFY2(ok, qPrintable(error));
+    if (suffix == QLatin1String("tensorboard")) {
+        // One run per rank; what is in the files tst_tensorboardexport reads with TensorBoard.
+        for (int rank = 0; rank < 2; ++rank) {
+            const QStringList files = QDir(path + QStringLiteral("/rank-%1").arg(rank))
+                                          .entryList({QStringLiteral("events.out.tfevents.*")});
+            QCOMPARE(files.size(), 1);
+        }
+        return;
+    }
     QFile file(path);
     QVERIFY(file.open(QIODevice::ReadOnly));
     const QByteArray content = file.readAll();

@@ -713,6 +713,10 @@ private slots:
             << QStringList{} << QStringList{u"MASTER_PORT=99999"_s} << 2 << u"MASTER_PORT"_s;
         QTest::addRow("bad fault")
             << QStringList{u"--fault"_s, u"melt@3"_s} << QStringList{} << 2 << u"--fault"_s;
+        // --fault-rank picks the faulting rank, or with --step-delay-ms the slow one (a
+        // straggler); alone it means nothing.
+        QTest::addRow("fault rank alone")
+            << QStringList{u"--fault-rank"_s, u"1"_s} << QStringList{} << 2 << u"--step-delay-ms"_s;
         QTest::addRow("script without model")
             << QStringList{u"--task"_s, u"script"_s} << QStringList{} << 2 << u"--model"_s;
         QTest::addRow("batch larger than shard")

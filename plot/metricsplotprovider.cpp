@@ -3,6 +3,7 @@
 
 #include "store/csvexport.h"
 #include "store/metricsstore.h"
+#include "store/tensorboardexport.h"
 
 namespace rankdeck {
 
@@ -39,6 +40,11 @@ PlotCurve MetricsPlotProvider::curve(int rank, PlotXMode mode, double smoothingW
 bool MetricsPlotProvider::writeCsv(QIODevice *out, QString *errorMessage) const
 {
     return CsvExport::write(*m_store, out, errorMessage);
+}
+
+bool MetricsPlotProvider::writeTensorBoard(const QString &directory, QString *errorMessage) const
+{
+    return TensorBoardExport::write(*m_store, directory, {}, nullptr, errorMessage);
 }
 
 } // namespace rankdeck

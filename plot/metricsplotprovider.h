@@ -20,12 +20,14 @@ public:
 
     void setMetric(const QString &metric) { m_metric = metric; }
     QString metric() const { return m_metric; }
+    const MetricsStore *store() const { return m_store; }
 
     quint64 generation() const override;
     QList<int> ranks() const override;
     PlotCurve curve(int rank, PlotXMode mode, double smoothingWeight, double xMin, double xMax,
                     int buckets) const override;
     bool writeCsv(QIODevice *out, QString *errorMessage) const override;
+    bool writeTensorBoard(const QString &directory, QString *errorMessage) const override;
 
 private:
     const MetricsStore *m_store;

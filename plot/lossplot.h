@@ -2,7 +2,8 @@
 //
 // The loss curves of one run: one line per rank plus the mean, debiased EMA smoothing with the
 // raw curve drawn faintly behind, x by step / relative time / wall time, log-scale y, outlier-
-// robust auto-range, ranks toggled from the legend, hover values, zoom/pan, PNG/PDF/CSV export.
+// robust auto-range, ranks toggled from the legend, hover values, zoom/pan, PNG/PDF/CSV export
+// and TensorBoard event files.
 // It never replots per event: the owning page calls poll() on its timer, which refetches only
 // when the provider's generation or the view changed, and replots queued.
 #pragma once
@@ -36,6 +37,24 @@ public:
     // Not owned; may be null (an empty plot).
     void setProvider(const PlotDataProvider *provider);
 
+    // Several runs in one plot: each run's mean across its ranks (its one rank's curve when it
+    // has one), one stable colour per run (by its place in the list), the same smoothing and x
+    // mode for all, the legend by run name. Providers are not owned. An empty list goes back to
+    // the single run of setProvider().
+    struct ComparedRun
+    {
+        QString name;
+        const PlotDataProvider *provider = nullptr;
+    };
+    void setComparedRuns(const QList<ComparedRun> &runs);
+    bool isComparing() const { return !m_compared.isEmpty(); }
+    // The colour of the i-th compared run (also what the picture's legend shows).
+    QColor runColor(int index) const;
+
+    // Renders the plot alone (no controls), width × height pixels, with a legend of the curves
+    // drawn, into a PNG or a PDF: the picture rankdeck-cli plot writes without a display.
+    bool renderToFile(const QString &fileName, int width, int height, bool pdf);
+
     double smoothing() const;
     void setSmoothing(double weight);
     PlotXMode xMode() const { return m_xMode; }
@@ -47,7 +66,8 @@ public:
     bool isRankVisible(int rank) const { return !m_hiddenRanks.contains(rank); }
     void setRankVisible(int rank, bool visible);
 
-    // Points currently held for a rank's raw curve (PlotDataProvider::MeanCurve for the mean);
+    // Points currently held for a rank's raw curve (PlotDataProvider::MeanCurve for the mean;
+    // when comparing, the compared run's index);
     // with more than 16 curves shown and smoothing on, raw curves are not drawn (0 points).
     int pointCount(int rank) const;
     QList<int> plottedRanks() const { return m_rankOrder; }
@@ -56,6 +76,8 @@ public:
     bool exportPng(const QString &fileName);
     bool exportPdf(const QString &fileName);
     bool exportCsv(const QString &fileName, QString *errorMessage = nullptr);
+    // rank-N/events.out.tfevents.* under `directory`, every metric at full resolution.
+    bool exportTensorBoard(const QString &directory, QString *errorMessage = nullptr);
 
     // Time spent in the last replot, for benchmarks (QCustomPlot measures it).
     double lastReplotMs() const;
@@ -67,6 +89,7 @@ public slots:
     void refreshNow();
     void resetView();
     void exportInteractive();
+    void exportTensorBoardInteractive();
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
@@ -90,6 +113,7 @@ private:
     void markDirty();
 
     const PlotDataProvider *m_provider = nullptr;
+    QList<ComparedRun> m_compared;
     QCustomPlot *m_plot = nullptr;
     QSlider *m_smoothingSlider = nullptr;
     QLabel *m_smoothingLabel = nullptr;

@@ -116,7 +116,14 @@ LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
     m_exportButton = new QToolButton(this);
     m_exportButton->setObjectName(QStringLiteral("exportButton"));
     m_exportButton->setText(tr("Export…"));
-    connect(m_exportButton, &QToolButton::clicked, this, &LossPlot::exportInteractive);
+    m_exportButton->setPopupMode(QToolButton::InstantPopup);
+    auto *exportMenu = new QMenu(m_exportButton);
+    exportMenu->setObjectName(QStringLiteral("exportMenu"));
+    exportMenu->addAction(tr("PNG, PDF or full-resolution CSV…"), this,
+                          &LossPlot::exportInteractive);
+    exportMenu->addAction(tr("TensorBoard event files (one run per rank)…"), this,
+                          &LossPlot::exportTensorBoardInteractive);
+    m_exportButton->setMenu(exportMenu);
 
     m_legend = new QListWidget(this);
     m_legend->setObjectName(QStringLiteral("lossLegend"));
@@ -163,6 +170,20 @@ LossPlot::~LossPlot() = default;
 void LossPlot::setProvider(const PlotDataProvider *provider)
 {
     m_provider = provider;
+    m_generation = ~quint64(0);
+    m_autoRange = true;
+    markDirty();
+}
+
+void LossPlot::setComparedRuns(const QList<ComparedRun> &runs)
+{
+    // Curves are keyed by rank or by run index: drop them all, the keys change meaning.
+    m_plot->clearGraphs();
+    m_curves.clear();
+    m_legend->clear();
+    m_legendItems.clear();
+    m_hiddenRanks.clear();
+    m_compared = runs;
     m_generation = ~quint64(0);
     m_autoRange = true;
     markDirty();
@@ -249,7 +270,7 @@ void LossPlot::markDirty()
 
 void LossPlot::poll()
 {
-    if (!m_provider) {
+    if (!m_provider && m_compared.isEmpty()) {
         if (m_dirty && !m_curves.isEmpty()) {
             m_plot->clearGraphs();
             m_curves.clear();
@@ -261,7 +282,9 @@ void LossPlot::poll()
         m_dirty = false;
         return;
     }
-    const quint64 generation = m_provider->generation();
+    quint64 generation = m_provider ? m_provider->generation() : 0;
+    for (const ComparedRun &run : std::as_const(m_compared))
+        generation += run.provider->generation();
     if (generation == m_generation && !m_dirty)
         return;
     m_generation = generation;
@@ -284,8 +307,24 @@ void LossPlot::resetView()
     poll();
 }
 
+QColor LossPlot::runColor(int index) const
+{
+    // A qualitative palette (Tableau 10) keeps a handful of runs far apart; golden-angle hues
+    // beyond it.
+    static const QColor palette10[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e),
+                                       QColor(0x2c, 0xa0, 0x2c), QColor(0xd6, 0x27, 0x28),
+                                       QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
+                                       QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f),
+                                       QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf)};
+    if (index >= 0 && index < 10)
+        return palette10[index];
+    return QColor::fromHsv(int(std::fmod(index * 137.508, 360.0)), 200, 190);
+}
+
 QColor LossPlot::colorFor(int rank) const
 {
+    if (isComparing())
+        return runColor(rank);
     if (rank == PlotDataProvider::MeanCurve)
         return palette().color(QPalette::Text);
     // Golden-angle hues keep neighbouring ranks apart however many there are.
@@ -296,6 +335,8 @@ QColor LossPlot::colorFor(int rank) const
 
 QString LossPlot::curveName(int rank) const
 {
+    if (isComparing())
+        return m_compared.value(rank).name;
     return rank == PlotDataProvider::MeanCurve ? tr("Mean") : tr("Rank %1").arg(rank);
 }
 
@@ -311,8 +352,9 @@ LossPlot::Curves &LossPlot::curvesFor(int rank)
         c.raw->setPen(QPen(faint, 1));
         c.smooth = m_plot->addGraph();
         c.smooth->setName(curveName(rank));
-        QPen pen(color, rank == PlotDataProvider::MeanCurve ? 2.5 : 1.5);
-        if (rank == PlotDataProvider::MeanCurve)
+        const bool dashedMean = rank == PlotDataProvider::MeanCurve && !isComparing();
+        QPen pen(color, dashedMean ? 2.5 : 1.5);
+        if (dashedMean)
             pen.setStyle(Qt::DashLine);
         c.smooth->setPen(pen);
     }
@@ -330,7 +372,7 @@ void LossPlot::ensureLegendItem(int rank)
     item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsSelectable);
     item->setCheckState(isRankVisible(rank) ? Qt::Checked : Qt::Unchecked);
     const QSignalBlocker blocker(m_legend);
-    if (rank == PlotDataProvider::MeanCurve)
+    if (rank == PlotDataProvider::MeanCurve && !isComparing())
         m_legend->insertItem(0, item);
     else
         m_legend->addItem(item);
@@ -340,11 +382,29 @@ void LossPlot::ensureLegendItem(int rank)
 void LossPlot::rebuild()
 {
     m_rebuilding = true;
-    QList<int> ranks = m_provider->ranks();
-    QList<int> curves = ranks;
-    if (ranks.size() > 1)
-        curves.prepend(PlotDataProvider::MeanCurve);
-    m_rankOrder = ranks;
+    QList<int> curves;
+    // What each curve key draws: a provider and the rank (or mean) of it.
+    QHash<int, std::pair<const PlotDataProvider *, int>> sources;
+    if (isComparing()) {
+        for (int i = 0; i < m_compared.size(); ++i) {
+            const QList<int> runRanks = m_compared[i].provider->ranks();
+            if (runRanks.isEmpty())
+                continue;
+            curves << i;
+            sources.insert(i,
+                           {m_compared[i].provider,
+                            runRanks.size() == 1 ? runRanks.first() : PlotDataProvider::MeanCurve});
+        }
+        m_rankOrder = curves;
+    } else {
+        const QList<int> ranks = m_provider->ranks();
+        curves = ranks;
+        if (ranks.size() > 1)
+            curves.prepend(PlotDataProvider::MeanCurve);
+        for (int rank : std::as_const(curves))
+            sources.insert(rank, {m_provider, rank});
+        m_rankOrder = ranks;
+    }
 
     const double weight = smoothing();
     double xMin = 0, xMax = 0;
@@ -375,14 +435,15 @@ void LossPlot::rebuild()
         c.smooth->setVisible(visible && weight > 0);
         if (!visible)
             continue;
+        const auto [provider, source] = sources.value(rank);
         if (showRaw) {
-            const PlotCurve raw = m_provider->curve(rank, m_xMode, 0.0, xMin, xMax, buckets);
+            const PlotCurve raw = provider->curve(source, m_xMode, 0.0, xMin, xMax, buckets);
             c.raw->setData(raw.x, raw.y, true);
         } else {
             c.raw->data()->clear();
         }
         if (weight > 0) {
-            const PlotCurve smooth = m_provider->curve(rank, m_xMode, weight, xMin, xMax, buckets);
+            const PlotCurve smooth = provider->curve(source, m_xMode, weight, xMin, xMax, buckets);
             c.smooth->setData(smooth.x, smooth.y, true);
         } else {
             c.smooth->data()->clear();
@@ -397,7 +458,7 @@ void LossPlot::rebuild()
         rawPen.setCosmetic(true);
         c.raw->setPen(rawPen);
         QPen smoothPen = c.smooth->pen();
-        const bool mean = rank == PlotDataProvider::MeanCurve;
+        const bool mean = rank == PlotDataProvider::MeanCurve || isComparing();
         smoothPen.setWidthF(crowded && !mean ? 1.0 : (mean ? 2.5 : 1.5));
         smoothPen.setCosmetic(crowded && !mean);
         c.smooth->setPen(smoothPen);
@@ -580,6 +641,38 @@ void LossPlot::hideHover()
     QToolTip::hideText();
 }
 
+bool LossPlot::renderToFile(const QString &fileName, int width, int height, bool pdf)
+{
+    // Sized as the picture, so that the buckets match its pixel columns.
+    m_plot->setViewport(QRect(0, 0, width, height));
+    m_dirty = true;
+    poll();
+    m_plot->replot(QCustomPlot::rpImmediateRefresh);
+    // The legend is the app's own list beside the plot; a picture carries QCustomPlot's.
+    QCPLegend *legend = m_plot->legend;
+    legend->clearItems();
+    int entries = 0;
+    QList<int> order = m_rankOrder;
+    if (m_curves.contains(PlotDataProvider::MeanCurve) && !isComparing())
+        order.prepend(PlotDataProvider::MeanCurve);
+    for (int key : std::as_const(order)) {
+        const auto it = m_curves.constFind(key);
+        if (it == m_curves.cend() || !isRankVisible(key) || entries >= CrowdedCurves)
+            continue;
+        legend->addItem(
+            new QCPPlottableLegendItem(legend, it->smooth->visible() ? it->smooth : it->raw));
+        ++entries;
+    }
+    legend->setVisible(entries > 0);
+    legend->setBrush(QBrush(palette().color(QPalette::Base)));
+    legend->setTextColor(palette().color(QPalette::Text));
+    const bool ok = pdf ? m_plot->savePdf(fileName, width, height)
+                        : m_plot->savePng(fileName, width, height, 1.0);
+    legend->clearItems();
+    legend->setVisible(false);
+    return ok;
+}
+
 bool LossPlot::exportPng(const QString &fileName)
 {
     return m_plot->savePng(fileName, 0, 0, 2.0);
@@ -604,6 +697,27 @@ bool LossPlot::exportCsv(const QString &fileName, QString *errorMessage)
         return false;
     }
     return m_provider->writeCsv(&file, errorMessage);
+}
+
+bool LossPlot::exportTensorBoard(const QString &directory, QString *errorMessage)
+{
+    if (!m_provider) {
+        if (errorMessage)
+            *errorMessage = tr("There is no data to export.");
+        return false;
+    }
+    return m_provider->writeTensorBoard(directory, errorMessage);
+}
+
+void LossPlot::exportTensorBoardInteractive()
+{
+    const QString dir = QFileDialog::getExistingDirectory(
+        this, tr("Export TensorBoard event files into (one sub-directory per rank)"));
+    if (dir.isEmpty())
+        return;
+    QString error;
+    if (!exportTensorBoard(dir, &error))
+        QMessageBox::warning(this, tr("Export failed"), error);
 }
 
 void LossPlot::exportInteractive()

@@ -47,6 +47,8 @@ public:
                             double xMax, int buckets) const = 0;
     // Full-resolution CSV of everything plotted (no bucketing, no smoothing).
     virtual bool writeCsv(QIODevice *out, QString *errorMessage) const = 0;
+    // Every metric of every rank as TensorBoard event files, one sub-directory per rank.
+    virtual bool writeTensorBoard(const QString &directory, QString *errorMessage) const = 0;
 };
 
 } // namespace rankdeck
