@@ -46,6 +46,9 @@ public:
         bool passwordAuthentication = false;
         bool kbdInteractiveAuthentication = false;    // through PAM (UsePAM yes)
         QString logLevel = QStringLiteral("VERBOSE"); // DEBUG1 also logs direct-tcpip forwards
+        // false: no Subsystem line at all, as on many hardened servers (no SFTP; scp -O and
+        // exec channels still work).
+        bool sftp = true;
     };
 
     SshFixture();
