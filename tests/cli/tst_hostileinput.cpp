@@ -5,6 +5,7 @@
 // oversized profiles and hosts that are no hosts; run names with newlines, escape sequences and
 // 10 kB; a run whose run.json is garbage; a worker flag without its value at the end. Every one
 // must end in a clear message naming the thing, lose nothing, and never replace a device.
+#include "fiforeader.h"
 #include "smalltmpfs.h"
 #include "testprocesses.h"
 
@@ -16,10 +17,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <thread>
-#include <unistd.h>
 
 class TestHostileInput : public QObject
 {
@@ -140,18 +138,10 @@ private slots:
         requireSeed();
         QTemporaryDir dir;
         const QString fifo = dir.filePath(QStringLiteral("csv.pipe"));
-        QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
-        QByteArray received;
-        std::thread reader([&] {
-            const int fd = ::open(fifo.toLocal8Bit().constData(), O_RDONLY);
-            char buf[65536];
-            for (ssize_t n; fd >= 0 && (n = ::read(fd, buf, sizeof buf)) > 0;)
-                received.append(buf, n);
-            if (fd >= 0)
-                ::close(fd);
-        });
+        rankdeck::testing::FifoReader reader(fifo);
+        QVERIFY(reader.isValid());
         const Result r = cli({QStringLiteral("export"), m_seedRun, QStringLiteral("--csv"), fifo});
-        reader.join();
+        const QByteArray received = reader.wait();
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QVERIFY(received.startsWith("rank,metric,segment,step,wall_time_us,value\n"));
         QCOMPARE(received.count("\n0,loss,"), 200);

@@ -4,6 +4,7 @@
 // not at all; a device node or FIFO is written in place and stays what it was; a directory is
 // refused; a full disk fails loudly (the error of the last flush included) and leaves the old
 // content and no temporary file behind.
+#include "fiforeader.h"
 #include "smalltmpfs.h"
 #include "util/atomicfile.h"
 
@@ -13,10 +14,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <thread>
-#include <unistd.h>
 
 using rankdeck::AtomicFile;
 
@@ -99,19 +97,11 @@ private slots:
     {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("pipe"));
-        QCOMPARE(::mkfifo(path.toLocal8Bit().constData(), 0600), 0);
-        QByteArray received;
-        std::thread reader([&] {
-            const int fd = ::open(path.toLocal8Bit().constData(), O_RDONLY);
-            char buf[4096];
-            for (ssize_t n; fd >= 0 && (n = ::read(fd, buf, sizeof buf)) > 0;)
-                received.append(buf, n);
-            if (fd >= 0)
-                ::close(fd);
-        });
+        rankdeck::testing::FifoReader reader(path);
+        QVERIFY(reader.isValid());
         QString error;
         const bool ok = AtomicFile::writeFile(path, "rank,metric\n0,loss\n", &error);
-        reader.join();
+        const QByteArray received = reader.wait();
         QVERIFY2(ok, qPrintable(error));
         QCOMPARE(received, QByteArray("rank,metric\n0,loss\n"));
         QVERIFY(QFileInfo(path).exists() && !QFileInfo(path).isFile()); // still the FIFO
