@@ -123,8 +123,11 @@ bool RunRecord::create(const QString &runsDirectory, const QString &runId, const
         *error = tr("run directory %1 already exists").arg(dir);
         return false;
     }
-    if (!makePrivateDir(dir)) {
-        *error = tr("cannot create %1").arg(dir);
+    // Made under a hidden name and renamed once run.json is in it: `runs`, `logs` and the GUI
+    // never see a run directory without its run.json (nor list it as broken meanwhile).
+    const QString making = runsDirectory + QStringLiteral("/.") + runId + QStringLiteral(".new");
+    if (!makePrivateDir(making)) {
+        *error = tr("cannot create %1").arg(making);
         return false;
     }
     m_id = runId;
@@ -142,15 +145,25 @@ bool RunRecord::create(const QString &runsDirectory, const QString &runId, const
     run[QStringLiteral("profile")] = profile.toJson();
     run[QStringLiteral("config")] = config.toJson();
     QString why;
-    if (!AtomicFile::writeFile(dir + QStringLiteral("/.reserve"), QByteArray(kReserveBytes, '\0'),
+    // The reserve is plain data, written once: no rename and no sync needed for it.
+    QFile reserve(making + QStringLiteral("/.reserve"));
+    const QByteArray room(kReserveBytes, '\0');
+    if (!reserve.open(QIODevice::WriteOnly) || reserve.write(room) != room.size() ||
+        !reserve.flush())
+        why =
+            tr("cannot write %1: %2").arg(reserve.fileName(), AtomicFile::writeErrorText(reserve));
+    reserve.close();
+    if (!why.isEmpty() ||
+        !AtomicFile::writeFile(making + QStringLiteral("/run.json"), QJsonDocument(run).toJson(),
                                &why) ||
-        !AtomicFile::writeFile(dir + QStringLiteral("/run.json"), QJsonDocument(run).toJson(),
-                               &why) ||
-        !AtomicFile::writeFile(dir + QStringLiteral("/profile.toml"),
-                               ProfileStore::serialize(profile).toUtf8(), &why)) {
+        !AtomicFile::writeFile(making + QStringLiteral("/profile.toml"),
+                               ProfileStore::serialize(profile).toUtf8(), &why) ||
+        !QDir().rename(making, dir)) {
+        if (why.isEmpty())
+            why = tr("cannot rename %1 to %2").arg(making, dir);
         // A record that cannot be written is not left behind half-made (a full disk would
         // otherwise leave an empty directory that lists as a broken run).
-        QDir(dir).removeRecursively();
+        QDir(making).removeRecursively();
         *error = tr("cannot create the run record: %1").arg(why);
         return false;
     }
