@@ -11,6 +11,7 @@
 #include "store/metricsstore.h"
 #include "store/tensorboardexport.h"
 #include "stream/logmetricextractor.h"
+#include "util/printabletext.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -112,8 +113,9 @@ int RunCommands::runs(const QStringList &args)
             CliUtil::tr("unexpected argument \"%1\"").arg(parser.positionalArguments().first()),
             args.value(0));
     const QList<RunInfo> list = RunRecord::list(CliUtil::runsDirectory());
+    const QList<BrokenRun> broken = RunRecord::listBroken(CliUtil::runsDirectory());
     QTextStream &out = CliUtil::out();
-    if (list.isEmpty()) {
+    if (list.isEmpty() && broken.isEmpty()) {
         out << CliUtil::tr("no runs in %1").arg(CliUtil::runsDirectory()) << '\n';
         return ExitOk;
     }
@@ -125,13 +127,20 @@ int RunCommands::runs(const QStringList &args)
                .arg(CliUtil::tr("STARTED"), -19)
                .arg(CliUtil::tr("ROOT CAUSE"));
     for (const RunInfo &i : list) {
+        // Names and root causes are others' bytes: one line each, bounded, like rank output.
         out << QStringLiteral("%1  %2  %3  %4  %5  %6\n")
-                   .arg(i.id, -36)
-                   .arg(i.name, -16)
+                   .arg(printableLabel(i.id, 64), -36)
+                   .arg(printableLabel(i.name, 32), -16)
                    .arg(stateText(i), -10)
                    .arg(i.worldSize, 5)
                    .arg(CliUtil::formatTime(i.createdUs), -19)
-                   .arg(i.rootCause);
+                   .arg(printableLabel(i.rootCause, 200));
+    }
+    for (const BrokenRun &b : broken) {
+        out << QStringLiteral("%1  %2  %3\n")
+                   .arg(printableLabel(b.id, 64), -36)
+                   .arg(QString(), -16)
+                   .arg(CliUtil::tr("BROKEN: %1").arg(printableLabel(b.problem, 300)));
     }
     out.flush();
     return ExitOk;
@@ -189,7 +198,7 @@ int RunCommands::show(const QStringList &args)
     if (parser.isSet(scriptOpt))
         return printArtifacts(record);
     out << CliUtil::tr("Run:       %1").arg(info.id) << '\n';
-    out << CliUtil::tr("Name:      %1").arg(info.name) << '\n';
+    out << CliUtil::tr("Name:      %1").arg(printableLabel(info.name)) << '\n';
     out << CliUtil::tr("Profile:   %1 (%2, %3 node(s))")
                .arg(record.profile().name, record.profile().transport)
                .arg(record.profile().nodes.size())
@@ -221,7 +230,7 @@ int RunCommands::show(const QStringList &args)
     if (state.value(QStringLiteral("hung")).toBool())
         out << CliUtil::tr("Flagged:   hung (ranks made no progress)") << '\n';
     if (!info.rootCause.isEmpty())
-        out << CliUtil::tr("Root cause: %1").arg(info.rootCause) << '\n';
+        out << CliUtil::tr("Root cause: %1").arg(printableLabel(info.rootCause, 1000)) << '\n';
     out << CliUtil::tr("Directory: %1").arg(info.directory) << '\n';
     out << '\n' << CliUtil::tr("Ranks:") << '\n';
     QHash<int, QString> hosts;
@@ -240,7 +249,7 @@ int RunCommands::show(const QStringList &args)
         if (s.startTimeUs > 0 && s.endTimeUs > 0)
             line += QStringLiteral("  ") + CliUtil::formatDuration(s.endTimeUs - s.startTimeUs);
         if (!s.detail.isEmpty())
-            line += QStringLiteral("  (") + s.detail + QLatin1Char(')');
+            line += QStringLiteral("  (") + printableLabel(s.detail, 1000) + QLatin1Char(')');
         if (s.rootCause)
             line += CliUtil::tr("  <- root cause");
         out << line << '\n';
@@ -262,7 +271,8 @@ int RunCommands::show(const QStringList &args)
         out << '\n'
             << CliUtil::tr("Attempt %1 failed: %2")
                    .arg(a.value(QStringLiteral("attempt")).toInt() + 1)
-                   .arg(a.value(QStringLiteral("root_cause_summary")).toString())
+                   .arg(printableLabel(a.value(QStringLiteral("root_cause_summary")).toString(),
+                                       1000))
             << '\n';
     }
     bool stacksHeader = false;
@@ -438,6 +448,7 @@ int RunCommands::stop(const QStringList &args)
         s[QStringLiteral("ended_us")] = QDateTime::currentMSecsSinceEpoch() * 1000;
         s[QStringLiteral("error")] = CliUtil::tr("the launcher ended without finishing the record");
         record.writeState(s);
+        record.releaseReserve();
         out << CliUtil::tr("run %1: its launcher is gone; killed %2 leftover rank process group(s) "
                            "and marked it stopped")
                    .arg(info.id)
@@ -531,9 +542,11 @@ int RunCommands::exportRun(const QStringList &args)
             return CliUtil::usageError(patternError, args.value(0));
         patterns << p;
     }
-    const QString dir = resolveRun(parser.positionalArguments().first(), args.value(0), &code);
-    if (dir.isEmpty())
+    // The same check as show: a directory whose run.json is garbage is no run to export.
+    RunRecord record;
+    if (!openRun(parser.positionalArguments().first(), &record, &code))
         return code;
+    const QString dir = record.directory();
     MetricsStore store;
     QString error;
     if (!store.open(dir, &error)) {

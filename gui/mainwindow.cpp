@@ -246,6 +246,10 @@ RunController *MainWindow::launch(const Profile &profile, const TrainingConfig &
         if (m_runView->run() == run)
             statusBar()->showMessage(text, 8000);
     });
+    // A full disk under the run record: said in the status bar until something replaces it,
+    // whichever run is shown (the run's own page has it in its banner).
+    connect(run, &RunController::recordProblemChanged, this,
+            [this](const QString &text) { statusBar()->showMessage(text); });
     m_runView->setRun(run);
     showPage(RunView::Overview);
     const int row =
@@ -276,6 +280,10 @@ RunController *MainWindow::reattachRun(const QString &runId, QString *error)
         if (m_runView->run() == run)
             statusBar()->showMessage(text, 8000);
     });
+    // A full disk under the run record: said in the status bar until something replaces it,
+    // whichever run is shown (the run's own page has it in its banner).
+    connect(run, &RunController::recordProblemChanged, this,
+            [this](const QString &text) { statusBar()->showMessage(text); });
     m_runView->setRun(run);
     statusBar()->showMessage(tr("Re-attached to %1").arg(run->name()), 5000);
     return run;

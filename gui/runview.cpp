@@ -113,6 +113,7 @@ void RunView::setRun(RunController *run)
     connect(run, &RunController::artifactKept, this, showScript);
     connect(run, &RunController::failureReportChanged, this, &RunView::refreshFailures);
     connect(run, &RunController::stacksReceived, this, &RunView::refreshFailures);
+    connect(run, &RunController::recordProblemChanged, this, &RunView::refreshFailures);
     connect(run, &RunController::stateChanged, this, &RunView::refreshOverview);
     connect(run, &RunController::destroyed, this, [this] { setRun(nullptr); });
     connect(run, &RunController::nodeProgress, m_overview, &OverviewPage::setNodeProgress);
@@ -217,7 +218,10 @@ void RunView::refreshFailures()
     }
     m_failures->setEntries(failureEntries(report, dumps, palette()),
                            report.isEmpty() ? QString() : report.toText());
-    QString banner = rootCauseBanner(report);
+    // A record that stopped being written comes first: nothing else on the page is complete.
+    QString banner = m_run->recordProblem().isEmpty()
+                         ? rootCauseBanner(report)
+                         : tr("Run record incomplete: %1").arg(m_run->rootCauseSummary());
     if (banner.isEmpty())
         banner = m_run->rootCauseSummary().isEmpty()
                      ? QString()

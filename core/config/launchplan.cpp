@@ -58,6 +58,7 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
             args << QStringLiteral("--run-dir") << nodeRunDirectory;
         args << QStringLiteral("--") << programInSyncedDirectory(config);
         plan.m_arguments = args;
+        plan.m_isProgram = true;
         return plan;
     }
 
@@ -74,7 +75,9 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
             return plan;
         }
     }
-    QStringList args = c.workerArguments;
+    // The launcher's own flags go first: a value missing after the user's last flag is then
+    // reported for that flag, not as a bad value taken from the launcher's next one.
+    QStringList args;
     if (!c.hasFlag(QStringLiteral("--backend")) && profile.backend != QLatin1String("auto"))
         args << QStringLiteral("--backend") << profile.backend;
     if (!c.hasFlag(QStringLiteral("--rendezvous-timeout")))
@@ -86,6 +89,7 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
     args << QStringLiteral("--control-stdin");
     if (!nodeRunDirectory.isEmpty())
         args << QStringLiteral("--run-dir") << nodeRunDirectory;
+    args << c.workerArguments;
     plan.m_arguments = args;
     return plan;
 }
@@ -127,8 +131,13 @@ RankLaunchSpec LaunchPlan::spec(int rank, const QString &program, int masterPort
     s.nodeIndex = p.nodeIndex;
     s.program = program;
     s.arguments = m_arguments;
-    if (resume && !s.arguments.contains(QStringLiteral("--resume")))
-        s.arguments << QStringLiteral("--resume");
+    // The worker's --resume goes before the user's flags for the same reason as the others.
+    if (resume && !s.arguments.contains(QStringLiteral("--resume"))) {
+        if (m_isProgram)
+            s.arguments << QStringLiteral("--resume");
+        else
+            s.arguments.prepend(QStringLiteral("--resume"));
+    }
     s.nodeRunDirectory = m_nodeRunDirectory;
     s.workingDirectory = m_workingDirectory;
 

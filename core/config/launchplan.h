@@ -66,6 +66,7 @@ private:
     QMap<QString, QString> m_programEnvironment; // launch --env, after the profile's
     QString m_workingDirectory;
     QStringList m_arguments;
+    bool m_isProgram = false;
 };
 
 } // namespace rankdeck

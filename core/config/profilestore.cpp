@@ -2,6 +2,8 @@
 #include "config/profilestore.h"
 
 #include "config/metricpattern.h"
+#include "util/atomicfile.h"
+#include "util/printabletext.h"
 #include "util/translation.h"
 
 #include <QCoreApplication>
@@ -9,7 +11,6 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QStandardPaths>
 
 #include <sstream>
@@ -94,9 +95,19 @@ public:
             else
                 unknown(key, field);
         }
-        if (n->host.trimmed().isEmpty())
+        if (n->host.trimmed().isEmpty()) {
             error(lineOf(t), prefix + QStringLiteral("host"),
                   tr("missing (every node needs a host)"));
+        } else if (const QString why = ProfileStore::hostProblem(n->host); !why.isEmpty()) {
+            const auto *host = t.get("host");
+            error(host ? lineOf(*host) : lineOf(t), prefix + QStringLiteral("host"),
+                  tr("%1 (profile \"%2\")").arg(why, QFileInfo(m_file).completeBaseName()));
+        }
+        if (const QString why = ProfileStore::userProblem(n->user); !why.isEmpty()) {
+            const auto *user = t.get("user");
+            error(user ? lineOf(*user) : lineOf(t), prefix + QStringLiteral("user"),
+                  tr("%1 (profile \"%2\")").arg(why, QFileInfo(m_file).completeBaseName()));
+        }
     }
 
     void readSlurm(const toml::table &t, SlurmSettings *s)
@@ -433,6 +444,45 @@ QList<ProfileError> ProfileStore::validateSlurm(const SlurmSettings &s, const QS
     return errors;
 }
 
+namespace {
+
+// Why text that ends up on an ssh command line or in a libssh option cannot be what it claims
+// to be; empty when it can. A leading '-' would be read as an option, ';', '$', '`', spaces and
+// newlines never occur in a host or user name and only break the wrapper or the message.
+QString namePartProblem(const QString &text, const QString &what, const QString &allowed)
+{
+    const QString shown = printableLabel(text, 80);
+    if (text.startsWith(QLatin1Char('-')))
+        return tr("\"%1\" is not a %2: it starts with '-' (ssh would read it as an option)")
+            .arg(shown, what);
+    for (const QChar c : text) {
+        if (c.isLetterOrNumber() || allowed.contains(c))
+            continue;
+        const QString name =
+            c.unicode() < 0x20 || c.unicode() == 0x7f
+                ? tr("a control character (U+%1)").arg(c.unicode(), 4, 16, QLatin1Char('0'))
+            : c.isSpace() ? tr("a space")
+                          : QStringLiteral("'%1'").arg(c);
+        return tr("\"%1\" is not a %2: it contains %3").arg(shown, what, name);
+    }
+    return {};
+}
+
+} // namespace
+
+QString ProfileStore::hostProblem(const QString &host)
+{
+    // Names, IPv4, IPv6 (bracketed or not, with a %zone) and ~/.ssh/config aliases.
+    return namePartProblem(host, tr("host name or address"), QStringLiteral(".-_:[]%"));
+}
+
+QString ProfileStore::userProblem(const QString &user)
+{
+    if (user.isEmpty())
+        return {};
+    return namePartProblem(user, tr("user name"), QStringLiteral(".-_@"));
+}
+
 QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &fileName)
 {
     QList<ProfileError> errors;
@@ -451,11 +501,19 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
             tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")").arg(p.backend));
     if (p.nodes.isEmpty() && !p.isSlurm())
         add(QStringLiteral("nodes"), tr("the profile has no nodes"));
+    if (const QString why =
+            p.rendezvousAddress.isEmpty() ? QString() : hostProblem(p.rendezvousAddress);
+        !why.isEmpty())
+        add(QStringLiteral("rendezvous_address"), tr("%1 (profile \"%2\")").arg(why, p.name));
     for (int i = 0; i < p.nodes.size(); ++i) {
         const ProfileNode &n = p.nodes[i];
         const QString prefix = QStringLiteral("nodes[%1].").arg(i);
         if (n.host.trimmed().isEmpty())
             add(prefix + QStringLiteral("host"), tr("missing (every node needs a host)"));
+        else if (const QString why = hostProblem(n.host); !why.isEmpty())
+            add(prefix + QStringLiteral("host"), tr("%1 (profile \"%2\")").arg(why, p.name));
+        if (const QString why = userProblem(n.user); !why.isEmpty())
+            add(prefix + QStringLiteral("user"), tr("%1 (profile \"%2\")").arg(why, p.name));
         if (n.port < 1 || n.port > 65535)
             add(prefix + QStringLiteral("port"), tr("%1 is out of range (1 to 65535)").arg(n.port));
         if (n.ranksPerNode < 1)
@@ -497,7 +555,16 @@ bool ProfileStore::load(const QString &name, Profile *profile, QList<ProfileErro
             ProfileError{path, 0, QString(), tr("cannot read: %1").arg(f.errorString())});
         return false;
     }
-    const QByteArray data = f.read(4 * 1024 * 1024);
+    // A profile is a few hundred bytes; a bigger file is a mistake (or not a profile), and
+    // cutting it could leave valid TOML with nodes missing.
+    const QByteArray data = f.read(kMaxFileBytes + 1);
+    if (data.size() > kMaxFileBytes) {
+        errors->append(ProfileError{
+            path, 0, QString(),
+            tr("the file is larger than %1 MiB, the limit for a profile; nothing was read")
+                .arg(kMaxFileBytes / (1024 * 1024))});
+        return false;
+    }
     Profile p;
     if (!parse(QString::fromUtf8(data), path, &p, errors))
         return false;
@@ -628,17 +695,7 @@ bool ProfileStore::save(const Profile &profile, bool overwrite, QString *error) 
         *error = tr("cannot create %1").arg(m_directory);
         return false;
     }
-    QSaveFile out(path);
-    if (!out.open(QIODevice::WriteOnly)) {
-        *error = tr("cannot write %1: %2").arg(path, out.errorString());
-        return false;
-    }
-    out.write(serialize(profile).toUtf8());
-    if (!out.commit()) {
-        *error = tr("cannot write %1: %2").arg(path, out.errorString());
-        return false;
-    }
-    return true;
+    return AtomicFile::writeFile(path, serialize(profile).toUtf8(), error);
 }
 
 bool ProfileStore::remove(const QString &name, QString *error) const

@@ -28,6 +28,7 @@ class ProfileStore
 {
 public:
     static constexpr int kSchemaVersion = 1;
+    static constexpr qint64 kMaxFileBytes = 4 * 1024 * 1024;
 
     // An empty directory means the default: $XDG_CONFIG_HOME/rankdeck/profiles.
     explicit ProfileStore(const QString &directory = QString());
@@ -59,6 +60,10 @@ public:
     static QList<ProfileError> validateSlurm(const SlurmSettings &slurm,
                                              const QString &fileName = QString());
     static bool isValidName(const QString &name);
+    // Why a node's host or user cannot be used (a leading '-', ';', a newline, …); empty when it
+    // can. Checked when a profile is read and before one is saved.
+    static QString hostProblem(const QString &host);
+    static QString userProblem(const QString &user);
 
 private:
     QString m_directory;

@@ -348,6 +348,7 @@ void RunController::recordOutput(int rank, const RankStream::Output &out)
         m_logs->appendEvents(rank, out.events);
         m_metrics->appendEvents(out.events);
     }
+    checkRecord();
 }
 
 void RunController::handleOutput(int rank, RankStream::Output &out)
@@ -837,12 +838,15 @@ void RunController::finalize()
     if (!m_policy.report().isEmpty())
         m_record.writeFailureReport(m_policy.report().toJson(), m_policy.report().toText());
     m_state = final;
+    if (!m_recordProblem.isEmpty())
+        note(recordGapSummary());
     note(tr("run %1: %2").arg(m_record.id(), runStateName(final)));
     writeState();
     if (m_logs)
         m_logs->close();
     if (m_metrics)
         m_metrics->close();
+    m_record.releaseReserve();
     QFile::remove(m_record.stopRequestPath());
     emit stateChanged(final);
     emit finished(final);
@@ -899,7 +903,13 @@ RunStateFile RunController::stateFile() const
     f.userStop = m_userStop;
     f.hung = m_hung;
     f.error = m_errorMessage;
-    f.rootCauseSummary = m_rootCauseSummary;
+    f.rootCauseSummary = rootCauseSummary();
+    f.recordProblem = m_recordProblem;
+    for (int r = 0; !m_recordProblem.isEmpty() && m_logs && r < m_ranks.size(); ++r) {
+        if (const qint64 bytes = m_logs->missingBytes(r); bytes > 0)
+            f.recordGaps.append({r, bytes, m_logs->missingLines(r)});
+    }
+    f.recordMissingPoints = m_metrics ? m_metrics->missingPoints() : 0;
     f.rootCauseRank = m_policy.rootCauseRank();
     f.ranks = m_ranks;
     f.attempts = m_attempts;
@@ -1069,7 +1079,61 @@ void RunController::writeState()
     m_stateDirty = false;
     if (m_readOnly || m_record.directory().isEmpty())
         return;
-    m_record.writeState(stateFile().toJson());
+    QString error;
+    if (!m_record.writeState(stateFile().toJson(), &error) && m_recordProblem.isEmpty())
+        recordUnwritable(error);
+}
+
+void RunController::checkRecord()
+{
+    if (!m_recordProblem.isEmpty() || m_readOnly)
+        return;
+    if (m_logs && m_logs->diskFailed())
+        recordUnwritable(m_logs->diskError());
+    else if (m_metrics && m_metrics->diskFailed())
+        recordUnwritable(m_metrics->diskError());
+}
+
+void RunController::recordUnwritable(const QString &why)
+{
+    // Said at once and once. The run is stopped rather than left running unrecorded: local
+    // ranks keep no copy of their output anywhere else, and a record with a silent hole is
+    // worse than a run that ended early and says why.
+    m_recordProblem =
+        tr("the run record in %1 cannot be written (%2)").arg(m_record.directory(), why);
+    // The room kept for this moment: the state, the report and the launcher log must say it.
+    m_record.releaseReserve();
+    const QString message = tr("%1; stopping the run, since its output could no longer be "
+                               "recorded")
+                                .arg(m_recordProblem);
+    m_errorMessage = m_recordProblem;
+    note(message);
+    emit recordProblemChanged(message);
+    stop();
+    writeState();
+}
+
+QString RunController::recordGapSummary() const
+{
+    QStringList gaps;
+    for (int r = 0; m_logs && r < m_ranks.size(); ++r) {
+        if (const qint64 bytes = m_logs->missingBytes(r); bytes > 0)
+            gaps << tr("rank %1: %2 bytes (%3 lines)")
+                        .arg(r)
+                        .arg(bytes)
+                        .arg(m_logs->missingLines(r));
+    }
+    if (m_metrics && m_metrics->missingPoints() > 0)
+        gaps << tr("%1 metric points").arg(m_metrics->missingPoints());
+    if (gaps.isEmpty())
+        return m_recordProblem;
+    return tr("%1; missing from the record: %2")
+        .arg(m_recordProblem, gaps.join(QStringLiteral(", ")));
+}
+
+QString RunController::rootCauseSummary() const
+{
+    return m_recordProblem.isEmpty() ? m_rootCauseSummary : recordGapSummary();
 }
 
 RunController *RunController::reopen(const QString &runDirectory, QObject *parent, QString *error)

@@ -132,7 +132,11 @@ public:
     QString stacks(int rank) const { return m_stacks.value(rank); }
     const FailureReport &failureReport() const { return m_policy.report(); }
     // One line, e.g. "rank 1 (localhost): exit code 3: bad batch"; empty when nothing failed.
-    QString rootCauseSummary() const { return m_rootCauseSummary; }
+    // The root cause; when the run record could not be written (a full disk), that, with what
+    // the record lacks.
+    QString rootCauseSummary() const;
+    // Empty while the run record is whole; else why not (the directory named).
+    QString recordProblem() const { return m_recordProblem; }
     QString errorMessage() const { return m_errorMessage; }
     qint64 startedUs() const { return m_startedUs; }
     qint64 endedUs() const { return m_endedUs; }
@@ -152,6 +156,9 @@ signals:
     void failureReportChanged();
     // What the launcher itself does ("stopping ranks 0, 2 after rank 1 failed").
     void launcherMessage(const QString &message);
+    // The run record stopped being written (its disk is full): said once, at once, naming the
+    // directory; the run is being stopped. Front ends show it until the run is closed.
+    void recordProblemChanged(const QString &message);
     // The transport's per-node preparation progress ("connecting", "uploading" 40, …); percent
     // is -1 when the stage has none. host is the profile's name for the node.
     void nodeProgress(int nodeIndex, const QString &host, const QString &stage, int percent);
@@ -196,6 +203,9 @@ private:
     void setRankState(int rank, RankState state, const QString &detail = QString());
     void note(const QString &message);
     void writeState();
+    void checkRecord();
+    void recordUnwritable(const QString &why);
+    QString recordGapSummary() const;
     RunStateFile stateFile() const;
     void failRun(const QString &message);
     void openStores();
@@ -230,6 +240,7 @@ private:
     QList<QJsonObject> m_attempts; // history of earlier attempts
     QString m_rootCauseSummary;
     QString m_errorMessage;
+    QString m_recordProblem;
     RunState m_state = RunState::Preparing;
     int m_attempt = 0;
     int m_masterPort = 0;

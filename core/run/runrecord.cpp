@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/runrecord.h"
 
+#include "util/atomicfile.h"
 #include "util/translation.h"
 
 #include "config/profilestore.h"
@@ -13,7 +14,6 @@
 #include <QJsonDocument>
 #include <QRandomGenerator>
 #include <QRegularExpression>
-#include <QSaveFile>
 
 #include <cerrno>
 #include <csignal>
@@ -22,21 +22,32 @@
 namespace rankdeck {
 
 namespace {
+// run.json of a directory, or why there is none that can be read.
+QString readRunJson(const QString &directory, QJsonObject *run)
+{
+    QFile file(directory + QStringLiteral("/run.json"));
+    if (!file.exists())
+        return tr("run.json is missing");
+    if (!file.open(QIODevice::ReadOnly))
+        return tr("run.json cannot be read: %1").arg(file.errorString());
+    QJsonParseError parse;
+    const QJsonDocument doc = QJsonDocument::fromJson(file.read(64 << 20), &parse);
+    if (parse.error != QJsonParseError::NoError)
+        return tr("run.json is not JSON (%1 at byte %2)")
+            .arg(parse.errorString())
+            .arg(parse.offset);
+    if (!doc.isObject() || !doc.object().value(QStringLiteral("id")).isString())
+        return tr("run.json has no run id");
+    *run = doc.object();
+    return {};
+}
+
 QJsonObject readJson(const QString &path)
 {
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
         return {};
     return QJsonDocument::fromJson(f.readAll()).object();
-}
-
-bool writeFileAtomically(const QString &path, const QByteArray &data)
-{
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly))
-        return false;
-    f.write(data);
-    return f.commit();
 }
 
 bool makePrivateDir(const QString &path)
@@ -112,8 +123,11 @@ bool RunRecord::create(const QString &runsDirectory, const QString &runId, const
         *error = tr("run directory %1 already exists").arg(dir);
         return false;
     }
-    if (!makePrivateDir(dir)) {
-        *error = tr("cannot create %1").arg(dir);
+    // Made under a hidden name and renamed once run.json is in it: `runs`, `logs` and the GUI
+    // never see a run directory without its run.json (nor list it as broken meanwhile).
+    const QString making = runsDirectory + QStringLiteral("/.") + runId + QStringLiteral(".new");
+    if (!makePrivateDir(making)) {
+        *error = tr("cannot create %1").arg(making);
         return false;
     }
     m_id = runId;
@@ -130,10 +144,27 @@ bool RunRecord::create(const QString &runsDirectory, const QString &runId, const
     run[QStringLiteral("rankdeck")] = QStringLiteral(RANKDECK_VERSION);
     run[QStringLiteral("profile")] = profile.toJson();
     run[QStringLiteral("config")] = config.toJson();
-    if (!writeFileAtomically(dir + QStringLiteral("/run.json"), QJsonDocument(run).toJson()) ||
-        !writeFileAtomically(dir + QStringLiteral("/profile.toml"),
-                             ProfileStore::serialize(profile).toUtf8())) {
-        *error = tr("cannot write the run record in %1").arg(dir);
+    QString why;
+    // The reserve is plain data, written once: no rename and no sync needed for it.
+    QFile reserve(making + QStringLiteral("/.reserve"));
+    const QByteArray room(kReserveBytes, '\0');
+    if (!reserve.open(QIODevice::WriteOnly) || reserve.write(room) != room.size() ||
+        !reserve.flush())
+        why =
+            tr("cannot write %1: %2").arg(reserve.fileName(), AtomicFile::writeErrorText(reserve));
+    reserve.close();
+    if (!why.isEmpty() ||
+        !AtomicFile::writeFile(making + QStringLiteral("/run.json"), QJsonDocument(run).toJson(),
+                               &why) ||
+        !AtomicFile::writeFile(making + QStringLiteral("/profile.toml"),
+                               ProfileStore::serialize(profile).toUtf8(), &why) ||
+        !QDir().rename(making, dir)) {
+        if (why.isEmpty())
+            why = tr("cannot rename %1 to %2").arg(making, dir);
+        // A record that cannot be written is not left behind half-made (a full disk would
+        // otherwise leave an empty directory that lists as a broken run).
+        QDir(making).removeRecursively();
+        *error = tr("cannot create the run record: %1").arg(why);
         return false;
     }
     return true;
@@ -141,9 +172,9 @@ bool RunRecord::create(const QString &runsDirectory, const QString &runId, const
 
 bool RunRecord::open(const QString &directory, QString *error)
 {
-    const QJsonObject run = readJson(directory + QStringLiteral("/run.json"));
-    if (run.isEmpty() || !run.contains(QStringLiteral("id"))) {
-        *error = tr("%1 is not a run record (run.json missing or unreadable)").arg(directory);
+    QJsonObject run;
+    if (const QString why = readRunJson(directory, &run); !why.isEmpty()) {
+        *error = tr("%1 is not a run record: %2").arg(directory, why);
         return false;
     }
     m_directory = QFileInfo(directory).absoluteFilePath();
@@ -155,15 +186,20 @@ bool RunRecord::open(const QString &directory, QString *error)
     return true;
 }
 
+bool RunRecord::releaseReserve()
+{
+    return !m_directory.isEmpty() && QFile::remove(m_directory + QStringLiteral("/.reserve"));
+}
+
 QString RunRecord::nodeRunDirectory() const
 {
     return m_directory + QStringLiteral("/node");
 }
 
-bool RunRecord::writeState(const QJsonObject &state)
+bool RunRecord::writeState(const QJsonObject &state, QString *error)
 {
-    return writeFileAtomically(m_directory + QStringLiteral("/state.json"),
-                               QJsonDocument(state).toJson());
+    return AtomicFile::writeFile(m_directory + QStringLiteral("/state.json"),
+                                 QJsonDocument(state).toJson(), error);
 }
 
 QJsonObject RunRecord::readState() const
@@ -173,9 +209,9 @@ QJsonObject RunRecord::readState() const
 
 bool RunRecord::writeFailureReport(const QJsonObject &json, const QString &text)
 {
-    return writeFileAtomically(m_directory + QStringLiteral("/failure.json"),
-                               QJsonDocument(json).toJson()) &&
-           writeFileAtomically(m_directory + QStringLiteral("/failure.txt"), text.toUtf8());
+    return AtomicFile::writeFile(m_directory + QStringLiteral("/failure.json"),
+                                 QJsonDocument(json).toJson()) &&
+           AtomicFile::writeFile(m_directory + QStringLiteral("/failure.txt"), text.toUtf8());
 }
 
 QJsonObject RunRecord::readFailureReport() const
@@ -322,6 +358,18 @@ QList<RunInfo> RunRecord::list(const QString &runsDirectory)
     }
     std::stable_sort(out.begin(), out.end(),
                      [](const RunInfo &a, const RunInfo &b) { return a.createdUs > b.createdUs; });
+    return out;
+}
+
+QList<BrokenRun> RunRecord::listBroken(const QString &runsDirectory)
+{
+    QList<BrokenRun> out;
+    const QDir dir(runsDirectory);
+    for (const QString &e : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+        QJsonObject run;
+        if (const QString why = readRunJson(dir.filePath(e), &run); !why.isEmpty())
+            out.append(BrokenRun{e, dir.filePath(e), why});
+    }
     return out;
 }
 

@@ -15,6 +15,7 @@
 //   stacks-request  created by `rankdeck-cli stacks`: the launcher asks every rank for its stacks
 //   stacks-rank-<R>.txt  every stack dump a rank sent (hang detection, requests), appended
 //   node/           the ranks' own run directory for local runs (crash reports, NCCL dumps)
+//   .reserve        room kept while the run is live, for the record's last words on a full disk
 #pragma once
 
 #include "config/profile.h"
@@ -45,6 +46,15 @@ struct RunInfo
     QString rootCause; // one-line summary, empty when none
 };
 
+// A directory in the runs directory that is not a readable run (run.json missing, cut or
+// garbage): listed so that it does not silently vanish from `runs`.
+struct BrokenRun
+{
+    QString id; // the directory's name
+    QString directory;
+    QString problem;
+};
+
 class RunRecord
 {
 public:
@@ -68,12 +78,19 @@ public:
     qint64 createdUs() const { return m_createdUs; }
 
     // state.json, replaced atomically.
-    bool writeState(const QJsonObject &state);
+    bool writeState(const QJsonObject &state, QString *error = nullptr);
     QJsonObject readState() const;
     bool writeFailureReport(const QJsonObject &json, const QString &text);
     QJsonObject readFailureReport() const;
     QString readFailureText() const;
     void appendLauncherLog(const QString &line);
+
+    // Room kept for the record's last words: a launcher whose disk fills up mid-run releases it
+    // to write state.json, failure.txt and launcher.log saying so. create() makes it (a disk
+    // too full for it fails the launch there); releaseReserve() frees it, at the end or when
+    // the disk is full.
+    static constexpr qint64 kReserveBytes = 256 * 1024;
+    bool releaseReserve();
 
     QString stopRequestPath() const;
     bool requestStop(QString *error) const;
@@ -93,8 +110,10 @@ public:
 
     RunInfo info() const;
 
-    // Every run in the directory, newest first. Broken directories are skipped.
+    // Every run in the directory, newest first. Broken directories are skipped here and listed
+    // by listBroken().
     static QList<RunInfo> list(const QString &runsDirectory);
+    static QList<BrokenRun> listBroken(const QString &runsDirectory);
     // A run id, or a run name (the newest run of that name).
     static QString resolve(const QString &runsDirectory, const QString &idOrName, QString *error);
 

@@ -40,6 +40,18 @@ QJsonObject RunStateFile::toJson() const
     for (int r = 0; r < streams.size(); ++r)
         streamArray.append(streams[r].toJson(r));
     o[QStringLiteral("streams")] = streamArray;
+    if (!recordProblem.isEmpty()) {
+        QJsonObject record;
+        record[QStringLiteral("problem")] = recordProblem;
+        QJsonArray gaps;
+        for (const RecordGap &g : recordGaps)
+            gaps.append(QJsonObject{{QStringLiteral("rank"), g.rank},
+                                    {QStringLiteral("bytes"), g.bytes},
+                                    {QStringLiteral("lines"), g.lines}});
+        record[QStringLiteral("missing")] = gaps;
+        record[QStringLiteral("missing_metric_points")] = recordMissingPoints;
+        o[QStringLiteral("record_incomplete")] = record;
+    }
     return o;
 }
 
@@ -71,6 +83,15 @@ RunStateFile RunStateFile::fromJson(const QJsonObject &o)
     f.detached = o.value(QStringLiteral("detached")).toBool();
     for (const QJsonValue &v : o.value(QStringLiteral("streams")).toArray())
         f.streams.append(StreamOffsets::fromJson(v.toObject()));
+    const QJsonObject record = o.value(QStringLiteral("record_incomplete")).toObject();
+    f.recordProblem = record.value(QStringLiteral("problem")).toString();
+    for (const QJsonValue &v : record.value(QStringLiteral("missing")).toArray()) {
+        const QJsonObject g = v.toObject();
+        f.recordGaps.append(RecordGap{g.value(QStringLiteral("rank")).toInt(),
+                                      g.value(QStringLiteral("bytes")).toInteger(),
+                                      g.value(QStringLiteral("lines")).toInteger()});
+    }
+    f.recordMissingPoints = record.value(QStringLiteral("missing_metric_points")).toInteger();
     return f;
 }
 

@@ -39,6 +39,19 @@ struct RunStateFile
     bool detach = false;         // launched so that the ranks may outlive the launcher
     bool detached = false;       // ... and the launcher has left
     QList<StreamOffsets> streams;
+    // The run record could not be written whole (a full disk): which directory, and per rank
+    // the bytes of output (and complete lines) the record lacks; metric points missing from
+    // metrics.csv. Empty when the record is whole.
+    struct RecordGap
+    {
+        int rank = 0;
+        qint64 bytes = 0;
+        qint64 lines = 0;
+        bool operator==(const RecordGap &) const = default;
+    };
+    QString recordProblem;
+    QList<RecordGap> recordGaps;
+    qint64 recordMissingPoints = 0;
 
     QJsonObject toJson() const;
     // Missing keys keep their defaults (an empty object gives a default state).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "store/csvexport.h"
 
+#include "util/atomicfile.h"
 #include "util/translation.h"
 
 #include "store/metricsstore.h"
@@ -9,7 +10,6 @@
 #include <QFile>
 #include <QIODevice>
 #include <QLocale>
-#include <QSaveFile>
 
 #include <cmath>
 #include <limits>
@@ -158,22 +158,24 @@ bool CsvExport::write(const MetricsStore &store, QIODevice *out, QString *errorM
 bool CsvExport::write(const MetricsStore &store, const QString &fileName, QString *errorMessage,
                       const QList<int> &ranks, const QStringList &metrics)
 {
-    // QSaveFile: a failed export never leaves a half-written file behind.
-    QSaveFile file(fileName);
-    if (!file.open(QIODevice::WriteOnly)) {
+    // A failed export never leaves a half-written file behind, and a device or FIFO is written
+    // to, never replaced by a regular file.
+    AtomicFile file(fileName);
+    QString error;
+    if (!file.open(&error)) {
         if (errorMessage)
-            *errorMessage = tr("cannot write %1: %2").arg(fileName, file.errorString());
+            *errorMessage = error;
         return false;
     }
-    if (!write(store, &file, errorMessage, ranks, metrics)) {
-        file.cancelWriting();
+    if (!write(store, file.device(), &error, ranks, metrics)) {
+        file.cancel();
         if (errorMessage)
-            *errorMessage = tr("%1: %2").arg(fileName, *errorMessage);
+            *errorMessage = tr("%1: %2").arg(fileName, error);
         return false;
     }
-    if (!file.commit()) {
+    if (!file.commit(&error)) {
         if (errorMessage)
-            *errorMessage = tr("cannot write %1: %2").arg(fileName, file.errorString());
+            *errorMessage = error;
         return false;
     }
     return true;

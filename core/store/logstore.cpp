@@ -4,6 +4,8 @@
 // next cut (a reader class over the .log/.idx files the writer appends).
 #include "store/logstore.h"
 
+#include "util/atomicfile.h"
+
 #include "util/translation.h"
 
 #include <QCoreApplication>
@@ -70,8 +72,12 @@ struct LogStore::RankFiles
     std::unique_ptr<QFile> events;
     mutable std::unique_ptr<QFile> logRead;
     mutable std::unique_ptr<QFile> indexRead;
-    qint64 logSize = 0; // bytes in the log file
+    qint64 logSize = 0; // bytes received for the log file (all on disk unless it failed)
     qint64 count = 0;   // complete lines
+    // What the files hold for certain: complete lines up to here (log bytes, index records).
+    // A failed write rolls the files back to it, so the record never points past its bytes.
+    qint64 recordedLogSize = 0;
+    qint64 recordedCount = 0;
     bool dirty = false;
     bool inLine = false; // pieces of a long line were written
     qint64 lineStart = 0;
@@ -186,6 +192,7 @@ bool LogStore::openRankFiles(RankFiles &rf, int rank, QString *errorMessage)
         return false;
     }
     rf.logSize = rf.log->size();
+    rf.recordedLogSize = rf.logSize;
     return true;
 }
 
@@ -196,7 +203,7 @@ LogStore::RankFiles *LogStore::rankFiles(int rank)
         return it->get();
     auto rf = std::make_shared<RankFiles>();
     rf->rank = rank;
-    if (!m_directory.isEmpty()) {
+    if (!m_directory.isEmpty() && m_diskError.isEmpty()) {
         QString why;
         if (!openRankFiles(*rf, rank, &why))
             setError(why);
@@ -226,6 +233,7 @@ void LogStore::loadExisting()
         if (!rf->index)
             continue;
         rf->count = rf->index->size() / kIndexRecord;
+        rf->recordedCount = rf->count;
         const qint64 first = qMax<qint64>(
             0, rf->count - qMin<qint64>(m_options.windowPerRank,
                                         qMax<qint64>(100, m_options.maxLinesInMemory /
@@ -236,6 +244,7 @@ void LogStore::loadExisting()
             rf->window.push_back(std::move(l));
     }
     m_allCount = m_allIndex->size() / kAllRecord;
+    m_allRecordedCount = m_allCount;
     const qint64 first = qMax<qint64>(0, m_allCount - m_options.windowAll);
     QList<LogLine> lines;
     readMergedRangeLocked(first, m_allCount - first, &lines, nullptr);
@@ -254,6 +263,7 @@ void LogStore::append(const QList<LogLine> &lines)
         return;
     QMutexLocker lock(&m_mutex);
     QList<RankFiles *> touched;
+    QByteArray allRecords;
     for (const LogLine &in : lines) {
         RankFiles *rf = rankFiles(in.rank);
         if (!rf->dirty) {
@@ -265,16 +275,18 @@ void LogStore::append(const QList<LogLine> &lines)
             rf->lineStart = rf->logSize;
             rf->lineBytes = 0;
         }
-        // Disk first: whatever happens to the views, the run record has the bytes.
-        if (rf->log) {
-            if (rf->log->write(in.raw) != in.raw.size())
-                setError(tr("cannot write the log of rank %1: %2")
-                             .arg(in.rank)
-                             .arg(rf->log->errorString()));
-            if (!in.partial && !rf->log->putChar('\n'))
-                setError(tr("cannot write the log of rank %1: %2")
-                             .arg(in.rank)
-                             .arg(rf->log->errorString()));
+        // Disk first: whatever happens to the views, the run record has the bytes. Once the
+        // disk failed, nothing more is written (the files stay consistent up to the failure)
+        // and missingBytes() counts what the record lacks.
+        const bool toDisk = rf->log && m_diskError.isEmpty();
+        if (toDisk) {
+            bool ok = rf->log->write(in.raw) == in.raw.size();
+            if (ok && !in.partial)
+                ok = rf->log->putChar('\n');
+            if (!ok)
+                failDiskLocked(tr("cannot write the log of rank %1: %2")
+                                   .arg(in.rank)
+                                   .arg(AtomicFile::writeErrorText(*rf->log)));
         }
         rf->logSize += in.raw.size();
         rf->lineBytes += in.raw.size();
@@ -289,21 +301,21 @@ void LogStore::append(const QList<LogLine> &lines)
         line.byteLength = rf->lineBytes;
         line.number = rf->count++;
         line.sequence = m_allCount++;
-        if (rf->index) {
+        if (rf->index && m_diskError.isEmpty()) {
             char rec[kIndexRecord];
             encodeIndex(rec, rf->lineStart, line.timeUs, rf->lineBytes, line.stream,
                         line.truncated ? kFlagTruncated : 0);
             if (rf->index->write(rec, kIndexRecord) != kIndexRecord)
-                setError(tr("cannot write the log index of rank %1: %2")
-                             .arg(in.rank)
-                             .arg(rf->index->errorString()));
+                failDiskLocked(tr("cannot write the log index of rank %1: %2")
+                                   .arg(in.rank)
+                                   .arg(AtomicFile::writeErrorText(*rf->index)));
         }
-        if (m_allIndex) {
+        if (m_allIndex && m_diskError.isEmpty()) {
             char rec[kAllRecord];
             qToLittleEndian<quint64>((quint64(quint32(line.rank)) << kRankShift) |
                                          (quint64(line.number) & kNumberMask),
                                      rec);
-            m_allIndex->write(rec, kAllRecord);
+            allRecords.append(rec, kAllRecord);
         }
         rf->window.push_back(line);
         const qsizetype window = rankWindow();
@@ -313,17 +325,91 @@ void LogStore::append(const QList<LogLine> &lines)
         while (qsizetype(m_all.size()) > m_options.windowAll)
             m_all.pop_front();
     }
-    // Hand the bytes to the OS now: a launcher crash then loses nothing already received.
+    if (m_allIndex && m_diskError.isEmpty() && m_allIndex->write(allRecords) != allRecords.size())
+        failDiskLocked(tr("cannot write %1: %2")
+                           .arg(m_allIndex->fileName(), AtomicFile::writeErrorText(*m_allIndex)));
+    // Hand the bytes to the OS now: a launcher crash then loses nothing already received. The
+    // flush is where a full disk shows (QFile buffers), so its result counts.
     for (RankFiles *rf : touched) {
         rf->dirty = false;
-        if (rf->log)
-            rf->log->flush();
-        if (rf->index)
-            rf->index->flush();
+        if (!m_diskError.isEmpty())
+            continue;
+        if (rf->log && !rf->log->flush())
+            failDiskLocked(tr("cannot write the log of rank %1: %2")
+                               .arg(rf->rank)
+                               .arg(AtomicFile::writeErrorText(*rf->log)));
+        else if (rf->index && !rf->index->flush())
+            failDiskLocked(tr("cannot write the log index of rank %1: %2")
+                               .arg(rf->rank)
+                               .arg(AtomicFile::writeErrorText(*rf->index)));
     }
-    if (m_allIndex)
-        m_allIndex->flush();
+    if (m_allIndex && m_diskError.isEmpty() && !m_allIndex->flush())
+        failDiskLocked(tr("cannot write %1: %2")
+                           .arg(m_allIndex->fileName(), AtomicFile::writeErrorText(*m_allIndex)));
+    if (m_diskError.isEmpty()) {
+        // All of it is on disk: complete lines up to the start of a line still in pieces.
+        for (RankFiles *rf : touched) {
+            rf->recordedLogSize = rf->inLine ? rf->lineStart : rf->logSize;
+            rf->recordedCount = rf->count;
+        }
+        m_allRecordedCount = m_allCount;
+    }
     m_generation.fetch_add(1, std::memory_order_release);
+}
+
+void LogStore::failDiskLocked(const QString &message)
+{
+    if (!m_diskError.isEmpty())
+        return;
+    m_diskError = message;
+    setError(message);
+    // Back to what was complete before this batch: the index never points past the log's
+    // bytes (no false "[line cut …]" when the record is read back), and no line is half there.
+    // The write handles go first (QFile::resize() on them would flush the buffer that failed);
+    // nothing is written after a failure anyway.
+    auto rollBack = [](std::unique_ptr<QFile> &file, qint64 size) {
+        if (!file)
+            return;
+        const QString path = file->fileName();
+        file.reset();
+        QFile::resize(path, size);
+    };
+    for (auto &rf : m_ranks) {
+        rollBack(rf->log, rf->recordedLogSize);
+        rollBack(rf->index, rf->recordedCount * kIndexRecord);
+        rf->events.reset();
+    }
+    rollBack(m_allIndex, m_allRecordedCount * kAllRecord);
+}
+
+bool LogStore::diskFailed() const
+{
+    QMutexLocker lock(&m_mutex);
+    return !m_diskError.isEmpty();
+}
+
+QString LogStore::diskError() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_diskError;
+}
+
+qint64 LogStore::missingBytes(int rank) const
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = m_ranks.constFind(rank);
+    if (it == m_ranks.cend() || m_diskError.isEmpty())
+        return 0;
+    return it.value()->logSize - it.value()->recordedLogSize;
+}
+
+qint64 LogStore::missingLines(int rank) const
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = m_ranks.constFind(rank);
+    if (it == m_ranks.cend() || m_diskError.isEmpty())
+        return 0;
+    return it.value()->count - it.value()->recordedCount;
 }
 
 void LogStore::appendEvents(int rank, const QList<WorkerEvent> &events)
@@ -331,7 +417,7 @@ void LogStore::appendEvents(int rank, const QList<WorkerEvent> &events)
     if (events.isEmpty())
         return;
     QMutexLocker lock(&m_mutex);
-    if (m_directory.isEmpty())
+    if (m_directory.isEmpty() || !m_diskError.isEmpty())
         return;
     RankFiles *rf = rankFiles(rank);
     if (!rf->events) {
@@ -349,9 +435,9 @@ void LogStore::appendEvents(int rank, const QList<WorkerEvent> &events)
         buf += e.json();
         buf += '\n';
     }
-    if (rf->events->write(buf) != buf.size())
-        setError(tr("cannot write %1: %2").arg(rf->events->fileName(), rf->events->errorString()));
-    rf->events->flush();
+    if (rf->events->write(buf) != buf.size() || !rf->events->flush())
+        failDiskLocked(tr("cannot write %1: %2")
+                           .arg(rf->events->fileName(), AtomicFile::writeErrorText(*rf->events)));
 }
 
 void LogStore::close()
@@ -652,6 +738,14 @@ bool LogStore::readLineLocked(int rank, qint64 number, LogLine *line, QByteArray
     if (line) {
         const qint64 want = length <= kMaxReadBack ? length : m_options.maxDisplayBytes + 1;
         const QByteArray bytes = raw ? raw->left(want) : rf.logRead->read(want);
+        if (bytes.size() < want) {
+            // The index says more than the file has (a record damaged outside the launcher):
+            // say so, never that the line was cut for display.
+            line->text = LineSplitter::displayText(bytes, m_options.maxDisplayBytes,
+                                                   &line->truncated, bytes.size()) +
+                         tr(" … [%1 bytes of this line are missing from the record]")
+                             .arg(length - bytes.size());
+        }
         line->rank = rank;
         line->stream = stream;
         line->timeUs = timeUs;
@@ -660,8 +754,9 @@ bool LogStore::readLineLocked(int rank, qint64 number, LogLine *line, QByteArray
         line->sequence = -1;
         line->raw.clear();
         line->partial = false;
-        line->text =
-            LineSplitter::displayText(bytes, m_options.maxDisplayBytes, &line->truncated, length);
+        if (bytes.size() >= want)
+            line->text = LineSplitter::displayText(bytes, m_options.maxDisplayBytes,
+                                                   &line->truncated, length);
     }
     return true;
 }

@@ -96,6 +96,14 @@ public:
     // Last disk error (disk full, permissions), empty when none. Lines are still kept in
     // memory when the disk fails.
     QString lastError() const;
+    // A write to the record failed (a full disk): the files were rolled back to the last batch
+    // that was written whole and nothing more is written to them. missingBytes(rank) is what
+    // the record lacks of that rank's output since (newlines included), missingLines() the
+    // complete lines among it.
+    bool diskFailed() const;
+    QString diskError() const;
+    qint64 missingBytes(int rank) const;
+    qint64 missingLines(int rank) const;
 
 private:
     struct RankFiles;
@@ -112,6 +120,7 @@ private:
     bool readAllIndexLocked(qint64 sequence, int *rank, qint64 *number,
                             QString *errorMessage) const;
     void setError(const QString &message);
+    void failDiskLocked(const QString &message);
     qsizetype rankWindow() const; // m_mutex held
 
     Options m_options;
@@ -120,6 +129,8 @@ private:
     QHash<int, std::shared_ptr<RankFiles>> m_ranks;
     std::deque<LogLine> m_all;
     qint64 m_allCount = 0;
+    qint64 m_allRecordedCount = 0;
+    QString m_diskError;
     std::unique_ptr<QFile> m_allIndex;
     mutable std::unique_ptr<QFile> m_allIndexRead;
     std::atomic<quint64> m_generation{0};

@@ -4,6 +4,8 @@
 // this one translation unit, where bench/run's plot_replot_ms_64x1m was measured.
 #include "store/metricsstore.h"
 
+#include "util/atomicfile.h"
+
 #include "util/translation.h"
 
 #include "store/csvexport.h"
@@ -324,7 +326,9 @@ bool MetricsStore::open(const QString &directory, QString *errorMessage)
             check.read(1) != "\n")
             file->write("\n");
     }
-    file->flush();
+    if (!file->flush())
+        return fail(tr("cannot write %1: %2").arg(path, file->errorString()));
+    m_recordedSize = file->size();
     m_file = std::move(file);
     flushLocked();
     return true;
@@ -343,9 +347,19 @@ void MetricsStore::flushLocked()
         m_pendingCsv.clear();
         return;
     }
-    if (m_file->write(m_pendingCsv) != m_pendingCsv.size())
-        m_lastError = tr("cannot write %1: %2").arg(m_file->fileName(), m_file->errorString());
-    m_file->flush();
+    if (m_file->write(m_pendingCsv) != m_pendingCsv.size() || !m_file->flush()) {
+        // A full disk: back to the last whole row, and nothing more is written; the points
+        // stay in memory and missingPoints() counts what metrics.csv lacks.
+        m_diskError =
+            tr("cannot write %1: %2").arg(m_file->fileName(), AtomicFile::writeErrorText(*m_file));
+        m_lastError = m_diskError;
+        m_missingPoints += m_pendingCsv.count('\n');
+        const QString path = m_file->fileName();
+        m_file.reset();
+        QFile::resize(path, m_recordedSize);
+    } else {
+        m_recordedSize += m_pendingCsv.size();
+    }
     m_pendingCsv.clear();
 }
 
@@ -391,6 +405,8 @@ void MetricsStore::appendLocked(int rank, const QString &name, qint64 step, qint
     mean->add(segment, step, wallTimeUs, value);
     if (persist && m_file)
         m_pendingCsv += CsvExport::row(rank, name, int(segment), step, wallTimeUs, value);
+    else if (persist && !m_diskError.isEmpty())
+        ++m_missingPoints;
 }
 
 void MetricsStore::append(int rank, const QString &name, qint64 step, qint64 wallTimeUs,
@@ -574,6 +590,22 @@ bool MetricsStore::stepRange(int rank, const QString &name, qint64 *first, qint6
     *first = lo;
     *last = hi;
     return true;
+bool MetricsStore::diskFailed() const
+{
+    QMutexLocker lock(&m_mutex);
+    return !m_diskError.isEmpty();
+}
+
+QString MetricsStore::diskError() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_diskError;
+}
+
+qint64 MetricsStore::missingPoints() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_missingPoints;
 }
 
 QString MetricsStore::lastError() const

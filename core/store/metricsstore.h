@@ -120,6 +120,11 @@ public:
                       double xMin, double xMax, int buckets) const;
 
     QString lastError() const;
+    // metrics.csv could not be written (a full disk): it holds the rows up to the last write
+    // that succeeded whole, nothing more is written, and missingPoints() counts the rest.
+    bool diskFailed() const;
+    QString diskError() const;
+    qint64 missingPoints() const;
 
 private:
     struct Series;
@@ -143,6 +148,9 @@ private:
     qint64 m_startTimeUs = 0;
     qint64 m_total = 0;
     std::unique_ptr<QFile> m_file;
+    qint64 m_recordedSize = 0; // bytes of metrics.csv written whole
+    qint64 m_missingPoints = 0;
+    QString m_diskError;
     QString m_lastError;
     std::atomic<quint64> m_generation{0};
 };

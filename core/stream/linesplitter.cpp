@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "stream/linesplitter.h"
 
+#include "util/printabletext.h"
+
 #include <QCoreApplication>
 
 namespace rankdeck {
@@ -61,49 +63,6 @@ QString LineSplitter::cutMarker(qint64 fullLength)
         .arg(fullLength);
 }
 
-namespace {
-
-// Drops ANSI escape sequences (colours, cursor movement): the views cannot render them and
-// half of one would show as garbage.
-QByteArray stripAnsi(QByteArrayView in)
-{
-    if (in.indexOf('\x1b') < 0)
-        return in.toByteArray();
-    QByteArray out;
-    out.reserve(in.size());
-    const qsizetype n = in.size();
-    for (qsizetype i = 0; i < n; ++i) {
-        const char c = in[i];
-        if (c != '\x1b') {
-            out.append(c);
-            continue;
-        }
-        if (i + 1 >= n)
-            break;
-        const char kind = in[i + 1];
-        if (kind == '[') {
-            qsizetype j = i + 2;
-            while (j < n && uchar(in[j]) >= 0x20 && uchar(in[j]) <= 0x3f)
-                ++j;
-            if (j < n && uchar(in[j]) >= 0x40 && uchar(in[j]) <= 0x7e)
-                i = j;
-            else
-                i = j - 1;
-        } else if (kind == ']') {
-            // OSC: ends with BEL or ESC '\'.
-            qsizetype j = i + 2;
-            while (j < n && in[j] != '\a' && !(in[j] == '\x1b' && j + 1 < n && in[j + 1] == '\\'))
-                ++j;
-            i = (j < n && in[j] == '\x1b') ? j + 1 : j;
-        } else {
-            i += 1;
-        }
-    }
-    return out;
-}
-
-} // namespace
-
 QString LineSplitter::displayText(QByteArrayView line, qsizetype maxDisplayBytes, bool *truncated,
                                   qint64 fullLength)
 {
@@ -117,24 +76,9 @@ QString LineSplitter::displayText(QByteArrayView line, qsizetype maxDisplayBytes
     if (cr >= 0)
         line = line.sliced(cr + 1);
 
-    QByteArray bytes = stripAnsi(line);
-    if (maxDisplayBytes > 0 && bytes.size() > maxDisplayBytes) {
-        qsizetype at = maxDisplayBytes;
-        // Never cut inside a UTF-8 sequence.
-        while (at > 0 && (uchar(bytes[at]) & 0xc0) == 0x80)
-            --at;
-        bytes.truncate(at);
-        cut = true;
-    }
-
-    QString text = QString::fromUtf8(bytes);
-    for (QChar &ch : text) {
-        const ushort u = ch.unicode();
-        if (u < 0x20 && u != '\t')
-            ch = QChar(ushort(0x2400 + u)); // Control Pictures block: NUL shows as ␀
-        else if (u == 0x7f)
-            ch = QChar(ushort(0x2421));
-    }
+    bool cutHere = false;
+    QString text = printableText(line, maxDisplayBytes, &cutHere);
+    cut = cut || cutHere;
     if (cut)
         text += cutMarker(fullLength);
     if (truncated)

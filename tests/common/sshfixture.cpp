@@ -283,27 +283,29 @@ bool SshFixture::writeConfig(const Node &node)
     const bool pam = m_options.passwordAuthentication || m_options.kbdInteractiveAuthentication;
     // StrictModes off: the temp directory belongs to the test, not to a user's home. MaxSessions
     // is raised because the transport opens one channel per rank plus short command channels.
-    QString config = QStringLiteral("ListenAddress %1:%2\n"
-                                    "HostKey %3\n"
-                                    "PidFile %4/sshd.pid\n"
-                                    "AuthorizedKeysFile %5\n"
-                                    "StrictModes no\n"
-                                    "UsePAM %6\n"
-                                    "PermitRootLogin prohibit-password\n"
-                                    "PubkeyAuthentication yes\n"
-                                    "PasswordAuthentication %7\n"
-                                    "KbdInteractiveAuthentication %8\n"
-                                    "Subsystem sftp internal-sftp\n"
-                                    "MaxSessions 200\n"
-                                    "MaxStartups 100\n"
-                                    "PrintMotd no\n"
-                                    "PrintLastLog no\n"
-                                    "LogLevel %9\n")
-                         .arg(node.address)
-                         .arg(node.port)
-                         .arg(node.hostKey, node.dir, m_authorizedKeys, yesNo(pam),
-                              yesNo(m_options.passwordAuthentication),
-                              yesNo(m_options.kbdInteractiveAuthentication), m_options.logLevel);
+    QString config =
+        QStringLiteral("ListenAddress %1:%2\n"
+                       "HostKey %3\n"
+                       "PidFile %4/sshd.pid\n"
+                       "AuthorizedKeysFile %5\n"
+                       "StrictModes no\n"
+                       "UsePAM %6\n"
+                       "PermitRootLogin prohibit-password\n"
+                       "PubkeyAuthentication yes\n"
+                       "PasswordAuthentication %7\n"
+                       "KbdInteractiveAuthentication %8\n"
+                       "%10"
+                       "MaxSessions 200\n"
+                       "MaxStartups 100\n"
+                       "PrintMotd no\n"
+                       "PrintLastLog no\n"
+                       "LogLevel %9\n")
+            .arg(node.address)
+            .arg(node.port)
+            .arg(node.hostKey, node.dir, m_authorizedKeys, yesNo(pam),
+                 yesNo(m_options.passwordAuthentication),
+                 yesNo(m_options.kbdInteractiveAuthentication), m_options.logLevel)
+            .arg(m_options.sftp ? QStringLiteral("Subsystem sftp internal-sftp\n") : QString());
     QString extra;
     for (const QString &kv : m_options.environment)
         extra += QLatin1Char(' ') + kv;

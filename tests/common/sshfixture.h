@@ -49,6 +49,9 @@ public:
         QString logLevel = QStringLiteral("VERBOSE"); // DEBUG1 also logs direct-tcpip forwards
         // NAME=VALUE pairs every session gets (sshd's SetEnv), e.g. SLURM_CONF for a login node.
         QStringList environment;
+        // false: no Subsystem line at all, as on many hardened servers (no SFTP; scp -O and
+        // exec channels still work).
+        bool sftp = true;
     };
 
     SshFixture();

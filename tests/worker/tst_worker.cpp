@@ -273,7 +273,7 @@ private:
     // A user's TorchScript classifier and its tensor dataset, saved the documented way.
     bool makeScriptFiles()
     {
-        if (QFile::exists(m_dir.filePath(QStringLiteral("data.pt"))))
+        if (QFile::exists(m_dir.filePath(QStringLiteral("data-5.pt"))))
             return true;
         QProcess python;
         const QString script = QStringLiteral(
@@ -283,7 +283,9 @@ private:
             "3))\n"
             "torch.jit.script(m).save(sys.argv[1] + '/model.pt')\n"
             "x = torch.randn(200, 6)\n"
-            "torch.save({'x': x, 'y': x[:, :3].argmax(1)}, sys.argv[1] + '/data.pt')\n");
+            "torch.save({'x': x, 'y': x[:, :3].argmax(1)}, sys.argv[1] + '/data.pt')\n"
+            "x5 = torch.randn(40, 5)\n" // one feature short of what the model takes
+            "torch.save({'x': x5, 'y': x5[:, :3].argmax(1)}, sys.argv[1] + '/data-5.pt')\n");
         python.start(pythonPath(), {u"-c"_s, script, m_dir.path()});
         python.waitForFinished(60000);
         if (python.exitCode() != 0)
@@ -726,6 +728,16 @@ private slots:
                                                            u"--model"_s, u"/nonexistent/model.pt"_s,
                                                            u"--data"_s,  u"/nonexistent/data.pt"_s}
                                             << QStringList{} << 1 << u"/nonexistent/model.pt"_s;
+        // The shape error itself, with the batch's shape, not only "The following operation
+        // failed in the TorchScript interpreter."
+        QTest::addRow("data shape does not fit the model")
+            << QStringList{u"--task"_s,       u"script"_s,
+                           u"--model"_s,      u"%DIR%/model.pt"_s,
+                           u"--data"_s,       u"%DIR%/data-5.pt"_s,
+                           u"--steps"_s,      u"2"_s,
+                           u"--batch-size"_s, u"4"_s,
+                           u"--loss"_s,       u"cross-entropy"_s}
+            << QStringList{} << 1 << u"shapes cannot be multiplied (4x5 and 6x16)"_s;
         QTest::addRow("missing corpus")
             << QStringList{u"--task"_s, u"charlm"_s, u"--corpus"_s, u"/nonexistent/corpus.txt"_s}
             << QStringList{} << 1 << u"/nonexistent/corpus.txt"_s;
@@ -737,6 +749,11 @@ private slots:
         QFETCH(QStringList, env);
         QFETCH(int, exitCode);
         QFETCH(QString, mentions);
+        if (args.join(u' ').contains(u"%DIR%"_s)) {
+            if (!makeScriptFiles())
+                QSKIP("the torch environment's Python could not write the script files");
+            args.replaceInStrings(u"%DIR%"_s, m_dir.path());
+        }
         QMap<QString, QString> extra;
         for (const QString &kv : env)
             extra[kv.section(QLatin1Char('='), 0, 0)] = kv.section(QLatin1Char('='), 1);

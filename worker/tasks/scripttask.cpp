@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace rankdeck {
 
@@ -19,6 +21,46 @@ std::vector<char> readBytes(const std::string &path, const char *what)
         throw std::runtime_error(std::string("cannot read ") + what + " " + path);
     return std::vector<char>(std::istreambuf_iterator<char>(in), {});
 }
+// A TorchScript error's own message is "The following operation failed in the TorchScript
+// interpreter.", then the script's traceback, then the real error ("RuntimeError: mat1 and mat2
+// shapes cannot be multiplied (4x6 and 5x16)"). That last part is what the user must read.
+std::string scriptErrorSummary(const std::string &msg)
+{
+    std::string text = msg;
+    const std::size_t frames = text.find("\nframe #");
+    if (frames != std::string::npos)
+        text.resize(frames);
+    std::vector<std::string> lines;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const std::size_t nl = text.find('\n', at);
+        std::string line = text.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\r'))
+            line.pop_back();
+        if (!line.empty())
+            lines.push_back(line);
+        if (nl == std::string::npos)
+            break;
+        at = nl + 1;
+    }
+    // The real error is the last line naming an exception type ("…Error: …").
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+        const std::size_t colon = it->find(": ");
+        if (colon != std::string::npos && colon >= 5 && it->compare(colon - 5, 5, "Error") == 0 &&
+            it->find(' ') > colon - 1 && (*it)[0] != ' ')
+            return *it;
+    }
+    return lines.empty() ? msg : lines.front();
+}
+
+std::string shapeOf(const at::Tensor &t)
+{
+    std::string s = "[";
+    for (std::int64_t i = 0; i < t.dim(); ++i)
+        s += (i ? ", " : "") + std::to_string(t.size(i));
+    return s + "]";
+}
+
 } // namespace
 
 ScriptTask::ScriptTask(const std::string &modelPath, const std::string &dataPath,
@@ -93,7 +135,19 @@ void ScriptTask::to(const c10::Device &device)
 at::Tensor ScriptTask::loss(const std::vector<std::int64_t> &indices)
 {
     const auto idx = torch::tensor(indices, torch::kLong).to(m_x.device());
-    const auto out = m_module.forward({m_x.index_select(0, idx)});
+    const auto batch = m_x.index_select(0, idx);
+    c10::IValue out;
+    try {
+        out = m_module.forward({batch});
+    } catch (const c10::Error &e) {
+        // Most often the data does not fit the model: say so with the shapes, not only the
+        // interpreter's first line.
+        throw std::runtime_error("model " + m_modelPath + " forward() failed on a batch of x " +
+                                 shapeOf(batch) + ": " + scriptErrorSummary(e.msg()));
+    } catch (const std::exception &e) {
+        throw std::runtime_error("model " + m_modelPath + " forward() failed on a batch of x " +
+                                 shapeOf(batch) + ": " + scriptErrorSummary(e.what()));
+    }
     if (!out.isTensor())
         throw std::runtime_error("model " + m_modelPath + " must return one tensor from forward()");
     const auto pred = out.toTensor();

@@ -7,11 +7,14 @@
 #include "util/translation.h"
 
 #include "transport/ssh/shellquote.h"
+#include "transport/ssh/sshexecupload.h"
 #include "transport/ssh/sshsession.h"
 
+#include <QBuffer>
 #include <QCryptographicHash>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QHash>
 
 #include <libssh/libssh.h>
@@ -102,11 +105,17 @@ bool SshDirectorySync::run(const SyncManifest &manifest, SyncStats *stats, QStri
     ssh_session s = m_session->handle();
     sftp_session sftp = sftp_new(s);
     if (!sftp || sftp_init(sftp) != SSH_OK) {
-        *error = tr("%1: sync: SFTP is not available: %2")
-                     .arg(m_host, QString::fromUtf8(ssh_get_error(s)));
+        qCDebug(lcSsh) << m_host << "sync: no SFTP (" << ssh_get_error(s)
+                       << "), syncing over exec channels";
         if (sftp)
             sftp_free(sftp);
-        return false;
+        if (!m_session->isConnected()) {
+            *error = tr("%1: sync: the connection was lost").arg(m_host);
+            return false;
+        }
+        const bool ok = runOverExec(manifest, diff, root, manifestPath, stats, error);
+        stats->elapsedMs = clock.elapsed();
+        return ok;
     }
     auto remote = [&](const QString &path) { return (root + QLatin1Char('/') + path).toUtf8(); };
     auto fail = [&](const QString &message) {
@@ -215,6 +224,67 @@ bool SshDirectorySync::run(const SyncManifest &manifest, SyncStats *stats, QStri
                         .arg(m_host, manifestPath, sftpError(sftp, s)));
     sftp_free(sftp);
     stats->elapsedMs = clock.elapsed();
+    return true;
+}
+
+bool SshDirectorySync::runOverExec(const SyncManifest &manifest, const SyncDiff &diff,
+                                   const QString &root, const QString &manifestPath,
+                                   SyncStats *stats, QString *error)
+{
+    auto remote = [&](const QString &path) { return root + QLatin1Char('/') + path; };
+    // The manifest goes first, as over SFTP: until the new one is written, the copy is not what
+    // any manifest says. The script comes on stdin: no command-line limit however many files.
+    QByteArray script = "umask 077\nrm -f -- " + shell::quote(manifestPath) + " || exit 1\n";
+    for (const QString &dir : diff.createDirectories)
+        script += "mkdir -p -- " + shell::quote(remote(dir)) + " || exit 2\n";
+    for (const QString &path : diff.remove)
+        script += "rm -f -- " + shell::quote(remote(path)) + " || exit 3\n";
+    for (const SyncFile &f : diff.chmod)
+        script += "chmod " + QByteArray::number(f.mode & 07777, 8) + ' ' +
+                  shell::quote(remote(f.path)) + " || exit 4\n";
+    const SshExecResult changed = m_session->exec("exec /bin/sh -s", 120000, script);
+    if (!changed.ok()) {
+        *error = tr("%1: sync: cannot prepare %2: %3").arg(m_host, root, changed.describeFailure());
+        return false;
+    }
+    const qint64 total = diff.uploadBytes();
+    qint64 sent = 0;
+    int lastTenth = -1;
+    const QString stage = tr("syncing %1").arg(manifest.directory());
+    SyncManifest sentManifest = manifest;
+    for (const SyncFile &f : diff.upload) {
+        QByteArray sha;
+        QString why;
+        const qint64 before = sent;
+        if (!SshExecUpload::upload(
+                *m_session, manifest.directory() + QLatin1Char('/') + f.path, remote(f.path),
+                f.mode,
+                [&](qint64 done, qint64) {
+                    const int percent = total > 0 ? int((before + done) * 100 / total) : 100;
+                    if (percent / 10 != lastTenth) {
+                        lastTenth = percent / 10;
+                        m_progress(stage, percent);
+                    }
+                },
+                &why, &sha)) {
+            *error = tr("%1: sync: %2 in %3: %4").arg(m_host, f.path, root, why);
+            return false;
+        }
+        if (sha != f.sha256)
+            sentManifest.setSha256(f.path, sha);
+        sent += QFileInfo(manifest.directory() + QLatin1Char('/') + f.path).size();
+        ++stats->filesUploaded;
+    }
+    stats->bytesUploaded = sent;
+    stats->filesRemoved = int(diff.remove.size());
+    QByteArray json = sentManifest.toJson();
+    QBuffer buffer(&json);
+    buffer.open(QIODevice::ReadOnly);
+    QString why;
+    if (!SshExecUpload::upload(*m_session, buffer, manifestPath, 0600, {}, &why)) {
+        *error = tr("%1: sync: cannot write the manifest %2: %3").arg(m_host, manifestPath, why);
+        return false;
+    }
     return true;
 }
 

@@ -3,7 +3,8 @@
 // Brings one node's copy of a synced directory (launch --sync) up to date over the node's
 // session: one exec channel reads what the node has (the manifest of the last sync, kept beside
 // the copy, and a listing of the copy), SyncDiff decides, and one SFTP session sends only the
-// new and changed files, removes the ones gone locally and writes the new manifest. A sync with
+// new and changed files, removes the ones gone locally and writes the new manifest (on a node
+// without SFTP: exec channels, each file checked by its hash on the node). A sync with
 // nothing to change costs one round trip, whatever the number of files.
 //
 // The copy lives in ~/.cache/rankdeck/sync/<SyncManifest::remoteName()>/ and its manifest in
@@ -22,6 +23,7 @@ namespace rankdeck {
 
 class SshSession;
 class SyncManifest;
+struct SyncDiff;
 
 class SshDirectorySync
 {
@@ -39,6 +41,11 @@ public:
     static QString baseDirectory() { return QStringLiteral(".cache/rankdeck/sync"); }
 
 private:
+    // The same changes without SFTP (sshd without a Subsystem line): one exec channel for the
+    // directories, removals and modes, then each file and the manifest over SshExecUpload.
+    bool runOverExec(const SyncManifest &manifest, const SyncDiff &diff, const QString &root,
+                     const QString &manifestPath, SyncStats *stats, QString *error);
+
     SshSession *m_session;
     QString m_host;
     QString m_home;

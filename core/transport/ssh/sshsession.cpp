@@ -7,6 +7,7 @@
 #include "config/profile.h"
 #include "transport/ssh/shellquote.h"
 #include "transport/ssh/sshauthenticator.h"
+#include "transport/ssh/sshexecupload.h"
 #include "transport/ssh/sshhostkeyverifier.h"
 
 #include <QCoreApplication>
@@ -140,6 +141,7 @@ QString SshSession::label() const
 
 bool SshSession::connect(QString *error)
 {
+    m_sftpAvailable = true;
     disconnect();
     if (m_endpoint.host.trimmed().isEmpty()) {
         *error = tr("node has no host name");
@@ -532,13 +534,21 @@ bool SshSession::upload(const QString &localPath, const QString &remotePath, int
         *error = tr("cannot read %1: %2").arg(localPath, local.errorString());
         return false;
     }
+    if (!m_sftpAvailable)
+        return SshExecUpload::upload(*this, localPath, remotePath, mode, progress, error);
     sftp_session sftp = sftp_new(m_session);
     if (!sftp || sftp_init(sftp) != SSH_OK) {
-        *error = tr("%1: SFTP is not available: %2")
-                     .arg(label(), QString::fromUtf8(ssh_get_error(m_session)));
+        // Hardened sshd configurations often have no SFTP subsystem: an exec channel does it,
+        // checked by a hash on the node (and this session does not ask for SFTP again).
+        qCDebug(lcSsh) << label() << "SFTP is not available:" << ssh_get_error(m_session);
         if (sftp)
             sftp_free(sftp);
-        return false;
+        if (!isConnected()) {
+            *error = tr("%1: the connection was lost before uploading %2").arg(label(), remotePath);
+            return false;
+        }
+        m_sftpAvailable = false;
+        return SshExecUpload::upload(*this, localPath, remotePath, mode, progress, error);
     }
     const QByteArray remote = remotePath.toUtf8();
     sftp_file file =

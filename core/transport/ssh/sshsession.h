@@ -84,8 +84,9 @@ public:
     SshExecResult exec(const QByteArray &command, int timeoutMs = 30000,
                        const QByteArray &stdinData = {});
 
-    // Copies a local file to remotePath over SFTP (remotePath must not start with ~). progress
-    // gets (bytes sent, total).
+    // Copies a local file to remotePath over SFTP (remotePath must not start with ~), or, when
+    // the node has no SFTP subsystem, over an exec channel checked by a hash on the node
+    // (SshExecUpload). progress gets (bytes sent, total).
     bool upload(const QString &localPath, const QString &remotePath, int mode,
                 const std::function<void(qint64, qint64)> &progress, QString *error);
 
@@ -121,6 +122,7 @@ private:
     QString m_user;
     QString m_proxyJump;
     int m_keepAliveSec = 0;
+    bool m_sftpAvailable = true; // false once the node said it has no SFTP subsystem
     int m_keepAlivesSent = 0;
     qint64 m_lastKeepAliveMs = 0;
     std::unique_ptr<QTemporaryDir> m_proxyFiles; // the jump's ssh config and its stderr

@@ -181,6 +181,24 @@ private slots:
         QTest::newRow("slurm: sbatch_args not a list")
             << QByteArray(slurm + "[slurm]\nsbatch_args = \"--exclusive\"\n") << 4
             << QStringLiteral("slurm.sbatch_args");
+        // Hosts that reach ssh's command line or libssh: refused when the file is read, on the
+        // host's own line, instead of "Hostname required" at connect.
+        QTest::newRow("host with ;") << QByteArray(head + "[[nodes]]\nhost = \"a;touch /tmp/x\"\n")
+                                     << 4 << QStringLiteral("nodes[0].host");
+        QTest::newRow("host with newline") << QByteArray(head + "[[nodes]]\nhost = \"a\\nb\"\n")
+                                           << 4 << QStringLiteral("nodes[0].host");
+        QTest::newRow("host with leading -")
+            << QByteArray(head + "[[nodes]]\nhost = \"-oProxyCommand=x\"\n") << 4
+            << QStringLiteral("nodes[0].host");
+        QTest::newRow("host with space") << QByteArray(head + "[[nodes]]\nhost = \"a b\"\n") << 4
+                                         << QStringLiteral("nodes[0].host");
+        QTest::newRow("second node's host with $")
+            << QByteArray(head +
+                          "[[nodes]]\nhost = \"a\"\n[[nodes]]\nport = 22\nhost = \"$(id)\"\n")
+            << 7 << QStringLiteral("nodes[1].host");
+        QTest::newRow("user with leading -")
+            << QByteArray(head + "[[nodes]]\nhost = \"a\"\nuser = \"-l\"\n") << 5
+            << QStringLiteral("nodes[0].user");
         QTest::newRow("binary garbage")
             << QByteArray("schema_version = 1\n\x01\x02\xff\xfe\n") << 2 << QString();
     }
@@ -223,6 +241,59 @@ private slots:
         QCOMPARE(f.readAll(), text);
         // The list still shows it, so the user can fix it.
         QVERIFY(s.names().contains(QStringLiteral("broken")));
+    }
+
+    void hostProblemNamesHostAndProfile()
+    {
+        writeFile(QStringLiteral("hosts"), "schema_version = 1\ntransport = \"ssh\"\n[[nodes]]\n"
+                                           "host = \"gpu1;reboot\"\n");
+        Profile p;
+        QList<ProfileError> errors;
+        QVERIFY(!store().load(QStringLiteral("hosts"), &p, &errors));
+        QCOMPARE(errors.size(), 1);
+        const QString msg = errors.first().toString();
+        QVERIFY2(msg.contains(QStringLiteral("\"gpu1;reboot\"")) &&
+                     msg.contains(QStringLiteral("';'")) &&
+                     msg.contains(QStringLiteral("profile \"hosts\"")),
+                 qPrintable(msg));
+    }
+
+    void goodHostsPass_data()
+    {
+        QTest::addColumn<QString>("host");
+        for (const char *h : {"gpu-a", "node_1.cluster.example.org", "127.0.0.2", "::1",
+                              "[fe80::1%eth0]", "dgx01", "rechner-ä"})
+            QTest::newRow(h) << QString::fromUtf8(h);
+    }
+    void goodHostsPass()
+    {
+        QFETCH(QString, host);
+        QVERIFY2(ProfileStore::hostProblem(host).isEmpty(),
+                 qPrintable(ProfileStore::hostProblem(host)));
+    }
+
+    void oversizedFileIsRejected()
+    {
+        // Valid TOML however it were cut: the first node at the start, padding, the second node
+        // beyond 4 MiB. Cutting it would load one node and say nothing.
+        QByteArray text = "schema_version = 1\ntransport = \"ssh\"\n[[nodes]]\nhost = \"a\"\n";
+        text += "# " + QByteArray(ProfileStore::kMaxFileBytes, 'p') + "\n";
+        text += "[[nodes]]\nhost = \"b\"\n";
+        writeFile(QStringLiteral("huge"), text);
+        Profile p;
+        QList<ProfileError> errors;
+        QVERIFY(!store().load(QStringLiteral("huge"), &p, &errors));
+        QCOMPARE(errors.size(), 1);
+        QVERIFY2(errors.first().message.contains(QStringLiteral("4 MiB")),
+                 qPrintable(errors.first().toString()));
+        // Exactly at the limit still loads.
+        QByteArray atLimit = "schema_version = 1\ntransport = \"ssh\"\n[[nodes]]\nhost = \"a\"\n# ";
+        atLimit += QByteArray(ProfileStore::kMaxFileBytes - atLimit.size() - 1, 'p') + "\n";
+        QCOMPARE(atLimit.size(), ProfileStore::kMaxFileBytes);
+        writeFile(QStringLiteral("huge"), atLimit);
+        errors.clear();
+        QVERIFY(store().load(QStringLiteral("huge"), &p, &errors));
+        QCOMPARE(p.nodes.size(), 1);
     }
 
     void everyProblemIsReported()

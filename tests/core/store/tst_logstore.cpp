@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include "smalltmpfs.h"
 #include "store/logstore.h"
 #include "stream/rankstream.h"
+#include "testprocesses.h"
 
 #include "wire/wireprotocol.h"
 
@@ -93,6 +95,8 @@ private slots:
     void memoryOnlyReportsElided();
     void eventsAreRecorded();
     void badDirectoryIsNamed();
+    void fullDiskRollsBackAndCounts_data();
+    void fullDiskRollsBackAndCounts();
 };
 
 void TestLogStore::nothingLostWithTinyWindow_data()
@@ -350,6 +354,74 @@ void TestLogStore::badDirectoryIsNamed()
     RankStream s(0);
     store.append(s.feed(StreamKind::Stdout, "kept\n").lines);
     QCOMPARE(store.recentLines(0, 0).first().text, QStringLiteral("kept"));
+}
+
+// A full disk mid-run: the files are rolled back to the last batch written whole (so the record
+// read back has whole lines only, and no false "[line cut …]"), nothing more is written, and
+// every byte appended is either in the log file or counted missing.
+void TestLogStore::fullDiskRollsBackAndCounts_data()
+{
+    QTest::addColumn<int>("leave");
+    QTest::addColumn<bool>("longLines"); // lines in pieces across batches
+    QTest::newRow("short lines") << 20000 << false;
+    QTest::newRow("lines in pieces") << 20000 << true;
+    QTest::newRow("full from the start") << 0 << false;
+}
+
+void TestLogStore::fullDiskRollsBackAndCounts()
+{
+    QFETCH(int, leave);
+    QFETCH(bool, longLines);
+    rankdeck::testing::SmallTmpfs fs(512 * 1024);
+    if (!fs.isMounted())
+        QSKIP(qPrintable(fs.problem()));
+    const QString dir = fs.path() + QStringLiteral("/run");
+    qint64 appended = 0;
+    qint64 complete = 0;
+    {
+        LogStore store;
+        QVERIFY(store.open(dir));
+        QVERIFY(fs.fill(leave));
+        for (int batch = 0; batch < 400; ++batch) {
+            QList<LogLine> lines;
+            for (int i = 0; i < 10; ++i) {
+                LogLine l;
+                l.rank = 0;
+                l.raw = "batch " + QByteArray::number(batch) + " line " + QByteArray::number(i) +
+                        ' ' + QByteArray(60, 'x');
+                // The last piece of a batch always completes its line.
+                l.partial = longLines && i % 2 == 0;
+                appended += l.raw.size() + (l.partial ? 0 : 1);
+                complete += l.partial ? 0 : 1;
+                lines.append(l);
+            }
+            store.append(lines);
+        }
+        QVERIFY(store.diskFailed());
+        QVERIFY2(store.diskError().contains(QStringLiteral("rank 0")) &&
+                     store.diskError().contains(QStringLiteral("No space left")),
+                 qPrintable(store.diskError()));
+        // Every line is still there for the views.
+        QCOMPARE(store.lineCount(0), complete);
+        const qint64 onDisk = QFileInfo(dir + QStringLiteral("/rank-0.log")).size();
+        QCOMPARE(onDisk + store.missingBytes(0), appended);
+        const qint64 indexed = QFileInfo(dir + QStringLiteral("/rank-0.idx")).size() / 24;
+        QCOMPARE(indexed + store.missingLines(0), complete);
+        store.close();
+    }
+    QVERIFY(fs.unfill());
+    // Read back: whole lines only, as they were, and none claims to be cut.
+    LogStore again;
+    QVERIFY(again.open(dir));
+    const qint64 n = again.lineCount(0);
+    QString error;
+    const QList<LogLine> back = again.readLines(0, 0, int(n), &error);
+    QCOMPARE(back.size(), n);
+    for (const LogLine &l : back) {
+        QVERIFY2(l.text.startsWith(QStringLiteral("batch ")), qPrintable(l.text));
+        QVERIFY2(!l.truncated && !l.text.contains(QStringLiteral("cut")), qPrintable(l.text));
+    }
+    QCOMPARE(qint64(rankdeck::testing::fileLines(dir + QStringLiteral("/rank-0.log")).size()), n);
 }
 
 QTEST_GUILESS_MAIN(TestLogStore)

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// rankdeck-cli fed what a new user, a typo or a hostile file gives it (issue #18's list), each
+// tried the way a user would: export to device nodes, FIFOs, directories and a full disk;
+// oversized profiles and hosts that are no hosts; run names with newlines, escape sequences and
+// 10 kB; a run whose run.json is garbage; a worker flag without its value at the end. Every one
+// must end in a clear message naming the thing, lose nothing, and never replace a device.
+#include "fiforeader.h"
+#include "smalltmpfs.h"
+#include "testprocesses.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <sys/stat.h>
+
+class TestHostileInput : public QObject
+{
+    Q_OBJECT
+
+private:
+    using Result = rankdeck::testing::CommandResult;
+
+    QTemporaryDir m_home;
+    QString m_cli;
+    QString m_worker;
+    QString m_seedRun; // a finished 1-rank run with metrics, made once
+    QString m_seedProblem;
+
+    Result cli(const QStringList &args, int timeoutMs = 120000)
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.path() + QStringLiteral("/data"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.path() + QStringLiteral("/config"));
+        env.insert(QStringLiteral("RANKDECK_WORKER"), m_worker);
+        return rankdeck::testing::runCommand(m_cli, args, env, timeoutMs);
+    }
+
+    QString runsDir() const { return m_home.path() + QStringLiteral("/data/rankdeck/runs"); }
+    QString profilesDir() const
+    {
+        return m_home.path() + QStringLiteral("/config/rankdeck/profiles");
+    }
+
+    void requireSeed()
+    {
+        if (!m_seedProblem.isEmpty())
+            QSKIP(qPrintable(m_seedProblem));
+    }
+
+    static bool isCharDevice(const QString &path)
+    {
+        struct stat st = {};
+        return ::stat(path.toLocal8Bit().constData(), &st) == 0 && S_ISCHR(st.st_mode);
+    }
+
+    // A copy of the seed run under another id, with run.json's name replaced.
+    QString copyOfSeedNamed(const QString &id, const QString &name)
+    {
+        const QString from = runsDir() + QLatin1Char('/') + m_seedRun;
+        const QString to = runsDir() + QLatin1Char('/') + id;
+        QDir().mkpath(to);
+        for (const QString &f : QDir(from).entryList(QDir::Files)) {
+            if (!QFile::copy(from + QLatin1Char('/') + f, to + QLatin1Char('/') + f))
+                return {};
+        }
+        QFile runJson(to + QStringLiteral("/run.json"));
+        if (!runJson.open(QIODevice::ReadOnly))
+            return {};
+        QJsonObject o = QJsonDocument::fromJson(runJson.readAll()).object();
+        runJson.close();
+        o[QStringLiteral("id")] = id;
+        o[QStringLiteral("name")] = name;
+        if (!rankdeck::testing::writeFile(runJson.fileName(), QJsonDocument(o).toJson()))
+            return {};
+        return to;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_home.isValid());
+        const QString bin = qEnvironmentVariable("RANKDECK_BIN_DIR");
+        QVERIFY2(!bin.isEmpty(), "RANKDECK_BIN_DIR is not set (run through ctest)");
+        m_cli = bin + QStringLiteral("/rankdeck-cli");
+        m_worker =
+            qEnvironmentVariable("RANKDECK_WORKER", bin + QStringLiteral("/rankdeck-worker"));
+        QVERIFY2(QFileInfo(m_cli).isExecutable(), qPrintable(m_cli));
+        if (!QFileInfo(m_worker).isExecutable()) {
+            m_seedProblem = QStringLiteral("no worker at %1").arg(m_worker);
+            return;
+        }
+        const Result r =
+            cli({QStringLiteral("launch"), QStringLiteral("--nproc-per-node"), QStringLiteral("1"),
+                 QStringLiteral("--name"), QStringLiteral("seed"), QStringLiteral("--"),
+                 QStringLiteral("--task"), QStringLiteral("linear"), QStringLiteral("--steps"),
+                 QStringLiteral("200")});
+        static const QRegularExpression re(QStringLiteral("\\[rankdeck\\] run (\\S+) \\("));
+        m_seedRun = re.match(r.err).captured(1);
+        if (r.code != 0 || m_seedRun.isEmpty())
+            m_seedProblem = QStringLiteral("the seed run failed: ") + r.err.right(2000);
+    }
+
+    void exportToDevices_data()
+    {
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("/dev/null")
+            << QStringLiteral("/dev/null") << 0 << QStringLiteral("points written to /dev/null");
+        QTest::newRow("/dev/full")
+            << QStringLiteral("/dev/full") << 1 << QStringLiteral("/dev/full");
+    }
+    void exportToDevices()
+    {
+        requireSeed();
+        QFETCH(QString, target);
+        QFETCH(int, code);
+        QFETCH(QString, mentions);
+        if (!isCharDevice(target))
+            QSKIP(qPrintable(target + QStringLiteral(" is not a character device here")));
+        const Result r =
+            cli({QStringLiteral("export"), m_seedRun, QStringLiteral("--csv"), target});
+        QCOMPARE(r.code, code);
+        QVERIFY2(r.err.contains(mentions), qPrintable(r.err));
+        if (code != 0)
+            QVERIFY2(!r.err.contains(QStringLiteral("written")), qPrintable(r.err));
+        QVERIFY2(isCharDevice(target), "the device was replaced by a file");
+    }
+
+    void exportToFifo()
+    {
+        requireSeed();
+        QTemporaryDir dir;
+        const QString fifo = dir.filePath(QStringLiteral("csv.pipe"));
+        rankdeck::testing::FifoReader reader(fifo);
+        QVERIFY(reader.isValid());
+        const Result r = cli({QStringLiteral("export"), m_seedRun, QStringLiteral("--csv"), fifo});
+        const QByteArray received = reader.wait();
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(received.startsWith("rank,metric,segment,step,wall_time_us,value\n"));
+        QCOMPARE(received.count("\n0,loss,"), 200);
+        QVERIFY(QFileInfo(fifo).exists() && !QFileInfo(fifo).isFile());
+    }
+
+    void exportToDirectoryIsRefused()
+    {
+        requireSeed();
+        QTemporaryDir dir;
+        const Result r =
+            cli({QStringLiteral("export"), m_seedRun, QStringLiteral("--csv"), dir.path()});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(dir.path()) && r.err.contains(QStringLiteral("directory")),
+                 qPrintable(r.err));
+        QVERIFY(QFileInfo(dir.path()).isDir());
+    }
+
+    void exportToFullDisk_data()
+    {
+        QTest::addColumn<qint64>("leave");
+        QTest::newRow("no byte left") << qint64(0);
+        QTest::newRow("4 KiB left (the CSV needs more)") << qint64(4096);
+    }
+    void exportToFullDisk()
+    {
+        requireSeed();
+        QFETCH(qint64, leave);
+        rankdeck::testing::SmallTmpfs fs(1024 * 1024);
+        if (!fs.isMounted())
+            QSKIP(qPrintable(fs.problem()));
+        const QString csv = fs.path() + QStringLiteral("/metrics.csv");
+        QVERIFY(rankdeck::testing::writeFile(csv, "an older export\n"));
+        QVERIFY(fs.fill(leave));
+        const Result r = cli({QStringLiteral("export"), m_seedRun, QStringLiteral("--csv"), csv});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(csv), qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QStringLiteral("written to")), qPrintable(r.err));
+        // The older file is untouched, and nothing half-written lies next to it.
+        QCOMPARE(rankdeck::testing::fileLines(csv), QList<QByteArray>{"an older export"});
+        QCOMPARE(QDir(fs.path()).entryList(QDir::Files),
+                 (QStringList{QStringLiteral("filler"), QStringLiteral("metrics.csv")}));
+    }
+
+    void hostileRunNames_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("newline") << QStringLiteral("two\nlines");
+        QTest::newRow("escape sequences") << QStringLiteral("\x1b[2J\x1b]0;owned\x07\x1b[31mred");
+        QTest::newRow("10 kB") << QString(10240, QLatin1Char('n'));
+        QTest::newRow("carriage return and tab") << QStringLiteral("abc\rXYZ\tq");
+    }
+    void hostileRunNames()
+    {
+        requireSeed();
+        QFETCH(QString, name);
+        const QString id = QStringLiteral("20990101-000000-hostile-%1")
+                               .arg(QString::fromLatin1(QTest::currentDataTag()))
+                               .replace(QLatin1Char(' '), QLatin1Char('-'));
+        const QString dir = copyOfSeedNamed(id, name);
+        QVERIFY(!dir.isEmpty());
+        const Result runs = cli({QStringLiteral("runs")});
+        QCOMPARE(runs.code, 0);
+        const QStringList rows = runs.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        // Header, the seed and this run: one row each, the name cleaned and bounded.
+        QCOMPARE(rows.size(), 3);
+        const QStringList mine = rows.filter(id);
+        QCOMPARE(mine.size(), 1);
+        QVERIFY2(mine.first().size() < 200, qPrintable(mine.first().left(300)));
+        const Result show = cli({QStringLiteral("show"), id});
+        QCOMPARE(show.code, 0);
+        for (const Result *r : {&runs, &show}) {
+            QVERIFY2(!r->out.contains(QChar(0x1b)), "an escape sequence reached the terminal");
+            QVERIFY(!r->out.contains(QLatin1Char('\r')));
+            QVERIFY(!r->out.contains(QLatin1Char('\t')));
+        }
+        const QStringList nameLines =
+            show.out.split(QLatin1Char('\n')).filter(QRegularExpression(QStringLiteral("^Name: ")));
+        QCOMPARE(nameLines.size(), 1);
+        QVERIFY2(nameLines.first().size() < 300, qPrintable(nameLines.first().left(400)));
+        QVERIFY(show.out.contains(QStringLiteral("\nState: ")));
+        QVERIFY(QDir(dir).removeRecursively());
+    }
+
+    void garbageRunJson_data()
+    {
+        QTest::addColumn<QByteArray>("runJson");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("garbage") << QByteArray("\x01\x02not json at all")
+                                 << QStringLiteral("not JSON");
+        QTest::newRow("cut") << QByteArray("{\"id\": \"x\", \"name\": \"cu")
+                             << QStringLiteral("not JSON");
+        QTest::newRow("empty (full disk)") << QByteArray() << QStringLiteral("not JSON");
+        QTest::newRow("no id") << QByteArray("{\"name\": \"x\"}") << QStringLiteral("no run id");
+        QTest::newRow("missing") << QByteArray("-") << QStringLiteral("missing");
+    }
+    void garbageRunJson()
+    {
+        requireSeed();
+        QFETCH(QByteArray, runJson);
+        QFETCH(QString, problem);
+        const QString id = QStringLiteral("20990102-000000-broken");
+        const QString dir = copyOfSeedNamed(id, QStringLiteral("broken"));
+        QVERIFY(!dir.isEmpty());
+        if (runJson == "-")
+            QVERIFY(QFile::remove(dir + QStringLiteral("/run.json")));
+        else
+            QVERIFY(rankdeck::testing::writeFile(dir + QStringLiteral("/run.json"), runJson));
+        Result r = cli({QStringLiteral("runs")});
+        QCOMPARE(r.code, 0);
+        const QStringList row = r.out.split(QLatin1Char('\n')).filter(id);
+        QCOMPARE(row.size(), 1);
+        QVERIFY2(row.first().contains(QStringLiteral("BROKEN")) && row.first().contains(problem),
+                 qPrintable(row.first()));
+        QVERIFY(r.out.contains(m_seedRun)); // the good run is still listed
+        for (const QString &cmd : {QStringLiteral("show"), QStringLiteral("export")}) {
+            const QString csv = m_home.path() + QStringLiteral("/broken.csv");
+            QStringList args{cmd, id};
+            if (cmd == QLatin1String("export"))
+                args << QStringLiteral("--csv") << csv;
+            r = cli(args);
+            QCOMPARE(r.code, 1);
+            QVERIFY2(r.err.contains(QStringLiteral("not a run record")) ||
+                         r.err.contains(QStringLiteral("no run with id")),
+                     qPrintable(r.err));
+            QVERIFY(!QFile::exists(csv));
+        }
+        QVERIFY(QDir(dir).removeRecursively());
+    }
+
+    void oversizedProfile()
+    {
+        QByteArray text = "schema_version = 1\ntransport = \"ssh\"\n[[nodes]]\nhost = \"a\"\n";
+        text += "# " + QByteArray(4 * 1024 * 1024, 'p') + "\n[[nodes]]\nhost = \"b\"\n";
+        const QString path = profilesDir() + QStringLiteral("/huge.toml");
+        QVERIFY(rankdeck::testing::writeFile(path, text));
+        for (const QString &cmd : {QStringLiteral("check"), QStringLiteral("show")}) {
+            QStringList args{QStringLiteral("profiles"), cmd, QStringLiteral("huge")};
+            if (cmd == QLatin1String("check"))
+                args.insert(2, QStringLiteral("--offline"));
+            const Result r = cli(args);
+            QCOMPARE(r.code, 1);
+            QVERIFY2(r.err.contains(path) && r.err.contains(QStringLiteral("4 MiB")),
+                     qPrintable(r.err));
+            QVERIFY(!r.out.contains(QStringLiteral("file ok")));
+        }
+        QVERIFY(QFile::remove(path));
+    }
+
+    void hostsThatAreNoHosts_data()
+    {
+        QTest::addColumn<QByteArray>("host"); // as written in the TOML string
+        QTest::addColumn<QString>("says");
+        QTest::newRow(";") << QByteArray("gpu1;reboot") << QStringLiteral("';'");
+        QTest::newRow("newline") << QByteArray("gpu1\\nProxyCommand x") << QStringLiteral("U+000a");
+        QTest::newRow("leading -")
+            << QByteArray("-oProxyCommand=touch /tmp/p") << QStringLiteral("starts with '-'");
+        QTest::newRow("backquote") << QByteArray("`id`") << QStringLiteral("'`'");
+    }
+    void hostsThatAreNoHosts()
+    {
+        QFETCH(QByteArray, host);
+        QFETCH(QString, says);
+        const QString path = profilesDir() + QStringLiteral("/bad.toml");
+        QVERIFY(rankdeck::testing::writeFile(
+            path, "schema_version = 1\ntransport = \"ssh\"\n[[nodes]]\nhost = \"" + host + "\"\n"));
+        for (const QStringList &args :
+             {QStringList{QStringLiteral("profiles"), QStringLiteral("check"),
+                          QStringLiteral("bad")},
+              QStringList{QStringLiteral("launch"), QStringLiteral("--profile"),
+                          QStringLiteral("bad"), QStringLiteral("--"), QStringLiteral("--steps"),
+                          QStringLiteral("1")}}) {
+            const Result r = cli(args, 60000);
+            QVERIFY2(r.code == 1 || r.code == 2, qPrintable(r.err));
+            QVERIFY2(!r.out.contains(QStringLiteral("file ok")), qPrintable(r.out));
+            QVERIFY2(r.err.contains(path + QStringLiteral(":4: nodes[0].host: ")) &&
+                         r.err.contains(says) && r.err.contains(QStringLiteral("profile \"bad\"")),
+                     qPrintable(r.err));
+            QVERIFY(!r.err.contains(QStringLiteral("Hostname required")));
+            QVERIFY(!r.err.contains(QChar(0x1b)));
+        }
+        QVERIFY(QFile::remove(path));
+    }
+
+    void lastWorkerFlagWithoutValue_data()
+    {
+        QTest::addColumn<QStringList>("workerArgs");
+        QTest::addColumn<QString>("flag");
+        QTest::newRow("--steps") << QStringList{QStringLiteral("--task"), QStringLiteral("linear"),
+                                                QStringLiteral("--steps")}
+                                 << QStringLiteral("--steps");
+        QTest::newRow("--lr") << QStringList{QStringLiteral("--lr")} << QStringLiteral("--lr");
+    }
+    void lastWorkerFlagWithoutValue()
+    {
+        requireSeed();
+        QFETCH(QStringList, workerArgs);
+        QFETCH(QString, flag);
+        const Result r =
+            cli(QStringList{QStringLiteral("launch"), QStringLiteral("--nproc-per-node"),
+                            QStringLiteral("1"), QStringLiteral("--")} +
+                workerArgs);
+        QVERIFY(r.code != 0);
+        const QString all = r.out + r.err;
+        QVERIFY2(all.contains(flag + QStringLiteral(": missing value")), qPrintable(all));
+        QVERIFY2(!all.contains(QStringLiteral("rendezvous-timeout")), qPrintable(all));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHostileInput)
+#include "tst_hostileinput.moc"
