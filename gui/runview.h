@@ -53,6 +53,7 @@ private slots:
     void refreshFailures();
 
 private:
+    void refreshClocks();
     void bindStores();
 
     QPointer<RunController> m_run;

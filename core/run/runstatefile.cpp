@@ -40,6 +40,13 @@ QJsonObject RunStateFile::toJson() const
     for (int r = 0; r < streams.size(); ++r)
         streamArray.append(streams[r].toJson(r));
     o[QStringLiteral("streams")] = streamArray;
+    QJsonArray clockArray;
+    for (auto it = clocks.cbegin(); it != clocks.cend(); ++it) {
+        QJsonObject c = it->toJson();
+        c[QStringLiteral("node")] = it.key();
+        clockArray.append(c);
+    }
+    o[QStringLiteral("clocks")] = clockArray;
     return o;
 }
 
@@ -71,6 +78,11 @@ RunStateFile RunStateFile::fromJson(const QJsonObject &o)
     f.detached = o.value(QStringLiteral("detached")).toBool();
     for (const QJsonValue &v : o.value(QStringLiteral("streams")).toArray())
         f.streams.append(StreamOffsets::fromJson(v.toObject()));
+    for (const QJsonValue &v : o.value(QStringLiteral("clocks")).toArray()) {
+        const int node = v.toObject().value(QStringLiteral("node")).toInt(-1);
+        if (node >= 0)
+            f.clocks.insert(node, NodeClock::fromJson(v.toObject()));
+    }
     return f;
 }
 

@@ -5,6 +5,8 @@
 // touch widgets and never block the thread they live on.
 #pragma once
 
+#include "transport/nodeclock.h"
+
 #include <QByteArray>
 #include <QHash>
 #include <QObject>
@@ -135,6 +137,10 @@ signals:
     void nodeProgress(int nodeIndex, const QString &stage, int percent);
     // Capability::Sync: a node's copy of the sync directory is up to date (before prepared()).
     void synced(int nodeIndex, const rankdeck::SyncStats &stats);
+    // How far the node's clock is from the launcher's (measured, or sameClock for ranks on this
+    // machine): before prepared(), and again whenever it is measured anew. The controller puts
+    // the ranks' own timestamps on the launcher's clock with it.
+    void nodeClock(int nodeIndex, const rankdeck::NodeClock &clock);
 };
 
 Q_DECLARE_OPERATORS_FOR_FLAGS(Transport::Capabilities)
