@@ -376,7 +376,8 @@ QString FailureReport::toText() const
     const RankFailure *root = rootCause();
     const RankFailure &r = root ? *root : failures.first();
     out += tr("Root cause (first failure): %1\n").arg(rankHeader(r));
-    if (r.clockOffsetUs != 0)
+    // Under a millisecond is below what the measurement (and the text) can tell.
+    if (qAbs(r.clockOffsetUs) >= 1000)
         out += tr("  time:    %1 (on this computer's clock; the node's clock is %2 s %3)\n")
                    .arg(formatTime(r.timeUs))
                    .arg(double(qAbs(r.clockOffsetUs)) / 1e6, 0, 'f', 3)
