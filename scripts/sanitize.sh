@@ -7,7 +7,8 @@
 #   scripts/sanitize.sh                  ASan + UBSan: build build-asan/, run the whole suite
 #   scripts/sanitize.sh --thread         TSan: build build-tsan/, run the tests of core's threaded
 #                                        parts (SSH node threads, the stores, the sync scan)
-#   scripts/sanitize.sh -R REGEX         only the tests ctest -R picks (either mode)
+#   scripts/sanitize.sh -R REGEX         only the tests ctest -R picks, and only what they need is
+#   scripts/sanitize.sh -L LABEL         built (-L: by label, e.g. unit); either mode
 #   scripts/sanitize.sh --build-only     build, run nothing
 #   RANKDECK_ASAN_BUILD_DIR / RANKDECK_TSAN_BUILD_DIR   other build folders
 #   RANKDECK_JOBS=N                      parallel compile jobs (default 2)
@@ -26,8 +27,8 @@ while (($#)); do
     case $1 in
     --thread) mode=thread; shift ;;
     --build-only) build_only=1; shift ;;
-    -R) ctest_args+=(-R "$2"); shift 2 ;;
-    -h | --help) sed -n '3,19p' "$0"; exit 0 ;;
+    -R | -L) ctest_args+=("$1" "$2"); shift 2 ;;
+    -h | --help) sed -n '3,20p' "$0"; exit 0 ;;
     *) echo "sanitize: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -40,8 +41,18 @@ supp=$here/tests/sanitizers
 if [[ $mode == address ]]; then
     build=${RANKDECK_ASAN_BUILD_DIR:-$here/build-asan}
     rankdeck_configure_instrumented "$build" address || exit $?
-    say "building everything but the worker in $build"
-    cmake --build "$build" -j "$jobs"
+    if ((${#ctest_args[@]})); then
+        # Test names are their targets; the programs tests start are built with them.
+        mapfile -t picked < <(ctest --test-dir "$build" -N "${ctest_args[@]}" |
+            sed -n 's/^ *Test *#[0-9]*: *//p')
+        ((${#picked[@]})) || { echo "sanitize: no test matches ${ctest_args[*]}" >&2; exit 2; }
+        say "building ${#picked[@]} tests and the programs they start in $build"
+        cmake --build "$build" -j "$jobs" --target "${picked[@]}" rankdeck-cli \
+            rankdeck-supervisor scriptedworker rankdeck-loadgen
+    else
+        say "building everything but the worker in $build"
+        cmake --build "$build" -j "$jobs"
+    fi
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp}
     export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$supp/lsan.supp:print_suppressions=0}
