@@ -65,7 +65,7 @@ for t in "${targets[@]}"; do
         -max_len=65536 -print_final_stats=1 -artifact_prefix="$work/" \
         "$work/corpus" "$here/tests/fuzz/corpus/$t" >"$log" 2>&1; then
         runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
-        cov=$(grep -oE '#[0-9]+ *DONE +cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 | sed 's/.*DONE *//' || true)
+        cov=$(grep -oE 'DONE[[:space:]]+cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 | sed -E 's/DONE[[:space:]]+//' || true)
         say "$t: ok, $runs inputs, $cov, corpus $(find "$work/corpus" -type f | wc -l) files"
     else
         failed+=("$t")
