@@ -54,7 +54,7 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]/#/fuzz_}"
 ((build_only)) && exit 0
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:suppressions=$here/tests/sanitizers/ubsan.supp}
 failed=()
 for t in "${targets[@]}"; do
     work=$build/fuzz-work/$t
