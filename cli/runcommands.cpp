@@ -6,6 +6,7 @@
 #include "run/rankstackdump.h"
 #include "run/runrecord.h"
 #include "run/stragglerreport.h"
+#include "run/runstatefile.h"
 #include "store/csvexport.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
@@ -232,6 +233,14 @@ int RunCommands::show(const QStringList &args)
     if (!info.rootCause.isEmpty())
         out << CliUtil::tr("Root cause: %1").arg(printableLabel(info.rootCause, 1000)) << '\n';
     out << CliUtil::tr("Directory: %1").arg(info.directory) << '\n';
+    // What the ranks' own timestamps (and so the root cause) were corrected by.
+    const QMap<int, NodeClock> clocks = RunStateFile::fromJson(state).clocks;
+    for (auto it = clocks.cbegin(); it != clocks.cend(); ++it) {
+        const QList<ProfileNode> &nodes = record.profile().nodes;
+        const QString host = it.key() < nodes.size() ? nodes[it.key()].host : QString();
+        out << (it == clocks.cbegin() ? CliUtil::tr("Clocks:    ") : QStringLiteral("           "))
+            << CliUtil::tr("node %1 (%2): %3").arg(it.key()).arg(host, it->describe()) << '\n';
+    }
     out << '\n' << CliUtil::tr("Ranks:") << '\n';
     QHash<int, QString> hosts;
     for (const QJsonValue &v : state.value(QStringLiteral("ranks")).toArray()) {

@@ -105,6 +105,15 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_banner->installEventFilter(this);
     m_banner->hide();
 
+    m_clocks = new QLabel(this);
+    m_clocks->setObjectName(QStringLiteral("nodeClocksLabel"));
+    m_clocks->setTextFormat(Qt::PlainText);
+    m_clocks->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_clocks->setToolTip(tr("How far each node's clock is from this computer's, measured over "
+                            "its connection; the ranks' own timestamps are corrected by it "
+                            "before the first failure is chosen"));
+    m_clocks->hide();
+
     m_nodes = new QTableWidget(0, 3, this);
     m_nodes->setObjectName(QStringLiteral("nodeProgressTable"));
     m_nodes->setHorizontalHeaderLabels({tr("Node"), tr("Stage"), tr("Progress")});
@@ -179,6 +188,7 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     steps->addWidget(m_heatmapMetric, 0, Qt::AlignTop);
     layout->addLayout(steps);
     layout->addWidget(m_heatmap);
+    layout->addWidget(m_clocks);
     layout->addWidget(m_table, 1);
     m_script = new QPlainTextEdit(this);
     m_script->setObjectName(QStringLiteral("batchScriptView"));
@@ -226,6 +236,18 @@ void OverviewPage::setRootCause(const QString &text)
 {
     m_banner->setText(text);
     m_banner->setVisible(!text.isEmpty());
+}
+
+void OverviewPage::setNodeClocks(const QStringList &lines)
+{
+    m_clocks->setText(
+        lines.isEmpty() ? QString() : tr("Node clocks: %1").arg(lines.join(QStringLiteral(" · "))));
+    m_clocks->setVisible(!lines.isEmpty());
+}
+
+QString OverviewPage::nodeClocksText() const
+{
+    return m_clocks->text();
 }
 
 QString OverviewPage::rootCauseText() const

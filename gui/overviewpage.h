@@ -41,6 +41,9 @@ public:
     // Launch progress of one node; percent < 0: no percentage for this stage.
     void setNodeProgress(int nodeIndex, const QString &node, const QString &stage, int percent);
     void clearNodeProgress();
+    // One line per node: its clock offset ("node 1 (gpu2): −5.002 s ±0.3 ms"); empty hides it.
+    void setNodeClocks(const QStringList &lines);
+    QString nodeClocksText() const;
     // Rows: nodes; columns: node, stage, progress (percent in Qt::UserRole + 1, -1 without one).
     QTableWidget *nodeProgressTable() const { return m_nodes; }
     void setRunActive(bool active);
@@ -75,6 +78,7 @@ private:
     QLabel *m_state = nullptr;
     QProgressBar *m_progress = nullptr;
     QLabel *m_eta = nullptr;
+    QLabel *m_clocks = nullptr;
     QLabel *m_banner = nullptr;
     QTableWidget *m_nodes = nullptr;
     QTableView *m_table = nullptr;

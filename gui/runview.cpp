@@ -92,6 +92,7 @@ void RunView::setRun(RunController *run)
         m_overview->setTitle(QString(), QString());
         m_overview->setProgress(0, 0, -1);
         m_overview->setRootCause(QString());
+        m_overview->setNodeClocks({});
         m_overview->setRunActive(false);
         m_overview->setBatchScript(QString());
         m_overview->setStragglerText(QString());
@@ -117,9 +118,25 @@ void RunView::setRun(RunController *run)
     connect(run, &RunController::stateChanged, this, &RunView::refreshOverview);
     connect(run, &RunController::destroyed, this, [this] { setRun(nullptr); });
     connect(run, &RunController::nodeProgress, m_overview, &OverviewPage::setNodeProgress);
+    connect(run, &RunController::nodeClocksChanged, this, &RunView::refreshClocks);
+    refreshClocks();
     m_timer->start();
     refreshOverview();
     refreshFailures();
+}
+
+// What the ranks' own timestamps (and so the root cause) were corrected by, per node.
+void RunView::refreshClocks()
+{
+    QStringList lines;
+    const QMap<int, NodeClock> clocks = m_run->nodeClocks();
+    const QList<ProfileNode> &nodes = m_run->profile().nodes;
+    for (auto it = clocks.cbegin(); it != clocks.cend(); ++it)
+        lines << tr("node %1 (%2): %3")
+                     .arg(it.key())
+                     .arg(it.key() < nodes.size() ? nodes[it.key()].host : QString(),
+                          it->describe());
+    m_overview->setNodeClocks(lines);
 }
 
 void RunView::bindStores()

@@ -59,6 +59,7 @@ private slots:
     void refreshSteps(bool force = false);
 
 private:
+    void refreshClocks();
     void bindStores();
 
     QPointer<RunController> m_run;

@@ -23,6 +23,13 @@ if [[ -n ${CI:-} ]]; then
     fi
 fi
 
+# RANKDECK_FUZZ_SECONDS=N: also fuzz every parser N s (scripts/fuzz.sh; clang-14, its own
+# instrumented build in build-asan/, about 90 compiles cold). Off by default: docs/reliability.md
+# has what it costs. The suite's fuzzreplay_* tests run every kept corpus input either way.
+if [[ -n ${RANKDECK_FUZZ_SECONDS:-} ]]; then
+    "$here/scripts/fuzz.sh" -t "$RANKDECK_FUZZ_SECONDS"
+fi
+
 export QT_QPA_PLATFORM=offscreen
 # Tests start real worker processes (2–4 ranks each), so running them one at a time is faster
 # on a 2-core machine than fighting over the cores.

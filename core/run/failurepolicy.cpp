@@ -95,7 +95,8 @@ FailurePolicy::ExitVerdict FailurePolicy::classifyExit(const RankExit &exit, con
     return v;
 }
 
-RankFailure FailurePolicy::failureFromEvent(const WorkerEvent &e, const RankStatus &s, qint64 now)
+RankFailure FailurePolicy::failureFromEvent(const WorkerEvent &e, const RankStatus &s, qint64 now,
+                                            const NodeClock &clock)
 {
     RankFailure f;
     if (e.type() == WorkerEvent::Type::Crash) {
@@ -109,8 +110,15 @@ RankFailure FailurePolicy::failureFromEvent(const WorkerEvent &e, const RankStat
     if (f.host.isEmpty())
         f.host = s.host;
     f.localRank = s.localRank;
-    if (f.timeUs <= 0)
-        f.timeUs = e.timeUs() > 0 ? e.timeUs() : now;
+    // The rank's own clock said when (a crash event's time of the signal, else the event's);
+    // on the launcher's clock it sorts against the other nodes' ranks and the exits seen here.
+    const qint64 rankTime = f.timeUs > 0 ? f.timeUs : e.timeUs();
+    if (rankTime > 0) {
+        f.timeUs = clock.toLauncherTime(rankTime);
+        f.clockOffsetUs = clock.isKnown() ? clock.offsetUs : 0;
+    } else {
+        f.timeUs = now;
+    }
     return f;
 }
 

@@ -49,9 +49,10 @@ public:
     static ExitVerdict classifyExit(const RankExit &exit, const RankStatus &status,
                                     const RankRuntime &runtime, bool bySignalWeSent,
                                     const QString &stacks);
-    // What a rank's own `error` or `crash` event says (nowUs: when its event has no time).
+    // What a rank's own `error` or `crash` event says (nowUs: when its event has no time). The
+    // event's time is the rank's clock: `clock` (its node's) puts it on the launcher's.
     static RankFailure failureFromEvent(const WorkerEvent &event, const RankStatus &status,
-                                        qint64 nowUs);
+                                        qint64 nowUs, const NodeClock &clock = {});
     // Peer closed the connection, collective timed out, Gloo's pair read/write error, c10d's
     // DistBackendError/DistNetworkError, NCCL's communicator abort, … : an echo of another
     // rank's death.

@@ -218,6 +218,8 @@ QJsonObject RankFailure::toJson() const
     o[QStringLiteral("host")] = host;
     o[QStringLiteral("local_rank")] = localRank;
     o[QStringLiteral("time_us")] = timeUs;
+    if (clockOffsetUs != 0)
+        o[QStringLiteral("clock_offset_us")] = clockOffsetUs;
     o[QStringLiteral("kind")] = kind;
     o[QStringLiteral("exit_code")] = exitCode;
     o[QStringLiteral("signal")] = signal;
@@ -246,6 +248,7 @@ RankFailure RankFailure::fromJson(const QJsonObject &o)
     f.host = o.value(QStringLiteral("host")).toString();
     f.localRank = o.value(QStringLiteral("local_rank")).toInt(-1);
     f.timeUs = o.value(QStringLiteral("time_us")).toInteger(0);
+    f.clockOffsetUs = o.value(QStringLiteral("clock_offset_us")).toInteger(0);
     f.kind = o.value(QStringLiteral("kind")).toString();
     f.exitCode = o.value(QStringLiteral("exit_code")).toInt(0);
     f.signal = o.value(QStringLiteral("signal")).toInt(0);
@@ -373,7 +376,14 @@ QString FailureReport::toText() const
     const RankFailure *root = rootCause();
     const RankFailure &r = root ? *root : failures.first();
     out += tr("Root cause (first failure): %1\n").arg(rankHeader(r));
-    out += tr("  time:    %1\n").arg(formatTime(r.timeUs));
+    // Under a millisecond is below what the measurement (and the text) can tell.
+    if (qAbs(r.clockOffsetUs) >= 1000)
+        out += tr("  time:    %1 (on this computer's clock; the node's clock is %2 s %3)\n")
+                   .arg(formatTime(r.timeUs))
+                   .arg(double(qAbs(r.clockOffsetUs)) / 1e6, 0, 'f', 3)
+                   .arg(r.clockOffsetUs < 0 ? tr("behind") : tr("ahead"));
+    else
+        out += tr("  time:    %1\n").arg(formatTime(r.timeUs));
     out += tr("  what:    %1\n").arg(r.summary());
     if (!r.message.isEmpty()) {
         const QStringList lines = r.message.split(QLatin1Char('\n'));

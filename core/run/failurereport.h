@@ -21,7 +21,10 @@ struct RankFailure
     int rank = -1;
     QString host;
     int localRank = -1;
-    qint64 timeUs = 0; // when it failed, µs since the epoch (the rank's clock when it said so)
+    // When it failed, µs since the epoch, on the launcher's clock: a rank's own timestamp has
+    // its node's clock offset (clockOffsetUs, node − launcher) taken off.
+    qint64 timeUs = 0;
+    qint64 clockOffsetUs = 0;
     // "crash" (fatal signal, reported by the worker), "exception" (uncaught, reported by the
     // worker), "error" (the worker's error event), "exit" (non-zero exit, nothing reported),
     // "signal" (killed by a signal, nothing reported), "lost" (connection/process lost),

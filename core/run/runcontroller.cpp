@@ -191,6 +191,7 @@ void RunController::connectTransport()
                     note(error);
                 }
             });
+    connect(m_transport, &Transport::nodeClock, this, &RunController::onNodeClock);
     connect(m_transport, &Transport::nodeProgress, this,
             [this](int node, const QString &stage, int percent) {
                 note(percent >= 0 ? tr("node %1: %2 (%3%)").arg(node).arg(stage).arg(percent)
@@ -200,6 +201,23 @@ void RunController::connectTransport()
                                          : QString();
                 emit nodeProgress(node, host, stage, percent);
             });
+}
+
+void RunController::onNodeClock(int node, const NodeClock &clock)
+{
+    const NodeClock before = m_clocks.value(node);
+    m_clocks.insert(node, clock);
+    m_stateDirty = true;
+    // Noted when first known, and when it moved by more than the measurement can tell (a clock
+    // stepped during the run); a refresh that agrees says nothing.
+    const qint64 moved = qAbs(clock.offsetUs - before.offsetUs);
+    if (before.isKnown() && clock.error == before.error &&
+        moved <= qMax<qint64>(1000, qMax(clock.rttUs, before.rttUs)))
+        return;
+    const QString host =
+        node >= 0 && node < m_profile.nodes.size() ? m_profile.nodes[node].host : QString();
+    note(tr("clock: node %1 (%2): %3").arg(node).arg(host, clock.describe()));
+    emit nodeClocksChanged();
 }
 
 void RunController::onPrepared()
@@ -452,7 +470,8 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
         rt.ownFailure = true;
         // A supervised Python program: the supervisor's `python` field (torchelastic's error
         // file) is exact; otherwise what the rank printed on its stderr.
-        recordFailure(FailurePolicy::failureFromEvent(e, s, now), e.string("python"));
+        recordFailure(FailurePolicy::failureFromEvent(e, s, now, m_clocks.value(s.nodeIndex)),
+                      e.string("python"));
         break;
     case WorkerEvent::Type::Stacks: {
         // A user's Python program answers with its Python threads too (the supervisor's
@@ -916,6 +935,7 @@ RunStateFile RunController::stateFile() const
     f.detach = m_options.detach;
     f.detached = m_released;
     f.streams = m_offsets;
+    f.clocks = m_clocks;
     return f;
 }
 
@@ -1157,6 +1177,7 @@ RunController *RunController::reopen(const QString &runDirectory, QObject *paren
     c->m_rootCauseSummary = st.rootCauseSummary;
     c->m_ranks = st.ranks;
     c->m_attempts = st.attempts;
+    c->m_clocks = st.clocks;
     c->m_runtime.resize(c->m_ranks.size());
     const QJsonObject failure = c->m_record.readFailureReport();
     if (!failure.isEmpty())

@@ -42,6 +42,7 @@
 
 #include <QHash>
 #include <QList>
+#include <QMap>
 #include <QObject>
 #include <QPointer>
 #include <QSet>
@@ -141,6 +142,8 @@ public:
     qint64 startedUs() const { return m_startedUs; }
     qint64 endedUs() const { return m_endedUs; }
     int masterPort() const { return m_masterPort; }
+    // Each node's clock offset, by profile node index (nodes never measured are missing).
+    QMap<int, NodeClock> nodeClocks() const { return m_clocks; }
 
     LogStore *logStore() const { return m_logs.get(); }
     MetricsStore *metricsStore() const { return m_metrics.get(); }
@@ -154,6 +157,8 @@ signals:
     void hangDetected(const QList<int> &ranks);
     void stacksReceived(int rank, const QString &stacks);
     void failureReportChanged();
+    // A node's clock offset was measured (first, or it moved): nodeClocks().
+    void nodeClocksChanged();
     // What the launcher itself does ("stopping ranks 0, 2 after rank 1 failed").
     void launcherMessage(const QString &message);
     // The run record stopped being written (its disk is full): said once, at once, naming the
@@ -175,6 +180,7 @@ private:
     void connectTransport();
     void attachRanks();
     void onPrepared();
+    void onNodeClock(int node, const rankdeck::NodeClock &clock);
     void onPrepareFailed(const QString &message);
     void launchAttempt();
     void startRank(int rank, int masterPort);
@@ -229,6 +235,7 @@ private:
     StreamOffsetsFile m_offsetsFile; // the same, right after each chunk (Capability::Reattach)
     bool m_released = false;         // detachAndRelease() done
     bool m_reattaching = false;      // prepared() means: attach the ranks, not start them
+    QMap<int, NodeClock> m_clocks;   // by node; a rank's own timestamps are corrected by its node's
     bool m_ranksStartedSent = false;
     QHash<int, QString> m_stacks;
     FailurePolicy m_policy;                 // this attempt's failures

@@ -52,6 +52,13 @@ QJsonObject RunStateFile::toJson() const
         record[QStringLiteral("missing_metric_points")] = recordMissingPoints;
         o[QStringLiteral("record_incomplete")] = record;
     }
+    QJsonArray clockArray;
+    for (auto it = clocks.cbegin(); it != clocks.cend(); ++it) {
+        QJsonObject c = it->toJson();
+        c[QStringLiteral("node")] = it.key();
+        clockArray.append(c);
+    }
+    o[QStringLiteral("clocks")] = clockArray;
     return o;
 }
 
@@ -92,6 +99,11 @@ RunStateFile RunStateFile::fromJson(const QJsonObject &o)
                                       g.value(QStringLiteral("lines")).toInteger()});
     }
     f.recordMissingPoints = record.value(QStringLiteral("missing_metric_points")).toInteger();
+    for (const QJsonValue &v : o.value(QStringLiteral("clocks")).toArray()) {
+        const int node = v.toObject().value(QStringLiteral("node")).toInt(-1);
+        if (node >= 0)
+            f.clocks.insert(node, NodeClock::fromJson(v.toObject()));
+    }
     return f;
 }
 

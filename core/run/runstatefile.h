@@ -8,9 +8,11 @@
 
 #include "run/runstate.h"
 #include "run/streamoffsets.h"
+#include "transport/nodeclock.h"
 
 #include <QJsonObject>
 #include <QList>
+#include <QMap>
 #include <QString>
 
 namespace rankdeck {
@@ -52,6 +54,9 @@ struct RunStateFile
     QString recordProblem;
     QList<RecordGap> recordGaps;
     qint64 recordMissingPoints = 0;
+    // Each node's clock offset as last measured (by profile node index): what the ranks' own
+    // timestamps were corrected by.
+    QMap<int, NodeClock> clocks;
 
     QJsonObject toJson() const;
     // Missing keys keep their defaults (an empty object gives a default state).

@@ -48,8 +48,13 @@ void LocalTransport::prepare(const QString &localWorkerPath)
             emit prepareFailed(tr("worker not found: %1").arg(fi.filePath()));
         else if (!fi.isFile() || !fi.isExecutable())
             emit prepareFailed(tr("worker is not executable: %1").arg(fi.filePath()));
-        else
+        else {
+            // Every local rank runs on this machine, by the launcher's own clock.
+            NodeClock same;
+            same.sameClock = true;
+            emit nodeClock(0, same);
             emit prepared();
+        }
     });
 }
 

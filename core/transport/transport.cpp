@@ -12,6 +12,7 @@ const int s_registered = [] {
     qRegisterMetaType<rankdeck::StreamKind>();
     qRegisterMetaType<rankdeck::RankExit>();
     qRegisterMetaType<rankdeck::SyncStats>();
+    qRegisterMetaType<rankdeck::NodeClock>();
     return 0;
 }();
 } // namespace

@@ -5,6 +5,8 @@
 // touch widgets and never block the thread they live on.
 #pragma once
 
+#include "transport/nodeclock.h"
+
 #include <QByteArray>
 #include <QHash>
 #include <QObject>
@@ -138,6 +140,10 @@ signals:
     // A file the run record keeps so that users see exactly what ran (the Slurm transport's
     // batch script); fileName is a plain name inside the run directory.
     void artifact(const QString &fileName, const QByteArray &content);
+    // How far the node's clock is from the launcher's (measured, or sameClock for ranks on this
+    // machine): before prepared(), and again whenever it is measured anew. The controller puts
+    // the ranks' own timestamps on the launcher's clock with it.
+    void nodeClock(int nodeIndex, const rankdeck::NodeClock &clock);
 };
 
 Q_DECLARE_OPERATORS_FOR_FLAGS(Transport::Capabilities)

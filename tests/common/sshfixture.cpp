@@ -313,7 +313,11 @@ bool SshFixture::writeConfig(const Node &node)
     if (!m_passwordUser.isEmpty())
         config += QStringLiteral("Match User %1\n  SetEnv HOME=%2/users/%1%3\nMatch all\n")
                       .arg(m_passwordUser, node.dir, extra);
-    config += QStringLiteral("SetEnv HOME=%1/home%2\n").arg(node.dir, extra);
+    // One line: only the first SetEnv line counts.
+    config += QStringLiteral("SetEnv HOME=%1/home%2").arg(node.dir, extra);
+    for (const QString &assignment : node.environment)
+        config += QLatin1Char(' ') + assignment;
+    config += QLatin1Char('\n');
     f.write(config.toUtf8());
     return true;
 }
@@ -395,6 +399,7 @@ bool SshFixture::start(int nodeCount)
             ::chmod(QFile::encodeName(node->dir).constData(), 0711);
             ::chmod(QFile::encodeName(node->dir + QStringLiteral("/users")).constData(), 0711);
         }
+        node->environment = m_nodeEnvironment.value(i);
         m_nodes.append(node);
         if (!generateHostKey(*node) || !writeConfig(*node) || !launch(*node))
             return false;

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QHash>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -69,6 +70,12 @@ public:
 
     // Before start(); applies to every node.
     void setOptions(const Options &options) { m_options = options; }
+    // Before start(): "NAME=VALUE" words that sshd sets (SetEnv) in every session of one node,
+    // e.g. LD_PRELOAD=…/libfaketime.so.1 FAKETIME=-5s for a node whose clock is 5 s behind.
+    void setNodeEnvironment(int node, const QStringList &assignments)
+    {
+        m_nodeEnvironment[node] = assignments;
+    }
     // Before start(): creates the local account passwordUser() (no login shell restrictions, a
     // home of its own on each node) whose password is `password`. false and lastError() when
     // it cannot.
@@ -127,6 +134,7 @@ private:
         int port = 0;
         QString dir;
         QString hostKey;
+        QStringList environment; // SetEnv words beside HOME
         std::unique_ptr<QProcess> process;
     };
     bool runTool(const QString &program, const QStringList &args, QByteArray *out = nullptr);
@@ -141,5 +149,6 @@ private:
     QString m_authorizedKeys;
     Options m_options;
     QString m_passwordUser;
+    QHash<int, QStringList> m_nodeEnvironment;
     QList<std::shared_ptr<Node>> m_nodes;
 };

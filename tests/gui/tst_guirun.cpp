@@ -161,6 +161,11 @@ void TestGuiRun::twoRankRunFinishes()
     QTRY_COMPARE_WITH_TIMEOUT(run->state(), RunState::Finished, 10000);
     QCOMPARE(m_window->runView()->rankModel()->rowCount(), 2);
     QVERIFY(!m_window->runView()->overviewPage()->isBannerVisible());
+    // Local ranks are on this computer's clock, and the overview says what the ranks' stamps
+    // were corrected by.
+    QCOMPARE(m_window->runView()->overviewPage()->nodeClocksText(),
+             QStringLiteral("Node clocks: node 0 (%1): +0.000 s (the launcher's clock)")
+                 .arg(run->profile().nodes.value(0).host));
 
     // Loss: one point per step per rank, at full resolution.
     m_window->showPage(RunView::Loss);

@@ -5,6 +5,7 @@
 // connection and its deployer.
 #pragma once
 
+#include "transport/nodeclock.h"
 #include "transport/transport.h"
 
 #include <QMetaType>
@@ -30,6 +31,7 @@ struct SshNodeInfo
     qint64 workerBytes = 0;
     QString libtorchDirectory; // added to LD_LIBRARY_PATH for ranks; empty: not needed
     SyncStats sync;            // the sync directory's copy (directory empty: no sync)
+    NodeClock clock;           // the node's clock offset, measured after the connect
     QString error;             // why the node is not usable; empty: ready
 };
 
@@ -43,6 +45,7 @@ struct SshNodeSettings
     bool detached = false;         // ranks keep running when the launcher goes away
     QString syncDirectory;         // local directory copied to the node (launch --sync)
     qint64 syncLimitBytes = 0;     // the most it may hold; <= 0: no limit
+    int clockRefreshSec = 30;      // the clock offset is measured again this often while ranks run
 };
 
 } // namespace rankdeck

@@ -7,6 +7,7 @@
 #include "config/syncmanifest.h"
 #include "transport/ssh/shellquote.h"
 #include "transport/ssh/sshchannelpump.h"
+#include "transport/ssh/sshclockprobe.h"
 #include "transport/ssh/sshdirectorysync.h"
 #include "transport/ssh/sshnodedeployer.h"
 #include "transport/ssh/sshrankscript.h"
@@ -32,6 +33,32 @@ SshNodeConnection::SshNodeConnection(int nodeIndex, const SshEndpoint &endpoint,
     connect(m_pump, &SshChannelPump::rankOutput, this, &SshNodeConnection::rankOutput);
     connect(m_pump, &SshChannelPump::rankEnded, this, &SshNodeConnection::finishRank);
     connect(m_pump, &SshChannelPump::connectionLost, this, &SshNodeConnection::connectionLost);
+}
+
+// A clock can be stepped during a run (NTP catching up after a suspend): measured again now and
+// then, a few round trips each time. The pump then reads whatever arrived for the ranks meanwhile.
+void SshNodeConnection::measureClock(int samples)
+{
+    if (m_shutDown || m_reconnecting || !m_session->isConnected())
+        return;
+    NodeClock clock = m_info.clock;
+    const int timeoutMs = 1000 * qMax(2, m_session->endpoint().connectTimeoutSec);
+    if (SshClockProbe::measure(m_session.get(), samples, timeoutMs, &clock)) {
+        m_info.clock = clock;
+    } else {
+        qCDebug(lcSsh) << m_info.host << "clock not measured:" << clock.error;
+        m_info.clock.error = clock.error;
+    }
+    emit clockMeasured(m_node, m_info.clock);
+    if (!m_clockTimer && m_settings.clockRefreshSec > 0) {
+        m_clockTimer = new QTimer(this);
+        connect(m_clockTimer, &QTimer::timeout, this, [this] {
+            if (!m_ranks.isEmpty())
+                measureClock(SshClockProbe::kRefreshSamples);
+        });
+        m_clockTimer->start(m_settings.clockRefreshSec * 1000);
+    }
+    m_pump->schedulePoll();
 }
 
 SshNodeConnection::~SshNodeConnection()
@@ -82,6 +109,9 @@ void SshNodeConnection::prepare(const QString &localWorkerPath)
     }
     info.label = m_session->label();
     info.fingerprint = m_session->serverFingerprint();
+    m_info.host = info.host;
+    measureClock(SshClockProbe::kConnectSamples);
+    info.clock = m_info.clock;
     emit nodeProgress(m_node, tr("checking the node"), 0);
     SshNodeDeployer deployer(
         m_session.get(), m_settings,
@@ -350,6 +380,7 @@ void SshNodeConnection::tryReconnect()
     m_reconnecting = false;
     m_pump->setPaused(false);
     emit nodeProgress(m_node, tr("reconnected"), 100);
+    measureClock(SshClockProbe::kConnectSamples);
     const QList<int> ranks = m_ranks.keys();
     for (int rank : ranks) {
         SshRankChannel &r = m_ranks[rank];
@@ -375,6 +406,8 @@ void SshNodeConnection::shutdown()
     m_pump->stop();
     delete m_reconnectTimer;
     m_reconnectTimer = nullptr;
+    delete m_clockTimer;
+    m_clockTimer = nullptr;
     const bool connected = m_session && m_session->isConnected();
     for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it) {
         if (connected && !m_settings.detached && it->pid() > 0)

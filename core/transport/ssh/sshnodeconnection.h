@@ -56,6 +56,9 @@ signals:
     void rankOutput(int rank, rankdeck::StreamKind stream, const QByteArray &chunk);
     void rankExited(int rank, const rankdeck::RankExit &exit);
     void nodeProgress(int nodeIndex, const QString &stage, int percent);
+    // The node's clock offset: after the connect (and a reconnect), then every clockRefreshSec
+    // while ranks run.
+    void clockMeasured(int nodeIndex, const rankdeck::NodeClock &clock);
 
 private:
     QString expand(const QString &path) const;
@@ -68,6 +71,7 @@ private:
     void tryReconnect();
     void failRank(int rank, const QString &detail, int exitCode = -1);
     int graceSec() const;
+    void measureClock(int samples);
 
     int m_node;
     SshNodeSettings m_settings;
@@ -77,6 +81,7 @@ private:
     QMap<int, int> m_attempts;
     SshChannelPump *m_pump;
     QTimer *m_reconnectTimer = nullptr;
+    QTimer *m_clockTimer = nullptr;
     QDeadlineTimer m_reconnectDeadline;
     bool m_reconnecting = false;
     bool m_shutDown = false;

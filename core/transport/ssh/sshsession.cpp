@@ -5,9 +5,9 @@
 #include "util/translation.h"
 
 #include "config/profile.h"
-#include "transport/ssh/shellquote.h"
 #include "transport/ssh/sshauthenticator.h"
 #include "transport/ssh/sshexecupload.h"
+#include "transport/ssh/sshconfigfile.h"
 #include "transport/ssh/sshhostkeyverifier.h"
 
 #include <QCoreApplication>
@@ -16,7 +16,6 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 
@@ -291,25 +290,11 @@ bool SshSession::applyProxyJump(QString *error)
 {
     m_proxyJump.clear();
     m_proxyFiles.reset();
-    static const QRegularExpression generated(
-        QStringLiteral(R"(^ssh(?: -l (\S+))?(?: -p (\S+))?(?: -J (\S+))? -W '\[%h\]:%p' (\S+)$)"));
-    const QRegularExpressionMatch m =
-        generated.match(optionString(m_session, SSH_OPTIONS_PROXYCOMMAND));
-    if (!m.hasMatch())
+    const std::optional<sshconfig::ProxyJumpChain> chain =
+        sshconfig::proxyJumpFromLibsshCommand(optionString(m_session, SSH_OPTIONS_PROXYCOMMAND));
+    if (!chain)
         return true; // none, or the user's own ProxyCommand: run as written
-    const QString firstUser = m.captured(1);
-    const QString firstPort = m.captured(2);
-    const QString firstHost = m.captured(4);
-    QString first =
-        firstHost.contains(QLatin1Char(':')) ? QStringLiteral("[%1]").arg(firstHost) : firstHost;
-    if (!firstPort.isEmpty())
-        first += QLatin1Char(':') + firstPort;
-    if (!firstUser.isEmpty())
-        first = firstUser + QLatin1Char('@') + first;
-    QStringList hops{first};
-    if (!m.captured(3).isEmpty())
-        hops += m.captured(3).split(QLatin1Char(','), Qt::SkipEmptyParts);
-    m_proxyJump = hops.join(QLatin1Char(','));
+    m_proxyJump = chain->joined();
 
     const QString ssh = QStandardPaths::findExecutable(QStringLiteral("ssh"));
     if (ssh.isEmpty()) {
@@ -349,30 +334,8 @@ bool SshSession::applyProxyJump(QString *error)
     config.write((lines.join(QLatin1Char('\n')) + QLatin1Char('\n')).toUtf8());
     config.close();
 
-    // libssh expands %h, %p, … in the whole command afterwards; a literal % is written %%.
-    const auto literal = [](QString text) {
-        return shell::quote(text.replace(QLatin1Char('%'), QStringLiteral("%%")));
-    };
-    QByteArrayList words{literal(ssh), "-F", literal(configPath)};
-    const QString last = hops.takeLast();
-    if (!hops.isEmpty())
-        words << "-J" << literal(hops.join(QLatin1Char(',')));
-    words << "-W"
-          << "'[%h]:%p'";
-    if (hops.isEmpty()) {
-        if (!firstUser.isEmpty())
-            words << "-l" << literal(firstUser);
-        if (!firstPort.isEmpty())
-            words << "-p" << literal(firstPort);
-        words << "--" << literal(firstHost);
-    } else {
-        words << "--"
-              << literal(last.startsWith(QLatin1String("ssh://"))
-                             ? last
-                             : QStringLiteral("ssh://") + last);
-    }
-    words << "2>" + literal(m_proxyFiles->filePath(QStringLiteral("stderr.log")));
-    const QByteArray command = words.join(' ');
+    const QByteArray command = sshconfig::proxyJumpCommand(
+        ssh, configPath, m_proxyFiles->filePath(QStringLiteral("stderr.log")), *chain);
     if (ssh_options_set(m_session, SSH_OPTIONS_PROXYCOMMAND, command.constData()) != SSH_OK) {
         *error =
             tr("%1: cannot use the jump host %2: %3")
@@ -419,9 +382,7 @@ bool SshSession::keepAlive()
 }
 
 // libssh 0.10 parses ServerAliveInterval and drops it, so it is read here: the user's config,
-// then the system's, first value wins, in `Host` blocks whose patterns match the host as the
-// profile names it. `Match` blocks other than `Match all` are skipped (their value stays unset)
-// and `Include` is not followed.
+// then the system's, first value wins.
 int SshSession::configuredServerAliveInterval() const
 {
     constexpr int fallback = 60;
@@ -430,38 +391,9 @@ int SshSession::configuredServerAliveInterval() const
         QFile file(path);
         if (!file.open(QIODevice::ReadOnly))
             continue;
-        bool active = true;
-        while (!file.atEnd()) {
-            QString line = QString::fromUtf8(file.readLine()).trimmed();
-            if (line.isEmpty() || line.startsWith(QLatin1Char('#')))
-                continue;
-            const qsizetype split = line.indexOf(QRegularExpression(QStringLiteral("[\\s=]")));
-            const QString key = line.left(split).toLower();
-            const QString value =
-                split < 0 ? QString()
-                          : line.mid(split + 1).trimmed().remove(QLatin1Char('=')).trimmed();
-            if (key == QLatin1String("host")) {
-                bool matched = false;
-                bool negated = false;
-                for (const QString &pattern :
-                     value.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts)) {
-                    const bool negative = pattern.startsWith(QLatin1Char('!'));
-                    // Host names have no '/', so the path-aware default conversion fits.
-                    const QRegularExpression re(QRegularExpression::wildcardToRegularExpression(
-                                                    negative ? pattern.mid(1) : pattern),
-                                                QRegularExpression::CaseInsensitiveOption);
-                    if (re.match(m_endpoint.host).hasMatch())
-                        (negative ? negated : matched) = true;
-                }
-                active = matched && !negated;
-            } else if (key == QLatin1String("match")) {
-                active = value.compare(QLatin1String("all"), Qt::CaseInsensitive) == 0;
-            } else if (active && key == QLatin1String("serveraliveinterval")) {
-                bool ok = false;
-                const int seconds = value.toInt(&ok);
-                return ok && seconds >= 0 ? seconds : fallback;
-            }
-        }
+        if (const std::optional<int> seconds =
+                sshconfig::serverAliveInterval(file.readAll(), m_endpoint.host))
+            return *seconds >= 0 ? *seconds : fallback;
     }
     return fallback;
 }

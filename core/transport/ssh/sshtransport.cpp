@@ -128,6 +128,8 @@ void SshTransport::prepare(const QString &localWorkerPath)
                     Qt::QueuedConnection);
             connect(node.connection, &SshNodeConnection::nodeProgress, this,
                     &Transport::nodeProgress, Qt::QueuedConnection);
+            connect(node.connection, &SshNodeConnection::clockMeasured, this, &Transport::nodeClock,
+                    Qt::QueuedConnection);
             node.thread->start();
         }
     }

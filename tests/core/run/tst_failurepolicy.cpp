@@ -75,6 +75,8 @@ private slots:
     void pythonEchoesAreConsequences();
     void laterTracebackJoinsTheRanksEntry();
     void rootCauseIsEarliestNotLowestRank();
+    void skewedClocksAreCorrected_data();
+    void skewedClocksAreCorrected();
     void peerEchoesBecomeConsequences_data();
     void peerEchoesBecomeConsequences();
     void crashEventMergedWithLaterExit();
@@ -396,6 +398,67 @@ void TestFailurePolicy::rootCauseIsEarliestNotLowestRank()
     QCOMPARE(p.report().failures.first().rank, 3);
     QVERIFY(p.report().failures.first().rootCause);
     QVERIFY(!p.report().failures.last().rootCause);
+}
+
+// Rank 1's node clock is 5 s behind: by its own stamp it failed 4 s before rank 0, on the
+// launcher's clock 1 s after. Events of both kinds (error's ts, crash's time of the signal) are
+// corrected by the node's offset; an unmeasured node is taken as it says.
+void TestFailurePolicy::skewedClocksAreCorrected_data()
+{
+    QTest::addColumn<bool>("crash");
+    QTest::addColumn<bool>("measured");
+    QTest::addColumn<int>("rootCause");
+    QTest::newRow("error, measured") << false << true << 0;
+    QTest::newRow("crash, measured") << true << true << 0;
+    QTest::newRow("error, not measured") << false << false << 1;
+}
+
+void TestFailurePolicy::skewedClocksAreCorrected()
+{
+    QFETCH(bool, crash);
+    QFETCH(bool, measured);
+    QFETCH(int, rootCause);
+    const QList<RankStatus> statuses = ranks(2);
+    NodeClock same;
+    same.sameClock = true;
+    NodeClock behind;
+    if (measured) {
+        behind.offsetUs = -5'000'000;
+        behind.rttUs = 400;
+        behind.measuredUs = kT0;
+    }
+    auto eventOf = [&](int rank, qint64 ts) {
+        wire::WireEventWriter w(crash ? wire::event::Crash : wire::event::Error, rank, ts);
+        if (crash)
+            w.addString(wire::field::Kind, "signal").addInt(wire::field::Signal, SIGSEGV);
+        else
+            w.addString(wire::field::Message, "bad batch").addInt(wire::field::ExitCode, 3);
+        return wireEvent(w);
+    };
+    const RankFailure first =
+        FailurePolicy::failureFromEvent(eventOf(0, kT0), statuses[0], kT0 + 99, same);
+    const RankFailure second = FailurePolicy::failureFromEvent(
+        eventOf(1, kT0 + 1'000'000 - 5'000'000), statuses[1], kT0 + 99, behind);
+    QCOMPARE(first.timeUs, kT0);
+    QCOMPARE(first.clockOffsetUs, 0);
+    QCOMPARE(second.timeUs, measured ? kT0 + 1'000'000 : kT0 - 4'000'000);
+    QCOMPARE(second.clockOffsetUs, measured ? -5'000'000 : 0);
+
+    // The launcher hears rank 1 first (its link was faster).
+    FailurePolicy p;
+    QList<RankStatus> rs = statuses;
+    QVERIFY(p.record(second, rs, {}));
+    QVERIFY(!p.record(first, rs, {}));
+    QCOMPARE(p.rootCauseRank(), rootCause);
+    // The report keeps the correction and says so.
+    const FailureReport back = FailureReport::fromJson(p.report().toJson());
+    QCOMPARE(entryOf(back, 1)->clockOffsetUs, second.clockOffsetUs);
+    // Alone, rank 1 is the root cause, and its time says it was corrected, by how much.
+    FailurePolicy alone;
+    QList<RankStatus> rs2 = statuses;
+    QVERIFY(alone.record(second, rs2, {}));
+    QCOMPARE(alone.report().toText().contains(QStringLiteral("the node's clock is 5.000 s behind")),
+             measured);
 }
 
 void TestFailurePolicy::peerEchoesBecomeConsequences_data()

@@ -69,6 +69,14 @@ RunStateFile fullState()
     f.attempts << earlier;
     f.detach = true;
     f.detached = true;
+    NodeClock same;
+    same.sameClock = true;
+    f.clocks.insert(0, same);
+    NodeClock behind;
+    behind.offsetUs = -5'001'234;
+    behind.rttUs = 800;
+    behind.measuredUs = kT0 + 5;
+    f.clocks.insert(1, behind);
     return f;
 }
 
@@ -140,6 +148,7 @@ void TestRunStateFile::fieldsSurvive()
     QCOMPARE(g.streams[1].attempt, 3);
     QCOMPARE(g.streams[1].committed(StreamKind::Stdout), qint64(101));
     QCOMPARE(g.streams[1].committed(StreamKind::Stderr), qint64(201));
+    QCOMPARE(g.clocks, f.clocks);
 }
 
 void TestRunStateFile::missingKeysGiveDefaults()
@@ -204,6 +213,7 @@ void TestRunStateFile::keyNames()
         QStringLiteral("detach"),
         QStringLiteral("detached"),
         QStringLiteral("streams"),
+        QStringLiteral("clocks"),
     };
     for (const QString &k : keys)
         QVERIFY2(j.contains(k), qPrintable(k));

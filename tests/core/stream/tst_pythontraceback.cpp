@@ -421,7 +421,7 @@ private slots:
         QTest::newRow("huge message") << huge << true;
         QByteArray binary(300000, '\0');
         for (int i = 0; i < binary.size(); ++i)
-            binary[i] = char((i * 7919) % 256);
+            binary[i] = char((qint64(i) * 7919) % 256); // i * 7919 overflows int past 271181
         QTest::newRow("binary") << QString::fromLatin1(binary) << false;
         QString threads = u"Fatal Python error: Segmentation fault\n"_s;
         const QString thirtyFrames = QString(u"  File \"/a.py\", line 1 in f\n"_s).repeated(30);

@@ -466,8 +466,9 @@ void TestWorkerEvent::hostilePayloads_data()
         << stepWith(R"("x":)" + QByteArray(100000, '[') + QByteArray(100000, ']')) << false;
     QTest::newRow("invalid UTF-8 in a string") << stepWith("\"msg\":\"\xff\xfe\xc3\"") << false;
     QTest::newRow("lone surrogate escape") << stepWith(R"("msg":"\ud800")") << true;
-    QTest::newRow("raw NUL byte") << QByteArray("{\"t\":\"step\",\0\"ts\":1,\"rank\":0}", 31)
-                                  << false;
+    // The literal's own length (without its terminator): a count by hand read past its end.
+    static const char withNul[] = "{\"t\":\"step\",\0\"ts\":1,\"rank\":0}";
+    QTest::newRow("raw NUL byte") << QByteArray(withNul, sizeof withNul - 1) << false;
     QTest::newRow("leading BOM") << "\xef\xbb\xbf" + stepWith({}) << true;
     QTest::newRow("surrounding white space") << " \n\t" + stepWith({}) + "\r\n " << true;
 }
