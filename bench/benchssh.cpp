@@ -30,6 +30,7 @@
 #include <QEventLoop>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMap>
@@ -234,8 +235,17 @@ QString ms(double seconds)
     return QString::number(seconds * 1000, 'f', 0) + QStringLiteral(" ms");
 }
 
+// Each repetition's ratio, the spread behind the ratio of the medians.
+QJsonArray ratiosOf(const std::vector<double> &num, const std::vector<double> &den)
+{
+    QJsonArray a;
+    for (size_t i = 0; i < std::min(num.size(), den.size()); ++i)
+        a.append(num[i] / den[i]);
+    return a;
+}
+
 // ssh_launch_overhead_ratio; false and *detail say why when it cannot be measured.
-bool benchLaunch(int reps, const QString &runsDir, double *ratio, QString *detail)
+bool benchLaunch(int reps, const QString &runsDir, double *ratio, QJsonArray *runs, QString *detail)
 {
     const QString worker = binDir() + QStringLiteral("/rankdeck-worker");
     if (!QFileInfo(worker).isExecutable()) {
@@ -288,6 +298,7 @@ bool benchLaunch(int reps, const QString &runsDir, double *ratio, QString *detai
     }
     const double s = median(viaSsh), l = median(viaLocal);
     *ratio = s / l;
+    *runs = ratiosOf(viaSsh, viaLocal);
     *detail =
         QStringLiteral("launch to every rank's first step, 4 ranks of the real worker (linear, "
                        "Gloo): ssh 2×2 warm "
@@ -301,7 +312,7 @@ bool benchLaunch(int reps, const QString &runsDir, double *ratio, QString *detai
 
 // ssh_fanout_ratio_32_vs_1
 bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, double *ratio,
-                 QString *detail)
+                 QJsonArray *runs, QString *detail)
 {
     const QString loadgen = binDir() + QStringLiteral("/rankdeck-loadgen");
     if (!QFileInfo(loadgen).isExecutable()) {
@@ -364,6 +375,7 @@ bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, dou
     }
     const double a = median(one), b = median(many);
     *ratio = b / a;
+    *runs = ratiosOf(many, one);
     const auto list = [](const std::vector<double> &v) {
         QStringList l;
         for (double x : v)
@@ -419,17 +431,22 @@ int main(int argc, char **argv)
         detail << QStringLiteral("not measured: %1").arg(why);
     } else {
         double ratio = 0;
+        QJsonArray runs;
         QString text;
         if (only.isEmpty() || only == QLatin1String("launch")) {
-            if (benchLaunch(effectiveReps, runsDir, &ratio, &text))
+            if (benchLaunch(effectiveReps, runsDir, &ratio, &runs, &text)) {
                 results[QStringLiteral("ssh_launch_overhead_ratio")] = ratio;
+                results[QStringLiteral("ssh_launch_overhead_ratio_runs")] = runs;
+            }
             detail << text;
         }
         if (only.isEmpty() || only == QLatin1String("fanout")) {
-            if (benchFanout(effectiveReps, fanoutNodes, runsDir, timeline, &ratio, &text)) {
-                results[fanoutNodes == 32
-                            ? QStringLiteral("ssh_fanout_ratio_32_vs_1")
-                            : QStringLiteral("ssh_fanout_ratio_%1_vs_1").arg(fanoutNodes)] = ratio;
+            if (benchFanout(effectiveReps, fanoutNodes, runsDir, timeline, &ratio, &runs, &text)) {
+                const QString key =
+                    fanoutNodes == 32 ? QStringLiteral("ssh_fanout_ratio_32_vs_1")
+                                      : QStringLiteral("ssh_fanout_ratio_%1_vs_1").arg(fanoutNodes);
+                results[key] = ratio;
+                results[key + QStringLiteral("_runs")] = runs;
             }
             detail << text;
         }
