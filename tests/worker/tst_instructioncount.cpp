@@ -39,7 +39,7 @@ void startCounted(QProcess &p, const QString &window, int steps)
 // minutes when the cores are shared.
 qint64 collected(QProcess &p)
 {
-    if (!p.waitForFinished(580000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+    if (!p.waitForFinished(860000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
         return -1;
     const auto m = QRegularExpression(u"Collected : (\\d+)"_s)
                        .match(QString::fromUtf8(p.readAllStandardError()));
