@@ -15,6 +15,7 @@
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -144,6 +145,10 @@ int main(int argc, char **argv)
     }
     QJsonObject results;
     results[QStringLiteral("log_collapse_lines_per_s")] = median(collapse);
+    QJsonArray runs;
+    for (double v : collapse)
+        runs.append(v);
+    results[QStringLiteral("log_collapse_lines_per_s_runs")] = runs;
     QJsonObject out;
     out[QStringLiteral("results")] = results;
     out[QStringLiteral("detail")] =

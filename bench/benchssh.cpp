@@ -34,6 +34,7 @@
 #include <QEventLoop>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMap>
@@ -246,8 +247,17 @@ QString ms(double seconds)
     return QString::number(seconds * 1000, 'f', 0) + QStringLiteral(" ms");
 }
 
+// Each repetition's ratio, the spread behind the ratio of the medians.
+QJsonArray ratiosOf(const std::vector<double> &num, const std::vector<double> &den)
+{
+    QJsonArray a;
+    for (size_t i = 0; i < std::min(num.size(), den.size()); ++i)
+        a.append(num[i] / den[i]);
+    return a;
+}
+
 // ssh_launch_overhead_ratio; false and *detail say why when it cannot be measured.
-bool benchLaunch(int reps, const QString &runsDir, double *ratio, QString *detail)
+bool benchLaunch(int reps, const QString &runsDir, double *ratio, QJsonArray *runs, QString *detail)
 {
     const QString worker = binDir() + QStringLiteral("/rankdeck-worker");
     if (!QFileInfo(worker).isExecutable()) {
@@ -300,6 +310,7 @@ bool benchLaunch(int reps, const QString &runsDir, double *ratio, QString *detai
     }
     const double s = median(viaSsh), l = median(viaLocal);
     *ratio = s / l;
+    *runs = ratiosOf(viaSsh, viaLocal);
     *detail =
         QStringLiteral("launch to every rank's first step, 4 ranks of the real worker (linear, "
                        "Gloo): ssh 2×2 warm "
@@ -386,6 +397,13 @@ bool benchSlurm(int reps, const QString &runsDir, const QString &scratch, QJsonO
     const double s = median(viaSsh), q = median(viaSlurm), p = median(pending);
     results->insert(QStringLiteral("slurm_launch_overhead_ratio"), q / s);
     results->insert(QStringLiteral("slurm_pending_ms"), p * 1000);
+    QJsonArray ratios, pendingMs;
+    for (size_t i = 0; i < viaSsh.size(); ++i) {
+        ratios.append(viaSlurm[i] / viaSsh[i]);
+        pendingMs.append(pending[i] * 1000);
+    }
+    results->insert(QStringLiteral("slurm_launch_overhead_ratio_runs"), ratios);
+    results->insert(QStringLiteral("slurm_pending_ms_runs"), pendingMs);
     *detail = QStringLiteral("slurm: launch to every rank's first step, 2×2 real worker (linear, "
                              "Gloo), warm: slurm %1 (of which pending in Slurm %2, the rest: "
                              "check, sbatch, srun, polling at 300 ms) vs ssh %3; median of %4")
@@ -396,7 +414,7 @@ bool benchSlurm(int reps, const QString &runsDir, const QString &scratch, QJsonO
 
 // ssh_fanout_ratio_32_vs_1
 bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, double *ratio,
-                 QString *detail)
+                 QJsonArray *runs, QString *detail)
 {
     const QString loadgen = binDir() + QStringLiteral("/rankdeck-loadgen");
     if (!QFileInfo(loadgen).isExecutable()) {
@@ -459,6 +477,7 @@ bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, dou
     }
     const double a = median(one), b = median(many);
     *ratio = b / a;
+    *runs = ratiosOf(many, one);
     const auto list = [](const std::vector<double> &v) {
         QStringList l;
         for (double x : v)
@@ -514,10 +533,13 @@ int main(int argc, char **argv)
         detail << QStringLiteral("not measured: %1").arg(why);
     } else {
         double ratio = 0;
+        QJsonArray runs;
         QString text;
         if (only.isEmpty() || only == QLatin1String("launch")) {
-            if (benchLaunch(effectiveReps, runsDir, &ratio, &text))
+            if (benchLaunch(effectiveReps, runsDir, &ratio, &runs, &text)) {
                 results[QStringLiteral("ssh_launch_overhead_ratio")] = ratio;
+                results[QStringLiteral("ssh_launch_overhead_ratio_runs")] = runs;
+            }
             detail << text;
         }
         // Not part of the default set: bench/run's "slurm" group asks for it.
@@ -526,10 +548,12 @@ int main(int argc, char **argv)
             detail << text;
         }
         if (only.isEmpty() || only == QLatin1String("fanout")) {
-            if (benchFanout(effectiveReps, fanoutNodes, runsDir, timeline, &ratio, &text)) {
-                results[fanoutNodes == 32
-                            ? QStringLiteral("ssh_fanout_ratio_32_vs_1")
-                            : QStringLiteral("ssh_fanout_ratio_%1_vs_1").arg(fanoutNodes)] = ratio;
+            if (benchFanout(effectiveReps, fanoutNodes, runsDir, timeline, &ratio, &runs, &text)) {
+                const QString key =
+                    fanoutNodes == 32 ? QStringLiteral("ssh_fanout_ratio_32_vs_1")
+                                      : QStringLiteral("ssh_fanout_ratio_%1_vs_1").arg(fanoutNodes);
+                results[key] = ratio;
+                results[key + QStringLiteral("_runs")] = runs;
             }
             detail << text;
         }

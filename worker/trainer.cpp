@@ -8,6 +8,7 @@
 #include "ddp/distributedcontext.h"
 #include "ddp/distributedsampler.h"
 #include "ddp/gradreducer.h"
+#include "instructioncount.h"
 #include "tasks/task.h"
 #include "telemetry.h"
 #include "workeroptions.h"
@@ -325,6 +326,9 @@ int Trainer::run()
     const WorkerOptions &o = d->o;
     Telemetry &tel = d->telemetry;
     const auto runStart = std::chrono::steady_clock::now();
+    if (o.countFrom >= 0 && !instructioncount::available())
+        throw UsageError("environment variable RANKDECK_COUNT_STEPS: this worker was built without "
+                         "valgrind's <valgrind/callgrind.h>, so it cannot mark the steps to count");
     d->backend = DistributedContext::resolveBackend(o, d->device);
     // CPU ranks that share a node each get their own slice of its CPUs, before any thread of
     // Gloo or of the intra-op pool exists (threads inherit the mask). Unbound, the scheduler
@@ -434,7 +438,15 @@ int Trainer::run()
     bool stopped = false;
     tel.setLastStep(step);
 
+    // RANKDECK_COUNT_STEPS (instructioncount.h): callgrind counts steps FROM..TO-1 only.
+    const auto countWindowAt = [&o](std::int64_t s) {
+        if (s == o.countFrom)
+            instructioncount::start();
+        else if (s == o.countTo)
+            instructioncount::stop();
+    };
     while (step < o.steps) {
+        countWindowAt(step);
         const auto t0 = std::chrono::steady_clock::now();
         // The step index as the log prints it ("Epoch E"): --fault KIND@E fires before it.
         if (injector)
@@ -515,6 +527,7 @@ int Trainer::run()
         if (o.stepDelayMs > 0 && !o.stragglerDelay())
             std::this_thread::sleep_for(std::chrono::milliseconds(o.stepDelayMs));
     }
+    countWindowAt(step);
     if (!stopped && !o.checkpointDir.empty() && o.checkpointEvery > 0 &&
         step % o.checkpointEvery != 0)
         d->writeCheckpoint(step);

@@ -100,6 +100,14 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
     }
     if (auto it = env.find("GLOO_SOCKET_IFNAME"); it != env.end())
         o.glooIfname = it->second;
+    if (auto it = env.find("RANKDECK_COUNT_STEPS"); it != env.end()) {
+        const std::string what = "environment variable RANKDECK_COUNT_STEPS";
+        const auto colon = it->second.find(':');
+        if (colon == std::string::npos)
+            throw UsageError(what + ": expected FROM:TO (steps), got '" + it->second + "'");
+        o.countFrom = toInt(what + " (FROM)", it->second.substr(0, colon), 0, kMaxSteps);
+        o.countTo = toInt(what + " (TO)", it->second.substr(colon + 1), o.countFrom + 1, kMaxSteps);
+    }
 
     // Flags: name → handler taking the value (nullptr value for booleans).
     using Handler = std::function<void(const std::string &flag, const std::string &value)>;
@@ -216,6 +224,10 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
     if (o.help)
         return o;
 
+    if (o.countTo > o.steps)
+        throw UsageError("environment variable RANKDECK_COUNT_STEPS: the window ends at step " +
+                         std::to_string(o.countTo) + ", after the last step (--steps " +
+                         std::to_string(o.steps) + ")");
     if (o.rank >= o.worldSize)
         throw UsageError("rank " + std::to_string(o.rank) +
                          " (RANK / --rank) must be below the world size " +

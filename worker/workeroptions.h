@@ -78,6 +78,10 @@ struct WorkerOptions
     bool stragglerDelay() const { return stepDelayMs > 0 && faultRank >= 0 && fault.empty(); }
     bool noOverlap = false;
     std::string cpuAffinity = "auto"; // auto: CPU ranks sharing a node get disjoint CPU slices
+    // RANKDECK_COUNT_STEPS=FROM:TO: under valgrind --tool=callgrind --instr-atstart=no, only
+    // steps FROM..TO-1 are counted (bench/run's telemetry benchmark); -1: no window.
+    std::int64_t countFrom = -1;
+    std::int64_t countTo = -1;
     bool help = false;
 };
 

@@ -713,6 +713,15 @@ private slots:
             << QStringList{} << QStringList{u"RANK=3"_s, u"WORLD_SIZE=2"_s} << 2 << u"RANK"_s;
         QTest::addRow("bad MASTER_PORT")
             << QStringList{} << QStringList{u"MASTER_PORT=99999"_s} << 2 << u"MASTER_PORT"_s;
+        QTest::addRow("count window not a range")
+            << QStringList{} << QStringList{u"RANKDECK_COUNT_STEPS=10"_s} << 2
+            << u"RANKDECK_COUNT_STEPS"_s;
+        QTest::addRow("empty count window")
+            << QStringList{} << QStringList{u"RANKDECK_COUNT_STEPS=5:5"_s} << 2
+            << u"RANKDECK_COUNT_STEPS"_s;
+        QTest::addRow("count window past the last step")
+            << QStringList{u"--steps"_s, u"20"_s} << QStringList{u"RANKDECK_COUNT_STEPS=5:30"_s}
+            << 2 << u"RANKDECK_COUNT_STEPS"_s;
         QTest::addRow("bad fault")
             << QStringList{u"--fault"_s, u"melt@3"_s} << QStringList{} << 2 << u"--fault"_s;
         // --fault-rank picks the faulting rank, or with --step-delay-ms the slow one (a
