@@ -431,12 +431,12 @@ int phaseCompare(int reps)
     plot.show();
     plot.setComparedRuns(compared);
     plot.refreshNow(); // the first smoothing pass over every run's mean is not a refresh
-    std::vector<double> runs;
+    std::vector<double> refreshes;
     const double refresh = medianRefreshMs(
-        std::max(reps, 5) * 4, appendStep, [&] { plot.refreshNow(); }, &runs);
+        std::max(reps, 5) * 4, appendStep, [&] { plot.refreshNow(); }, &refreshes);
     QJsonObject r;
     r[QStringLiteral("refresh_ms")] = refresh;
-    r[QStringLiteral("refresh_runs")] = array(runs);
+    r[QStringLiteral("refresh_runs")] = array(refreshes);
     r[QStringLiteral("draw_ms")] = plot.lastReplotMs();
     qint64 total = 0;
     for (const auto &s : stores)

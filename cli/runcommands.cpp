@@ -578,14 +578,10 @@ int RunCommands::exportRun(const QStringList &args)
         return ExitFailed;
     }
     if (parser.isSet(tensorBoardOpt)) {
-        RunRecord record;
         QHash<int, QString> hosts;
-        if (record.open(dir, &error)) {
-            for (const QJsonValue &v :
-                 record.readState().value(QStringLiteral("ranks")).toArray()) {
-                const RankStatus s = RankStatus::fromJson(v.toObject());
-                hosts.insert(s.rank, s.host);
-            }
+        for (const QJsonValue &v : record.readState().value(QStringLiteral("ranks")).toArray()) {
+            const RankStatus s = RankStatus::fromJson(v.toObject());
+            hosts.insert(s.rank, s.host);
         }
         const QString target = parser.value(tensorBoardOpt);
         TensorBoardExport::Result result;

@@ -281,9 +281,9 @@ bool RunRecord::writeArtifact(const QString &fileName, const QByteArray &content
         *error = tr("not kept: \"%1\" is not a name for a file of the run record").arg(fileName);
         return false;
     }
-    QSaveFile f(m_directory + QLatin1Char('/') + fileName);
-    if (!f.open(QIODevice::WriteOnly) || f.write(content) != content.size() || !f.commit()) {
-        *error = tr("cannot write %1 in %2: %3").arg(fileName, m_directory, f.errorString());
+    QString why;
+    if (!AtomicFile::writeFile(m_directory + QLatin1Char('/') + fileName, content, &why)) {
+        *error = tr("cannot keep %1 in the run record: %2").arg(fileName, why);
         return false;
     }
     QFile list(m_directory + QStringLiteral("/artifacts.txt"));

@@ -590,6 +590,8 @@ bool MetricsStore::stepRange(int rank, const QString &name, qint64 *first, qint6
     *first = lo;
     *last = hi;
     return true;
+}
+
 bool MetricsStore::diskFailed() const
 {
     QMutexLocker lock(&m_mutex);
