@@ -13,6 +13,7 @@
 #include <QRegularExpression>
 #include <QStandardPaths>
 
+#include <algorithm>
 #include <sstream>
 #include <toml++/toml.h>
 
@@ -400,6 +401,18 @@ QList<ProfileError> ProfileStore::validateSlurm(const SlurmSettings &s, const QS
             add(QLatin1String(name),
                 tr("\"%1\" is not a valid name (no spaces, quotes or shell characters)")
                     .arg(*value));
+    // What the word rule lets through but ssh would misread (a leading '-', control bytes).
+    const auto reported = [&](const QString &field) {
+        return std::any_of(errors.cbegin(), errors.cend(), [&](const ProfileError &e) {
+            return e.field == QStringLiteral("slurm.") + field;
+        });
+    };
+    if (const QString why = s.login.isEmpty() ? QString() : hostProblem(s.login);
+        !why.isEmpty() && !reported(QStringLiteral("login")))
+        add(QStringLiteral("login"), why);
+    if (const QString why = userProblem(s.user);
+        !why.isEmpty() && !reported(QStringLiteral("user")))
+        add(QStringLiteral("user"), why);
     if (s.port < 1 || s.port > 65535)
         add(QStringLiteral("port"), tr("%1 is out of range (1 to 65535)").arg(s.port));
     if (s.nodes < 1)
@@ -505,7 +518,8 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
             p.rendezvousAddress.isEmpty() ? QString() : hostProblem(p.rendezvousAddress);
         !why.isEmpty())
         add(QStringLiteral("rendezvous_address"), tr("%1 (profile \"%2\")").arg(why, p.name));
-    for (int i = 0; i < p.nodes.size(); ++i) {
+    // A Slurm profile's nodes are placeholders made from its [slurm] table, checked above.
+    for (int i = 0; i < (p.isSlurm() ? 0 : p.nodes.size()); ++i) {
         const ProfileNode &n = p.nodes[i];
         const QString prefix = QStringLiteral("nodes[%1].").arg(i);
         if (n.host.trimmed().isEmpty())
