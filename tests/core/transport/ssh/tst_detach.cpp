@@ -297,15 +297,14 @@ void TestDetach::killedLauncherOfADetachableRunLosesNothing()
         const Ticks t = ticksOf(local + QStringLiteral("/rank-%1.log").arg(rank));
         qInfo("rank %d: %d ticks, %d lost, %d recorded twice across a SIGKILLed launcher", rank,
               t.distinct, t.lost, t.doubled);
-        // Nothing lost. Known gap (docs/reliability.md): the lines received after the last
-        // state.json write before the SIGKILL (at most 0.5 s of them) are fetched again at the
-        // re-attach, so they are recorded twice; exactly-once needs offsets written with the
-        // record, not every 0.5 s.
-        QVERIFY2(t.distinct > 100 && t.lost == 0,
-                 qPrintable(QStringLiteral("rank %1: %2 ticks, %3 lost")
+        // Exactly once: streams.bin holds each rank's offsets right after its lines reached
+        // the record (state.json lags up to 0.5 s), and the re-attach resumes there.
+        QVERIFY2(t.distinct > 100 && t.lost == 0 && t.doubled == 0,
+                 qPrintable(QStringLiteral("rank %1: %2 ticks, %3 lost, %4 twice")
                                 .arg(rank)
                                 .arg(t.distinct)
-                                .arg(t.lost)));
+                                .arg(t.lost)
+                                .arg(t.doubled)));
     }
 }
 
