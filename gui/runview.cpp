@@ -14,8 +14,8 @@
 #include "store/metricsstore.h"
 
 #include <QDateTime>
-#include <QFile>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QTableView>
 #include <QTimer>
 

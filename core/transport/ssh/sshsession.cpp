@@ -6,8 +6,8 @@
 
 #include "config/profile.h"
 #include "transport/ssh/sshauthenticator.h"
-#include "transport/ssh/sshexecupload.h"
 #include "transport/ssh/sshconfigfile.h"
+#include "transport/ssh/sshexecupload.h"
 #include "transport/ssh/sshhostkeyverifier.h"
 
 #include <QCoreApplication>
