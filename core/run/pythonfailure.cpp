@@ -3,6 +3,8 @@
 
 #include <QRegularExpression>
 
+#include <algorithm>
+
 #include "util/translation.h"
 
 namespace rankdeck {
@@ -20,12 +22,41 @@ void appendIndented(QString &out, const QString &text, const QString &indent)
 
 } // namespace
 
+namespace {
+
+// Whether a fatal signal came after `chain` had ended the program: the exception reached the
+// module's top level (uncaught), and at the signal no thread ran Python code any more.
+bool diedExitingAfter(const QList<PythonException> &chain, const PythonFaultDump &dump)
+{
+    const QList<PythonFrame> &frames = chain.last().frames;
+    // The module's frame is the outermost one (which end that is depends on the source).
+    const auto isModule = [](const PythonFrame &f) {
+        return f.function == QLatin1String("<module>");
+    };
+    if (frames.isEmpty() || !(isModule(frames.first()) || isModule(frames.last())))
+        return false;
+    if (dump.fatalError.isEmpty() || dump.threads.isEmpty())
+        return false;
+    return std::all_of(dump.threads.cbegin(), dump.threads.cend(),
+                       [](const PythonThreadStack &t) { return t.frames.isEmpty(); });
+}
+
+} // namespace
+
 void mergePython(RankFailure *failure, const QList<PythonException> &chain,
                  const PythonFaultDump &dump)
 {
     if (!failure)
         return;
     RankFailure &f = *failure;
+    if (!chain.isEmpty() && f.kind == QLatin1String("crash") && diedExitingAfter(chain, dump)) {
+        // The exception ended the program; the signal came while the interpreter shut down
+        // (torch's threads can abort there). The exception is the cause; the signal stays in
+        // the failure's signal fields.
+        f.kind = QStringLiteral("exception");
+        f.exceptionType = chain.last().type;
+        f.message = chain.last().message;
+    }
     if (!chain.isEmpty()) {
         f.python = chain.mid(qMax<qsizetype>(0, chain.size() - pythonlimits::MaxChain));
         const PythonException &last = chain.last();

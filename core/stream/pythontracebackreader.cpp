@@ -107,7 +107,7 @@ bool startsWithSpace(const QString &line)
     return !line.isEmpty() && line.at(0).isSpace();
 }
 
-QString cleanLine(QStringView raw)
+QString cleanLine(QStringView raw, bool *prefixed)
 {
     QStringView v = raw.left(MaxLine);
     while (!v.isEmpty() && (v.back() == u'\r' || v.back() == u'\n'))
@@ -119,6 +119,7 @@ QString cleanLine(QStringView raw)
         line.remove(ansi);
     }
     const QRegularExpressionMatch m = rankPrefix().match(line);
+    *prefixed = m.hasMatch();
     if (m.hasMatch())
         line.remove(0, m.capturedLength());
     return line;
@@ -137,7 +138,10 @@ void addNote(PythonThreadStack &t, const QString &note)
 
 void PythonTracebackReader::addLine(QStringView raw)
 {
-    const QString line = cleanLine(raw);
+    bool prefixed = false;
+    const QString line = cleanLine(raw, &prefixed);
+    if (tracebackHeader().match(line).hasMatch())
+        m_chainPrefixed = prefixed;
     switch (m_state) {
     case State::Idle:
         startsSomething(line);
@@ -150,10 +154,12 @@ void PythonTracebackReader::addLine(QStringView raw)
             m_state = State::AfterBlank;
             return;
         }
-        if (m_messageLines < MaxMessageLines && !otherSource().match(line).hasMatch() &&
-            !tracebackHeader().match(line).hasMatch() && !groupHeader().match(line).hasMatch() &&
-            !fatalHeader().match(line).hasMatch() && !threadHeader().match(line).hasMatch() &&
-            !stackHeader().match(line).hasMatch()) {
+        // torch prefixes every line of a rank's traceback ("[rank1]: "); an unprefixed line
+        // after such a message is someone else's (libstdc++'s "terminate called …" at exit).
+        if (m_messageLines < MaxMessageLines && (prefixed || !m_chainPrefixed) &&
+            !otherSource().match(line).hasMatch() && !tracebackHeader().match(line).hasMatch() &&
+            !groupHeader().match(line).hasMatch() && !fatalHeader().match(line).hasMatch() &&
+            !threadHeader().match(line).hasMatch() && !stackHeader().match(line).hasMatch()) {
             appendMessage(line);
             return;
         }

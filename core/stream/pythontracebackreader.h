@@ -66,8 +66,9 @@ private:
     bool m_syntaxOnly = false; // a traceback without header: only a SyntaxError may end it
     int m_groupColumn = -1;    // column of an ExceptionGroup's "|" bars; -1 outside one
     int m_messageLines = 0;
-    bool m_dumpSkipping = false; // past the thread bound: frames ignored until a header
-    int m_dumpFrames = 0;        // frames in m_lastDump, all threads
+    bool m_chainPrefixed = false; // the traceback's lines carried torch's "[rankN]: " prefix
+    bool m_dumpSkipping = false;  // past the thread bound: frames ignored until a header
+    int m_dumpFrames = 0;         // frames in m_lastDump, all threads
 
     QList<PythonException> m_lastChain;
     PythonFaultDump m_lastDump;

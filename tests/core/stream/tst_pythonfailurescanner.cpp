@@ -4,6 +4,9 @@
 // what the rank printed, line by line, with ranks interleaved; reset per attempt; bounded.
 #include "stream/pythonfailurescanner.h"
 
+#include "run/failurereport.h"
+#include "run/pythonfailure.h"
+
 #include <QFile>
 #include <QTest>
 
@@ -36,6 +39,44 @@ class TestPythonFailureScanner : public QObject
 {
     Q_OBJECT
 private slots:
+    // torch's exit abort after an uncaught exception: the exception is the cause, its message
+    // does not take libstdc++'s unprefixed "terminate called …" line, the signal is kept.
+    void abortWhileExitingAfterAnException()
+    {
+        PythonFailureScanner scanner;
+        for (const QString &line : sampleLines(u"abort_at_exit.txt"_s))
+            scanner.addLine(1, line);
+        const QList<PythonException> chain = scanner.lastException(1);
+        QCOMPARE(chain.size(), 1);
+        QCOMPARE(chain.last().type, u"ValueError"_s);
+        QCOMPARE(chain.last().message, u"bad batch at epoch 2"_s);
+        QCOMPARE(scanner.lastFaultDump(1).fatalError, u"Aborted"_s);
+
+        RankFailure f;
+        f.rank = 1;
+        f.kind = u"crash"_s;
+        f.signal = 6;
+        f.signalName = u"SIGABRT"_s;
+        f.message = u"python3.11 was killed by SIGABRT"_s;
+        mergePython(&f, chain, scanner.lastFaultDump(1));
+        QCOMPARE(f.kind, u"exception"_s);
+        QCOMPARE(f.exceptionType, u"ValueError"_s);
+        QCOMPARE(f.message, u"bad batch at epoch 2"_s);
+        QCOMPARE(f.signalName, u"SIGABRT"_s);
+        const RankFailure once = f;
+        mergePython(&f, chain, scanner.lastFaultDump(1));
+        QCOMPARE(f, once);
+
+        // A crash while Python code still ran is the crash, whatever was printed before.
+        RankFailure live;
+        live.kind = u"crash"_s;
+        live.signalName = u"SIGSEGV"_s;
+        PythonFaultDump running = scanner.lastFaultDump(1);
+        running.threads.first().frames.append(PythonFrame{u"train.py"_s, 3, u"step"_s, {}});
+        mergePython(&live, chain, running);
+        QCOMPARE(live.kind, u"crash"_s);
+        QVERIFY(live.exceptionType.isEmpty());
+    }
     // Rank r prints its sample among other ranks' lines, one line each in turn.
     void keepsEachRanksLast_data()
     {
