@@ -40,7 +40,8 @@ FailuresPage::FailuresPage(QWidget *parent) : QWidget(parent)
     splitter->addWidget(m_list);
     splitter->addWidget(m_details);
     splitter->setStretchFactor(1, 2);
-    splitter->setSizes({380, 720});
+    // The entry list is short lines; the details hold stack frames that want the width.
+    splitter->setSizes({260, 840});
 
     auto *buttons = new QHBoxLayout;
     buttons->addStretch();

@@ -76,9 +76,11 @@ MainWindow::MainWindow(QWidget *parent)
                 statusBar()->showMessage(error, 10000);
         }
         m_runView->setComparedRuns(runs);
+        const QString comparing = tr("Comparing %1 runs on the Loss page");
         if (runs.size() >= 2)
-            statusBar()->showMessage(tr("Comparing %1 runs on the Loss page").arg(runs.size()),
-                                     10000);
+            statusBar()->showMessage(comparing.arg(runs.size()), 10000);
+        else if (statusBar()->currentMessage().startsWith(comparing.section(QLatin1Char(' '), 0, 0)))
+            statusBar()->clearMessage(); // back to one run: the old count would be false
     });
     connect(m_side, &SidePanel::reattachRequested, this,
             [this](const QString &runId) { reattachRun(runId); });

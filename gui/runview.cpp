@@ -16,6 +16,8 @@
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLabel>
+#include <QResizeEvent>
 #include <QTableView>
 #include <QTimer>
 
@@ -53,6 +55,17 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
         if (m_run)
             m_run->dumpStacks();
     });
+    m_emptyHint = new QLabel(this);
+    m_emptyHint->setObjectName(QStringLiteral("noRunHint"));
+    m_emptyHint->setAlignment(Qt::AlignCenter);
+    m_emptyHint->setWordWrap(true);
+    m_emptyHint->setAutoFillBackground(true);
+    m_emptyHint->setText(
+        tr("<h3>No run selected</h3>"
+           "<p>Launch one with <b>File ▸ Launch…</b> (Ctrl+L), or pick a run in the list on "
+           "the left: past runs open from their records.</p>"
+           "<p>Select several runs with Ctrl+click to compare them on the Loss page.</p>"));
+    updateEmptyHint();
     // The overview's timer: progress, ETA and state are cheap to recompute from the controller.
     m_timer = new QTimer(this);
     m_timer->setInterval(50);
@@ -71,6 +84,23 @@ void RunView::setComparedRuns(const QList<RunController *> &runs)
     m_loss->setComparedRuns(compared.size() >= 2 ? compared : QList<LossPage::ComparedRun>{});
     if (m_loss->isComparing())
         setCurrentIndex(Loss);
+    updateEmptyHint();
+}
+
+void RunView::resizeEvent(QResizeEvent *event)
+{
+    QTabWidget::resizeEvent(event);
+    m_emptyHint->setGeometry(rect());
+}
+
+void RunView::updateEmptyHint()
+{
+    const bool empty = !m_run && !m_loss->isComparing();
+    m_emptyHint->setVisible(empty);
+    if (empty) {
+        m_emptyHint->setGeometry(rect());
+        m_emptyHint->raise();
+    }
 }
 
 void RunView::setRun(RunController *run)
@@ -87,6 +117,7 @@ void RunView::setRun(RunController *run)
     bindStores();
     m_overview->clearNodeProgress();
     m_rankModel->setController(run);
+    updateEmptyHint();
     if (!run) {
         m_timer->stop();
         m_overview->setTitle(QString(), QString());

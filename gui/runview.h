@@ -10,6 +10,7 @@
 #include <QPointer>
 #include <QTabWidget>
 
+class QLabel;
 class QTimer;
 
 namespace rankdeck {
@@ -51,6 +52,9 @@ public:
     RunController *run() const { return m_run; }
     RankTableModel *rankModel() const { return m_rankModel; }
 
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private slots:
     void refreshOverview();
     void refreshFailures();
@@ -61,6 +65,9 @@ private slots:
 private:
     void refreshClocks();
     void bindStores();
+    // With no run and nothing compared, the pages would show a 0 % bar and empty tables; a
+    // first-time user sees what to do instead.
+    void updateEmptyHint();
 
     QPointer<RunController> m_run;
     const LogStore *m_boundLogs = nullptr;
@@ -76,6 +83,7 @@ private:
     LossPage *m_loss = nullptr;
     LogsPage *m_logs = nullptr;
     FailuresPage *m_failures = nullptr;
+    QLabel *m_emptyHint = nullptr;
 };
 
 } // namespace rankdeck

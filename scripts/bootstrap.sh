@@ -26,11 +26,13 @@ fail() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 1; }
 # clang-format: scripts/check-format.sh (CI); clang-tidy: the checks in .clang-tidy.
 # slurm-wlm + munge: the tests' own Slurm cluster (slurmctld + slurmd on this host);
 # protobuf: TensorBoard's event format; faketime: a node with a skewed clock; valgrind:
-# instruction counts in bench/; clang-14 + libclang-rt-14-dev: libFuzzer and the sanitizers.
+# instruction counts in bench/; clang-14 + libclang-rt-14-dev: libFuzzer and the sanitizers;
+# xdotool + imagemagick: clicking through the GUI under Xvfb and capturing it (scripts/guiwalk.sh).
 packages=(build-essential cmake pkg-config ccache qt6-base-dev libssh-dev libqcustomplot-dev
           libtomlplusplus-dev libdw-dev libgloo-dev openssh-server openssh-client openssl xvfb
           python3-venv procps clang-format clang-tidy slurm-wlm munge libprotobuf-dev
-          protobuf-compiler faketime valgrind iproute2 clang-14 libclang-rt-14-dev)
+          protobuf-compiler faketime valgrind iproute2 clang-14 libclang-rt-14-dev
+          xdotool imagemagick)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
