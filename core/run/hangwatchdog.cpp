@@ -35,7 +35,12 @@ HangWatchdog::Findings HangWatchdog::check(qint64 now, const Limits &limits,
         }
         if (s.state != RankState::Running || s.silent)
             continue;
-        const qint64 limit = std::max(limits.hangUs, 3 * rt.maxStepIntervalUs);
+        qint64 limit = std::max(limits.hangUs, 3 * rt.maxStepIntervalUs);
+        if (limits.outputIsProgress) {
+            limit = std::max(limit, 3 * rt.maxActivityIntervalUs);
+            if (rt.lastActivityUs == 0)
+                limit = std::max(limit, limits.startupUs);
+        }
         const qint64 lastProgress = limits.outputIsProgress
                                         ? std::max(rt.lastStepChangeUs, rt.lastActivityUs)
                                         : rt.lastStepChangeUs;

@@ -7,7 +7,9 @@
 //     the slowest step seen so far, whichever is longer (slow steps are not hangs); its stacks
 //     are asked for on the control channel. A user's program may report no steps at all: for
 //     it, a new line of output or a new metric value counts as progress too, so it is hung when
-//     it prints nothing and reports nothing for the hang timeout while its process lives;
+//     it prints nothing and reports nothing for the hang timeout (or three times its longest
+//     quiet gap so far) while its process lives; before its first line it gets the start-up
+//     grace too, since `import torch` and data loading print nothing for a while;
 //   - rendezvous overdue: rank 0 has not reported its store port in time, so the others can
 //     never start.
 // It marks the statuses and says what it found; the controller acts and tells the user.
@@ -31,6 +33,8 @@ public:
         // A user's program: progress is a step, a line of output or a metric value
         // (RankRuntime::lastActivityUs), whether or not it ever reports a step.
         bool outputIsProgress = false;
+        // With outputIsProgress: the least a program that has printed nothing yet may take.
+        qint64 startupUs = 0;
     };
     struct Findings
     {

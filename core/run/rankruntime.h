@@ -24,6 +24,9 @@ struct RankRuntime
     // program may report no steps, so what it prints is its progress.
     qint64 lastActivityUs = 0;
     qint64 maxStepIntervalUs = 0; // slowest step seen so far
+    // A user's program: the longest quiet gap between two lines or metric values so far, so
+    // that one printing once per long epoch is not called hung between its lines.
+    qint64 maxActivityIntervalUs = 0;
 };
 
 } // namespace rankdeck

@@ -20,10 +20,17 @@
 #include <QHostInfo>
 #include <QJsonArray>
 
+#include <algorithm>
 #include <csignal>
 #include <unistd.h>
 
 namespace rankdeck {
+
+namespace {
+// How long a user's program that has printed nothing yet may stay quiet before the hang watch
+// judges it: `import torch` alone takes seconds, minutes on a loaded node or a cold cache.
+constexpr int kProgramStartupGraceSec = 120;
+} // namespace
 
 RunController::RunController(QObject *parent)
     : QObject(parent), m_stops(new StopEscalation(0, 0, this))
@@ -405,7 +412,11 @@ void RunController::handleOutput(int rank, RankStream::Output &out)
 void RunController::noteProgramActivity(int rank)
 {
     // What a user's program prints is its progress (the hang watch judges it by that).
-    m_runtime[rank].lastActivityUs = nowUs();
+    RankRuntime &rt = m_runtime[rank];
+    const qint64 now = nowUs();
+    if (rt.lastActivityUs > 0)
+        rt.maxActivityIntervalUs = std::max(rt.maxActivityIntervalUs, now - rt.lastActivityUs);
+    rt.lastActivityUs = now;
     RankStatus &s = m_ranks[rank];
     if (s.hung && !s.silent && !isTerminal(s.state)) {
         s.hung = false;
@@ -727,6 +738,9 @@ void RunController::watch()
     limits.autoDumpStacks = m_options.autoDumpStacks;
     // A program may report no steps: what it prints counts as progress.
     limits.outputIsProgress = m_config.isProgram();
+    // Only the default: a --hang-timeout the user gave is taken as it is.
+    if (m_options.hangTimeoutSec <= 0)
+        limits.startupUs = qint64(kProgramStartupGraceSec) * 1'000'000;
     const HangWatchdog::Findings found = HangWatchdog::check(now, limits, m_ranks, m_runtime);
     for (int r : found.silent)
         note(tr("rank %1: %2").arg(r).arg(m_ranks[r].detail));

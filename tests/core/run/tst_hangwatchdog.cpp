@@ -62,6 +62,8 @@ private slots:
     void hungLimit();
     void programOutputIsProgress_data();
     void programOutputIsProgress();
+    void programLimitAdapts_data();
+    void programLimitAdapts();
     void ignoredRanks_data();
     void ignoredRanks();
     void noDoubleReporting();
@@ -221,6 +223,57 @@ void TestHangWatchdog::programOutputIsProgress()
     worker.statuses[0].lastHeartbeatUs = kT0 + nowSec * kSec;
     worker.runtimes[0].lastActivityUs = kT0 + nowSec * kSec;
     QCOMPARE(worker.check(kT0 + nowSec * kSec).hung.contains(0), nowSec > 60);
+}
+
+void TestHangWatchdog::programLimitAdapts_data()
+{
+    // Hang timeout 10 s. The step never moved (kT0); times in s after kT0.
+    QTest::addColumn<qint64>("startupSec");    // Limits::startupUs
+    QTest::addColumn<qint64>("longestGapSec"); // longest quiet gap between two lines so far
+    QTest::addColumn<qint64>("lastOutputSec"); // -1: nothing printed yet
+    QTest::addColumn<qint64>("nowSec");
+    QTest::addColumn<bool>("hung");
+    QTest::newRow("starting up, inside the grace") << qint64(120) << qint64(0) << qint64(-1)
+                                                   << qint64(100) << false;
+    QTest::newRow("starting up, past the grace") << qint64(120) << qint64(0) << qint64(-1)
+                                                 << qint64(121) << true;
+    QTest::newRow("no grace (the user's --hang-timeout)")
+        << qint64(0) << qint64(0) << qint64(-1) << qint64(11) << true;
+    QTest::newRow("grace ends with the first line")
+        << qint64(120) << qint64(0) << qint64(50) << qint64(61) << true;
+    QTest::newRow("one line per 20 s epoch: quiet 50 s is no hang")
+        << qint64(120) << qint64(20) << qint64(50) << qint64(100) << false;
+    QTest::newRow("one line per 20 s epoch: quiet past 60 s is")
+        << qint64(120) << qint64(20) << qint64(50) << qint64(111) << true;
+    QTest::newRow("short gaps: the hang timeout holds")
+        << qint64(120) << qint64(2) << qint64(50) << qint64(61) << true;
+}
+
+void TestHangWatchdog::programLimitAdapts()
+{
+    QFETCH(qint64, startupSec);
+    QFETCH(qint64, longestGapSec);
+    QFETCH(qint64, lastOutputSec);
+    QFETCH(qint64, nowSec);
+    QFETCH(bool, hung);
+    Ranks rs(1);
+    rs.statuses[0].step = -1;
+    rs.statuses[0].lastHeartbeatUs = kT0 + nowSec * kSec;
+    if (lastOutputSec >= 0)
+        rs.runtimes[0].lastActivityUs = kT0 + lastOutputSec * kSec;
+    rs.runtimes[0].maxActivityIntervalUs = longestGapSec * kSec;
+    HangWatchdog::Limits l = limits(10, 10);
+    l.outputIsProgress = true;
+    l.startupUs = startupSec * kSec;
+    const HangWatchdog::Findings f = rs.check(kT0 + nowSec * kSec, l);
+    QCOMPARE(f.hung.contains(0), hung);
+    // The built-in worker gets neither: it reports steps from its first one on.
+    Ranks worker(1);
+    worker.statuses[0].lastHeartbeatUs = kT0 + nowSec * kSec;
+    worker.runtimes[0].maxActivityIntervalUs = longestGapSec * kSec;
+    HangWatchdog::Limits w = limits(10, 10);
+    w.startupUs = startupSec * kSec;
+    QCOMPARE(worker.check(kT0 + nowSec * kSec, w).hung.contains(0), nowSec > 10);
 }
 
 void TestHangWatchdog::ignoredRanks_data()
