@@ -131,7 +131,7 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     m_worldSize = new QLabel(this);
     m_runName = new QLineEdit(this);
     m_runName->setObjectName(QStringLiteral("launchRunNameEdit"));
-    m_runName->setPlaceholderText(tr("the task name"));
+    m_runName->setPlaceholderText(tr("default: the task, or your script's name"));
     m_maxRestarts = new QSpinBox(this);
     m_maxRestarts->setRange(0, 100);
     m_maxRestarts->setToolTip(

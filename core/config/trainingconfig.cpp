@@ -2,6 +2,7 @@
 #include "config/trainingconfig.h"
 
 #include <QJsonArray>
+#include <QRegularExpression>
 
 namespace rankdeck {
 
@@ -63,10 +64,41 @@ void TrainingConfig::setValue(const QString &flag, const QString &v)
         workerArguments.append(v);
 }
 
+QString TrainingConfig::programName(const QStringList &program)
+{
+    if (program.isEmpty())
+        return QString();
+    const QString base = program.first().section(QLatin1Char('/'), -1);
+    // Through an interpreter every run would be called "python": the script says what it is.
+    static const QRegularExpression interpreter(
+        QStringLiteral("^(python[0-9.]*|pypy[0-9.]*|bash|sh)$"));
+    if (!interpreter.match(base).hasMatch())
+        return base;
+    for (qsizetype i = 1; i < program.size(); ++i) {
+        const QString &arg = program[i];
+        if (arg == QLatin1String("-m") && i + 1 < program.size())
+            return program[i + 1];
+        // Options of the interpreter that take a value (python -X dev -W error script.py).
+        if (arg == QLatin1String("-c"))
+            return base;
+        if (arg == QLatin1String("-X") || arg == QLatin1String("-W")) {
+            ++i;
+            continue;
+        }
+        if (arg.startsWith(QLatin1Char('-')))
+            continue;
+        QString script = arg.section(QLatin1Char('/'), -1);
+        if (script.endsWith(QLatin1String(".py")) && script.size() > 3)
+            script.chop(3);
+        return script.isEmpty() ? base : script;
+    }
+    return base;
+}
+
 QString TrainingConfig::task() const
 {
     if (isProgram())
-        return program.first().section(QLatin1Char('/'), -1);
+        return programName(program);
     return value(QStringLiteral("--task"), QStringLiteral("linear"));
 }
 

@@ -39,7 +39,11 @@ struct TrainingConfig
     void setValue(const QString &flag, const QString &value);
     void removeFlag(const QString &flag);
 
-    QString task() const;   // --task, default "linear"
+    // --task, default "linear"; for a program, programName().
+    QString task() const;
+    // What a program's run is called by default: the script an interpreter runs
+    // (`python3 -u train.py` → "train", `python -m pkg.train` → "pkg.train"), else the program.
+    static QString programName(const QStringList &program);
     int totalSteps() const; // --steps, default 100
     QString checkpointDir() const;
     QString effectiveName() const;
