@@ -643,8 +643,8 @@ void LaunchCommand::printSummary()
                            .arg(s.rank, 3)
                            .arg(s.host, -12)
                            .arg(rankStateLabel(s.state), -9);
-        if (s.step >= 0)
-            line += QStringLiteral("  ") + CliUtil::formatStep(s.step, s.totalSteps);
+        if (s.shownStep() >= 0)
+            line += QStringLiteral("  ") + CliUtil::formatStep(s.shownStep(), s.totalSteps);
         if (!qIsNaN(s.loss))
             line += CliUtil::tr("  loss %1").arg(s.loss, 0, 'g', 6);
         if (!s.detail.isEmpty())

@@ -251,8 +251,8 @@ int RunCommands::show(const QStringList &args)
                            .arg(s.host, -12)
                            .arg(s.pid, -8)
                            .arg(rankStateName(s.state), -10);
-        if (s.step >= 0)
-            line += QStringLiteral("  ") + CliUtil::formatStep(s.step, s.totalSteps);
+        if (s.shownStep() >= 0)
+            line += QStringLiteral("  ") + CliUtil::formatStep(s.shownStep(), s.totalSteps);
         if (!qIsNaN(s.loss))
             line += CliUtil::tr("  loss %1").arg(s.loss, 0, 'g', 6);
         if (s.startTimeUs > 0 && s.endTimeUs > 0)

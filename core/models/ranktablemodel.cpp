@@ -109,11 +109,11 @@ QVariant RankTableModel::data(const QModelIndex &index, int role) const
     }
     case StepColumn:
         if (sort)
-            return s.step;
-        if (s.step < 0)
+            return s.shownStep();
+        if (s.shownStep() < 0)
             return QString();
-        return s.totalSteps > 0 ? tr("%1 / %2").arg(s.step).arg(s.totalSteps)
-                                : QString::number(s.step);
+        return s.totalSteps > 0 ? tr("%1 / %2").arg(s.shownStep()).arg(s.totalSteps)
+                                : QString::number(s.shownStep());
     case LossColumn:
         if (sort)
             return s.loss;

@@ -385,10 +385,11 @@ void RunController::handleOutput(int rank, RankStream::Output &out)
                 continue;
             for (const LogMetricExtractor::Point &p : m_extractor.extract(rank, line.text)) {
                 m_metrics->append(rank, p.name, p.step, line.timeUs, p.value);
-                // The rank table and the summaries show the last loss the program printed (its
-                // step stays what events say: printed epochs are no progress the watchdog knows).
+                // The rank table and the summaries show the last loss the program printed and its
+                // epoch or step, apart from `step` (events' steps are what the watchdog knows).
                 if (p.name == metric::Loss && rank < m_ranks.size()) {
                     m_ranks[rank].loss = p.value;
+                    m_ranks[rank].printedStep = p.step;
                     m_stateDirty = true;
                     emit rankChanged(rank);
                 }

@@ -115,6 +115,8 @@ QJsonObject RankStatus::toJson() const
     o[QStringLiteral("exit_code")] = exitCode;
     o[QStringLiteral("signal")] = signal;
     o[QStringLiteral("step")] = step;
+    if (printedStep >= 0)
+        o[QStringLiteral("printed_step")] = printedStep;
     o[QStringLiteral("total_steps")] = totalSteps;
     if (!qIsNaN(loss))
         o[QStringLiteral("loss")] = loss;
@@ -142,6 +144,7 @@ RankStatus RankStatus::fromJson(const QJsonObject &o)
     s.exitCode = o.value(QStringLiteral("exit_code")).toInt();
     s.signal = o.value(QStringLiteral("signal")).toInt();
     s.step = o.value(QStringLiteral("step")).toInteger(-1);
+    s.printedStep = o.value(QStringLiteral("printed_step")).toInteger(-1);
     s.totalSteps = o.value(QStringLiteral("total_steps")).toInteger();
     s.loss = o.value(QStringLiteral("loss")).toDouble(qQNaN());
     s.samplesPerSec = o.value(QStringLiteral("samples_per_s")).toDouble();

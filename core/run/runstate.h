@@ -57,6 +57,9 @@ struct RankStatus
     int exitCode = 0;
     int signal = 0;   // terminating signal, 0 if none
     qint64 step = -1; // steps completed, as the worker counts them (-1: no report yet)
+    // A user's program that reports no steps: the step (epoch, iteration) of the last value it
+    // printed. Shown, not progress: the hang watch goes by output, not by this.
+    qint64 printedStep = -1;
     qint64 totalSteps = 0;
     double loss = qQNaN();
     double samplesPerSec = 0;
@@ -66,6 +69,8 @@ struct RankStatus
     bool hung = false;          // heartbeats go on but steps do not
     bool rootCause = false;
     QString detail; // short reason shown next to the state
+
+    qint64 shownStep() const { return step >= 0 ? step : printedStep; }
 
     QJsonObject toJson() const;
     static RankStatus fromJson(const QJsonObject &json);

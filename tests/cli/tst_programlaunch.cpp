@@ -181,8 +181,15 @@ void TestProgramLaunch::referenceScript()
                                     .arg(it.key())
                                     .arg(got.value(it.key()))
                                     .arg(it.value())));
-        // The console showed them too, prefixed.
+        // The console showed them too, prefixed; the summary names the last epoch printed.
         QVERIFY(r.out.contains(u"[r%1] Rank %1: Epoch 4, Loss"_s.arg(rank)));
+        static const QRegularExpression summary(u"rank +(\\d+) .*  step 4  loss (\\S+)"_s);
+        bool summarized = false;
+        for (auto it = summary.globalMatch(r.out); it.hasNext();) {
+            const QRegularExpressionMatch m = it.next();
+            summarized = summarized || m.captured(1).toInt() == rank;
+        }
+        QVERIFY2(summarized, qPrintable(r.out.right(800)));
     }
     QVERIFY(processesOfRun(QFileInfo(dir).fileName()).isEmpty());
 
