@@ -80,7 +80,11 @@ if [[ -z ${CUDACXX:-} ]] && ! command -v nvcc >/dev/null; then
     done
 fi
 # Paths inside the clone are hashed relative to it, so a second clone (CI) reuses the cache.
-export CCACHE_BASEDIR="$here"
+# With -g ccache also hashes the build directory (debug info names it) unless told not to:
+# then no clone, worktree or CI run ever hit another's entries. The cost is that an object
+# from the cache names the build directory it was first compiled in as DW_AT_comp_dir; the
+# crash stacks print source paths as compiled (relative to the clone), so nothing shown changes.
+export CCACHE_BASEDIR="$here" CCACHE_NOHASHDIR=1
 generator=()
 command -v ninja >/dev/null && [[ ! -f $build/Makefile ]] && generator=(-G Ninja)
 mkdir -p "$build"
