@@ -296,7 +296,7 @@ void TestSlurmScript::pollRefusesWhatItCannotPlace()
     // fuzz_slurm. Any count past the end is refused the same way.
     SlurmScript::PollReply reply;
     QString error;
-    for (const QByteArray count : {QByteArray("9223372036854775807"), QByteArray("3")}) {
+    for (const QByteArray &count : {QByteArray("9223372036854775807"), QByteArray("3")}) {
         const QByteArray cut =
             "@job\nJobId=7\n@rank rank0.a1 1|\n@data rank0.a1 out " + count + "\nab";
         QVERIFY2(!SlurmScript::parsePoll(cut, &reply, &error), count.constData());
