@@ -35,7 +35,7 @@ while (($#)); do
     --thread) mode=thread; shift ;;
     --build-only) build_only=1; shift ;;
     -R | -L) ctest_args+=("$1" "$2"); shift 2 ;;
-    -h | --help) sed -n '3,27p' "$0"; exit 0 ;;
+    -h | --help) sed -n '3,26p' "$0"; exit 0 ;;
     *) echo "sanitize: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
