@@ -18,11 +18,14 @@ rankdeck_configure_instrumented() {
     local generator=()
     command -v ninja >/dev/null && generator=(-G Ninja)
     local venv=${RANKDECK_TORCH_VENV:-$HOME/.cache/rankdeck/torch-venv}
+    # With -g, ccache hashes the build folder's path unless a debug prefix map is given, so
+    # without this a second clone (CI's clean one) misses the cache on every compile.
+    local prefix_map="-fdebug-prefix-map=$here=."
     mkdir -p "$dir"
     printf 'configuring %s (%s)\n' "$dir" "$mode"
     CCACHE_BASEDIR="$here" cmake -S "$here" -B "$dir" "${generator[@]}" \
         -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug \
-        -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
+        -DCMAKE_CXX_FLAGS_DEBUG="-g -O1 $prefix_map" -DCMAKE_C_FLAGS_DEBUG="-g -O1 $prefix_map" \
         -DRANKDECK_BUILD_WORKER=OFF "${args[@]}" -DRANKDECK_TORCH_PYTHON="$venv/bin/python" \
         -DCMAKE_POLICY_VERSION_MINIMUM=3.5 >"$dir/configure.log" 2>&1 || {
         tail -20 "$dir/configure.log" >&2

@@ -152,3 +152,40 @@ configs = {
 }
 for i, (name, content) in enumerate(configs.items()):
     put("sshconfig", name, bytes([i]) + content)
+
+# Slurm: [queue position] then what the cluster prints. The poll command's framed reply as the
+# local /bin/sh prints it (tst_slurmscript), Slurm 22.05's `scontrol -o show job` lines for each
+# state the transport tells apart, `sacct -n -P -X -o State,ExitCode,Reason`, `sbatch --parsable`.
+scontrol = {
+    "pending": b"JobId=12 JobName=r1 UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901757 "
+               b"Nice=0 Account=(null) QOS=normal JobState=PENDING Reason=Resources Dependency=(null) "
+               b"Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:00:00 "
+               b"TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-12-01T15:02:11 Partition=debug "
+               b"NodeList=(null) NumNodes=2-2 NumCPUs=2 NumTasks=2 CPUs/Task=1 "
+               b"Command=/shared/runs/r1/job.a1.sbatch WorkDir=/shared/runs/r1 "
+               b"StdOut=/shared/runs/r1/job.a1.out Power=",
+    "running": b"JobId=12 JobName=r1 JobState=RUNNING Reason=None ExitCode=0:0 TimeLimit=00:10:00 "
+               b"NodeList=n[1-2] BatchHost=n1 NumNodes=2 StdOut=/shared/runs/r1/job.a1.out",
+    "cancelled": b"JobId=12 JobState=CANCELLED Reason=None ExitCode=0:15 NodeList=n[1-2]",
+    "timeout": b"JobId=12 JobState=TIMEOUT Reason=TimeLimit TimeLimit=00:01:00 ExitCode=0:0",
+    "node-fail": b"JobId=12 JobState=NODE_FAIL Reason=NodeDown NodeList=n2",
+    "oom": b"JobId=12 JobState=OUT_OF_MEMORY Reason=OutOfMemory ExitCode=0:125",
+    "requeued": b"JobId=12 JobState=PENDING Reason=BeginTime Restarts=1 ExitCode=0:0",
+    "failed": b"JobId=12 JobState=FAILED Reason=NonZeroExitCode ExitCode=139:0",
+    "forgotten": b"slurm_load_jobs error: Invalid job id specified",
+}
+for name, line in scontrol.items():
+    put("slurm", f"scontrol-{name}", b"\x02" + line + b"\n")
+put("slurm", "sacct", b"\x00CANCELLED by 0|0:15|None\nCOMPLETED|0:0|None\nFAILED|1:0|NonZeroExitCode\n")
+put("slurm", "sbatch-parsable", b"\x00" + b"4242\n")
+put("slurm", "sbatch-parsable-cluster", b"\x00" + b"4242;cluster1\n")
+put("slurm", "sbatch-banner", b"\x00" + b"Welcome to the cluster\n4242\n")
+put("slurm", "poll",
+    b"\x01@job\n" + scontrol["running"] + b" \n@queue 9 10 12 \n"
+    b"@rank rank0.a1 4242 n1 127.0.0.1|\n@data rank0.a1 out 12\nhello\nworld\n"
+    b"@data rank0.a1 err 3\ne1\n@rank rank1.a1 |139\n@data rank1.a1 out 1\nx"
+    b"@data rank1.a1 err 0\n@rank rank2.a1 |\n@data rank2.a1 out 0\n@data rank2.a1 err 0\n@end\n")
+put("slurm", "poll-pending",
+    b"\x03@job\n" + scontrol["pending"] + b" \n@queue 9 10 12 \n@rank rank0.a1 |\n"
+    b"@data rank0.a1 out 0\n@data rank0.a1 err 0\n@end\n")
+put("slurm", "poll-cut", b"\x00@job\nJobId=7\n@rank rank0.a1 1|\n@data rank0.a1 out 10\nab")

@@ -6,6 +6,7 @@
 #include "transport/ssh/sshnodedeployer.h"
 #include "util/clock.h"
 #include "util/logging.h"
+#include "util/printabletext.h"
 #include "util/translation.h"
 
 #include <QFileInfo>
@@ -235,9 +236,12 @@ void SlurmJobConnection::submit(int attempt)
         r = m_login->run(
             sh("umask 077; cd -- \"$1\" && exec sbatch --parsable \"$2\"", {m_runDirectory, file}),
             60000);
-        if (r.ok())
-            m_jobId = QString::fromUtf8(r.out.trimmed()).section(QLatin1Char(';'), 0, 0);
-        else
+        if (r.ok()) {
+            m_jobId = SlurmJobState::jobIdFromSbatch(r.out);
+            if (m_jobId.isEmpty())
+                error = tr("%1: sbatch answered no job id: \"%2\"")
+                            .arg(m_login->describe(), printableText(r.out.trimmed(), 400));
+        } else
             error =
                 tr("%1: sbatch refused the job: %2").arg(m_login->describe(), r.describeFailure());
     }
@@ -263,7 +267,7 @@ void SlurmJobConnection::attachRank(const RankLaunchSpec &spec, int attempt, qin
     if (m_jobId.isEmpty() || attempt != m_attempt) {
         const SshExecResult r = m_login->run(
             sh("cat -- \"$1\"", {m_runDirectory + QStringLiteral("/job.a%1.id").arg(attempt)}));
-        m_jobId = r.ok() ? QString::fromUtf8(r.out.trimmed()) : QString();
+        m_jobId = r.ok() ? SlurmJobState::jobIdFromSbatch(r.out) : QString();
         m_attempt = attempt;
     }
     Rank &r = m_ranks[spec.rank];

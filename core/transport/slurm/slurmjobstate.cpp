@@ -92,6 +92,22 @@ SlurmJobState SlurmJobState::fromSacct(const QString &jobId, const QByteArray &l
     return s;
 }
 
+QString SlurmJobState::jobIdFromSbatch(const QByteArray &answer)
+{
+    QByteArray last;
+    for (const QByteArray &line : answer.split('\n'))
+        if (!line.trimmed().isEmpty())
+            last = line.trimmed();
+    const qsizetype semicolon = last.indexOf(';');
+    const QByteArray id = (semicolon < 0 ? last : last.left(semicolon)).trimmed();
+    if (id.isEmpty() || id.size() > 10)
+        return {};
+    for (const char c : id)
+        if (c < '0' || c > '9')
+            return {};
+    return QString::fromLatin1(id);
+}
+
 QString SlurmJobState::describePending(int queuePosition) const
 {
     QString s = tr("pending");
@@ -108,9 +124,9 @@ QString SlurmJobState::describeEnd() const
     if (!known)
         return tr("%1 ended; Slurm no longer knows how (no accounting)").arg(job);
     if (restarts > 0 || state == QLatin1String("REQUEUED") || state == QLatin1String("PREEMPTED"))
+        // One arg() call each: a second one would also fill a "%3" in Slurm's own text.
         return tr("%1 was preempted (%2, restarts %3): its ranks were lost")
-            .arg(job, state)
-            .arg(restarts);
+            .arg(job, state, QString::number(restarts));
     if (state == QLatin1String("CANCELLED"))
         return tr("%1 was cancelled outside RankDeck (scancel)").arg(job);
     if (state == QLatin1String("TIMEOUT"))
@@ -125,7 +141,7 @@ QString SlurmJobState::describeEnd() const
         return tr("%1 lost its nodes at boot (BOOT_FAIL)").arg(job);
     if (state == QLatin1String("DEADLINE"))
         return tr("%1 passed its deadline (DEADLINE)").arg(job);
-    return tr("%1 ended (%2, exit code %3)").arg(job, state).arg(exitCode);
+    return tr("%1 ended (%2, exit code %3)").arg(job, state, QString::number(exitCode));
 }
 
 } // namespace rankdeck

@@ -40,6 +40,12 @@ struct SlurmJobState
     // One `sacct -n -P -X -o State,ExitCode,Reason` line; "CANCELLED by 0" is CANCELLED.
     static SlurmJobState fromSacct(const QString &jobId, const QByteArray &line);
 
+    // The job id in `sbatch --parsable`'s answer ("12", or "12;cluster" in a federation) or in
+    // the job.a<A>.id file written from it: its last non-empty line, up to the ';'. Empty when
+    // that is not a job id (digits only, at most 10: Slurm's ids are 32-bit), e.g. a site's
+    // sbatch wrapper that prints a banner after it, or a file cut short.
+    static QString jobIdFromSbatch(const QByteArray &answer);
+
     // "pending (Resources), 2nd in the queue" for the run's progress line.
     QString describePending(int queuePosition) const;
     // Why a rank that was still running ended with the job, naming the cause:

@@ -5,6 +5,8 @@
 
 #include <QDateTime>
 
+#include <algorithm>
+
 namespace rankdeck {
 
 namespace {
@@ -223,6 +225,7 @@ bool SlurmScript::parsePoll(const QByteArray &output, PollReply *reply, QString 
         return true;
     };
     QByteArray line;
+    int streamsRead = 0; // of the last rank: 1 stdout, 2 stderr
     while (nextLine(&line)) {
         if (line == "@end")
             return true;
@@ -237,9 +240,17 @@ bool SlurmScript::parsePoll(const QByteArray &output, PollReply *reply, QString 
         } else if (line.startsWith("@rank ")) {
             const QList<QByteArray> w = line.mid(6).split(' ');
             PollReply::Rank r;
-            r.baseName = QString::fromUtf8(w.value(0));
-            const QByteArray rest = line.mid(6 + w.value(0).size() + 1);
+            // Ours are rank<R>.a<A>: printable ASCII, so the @data lines can name them back.
+            const QByteArray name = w.value(0);
+            const bool printable =
+                std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 0x7f; });
+            r.baseName = QString::fromLatin1(name);
+            const QByteArray rest = line.mid(6 + name.size() + 1);
             const qsizetype bar = rest.indexOf('|');
+            if (name.isEmpty() || !printable || bar < 0) {
+                *error = QStringLiteral("poll reply: a rank line without its name or its '|'");
+                return false;
+            }
             const QList<QByteArray> pid = rest.left(bar).simplified().split(' ');
             r.pid = pid.value(0).toLongLong();
             r.node = QString::fromUtf8(pid.value(1));
@@ -248,15 +259,26 @@ bool SlurmScript::parsePoll(const QByteArray &output, PollReply *reply, QString 
             r.status = exit.toInt(&ok);
             r.exited = ok;
             reply->ranks.append(r);
+            streamsRead = 0;
         } else if (line.startsWith("@data ")) {
             const QList<QByteArray> w = line.mid(6).split(' ');
             const qint64 n = w.value(2).toLongLong();
-            if (reply->ranks.isEmpty() || n < 0 || pos + n > output.size()) {
+            // n > size - pos, not pos + n > size: a count near 2^63 must not overflow.
+            if (reply->ranks.isEmpty() || n < 0 || n > output.size() - pos) {
                 *error = QStringLiteral("truncated poll reply");
                 return false;
             }
-            (w.value(1) == "out" ? reply->ranks.last().out : reply->ranks.last().err) =
-                output.mid(pos, n);
+            // Each stream once, right after its own rank line: anything else would replace
+            // bytes already read, or give them to the wrong rank, and the offsets move on.
+            PollReply::Rank &r = reply->ranks.last();
+            const int stream = w.value(1) == "out" ? 1 : w.value(1) == "err" ? 2 : 0;
+            if (w.size() != 3 || w[0] != r.baseName.toLatin1() || stream == 0 ||
+                (streamsRead & stream)) {
+                *error = QStringLiteral("poll reply: data that is not its rank's next stream");
+                return false;
+            }
+            streamsRead |= stream;
+            (stream == 1 ? r.out : r.err) = output.mid(pos, n);
             pos += n;
         }
     }

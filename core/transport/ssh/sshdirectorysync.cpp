@@ -79,7 +79,8 @@ bool SshDirectorySync::run(const SyncManifest &manifest, SyncStats *stats, QStri
     const qsizetype nl = state.out.indexOf('\n');
     bool okLength = false;
     const qsizetype length = nl < 0 ? -1 : state.out.left(nl).trimmed().toLongLong(&okLength);
-    if (!okLength || length < 0 || nl + 1 + length > state.out.size()) {
+    // length > size - (nl + 1), not nl + 1 + length > size: a length near 2^63 must not overflow.
+    if (!okLength || length < 0 || length > state.out.size() - (nl + 1)) {
         *error = tr("%1: sync: the node's answer about %2 is not readable").arg(m_host, root);
         return false;
     }

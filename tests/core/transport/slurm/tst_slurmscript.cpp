@@ -43,6 +43,10 @@ private slots:
     void jobStateFromScontrol_data();
     void jobStateFromScontrol();
     void pendingNamesReasonAndPosition();
+    void jobIdFromSbatch_data();
+    void jobIdFromSbatch();
+    void pollRefusesWhatItCannotPlace();
+    void endKeepsSlurmsTextAsItIs();
 };
 
 void TestSlurmScript::batchScriptHasOneStepWithEveryOption()
@@ -261,6 +265,67 @@ void TestSlurmScript::pendingNamesReasonAndPosition()
     s = SlurmJobState::fromSacct(QStringLiteral("3"), "CANCELLED by 0|0:15|None\n");
     QCOMPARE(s.state, QStringLiteral("CANCELLED"));
     QCOMPARE(s.exitSignal, 15);
+}
+
+void TestSlurmScript::jobIdFromSbatch_data()
+{
+    QTest::addColumn<QByteArray>("answer");
+    QTest::addColumn<QString>("id");
+    QTest::newRow("parsable") << QByteArray("4242\n") << QStringLiteral("4242");
+    QTest::newRow("federation") << QByteArray("4242;cluster1\n") << QStringLiteral("4242");
+    QTest::newRow("banner before") << QByteArray("Welcome\n\n4242\n  \n") << QStringLiteral("4242");
+    QTest::newRow("largest id") << QByteArray("4294967295") << QStringLiteral("4294967295");
+    // Was taken as the job id as it was, and then put in every scontrol and scancel command.
+    QTest::newRow("banner after") << QByteArray("4242\nHave a nice day\n") << QString();
+    QTest::newRow("not a number") << QByteArray("Submitted batch job 4242\n") << QString();
+    QTest::newRow("too long") << QByteArray("12345678901\n") << QString();
+    QTest::newRow("empty") << QByteArray("\n") << QString();
+    QTest::newRow("negative") << QByteArray("-1\n") << QString();
+}
+
+void TestSlurmScript::jobIdFromSbatch()
+{
+    QFETCH(QByteArray, answer);
+    QFETCH(QString, id);
+    QCOMPARE(SlurmJobState::jobIdFromSbatch(answer), id);
+}
+
+void TestSlurmScript::pollRefusesWhatItCannotPlace()
+{
+    // pos + n overflowed (signed, undefined) for a count near 2^63; seen while writing
+    // fuzz_slurm. Any count past the end is refused the same way.
+    SlurmScript::PollReply reply;
+    QString error;
+    for (const QByteArray &count : {QByteArray("9223372036854775807"), QByteArray("3")}) {
+        const QByteArray cut =
+            "@job\nJobId=7\n@rank rank0.a1 1|\n@data rank0.a1 out " + count + "\nab";
+        QVERIFY2(!SlurmScript::parsePoll(cut, &reply, &error), count.constData());
+        QCOMPARE(error, QStringLiteral("truncated poll reply"));
+    }
+    QVERIFY(SlurmScript::parsePoll("@rank rank0.a1 1|\n@data rank0.a1 out 2\nab@end\n", &reply,
+                                   &error));
+    QCOMPARE(reply.ranks.value(0).out, QByteArray("ab"));
+    // Data that is not the last rank's next stream replaced bytes already read (the offsets
+    // then moved past bytes that never reached the record), or went to the wrong rank; found
+    // by fuzz_slurm (corpus/slurm/crash-data-of-another-rank).
+    for (const char *bad :
+         {"@rank rank0.a1 1|\n@data rank0.a1 out 1\na@data rank0.a1 out 1\nb@end\n",
+          "@rank rank0.a1 1|\n@data rank1.a1 out 1\na@end\n",
+          "@rank rank0.a1 1|\n@data rank0.a1 log 1\na@end\n", "@rank rank0.a1 1\n@end\n"}) {
+        QVERIFY2(!SlurmScript::parsePoll(bad, &reply, &error), bad);
+        QVERIFY(!error.isEmpty());
+    }
+}
+
+void TestSlurmScript::endKeepsSlurmsTextAsItIs()
+{
+    // A second arg() filled the "%3" of Slurm's own state text with the restarts count.
+    SlurmJobState s = SlurmJobState::fromScontrol("JobId=5 JobState=PREEMPTED%3 Restarts=2");
+    QCOMPARE(
+        s.describeEnd(),
+        QStringLiteral("Slurm job 5 was preempted (PREEMPTED%3, restarts 2): its ranks were lost"));
+    s = SlurmJobState::fromScontrol("JobId=5 JobState=WEIRD%3 ExitCode=7:0");
+    QCOMPARE(s.describeEnd(), QStringLiteral("Slurm job 5 ended (WEIRD%3, exit code 7)"));
 }
 
 QTEST_GUILESS_MAIN(TestSlurmScript)
