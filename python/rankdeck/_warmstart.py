@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """RankDeck's warm start for Python programs (``rankdeck-cli launch --exec --warm``).
 
-A per-node, per-user server that has imported the preload modules (default ``torch`` and
-``torch.distributed``) before a launch, so that a rank starts without paying for the import:
-rankdeck-supervisor sends it a request (argv, environment, working directory, and its stdin,
+A per-node, per-user server that has imported the preload modules (default ``torch``,
+``torch.distributed``, ``torch.nn.parallel`` and ``torch._dynamo``, which DDP imports on first
+use) before a launch, so that a rank starts without paying for the import: rankdeck-supervisor
+sends it a request (argv, environment, working directory, and its stdin,
 stdout and stderr as file descriptors over SCM_RIGHTS) on a Unix socket, and a forked copy of
 the server runs the script as ``__main__`` exactly as ``python script.py`` would.
 
@@ -528,7 +529,7 @@ class _Master:
 
 def _parse(argv):
     args = {"socket": None, "idle_sec": 600.0, "slots": 1, "lock_fd": -1,
-            "preload": ["torch", "torch.distributed"]}
+            "preload": ["torch", "torch.distributed", "torch.nn.parallel", "torch._dynamo"]}
     i = 0
     while i < len(argv):
         key, value = argv[i], argv[i + 1] if i + 1 < len(argv) else None
