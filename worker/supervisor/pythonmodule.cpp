@@ -80,18 +80,23 @@ bool installPythonFiles(const std::string &directory, bool warmStart, std::strin
                         std::string_view(kPythonWarmStart, kPythonWarmStartSize), error));
 }
 
-std::string pythonFilesDigest()
+std::string contentDigest(std::initializer_list<std::string_view> parts)
 {
-    // FNV-1a over the three files: a warm server runs the code of the supervisor that started it.
-    std::uint64_t h = 1469598103934665603ull;
-    for (std::string_view part : {std::string_view(kPythonModule, kPythonModuleSize),
-                                  std::string_view(kPythonStartupHook, kPythonStartupHookSize),
-                                  std::string_view(kPythonWarmStart, kPythonWarmStartSize)})
+    std::uint64_t h = 1469598103934665603ull; // FNV-1a: a name, not a defence
+    for (std::string_view part : parts)
         for (unsigned char c : part)
             h = (h ^ c) * 1099511628211ull;
     char buf[17];
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
     return buf;
+}
+
+std::string pythonFilesDigest()
+{
+    // A warm server runs the code of the supervisor that started it.
+    return contentDigest({std::string_view(kPythonModule, kPythonModuleSize),
+                          std::string_view(kPythonStartupHook, kPythonStartupHookSize),
+                          std::string_view(kPythonWarmStart, kPythonWarmStartSize)});
 }
 
 bool installPythonModule(const std::string &directory, std::string *error)

@@ -5,7 +5,9 @@
 // (python/rankdeck/_warmstart.py, see WarmStartClient), compiled into the supervisor.
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 namespace rankdeck::supervisor {
 
@@ -19,5 +21,7 @@ bool installPythonModule(const std::string &directory, std::string *error);
 bool installPythonFiles(const std::string &directory, bool warmStart, std::string *error);
 // A digest of the embedded files' contents (16 hex digits).
 std::string pythonFilesDigest();
+// A digest of `parts` (16 hex digits, FNV-1a): names files after what they stand for.
+std::string contentDigest(std::initializer_list<std::string_view> parts);
 
 } // namespace rankdeck::supervisor

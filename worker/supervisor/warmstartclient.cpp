@@ -178,16 +178,6 @@ void appendJsonString(std::string &out, std::string_view s)
     out += '"';
 }
 
-std::string fnv1a(std::string_view s)
-{
-    std::uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : s)
-        h = (h ^ c) * 1099511628211ull;
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-    return buf;
-}
-
 bool makePrivateDirectory(const std::string &path, std::string *why)
 {
     if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
@@ -456,7 +446,7 @@ bool WarmStartClient::start(const std::vector<std::string> &command, const Setti
     if (directory.empty())
         return false;
     const std::string pythonPath = userPythonPath(settings.runPythonDirectory);
-    const std::string stem = fnv1a(serverKey(c, pythonPath));
+    const std::string stem = contentDigest({serverKey(c, pythonPath)});
     const std::string socketPath = directory + "/" + stem + ".sock";
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
