@@ -73,6 +73,21 @@ private:
         return rankdeck::testing::runCommand(m_cli, args, environment(), timeoutMs);
     }
 
+    // torch 2.14.1 sometimes aborts a rank after its last line, at interpreter exit ("terminate
+    // called without an active exception"), with or without RankDeck (tst_programlaunch): then
+    // the run is launched once more under another name (*name), saying so.
+    Result launchOnceMore(QString *name, int ranks, bool warm, const QStringList &extra) const
+    {
+        Result r = cli(launchArgs(*name, ranks, warm, extra));
+        if (r.out.contains(u"terminate called without an active exception"_s)) {
+            qWarning("%s: a rank aborted at exit inside torch; launching once more",
+                     qPrintable(*name));
+            *name += u"-again"_s;
+            r = cli(launchArgs(*name, ranks, warm, extra));
+        }
+        return r;
+    }
+
     QString runDirectory(const QString &name) const
     {
         const QStringList dirs = QDir(runsDir()).entryList({u"*-"_s + name + u"-*"_s}, QDir::Dirs);
@@ -196,15 +211,17 @@ void TestWarmStart::cleanupTestCase()
 void TestWarmStart::warmRunEqualsColdRun()
 {
     const QStringList program{u"--"_s, m_python, m_programs + u"/train_ddp.py"_s};
-    const Result cold = cli(launchArgs(u"cold"_s, 2, false, program));
+    QString coldName = u"cold"_s;
+    QString warmName = u"warm"_s;
+    const Result cold = launchOnceMore(&coldName, 2, false, program);
     QVERIFY2(cold.code == 0, qPrintable(cold.out + cold.err));
-    const Result warm = cli(launchArgs(u"warm"_s, 2, true, program));
+    const Result warm = launchOnceMore(&warmName, 2, true, program);
     QVERIFY2(warm.code == 0, qPrintable(warm.out + warm.err));
     // It did start warm: no rank fell back (each would have said so).
     QVERIFY2(!warm.out.contains(u"--warm:"_s) && !warm.err.contains(u"--warm:"_s),
              qPrintable(warm.out + warm.err));
-    const QString coldDir = runDirectory(u"cold"_s);
-    const QString warmDir = runDirectory(u"warm"_s);
+    const QString coldDir = runDirectory(coldName);
+    const QString warmDir = runDirectory(warmName);
     for (int rank = 0; rank < 2; ++rank) {
         const QByteArrayList coldLines = programLines(coldDir, rank, "Rank ");
         QCOMPARE(coldLines.size(), 5);
@@ -272,9 +289,9 @@ void TestWarmStart::faultIsTheSameRootCause()
     QVERIFY(line > 0);
     QJsonObject roots[2];
     for (int warm = 0; warm < 2; ++warm) {
-        const QString name = mode + (warm ? u"-warm"_s : u"-cold"_s);
+        QString name = mode + (warm ? u"-warm"_s : u"-cold"_s);
         const Result r =
-            cli(launchArgs(name, 2, warm != 0, {u"--"_s, m_python, script, mode, u"1"_s, u"2"_s}));
+            launchOnceMore(&name, 2, warm != 0, {u"--"_s, m_python, script, mode, u"1"_s, u"2"_s});
         QCOMPARE(r.code, 1);
         QVERIFY2(!warm || !r.out.contains(u"--warm:"_s), qPrintable(r.out));
         const QString dir = runDirectory(name);
@@ -301,8 +318,7 @@ void TestWarmStart::faultIsTheSameRootCause()
         QVERIFY(QTest::qWaitFor([&] { return rankdeck::testing::processesOfRun(id).isEmpty(); },
                                 15000));
     }
-    // The same cause. (Not always the same exit: torch 2.14.1 sometimes aborts at interpreter
-    // exit after the exception, SIGABRT then being the exit; see docs/crash-reports.md.)
+    // The same cause.
     for (const QString &key : {u"exception"_s, u"message"_s})
         QCOMPARE(roots[1].value(key), roots[0].value(key));
 }
@@ -432,16 +448,14 @@ void TestWarmStart::otherPythonPathGetsItsOwnServerWhichEndsWhenIdle()
         fresh.removeAll(pid);
     QCOMPARE(fresh.size(), 1);
     // The next launch with that PYTHONPATH is warm, from the new server.
-    const Result r =
-        cli(launchArgs(u"otherpath"_s, 1, true, env + QStringList{u"--"_s} + program));
+    const Result r = cli(launchArgs(u"otherpath"_s, 1, true, env + QStringList{u"--"_s} + program));
     QVERIFY2(r.code == 0 && !r.out.contains(u"--warm:"_s), qPrintable(r.out + r.err));
     const QByteArray log = readFile(runDirectory(u"otherpath"_s) + u"/rank-0.log"_s);
     QVERIFY2(log.contains("parent=" + m_python.toUtf8() + " -m rankdeck._warmstart --socket " +
                           warmDir().toUtf8() + '/' + added.first().toUtf8()),
              log.constData());
     // Idle for 15 s, it ends itself and removes its socket; the other one stays.
-    QVERIFY2(QTest::qWaitFor([&] { return !rankdeck::testing::processRuns(fresh.first()); },
-                             45000),
+    QVERIFY2(QTest::qWaitFor([&] { return !rankdeck::testing::processRuns(fresh.first()); }, 45000),
              "the idle server did not end");
     QCOMPARE(sockets(), before);
     for (qint64 pid : running)
