@@ -134,6 +134,12 @@ int LaunchCommand::run(const QStringList &argsIn)
                     "that copy, --workdir being relative to it; PROGRAM and script paths then "
                     "resolve there. Local profiles run in DIR itself."),
         QStringLiteral("DIR"));
+    const QCommandLineOption warmOpt(
+        QStringLiteral("warm"),
+        CliUtil::tr("--exec: start a Python program (python SCRIPT or python -m MODULE) from a "
+                    "warm interpreter on each node that imported torch already; the first --warm "
+                    "launch starts it and runs cold, a program that cannot start warm starts "
+                    "cold (the profile's warm_python = true does the same)."));
     const QCommandLineOption syncLimitOpt(
         QStringLiteral("sync-limit"),
         CliUtil::tr("--sync: the most DIR may hold, e.g. 500M or 2G (default 200M; 0: no limit)."),
@@ -161,6 +167,7 @@ int LaunchCommand::run(const QStringList &argsIn)
                        metricOpt,
                        syncOpt,
                        syncLimitOpt,
+                       warmOpt,
                        runIdOpt});
     parser.addPositionalArgument(
         QStringLiteral("--"),
@@ -235,6 +242,7 @@ int LaunchCommand::run(const QStringList &argsIn)
             return CliUtil::usageError(
                 CliUtil::tr("--exec needs a program after --, e.g. -- python3 train.py"), cmd);
         config.program = workerArgs;
+        config.warmPython = parser.isSet(warmOpt);
         if (parser.isSet(syncOpt)) {
             const QString dir = parser.value(syncOpt);
             const QFileInfo fi(dir);
@@ -296,6 +304,8 @@ int LaunchCommand::run(const QStringList &argsIn)
                                        cmd);
         if (parser.isSet(syncOpt) || parser.isSet(syncLimitOpt))
             return CliUtil::usageError(CliUtil::tr("--sync and --sync-limit need --exec"), cmd);
+        if (parser.isSet(warmOpt))
+            return CliUtil::usageError(CliUtil::tr("--warm needs --exec"), cmd);
         config.workerArguments = workerArgs;
     }
     config.name = parser.value(nameOpt);

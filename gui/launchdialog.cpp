@@ -91,6 +91,14 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     syncLayout->addWidget(m_programSync);
     syncLayout->addWidget(m_programSyncFolder, 1);
 
+    m_programWarm = new QCheckBox(tr("Start Python warm (torch already imported)"), this);
+    m_programWarm->setObjectName(QStringLiteral("launchProgramWarmCheck"));
+    m_programWarm->setToolTip(
+        tr("python SCRIPT or python -m MODULE is forked from a warm interpreter on each node "
+           "that imported torch before the launch, which saves the import on every rank. The "
+           "first such launch starts it (and runs cold); a program that cannot start warm "
+           "starts cold."));
+
     m_steps = new QSpinBox(this);
     m_steps->setObjectName(QStringLiteral("launchStepsSpin"));
     m_steps->setRange(1, 100000000);
@@ -199,6 +207,7 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     what->addRow(tr("S&ync folder:"), m_syncRow);
     what->addRow(tr("Program environment:"), m_programEnvironment);
     what->addRow(tr("Metric patterns:"), m_programMetrics);
+    what->addRow(tr("Warm start:"), m_programWarm);
     auto *whatBox = new QGroupBox(tr("What"), this);
     whatBox->setLayout(what);
 
@@ -254,6 +263,7 @@ void LaunchDialog::saveProgramFields() const
     settings.setValue(QStringLiteral("environment"), m_programEnvironment->text());
     settings.setValue(QStringLiteral("metrics"), m_programMetrics->text());
     settings.setValue(QStringLiteral("sync"), m_programSync->isChecked());
+    settings.setValue(QStringLiteral("warm"), m_programWarm->isChecked());
     settings.setValue(QStringLiteral("sync-folder"),
                       m_syncFolderEdited ? m_programSyncFolder->text() : QString());
 }
@@ -267,6 +277,7 @@ void LaunchDialog::loadProgramFields()
     m_programEnvironment->setText(settings.value(QStringLiteral("environment")).toString());
     m_programMetrics->setText(settings.value(QStringLiteral("metrics")).toString());
     m_programSync->setChecked(settings.value(QStringLiteral("sync"), false).toBool());
+    m_programWarm->setChecked(settings.value(QStringLiteral("warm"), false).toBool());
     m_programSyncFolder->setEnabled(m_programSync->isChecked());
     // A folder the user typed is kept; otherwise it follows the command again.
     const QString folder = settings.value(QStringLiteral("sync-folder")).toString();
@@ -346,8 +357,10 @@ void LaunchDialog::onTaskChanged()
         edit->setEnabled(program);
         m_what->setRowVisible(edit, program);
     }
-    m_syncRow->setEnabled(program);
-    m_what->setRowVisible(m_syncRow, program);
+    for (QWidget *w : {m_syncRow, static_cast<QWidget *>(m_programWarm)}) {
+        w->setEnabled(program);
+        m_what->setRowVisible(w, program);
+    }
     if (!program) {
         m_mlpWidth->setEnabled(task == QLatin1String("mlp"));
         m_mlpDepth->setEnabled(task == QLatin1String("mlp"));
@@ -382,6 +395,7 @@ TrainingConfig LaunchDialog::config() const
         c.metricPatterns = QProcess::splitCommand(m_programMetrics->text());
         if (syncEnabled())
             c.syncDirectory = QFileInfo(syncFolder()).absoluteFilePath();
+        c.warmPython = m_programWarm->isChecked();
         return c;
     }
     auto set = [&c](const char *flag, const QString &value) {

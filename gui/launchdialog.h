@@ -92,6 +92,7 @@ private:
     QLineEdit *m_programMetrics = nullptr;
     QWidget *m_syncRow = nullptr;
     QCheckBox *m_programSync = nullptr;
+    QCheckBox *m_programWarm = nullptr;
     QLineEdit *m_programSyncFolder = nullptr;
     bool m_syncFolderEdited = false; // typed by the user: no longer follows the command
     QLabel *m_problems = nullptr;

@@ -111,6 +111,7 @@ QJsonObject Profile::toJson() const
         env[it.key()] = it.value();
     o[QStringLiteral("environment")] = env;
     o[QStringLiteral("metrics")] = QJsonArray::fromStringList(metricPatterns);
+    o[QStringLiteral("warm_python")] = warmPython;
     o[QStringLiteral("backend")] = backend;
     o[QStringLiteral("connect_timeout")] = connectTimeoutSec;
     o[QStringLiteral("rendezvous_timeout")] = rendezvousTimeoutSec;
@@ -163,6 +164,7 @@ Profile Profile::fromJson(const QJsonObject &o)
         p.environment.insert(it.key(), it.value().toString());
     for (const QJsonValue &v : o.value(QStringLiteral("metrics")).toArray())
         p.metricPatterns << v.toString();
+    p.warmPython = o.value(QStringLiteral("warm_python")).toBool();
     p.backend = o.value(QStringLiteral("backend")).toString(QStringLiteral("auto"));
     p.connectTimeoutSec = o.value(QStringLiteral("connect_timeout")).toInt(10);
     p.rendezvousTimeoutSec = o.value(QStringLiteral("rendezvous_timeout")).toInt(60);

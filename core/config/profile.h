@@ -63,6 +63,8 @@ struct Profile
     // "NAME=REGEX" scalars to find in the lines of a user's program on this cluster (as
     // `launch --metric`; the launch's own come after them).
     QStringList metricPatterns;
+    // A user's Python program starts warm on this cluster (as `launch --warm`).
+    bool warmPython = false;
     QString backend = QStringLiteral("auto");
     int connectTimeoutSec = 10;
     int rendezvousTimeoutSec = 60;

@@ -53,6 +53,16 @@ public:
         return false;
     }
 
+    bool readBool(const toml::node &node, const QString &field, bool *out)
+    {
+        if (const auto *b = node.as_boolean()) {
+            *out = b->get();
+            return true;
+        }
+        error(lineOf(node), field, tr("expected true or false"));
+        return false;
+    }
+
     bool readInt(const toml::node &node, const QString &field, int min, int max, int *out)
     {
         const auto *i = node.as_integer();
@@ -194,6 +204,8 @@ public:
                 readString(value, k, &p->workerDirectory);
             } else if (k == QLatin1String("libtorch_path")) {
                 readString(value, k, &p->libtorchPath);
+            } else if (k == QLatin1String("warm_python")) {
+                readBool(value, k, &p->warmPython);
             } else if (k == QLatin1String("backend")) {
                 if (readString(value, k, &p->backend) && p->backend != QLatin1String("auto") &&
                     p->backend != QLatin1String("nccl") && p->backend != QLatin1String("gloo")) {
@@ -604,6 +616,8 @@ QString ProfileStore::serialize(const Profile &p)
         root.insert("rendezvous_address", s(p.rendezvousAddress));
     if (!p.workerDirectory.isEmpty())
         root.insert("worker_directory", s(p.workerDirectory));
+    if (p.warmPython)
+        root.insert("warm_python", true);
     if (!p.libtorchPath.isEmpty())
         root.insert("libtorch_path", s(p.libtorchPath));
     toml::table timeouts;

@@ -139,6 +139,8 @@ QJsonObject TrainingConfig::toJson() const
             env[it.key()] = it.value();
         o[QStringLiteral("environment")] = env;
         o[QStringLiteral("metric_patterns")] = QJsonArray::fromStringList(metricPatterns);
+        if (warmPython)
+            o[QStringLiteral("warm_python")] = true;
         if (!syncDirectory.isEmpty()) {
             o[QStringLiteral("sync_directory")] = syncDirectory;
             o[QStringLiteral("sync_limit_bytes")] = syncLimitBytes;
@@ -166,6 +168,7 @@ TrainingConfig TrainingConfig::fromJson(const QJsonObject &o)
         c.metricPatterns.append(v.toString());
     c.syncDirectory = o.value(QStringLiteral("sync_directory")).toString();
     c.syncLimitBytes = o.value(QStringLiteral("sync_limit_bytes")).toInteger();
+    c.warmPython = o.value(QStringLiteral("warm_python")).toBool();
     return c;
 }
 

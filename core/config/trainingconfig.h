@@ -30,6 +30,9 @@ struct TrainingConfig
     // program then runs (workingDirectory, if any, is relative to it); local profiles run in it.
     QString syncDirectory;
     qint64 syncLimitBytes = 0; // the most it may hold; 0: SyncManifest::kDefaultLimitBytes
+    // launch --warm: a Python program is forked from a warm server on each node that imported
+    // torch before (rankdeck-supervisor --warm-python); the profile's warm_python does the same.
+    bool warmPython = false;
 
     bool isProgram() const { return !program.isEmpty(); }
 

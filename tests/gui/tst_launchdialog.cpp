@@ -108,6 +108,13 @@ void TestLaunchDialog::rememberedPerProfile()
         dialog.setTask(u"program"_s);
         dialog.setProgramCommand(u"python3 "_s + m_proj + u"/train.py"_s);
         dialog.setSyncFolder(true, QString());
+        // Warm start: off unless asked for, then in the config (launch --warm).
+        auto *warm = dialog.findChild<QCheckBox *>(u"launchProgramWarmCheck"_s);
+        QVERIFY(warm);
+        QVERIFY(warm->isEnabled());
+        QVERIFY(!dialog.config().warmPython);
+        warm->setChecked(true);
+        QVERIFY(dialog.config().warmPython);
         auto *buttons = dialog.findChild<QDialogButtonBox *>();
         QVERIFY(buttons);
         emit buttons->accepted();
@@ -117,6 +124,11 @@ void TestLaunchDialog::rememberedPerProfile()
     QVERIFY(again.syncEnabled());
     QCOMPARE(again.syncFolder(), m_proj);
     QCOMPARE(again.config().syncDirectory, m_proj);
+    QVERIFY(again.config().warmPython);
+    // The built-in tasks have no use for it.
+    again.setTask(u"linear"_s);
+    QVERIFY(!again.findChild<QCheckBox *>(u"launchProgramWarmCheck"_s)->isEnabled());
+    QVERIFY(!again.config().warmPython);
 }
 
 QTEST_MAIN(TestLaunchDialog)

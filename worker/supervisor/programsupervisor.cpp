@@ -6,6 +6,7 @@
 #include "supervisor/programdiagnostics.h"
 #include "supervisor/pythonmodule.h"
 #include "supervisor/storeproxy.h"
+#include "supervisor/warmstartclient.h"
 #include "wire/wireprotocol.h"
 
 #include <fcntl.h>
@@ -115,6 +116,8 @@ private:
     wire::WireEventWriter event(std::string_view type) const { return {type, m_rank, wallUs()}; }
     void prepareEnvironment();
     bool startProgram(std::string *error);
+    bool startWarm();
+    void signalProgramTree(int sig);
     void onSignal(int sig);
     void onControlInput();
     void beginStop(const std::string &reason, int bySignal);
@@ -128,7 +131,10 @@ private:
     std::string m_host;
     std::string m_programName;
     PortReservation m_port;
-    StoreProxy m_proxy; // rank 0: the other ranks' way to the program's store
+    StoreProxy m_proxy;            // rank 0: the other ranks' way to the program's store
+    std::string m_pythonDirectory; // the run's copy of the rankdeck module, on PYTHONPATH
+    WarmStartClient m_warm;
+    bool m_warmStarted = false; // the program runs in the warm server (m_child stays -1)
     ProgramDiagnostics m_diagnostics;
     int m_signalFd = -1;
     pid_t m_child = -1;
@@ -165,15 +171,46 @@ void Supervisor::prepareEnvironment()
         dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/rankdeck-" + std::to_string(getuid());
     }
     std::string error;
-    if (!installPythonModule(dir + "/python", &error))
+    m_pythonDirectory = dir + "/python";
+    if (!installPythonModule(m_pythonDirectory, &error))
         writeAll(STDERR_FILENO,
                  "rankdeck-supervisor: cannot install the rankdeck Python module: " + error + "\n");
     // Crash dumps, torchelastic's error file, the Python stack-dump hook (its files live in dir).
     m_diagnostics.prepare(dir, m_rank);
 }
 
+bool Supervisor::startWarm()
+{
+    WarmStartClient::Settings settings;
+    settings.runPythonDirectory = m_pythonDirectory;
+    settings.stopGraceMs = m_options.stopGraceMs;
+    settings.slots = envInt("LOCAL_WORLD_SIZE", 1);
+    std::string why;
+    bool startedServer = false;
+    if (!m_warm.start(m_options.command, settings, &why, &startedServer)) {
+        // Once, on this rank's stderr: --warm never fails a launch, but it must not hide that
+        // this one ran cold.
+        writeAll(STDERR_FILENO, "rankdeck-supervisor: --warm: " + why +
+                                    (startedServer ? "\n" : "; starting cold\n"));
+        return false;
+    }
+    m_warmStarted = true;
+    m_diagnostics.attach(m_warm.pid());
+    m_warm.go();
+    return true;
+}
+
+void Supervisor::signalProgramTree(int sig)
+{
+    signalDescendants(sig);
+    if (m_warmStarted && !m_childExited)
+        m_warm.signalTree(sig);
+}
+
 bool Supervisor::startProgram(std::string *error)
 {
+    if (m_options.warmPython && startWarm())
+        return true;
     // A close-on-exec pipe tells us whether exec() worked, and errno if not.
     // The child waits on `go` until it is traced: it must not exec (and fault) before.
     int report[2];
@@ -251,7 +288,7 @@ void Supervisor::beginStop(const std::string &reason, int bySignal)
     m_sweeping = true;
     m_stopSignal = bySignal;
     emit(event(wire::event::Stopping).addString(wire::field::Reason, reason));
-    signalDescendants(SIGTERM);
+    signalProgramTree(SIGTERM);
     m_killAt = Clock::now() + std::chrono::milliseconds(m_options.stopGraceMs);
 }
 
@@ -399,7 +436,7 @@ int Supervisor::run()
         const auto now = Clock::now();
         if (now >= m_killAt && !m_killed) {
             m_killed = true;
-            signalDescendants(SIGKILL);
+            signalProgramTree(SIGKILL);
         }
         if (now >= nextHeartbeat) {
             emit(event(wire::event::Heartbeat));
@@ -416,6 +453,9 @@ int Supervisor::run()
         std::vector<pollfd> fds{{m_signalFd, POLLIN, 0}};
         if (pollsStdin)
             fds.push_back({STDIN_FILENO, POLLIN, 0});
+        const int warmIndex = int(fds.size());
+        if (m_warmStarted && !m_childExited)
+            fds.push_back({m_warm.fd(), POLLIN, 0});
         m_proxy.addPollFds(fds);
         if (poll(fds.data(), nfds_t(fds.size()), m_proxy.timeoutMs(timeoutMs)) < 0 &&
             errno != EINTR)
@@ -427,6 +467,12 @@ int Supervisor::run()
         }
         if (pollsStdin && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
             onControlInput();
+        // The waiter reports once the program and everything it started are gone.
+        if (m_warmStarted && !m_childExited && warmIndex < int(fds.size()) &&
+            fds[size_t(warmIndex)].fd == m_warm.fd() &&
+            (fds[size_t(warmIndex)].revents & (POLLIN | POLLHUP | POLLERR)) &&
+            m_warm.readExit(&m_childStatus))
+            m_childExited = true;
         m_proxy.handle();
     }
     return finish();
@@ -478,6 +524,8 @@ bool parseOptions(int argc, char **argv, SupervisorOptions *options, std::string
         }
         if (a == "--control-stdin") {
             options->controlStdin = true;
+        } else if (a == "--warm-python") {
+            options->warmPython = true;
         } else if ((a == "--run-dir" || a == "--stop-grace-ms") && i + 1 < argc) {
             const std::string value = argv[++i];
             if (a == "--run-dir") {
@@ -493,7 +541,7 @@ bool parseOptions(int argc, char **argv, SupervisorOptions *options, std::string
             }
         } else {
             *error = "unknown option '" + std::string(a) +
-                     "' (usage: rankdeck-supervisor [--control-stdin] "
+                     "' (usage: rankdeck-supervisor [--control-stdin] [--warm-python] "
                      "[--run-dir DIR] [--stop-grace-ms MS] -- PROGRAM [ARGS…])";
             return false;
         }

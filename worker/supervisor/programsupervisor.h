@@ -20,6 +20,10 @@
 //     ptrace so that a fatal signal's native stack reaches the crash event, `dump-stacks` on
 //     stdin answers with every thread's native and Python stacks while it keeps running,
 //     torchelastic's error file fills the error event, and an OOM kill is named as such.
+//   - --warm-python: a Python program is forked from a warm server that imported torch before
+//     (WarmStartClient) instead of started cold; its waiter there is a subreaper whose reports
+//     are the program's exit, and stop, SIGKILL and the sweep reach its whole tree the same way.
+//     Whenever that is not possible the program starts cold, and stderr says why once.
 #pragma once
 
 #include <string>
@@ -33,6 +37,7 @@ struct SupervisorOptions
     bool controlStdin = false;        // commands on stdin, its end means the launcher is gone
     int stopGraceMs = 5000;           // SIGTERM → SIGKILL
     std::string runDirectory;         // the rank's run directory on the node (may be empty)
+    bool warmPython = false;          // --warm-python: fork a Python program from a warm server
 };
 
 // Parses the command line; false and *error for a usage error.

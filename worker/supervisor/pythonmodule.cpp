@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,8 @@ extern const char kPythonModule[];
 extern const std::size_t kPythonModuleSize;
 extern const char kPythonStartupHook[];
 extern const std::size_t kPythonStartupHookSize;
+extern const char kPythonWarmStart[];
+extern const std::size_t kPythonWarmStartSize;
 
 namespace {
 
@@ -66,12 +69,39 @@ bool installFile(const std::string &directory, const std::string &file, std::str
 
 } // namespace
 
+bool installPythonFiles(const std::string &directory, bool warmStart, std::string *error)
+{
+    return installFile(directory + "/rankdeck", directory + "/rankdeck/__init__.py",
+                       std::string_view(kPythonModule, kPythonModuleSize), error) &&
+           installFile(directory, directory + "/sitecustomize.py",
+                       std::string_view(kPythonStartupHook, kPythonStartupHookSize), error) &&
+           (!warmStart ||
+            installFile(directory + "/rankdeck", directory + "/rankdeck/_warmstart.py",
+                        std::string_view(kPythonWarmStart, kPythonWarmStartSize), error));
+}
+
+std::string contentDigest(std::initializer_list<std::string_view> parts)
+{
+    std::uint64_t h = 1469598103934665603ull; // FNV-1a: a name, not a defence
+    for (std::string_view part : parts)
+        for (unsigned char c : part)
+            h = (h ^ c) * 1099511628211ull;
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+std::string pythonFilesDigest()
+{
+    // A warm server runs the code of the supervisor that started it.
+    return contentDigest({std::string_view(kPythonModule, kPythonModuleSize),
+                          std::string_view(kPythonStartupHook, kPythonStartupHookSize),
+                          std::string_view(kPythonWarmStart, kPythonWarmStartSize)});
+}
+
 bool installPythonModule(const std::string &directory, std::string *error)
 {
-    if (!installFile(directory + "/rankdeck", directory + "/rankdeck/__init__.py",
-                     std::string_view(kPythonModule, kPythonModuleSize), error) ||
-        !installFile(directory, directory + "/sitecustomize.py",
-                     std::string_view(kPythonStartupHook, kPythonStartupHookSize), error))
+    if (!installPythonFiles(directory, false, error))
         return false;
     const char *old = std::getenv("PYTHONPATH");
     const std::string path = old && *old ? directory + ":" + old : directory;

@@ -6,5 +6,5 @@ import os, subprocess, sys, time
 
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
 detached = subprocess.Popen(["sleep", "600"], start_new_session=True)
-print(f"ready rank={os.environ.get('RANK')} child={child.pid} detached={detached.pid}", flush=True)
+print(f"ready rank={os.environ.get('RANK')} child={child.pid} detached={detached.pid} pid={os.getpid()}", flush=True)
 time.sleep(600)

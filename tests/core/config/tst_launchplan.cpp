@@ -266,6 +266,34 @@ private slots:
         QCOMPARE(TrainingConfig().totalSteps(), 100);
         QCOMPARE(TrainingConfig().effectiveName(), QStringLiteral("linear"));
     }
+    // launch --warm or the profile's warm_python: the supervisor gets --warm-python, before
+    // the program's own words (which stay the user's, untouched).
+    void warmPythonReachesTheSupervisor_data()
+    {
+        QTest::addColumn<bool>("launch");
+        QTest::addColumn<bool>("profile");
+        QTest::newRow("neither") << false << false;
+        QTest::newRow("launch --warm") << true << false;
+        QTest::newRow("profile warm_python") << false << true;
+    }
+    void warmPythonReachesTheSupervisor()
+    {
+        QFETCH(bool, launch);
+        QFETCH(bool, profile);
+        Profile p = Profile::builtinLocal(2);
+        p.warmPython = profile;
+        TrainingConfig c;
+        c.program = {u"python3"_qs, u"train.py"_qs, u"--warm-python"_qs};
+        c.warmPython = launch;
+        const LaunchPlan plan = LaunchPlan::create(p, c, u"r"_qs, u"/run"_qs);
+        QVERIFY(plan.isValid());
+        const QStringList args = plan.spec(0, u"/w"_qs, 0).arguments;
+        const qsizetype dashes = args.indexOf(u"--"_qs);
+        QVERIFY(dashes > 0);
+        QCOMPARE(args.first(dashes).contains(u"--warm-python"_qs), launch || profile);
+        QCOMPARE(args.mid(dashes + 1), c.program);
+        QCOMPARE(TrainingConfig::fromJson(c.toJson()).warmPython, launch);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLaunchPlan)

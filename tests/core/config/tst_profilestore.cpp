@@ -82,6 +82,7 @@ private slots:
         ssh.collectiveTimeoutSec = 900;
         ssh.metricPatterns = {QStringLiteral("tokens_per_s=([0-9.]+) tok/s"),
                               QStringLiteral("mfu=MFU \"?([0-9.]+)%")};
+        ssh.warmPython = true;
         QTest::newRow("ssh, two nodes, hostile env") << ssh;
 
         Profile slurm;
@@ -170,6 +171,9 @@ private slots:
         QTest::newRow("metric regex with two groups")
             << QByteArray(head + "metrics = [\"acc=(\\\\d+)/(\\\\d+)\"]\n[[nodes]]\nhost = \"a\"\n")
             << 3 << QStringLiteral("metrics");
+        QTest::newRow("warm_python not a boolean")
+            << QByteArray(head + "warm_python = \"yes\"\n[[nodes]]\nhost = \"a\"\n") << 3
+            << QStringLiteral("warm_python");
         QTest::newRow("metrics not a list")
             << QByteArray(head + "metrics = \"acc=(x)\"\n[[nodes]]\nhost = \"a\"\n") << 3
             << QStringLiteral("metrics");
