@@ -255,40 +255,47 @@ PlotCurve ComparedRunCurves::envelope(const PlotCurve &points, double xMin, doub
                                       int buckets, bool lower)
 {
     PlotCurve out;
-    out.x.reserve(std::min<qsizetype>(points.x.size(), qsizetype(buckets) + 16));
+    out.x.reserve(std::min<qsizetype>(points.x.size(), qsizetype(buckets) * 2 + 16));
     out.y.reserve(out.x.capacity());
     const double width = xMax > xMin && buckets > 0 ? (xMax - xMin) / buckets : 0.0;
     qint64 group = 0;
-    double bestX = 0, bestY = 0;
-    bool have = false;
-    const auto flush = [&] {
-        if (have) {
-            out.x.append(bestX);
-            out.y.append(bestY);
-            have = false;
+    qsizetype best = -1, emitted = -1;
+    const auto keep = [&](qsizetype i) {
+        if (i >= 0 && i != emitted) {
+            out.x.append(points.x[i]);
+            out.y.append(points.y[i]);
+            emitted = i;
         }
     };
-    for (qsizetype i = 0; i < points.x.size(); ++i) {
-        const double x = points.x[i], y = points.y[i];
+    const qsizetype n = points.x.size();
+    for (qsizetype i = 0; i < n; ++i) {
+        const double y = points.y[i];
         if (std::isnan(y)) {
-            flush(); // a segment break stays one
-            out.x.append(x);
-            out.y.append(y);
+            keep(best); // a segment break stays one
+            best = -1;
+            keep(i);
             continue;
         }
-        const qint64 g = width > 0 ? qint64(std::floor((x - xMin) / width)) : 0;
-        if (!have || g != group) {
-            flush();
+        // Each segment's first and last point are kept too, so the band spans the curve.
+        const bool first = i == 0 || std::isnan(points.y[i - 1]);
+        const bool last = i + 1 == n || std::isnan(points.y[i + 1]);
+        if (first)
+            keep(i);
+        const qint64 g = width > 0 ? qint64(std::floor((points.x[i] - xMin) / width)) : 0;
+        if (best < 0 || g != group) {
+            keep(best);
             group = g;
-            bestX = x;
-            bestY = y;
-            have = true;
-        } else if (lower ? y < bestY : y > bestY) {
-            bestX = x;
-            bestY = y;
+            best = i;
+        } else if (lower ? y < points.y[best] : y > points.y[best]) {
+            best = i;
+        }
+        if (last) {
+            keep(best);
+            best = -1;
+            keep(i);
         }
     }
-    flush();
+    keep(best);
     return out;
 }
 

@@ -741,6 +741,9 @@ bool LossPlot::renderToFile(const QString &fileName, int width, int height, bool
 {
     // Sized as the picture, so that the buckets match its pixel columns.
     m_plot->setViewport(QRect(0, 0, width, height));
+    // The axis rect takes the picture's size only when laid out, which a replot does: before
+    // it, a plot never shown (the CLI's) would bucket for its default size, a few dozen columns.
+    m_plot->replot(QCustomPlot::rpImmediateRefresh);
     m_dirty = true;
     poll();
     m_plot->replot(QCustomPlot::rpImmediateRefresh);

@@ -405,20 +405,27 @@ void TestComparePlot::pictureShowsBothBands()
 
 void TestComparePlot::envelopeKeepsBucketExtremes()
 {
-    // Buckets of width 1 over [0, 4): each keeps its lowest (highest) point at its own x.
+    // Buckets of width 1 over [0, 4): each keeps its lowest (highest) point at its own x, and
+    // each segment its first and last point, so the band spans the curve.
     PlotCurve c;
-    c.x = {0.1, 0.5, 0.9, 1.2, 1.8, 2.5, 2.6, 3.0, 3.5};
-    c.y = {5, 1, 3, 2, 4, std::numeric_limits<double>::quiet_NaN(), 7, 6, 9};
+    c.x = {0.1, 0.5, 0.9, 1.2, 1.8, 2.5, 2.6, 3.0, 3.5, 3.7};
+    c.y = {5, 1, 3, 2, 4, std::numeric_limits<double>::quiet_NaN(), 7, 6, 9, 8};
     const PlotCurve lo = ComparedRunCurves::envelope(c, 0, 4, 4, true);
-    QCOMPARE(lo.x, (QVector<double>{0.5, 1.2, 2.5, 2.6, 3.0}));
-    QCOMPARE(lo.y.size(), 5);
-    QCOMPARE(lo.y[0], 1.0);
-    QCOMPARE(lo.y[1], 2.0);
-    QVERIFY(std::isnan(lo.y[2])); // the segment break stays
-    QCOMPARE(lo.y[3], 7.0);
-    QCOMPARE(lo.y[4], 6.0);
+    QCOMPARE(lo.x, (QVector<double>{0.1, 0.5, 1.2, 1.8, 2.5, 2.6, 3.0, 3.7}));
+    QCOMPARE(lo.y.size(), 8);
+    QCOMPARE(lo.y[1], 1.0);
+    QCOMPARE(lo.y[2], 2.0);
+    QVERIFY(std::isnan(lo.y[4])); // the segment break stays
+    QCOMPARE(lo.y[6], 6.0);
     const PlotCurve hi = ComparedRunCurves::envelope(c, 0, 4, 4, false);
-    QCOMPARE(hi.x, (QVector<double>{0.1, 1.8, 2.5, 2.6, 3.5}));
+    QCOMPARE(hi.x, (QVector<double>{0.1, 1.8, 2.5, 2.6, 3.5, 3.7}));
+    // Many points per bucket: one per bucket (and the ends) is what is left.
+    PlotCurve dense;
+    for (int i = 0; i < 1000; ++i) {
+        dense.x << i;
+        dense.y << std::sin(i * 0.7);
+    }
+    QCOMPARE(ComparedRunCurves::envelope(dense, 0, 999, 50, true).x.size(), 50 + 2);
 }
 
 QTEST_MAIN(TestComparePlot)
