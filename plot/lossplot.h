@@ -3,7 +3,8 @@
 // The loss curves of one run: one line per rank plus the mean, debiased EMA smoothing with the
 // raw curve drawn faintly behind, x by step / relative time / wall time, log-scale y, outlier-
 // robust auto-range, ranks toggled from the legend, hover values, zoom/pan, PNG/PDF/CSV export
-// and TensorBoard event files.
+// and TensorBoard event files. Or several runs overlaid (setComparedRuns(): ComparedRunCurves
+// per run, each in a colour of its own from RunColors).
 // It never replots per event: the owning page calls poll() on its timer, which refetches only
 // when the provider's generation or the view changed, and replots queued.
 #pragma once
