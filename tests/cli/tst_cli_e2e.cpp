@@ -520,7 +520,7 @@ private slots:
         QVERIFY(countNear(image, near(blue)) > 200);
         QVERIFY(countNear(image, near(orange)) > 200);
 
-        // The min–max band across each run's ranks (the default, here by name, unsmoothed): a
+        // The min–max band across each run's ranks (the default, here by name): a
         // translucent tint of the run's colour over the white plot area, next to its mean.
         // Without it (mean only) the tints are gone; with every rank, a line per rank.
         const auto tint = [](QColor c) {
@@ -539,7 +539,6 @@ private slots:
         const auto comparePicture = [&](const QString &how, const QString &file) {
             return plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--compare"),
                          QStringLiteral("e2e-lr-0.005"), QStringLiteral("--compare-ranks"), how,
-                         QStringLiteral("--smoothing"), QStringLiteral("0"),
                          QStringLiteral("--width"), QStringLiteral("800"),
                          QStringLiteral("--height"), QStringLiteral("500"), QStringLiteral("--png"),
                          file});
