@@ -21,6 +21,7 @@ namespace {
 struct LoadedRun
 {
     QString name;
+    QString directory;
     std::unique_ptr<MetricsStore> store;
     std::unique_ptr<MetricsPlotProvider> provider;
 };
@@ -36,8 +37,14 @@ int PlotCommand::run(const QStringList &args)
     const QCommandLineOption compareOpt(
         QStringLiteral("compare"),
         CliUtil::tr("Overlay this run too (repeatable): each run's mean across its ranks in a "
-                    "colour of its own, the legend by run name."),
+                    "colour of its own (see --compare-ranks), the legend by run name."),
         QStringLiteral("RUN"));
+    const QCommandLineOption compareRanksOpt(
+        QStringLiteral("compare-ranks"),
+        CliUtil::tr("With --compare, how each run shows its ranks: mean (its mean across ranks), "
+                    "band (the mean and a min–max band across ranks; the default) or all (the "
+                    "mean and a thin line per rank)."),
+        QStringLiteral("HOW"), QStringLiteral("band"));
     const QCommandLineOption pngOpt(QStringLiteral("png"), CliUtil::tr("Write a PNG image."),
                                     QStringLiteral("FILE"));
     const QCommandLineOption pdfOpt(QStringLiteral("pdf"), CliUtil::tr("Write a PDF."),
@@ -56,8 +63,8 @@ int PlotCommand::run(const QStringList &args)
                                   CliUtil::tr("x axis: step, relative or wall (default step)."),
                                   QStringLiteral("AXIS"), QStringLiteral("step"));
     const QCommandLineOption logOpt(QStringLiteral("log"), CliUtil::tr("Log-scale y axis."));
-    parser.addOptions(
-        {metricOpt, compareOpt, pngOpt, pdfOpt, widthOpt, heightOpt, smoothingOpt, xOpt, logOpt});
+    parser.addOptions({metricOpt, compareOpt, compareRanksOpt, pngOpt, pdfOpt, widthOpt, heightOpt,
+                       smoothingOpt, xOpt, logOpt});
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
     if (!CliUtil::parse(parser, args,
@@ -94,6 +101,18 @@ int PlotCommand::run(const QStringList &args)
     else if (x != QLatin1String("step"))
         return CliUtil::usageError(CliUtil::tr("--x: \"%1\" is not step, relative or wall").arg(x),
                                    cmd);
+    CompareRanks compareRanks = CompareRanks::Band;
+    const QString how = parser.value(compareRanksOpt);
+    if (how == QLatin1String("mean"))
+        compareRanks = CompareRanks::Mean;
+    else if (how == QLatin1String("all"))
+        compareRanks = CompareRanks::EveryRank;
+    else if (how != QLatin1String("band"))
+        return CliUtil::usageError(
+            CliUtil::tr("--compare-ranks: \"%1\" is not mean, band or all").arg(how), cmd);
+    if (parser.isSet(compareRanksOpt) && !parser.isSet(compareOpt))
+        return CliUtil::usageError(
+            CliUtil::tr("--compare-ranks applies to compared runs: give --compare RUN too"), cmd);
 
     const QString metricName = parser.value(metricOpt);
     QStringList runs{parser.positionalArguments().first()};
@@ -107,6 +126,7 @@ int PlotCommand::run(const QStringList &args)
             return ExitFailed;
         }
         LoadedRun l;
+        l.directory = dir;
         RunRecord record;
         l.name = record.open(dir, &error) ? record.info().name : run;
         if (l.name.isEmpty())
@@ -148,7 +168,8 @@ int PlotCommand::run(const QStringList &args)
     } else {
         QList<LossPlot::ComparedRun> compared;
         for (const LoadedRun &l : loaded)
-            compared.append({l.name, l.provider.get()});
+            compared.append({l.name, l.provider.get(), l.directory});
+        plot.setCompareRanks(compareRanks);
         plot.setComparedRuns(compared);
     }
     const bool pdf = parser.isSet(pdfOpt);

@@ -82,12 +82,14 @@ void LossPage::setComparedRuns(const QList<ComparedRun> &runs)
     m_plot->setComparedRuns({});
     m_compared.clear();
     m_comparedNames.clear();
+    m_comparedDirectories.clear();
     QList<RunSummary> summaries;
     if (runs.size() >= 2) {
         for (const ComparedRun &run : runs) {
             m_compared.push_back(std::make_unique<MetricsPlotProvider>(
                 run.store, m_metricCombo->currentData().toString()));
             m_comparedNames << run.name;
+            m_comparedDirectories << run.directory;
             RunSummary s;
             QString error;
             if (!RunSummary::fromRecord(run.directory, &s, &error))
@@ -116,10 +118,18 @@ void LossPage::applyComparedMetric()
     QList<LossPlot::ComparedRun> runs;
     for (size_t i = 0; i < m_compared.size(); ++i) {
         m_compared[i]->setMetric(name);
-        runs.append({m_comparedNames.value(qsizetype(i)), m_compared[i].get()});
+        // Keyed by the record's directory: a run keeps its colour when others join or leave.
+        runs.append({m_comparedNames.value(qsizetype(i)), m_compared[i].get(),
+                     m_comparedDirectories.value(qsizetype(i))});
     }
     m_plot->customPlot()->yAxis->setLabel(m_metricCombo->currentText());
     m_plot->setComparedRuns(runs);
+}
+
+const MetricsStore *LossPage::comparedStore(int index) const
+{
+    return index >= 0 && size_t(index) < m_compared.size() ? m_compared[size_t(index)]->store()
+                                                           : nullptr;
 }
 
 const MetricsStore *LossPage::namesStore() const

@@ -2,8 +2,9 @@
 //
 // The "Loss" tab: the run's curves (any metric the workers report, loss by default) in a
 // LossPlot fed from core's MetricsStore, refreshed by one timer. With several runs selected it
-// compares them: their curves overlaid (each run's mean, one colour per run) over a table of
-// what differs between them (core's RunDiffModel).
+// compares them: their curves overlaid (each run's mean with a min–max band across its ranks or
+// its every rank, one colour per run that stays the run's) over a table of what differs between
+// them (core's RunDiffModel).
 #pragma once
 
 #include <QWidget>
@@ -46,6 +47,8 @@ public:
     // Two or more runs overlaid; an empty list goes back to the run of setMetricsStore().
     void setComparedRuns(const QList<ComparedRun> &runs);
     bool isComparing() const { return !m_compared.empty(); }
+    // The i-th compared run's store (in the plot's order), null when out of range.
+    const MetricsStore *comparedStore(int index) const;
     RunDiffModel *diffModel() const { return m_diffModel; }
     QTableView *diffTable() const { return m_diffTable; }
 
@@ -64,6 +67,7 @@ private:
     std::unique_ptr<MetricsPlotProvider> m_provider;
     std::vector<std::unique_ptr<MetricsPlotProvider>> m_compared;
     QStringList m_comparedNames;
+    QStringList m_comparedDirectories;
     RunDiffModel *m_diffModel = nullptr;
     QTableView *m_diffTable = nullptr;
     quint64 m_namesGeneration = ~quint64(0);

@@ -7,15 +7,18 @@
 #include "losspage.h"
 #include "lossplot.h"
 #include "mainwindow.h"
+#include "models/runlistmodel.h"
 #include "profileeditordialog.h"
 #include "run/runcontroller.h"
 #include "runview.h"
+#include "sidepanel.h"
 
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QTableWidget>
 #include <QTimer>
+#include <QTreeView>
 
 #include <cstdio>
 
@@ -118,21 +121,30 @@ void ScreenshotTour::waitForEnd(RunController *run, void (ScreenshotTour::*next)
     timer->start();
 }
 
-void ScreenshotTour::startHealthyRun()
+bool ScreenshotTour::startMlpRun(const QString &name, const QStringList &extraArguments,
+                                 void (ScreenshotTour::*next)())
 {
     TrainingConfig config;
-    config.name = QStringLiteral("mlp-4-ranks");
-    config.workerArguments = {QStringLiteral("--task"),      QStringLiteral("mlp"),
-                              QStringLiteral("--steps"),     QStringLiteral("300"),
-                              QStringLiteral("--log-every"), QStringLiteral("10"),
-                              QStringLiteral("--shuffle")};
+    config.name = name;
+    config.workerArguments = QStringList{QStringLiteral("--task"),      QStringLiteral("mlp"),
+                                         QStringLiteral("--steps"),     QStringLiteral("300"),
+                                         QStringLiteral("--log-every"), QStringLiteral("10"),
+                                         QStringLiteral("--shuffle")} +
+                             extraArguments;
     QString error;
     RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
     if (!run) {
         fail(error);
-        return;
+        return false;
     }
-    waitForEnd(run, &ScreenshotTour::afterHealthyRun);
+    m_comparedRunIds << run->runId();
+    waitForEnd(run, next);
+    return true;
+}
+
+void ScreenshotTour::startHealthyRun()
+{
+    startMlpRun(QStringLiteral("mlp-4-ranks"), {}, &ScreenshotTour::afterHealthyRun);
 }
 
 void ScreenshotTour::afterHealthyRun()
@@ -145,6 +157,38 @@ void ScreenshotTour::afterHealthyRun()
     m_window->showPage(RunView::Logs);
     m_window->runView()->logsPage()->showRank(LogsPage::AllRanksTab);
     shoot(QStringLiteral("logs"));
+    startCompareRun();
+}
+
+void ScreenshotTour::startCompareRun()
+{
+    // The same run at a smaller learning rate, to compare with the first.
+    startMlpRun(QStringLiteral("mlp-4-ranks-lr-0.003"),
+                {QStringLiteral("--lr"), QStringLiteral("0.003")},
+                &ScreenshotTour::afterCompareRun);
+}
+
+void ScreenshotTour::afterCompareRun()
+{
+    // Both runs selected in the side panel, as a user does with Ctrl-click: the Loss page
+    // overlays them, each run's mean with its min–max band across ranks.
+    QTreeView *list = m_window->sidePanel()->runList();
+    list->selectionModel()->clearSelection();
+    for (int row = 0; row < list->model()->rowCount(); ++row) {
+        const QModelIndex index = list->model()->index(row, 0);
+        if (m_comparedRunIds.contains(index.data(RunListModel::RunIdRole).toString()))
+            list->selectionModel()->select(index,
+                                           QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    }
+    LossPlot *plot = m_window->runView()->lossPage()->plot();
+    if (!m_window->runView()->lossPage()->isComparing()) {
+        fail(tr("selecting two runs did not compare them"));
+        return;
+    }
+    plot->setCompareRanks(CompareRanks::Band);
+    plot->setSmoothing(0.8);
+    shoot(QStringLiteral("loss-compare"));
+    list->selectionModel()->clearSelection();
     startFailingRun();
 }
 

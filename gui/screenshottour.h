@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // `rankdeck --screenshots DIR` (scripts/screenshots.sh runs it under Xvfb): runs a healthy
-// 4-rank run and one with an injected crash on the local profile, and saves each page, the launch
-// form and the profile editor as PNG files for the README. Then quits.
+// 4-rank run, the same at another learning rate (the two compared on the Loss page) and one
+// with an injected crash on the local profile, and saves each page, the launch form and the
+// profile editor as PNG files for the README. Then quits.
 #pragma once
 
 #include <QObject>
 #include <QPointer>
 #include <QString>
+#include <QStringList>
 
 namespace rankdeck {
 
@@ -29,10 +31,15 @@ private:
     void shoot(const QString &name);
     void shootWidget(QWidget *widget, const QString &name);
     void shootDialogs();
+    // A 4-rank mlp run (its id kept for the comparison); false after fail().
+    bool startMlpRun(const QString &name, const QStringList &extraArguments,
+                     void (ScreenshotTour::*next)());
     void startHealthyRun();
     void startFailingRun();
     void waitForEnd(RunController *run, void (ScreenshotTour::*next)());
     void afterHealthyRun();
+    void startCompareRun();
+    void afterCompareRun();
     void afterFailingRun();
     void startProgramRun();
     void afterProgramRun();
@@ -40,6 +47,7 @@ private:
 
     MainWindow *m_window;
     QString m_directory;
+    QStringList m_comparedRunIds;
     bool m_ok = true;
 };
 

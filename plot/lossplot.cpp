@@ -99,6 +99,23 @@ LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
     connect(m_xModeCombo, &QComboBox::currentIndexChanged, this,
             [this](int) { setXMode(PlotXMode(m_xModeCombo->currentData().toInt())); });
 
+    // Only while comparing runs: how each run shows its ranks.
+    m_ranksCombo = new QComboBox(this);
+    m_ranksCombo->setObjectName(QStringLiteral("compareRanksCombo"));
+    m_ranksCombo->addItem(tr("Mean"), int(CompareRanks::Mean));
+    m_ranksCombo->addItem(tr("Mean and min–max band"), int(CompareRanks::Band));
+    m_ranksCombo->addItem(tr("Every rank"), int(CompareRanks::EveryRank));
+    m_ranksCombo->setCurrentIndex(m_ranksCombo->findData(int(m_compareRanks)));
+    m_ranksCombo->setToolTip(tr("Each compared run: its mean across ranks, with a band from the "
+                                "smallest to the largest rank's value per step, or a thin line "
+                                "per rank"));
+    connect(m_ranksCombo, &QComboBox::currentIndexChanged, this,
+            [this](int) { setCompareRanks(CompareRanks(m_ranksCombo->currentData().toInt())); });
+    m_ranksLabel = new QLabel(tr("&Ranks:"), this);
+    m_ranksLabel->setBuddy(m_ranksCombo);
+    m_ranksLabel->hide();
+    m_ranksCombo->hide();
+
     m_logCheck = new QCheckBox(tr("&Log scale"), this);
     m_logCheck->setObjectName(QStringLiteral("logScaleCheck"));
     connect(m_logCheck, &QCheckBox::toggled, this, &LossPlot::setLogScale);
@@ -143,6 +160,8 @@ LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
     controls->addSpacing(12);
     controls->addWidget(new QLabel(tr("X axis:"), this));
     controls->addWidget(m_xModeCombo);
+    controls->addWidget(m_ranksLabel);
+    controls->addWidget(m_ranksCombo);
     controls->addWidget(m_logCheck);
     controls->addWidget(m_outlierCheck);
     controls->addWidget(resetButton);
@@ -178,14 +197,42 @@ void LossPlot::setProvider(const PlotDataProvider *provider)
 void LossPlot::setComparedRuns(const QList<ComparedRun> &runs)
 {
     // Curves are keyed by rank or by run index: drop them all, the keys change meaning.
+    m_runCurves.clear();
     m_plot->clearGraphs();
     m_curves.clear();
     m_legend->clear();
     m_legendItems.clear();
     m_hiddenRanks.clear();
     m_compared = runs;
+    QStringList keys;
+    for (const ComparedRun &run : runs)
+        keys << (run.key.isEmpty() ? run.name : run.key);
+    const QList<int> chosen = m_runColors.assign(keys);
+    for (qsizetype i = 0; i < runs.size(); ++i)
+        m_runCurves.push_back(std::make_unique<ComparedRunCurves>(
+            m_plot, runs[i].provider, runs[i].name, RunColors::color(chosen[i])));
+    m_ranksLabel->setVisible(isComparing());
+    m_ranksCombo->setVisible(isComparing());
     m_generation = ~quint64(0);
     m_autoRange = true;
+    markDirty();
+}
+
+const ComparedRunCurves *LossPlot::comparedRun(int index) const
+{
+    return index >= 0 && size_t(index) < m_runCurves.size() ? m_runCurves[size_t(index)].get()
+                                                            : nullptr;
+}
+
+void LossPlot::setCompareRanks(CompareRanks ranks)
+{
+    if (ranks == m_compareRanks)
+        return;
+    m_compareRanks = ranks;
+    const int index = m_ranksCombo->findData(int(ranks));
+    if (index != m_ranksCombo->currentIndex())
+        m_ranksCombo->setCurrentIndex(index);
+    m_autoRange = true; // a band or the ranks reach further than the mean
     markDirty();
 }
 
@@ -248,12 +295,18 @@ void LossPlot::setRankVisible(int rank, bool visible)
 
 int LossPlot::pointCount(int rank) const
 {
-    const auto it = m_curves.constFind(rank);
-    if (it == m_curves.constEnd() || !it->raw)
+    const QCPGraph *raw = nullptr;
+    if (isComparing()) {
+        if (const ComparedRunCurves *run = comparedRun(rank))
+            raw = run->rawMeanGraph();
+    } else if (const auto it = m_curves.constFind(rank); it != m_curves.constEnd()) {
+        raw = it->raw;
+    }
+    if (!raw)
         return 0;
     // NaN separators between segments are not points.
     int n = 0;
-    for (const QCPGraphData &d : *it->raw->data())
+    for (const QCPGraphData &d : *raw->data())
         n += std::isnan(d.value) ? 0 : 1;
     return n;
 }
@@ -309,16 +362,8 @@ void LossPlot::resetView()
 
 QColor LossPlot::runColor(int index) const
 {
-    // A qualitative palette (Tableau 10) keeps a handful of runs far apart; golden-angle hues
-    // beyond it.
-    static const QColor palette10[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e),
-                                       QColor(0x2c, 0xa0, 0x2c), QColor(0xd6, 0x27, 0x28),
-                                       QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
-                                       QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f),
-                                       QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf)};
-    if (index >= 0 && index < 10)
-        return palette10[index];
-    return QColor::fromHsv(int(std::fmod(index * 137.508, 360.0)), 200, 190);
+    const ComparedRunCurves *run = comparedRun(index);
+    return run ? run->color() : RunColors::color(index);
 }
 
 QColor LossPlot::colorFor(int rank) const
@@ -379,32 +424,59 @@ void LossPlot::ensureLegendItem(int rank)
     m_legendItems.insert(rank, item);
 }
 
-void LossPlot::rebuild()
+void LossPlot::rebuildCompared()
 {
     m_rebuilding = true;
-    QList<int> curves;
-    // What each curve key draws: a provider and the rank (or mean) of it.
-    QHash<int, std::pair<const PlotDataProvider *, int>> sources;
-    if (isComparing()) {
-        for (int i = 0; i < m_compared.size(); ++i) {
-            const QList<int> runRanks = m_compared[i].provider->ranks();
-            if (runRanks.isEmpty())
-                continue;
-            curves << i;
-            sources.insert(i,
-                           {m_compared[i].provider,
-                            runRanks.size() == 1 ? runRanks.first() : PlotDataProvider::MeanCurve});
-        }
-        m_rankOrder = curves;
-    } else {
-        const QList<int> ranks = m_provider->ranks();
-        curves = ranks;
-        if (ranks.size() > 1)
-            curves.prepend(PlotDataProvider::MeanCurve);
-        for (int rank : std::as_const(curves))
-            sources.insert(rank, {m_provider, rank});
-        m_rankOrder = ranks;
+    CompareView view;
+    view.mode = m_xMode;
+    view.weight = smoothing();
+    view.ranks = m_compareRanks;
+    if (!m_autoRange) {
+        view.xMin = m_plot->xAxis->range().lower;
+        view.xMax = m_plot->xAxis->range().upper;
     }
+    // As for one run (see rebuild()): a min/max bucket per two pixel columns.
+    view.buckets = qMax(64, m_plot->axisRect()->width() / 2);
+    int visibleCurves = 0;
+    for (int i = 0; i < m_compared.size(); ++i) {
+        if (isRankVisible(i))
+            visibleCurves += m_compareRanks == CompareRanks::EveryRank
+                                 ? int(m_compared[i].provider->ranks().size())
+                                 : 1;
+    }
+    view.crowded = visibleCurves > CrowdedCurves;
+    if (view.crowded)
+        m_plot->setNotAntialiasedElements(QCP::aePlottables);
+    else
+        m_plot->setAntialiasedElements(QCP::aePlottables);
+    QList<int> order;
+    for (int i = 0; i < int(m_runCurves.size()); ++i) {
+        ensureLegendItem(i);
+        ComparedRunCurves &run = *m_runCurves[size_t(i)];
+        run.setVisible(isRankVisible(i));
+        // Only runs whose data (or the view) changed fetch anything: a finished run, never.
+        run.update(view);
+        if (run.rankCount() > 0)
+            order << i;
+    }
+    m_rankOrder = order;
+    if (m_autoRange)
+        autoRange();
+    m_rebuilding = false;
+}
+
+void LossPlot::rebuild()
+{
+    if (isComparing()) {
+        rebuildCompared();
+        return;
+    }
+    m_rebuilding = true;
+    const QList<int> ranks = m_provider->ranks();
+    QList<int> curves = ranks;
+    if (ranks.size() > 1)
+        curves.prepend(PlotDataProvider::MeanCurve);
+    m_rankOrder = ranks;
 
     const double weight = smoothing();
     double xMin = 0, xMax = 0;
@@ -435,15 +507,14 @@ void LossPlot::rebuild()
         c.smooth->setVisible(visible && weight > 0);
         if (!visible)
             continue;
-        const auto [provider, source] = sources.value(rank);
         if (showRaw) {
-            const PlotCurve raw = provider->curve(source, m_xMode, 0.0, xMin, xMax, buckets);
+            const PlotCurve raw = m_provider->curve(rank, m_xMode, 0.0, xMin, xMax, buckets);
             c.raw->setData(raw.x, raw.y, true);
         } else {
             c.raw->data()->clear();
         }
         if (weight > 0) {
-            const PlotCurve smooth = provider->curve(source, m_xMode, weight, xMin, xMax, buckets);
+            const PlotCurve smooth = m_provider->curve(rank, m_xMode, weight, xMin, xMax, buckets);
             c.smooth->setData(smooth.x, smooth.y, true);
         } else {
             c.smooth->data()->clear();
@@ -458,7 +529,7 @@ void LossPlot::rebuild()
         rawPen.setCosmetic(true);
         c.raw->setPen(rawPen);
         QPen smoothPen = c.smooth->pen();
-        const bool mean = rank == PlotDataProvider::MeanCurve || isComparing();
+        const bool mean = rank == PlotDataProvider::MeanCurve;
         smoothPen.setWidthF(crowded && !mean ? 1.0 : (mean ? 2.5 : 1.5));
         smoothPen.setCosmetic(crowded && !mean);
         c.smooth->setPen(smoothPen);
@@ -509,16 +580,29 @@ void LossPlot::applyAxisMode()
     }
 }
 
-void LossPlot::autoRange()
+QList<const QCPGraph *> LossPlot::rangeGraphs() const
 {
-    double xLo = qInf(), xHi = -qInf();
-    QVector<double> ys;
+    QList<const QCPGraph *> out;
+    if (isComparing()) {
+        for (const auto &run : m_runCurves)
+            for (const QCPGraph *g : run->rangeGraphs())
+                out << g;
+        return out;
+    }
     for (auto it = m_curves.cbegin(); it != m_curves.cend(); ++it) {
         if (!isRankVisible(it.key()))
             continue;
         // With smoothing on, scale to the smoothed curves: raw spikes are context, not the story.
-        const QCPGraph *g =
-            (it->smooth->visible() && !it->smooth->data()->isEmpty()) ? it->smooth : it->raw;
+        out << ((it->smooth->visible() && !it->smooth->data()->isEmpty()) ? it->smooth : it->raw);
+    }
+    return out;
+}
+
+void LossPlot::autoRange()
+{
+    double xLo = qInf(), xHi = -qInf();
+    QVector<double> ys;
+    for (const QCPGraph *g : rangeGraphs()) {
         for (const QCPGraphData &d : *g->data()) {
             if (std::isnan(d.value))
                 continue;
@@ -574,7 +658,7 @@ bool LossPlot::eventFilter(QObject *watched, QEvent *event)
 
 void LossPlot::updateHover(const QPoint &pos)
 {
-    if (m_curves.isEmpty() || !m_plot->axisRect()->rect().contains(pos)) {
+    if ((m_curves.isEmpty() && m_runCurves.empty()) || !m_plot->axisRect()->rect().contains(pos)) {
         hideHover();
         return;
     }
@@ -582,7 +666,19 @@ void LossPlot::updateHover(const QPoint &pos)
     double shownKey = qQNaN();
     QStringList rows;
     int hiddenRows = 0;
-    QList<int> order = m_rankOrder;
+    for (const auto &run : m_runCurves) {
+        double key = 0;
+        const QString text = run->isVisible() ? run->hoverText(x, &key) : QString();
+        if (text.isEmpty())
+            continue;
+        if (std::isnan(shownKey))
+            shownKey = key;
+        if (rows.size() >= MaxHoverRows)
+            ++hiddenRows;
+        else
+            rows << text;
+    }
+    QList<int> order = isComparing() ? QList<int>{} : m_rankOrder;
     if (m_curves.contains(PlotDataProvider::MeanCurve))
         order.prepend(PlotDataProvider::MeanCurve);
     for (int rank : std::as_const(order)) {
@@ -645,6 +741,9 @@ bool LossPlot::renderToFile(const QString &fileName, int width, int height, bool
 {
     // Sized as the picture, so that the buckets match its pixel columns.
     m_plot->setViewport(QRect(0, 0, width, height));
+    // The axis rect takes the picture's size only when laid out, which a replot does: before
+    // it, a plot never shown (the CLI's) would bucket for its default size, a few dozen columns.
+    m_plot->replot(QCustomPlot::rpImmediateRefresh);
     m_dirty = true;
     poll();
     m_plot->replot(QCustomPlot::rpImmediateRefresh);
@@ -656,11 +755,16 @@ bool LossPlot::renderToFile(const QString &fileName, int width, int height, bool
     if (m_curves.contains(PlotDataProvider::MeanCurve) && !isComparing())
         order.prepend(PlotDataProvider::MeanCurve);
     for (int key : std::as_const(order)) {
-        const auto it = m_curves.constFind(key);
-        if (it == m_curves.cend() || !isRankVisible(key) || entries >= CrowdedCurves)
+        QCPGraph *graph = nullptr;
+        if (isComparing()) {
+            const ComparedRunCurves *run = comparedRun(key);
+            graph = run && run->isVisible() ? run->meanGraph() : nullptr;
+        } else if (const auto it = m_curves.constFind(key); it != m_curves.cend()) {
+            graph = isRankVisible(key) ? (it->smooth->visible() ? it->smooth : it->raw) : nullptr;
+        }
+        if (!graph || entries >= CrowdedCurves)
             continue;
-        legend->addItem(
-            new QCPPlottableLegendItem(legend, it->smooth->visible() ? it->smooth : it->raw));
+        legend->addItem(new QCPPlottableLegendItem(legend, graph));
         ++entries;
     }
     legend->setVisible(entries > 0);

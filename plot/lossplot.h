@@ -3,16 +3,22 @@
 // The loss curves of one run: one line per rank plus the mean, debiased EMA smoothing with the
 // raw curve drawn faintly behind, x by step / relative time / wall time, log-scale y, outlier-
 // robust auto-range, ranks toggled from the legend, hover values, zoom/pan, PNG/PDF/CSV export
-// and TensorBoard event files.
+// and TensorBoard event files. Or several runs overlaid (setComparedRuns(): ComparedRunCurves
+// per run, each in a colour of its own from RunColors).
 // It never replots per event: the owning page calls poll() on its timer, which refetches only
 // when the provider's generation or the view changed, and replots queued.
 #pragma once
 
+#include "comparedruncurves.h"
 #include "plotdataprovider.h"
+#include "runcolors.h"
 
 #include <QHash>
 #include <QSet>
 #include <QWidget>
+
+#include <memory>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
@@ -38,18 +44,25 @@ public:
     void setProvider(const PlotDataProvider *provider);
 
     // Several runs in one plot: each run's mean across its ranks (its one rank's curve when it
-    // has one), one stable colour per run (by its place in the list), the same smoothing and x
-    // mode for all, the legend by run name. Providers are not owned. An empty list goes back to
-    // the single run of setProvider().
+    // has one) with a min–max band across ranks or a line per rank (compareRanks()), one stable
+    // colour per run, the same smoothing and x mode for all, the legend by run name. Providers
+    // are not owned. An empty list goes back to the single run of setProvider().
     struct ComparedRun
     {
         QString name;
         const PlotDataProvider *provider = nullptr;
+        // What names the run for good (its id or record directory; empty: the name): a run
+        // keeps its colour for as long as this plot lives, whatever else is compared with it.
+        QString key;
     };
     void setComparedRuns(const QList<ComparedRun> &runs);
     bool isComparing() const { return !m_compared.isEmpty(); }
     // The colour of the i-th compared run (also what the picture's legend shows).
     QColor runColor(int index) const;
+    // The i-th compared run's graphs (tests, benchmarks), null when out of range.
+    const ComparedRunCurves *comparedRun(int index) const;
+    CompareRanks compareRanks() const { return m_compareRanks; }
+    void setCompareRanks(CompareRanks ranks);
 
     // Renders the plot alone (no controls), width × height pixels, with a legend of the curves
     // drawn, into a PNG or a PDF: the picture rankdeck-cli plot writes without a display.
@@ -102,6 +115,8 @@ private:
     };
 
     void rebuild();
+    void rebuildCompared();
+    QList<const QCPGraph *> rangeGraphs() const;
     Curves &curvesFor(int rank);
     void ensureLegendItem(int rank);
     void applyAxisMode();
@@ -114,6 +129,11 @@ private:
 
     const PlotDataProvider *m_provider = nullptr;
     QList<ComparedRun> m_compared;
+    std::vector<std::unique_ptr<ComparedRunCurves>> m_runCurves;
+    RunColors m_runColors;
+    CompareRanks m_compareRanks = CompareRanks::Band;
+    QComboBox *m_ranksCombo = nullptr;
+    QLabel *m_ranksLabel = nullptr;
     QCustomPlot *m_plot = nullptr;
     QSlider *m_smoothingSlider = nullptr;
     QLabel *m_smoothingLabel = nullptr;

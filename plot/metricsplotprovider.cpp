@@ -21,20 +21,38 @@ QList<int> MetricsPlotProvider::ranks() const
     return m_store->ranks(m_metric);
 }
 
+namespace {
+MetricXAxis axisOf(PlotXMode mode)
+{
+    switch (mode) {
+    case PlotXMode::RelativeTime:
+        return MetricXAxis::RelativeTime;
+    case PlotXMode::WallTime:
+        return MetricXAxis::WallTime;
+    case PlotXMode::Step:
+        break;
+    }
+    return MetricXAxis::Step;
+}
+} // namespace
+
 PlotCurve MetricsPlotProvider::curve(int rank, PlotXMode mode, double smoothingWeight, double xMin,
                                      double xMax, int buckets) const
 {
-    MetricXAxis axis = MetricXAxis::Step;
-    if (mode == PlotXMode::RelativeTime)
-        axis = MetricXAxis::RelativeTime;
-    else if (mode == PlotXMode::WallTime)
-        axis = MetricXAxis::WallTime;
     static_assert(PlotDataProvider::MeanCurve == MetricsStore::MeanCurve);
-    MetricCurve c = m_store->curve(rank, m_metric, axis, smoothingWeight, xMin, xMax, buckets);
+    static_assert(PlotDataProvider::MinCurve == MetricsStore::MinCurve);
+    static_assert(PlotDataProvider::MaxCurve == MetricsStore::MaxCurve);
+    MetricCurve c =
+        m_store->curve(rank, m_metric, axisOf(mode), smoothingWeight, xMin, xMax, buckets);
     PlotCurve out;
     out.x = std::move(c.x);
     out.y = std::move(c.y);
     return out;
+}
+
+bool MetricsPlotProvider::xRange(PlotXMode mode, double *xMin, double *xMax) const
+{
+    return m_store->xRange(m_metric, axisOf(mode), xMin, xMax);
 }
 
 bool MetricsPlotProvider::writeCsv(QIODevice *out, QString *errorMessage) const

@@ -26,6 +26,7 @@ public:
     QList<int> ranks() const override;
     PlotCurve curve(int rank, PlotXMode mode, double smoothingWeight, double xMin, double xMax,
                     int buckets) const override;
+    bool xRange(PlotXMode mode, double *xMin, double *xMax) const override;
     bool writeCsv(QIODevice *out, QString *errorMessage) const override;
     bool writeTensorBoard(const QString &directory, QString *errorMessage) const override;
 

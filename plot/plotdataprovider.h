@@ -31,7 +31,11 @@ struct PlotCurve
 class PlotDataProvider
 {
 public:
+    // Curves across ranks, asked for in place of a rank: per step the mean, smallest and largest
+    // value of the ranks that reported it (core's MetricsStore::MeanCurve and its siblings).
     static constexpr int MeanCurve = -1;
+    static constexpr int MinCurve = -2;
+    static constexpr int MaxCurve = -3;
 
     virtual ~PlotDataProvider() = default;
 
@@ -39,12 +43,15 @@ public:
     virtual quint64 generation() const = 0;
     // Ranks that have data for the plotted metric, ascending.
     virtual QList<int> ranks() const = 0;
-    // The curve of one rank (or MeanCurve) in the requested x mode, smoothed on the full data
-    // with the debiased EMA weight (0 = raw), then bucketed to about `buckets` min/max buckets
-    // over [xMin, xMax] (an empty range means everything). Relative time is in seconds since the
-    // first point of the run; wall time in seconds since the Unix epoch.
+    // The curve of one rank (or MeanCurve, MinCurve, MaxCurve) in the requested x mode, smoothed on
+    // the full data with the debiased EMA weight (0 = raw), then bucketed to about `buckets`
+    // min/max buckets over [xMin, xMax] (an empty range means everything). Relative time is in
+    // seconds since the first point of the run; wall time in seconds since the Unix epoch.
     virtual PlotCurve curve(int rank, PlotXMode mode, double smoothingWeight, double xMin,
                             double xMax, int buckets) const = 0;
+    // The x extent of all the data in that mode; false when there is none. Cheap (no points
+    // copied): the compare overlay buckets every run over one shared range.
+    virtual bool xRange(PlotXMode mode, double *xMin, double *xMax) const = 0;
     // Full-resolution CSV of everything plotted (no bucketing, no smoothing).
     virtual bool writeCsv(QIODevice *out, QString *errorMessage) const = 0;
     // Every metric of every rank as TensorBoard event files, one sub-directory per rank.

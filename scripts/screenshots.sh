@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Renders every page of the app (a healthy 4-rank run and one with an injected crash on the
-# built-in local profile, the launch form and the profile editor) under Xvfb into
-# docs/screenshots/ for the README. Uses a throw-away home so that your own profiles and runs do
-# not appear in the pictures.
+# Renders every page of the app (a healthy 4-rank run, the same at another learning rate compared
+# with it on the Loss page, and one with an injected crash on the built-in local profile, the
+# launch form and the profile editor) under Xvfb into docs/screenshots/ for the README. Uses a
+# throw-away home so that your own profiles and runs do not appear in the pictures.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${RANKDECK_BUILD_DIR:-$here/build}/bin

@@ -132,29 +132,45 @@ struct MetricsStore::Series
     }
 };
 
-// The mean across ranks, kept up to date as points arrive: per step a running sum and count, so
-// a refresh never walks every rank's points. The plottable columns (x, mean value, its smoothed
-// values and their min/max pyramids) are rebuilt only from the first step that changed since
-// the last curve(): in a live run that is the last few steps, whatever the run's length.
+// The mean, min and max across ranks, kept up to date as points arrive: per step a running sum,
+// count and extremes, so a refresh never walks every rank's points. The plottable columns (x,
+// each statistic's values, their smoothed values and their min/max pyramids) are rebuilt only
+// from the first step that changed since the last curve(): in a live run that is the last few
+// steps, whatever the run's length. A statistic nobody asked for (min and max without a band
+// on screen) gets no columns at all.
 struct MetricsStore::MeanSeries
 {
+    enum Stat
+    {
+        Mean,
+        Min,
+        Max,
+        StatCount
+    };
+
     struct Point
     {
         qint64 step = 0;
         qint64 timeUs = 0;
         double sum = 0.0;
+        double lo = std::numeric_limits<double>::infinity();
+        double hi = -std::numeric_limits<double>::infinity();
         int count = 0;
         int nonFinite = 0;
-        double value() const
+        // NaN where any rank sent a non-finite value, for all three alike: the band then never
+        // claims a step the mean leaves out, and min <= mean <= max holds wherever they are drawn.
+        double value(Stat stat) const
         {
             if (nonFinite > 0 || count == 0)
                 return kNaN;
-            return sum / count;
+            // A rounded sum can put the mean of equal values an ulp outside them: clamped.
+            return stat == Min ? lo : stat == Max ? hi : std::clamp(sum / count, lo, hi);
         }
     };
 
-    // The smoothed mean for one weight, with the EMA state saved at every block start so that a
-    // change at point k recomputes from the block holding k instead of from the first point.
+    // One statistic's values for one weight, with the EMA state saved at every block start so
+    // that a change at point k recomputes from the block holding k instead of from the first
+    // point.
     struct Smoothed
     {
         double weight = -1.0;
@@ -190,41 +206,25 @@ struct MetricsStore::MeanSeries
         }
     };
 
-    struct Segment
+    // A statistic's plottable values: raw, and smoothed for the weights asked for.
+    struct Column
     {
-        std::vector<Point> points; // ascending steps
-        size_t dirtyFrom = 0;      // first point whose columns below are stale
-        // Columns for the bucketing fast path; times never decrease (see refresh()).
-        std::vector<qint64> steps;
-        std::vector<qint64> times;
         std::vector<double> values;
-        std::vector<qint64> stepMid, timeMid;
         Downsampler index;
         std::array<Smoothed, 2> smoothed; // the plot asks for raw and one weight at a time
+        size_t dirtyFrom = 0;             // first point whose values are stale
         quint64 useCounter = 0;
 
-        void refresh()
+        void refresh(const std::vector<Point> &points, Stat stat)
         {
             const size_t n = points.size();
             const size_t from = std::min(dirtyFrom, n);
-            if (from == n && steps.size() == n)
+            if (from == n && values.size() == n)
                 return;
-            growFor(steps, n);
-            growFor(times, n);
             growFor(values, n);
-            steps.resize(n);
-            times.resize(n);
             values.resize(n);
-            for (size_t i = from; i < n; ++i) {
-                const Point &p = points[i];
-                steps[i] = p.step;
-                // Time order can differ from step order by a few µs across ranks; the
-                // bucketing needs non-decreasing x.
-                times[i] = i > 0 ? std::max(p.timeUs, times[i - 1]) : p.timeUs;
-                values[i] = p.value();
-            }
-            Downsampler::midSamples(steps, stepMid, qsizetype(from));
-            Downsampler::midSamples(times, timeMid, qsizetype(from));
+            for (size_t i = from; i < n; ++i)
+                values[i] = points[i].value(stat);
             index.truncate(qsizetype(from));
             index.update(values);
             for (Smoothed &sm : smoothed)
@@ -250,6 +250,46 @@ struct MetricsStore::MeanSeries
             return *hit;
         }
     };
+
+    struct Segment
+    {
+        std::vector<Point> points; // ascending steps
+        size_t dirtyFrom = 0;      // first point whose x columns below are stale
+        // Columns for the bucketing fast path; times never decrease (see refresh()).
+        std::vector<qint64> steps;
+        std::vector<qint64> times;
+        std::vector<qint64> stepMid, timeMid;
+        std::array<Column, StatCount> stats;
+
+        void markDirty(size_t i)
+        {
+            dirtyFrom = std::min(dirtyFrom, i);
+            for (Column &c : stats)
+                c.dirtyFrom = std::min(c.dirtyFrom, i);
+        }
+
+        void refreshX()
+        {
+            const size_t n = points.size();
+            const size_t from = std::min(dirtyFrom, n);
+            if (from < n || steps.size() != n) {
+                growFor(steps, n);
+                growFor(times, n);
+                steps.resize(n);
+                times.resize(n);
+                for (size_t i = from; i < n; ++i) {
+                    const Point &p = points[i];
+                    steps[i] = p.step;
+                    // Time order can differ from step order by a few µs across ranks; the
+                    // bucketing needs non-decreasing x.
+                    times[i] = i > 0 ? std::max(p.timeUs, times[i - 1]) : p.timeUs;
+                }
+                Downsampler::midSamples(steps, stepMid, qsizetype(from));
+                Downsampler::midSamples(times, timeMid, qsizetype(from));
+                dirtyFrom = n;
+            }
+        }
+    };
     std::vector<Segment> segments;
 
     void add(size_t segment, qint64 step, qint64 timeUs, double value)
@@ -261,7 +301,7 @@ struct MetricsStore::MeanSeries
         // Ranks report the same steps at about the same time: the slot is almost always last.
         auto it = pts.end();
         if (pts.empty() || pts.back().step < step) {
-            pushBack(pts, Point{step, timeUs, 0.0, 0, 0});
+            pushBack(pts, Point{step, timeUs});
             it = pts.end() - 1;
         } else if (pts.back().step == step) {
             it = pts.end() - 1;
@@ -269,16 +309,18 @@ struct MetricsStore::MeanSeries
             it = std::lower_bound(pts.begin(), pts.end(), step,
                                   [](const Point &p, qint64 s) { return p.step < s; });
             if (it == pts.end() || it->step != step)
-                it = pts.insert(it, Point{step, timeUs, 0.0, 0, 0});
+                it = pts.insert(it, Point{step, timeUs});
         }
         it->timeUs = std::min(it->timeUs, timeUs);
         if (std::isfinite(value)) {
             it->sum += value;
+            it->lo = std::min(it->lo, value);
+            it->hi = std::max(it->hi, value);
             ++it->count;
         } else {
             ++it->nonFinite;
         }
-        seg.dirtyFrom = std::min(seg.dirtyFrom, size_t(it - pts.begin()));
+        seg.markDirty(size_t(it - pts.begin()));
     }
 };
 
@@ -640,8 +682,8 @@ MetricCurve MetricsStore::curve(int rank, const QString &name, MetricXAxis axis,
                                 double smoothingWeight, double xMin, double xMax, int buckets) const
 {
     QMutexLocker lock(&m_mutex);
-    if (rank == MeanCurve)
-        return meanCurveLocked(name, axis, smoothingWeight, xMin, xMax, buckets);
+    if (rank == MeanCurve || rank == MinCurve || rank == MaxCurve)
+        return acrossRanksCurveLocked(rank, name, axis, smoothingWeight, xMin, xMax, buckets);
     const Series *s = seriesLocked(rank, name);
     if (!s)
         return {};
@@ -722,28 +764,57 @@ MetricCurve MetricsStore::curveLocked(const Series &s, MetricXAxis axis, double 
     return curve;
 }
 
-MetricCurve MetricsStore::meanCurveLocked(const QString &name, MetricXAxis axis, double weight,
-                                          double xMin, double xMax, int buckets) const
+qint64 MetricsStore::acrossRanksExtentLocked(MeanSeries &mean, MetricXAxis axis, double *lo,
+                                             double *hi) const
+{
+    const double offset = axis == MetricXAxis::RelativeTime ? double(m_startTimeUs) : 0.0;
+    const double divisor = axis == MetricXAxis::Step ? 1.0 : 1e6;
+    *lo = std::numeric_limits<double>::infinity();
+    *hi = -*lo;
+    qint64 points = 0;
+    for (MeanSeries::Segment &seg : mean.segments) {
+        seg.refreshX();
+        if (seg.steps.empty())
+            continue;
+        const std::vector<qint64> &column = axis == MetricXAxis::Step ? seg.steps : seg.times;
+        *lo = std::min(*lo, (double(column.front()) - offset) / divisor);
+        *hi = std::max(*hi, (double(column.back()) - offset) / divisor);
+        points += qint64(column.size());
+    }
+    return points;
+}
+
+bool MetricsStore::xRange(const QString &name, MetricXAxis axis, double *xMin, double *xMax) const
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = m_means.constFind(name);
+    if (it == m_means.cend())
+        return false;
+    double lo = 0, hi = 0;
+    if (acrossRanksExtentLocked(**it, axis, &lo, &hi) == 0)
+        return false;
+    *xMin = lo;
+    *xMax = hi;
+    return true;
+}
+
+MetricCurve MetricsStore::acrossRanksCurveLocked(int which, const QString &name, MetricXAxis axis,
+                                                 double weight, double xMin, double xMax,
+                                                 int buckets) const
 {
     MetricCurve curve;
     const auto it = m_means.constFind(name);
     if (it == m_means.cend())
         return curve;
+    const MeanSeries::Stat stat = which == MinCurve   ? MeanSeries::Min
+                                  : which == MaxCurve ? MeanSeries::Max
+                                                      : MeanSeries::Mean;
     // The columns are a cache of the sums, brought up to date under the store's lock.
     MeanSeries &mean = **it;
     const double offset = axis == MetricXAxis::RelativeTime ? double(m_startTimeUs) : 0.0;
     const double divisor = axis == MetricXAxis::Step ? 1.0 : 1e6;
-    double lo = std::numeric_limits<double>::infinity();
-    double hi = -lo;
-    for (MeanSeries::Segment &seg : mean.segments) {
-        seg.refresh();
-        if (seg.steps.empty())
-            continue;
-        const std::vector<qint64> &column = axis == MetricXAxis::Step ? seg.steps : seg.times;
-        lo = std::min(lo, (double(column.front()) - offset) / divisor);
-        hi = std::max(hi, (double(column.back()) - offset) / divisor);
-        curve.sourcePoints += qint64(column.size());
-    }
+    double lo = 0, hi = 0;
+    curve.sourcePoints = acrossRanksExtentLocked(mean, axis, &lo, &hi);
     if (!(xMin < xMax) && buckets > 0) {
         xMin = lo;
         xMax = hi;
@@ -752,10 +823,12 @@ MetricCurve MetricsStore::meanCurveLocked(const QString &name, MetricXAxis axis,
         if (seg.steps.empty())
             continue;
         const std::vector<qint64> &column = axis == MetricXAxis::Step ? seg.steps : seg.times;
+        MeanSeries::Column &col = seg.stats[stat];
+        col.refresh(seg.points, stat);
         const bool smooth = weight > 0.0;
-        const MeanSeries::Smoothed *sm = smooth ? &seg.smoothedFor(weight) : nullptr;
-        const std::vector<double> &values = smooth ? sm->values : seg.values;
-        const Downsampler &index = smooth ? sm->index : seg.index;
+        const MeanSeries::Smoothed *sm = smooth ? &col.smoothedFor(weight) : nullptr;
+        const std::vector<double> &values = smooth ? sm->values : col.values;
+        const Downsampler &index = smooth ? sm->index : col.index;
         const std::vector<qint64> &mid = axis == MetricXAxis::Step ? seg.stepMid : seg.timeMid;
         appendSegment(curve, index.bucket(column, offset, divisor, values, 0,
                                           qsizetype(values.size()), xMin, xMax, buckets, mid));

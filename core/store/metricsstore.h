@@ -73,7 +73,10 @@ struct MetricCurve
 class MetricsStore
 {
 public:
+    // Curves across ranks, asked for in place of a rank (see curve()).
     static constexpr int MeanCurve = -1;
+    static constexpr int MinCurve = -2;
+    static constexpr int MaxCurve = -3;
 
     MetricsStore();
     ~MetricsStore();
@@ -115,9 +118,15 @@ public:
     // axis (xMin >= xMax: everything; buckets <= 0: no bucketing). Relative time is in seconds
     // since startTimeUs(), wall time in seconds since the Unix epoch. rank == MeanCurve: the
     // per-step mean over the ranks that reported that step (NaN if any of them sent NaN),
-    // smoothed, then bucketed.
+    // smoothed, then bucketed. MinCurve / MaxCurve: likewise the per-step smallest / largest
+    // value of those ranks (NaN where the mean is NaN), each smoothed on its own; the EMA is a
+    // weighted average with positive weights, so min <= mean <= max holds after smoothing too.
     MetricCurve curve(int rank, const QString &name, MetricXAxis axis, double smoothingWeight,
                       double xMin, double xMax, int buckets) const;
+
+    // The x extent of the metric over all ranks and segments on the chosen axis (as curve()
+    // computes it); false when there is no point. O(restart segments).
+    bool xRange(const QString &name, MetricXAxis axis, double *xMin, double *xMax) const;
 
     QString lastError() const;
     // metrics.csv could not be written (a full disk): it holds the rows up to the last write
@@ -135,10 +144,12 @@ private:
     MetricCurve curveLocked(const Series &s, MetricXAxis axis, double weight, double xMin,
                             double xMax, int buckets) const;
     void smoothEveryRankLocked(const QString &name, double weight) const;
-    MetricCurve meanCurveLocked(const QString &name, MetricXAxis axis, double weight, double xMin,
-                                double xMax, int buckets) const;
-
     struct MeanSeries;
+    qint64 acrossRanksExtentLocked(MeanSeries &mean, MetricXAxis axis, double *lo,
+                                   double *hi) const;
+    MetricCurve acrossRanksCurveLocked(int which, const QString &name, MetricXAxis axis,
+                                       double weight, double xMin, double xMax, int buckets) const;
+
     void flushLocked();
 
     mutable QMutex m_mutex;

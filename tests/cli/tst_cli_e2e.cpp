@@ -458,7 +458,8 @@ private slots:
 
     // Two real runs that differ in --lr. Drawn without a display (no QT_QPA_PLATFORM, no
     // DISPLAY: the CLI picks offscreen itself): the picture has the asked size and curves in
-    // its plot area; with --compare, each run's curve in its own colour. Compared: --lr, the
+    // its plot area; with --compare, each run's curve in its own colour and its min–max band
+    // across ranks as a tint of that colour (or its mean alone). Compared: --lr, the
     // duration and the metrics differ, nothing else.
     void plotAndCompareTwoRuns()
     {
@@ -515,8 +516,63 @@ private slots:
         image = QImage(both);
         QCOMPARE(image.size(), QSize(1200, 600));
         // The first two colours of the run palette (Tableau 10): blue, orange.
-        QVERIFY(countNear(image, near(QColor(0x1f, 0x77, 0xb4))) > 200);
-        QVERIFY(countNear(image, near(QColor(0xff, 0x7f, 0x0e))) > 200);
+        const QColor blue(0x1f, 0x77, 0xb4), orange(0xff, 0x7f, 0x0e);
+        QVERIFY(countNear(image, near(blue)) > 200);
+        QVERIFY(countNear(image, near(orange)) > 200);
+
+        // The min–max band across each run's ranks (the default, here by name): a
+        // translucent tint of the run's colour over the white plot area, next to its mean.
+        // Without it (mean only) the tints are gone; with every rank, a line per rank.
+        const auto tint = [](QColor c) {
+            const double a = 56 / 255.0; // the band's alpha
+            return QColor(int(c.red() * a + 255 * (1 - a)), int(c.green() * a + 255 * (1 - a)),
+                          int(c.blue() * a + 255 * (1 - a)));
+        };
+        const auto nearTint = [&](QColor c) {
+            const QColor want = tint(c);
+            return [want](QColor got) {
+                return std::abs(got.red() - want.red()) + std::abs(got.green() - want.green()) +
+                           std::abs(got.blue() - want.blue()) <
+                       12;
+            };
+        };
+        const auto comparePicture = [&](const QString &how, const QString &file) {
+            return plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--compare"),
+                         QStringLiteral("e2e-lr-0.005"), QStringLiteral("--compare-ranks"), how,
+                         QStringLiteral("--width"), QStringLiteral("800"),
+                         QStringLiteral("--height"), QStringLiteral("500"), QStringLiteral("--png"),
+                         file});
+        };
+        const QString bandFile = m_home.path() + QStringLiteral("/band.png");
+        p = comparePicture(QStringLiteral("band"), bandFile);
+        QVERIFY2(p.code == 0, qPrintable(p.err));
+        image = QImage(bandFile);
+        QCOMPARE(image.size(), QSize(800, 500));
+        const int blueBand = countNear(image, nearTint(blue));
+        const int orangeBand = countNear(image, nearTint(orange));
+        QVERIFY2(
+            blueBand > 150 && orangeBand > 150,
+            qPrintable(
+                QStringLiteral("band pixels: %1 blue, %2 orange").arg(blueBand).arg(orangeBand)));
+        QVERIFY(countNear(image, near(blue)) > 100);
+        QVERIFY(countNear(image, near(orange)) > 100);
+        const QString meanFile = m_home.path() + QStringLiteral("/mean.png");
+        p = comparePicture(QStringLiteral("mean"), meanFile);
+        QVERIFY2(p.code == 0, qPrintable(p.err));
+        image = QImage(meanFile);
+        QVERIFY(countNear(image, nearTint(blue)) < blueBand / 4);
+        QVERIFY(countNear(image, nearTint(orange)) < orangeBand / 4);
+        const QString allFile = m_home.path() + QStringLiteral("/all.png");
+        p = comparePicture(QStringLiteral("all"), allFile);
+        QVERIFY2(p.code == 0, qPrintable(p.err));
+        QCOMPARE(QImage(allFile).size(), QSize(800, 500));
+        p = comparePicture(QStringLiteral("most"), allFile);
+        QCOMPARE(p.code, 2);
+        QVERIFY2(p.err.contains(QStringLiteral("--compare-ranks: \"most\"")), qPrintable(p.err));
+        p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--compare-ranks"),
+                  QStringLiteral("band"), QStringLiteral("--png"), allFile});
+        QCOMPARE(p.code, 2);
+        QVERIFY2(p.err.contains(QStringLiteral("--compare")), qPrintable(p.err));
 
         const QString pdf = m_home.path() + QStringLiteral("/plot.pdf");
         p = plot({QStringLiteral("e2e-lr-0.05"), QStringLiteral("--metric"),

@@ -5,7 +5,9 @@
 // out as the root-cause banner and a Failures entry naming the faulting function, and stop a
 // running run with the Stop button; a 4-rank run with one slowed rank names it on the Overview,
 // whose heatmap shows the others waiting for it; two runs with different --lr selected together
-// in the side panel are overlaid on the Loss page over a table that names --lr.
+// in the side panel are overlaid on the Loss page (each run's mean and min–max band across its
+// ranks, or every rank) over a table that names --lr, and keep their colours when a third joins.
+#include "comparedruncurves.h"
 #include "failurespage.h"
 #include "launchdialog.h"
 #include "logspage.h"
@@ -37,7 +39,10 @@
 #include <QTreeView>
 #include <QtTest>
 
+#include <qcustomplot.h>
+
 #include <cmath>
+#include <map>
 
 using namespace rankdeck;
 
@@ -398,6 +403,69 @@ void TestGuiRun::twoRunsCompared()
     for (int run = 0; run < 2; ++run)
         QCOMPARE(plot->pointCount(run), steps);
     QVERIFY(plot->runColor(0) != plot->runColor(1));
+
+    // The default overlay: each run's mean with a min–max band across its 2 ranks. Unsmoothed,
+    // the band's edges are the ranks' extremes per step as each run's store holds them, and the
+    // mean lies between; smoothed alike, it still does.
+    QCOMPARE(plot->compareRanks(), CompareRanks::Band);
+    for (double smoothing : {0.0, 0.6}) {
+        plot->setSmoothing(smoothing);
+        plot->refreshNow();
+        for (int i = 0; i < 2; ++i) {
+            std::map<qint64, std::pair<double, double>> extremes;
+            const MetricsStore *store = loss->comparedStore(i);
+            QVERIFY(store);
+            for (int rank : store->ranks(metric::Loss)) {
+                for (const MetricSegment &seg : store->segments(rank, metric::Loss)) {
+                    for (const MetricPoint &p : seg.points) {
+                        auto [it, fresh] = extremes.try_emplace(p.step, p.value, p.value);
+                        it->second.first = std::min(it->second.first, p.value);
+                        it->second.second = std::max(it->second.second, p.value);
+                    }
+                }
+            }
+            QCOMPARE(int(extremes.size()), steps);
+            const ComparedRunCurves *curves = plot->comparedRun(i);
+            const QCPGraph *lo = curves->bandLowGraph();
+            const QCPGraph *hi = curves->bandHighGraph();
+            const QCPGraph *mean = curves->meanGraph();
+            QVERIFY(lo->visible() && hi->visible());
+            QCOMPARE(lo->dataCount(), steps);
+            QCOMPARE(hi->dataCount(), steps);
+            QCOMPARE(mean->dataCount(), steps);
+            auto it = extremes.cbegin();
+            for (int k = 0; k < steps; ++k, ++it) {
+                const double l = lo->data()->at(k)->value, h = hi->data()->at(k)->value;
+                const double m = mean->data()->at(k)->value;
+                QCOMPARE(lo->data()->at(k)->key, double(it->first));
+                QVERIFY2(l <= m && m <= h, qPrintable(QStringLiteral("run %1 step %2: %3 %4 %5")
+                                                          .arg(i)
+                                                          .arg(it->first)
+                                                          .arg(l)
+                                                          .arg(m)
+                                                          .arg(h)));
+                if (smoothing == 0.0) {
+                    QCOMPARE(l, it->second.first);
+                    QCOMPARE(h, it->second.second);
+                }
+            }
+        }
+    }
+    // Every rank: one thin line per rank per run, in the run's colour.
+    plot->setCompareRanks(CompareRanks::EveryRank);
+    plot->refreshNow();
+    for (int i = 0; i < 2; ++i) {
+        QCOMPARE(plot->comparedRun(i)->rankGraphs().size(), 2);
+        for (const QCPGraph *g : plot->comparedRun(i)->rankGraphs()) {
+            QCOMPARE(g->dataCount(), steps);
+            QCOMPARE(g->pen().color().rgb(), plot->runColor(i).rgb());
+        }
+    }
+    plot->setCompareRanks(CompareRanks::Band);
+    QHash<const MetricsStore *, QRgb> colours;
+    for (int i = 0; i < 2; ++i)
+        colours.insert(loss->comparedStore(i), plot->runColor(i).rgb());
+
     // What differs: --lr (and the duration and the metrics), nothing the runs share.
     QAbstractItemModelTester tester(loss->diffModel(),
                                     QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -408,6 +476,34 @@ void TestGuiRun::twoRunsCompared()
              qPrintable(keys.join(u' ')));
     QVERIFY(loss->diffTable()->isVisible());
     QCOMPARE(loss->diffModel()->columnCount(), 2);
+
+    // A third run joins the selection (newer, so listed above the others): the two runs keep
+    // their colours, the third gets one of its own.
+    RunController *third = launchWithClicks(steps, QStringLiteral("--task linear --lr 0.02"));
+    QVERIFY(third);
+    QTRY_COMPARE_WITH_TIMEOUT(third->state(), RunState::Finished, RunTimeoutMs);
+    ids << third->runId();
+    QTRY_VERIFY(model->rowCount() >= 3);
+    list->selectionModel()->clearSelection();
+    for (int row = 0; row < model->rowCount(); ++row) {
+        const QModelIndex index = model->index(row, 0);
+        if (ids.contains(index.data(RunListModel::RunIdRole).toString()))
+            list->selectionModel()->select(index,
+                                           QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    }
+    QTRY_VERIFY(loss->isComparing() && plot->comparedRun(2));
+    plot->refreshNow();
+    QSet<QRgb> seen;
+    for (int i = 0; i < 3; ++i) {
+        const MetricsStore *store = loss->comparedStore(i);
+        if (colours.contains(store))
+            QCOMPARE(plot->runColor(i).rgb(), colours.value(store));
+        else
+            QCOMPARE(store, third->metricsStore());
+        seen.insert(plot->runColor(i).rgb());
+        QCOMPARE(plot->pointCount(i), steps);
+    }
+    QCOMPARE(seen.size(), 3);
 
     // One run selected again: back to that run's own curves.
     list->selectionModel()->clearSelection();

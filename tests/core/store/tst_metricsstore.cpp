@@ -46,16 +46,19 @@ bool sameNumbers(const QList<double> &a, const QList<double> &b)
     return true;
 }
 
-// The mean curve the slow, obvious way, from every rank's full-resolution points: per restart
-// segment and step the mean of the finite values (NaN if any rank sent a non-finite one), x the
-// earliest report (made non-decreasing in time), smoothed over the whole segment, then bucketed
-// by a plain scan.
-MetricCurve bruteForceMean(const MetricsStore &store, const QString &name, MetricXAxis axis,
-                           double weight, double xMin, double xMax, int buckets)
+// A curve across ranks the slow, obvious way, from every rank's full-resolution points: per
+// restart segment and step the mean (which: MeanCurve), smallest (MinCurve) or largest (MaxCurve)
+// of the finite values (NaN if any rank sent a non-finite one), x the earliest report (made
+// non-decreasing in time), smoothed over the whole segment, then bucketed by a plain scan.
+MetricCurve bruteForceAcrossRanks(const MetricsStore &store, int which, const QString &name,
+                                  MetricXAxis axis, double weight, double xMin, double xMax,
+                                  int buckets)
 {
     struct Acc
     {
         double sum = 0;
+        double lo = std::numeric_limits<double>::infinity();
+        double hi = -std::numeric_limits<double>::infinity();
         int count = 0, nonFinite = 0;
         qint64 time = std::numeric_limits<qint64>::max();
     };
@@ -70,6 +73,8 @@ MetricCurve bruteForceMean(const MetricsStore &store, const QString &name, Metri
                 a.time = std::min(a.time, p.wallTimeUs);
                 if (std::isfinite(p.value)) {
                     a.sum += p.value;
+                    a.lo = std::min(a.lo, p.value);
+                    a.hi = std::max(a.hi, p.value);
                     ++a.count;
                 } else {
                     ++a.nonFinite;
@@ -89,7 +94,10 @@ MetricCurve bruteForceMean(const MetricsStore &store, const QString &name, Metri
             x.push_back(axis == MetricXAxis::Step           ? double(step)
                         : axis == MetricXAxis::RelativeTime ? (double(time) - start) / 1e6
                                                             : double(time) / 1e6);
-            v.push_back(a.nonFinite > 0 || a.count == 0 ? NaN : a.sum / a.count);
+            const double stat = which == MetricsStore::MinCurve   ? a.lo
+                                : which == MetricsStore::MaxCurve ? a.hi
+                                                                  : a.sum / a.count;
+            v.push_back(a.nonFinite > 0 || a.count == 0 ? NaN : stat);
         }
         if (!x.empty()) {
             lo = std::min(lo, x.front());
@@ -134,6 +142,7 @@ private slots:
     void rawCurveIsTheData();
     void smoothedCurvePerSegment();
     void meanCurveByHand();
+    void bandAcrossRanksByHand();
     void meanFollowsLiveAppends_data();
     void everyRankSmoothedAtOnce();
     void meanFollowsLiveAppends();
@@ -258,6 +267,56 @@ void TestMetricsStore::meanCurveByHand()
     QCOMPARE(w.x.first(), 90 / 1e6);
 }
 
+// The band of the compare overlay: per step the smallest and largest value of the ranks that
+// reported it, NaN where a rank sent NaN (as the mean), and min <= mean <= max after smoothing.
+void TestMetricsStore::bandAcrossRanksByHand()
+{
+    MetricsStore store;
+    store.append(0, metric::Loss, 1, 100, 2.0);
+    store.append(1, metric::Loss, 1, 90, 4.0);
+    store.append(2, metric::Loss, 1, 95, 3.5);
+    store.append(0, metric::Loss, 2, 200, 6.0);
+    store.append(1, metric::Loss, 3, 300, 1.0);
+    store.append(0, metric::Loss, 3, 310, 3.0);
+    store.append(0, metric::Loss, 4, 400, NaN);
+    store.append(1, metric::Loss, 4, 400, 5.0);
+    const auto ys = [&](int which, double weight) {
+        return store.curve(which, metric::Loss, MetricXAxis::Step, weight, 0, 0, 0).y;
+    };
+    // Steps 1–3 (step 2: rank 0 alone); step 4 is NaN, as in the mean: marked, not drawn.
+    QVERIFY(sameNumbers(ys(MetricsStore::MinCurve, 0), (QList<double>{2, 6, 1})));
+    QVERIFY(sameNumbers(ys(MetricsStore::MaxCurve, 0), (QList<double>{4, 6, 3})));
+    QVERIFY(sameNumbers(ys(MetricsStore::MeanCurve, 0), (QList<double>{9.5 / 3, 6, 2})));
+    for (int which : {MetricsStore::MinCurve, MetricsStore::MaxCurve})
+        QCOMPARE(store.curve(which, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 0).nanX,
+                 (QList<double>{4}));
+    for (double weight : {0.0, 0.6, 0.95}) {
+        const QList<double> lo = ys(MetricsStore::MinCurve, weight);
+        const QList<double> mean = ys(MetricsStore::MeanCurve, weight);
+        const QList<double> hi = ys(MetricsStore::MaxCurve, weight);
+        QCOMPARE(lo.size(), mean.size());
+        QCOMPARE(hi.size(), mean.size());
+        QCOMPARE(mean.size(), 3);
+        for (qsizetype i = 0; i < mean.size(); ++i) {
+            QVERIFY2(lo[i] <= mean[i] && mean[i] <= hi[i],
+                     qPrintable(QStringLiteral("weight %1, step %2: %3 %4 %5")
+                                    .arg(weight)
+                                    .arg(i + 1)
+                                    .arg(lo[i])
+                                    .arg(mean[i])
+                                    .arg(hi[i])));
+        }
+    }
+    // The mean of equal values whose sum rounds stays inside them.
+    MetricsStore equal;
+    for (int rank = 0; rank < 3; ++rank)
+        equal.append(rank, metric::Loss, 1, 1, 0.1);
+    const double m =
+        equal.curve(MetricsStore::MeanCurve, metric::Loss, MetricXAxis::Step, 0, 0, 0, 0)
+            .y.value(0);
+    QVERIFY2(m == 0.1, qPrintable(QString::number(m, 'g', 17))); // exact, not QCOMPARE's fuzzy
+}
+
 void TestMetricsStore::meanFollowsLiveAppends_data()
 {
     QTest::addColumn<int>("lag");       // how many steps a rank may trail the others
@@ -271,9 +330,10 @@ void TestMetricsStore::meanFollowsLiveAppends_data()
     QTest::newRow("nan and inf") << 50 << 2 << 9 << 20;
 }
 
-// The mean is kept incrementally as points arrive (late reports change old steps, sparse ranks
-// insert steps, restarts open segments): after every batch, for every axis, weight and view, the
-// curve must equal the one computed from scratch from every rank's points.
+// The mean, min and max across ranks are kept incrementally as points arrive (late reports
+// change old steps, sparse ranks insert steps, restarts open segments): after every batch, for
+// every axis, weight and view, each curve must equal the one computed from scratch from every
+// rank's points.
 void TestMetricsStore::meanFollowsLiveAppends()
 {
     QFETCH(int, lag);
@@ -322,23 +382,31 @@ void TestMetricsStore::meanFollowsLiveAppends()
                 xMin = top * v.from;
                 xMax = top * v.to;
             }
-            const MetricCurve got = store.curve(MetricsStore::MeanCurve, metric::Loss, v.axis,
-                                                v.weight, xMin, xMax, v.buckets);
-            const MetricCurve want =
-                bruteForceMean(store, metric::Loss, v.axis, v.weight, xMin, xMax, v.buckets);
-            const QByteArray where = QStringLiteral("batch %1, axis %2, weight %3, %4 buckets")
-                                         .arg(batch)
-                                         .arg(int(v.axis))
-                                         .arg(v.weight)
-                                         .arg(v.buckets)
-                                         .toUtf8();
-            QVERIFY2(sameNumbers(got.x, want.x), where.constData());
-            QVERIFY2(sameNumbers(got.y, want.y), where.constData());
-            QVERIFY2(got.nanX == want.nanX, where.constData());
-            QVERIFY2(got.infX == want.infX, where.constData());
-            QVERIFY2(got.infY == want.infY, where.constData());
-            QVERIFY2(got.segmentStarts == want.segmentStarts, where.constData());
-            QCOMPARE(got.sourcePoints, want.sourcePoints);
+            // The band's edges only from batch 3 on: columns made late must catch up whole.
+            for (int which :
+                 {MetricsStore::MeanCurve, MetricsStore::MinCurve, MetricsStore::MaxCurve}) {
+                if (which != MetricsStore::MeanCurve && batch < 3)
+                    continue;
+                const MetricCurve got =
+                    store.curve(which, metric::Loss, v.axis, v.weight, xMin, xMax, v.buckets);
+                const MetricCurve want = bruteForceAcrossRanks(store, which, metric::Loss, v.axis,
+                                                               v.weight, xMin, xMax, v.buckets);
+                const QByteArray where =
+                    QStringLiteral("batch %1, curve %2, axis %3, weight %4, %5 buckets")
+                        .arg(batch)
+                        .arg(which)
+                        .arg(int(v.axis))
+                        .arg(v.weight)
+                        .arg(v.buckets)
+                        .toUtf8();
+                QVERIFY2(sameNumbers(got.x, want.x), where.constData());
+                QVERIFY2(sameNumbers(got.y, want.y), where.constData());
+                QVERIFY2(got.nanX == want.nanX, where.constData());
+                QVERIFY2(got.infX == want.infX, where.constData());
+                QVERIFY2(got.infY == want.infY, where.constData());
+                QVERIFY2(got.segmentStarts == want.segmentStarts, where.constData());
+                QCOMPARE(got.sourcePoints, want.sourcePoints);
+            }
         }
     }
     if (restartAt >= 0)
