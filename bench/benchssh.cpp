@@ -12,10 +12,16 @@
 //           loadgen is deployed (a fresh worker directory each repetition, so every upload is
 //           real) rather than the worker: it is small, so the ratio shows how the launcher
 //           scales with nodes (sessions, checks, channels), not the loopback's copy speed.
+//   latency the fan-out again, every node behind a TcpProxy (tests/common/tcpproxy.h) that
+//           delays each byte by 50 ms each way (a 100 ms round trip) or not at all: (32 nodes at
+//           100 ms − 32 nodes at 0 ms) ÷ (1 node at 100 ms − 1 node at 0 ms), i.e. the round
+//           trips that 32 nodes cost over those that 1 node costs. Near 1 when the latency is
+//           paid once for all nodes; 32 if nodes were handled one after another.
 //   slurm   (only with --only slurm) time from start() until every rank's first step on the
 //           Slurm fixture (2 slurmd, sbatch on this machine), 2 nodes × 2 ranks of the worker, ÷
 //           the same launch through SSH; the part pending in Slurm is reported apart.
-// Medians of --reps repetitions; --quick does fewer; --only launch|fanout|slurm runs one part;
+// Medians of --reps repetitions; --quick does fewer; --only launch|fanout|latency|slurm runs one
+// part;
 // --nodes N changes the fan-out width (the key is only written for 32); --timeline prints, per
 // run of the fan-out, when each node reached each stage and when its rank said hello (stderr).
 // Prints one JSON line:
@@ -23,11 +29,12 @@
 #include "config/profile.h"
 #include "config/trainingconfig.h"
 #include "fixtureprofile.h"
-#include "sshbenchrun.h"
 #include "run/runcontroller.h"
 #include "slurmfixture.h"
+#include "sshbenchrun.h"
 #include "sshfixture.h"
 #include "stream/workerevent.h"
+#include "tcpproxy.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -45,6 +52,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 #include <sys/resource.h>
@@ -298,6 +306,95 @@ bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, dou
     return true;
 }
 
+// ssh_fanout_latency_ratio
+bool benchFanoutLatency(int reps, int nodes, const QString &runsDir, bool timeline, double *ratio,
+                        QJsonArray *runs, QString *detail)
+{
+    const QString loadgen = binDir() + QStringLiteral("/rankdeck-loadgen");
+    if (!QFileInfo(loadgen).isExecutable()) {
+        *detail = QStringLiteral("latency: not measured: %1 is not built").arg(loadgen);
+        return false;
+    }
+    SshFixture ssh;
+    if (!ssh.start(nodes)) {
+        *detail = QStringLiteral("latency: not measured: SSH fixture: %1").arg(ssh.lastError());
+        return false;
+    }
+    std::vector<std::unique_ptr<TcpProxy>> proxies;
+    QFile knownHosts(QDir::homePath() + QStringLiteral("/.ssh/known_hosts"));
+    QDir().mkpath(QFileInfo(knownHosts).path());
+    if (!knownHosts.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+        *detail = QStringLiteral("latency: not measured: cannot write known_hosts");
+        return false;
+    }
+    for (int i = 0; i < nodes; ++i) {
+        proxies.push_back(std::make_unique<TcpProxy>(ssh.address(i), ssh.port(i)));
+        QString error;
+        if (!proxies.back()->start(&error)) {
+            *detail = QStringLiteral("latency: not measured: proxy: %1").arg(error);
+            return false;
+        }
+        // The node's key under the address the launcher reaches it by.
+        knownHosts.write(QStringLiteral("[127.0.0.1]:%1 %2\n")
+                             .arg(proxies.back()->port())
+                             .arg(ssh.knownHostsLine(i).section(QLatin1Char(' '), 1))
+                             .toUtf8());
+    }
+    knownHosts.close();
+    const QStringList args{QStringLiteral("--duration"),      QStringLiteral("0.5"),
+                           QStringLiteral("--lines-per-sec"), QStringLiteral("10"),
+                           QStringLiteral("--steps-per-sec"), QStringLiteral("5")};
+    // [count == 1 ? 0 : 1][delayed]: every repetition's time to every rank's hello.
+    std::vector<double> t[2][2];
+    for (int i = 0; i < reps; ++i) {
+        for (int count : {1, nodes}) {
+            for (const int delayMs : {0, 50}) {
+                for (auto &proxy : proxies)
+                    proxy->setDelayMs(delayMs);
+                Profile p = fixtureProfile(ssh, count, 1);
+                for (int n = 0; n < count; ++n) {
+                    p.nodes[n].host = QStringLiteral("127.0.0.1");
+                    p.nodes[n].port = proxies[size_t(n)]->port();
+                }
+                p.workerDirectory =
+                    QStringLiteral("~/.cache/rankdeck/bench-latency-%1")
+                        .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
+                settle(300);
+                const Timing run = timedRun(p, args, loadgen, runsDir, Until::AllHello, timeline);
+                if (!run.error.isEmpty()) {
+                    *detail = QStringLiteral("latency: %1-node run at %2 ms failed: %3")
+                                  .arg(count)
+                                  .arg(2 * delayMs)
+                                  .arg(run.error);
+                    return false;
+                }
+                t[count == 1 ? 0 : 1][delayMs > 0].push_back(run.allHello);
+                progress(QStringLiteral("latency %1/%2: %3 node(s), %4 ms round trip: every rank "
+                                        "started after %5 (nodes ready after %6)")
+                             .arg(i + 1)
+                             .arg(reps)
+                             .arg(count)
+                             .arg(2 * delayMs)
+                             .arg(ms(run.allHello), ms(run.prepared)));
+            }
+        }
+    }
+    const double oneCost = median(t[0][1]) - median(t[0][0]);
+    const double manyCost = median(t[1][1]) - median(t[1][0]);
+    *ratio = manyCost / oneCost;
+    for (size_t i = 0; i < t[0][0].size(); ++i)
+        runs->append((t[1][1][i] - t[1][0][i]) / (t[0][1][i] - t[0][0][i]));
+    *detail =
+        QStringLiteral("latency: connect + deploy rankdeck-loadgen + start, one rank per node, "
+                       "every node behind a TcpProxy: %1 nodes %2 at a 100 ms round trip vs "
+                       "%3 at 0 ms (+%4); 1 node %5 vs %6 (+%7); median of %8")
+            .arg(nodes)
+            .arg(ms(median(t[1][1])), ms(median(t[1][0])), ms(manyCost), ms(median(t[0][1])),
+                 ms(median(t[0][0])), ms(oneCost))
+            .arg(reps);
+    return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -351,6 +448,18 @@ int main(int argc, char **argv)
                 const QString key =
                     fanoutNodes == 32 ? QStringLiteral("ssh_fanout_ratio_32_vs_1")
                                       : QStringLiteral("ssh_fanout_ratio_%1_vs_1").arg(fanoutNodes);
+                results[key] = ratio;
+                results[key + QStringLiteral("_runs")] = runs;
+            }
+            detail << text;
+        }
+        if (only.isEmpty() || only == QLatin1String("latency")) {
+            if (benchFanoutLatency(effectiveReps, fanoutNodes, runsDir, timeline, &ratio, &runs,
+                                   &text)) {
+                const QString key =
+                    fanoutNodes == 32
+                        ? QStringLiteral("ssh_fanout_latency_ratio")
+                        : QStringLiteral("ssh_fanout_latency_ratio_%1_vs_1").arg(fanoutNodes);
                 results[key] = ratio;
                 results[key + QStringLiteral("_runs")] = runs;
             }

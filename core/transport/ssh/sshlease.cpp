@@ -19,6 +19,9 @@ namespace {
 constexpr qint64 kBeatIntervalMs = 200;
 // A channel the node refused is asked for again this often, not on every poll.
 constexpr qint64 kReopenIntervalMs = 5000;
+// Opening the channel blocks the node's thread for two round trips: not while a new rank's first
+// words (rank 0's store port, which the other ranks wait for; the hello) are on their way.
+constexpr qint64 kOpenDelayMs = 1000;
 
 qint64 nowMs()
 {
@@ -39,7 +42,7 @@ void SshLease::setTerms(const QString &tag, const QString &runDirectory, int gra
     if (tag == m_tag && runDirectory == m_runDirectory && graceSec == m_graceSec)
         return;
     close(m_session->isConnected());
-    m_lastOpenTryMs = 0;
+    m_lastOpenTryMs = nowMs() - kReopenIntervalMs + kOpenDelayMs;
     m_tag = tag;
     m_runDirectory = runDirectory;
     m_graceSec = graceSec;
