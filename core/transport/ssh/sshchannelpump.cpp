@@ -125,8 +125,15 @@ void SshChannelPump::poll(bool fromSocket)
         }
         m_bytesThisPoll += heard;
     }
+    // A blocking call on the session (opening the lease, a clock probe, a signal) reads what
+    // arrives meanwhile into libssh's buffers: that was heard too, however long the call took.
+    bool waiting = m_lease && m_lease->hasBufferedData();
+    for (auto it = m_channels->cbegin(); it != m_channels->cend() && !waiting; ++it)
+        waiting = it->hasBufferedData();
+    if (waiting)
+        schedulePoll();
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    if (m_bytesThisPoll > 0 || m_lastHeardMs == 0)
+    if (m_bytesThisPoll > 0 || m_lastHeardMs == 0 || waiting)
         m_lastHeardMs = now;
     else if (m_silenceLimitMs > 0 && m_lease && m_lease->isOpen() &&
              now - m_lastHeardMs > m_silenceLimitMs) {

@@ -101,6 +101,11 @@ qint64 SshLease::service()
     return heard;
 }
 
+bool SshLease::hasBufferedData() const
+{
+    return m_channel && (ssh_channel_poll(m_channel, 0) > 0 || ssh_channel_poll(m_channel, 1) > 0);
+}
+
 void SshLease::drop()
 {
     if (m_channel)

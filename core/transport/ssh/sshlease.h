@@ -37,6 +37,8 @@ public:
     // Opens the channel when it is wanted and not open, sends the beat when one is due and reads
     // the echoes. Returns the bytes heard, or -1 when the session is gone.
     qint64 service();
+    // Echoes libssh read while another call used the session, not handed on yet.
+    bool hasBufferedData() const;
     // The connection is gone: forget the channel without talking to the node.
     void drop();
     // Orderly end (the run ended or the launcher leaves): the node's side ends quietly.

@@ -55,7 +55,11 @@ void SshNodeConnection::measureClock(int samples)
     if (m_shutDown || m_reconnecting || !m_session->isConnected())
         return;
     NodeClock clock = m_info.clock;
-    const int timeoutMs = 1000 * qMax(2, m_session->endpoint().connectTimeoutSec);
+    int timeoutMs = 1000 * qMax(2, m_session->endpoint().connectTimeoutSec);
+    // The lease is not beaten while the probe blocks this thread: over a link full of output,
+    // where answers wait behind it, the node must not take a long probe for a dead launcher.
+    if (!m_settings.detached && !m_ranks.isEmpty())
+        timeoutMs = std::min(timeoutMs, std::max(1000, 500 * m_settings.orphanGraceSec));
     if (SshClockProbe::measure(m_session.get(), samples, timeoutMs, &clock)) {
         m_info.clock = clock;
     } else {
