@@ -379,6 +379,7 @@ bool benchFanoutLatency(int reps, int nodes, const QString &runsDir, bool timeli
             }
         }
     }
+    *runs = QJsonArray(); // the caller's array may hold another part's runs
     const double oneCost = median(t[0][1]) - median(t[0][0]);
     const double manyCost = median(t[1][1]) - median(t[1][0]);
     *ratio = manyCost / oneCost;
