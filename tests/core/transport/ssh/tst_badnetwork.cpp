@@ -56,6 +56,8 @@ private:
     // Each rank's record holds its kLines numbered lines, each once, in order.
     void verifyEachLineOnce(const QString &name);
     QString script(bool endless);
+    // `launch` of script(endless) on the badnet profile, as run `name`.
+    QStringList launchArgs(const QString &name, bool endless);
 
     SshFixture m_ssh;
     QTemporaryDir m_tmp;
@@ -138,6 +140,20 @@ QString TestBadNetwork::script(bool endless)
     return path;
 }
 
+QStringList TestBadNetwork::launchArgs(const QString &name, bool endless)
+{
+    return {QStringLiteral("launch"),
+            QStringLiteral("--profile"),
+            QStringLiteral("badnet"),
+            QStringLiteral("--name"),
+            name,
+            QStringLiteral("--no-progress"),
+            QStringLiteral("--exec"),
+            QStringLiteral("--"),
+            QStringLiteral("sh"),
+            script(endless)};
+}
+
 void TestBadNetwork::noLineLostOrDoubled_data()
 {
     QTest::addColumn<int>("delayMs");
@@ -166,10 +182,7 @@ void TestBadNetwork::noLineLostOrDoubled()
     cli.setProcessChannelMode(QProcess::MergedChannels);
     QElapsedTimer took;
     took.start();
-    cli.start(m_cli, {QStringLiteral("launch"), QStringLiteral("--profile"),
-                      QStringLiteral("badnet"), QStringLiteral("--name"), name,
-                      QStringLiteral("--no-progress"), QStringLiteral("--exec"),
-                      QStringLiteral("--"), QStringLiteral("sh"), script(false)});
+    cli.start(m_cli, launchArgs(name, false));
     QVERIFY(cli.waitForStarted());
     if (stallMs > 0) {
         // Once both ranks print, freeze the links in both directions for stallMs.
@@ -217,10 +230,7 @@ void TestBadNetwork::stopOverADelayedLink()
     const QString name = QStringLiteral("badnet-stop");
     QProcess cli;
     cli.setProcessChannelMode(QProcess::MergedChannels);
-    cli.start(m_cli,
-              {QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("badnet"),
-               QStringLiteral("--name"), name, QStringLiteral("--no-progress"),
-               QStringLiteral("--exec"), QStringLiteral("--"), QStringLiteral("sh"), script(true)});
+    cli.start(m_cli, launchArgs(name, true));
     QVERIFY(cli.waitForStarted());
     QTRY_VERIFY_WITH_TIMEOUT(
         !runDirectory(name).isEmpty() &&
@@ -256,10 +266,7 @@ void TestBadNetwork::cutConnectionsAreReestablished()
     const QString name = QStringLiteral("badnet-cut");
     QProcess cli;
     cli.setProcessChannelMode(QProcess::MergedChannels);
-    cli.start(m_cli, {QStringLiteral("launch"), QStringLiteral("--profile"),
-                      QStringLiteral("badnet"), QStringLiteral("--name"), name,
-                      QStringLiteral("--no-progress"), QStringLiteral("--exec"),
-                      QStringLiteral("--"), QStringLiteral("sh"), script(false)});
+    cli.start(m_cli, launchArgs(name, false));
     QVERIFY(cli.waitForStarted());
     QTRY_VERIFY_WITH_TIMEOUT(
         !runDirectory(name).isEmpty() &&
