@@ -12,10 +12,16 @@
 //           loadgen is deployed (a fresh worker directory each repetition, so every upload is
 //           real) rather than the worker: it is small, so the ratio shows how the launcher
 //           scales with nodes (sessions, checks, channels), not the loopback's copy speed.
+//   latency the fan-out again, every node behind a TcpProxy (tests/common/tcpproxy.h) that
+//           delays each byte by 50 ms each way (a 100 ms round trip) or not at all: (32 nodes at
+//           100 ms − 32 nodes at 0 ms) ÷ (1 node at 100 ms − 1 node at 0 ms), i.e. the round
+//           trips that 32 nodes cost over those that 1 node costs. Near 1 when the latency is
+//           paid once for all nodes; 32 if nodes were handled one after another.
 //   slurm   (only with --only slurm) time from start() until every rank's first step on the
 //           Slurm fixture (2 slurmd, sbatch on this machine), 2 nodes × 2 ranks of the worker, ÷
 //           the same launch through SSH; the part pending in Slurm is reported apart.
-// Medians of --reps repetitions; --quick does fewer; --only launch|fanout|slurm runs one part;
+// Medians of --reps repetitions; --quick does fewer; --only launch|fanout|latency|slurm runs one
+// part;
 // --nodes N changes the fan-out width (the key is only written for 32); --timeline prints, per
 // run of the fan-out, when each node reached each stage and when its rank said hello (stderr).
 // Prints one JSON line:
@@ -25,8 +31,10 @@
 #include "fixtureprofile.h"
 #include "run/runcontroller.h"
 #include "slurmfixture.h"
+#include "sshbenchrun.h"
 #include "sshfixture.h"
 #include "stream/workerevent.h"
+#include "tcpproxy.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -44,217 +52,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 #include <sys/resource.h>
 #include <unistd.h>
 
 using namespace rankdeck;
+using namespace rankdeck::bench;
 
 namespace {
-
-double median(std::vector<double> v)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-QString binDir()
-{
-    const QString fromEnv = qEnvironmentVariable("RANKDECK_BIN_DIR");
-    return fromEnv.isEmpty() ? QCoreApplication::applicationDirPath() + QStringLiteral("/../bin")
-                             : fromEnv;
-}
-
-void progress(const QString &text)
-{
-    std::fprintf(stderr, "bench_ssh: %s\n", qPrintable(text));
-}
-
-Profile fixtureProfile(const SshFixture &ssh, int nodes, int ranksPerNode)
-{
-    Profile p =
-        rankdeck::testing::fixtureProfile(ssh, QStringLiteral("bench-ssh"), nodes, ranksPerNode);
-    p.backend = QStringLiteral("gloo");
-    p.connectTimeoutSec = 30;
-    p.rendezvousTimeoutSec = 120;
-    p.heartbeatTimeoutSec = 60;
-    p.environment.insert(QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1"));
-    return p;
-}
-
-// The moments of one run, in seconds after start(); -1 where it did not happen.
-struct Timing
-{
-    QString error;
-    double prepared = -1;     // every node ready (run state leaves Preparing)
-    double allHello = -1;     // every rank's hello event
-    double allFirstStep = -1; // every rank's first step event
-};
-
-enum class Until
-{
-    AllHello,
-    AllFirstStep
-};
-
-// One run through RunController, to its own end (the ranks finish by themselves), so that the
-// next run starts on a quiet machine; the milestone must have been reached on the way.
-// stagesOut: every progress stage the transport reported, with its time.
-Timing timedRun(const Profile &profile, const QStringList &workerArgs, const QString &workerPath,
-                const QString &runsDir, Until until, bool timeline = false,
-                QList<QPair<QString, double>> *stagesOut = nullptr)
-{
-    Timing out;
-    TrainingConfig config;
-    config.name = QStringLiteral("bench-ssh");
-    config.workerArguments = workerArgs;
-    RunController::Options options;
-    options.workerPath = workerPath;
-    options.runsDirectory = runsDir;
-    options.hangTimeoutSec = 3600;
-    RunController run(profile, config, options);
-
-    int world = 0;
-    for (const ProfileNode &node : profile.nodes)
-        world += node.ranksPerNode;
-    std::vector<double> hello(size_t(world), -1), firstStep(size_t(world), -1);
-    QElapsedTimer clock;
-    QEventLoop loop;
-    bool milestone = false, finished = false;
-    auto all = [](const std::vector<double> &v) {
-        return std::all_of(v.begin(), v.end(), [](double t) { return t >= 0; });
-    };
-    // node -> "stage@ms" in order, for --timeline
-    QMap<int, QStringList> stages;
-    if (timeline) {
-        QObject::connect(&run, &RunController::nodeProgress, &run,
-                         [&](int node, const QString &, const QString &stage, int percent) {
-                             if (percent > 0 && percent < 100)
-                                 return; // upload percentages: only the stage's start and end
-                             stages[node] << QStringLiteral("%1@%2").arg(stage).arg(
-                                 clock.nsecsElapsed() / 1000000);
-                         });
-    }
-    if (stagesOut) {
-        QObject::connect(&run, &RunController::nodeProgress, &run,
-                         [&](int, const QString &, const QString &stage, int) {
-                             stagesOut->append({stage, double(clock.nsecsElapsed()) / 1e9});
-                         });
-    }
-    QObject::connect(&run, &RunController::stateChanged, &run, [&](RunState s) {
-        if (s != RunState::Preparing && out.prepared < 0)
-            out.prepared = double(clock.nsecsElapsed()) / 1e9;
-    });
-    QObject::connect(&run, &RunController::eventReceived, &run, [&](const WorkerEvent &e) {
-        const int r = e.rank();
-        if (r < 0 || r >= world)
-            return;
-        const double t = double(clock.nsecsElapsed()) / 1e9;
-        std::vector<double> *slot = e.type() == WorkerEvent::Type::Hello  ? &hello
-                                    : e.type() == WorkerEvent::Type::Step ? &firstStep
-                                                                          : nullptr;
-        if (!slot || (*slot)[size_t(r)] >= 0)
-            return;
-        (*slot)[size_t(r)] = t;
-        if (slot == &hello && all(hello))
-            out.allHello = *std::max_element(hello.begin(), hello.end());
-        if (slot == &firstStep && all(firstStep))
-            out.allFirstStep = *std::max_element(firstStep.begin(), firstStep.end());
-        if ((until == Until::AllHello ? out.allHello : out.allFirstStep) >= 0)
-            milestone = true;
-    });
-    QObject::connect(&run, &RunController::finished, &loop, [&] {
-        finished = true;
-        loop.quit();
-    });
-    QTimer limit;
-    limit.setSingleShot(true);
-    QObject::connect(&limit, &QTimer::timeout, &loop, &QEventLoop::quit);
-
-    QString error;
-    clock.start();
-    if (!run.start(&error)) {
-        out.error = error;
-        return out;
-    }
-    limit.start(300'000);
-    loop.exec();
-    if (!finished) {
-        out.error = QStringLiteral("the run did not end within %1 s").arg(limit.interval() / 1000);
-        run.kill();
-        QEventLoop drain;
-        QObject::connect(&run, &RunController::finished, &drain, &QEventLoop::quit);
-        QTimer::singleShot(20'000, &drain, &QEventLoop::quit);
-        drain.exec();
-        return out;
-    }
-    if (timeline) {
-        for (auto it = stages.cbegin(); it != stages.cend(); ++it)
-            progress(QStringLiteral("  node %1: %2, hello@%3")
-                         .arg(it.key())
-                         .arg(it.value().join(QStringLiteral(", ")))
-                         .arg(it.key() < world ? qint64(hello[size_t(it.key())] * 1000) : -1));
-    }
-    if (run.state() != RunState::Finished)
-        out.error = QStringLiteral("run ended %1: %2")
-                        .arg(runStateName(run.state()), run.rootCauseSummary());
-    else if (!milestone)
-        out.error = QStringLiteral("the run finished without every rank reaching the milestone");
-    return out;
-}
-
-// CPU seconds the fixture's servers spent: each listening sshd with the children it reaped
-// (connection handlers, sessions, the shells and commands they ran).
-double serverCpuSeconds(const SshFixture &ssh)
-{
-    const double tick = double(::sysconf(_SC_CLK_TCK));
-    double total = 0;
-    for (int i = 0; i < ssh.nodeCount(); ++i) {
-        QFile f(QStringLiteral("/proc/%1/stat").arg(ssh.serverPid(i)));
-        if (!f.open(QIODevice::ReadOnly))
-            continue;
-        const QByteArray stat = f.readAll();
-        const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
-        // utime, stime, cutime, cstime: fields 14-17 of proc(5), 12-15 after "pid (comm) "
-        for (int k = 11; k <= 14; ++k)
-            total += fields.value(k).toDouble() / tick;
-    }
-    return total;
-}
-
-double selfCpuSeconds()
-{
-    rusage u{};
-    ::getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
-// Lets the servers reap what the last run left (sessions end after the transport is gone).
-void settle(int msec)
-{
-    QEventLoop loop;
-    QTimer::singleShot(msec, &loop, &QEventLoop::quit);
-    loop.exec();
-}
-
-QString ms(double seconds)
-{
-    return QString::number(seconds * 1000, 'f', 0) + QStringLiteral(" ms");
-}
-
-// Each repetition's ratio, the spread behind the ratio of the medians.
-QJsonArray ratiosOf(const std::vector<double> &num, const std::vector<double> &den)
-{
-    QJsonArray a;
-    for (size_t i = 0; i < std::min(num.size(), den.size()); ++i)
-        a.append(num[i] / den[i]);
-    return a;
-}
 
 // ssh_launch_overhead_ratio; false and *detail say why when it cannot be measured.
 bool benchLaunch(int reps, const QString &runsDir, double *ratio, QJsonArray *runs, QString *detail)
@@ -499,6 +306,96 @@ bool benchFanout(int reps, int nodes, const QString &runsDir, bool timeline, dou
     return true;
 }
 
+// ssh_fanout_latency_ratio
+bool benchFanoutLatency(int reps, int nodes, const QString &runsDir, bool timeline, double *ratio,
+                        QJsonArray *runs, QString *detail)
+{
+    const QString loadgen = binDir() + QStringLiteral("/rankdeck-loadgen");
+    if (!QFileInfo(loadgen).isExecutable()) {
+        *detail = QStringLiteral("latency: not measured: %1 is not built").arg(loadgen);
+        return false;
+    }
+    SshFixture ssh;
+    if (!ssh.start(nodes)) {
+        *detail = QStringLiteral("latency: not measured: SSH fixture: %1").arg(ssh.lastError());
+        return false;
+    }
+    std::vector<std::unique_ptr<TcpProxy>> proxies;
+    QFile knownHosts(QDir::homePath() + QStringLiteral("/.ssh/known_hosts"));
+    QDir().mkpath(QFileInfo(knownHosts).path());
+    if (!knownHosts.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+        *detail = QStringLiteral("latency: not measured: cannot write known_hosts");
+        return false;
+    }
+    for (int i = 0; i < nodes; ++i) {
+        proxies.push_back(std::make_unique<TcpProxy>(ssh.address(i), ssh.port(i)));
+        QString error;
+        if (!proxies.back()->start(&error)) {
+            *detail = QStringLiteral("latency: not measured: proxy: %1").arg(error);
+            return false;
+        }
+        // The node's key under the address the launcher reaches it by.
+        knownHosts.write(QStringLiteral("[127.0.0.1]:%1 %2\n")
+                             .arg(proxies.back()->port())
+                             .arg(ssh.knownHostsLine(i).section(QLatin1Char(' '), 1))
+                             .toUtf8());
+    }
+    knownHosts.close();
+    const QStringList args{QStringLiteral("--duration"),      QStringLiteral("0.5"),
+                           QStringLiteral("--lines-per-sec"), QStringLiteral("10"),
+                           QStringLiteral("--steps-per-sec"), QStringLiteral("5")};
+    // [count == 1 ? 0 : 1][delayed]: every repetition's time to every rank's hello.
+    std::vector<double> t[2][2];
+    for (int i = 0; i < reps; ++i) {
+        for (int count : {1, nodes}) {
+            for (const int delayMs : {0, 50}) {
+                for (auto &proxy : proxies)
+                    proxy->setDelayMs(delayMs);
+                Profile p = fixtureProfile(ssh, count, 1);
+                for (int n = 0; n < count; ++n) {
+                    p.nodes[n].host = QStringLiteral("127.0.0.1");
+                    p.nodes[n].port = proxies[size_t(n)]->port();
+                }
+                p.workerDirectory =
+                    QStringLiteral("~/.cache/rankdeck/bench-latency-%1")
+                        .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
+                settle(300);
+                const Timing run = timedRun(p, args, loadgen, runsDir, Until::AllHello, timeline);
+                if (!run.error.isEmpty()) {
+                    *detail = QStringLiteral("latency: %1-node run at %2 ms failed: %3")
+                                  .arg(count)
+                                  .arg(2 * delayMs)
+                                  .arg(run.error);
+                    return false;
+                }
+                t[count == 1 ? 0 : 1][delayMs > 0].push_back(run.allHello);
+                progress(QStringLiteral("latency %1/%2: %3 node(s), %4 ms round trip: every rank "
+                                        "started after %5 (nodes ready after %6)")
+                             .arg(i + 1)
+                             .arg(reps)
+                             .arg(count)
+                             .arg(2 * delayMs)
+                             .arg(ms(run.allHello), ms(run.prepared)));
+            }
+        }
+    }
+    *runs = QJsonArray(); // the caller's array may hold another part's runs
+    const double oneCost = median(t[0][1]) - median(t[0][0]);
+    const double manyCost = median(t[1][1]) - median(t[1][0]);
+    *ratio = manyCost / oneCost;
+    for (size_t i = 0; i < t[0][0].size(); ++i)
+        runs->append((t[1][1][i] - t[1][0][i]) / (t[0][1][i] - t[0][0][i]));
+    *detail =
+        QStringLiteral("latency: connect + deploy rankdeck-loadgen + start, one rank per node, "
+                       "every node behind a TcpProxy: %1 nodes %2 at a 100 ms round trip vs "
+                       "%3 at 0 ms (+%4); 1 node %5 vs %6 (+%7); median of %8")
+            .arg(nodes)
+            .arg(ms(median(t[1][1])), ms(median(t[1][0])), ms(manyCost), ms(median(t[0][1])),
+                 ms(median(t[0][0])), ms(oneCost))
+            .arg(reps);
+    return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -552,6 +449,18 @@ int main(int argc, char **argv)
                 const QString key =
                     fanoutNodes == 32 ? QStringLiteral("ssh_fanout_ratio_32_vs_1")
                                       : QStringLiteral("ssh_fanout_ratio_%1_vs_1").arg(fanoutNodes);
+                results[key] = ratio;
+                results[key + QStringLiteral("_runs")] = runs;
+            }
+            detail << text;
+        }
+        if (only.isEmpty() || only == QLatin1String("latency")) {
+            if (benchFanoutLatency(effectiveReps, fanoutNodes, runsDir, timeline, &ratio, &runs,
+                                   &text)) {
+                const QString key =
+                    fanoutNodes == 32
+                        ? QStringLiteral("ssh_fanout_latency_ratio")
+                        : QStringLiteral("ssh_fanout_latency_ratio_%1_vs_1").arg(fanoutNodes);
                 results[key] = ratio;
                 results[key + QStringLiteral("_runs")] = runs;
             }

@@ -110,6 +110,10 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     m_rendezvousTimeout = timeoutSpin(this, 86400);
     m_heartbeatTimeout = timeoutSpin(this, 3600);
     m_collectiveTimeout = timeoutSpin(this, 86400);
+    m_orphanGrace = timeoutSpin(this, 86400);
+    m_orphanGrace->setToolTip(
+        tr("SSH ranks of a run that is not detachable end this long after their launcher is "
+           "gone (killed, or its link cut); detachable runs keep theirs"));
 
     m_problems = new QLabel(this);
     m_problems->setObjectName(QStringLiteral("profileProblemsLabel"));
@@ -152,6 +156,7 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     timeouts->addRow(tr("Rendezvous:"), m_rendezvousTimeout);
     timeouts->addRow(tr("Heartbeat:"), m_heartbeatTimeout);
     timeouts->addRow(tr("Collective:"), m_collectiveTimeout);
+    timeouts->addRow(tr("Orphan grace:"), m_orphanGrace);
     auto *timeoutBox = new QGroupBox(tr("Timeouts"), this);
     timeoutBox->setLayout(timeouts);
 
@@ -185,8 +190,8 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
         connect(edit, &QLineEdit::textChanged, this, &ProfileEditorDialog::revalidate);
     for (QComboBox *combo : {m_transport, m_backend})
         connect(combo, &QComboBox::currentIndexChanged, this, &ProfileEditorDialog::revalidate);
-    for (QSpinBox *spin :
-         {m_connectTimeout, m_rendezvousTimeout, m_heartbeatTimeout, m_collectiveTimeout})
+    for (QSpinBox *spin : {m_connectTimeout, m_rendezvousTimeout, m_heartbeatTimeout,
+                           m_collectiveTimeout, m_orphanGrace})
         connect(spin, &QSpinBox::valueChanged, this, &ProfileEditorDialog::revalidate);
     connect(m_nodes, &QTableWidget::itemChanged, this, &ProfileEditorDialog::revalidate);
     connect(m_environment, &QTableWidget::itemChanged, this, &ProfileEditorDialog::revalidate);
@@ -213,6 +218,7 @@ void ProfileEditorDialog::setProfile(const Profile &p, bool existing)
     m_rendezvousTimeout->setValue(p.rendezvousTimeoutSec);
     m_heartbeatTimeout->setValue(p.heartbeatTimeoutSec);
     m_collectiveTimeout->setValue(p.collectiveTimeoutSec);
+    m_orphanGrace->setValue(p.orphanGraceSec);
     m_nodes->setRowCount(0);
     for (const ProfileNode &n : p.nodes) {
         const int row = m_nodes->rowCount();
@@ -256,6 +262,7 @@ Profile ProfileEditorDialog::profile() const
     p.rendezvousTimeoutSec = m_rendezvousTimeout->value();
     p.heartbeatTimeoutSec = m_heartbeatTimeout->value();
     p.collectiveTimeoutSec = m_collectiveTimeout->value();
+    p.orphanGraceSec = m_orphanGrace->value();
     auto text = [this](int row, int column) {
         const QTableWidgetItem *item = m_nodes->item(row, column);
         return item ? item->text().trimmed() : QString();

@@ -78,6 +78,7 @@ private:
     QSpinBox *m_rendezvousTimeout = nullptr;
     QSpinBox *m_heartbeatTimeout = nullptr;
     QSpinBox *m_collectiveTimeout = nullptr;
+    QSpinBox *m_orphanGrace = nullptr;
     QLabel *m_problems = nullptr;
     QPushButton *m_testButton = nullptr;
     QPlainTextEdit *m_connectionReport = nullptr;

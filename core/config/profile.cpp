@@ -117,6 +117,7 @@ QJsonObject Profile::toJson() const
     o[QStringLiteral("rendezvous_timeout")] = rendezvousTimeoutSec;
     o[QStringLiteral("heartbeat_timeout")] = heartbeatTimeoutSec;
     o[QStringLiteral("collective_timeout")] = collectiveTimeoutSec;
+    o[QStringLiteral("orphan_grace")] = orphanGraceSec;
     if (isSlurm()) {
         QJsonObject j;
         j[QStringLiteral("login")] = slurm.login;
@@ -170,6 +171,7 @@ Profile Profile::fromJson(const QJsonObject &o)
     p.rendezvousTimeoutSec = o.value(QStringLiteral("rendezvous_timeout")).toInt(60);
     p.heartbeatTimeoutSec = o.value(QStringLiteral("heartbeat_timeout")).toInt(10);
     p.collectiveTimeoutSec = o.value(QStringLiteral("collective_timeout")).toInt(300);
+    p.orphanGraceSec = o.value(QStringLiteral("orphan_grace")).toInt(4);
     const QJsonObject j = o.value(QStringLiteral("slurm")).toObject();
     if (!j.isEmpty()) {
         p.slurm.login = j.value(QStringLiteral("login")).toString();

@@ -70,6 +70,12 @@ struct Profile
     int rendezvousTimeoutSec = 60;
     int heartbeatTimeoutSec = 10;
     int collectiveTimeoutSec = 300;
+    // SSH ranks of a run that was not launched detachable are told to stop this long after their
+    // launcher is gone (killed, or its link cut): the node sees the connection close, or hears
+    // nothing from the launcher for that long. The launcher marks the node lost past the same
+    // time. 4 s: with the stop itself they are gone within 5 s, and a 3 s stall of the link is
+    // still survived. A detachable run (launch --detach) keeps its ranks through any outage.
+    int orphanGraceSec = 4;
     SlurmSettings slurm; // transport "slurm" only
 
     bool isLocal() const;

@@ -268,6 +268,8 @@ public:
                         readInt(tv, field, 1, 86400, &p->heartbeatTimeoutSec);
                     else if (name == QLatin1String("collective"))
                         readInt(tv, field, 1, 86400 * 7, &p->collectiveTimeoutSec);
+                    else if (name == QLatin1String("orphan_grace"))
+                        readInt(tv, field, 1, 86400, &p->orphanGraceSec);
                     else
                         unknown(tk, field);
                 }
@@ -555,6 +557,8 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
         add(QStringLiteral("timeouts.heartbeat"), tr("must be at least 1 second"));
     if (p.collectiveTimeoutSec < 1)
         add(QStringLiteral("timeouts.collective"), tr("must be at least 1 second"));
+    if (p.orphanGraceSec < 1)
+        add(QStringLiteral("timeouts.orphan_grace"), tr("must be at least 1 second"));
     return errors;
 }
 
@@ -625,6 +629,7 @@ QString ProfileStore::serialize(const Profile &p)
     timeouts.insert("rendezvous", int64_t(p.rendezvousTimeoutSec));
     timeouts.insert("heartbeat", int64_t(p.heartbeatTimeoutSec));
     timeouts.insert("collective", int64_t(p.collectiveTimeoutSec));
+    timeouts.insert("orphan_grace", int64_t(p.orphanGraceSec));
     root.insert("timeouts", std::move(timeouts));
     toml::table env;
     for (auto it = p.environment.cbegin(); it != p.environment.cend(); ++it)

@@ -332,9 +332,11 @@ bool SshFixture::launch(Node &node)
     // per-connection processes (authentication, forwarding) go to syslog.
     node.process->setStandardOutputFile(QProcess::nullDevice());
     node.process->setStandardErrorFile(node.dir + QStringLiteral("/sshd.log"), QIODevice::Append);
-    node.process->start(QString::fromLatin1(kSshd),
-                        {QStringLiteral("-D"), QStringLiteral("-e"), QStringLiteral("-f"),
-                         node.dir + QStringLiteral("/sshd_config")});
+    QStringList args = node.prefix;
+    args << QString::fromLatin1(kSshd) << QStringLiteral("-D") << QStringLiteral("-e")
+         << QStringLiteral("-f") << node.dir + QStringLiteral("/sshd_config");
+    const QString program = args.takeFirst();
+    node.process->start(program, args);
     if (!node.process->waitForStarted(10000)) {
         m_error = QStringLiteral("cannot start sshd: %1").arg(node.process->errorString());
         return false;
@@ -379,8 +381,15 @@ bool SshFixture::start(int nodeCount)
         return false;
     for (int i = 0; i < nodeCount; ++i) {
         auto node = std::make_shared<Node>();
-        node->address = QStringLiteral("127.0.0.%1").arg(2 + i);
-        node->port = freePort(node->address);
+        if (m_nodeNetwork.contains(i)) {
+            // A namespace of its own: nothing else listens there.
+            node->address = m_nodeNetwork.value(i).first;
+            node->prefix = m_nodeNetwork.value(i).second;
+            node->port = 2222;
+        } else {
+            node->address = QStringLiteral("127.0.0.%1").arg(2 + i);
+            node->port = freePort(node->address);
+        }
         node->dir = m_dir.filePath(QStringLiteral("node%1").arg(i));
         node->hostKey = node->dir + QStringLiteral("/host_ed25519");
         if (node->port == 0) {

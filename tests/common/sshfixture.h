@@ -32,6 +32,7 @@
 #include <QByteArray>
 #include <QHash>
 #include <QList>
+#include <QPair>
 #include <QString>
 #include <QStringList>
 #include <QTemporaryDir>
@@ -75,6 +76,14 @@ public:
     void setNodeEnvironment(int node, const QStringList &assignments)
     {
         m_nodeEnvironment[node] = assignments;
+    }
+    // Before start(): node `node` listens on `address` (port 2222) instead of 127.0.0.x, and its
+    // sshd is started through `prefix` (e.g. {"ip", "netns", "exec", NAME}: a node in a network
+    // namespace of tests/common/netnsfixture.h, reached over a veth pair). The prefix must exec
+    // sshd, so that serverPid() and sessionPids() are sshd's.
+    void setNodeNetwork(int node, const QString &address, const QStringList &prefix)
+    {
+        m_nodeNetwork[node] = {address, prefix};
     }
     // Before start(): creates the local account passwordUser() (no login shell restrictions, a
     // home of its own on each node) whose password is `password`. false and lastError() when
@@ -135,6 +144,7 @@ private:
         QString dir;
         QString hostKey;
         QStringList environment; // SetEnv words beside HOME
+        QStringList prefix;      // runs sshd (setNodeNetwork)
         std::unique_ptr<QProcess> process;
     };
     bool runTool(const QString &program, const QStringList &args, QByteArray *out = nullptr);
@@ -150,5 +160,6 @@ private:
     Options m_options;
     QString m_passwordUser;
     QHash<int, QStringList> m_nodeEnvironment;
+    QHash<int, QPair<QString, QStringList>> m_nodeNetwork;
     QList<std::shared_ptr<Node>> m_nodes;
 };

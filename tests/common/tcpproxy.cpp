@@ -45,7 +45,9 @@ public:
         m_timer = new QTimer(this);
         m_timer->setTimerType(Qt::PreciseTimer);
         connect(m_timer, &QTimer::timeout, this, &TcpProxyCore::pump);
-        m_timer->start(2);
+        // Runs only while bytes wait for their time: 32 idle proxies waking every 2 ms each
+        // would cost the launcher they stand for a core's share on a small machine.
+        m_timer->setInterval(2);
         m_clock.start();
         m_lastPump = 0;
         return true;
@@ -79,6 +81,7 @@ private:
                 connect(s, &QTcpSocket::readyRead, this, &TcpProxyCore::readAll);
                 // One side gone: the other goes once what is queued for it is out.
                 connect(s, &QTcpSocket::disconnected, this, &TcpProxyCore::pump);
+                connect(s, &QTcpSocket::connected, this, &TcpProxyCore::pump);
             }
         }
     }
@@ -86,9 +89,17 @@ private:
     void readAll()
     {
         const qint64 due = m_clock.elapsed() + m_settings->delayMs;
+        bool queued = false;
         for (Pipe &p : m_pipes) {
             if (p.from && p.from->bytesAvailable() > 0)
                 p.queue.emplace_back(due, p.from->readAll());
+            queued = queued || !p.queue.empty();
+        }
+        if (queued && !m_timer->isActive()) {
+            m_timer->start();
+            // Due now (no delay): out at once rather than a timer tick later.
+            if (m_settings->delayMs <= 0)
+                QTimer::singleShot(0, this, &TcpProxyCore::pump);
         }
     }
 
@@ -121,6 +132,11 @@ private:
                     bytes.remove(0, n);
             }
         }
+        bool queued = false;
+        for (const Pipe &p : m_pipes)
+            queued = queued || !p.queue.empty();
+        if (!queued)
+            m_timer->stop();
         // A connection whose one side closed ends when nothing is left for the other.
         for (qsizetype i = 0; i + 1 < m_pipes.size(); i += 2) {
             Pipe &a = m_pipes[i];

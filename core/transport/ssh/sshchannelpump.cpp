@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/ssh/sshchannelpump.h"
 
+#include "transport/ssh/sshlease.h"
 #include "transport/ssh/sshsession.h"
+
+#include <QDateTime>
 
 #include <QList>
 #include <QSocketNotifier>
@@ -31,6 +34,7 @@ SshChannelPump::SshChannelPump(SshSession *session, QMap<int, SshRankChannel> *c
 void SshChannelPump::setPaused(bool paused)
 {
     m_paused = paused;
+    m_lastHeardMs = 0;
 }
 
 void SshChannelPump::stop()
@@ -72,6 +76,8 @@ void SshChannelPump::update()
         m_pollTimer->start();
     else if (!active && m_pollTimer->isActive())
         m_pollTimer->stop();
+    if (!active)
+        m_lastHeardMs = 0;
 }
 
 void SshChannelPump::schedulePoll()
@@ -111,6 +117,29 @@ void SshChannelPump::poll(bool fromSocket)
     }
     if (buffered)
         schedulePoll();
+    if (m_lease && !m_channels->isEmpty()) {
+        const qint64 heard = m_lease->service();
+        if (heard < 0) {
+            emit connectionLost();
+            return;
+        }
+        m_bytesThisPoll += heard;
+    }
+    // A blocking call on the session (opening the lease, a clock probe, a signal) reads what
+    // arrives meanwhile into libssh's buffers: that was heard too, however long the call took.
+    bool waiting = m_lease && m_lease->hasBufferedData();
+    for (auto it = m_channels->cbegin(); it != m_channels->cend() && !waiting; ++it)
+        waiting = it->hasBufferedData();
+    if (waiting)
+        schedulePoll();
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    if (m_bytesThisPoll > 0 || m_lastHeardMs == 0 || waiting)
+        m_lastHeardMs = now;
+    else if (m_silenceLimitMs > 0 && m_lease && m_lease->isOpen() &&
+             now - m_lastHeardMs > m_silenceLimitMs) {
+        emit connectionSilent(now - m_lastHeardMs);
+        return;
+    }
     // NAT gateways forget silent connections (a rank that prints nothing for minutes).
     if (!fromSocket && !m_session->keepAlive()) {
         emit connectionLost();

@@ -19,6 +19,7 @@ class QTimer;
 
 namespace rankdeck {
 
+class SshLease;
 class SshSession;
 
 class SshChannelPump : public QObject
@@ -30,6 +31,11 @@ public:
 
     // No reading while the connection is re-established.
     void setPaused(bool paused);
+    // The node's lease, serviced on every poll while there are ranks (it must outlive the pump),
+    // and how long nothing may arrive on the session (echoes, rank output) before
+    // connectionSilent(); <= 0: never.
+    void setLease(SshLease *lease) { m_lease = lease; }
+    void setSilenceLimitMs(qint64 ms) { m_silenceLimitMs = ms; }
     // For good (shutdown): the timer and the socket notifier go now, on this thread, because the
     // pump may be destroyed on another one.
     void stop();
@@ -47,6 +53,9 @@ signals:
     // The rank's channel reached its end; the connection finishes the rank (and removes it).
     void rankEnded(int rank);
     void connectionLost();
+    // Nothing arrived for the silence limit although the node echoes 5 beats a second: a cut
+    // link, which TCP itself would not report for many minutes.
+    void connectionSilent(qint64 silentMs);
 
 private:
     // fromSocket: woken by the socket notifier (counts idle wake-ups).
@@ -64,6 +73,9 @@ private:
     qint64 m_bytesThisPoll = 0;
     bool m_pollScheduled = false;
     QTimer *m_pollTimer = nullptr;
+    SshLease *m_lease = nullptr;
+    qint64 m_silenceLimitMs = 0;
+    qint64 m_lastHeardMs = 0; // 0: listening starts anew (after a pause, with the first channel)
     bool m_paused = false;
     bool m_stopped = false;
 };

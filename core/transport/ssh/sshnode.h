@@ -43,9 +43,12 @@ struct SshNodeSettings
     QString defaultRunDirectory;   // used when a spec has none ("~/…" allowed)
     int reconnectDeadlineSec = 30; // how long a lost connection is retried before ranks are lost
     bool detached = false;         // ranks keep running when the launcher goes away
-    QString syncDirectory;         // local directory copied to the node (launch --sync)
-    qint64 syncLimitBytes = 0;     // the most it may hold; <= 0: no limit
-    int clockRefreshSec = 30;      // the clock offset is measured again this often while ranks run
+    // Not detached: the ranks end this long after the node lost its launcher (Profile's
+    // orphanGraceSec), and the launcher gives the node up after as long.
+    int orphanGraceSec = 4;
+    QString syncDirectory;     // local directory copied to the node (launch --sync)
+    qint64 syncLimitBytes = 0; // the most it may hold; <= 0: no limit
+    int clockRefreshSec = 30;  // the clock offset is measured again this often while ranks run
 };
 
 } // namespace rankdeck

@@ -9,6 +9,7 @@
 #include "transport/ssh/sshchannelpump.h"
 #include "transport/ssh/sshclockprobe.h"
 #include "transport/ssh/sshdirectorysync.h"
+#include "transport/ssh/sshlease.h"
 #include "transport/ssh/sshnodedeployer.h"
 #include "transport/ssh/sshrankscript.h"
 
@@ -20,13 +21,25 @@
 
 namespace rankdeck {
 
+namespace {
+
+// A detachable run's ranks stay whatever happens, so the launcher may wait longer before it
+// calls a quiet connection dead and re-establishes it (a 3 s stall must not cost a reconnect).
+constexpr int kDetachedSilenceSec = 10;
+
+} // namespace
+
 SshNodeConnection::SshNodeConnection(int nodeIndex, const SshEndpoint &endpoint,
                                      const SshNodeSettings &settings, SshInteraction *interaction,
                                      QMutex *interactionLock)
     : m_node(nodeIndex), m_settings(settings),
       m_session(std::make_unique<SshSession>(endpoint, interaction, interactionLock)),
+      m_lease(std::make_unique<SshLease>(m_session.get())),
       m_pump(new SshChannelPump(m_session.get(), &m_ranks, this))
 {
+    m_pump->setLease(m_lease.get());
+    m_pump->setSilenceLimitMs(silenceLimitMs());
+    connect(m_pump, &SshChannelPump::connectionSilent, this, &SshNodeConnection::connectionSilent);
     m_info.nodeIndex = nodeIndex;
     m_info.host = endpoint.host;
     connect(m_pump, &SshChannelPump::rankStarted, this, &SshNodeConnection::rankStarted);
@@ -42,7 +55,11 @@ void SshNodeConnection::measureClock(int samples)
     if (m_shutDown || m_reconnecting || !m_session->isConnected())
         return;
     NodeClock clock = m_info.clock;
-    const int timeoutMs = 1000 * qMax(2, m_session->endpoint().connectTimeoutSec);
+    int timeoutMs = 1000 * qMax(2, m_session->endpoint().connectTimeoutSec);
+    // The lease is not beaten while the probe blocks this thread: over a link full of output,
+    // where answers wait behind it, the node must not take a long probe for a dead launcher.
+    if (!m_settings.detached && !m_ranks.isEmpty())
+        timeoutMs = std::min(timeoutMs, std::max(1000, 500 * m_settings.orphanGraceSec));
     if (SshClockProbe::measure(m_session.get(), samples, timeoutMs, &clock)) {
         m_info.clock = clock;
     } else {
@@ -68,16 +85,30 @@ SshNodeConnection::~SshNodeConnection()
 
 int SshNodeConnection::graceSec() const
 {
-    // Long enough for every reconnect attempt, so the rank does not stop while the launcher
-    // still intends to come back.
-    return m_settings.detached
-               ? -1
-               : m_settings.reconnectDeadlineSec + m_session->endpoint().connectTimeoutSec + 5;
+    // Not detachable: a launcher that is gone (SIGKILLed, its link cut) must not leave ranks
+    // running unwatched for long; a reconnect within the grace still finds them.
+    return m_settings.detached ? -1 : m_settings.orphanGraceSec;
+}
+
+qint64 SshNodeConnection::silenceLimitMs() const
+{
+    return 1000 * qint64(m_settings.detached ? std::max(kDetachedSilenceSec, 2)
+                                             : m_settings.orphanGraceSec);
 }
 
 void SshNodeConnection::setDetached(bool detached)
 {
     m_settings.detached = detached;
+    m_pump->setSilenceLimitMs(silenceLimitMs());
+    if (m_lease->isWanted())
+        updateLease(QString());
+}
+
+void SshNodeConnection::updateLease(const QString &runDirectory)
+{
+    // One lease per node: the ranks of a run share the run directory on a node.
+    const QString dir = m_lease->isWanted() ? m_lease->runDirectory() : runDirectory;
+    m_lease->setTerms(m_settings.runId, dir, graceSec());
 }
 
 // Paths on a node are read like ssh and sftp read them: "~/x" and relative paths are in the
@@ -100,7 +131,9 @@ void SshNodeConnection::prepare(const QString &localWorkerPath)
     info.host = m_info.host;
     emit nodeProgress(m_node, tr("connecting"), 0);
     QString error;
-    if (!m_session->connect(&error)) {
+    const bool connected = m_session->connect(&error);
+    emit handshakeFinished(m_node);
+    if (!connected) {
         qCDebug(lcSsh) << info.host << "prepare: connect failed:" << error;
         info.error = error;
         m_info = info;
@@ -248,6 +281,7 @@ void SshNodeConnection::startRank(const RankLaunchSpec &spec)
         return;
     }
     m_ranks.insert(rank, r);
+    updateLease(r.runDirectory());
     m_pump->update();
     m_pump->schedulePoll();
 }
@@ -281,6 +315,7 @@ void SshNodeConnection::attachRank(const RankLaunchSpec &spec, int attempt, qint
         return;
     }
     m_ranks.insert(rank, r);
+    updateLease(r.runDirectory());
     m_pump->update();
     m_pump->schedulePoll();
 }
@@ -318,6 +353,8 @@ void SshNodeConnection::finishRank(int rank)
         return;
     const RankExit exit = it->finish();
     m_ranks.erase(it);
+    if (m_ranks.isEmpty())
+        m_lease->close(m_session->isConnected());
     emit rankExited(rank, exit);
 }
 
@@ -328,20 +365,27 @@ void SshNodeConnection::failRank(int rank, const QString &detail, int exitCode)
         it->drop();
         m_ranks.erase(it);
     }
+    if (m_ranks.isEmpty())
+        m_lease->close(m_session->isConnected());
     emit rankExited(rank, RankExit{false, exitCode, 0, nowUs(), detail});
 }
 
 void SshNodeConnection::connectionLost()
 {
+    // Not detachable: past the orphan grace the node has ended the ranks, nothing to come back to.
+    const int deadlineSec =
+        m_settings.detached ? m_settings.reconnectDeadlineSec
+                            : std::min(m_settings.reconnectDeadlineSec, m_settings.orphanGraceSec);
     qCDebug(lcSsh) << m_info.host << "connection lost with" << m_ranks.size()
-                   << "ranks; reconnecting for up to" << m_settings.reconnectDeadlineSec << "s";
+                   << "ranks; reconnecting for up to" << deadlineSec << "s";
     m_pump->dropNotifier();
     for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it)
         it->drop();
+    m_lease->drop();
     m_session->disconnect();
     m_reconnecting = true;
     m_pump->setPaused(true);
-    m_reconnectDeadline = QDeadlineTimer(qint64(m_settings.reconnectDeadlineSec) * 1000);
+    m_reconnectDeadline = QDeadlineTimer(qint64(deadlineSec) * 1000);
     m_pump->update();
     emit nodeProgress(m_node, tr("connection lost, reconnecting"), -1);
     if (!m_reconnectTimer) {
@@ -350,6 +394,39 @@ void SshNodeConnection::connectionLost()
         connect(m_reconnectTimer, &QTimer::timeout, this, &SshNodeConnection::tryReconnect);
     }
     m_reconnectTimer->start(200);
+}
+
+// Nothing heard although the node echoes 5 beats a second: the link is cut (or so slow that
+// it is as good as cut). A detachable run reconnects as after any drop; the ranks of one that is
+// not have been ended by the node itself by now (its lease ran out as ours did).
+void SshNodeConnection::connectionSilent(qint64 silentMs)
+{
+    qCDebug(lcSsh) << m_info.host << "nothing heard for" << silentMs << "ms";
+    if (m_settings.detached) {
+        connectionLost();
+        return;
+    }
+    m_pump->dropNotifier();
+    for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it)
+        it->drop();
+    m_lease->drop();
+    m_session->disconnect();
+    giveUp(tr("connection to %1 lost: nothing heard from it for %2 s, the orphan grace of runs "
+              "that are not detachable (the node ends their ranks itself)")
+               .arg(m_info.host)
+               .arg(double(silentMs) / 1000.0, 0, 'f', 1));
+}
+
+void SshNodeConnection::giveUp(const QString &detail)
+{
+    qCDebug(lcSsh) << m_info.host << "given up:" << detail;
+    m_reconnecting = false;
+    m_pump->setPaused(false);
+    emit nodeProgress(m_node, tr("lost"), -1);
+    const QList<int> ranks = m_ranks.keys();
+    for (int rank : ranks)
+        failRank(rank, detail);
+    m_pump->update();
 }
 
 void SshNodeConnection::tryReconnect()
@@ -361,19 +438,20 @@ void SshNodeConnection::tryReconnect()
                    << "ms left";
     if (!m_session->connect(&error)) {
         if (m_reconnectDeadline.hasExpired()) {
-            qCDebug(lcSsh) << m_info.host << "reconnecting given up:" << error;
-            m_reconnecting = false;
-            m_pump->setPaused(false);
-            const QString detail = tr("connection to %1 lost: %2").arg(m_info.host, error);
-            emit nodeProgress(m_node, tr("lost"), -1);
-            const QList<int> ranks = m_ranks.keys();
-            for (int rank : ranks)
-                failRank(rank, detail);
-            m_pump->update();
+            giveUp(tr("connection to %1 lost: %2").arg(m_info.host, error));
             return;
         }
         qCDebug(lcSsh) << m_info.host << "reconnect failed:" << error;
         m_reconnectTimer->start(1000);
+        return;
+    }
+    if (!m_settings.detached && m_reconnectDeadline.hasExpired()) {
+        // Back, but later than the orphan grace: the node has ended the ranks meanwhile.
+        m_session->disconnect();
+        giveUp(tr("connection to %1 lost for longer than the orphan grace (%2 s); its ranks "
+                  "ended on the node")
+                   .arg(m_info.host)
+                   .arg(m_settings.orphanGraceSec));
         return;
     }
     qCDebug(lcSsh) << m_info.host << "reconnected; re-attaching" << m_ranks.size() << "ranks";
@@ -415,6 +493,7 @@ void SshNodeConnection::shutdown()
         it->close(connected);
     }
     m_ranks.clear();
+    m_lease->close(connected);
     if (m_session)
         m_session->disconnect();
 }

@@ -28,6 +28,7 @@ class QMutex;
 namespace rankdeck {
 
 class SshChannelPump;
+class SshLease;
 class SshInteraction;
 
 class SshNodeConnection : public QObject
@@ -52,6 +53,8 @@ public:
 
 signals:
     void prepareFinished(int nodeIndex, const rankdeck::SshNodeInfo &info);
+    // prepare()'s connect and login are over (either way); the check and deploy follow.
+    void handshakeFinished(int nodeIndex);
     void rankStarted(int rank, qint64 pid);
     void rankOutput(int rank, rankdeck::StreamKind stream, const QByteArray &chunk);
     void rankExited(int rank, const rankdeck::RankExit &exit);
@@ -68,9 +71,16 @@ private:
     // The channel of the rank reached its end: report how the rank ended.
     void finishRank(int rank);
     void connectionLost();
+    void connectionSilent(qint64 silentMs);
     void tryReconnect();
+    // The node is lost: every rank fails with detail (which says "lost").
+    void giveUp(const QString &detail);
+    // The lease is wanted while ranks run; its terms follow detached and the run directory.
+    void updateLease(const QString &runDirectory);
     void failRank(int rank, const QString &detail, int exitCode = -1);
     int graceSec() const;
+    // How long the node may be silent before the connection is taken as lost.
+    qint64 silenceLimitMs() const;
     void measureClock(int samples);
 
     int m_node;
@@ -79,6 +89,7 @@ private:
     SshNodeInfo m_info;
     QMap<int, SshRankChannel> m_ranks;
     QMap<int, int> m_attempts;
+    std::unique_ptr<SshLease> m_lease;
     SshChannelPump *m_pump;
     QTimer *m_reconnectTimer = nullptr;
     QTimer *m_clockTimer = nullptr;

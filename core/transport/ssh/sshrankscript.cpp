@@ -8,7 +8,8 @@ namespace rankdeck {
 namespace {
 
 // Copies the channel's stdin into the FIFO, then keeps the FIFO open for a re-attach: until the
-// launcher closed stdin on purpose, the rank ended, or `grace` seconds passed (-1: no limit).
+// launcher closed stdin on purpose, the rank ended, or `grace` seconds passed (-1: no limit),
+// counted in fifths so that a short grace is kept to the fifth of a second.
 // Its output goes nowhere so that sshd can close the channel as soon as the rank ended. At the
 // start the wrapper holds the FIFO open for writing on fd 5 until both the rank and the keeper
 // are forked: the rank's open for reading then never waits for a writer (a keeper that ended at
@@ -21,8 +22,8 @@ keep() {
   { tee -a "$f.stdin-log" <&4 >&3
     i=0
     while [ ! -e "$f.stdin-closed" ] && kill -0 "$pid" 2>/dev/null; do
-      if [ "$grace" -ge 0 ] && [ "$i" -ge "$grace" ]; then break; fi
-      sleep 1; i=$((i+1))
+      if [ "$grace" -ge 0 ] && [ "$i" -ge $((grace * 5)) ]; then break; fi
+      sleep 0.2; i=$((i+1))
     done
   } 3<>"$f.in" 5<&- >/dev/null 2>&1 &
 }
@@ -91,6 +92,26 @@ i=0; while [ ! -e "$f.exit" ] && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i+1)); done
 exit 255
 )SH";
 
+// $1 run dir, $2 grace. `timeout` ends the read of one byte after $2 s (status 124); an empty
+// read is the end of stdin. Without `timeout` on the node only the keepers' grace is left.
+const char kLease[] = R"SH(
+d=$1; g=$2
+if [ "$g" -lt 0 ] || ! command -v timeout >/dev/null 2>&1; then exec cat; fi
+while x=$(timeout "$g" head -c 1 2>/dev/null); do
+  [ -n "$x" ] || exit 0
+  printf %s "$x"
+done
+ranks() {
+  for p in "$d"/*.pid; do
+    [ -f "$p" ] && [ ! -e "${p%.pid}.exit" ] && kill -s "$1" -- "-$(cat -- "$p")" 2>/dev/null
+  done
+}
+ranks TERM
+sleep 5
+ranks KILL
+exit 0
+)SH";
+
 QByteArray shCommand(const QByteArray &script, const QString &tag, const QStringList &args)
 {
     QByteArray cmd = "exec /bin/sh -c " + shell::quote(script) + ' ' + shell::quote(tag);
@@ -118,6 +139,12 @@ QByteArray SshRankScript::attach(const QString &tag, const QString &runDirectory
     return shCommand(QByteArray(kKeeper) + kAttach, QStringLiteral("rankdeck:") + tag,
                      {runDirectory, baseName, QString::number(graceSec),
                       QString::number(stdoutOffset), QString::number(stderrOffset)});
+}
+
+QByteArray SshRankScript::lease(const QString &tag, const QString &runDirectory, int graceSec)
+{
+    return shCommand(kLease, QStringLiteral("rankdeck:") + tag,
+                     {runDirectory, QString::number(graceSec)});
 }
 
 QByteArray SshRankScript::markStdinClosed(const QString &runDirectory, const QString &baseName)

@@ -59,6 +59,13 @@ public:
     static QByteArray attach(const QString &tag, const QString &runDirectory,
                              const QString &baseName, int graceSec, qint64 stdoutOffset,
                              qint64 stderrOffset);
+    // The node's side of the lease (see SshLease): echoes each byte the launcher sends; when none
+    // arrived for graceSec seconds on a connection that stayed open (a cut link: the node sees no
+    // end of it), it ends every rank of the run directory that has not ended (SIGTERM to its
+    // group, SIGKILL 5 s later). An end of its stdin (the launcher closed it or died, the
+    // connection closed) ends it quietly: the keepers' own grace covers that. graceSec < 0
+    // (detached runs): it only echoes.
+    static QByteArray lease(const QString &tag, const QString &runDirectory, int graceSec);
     // Marks stdin as closed on purpose, so the keeper does not wait for a re-attach.
     static QByteArray markStdinClosed(const QString &runDirectory, const QString &baseName);
     // Signal to the whole process group.

@@ -12,8 +12,8 @@
 namespace rankdeck {
 
 namespace {
-// How many nodes connect and deploy at once (see dispatchPrepares).
-constexpr int kMaxParallelPrepares = 16;
+// How many nodes are in their handshake at once (see dispatchPrepares).
+constexpr int kMaxParallelPrepares = 32;
 
 } // namespace
 
@@ -29,6 +29,7 @@ SshTransport::SshTransport(const Profile &profile, const QString &runId,
     m_settings.libtorchPath = profile.libtorchPath;
     m_settings.defaultRunDirectory = defaultNodeRunDirectory(runId);
     m_settings.reconnectDeadlineSec = std::max(30, 3 * profile.connectTimeoutSec);
+    m_settings.orphanGraceSec = std::max(1, profile.orphanGraceSec);
 
     for (int i = 0; i < profile.nodes.size(); ++i) {
         Node node;
@@ -120,6 +121,8 @@ void SshTransport::prepare(const QString &localWorkerPath)
             node.connection->moveToThread(node.thread);
             connect(node.connection, &SshNodeConnection::prepareFinished, this,
                     &SshTransport::onPrepareFinished, Qt::QueuedConnection);
+            connect(node.connection, &SshNodeConnection::handshakeFinished, this,
+                    &SshTransport::releaseSlot, Qt::QueuedConnection);
             connect(node.connection, &SshNodeConnection::rankStarted, this, &Transport::rankStarted,
                     Qt::QueuedConnection);
             connect(node.connection, &SshNodeConnection::rankOutput, this, &Transport::rankOutput,
@@ -141,12 +144,18 @@ void SshTransport::prepare(const QString &localWorkerPath)
     dispatchPrepares();
 }
 
-// Connecting, key exchange, probing and uploading run for at most kMaxParallelPrepares nodes at
-// once: hundreds of simultaneous handshakes would trip sshd's MaxStartups on a shared login or
-// jump host and starve a 2-core laptop, while a node that hangs holds only its own slot.
+// Handshakes (connect, key exchange, login) run for at most kMaxParallelPrepares nodes at once:
+// hundreds of simultaneous ones would trip sshd's MaxStartups (which counts connections not yet
+// logged in) on a shared login or jump host and starve a 2-core laptop of the key exchanges'
+// CPU, while a node that hangs holds only its own slot. The node check and the deploy after the
+// login need neither, only round trips, so a node gives its slot up once logged in. Over a long
+// link every wave of handshakes costs a handshake's round trips again: 32 at once, so that the
+// common cluster sizes need one (bench: ssh_fanout_latency_ratio; 16 slots held to the end of
+// the deploy paid the whole prepare twice for 32 nodes).
 void SshTransport::dispatchPrepares()
 {
     while (m_preparesInFlight < kMaxParallelPrepares && m_nextToPrepare < m_nodes.size()) {
+        m_nodes[m_nextToPrepare].holdsSlot = true;
         SshNodeConnection *c = m_nodes[m_nextToPrepare++].connection;
         ++m_preparesInFlight;
         const QString path = m_localWorkerPath;
@@ -161,13 +170,11 @@ void SshTransport::onPrepareFinished(int nodeIndex, const SshNodeInfo &info)
         return;
     m_nodes[nodeIndex].info = info;
     m_nodes[nodeIndex].done = true;
-    if (m_preparesInFlight > 0)
-        --m_preparesInFlight;
     if (!info.error.isEmpty())
         emit nodeProgress(nodeIndex, tr("failed"), -1);
     else if (!m_syncDirectory.isEmpty())
         emit synced(nodeIndex, info.sync);
-    dispatchPrepares();
+    releaseSlot(nodeIndex);
     if (!std::all_of(m_nodes.cbegin(), m_nodes.cend(), [](const Node &n) { return n.done; }))
         return;
     m_preparing = false;
@@ -182,6 +189,16 @@ void SshTransport::onPrepareFinished(int nodeIndex, const SshNodeInfo &info)
         emit prepared();
     else
         emit prepareFailed(errors.join(QLatin1Char('\n')));
+}
+
+void SshTransport::releaseSlot(int nodeIndex)
+{
+    if (nodeIndex < 0 || nodeIndex >= m_nodes.size() || !m_nodes[nodeIndex].holdsSlot)
+        return;
+    m_nodes[nodeIndex].holdsSlot = false;
+    if (m_preparesInFlight > 0)
+        --m_preparesInFlight;
+    dispatchPrepares();
 }
 
 SshNodeInfo SshTransport::nodeInfo(int nodeIndex) const

@@ -85,8 +85,11 @@ private:
         SshNodeConnection *connection = nullptr;
         SshNodeInfo info;
         bool done = false;
+        bool holdsSlot = false; // one of the kMaxParallelPrepares handshakes in flight
     };
     void onPrepareFinished(int nodeIndex, const SshNodeInfo &info);
+    // The node's handshake (connect, host key, login) is over, either way: its slot is free.
+    void releaseSlot(int nodeIndex);
     void dispatchPrepares();
     SshNodeConnection *connectionForRank(int rank) const;
 

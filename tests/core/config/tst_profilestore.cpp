@@ -80,6 +80,7 @@ private slots:
         ssh.rendezvousTimeoutSec = 120;
         ssh.heartbeatTimeoutSec = 20;
         ssh.collectiveTimeoutSec = 900;
+        ssh.orphanGraceSec = 12;
         ssh.metricPatterns = {QStringLiteral("tokens_per_s=([0-9.]+) tok/s"),
                               QStringLiteral("mfu=MFU \"?([0-9.]+)%")};
         ssh.warmPython = true;
@@ -158,6 +159,9 @@ private slots:
         QTest::newRow("timeout not a number")
             << QByteArray(head + "[timeouts]\nheartbeat = \"soon\"\n[[nodes]]\nhost = \"a\"\n") << 4
             << QStringLiteral("timeouts.heartbeat");
+        QTest::newRow("orphan grace of 0 s")
+            << QByteArray(head + "[timeouts]\norphan_grace = 0\n[[nodes]]\nhost = \"a\"\n") << 4
+            << QStringLiteral("timeouts.orphan_grace");
         QTest::newRow("nodes not tables")
             << QByteArray(head + "nodes = [1, 2]\n") << 3 << QStringLiteral("nodes[0]");
         QTest::newRow("metric pattern without a name")

@@ -7,7 +7,10 @@
 //     middle of the output, and with a 64 kB/s cap, the run finishes and every rank's record
 //     holds each of its lines exactly once, in order;
 //   - a run stopped (SIGINT to the CLI) over the delayed link ends cleanly and leaves nothing
-//     running on the nodes.
+//     running on the nodes;
+//   - every connection cut at once mid-output (TcpProxy::cutAll(): both ends see a reset) is
+//     re-established within the orphan grace, the run ends well and each line is there once.
+// Nodes in network namespaces, with tbf and links taken down, are tst_linkfaults'.
 #include "config/profile.h"
 #include "config/profilestore.h"
 #include "fixtureprofile.h"
@@ -46,10 +49,15 @@ private slots:
     void noLineLostOrDoubled_data();
     void noLineLostOrDoubled();
     void stopOverADelayedLink();
+    void cutConnectionsAreReestablished();
 
 private:
     QString runDirectory(const QString &name) const;
+    // Each rank's record holds its kLines numbered lines, each once, in order.
+    void verifyEachLineOnce(const QString &name);
     QString script(bool endless);
+    // `launch` of script(endless) on the badnet profile, as run `name`.
+    QStringList launchArgs(const QString &name, bool endless);
 
     SshFixture m_ssh;
     QTemporaryDir m_tmp;
@@ -132,6 +140,20 @@ QString TestBadNetwork::script(bool endless)
     return path;
 }
 
+QStringList TestBadNetwork::launchArgs(const QString &name, bool endless)
+{
+    return {QStringLiteral("launch"),
+            QStringLiteral("--profile"),
+            QStringLiteral("badnet"),
+            QStringLiteral("--name"),
+            name,
+            QStringLiteral("--no-progress"),
+            QStringLiteral("--exec"),
+            QStringLiteral("--"),
+            QStringLiteral("sh"),
+            script(endless)};
+}
+
 void TestBadNetwork::noLineLostOrDoubled_data()
 {
     QTest::addColumn<int>("delayMs");
@@ -160,10 +182,7 @@ void TestBadNetwork::noLineLostOrDoubled()
     cli.setProcessChannelMode(QProcess::MergedChannels);
     QElapsedTimer took;
     took.start();
-    cli.start(m_cli, {QStringLiteral("launch"), QStringLiteral("--profile"),
-                      QStringLiteral("badnet"), QStringLiteral("--name"), name,
-                      QStringLiteral("--no-progress"), QStringLiteral("--exec"),
-                      QStringLiteral("--"), QStringLiteral("sh"), script(false)});
+    cli.start(m_cli, launchArgs(name, false));
     QVERIFY(cli.waitForStarted());
     if (stallMs > 0) {
         // Once both ranks print, freeze the links in both directions for stallMs.
@@ -182,6 +201,11 @@ void TestBadNetwork::noLineLostOrDoubled()
     qInfo("%s: %lld ms, %lld bytes through the proxies", QTest::currentDataTag(),
           qint64(took.elapsed()), m_proxies[0]->bytesForwarded() + m_proxies[1]->bytesForwarded());
     QVERIFY2(cli.exitCode() == 0, qPrintable(said.right(3000)));
+    verifyEachLineOnce(name);
+}
+
+void TestBadNetwork::verifyEachLineOnce(const QString &name)
+{
     const QString dir = runDirectory(name);
     QVERIFY2(!dir.isEmpty(), qPrintable(name));
     for (int rank = 0; rank < 2; ++rank) {
@@ -206,10 +230,7 @@ void TestBadNetwork::stopOverADelayedLink()
     const QString name = QStringLiteral("badnet-stop");
     QProcess cli;
     cli.setProcessChannelMode(QProcess::MergedChannels);
-    cli.start(m_cli,
-              {QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("badnet"),
-               QStringLiteral("--name"), name, QStringLiteral("--no-progress"),
-               QStringLiteral("--exec"), QStringLiteral("--"), QStringLiteral("sh"), script(true)});
+    cli.start(m_cli, launchArgs(name, true));
     QVERIFY(cli.waitForStarted());
     QTRY_VERIFY_WITH_TIMEOUT(
         !runDirectory(name).isEmpty() &&
@@ -236,6 +257,33 @@ void TestBadNetwork::stopOverADelayedLink()
         }
         QVERIFY(expected > 0);
     }
+}
+
+void TestBadNetwork::cutConnectionsAreReestablished()
+{
+    for (auto &proxy : m_proxies)
+        proxy->setDelayMs(20);
+    const QString name = QStringLiteral("badnet-cut");
+    QProcess cli;
+    cli.setProcessChannelMode(QProcess::MergedChannels);
+    cli.start(m_cli, launchArgs(name, false));
+    QVERIFY(cli.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !runDirectory(name).isEmpty() &&
+            QFileInfo(runDirectory(name) + QStringLiteral("/rank-1.log")).size() > 2000,
+        120000);
+    for (auto &proxy : m_proxies) {
+        proxy->cutAll();
+        QCOMPARE(proxy->connectionCount(), 0);
+    }
+    // The launcher is back on both nodes (new connections through the proxies)…
+    for (auto &proxy : m_proxies)
+        QTRY_VERIFY_WITH_TIMEOUT(proxy->connectionCount() > 0, 10000);
+    QVERIFY(cli.waitForFinished(120000));
+    const QString said = QString::fromUtf8(cli.readAll());
+    // …in time: the ranks were still there to re-attach to and ended well.
+    QVERIFY2(cli.exitCode() == 0, qPrintable(said.right(3000)));
+    verifyEachLineOnce(name);
 }
 
 QTEST_GUILESS_MAIN(TestBadNetwork)

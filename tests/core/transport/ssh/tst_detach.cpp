@@ -309,9 +309,9 @@ void TestDetach::killedLauncherOfADetachableRunLosesNothing()
 }
 
 // SIGKILL of the launcher of an SSH run that was not detached: its ranks must not run on
-// unwatched. The node cannot tell a killed launcher from a cut connection (which the launcher
-// would re-establish), so they end once the reconnect grace has passed (reconnect deadline 30 s
-// + connect timeout 5 s + 5 s here), not within the 5 s issue #18 asks for.
+// unwatched. The node cannot tell a killed launcher from a connection reset that a live launcher
+// re-establishes, so it waits the profile's orphan grace (4 s by default) before it ends them:
+// everything of the run is gone within the 5 s of issue #18. A detachable run waits forever.
 void TestDetach::killedLauncherOfAnAttachedRunEndsItsRanks()
 {
     QProcess launcher;
@@ -339,10 +339,11 @@ void TestDetach::killedLauncherOfAnAttachedRunEndsItsRanks()
     clock.start();
     QCOMPARE(::kill(pid_t(launcher.processId()), SIGKILL), 0);
     QVERIFY(launcher.waitForFinished(10000));
-    QVERIFY2(QTest::qWaitFor([&] { return processesMatching(runId).isEmpty(); }, 60000),
+    QVERIFY2(QTest::qWaitFor([&] { return processesMatching(runId).isEmpty(); }, 20000),
              qPrintable(processesMatching(runId).join(u", ")));
-    qInfo("the ranks of the killed launcher's run ended %lld ms after the SIGKILL",
-          clock.elapsed());
+    const qint64 ended = clock.elapsed();
+    qInfo("the ranks of the killed launcher's run ended %lld ms after the SIGKILL", ended);
+    QVERIFY2(ended <= 5000, qPrintable(QStringLiteral("%1 ms").arg(ended)));
 }
 
 QTEST_GUILESS_MAIN(TestDetach)

@@ -6,7 +6,8 @@
 // Checked: every field arrives byte for byte and nothing in it runs, the rank gets its own
 // session, output is kept in <run dir>/<base>.out/.err and streamed after a header, the exit
 // status is the rank's, setup failures exit 125/127 without a header, re-attaching resumes at
-// byte offsets, and the stdin keeper and the group signal do what the header promises.
+// byte offsets, and the stdin keeper and the group signal do what the header promises; the lease
+// echoes, ends the run's ranks after its grace of silence and only then.
 #include "transport/ssh/shellquote.h"
 #include "transport/ssh/sshrankscript.h"
 
@@ -14,6 +15,7 @@
 
 #include <QDir>
 #include <QDirIterator>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
@@ -152,6 +154,8 @@ private slots:
     void signalGroup_data();
     void signalGroup();
     void rankStartsWithNoSignalIgnored();
+    void lease_data();
+    void lease();
 };
 
 void TestSshRankScript::initTestCase()
@@ -637,6 +641,76 @@ void TestSshRankScript::rankStartsWithNoSignalIgnored()
     QEXPECT_FAIL("", "the wrapper's `( … ) &` leaves SIGINT and SIGQUIT ignored in the rank",
                  Continue);
     QCOMPARE(ignored & ((1ull << (SIGINT - 1)) | (1ull << (SIGQUIT - 1))), 0ull);
+    QVERIFY(wrapperGone(s.tag));
+}
+
+void TestSshRankScript::lease_data()
+{
+    QTest::addColumn<int>("grace");
+    QTest::addColumn<bool>("closeStdin");
+    QTest::addColumn<bool>("ranksEnd");
+    // A cut link: the channel stays open and nothing comes.
+    QTest::newRow("silent for the grace") << 1 << false << true;
+    // The launcher closed the channel or died: the keepers' grace decides, not the lease.
+    QTest::newRow("end of stdin") << 1 << true << false;
+    QTest::newRow("detached, silent") << -1 << false << false;
+}
+
+void TestSshRankScript::lease()
+{
+    QFETCH(int, grace);
+    QFETCH(bool, closeStdin);
+    QFETCH(bool, ranksEnd);
+    const QString runDir = m_dir.filePath(QStringLiteral("lease-%1").arg(++m_serial));
+    // The rank's channel stays open throughout, so its keeper holds stdin open (a cut link).
+    SshRankScript::Start s = shellRank(QStringLiteral("echo up; sleep 60"), runDir);
+    auto rank = channel(SshRankScript::start(s));
+    rank->start();
+    QVERIFY(rank->waitForStarted(5000));
+    QByteArray out;
+    while (!out.contains("up\n")) {
+        QVERIFY(rank->waitForReadyRead(10000));
+        out += rank->readAllStandardOutput();
+    }
+    const Header h = header(out);
+    QVERIFY(h.ok);
+
+    // waitForFinished() is false for a process that has finished already.
+    const auto ended = [](QProcess *p, int ms) {
+        return p->state() == QProcess::NotRunning || p->waitForFinished(ms);
+    };
+    auto lease = channel(SshRankScript::lease(s.tag, runDir, grace));
+    lease->start();
+    QVERIFY(lease->waitForStarted(5000));
+    for (const char *beat : {".", "."}) {
+        lease->write(beat);
+        QVERIFY(lease->waitForReadyRead(5000));
+        QCOMPARE(lease->readAllStandardOutput(), QByteArray(beat));
+    }
+    if (closeStdin) {
+        lease->closeWriteChannel();
+        QVERIFY(ended(lease.get(), 5000));
+        QCOMPARE(lease->exitCode(), 0);
+    }
+    QElapsedTimer silent;
+    silent.start();
+    if (ranksEnd) {
+        QTRY_VERIFY_WITH_TIMEOUT(!processRuns(h.pid), 5000);
+        qInfo("the rank ended %lld ms into the silence (grace %d s)", qint64(silent.elapsed()),
+              grace);
+        QVERIFY(silent.elapsed() >= 1000 * grace - 200);
+        QVERIFY(ended(rank.get(), 5000));
+        QCOMPARE(rank->exitCode(), 128 + SIGTERM);
+        QVERIFY(ended(lease.get(), 10000));
+        QCOMPARE(lease->exitCode(), 0);
+    } else {
+        QTest::qWait(2500);
+        QVERIFY2(processRuns(h.pid), "the lease ended a rank it had no reason to end");
+        runChannel(SshRankScript::signalGroup(h.pid, SIGKILL));
+        QVERIFY(ended(rank.get(), 10000));
+        lease->closeWriteChannel();
+        QVERIFY(ended(lease.get(), 5000));
+    }
     QVERIFY(wrapperGone(s.tag));
 }
 
