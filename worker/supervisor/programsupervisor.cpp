@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "supervisor/programsupervisor.h"
 
+#include "supervisor/eventfilefollower.h"
 #include "supervisor/portreservation.h"
 #include "supervisor/processtree.h"
 #include "supervisor/programdiagnostics.h"
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
 #ifndef RANKDECK_VERSION
@@ -33,6 +35,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kHeartbeatInterval = std::chrono::milliseconds(500);
+constexpr auto kTensorBoardInterval = std::chrono::milliseconds(250);
 
 std::int64_t wallUs()
 {
@@ -121,15 +124,18 @@ private:
     void reapChildren();
     void onWaitStatus(pid_t pid, int status);
     void dumpStacks(const std::string &reason);
+    void followTensorBoard();
     int finish();
 
     SupervisorOptions m_options;
+    std::int64_t m_startUs = wallUs(); // before the program: its event files are named later
     int m_rank = 0;
     std::string m_host;
     std::string m_programName;
     PortReservation m_port;
     StoreProxy m_proxy; // rank 0: the other ranks' way to the program's store
     ProgramDiagnostics m_diagnostics;
+    std::unique_ptr<EventFileFollower> m_tensorboard;
     int m_signalFd = -1;
     pid_t m_child = -1;
     bool m_childExited = false;
@@ -330,6 +336,20 @@ void Supervisor::dumpStacks(const std::string &reason)
         [this] { return m_childExited; }));
 }
 
+void Supervisor::followTensorBoard()
+{
+    EventFileFollower::Options o;
+    o.directory = EventFileFollower::directoryFor(m_options.command, m_options.tensorBoardDir);
+    o.host = m_host;
+    o.rank = m_rank;
+    o.startSec = m_startUs / 1000000;
+    const pid_t self = getpid();
+    m_tensorboard = std::make_unique<EventFileFollower>(
+        o, [this, self](pid_t pid) { return pid == m_child || isDescendant(pid, self); },
+        [this](const std::string &line) { writeAll(STDOUT_FILENO, line); },
+        [](const std::string &note) { writeAll(STDERR_FILENO, note); });
+}
+
 int Supervisor::run()
 {
     prepareEnvironment();
@@ -381,9 +401,11 @@ int Supervisor::run()
         writeAll(STDERR_FILENO, "rankdeck-supervisor: " + error + "\n");
         return 127;
     }
+    followTensorBoard();
 
     m_stdinOpen = m_options.controlStdin;
     auto nextHeartbeat = Clock::now() + kHeartbeatInterval;
+    auto nextFollow = Clock::now() + kTensorBoardInterval;
     for (;;) {
         reapChildren();
         if (m_childExited) {
@@ -405,7 +427,11 @@ int Supervisor::run()
             emit(event(wire::event::Heartbeat));
             nextHeartbeat = now + kHeartbeatInterval;
         }
-        auto wake = nextHeartbeat;
+        if (now >= nextFollow) {
+            m_tensorboard->poll();
+            nextFollow = now + kTensorBoardInterval;
+        }
+        auto wake = std::min(nextHeartbeat, nextFollow);
         if (!m_killed && m_killAt < wake)
             wake = m_killAt;
         if (m_killed || m_childExited)
@@ -429,6 +455,8 @@ int Supervisor::run()
             onControlInput();
         m_proxy.handle();
     }
+    // What the program wrote last (SummaryWriter.close() at its end) goes before the final event.
+    m_tensorboard->drain();
     return finish();
 }
 
@@ -478,10 +506,13 @@ bool parseOptions(int argc, char **argv, SupervisorOptions *options, std::string
         }
         if (a == "--control-stdin") {
             options->controlStdin = true;
-        } else if ((a == "--run-dir" || a == "--stop-grace-ms") && i + 1 < argc) {
+        } else if ((a == "--run-dir" || a == "--stop-grace-ms" || a == "--tensorboard-dir") &&
+                   i + 1 < argc) {
             const std::string value = argv[++i];
             if (a == "--run-dir") {
                 options->runDirectory = value;
+            } else if (a == "--tensorboard-dir") {
+                options->tensorBoardDir = value;
             } else {
                 char *end = nullptr;
                 const long ms = std::strtol(value.c_str(), &end, 10);
@@ -492,9 +523,10 @@ bool parseOptions(int argc, char **argv, SupervisorOptions *options, std::string
                 options->stopGraceMs = int(ms);
             }
         } else {
-            *error = "unknown option '" + std::string(a) +
-                     "' (usage: rankdeck-supervisor [--control-stdin] "
-                     "[--run-dir DIR] [--stop-grace-ms MS] -- PROGRAM [ARGS…])";
+            *error =
+                "unknown option '" + std::string(a) +
+                "' (usage: rankdeck-supervisor [--control-stdin] "
+                "[--run-dir DIR] [--stop-grace-ms MS] [--tensorboard-dir DIR] -- PROGRAM [ARGS…])";
             return false;
         }
     }

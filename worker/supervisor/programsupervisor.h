@@ -20,6 +20,8 @@
 //     ptrace so that a fatal signal's native stack reaches the crash event, `dump-stacks` on
 //     stdin answers with every thread's native and Python stacks while it keeps running,
 //     torchelastic's error file fills the error event, and an OOM kill is named as such.
+//   - The program's TensorBoard event files are followed and their bytes forwarded as
+//     `tfevents` events (EventFileFollower), on the same loop, every 250 ms.
 #pragma once
 
 #include <string>
@@ -33,6 +35,9 @@ struct SupervisorOptions
     bool controlStdin = false;        // commands on stdin, its end means the launcher is gone
     int stopGraceMs = 5000;           // SIGTERM → SIGKILL
     std::string runDirectory;         // the rank's run directory on the node (may be empty)
+    // Where the program's TensorBoard event files are (EventFileFollower); empty: its --logdir
+    // argument, else runs/.
+    std::string tensorBoardDir;
 };
 
 // Parses the command line; false and *error for a usage error.
