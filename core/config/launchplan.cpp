@@ -56,6 +56,8 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
         QStringList args{QStringLiteral("--control-stdin")};
         if (!nodeRunDirectory.isEmpty())
             args << QStringLiteral("--run-dir") << nodeRunDirectory;
+        if (!config.tensorBoardDir.isEmpty())
+            args << QStringLiteral("--tensorboard-dir") << config.tensorBoardDir;
         args << QStringLiteral("--") << programInSyncedDirectory(config);
         plan.m_arguments = args;
         plan.m_isProgram = true;

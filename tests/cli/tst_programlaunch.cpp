@@ -439,7 +439,7 @@ void TestProgramLaunch::badInput_data()
         << 2 << u"metric pattern \"acc=(\\d+\": invalid regular expression"_s;
     QTest::newRow("metric without --exec")
         << launch + QStringList{u"--metric"_s, u"acc=(\\d+)"_s, u"--"_s, u"--task"_s, u"linear"_s}
-        << 2 << u"--metric, --workdir and --env need --exec"_s;
+        << 2 << u"--metric, --workdir, --env and --tensorboard-dir need --exec"_s;
     QTest::newRow("bad env") << launch + QStringList{u"--exec"_s, u"--env"_s, u"NOEQUALS"_s,
                                                      u"--"_s, u"/bin/true"_s}
                              << 2 << u"--env: \"NOEQUALS\" is not NAME=VALUE"_s;
