@@ -19,6 +19,17 @@ namespace rankdeck {
 
 namespace {
 
+// The one value of a tensor's repeated field, or else of its raw little-endian content.
+template <typename T, typename Repeated>
+std::optional<double> single(const Repeated &values, const std::string &content)
+{
+    if (values.size() == 1)
+        return double(values.Get(0));
+    if (values.empty() && content.size() == sizeof(T))
+        return double(qFromLittleEndian<T>(content.data()));
+    return std::nullopt;
+}
+
 // The one number of a scalar tensor (new_style summaries, TF 2's tf.summary.scalar).
 std::optional<double> tensorScalar(const ::tensorboard::TensorProto &t)
 {
@@ -26,36 +37,18 @@ std::optional<double> tensorScalar(const ::tensorboard::TensorProto &t)
         if (dim.size() != 1)
             return std::nullopt;
     }
-    const std::string &content = t.tensor_content();
     switch (t.dtype()) {
     case ::tensorboard::DT_FLOAT:
-        if (t.float_val_size() == 1)
-            return double(t.float_val(0));
-        if (content.size() == 4 && t.float_val_size() == 0)
-            return double(qFromLittleEndian<float>(content.data()));
-        break;
+        return single<float>(t.float_val(), t.tensor_content());
     case ::tensorboard::DT_DOUBLE:
-        if (t.double_val_size() == 1)
-            return t.double_val(0);
-        if (content.size() == 8 && t.double_val_size() == 0)
-            return qFromLittleEndian<double>(content.data());
-        break;
+        return single<double>(t.double_val(), t.tensor_content());
     case ::tensorboard::DT_INT32:
-        if (t.int_val_size() == 1)
-            return double(t.int_val(0));
-        if (content.size() == 4 && t.int_val_size() == 0)
-            return double(qFromLittleEndian<qint32>(content.data()));
-        break;
+        return single<qint32>(t.int_val(), t.tensor_content());
     case ::tensorboard::DT_INT64:
-        if (t.int64_val_size() == 1)
-            return double(t.int64_val(0));
-        if (content.size() == 8 && t.int64_val_size() == 0)
-            return double(qFromLittleEndian<qint64>(content.data()));
-        break;
+        return single<qint64>(t.int64_val(), t.tensor_content());
     default:
-        break;
+        return std::nullopt;
     }
-    return std::nullopt;
 }
 
 // add_scalars(main_tag, {sub: value}) writes tag `main_tag` into <log_dir>/<main_tag>_<sub>/

@@ -411,60 +411,72 @@ private slots:
     }
 
     // Scalars in the other forms writers use: a scalar tensor (SummaryWriter's new_style,
-    // TensorFlow 2), of each number type; a tensor of another plugin or shape is no curve.
+    // TensorFlow 2), of each number type, in its repeated field or as raw content; a tensor of
+    // another plugin or with more than one number is no curve.
+    void tensorScalars_data()
+    {
+        QTest::addColumn<QByteArray>("plugin");
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<QList<float>>("floats");
+        QTest::addColumn<QList<qint64>>("int64s");
+        QTest::addColumn<QByteArray>("content");
+        QTest::addColumn<bool>("isCurve");
+        QTest::addColumn<double>("value");
+        const double tenth = 0.1;
+        const QByteArray tenthBytes(reinterpret_cast<const char *>(&tenth), 8);
+        QTest::newRow("float, scalars plugin")
+            << QByteArray("scalars") << int(::tensorboard::DT_FLOAT) << QList<float>{1.5f}
+            << QList<qint64>{} << QByteArray() << true << 1.5;
+        QTest::newRow("double content")
+            << QByteArray() << int(::tensorboard::DT_DOUBLE) << QList<float>{} << QList<qint64>{}
+            << tenthBytes << true << 0.1;
+        QTest::newRow("int64") << QByteArray() << int(::tensorboard::DT_INT64) << QList<float>{}
+                               << QList<qint64>{7} << QByteArray() << true << 7.0;
+        QTest::newRow("text plugin")
+            << QByteArray("text") << int(::tensorboard::DT_FLOAT) << QList<float>{9.0f}
+            << QList<qint64>{} << QByteArray() << false << 0.0;
+        QTest::newRow("two numbers")
+            << QByteArray() << int(::tensorboard::DT_FLOAT) << QList<float>{1.0f, 2.0f}
+            << QList<qint64>{} << QByteArray() << false << 0.0;
+        QTest::newRow("content of the wrong size")
+            << QByteArray() << int(::tensorboard::DT_DOUBLE) << QList<float>{} << QList<qint64>{}
+            << tenthBytes.left(4) << false << 0.0;
+    }
     void tensorScalars()
     {
-        auto record = [](auto fill) {
-            ::tensorboard::Event e;
-            e.set_step(4);
-            e.set_wall_time(2.0);
-            ::tensorboard::Summary::Value *v = e.mutable_summary()->add_value();
-            v->set_tag("t");
-            fill(v);
-            std::string bytes;
-            e.SerializeToString(&bytes);
-            return QByteArray(bytes.data(), qsizetype(bytes.size()));
-        };
+        QFETCH(QByteArray, plugin);
+        QFETCH(int, dtype);
+        QFETCH(QList<float>, floats);
+        QFETCH(QList<qint64>, int64s);
+        QFETCH(QByteArray, content);
+        QFETCH(bool, isCurve);
+        QFETCH(double, value);
+        ::tensorboard::Event e;
+        e.set_step(4);
+        e.set_wall_time(2.0);
+        ::tensorboard::Summary::Value *v = e.mutable_summary()->add_value();
+        v->set_tag("t");
+        if (!plugin.isEmpty())
+            v->mutable_metadata()->mutable_plugin_data()->set_plugin_name(plugin.toStdString());
+        ::tensorboard::TensorProto *t = v->mutable_tensor();
+        t->set_dtype(::tensorboard::DataType(dtype));
+        for (float f : floats)
+            t->add_float_val(f);
+        for (qint64 i : int64s)
+            t->add_int64_val(i);
+        t->set_tensor_content(content.toStdString());
+        std::string bytes;
+        e.SerializeToString(&bytes);
         QList<Point> points;
-        const QString file = QStringLiteral("runs/events.out.tfevents.1.h.2.0");
-        QVERIFY(TensorBoardScalars::decode(
-            record([](auto *v) {
-                v->mutable_metadata()->mutable_plugin_data()->set_plugin_name("scalars");
-                v->mutable_tensor()->set_dtype(::tensorboard::DT_FLOAT);
-                v->mutable_tensor()->add_float_val(1.5f);
-            }),
-            file, &points));
-        QVERIFY(TensorBoardScalars::decode(record([](auto *v) {
-                                               v->mutable_tensor()->set_dtype(
-                                                   ::tensorboard::DT_DOUBLE);
-                                               const double d = 0.1;
-                                               v->mutable_tensor()->set_tensor_content(&d, 8);
-                                           }),
-                                           file, &points));
-        QVERIFY(TensorBoardScalars::decode(record([](auto *v) {
-                                               v->mutable_tensor()->set_dtype(
-                                                   ::tensorboard::DT_INT64);
-                                               v->mutable_tensor()->add_int64_val(7);
-                                           }),
-                                           file, &points));
-        QVERIFY(TensorBoardScalars::decode(
-            record([](auto *v) {
-                v->mutable_metadata()->mutable_plugin_data()->set_plugin_name("text");
-                v->mutable_tensor()->set_dtype(::tensorboard::DT_FLOAT);
-                v->mutable_tensor()->add_float_val(9.0f);
-            }),
-            file, &points));
-        QVERIFY(TensorBoardScalars::decode(record([](auto *v) {
-                                               v->mutable_tensor()->set_dtype(
-                                                   ::tensorboard::DT_FLOAT);
-                                               v->mutable_tensor()->add_float_val(1.0f);
-                                               v->mutable_tensor()->add_float_val(2.0f);
-                                           }),
-                                           file, &points));
-        QVERIFY(!TensorBoardScalars::decode(QByteArray("\xff\xff\xff"), file, &points));
-        QCOMPARE(points, (QList<Point>{Point{QStringLiteral("t"), 4, 2000000, 1.5},
-                                       Point{QStringLiteral("t"), 4, 2000000, 0.1},
-                                       Point{QStringLiteral("t"), 4, 2000000, 7.0}}));
+        QVERIFY(TensorBoardScalars::decode(QByteArray(bytes.data(), qsizetype(bytes.size())),
+                                           QStringLiteral("runs/events.out.tfevents.1.h.2.0"),
+                                           &points));
+        if (isCurve)
+            QCOMPARE(points, (QList<Point>{Point{QStringLiteral("t"), 4, 2000000, value}}));
+        else
+            QVERIFY(points.isEmpty());
+        // Not an Event at all.
+        QVERIFY(!TensorBoardScalars::decode(QByteArray("\xff\xff\xff"), QString(), &points));
     }
 };
 
