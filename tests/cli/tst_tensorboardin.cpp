@@ -78,24 +78,15 @@ private:
     QString m_python;
     QString m_script;
 
-    QProcessEnvironment environment() const
-    {
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(u"XDG_DATA_HOME"_s, m_home.path() + u"/data"_s);
-        env.insert(u"XDG_CONFIG_HOME"_s, m_home.path() + u"/config"_s);
-        return env;
-    }
-
     Result cli(const QStringList &args, int timeoutMs = 120000) const
     {
-        return rankdeck::testing::runCommand(m_cli, args, environment(), timeoutMs);
+        return rankdeck::testing::runCommand(
+            m_cli, args, rankdeck::testing::cliEnvironment(m_home.path()), timeoutMs);
     }
 
     QString runDirectory(const QString &name) const
     {
-        const QString runs = m_home.path() + u"/data/rankdeck/runs"_s;
-        const QStringList dirs = QDir(runs).entryList({u"*-"_s + name + u"-*"_s}, QDir::Dirs);
-        return dirs.size() == 1 ? runs + u'/' + dirs.first() : QString();
+        return rankdeck::testing::runDirectoryNamed(m_home.path(), name);
     }
 
 private slots:
@@ -145,7 +136,7 @@ private slots:
         programArgs.replaceInStrings(u"%W"_s, work);
 
         QProcess launch;
-        launch.setProcessEnvironment(environment());
+        launch.setProcessEnvironment(rankdeck::testing::cliEnvironment(m_home.path()));
         launch.setProcessChannelMode(QProcess::MergedChannels);
         launch.start(m_cli, QStringList{u"launch"_s, u"--profile"_s, u"local"_s,
                                         u"--nproc-per-node"_s, QString::number(kRanks), u"--name"_s,
@@ -228,6 +219,10 @@ private slots:
             for (const QString &metric : kMetrics)
                 QCOMPARE(final.value(rank).value(metric), live.value(rank).value(metric));
         QCOMPARE(readFile(dir + u"/metrics.csv"_s).count(",acc,"), qsizetype(kRanks * kSteps));
+        // `show` names the directory the launch was told.
+        const Result shown = cli({u"show"_s, id});
+        QCOMPARE(shown.out.contains(u"Logdir:    logs (TensorBoard event files followed)"_s),
+                 launchArgs.contains(u"--tensorboard-dir"_s));
         const QString tbOut = m_home.filePath(name + u"-tb"_s);
         const Result tb = cli({u"export"_s, id, u"--tensorboard"_s, tbOut});
         QVERIFY2(tb.code == 0, qPrintable(tb.err));
