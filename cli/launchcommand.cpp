@@ -127,6 +127,13 @@ int LaunchCommand::run(const QStringList &argsIn)
         CliUtil::tr("--exec: also plot NAME from the lines REGEX matches, its one capture group "
                     "being the value (repeatable; loss, val_loss, lr, acc… are found without)."),
         QStringLiteral("NAME=REGEX"));
+    const QCommandLineOption tensorBoardOpt(
+        QStringLiteral("tensorboard-dir"),
+        CliUtil::tr("--exec: where the program writes TensorBoard event files (SummaryWriter); "
+                    "their scalars become curves per rank, live. Relative to the program's "
+                    "working directory (default: the program's --logdir/--log_dir/--log-dir "
+                    "argument, else runs/)."),
+        QStringLiteral("DIR"));
     const QCommandLineOption syncOpt(
         QStringLiteral("sync"),
         CliUtil::tr("--exec: upload DIR to every node before the run (only files changed since the "
@@ -165,6 +172,7 @@ int LaunchCommand::run(const QStringList &argsIn)
                        workdirOpt,
                        envOpt,
                        metricOpt,
+                       tensorBoardOpt,
                        syncOpt,
                        syncLimitOpt,
                        warmOpt,
@@ -298,10 +306,12 @@ int LaunchCommand::run(const QStringList &argsIn)
                 return CliUtil::usageError(error, cmd);
             config.metricPatterns << spec;
         }
+        config.tensorBoardDir = parser.value(tensorBoardOpt);
     } else {
-        if (parser.isSet(workdirOpt) || parser.isSet(envOpt) || parser.isSet(metricOpt))
-            return CliUtil::usageError(CliUtil::tr("--metric, --workdir and --env need --exec"),
-                                       cmd);
+        if (parser.isSet(workdirOpt) || parser.isSet(envOpt) || parser.isSet(metricOpt) ||
+            parser.isSet(tensorBoardOpt))
+            return CliUtil::usageError(
+                CliUtil::tr("--metric, --workdir, --env and --tensorboard-dir need --exec"), cmd);
         if (parser.isSet(syncOpt) || parser.isSet(syncLimitOpt))
             return CliUtil::usageError(CliUtil::tr("--sync and --sync-limit need --exec"), cmd);
         if (parser.isSet(warmOpt))

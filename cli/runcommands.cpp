@@ -213,6 +213,10 @@ int RunCommands::show(const QStringList &args)
             << '\n';
     if (!record.config().syncDirectory.isEmpty())
         out << CliUtil::tr("Synced:    %1").arg(record.config().syncDirectory) << '\n';
+    if (!record.config().tensorBoardDir.isEmpty())
+        out << CliUtil::tr("Logdir:    %1 (TensorBoard event files followed)")
+                   .arg(printableLabel(record.config().tensorBoardDir))
+            << '\n';
     for (const QString &file : record.artifacts())
         out << CliUtil::tr("Kept:      %1 (show --script prints it)").arg(file) << '\n';
     out << CliUtil::tr("State:     %1").arg(stateText(info)) << '\n';

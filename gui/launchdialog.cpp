@@ -73,6 +73,13 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     m_programMetrics->setObjectName(QStringLiteral("launchProgramMetricsEdit"));
     m_programMetrics->setPlaceholderText(
         tr("NAME=REGEX …, e.g. 'tok_s=([0-9.]+) tok/s' (loss, lr, acc… are found without)"));
+    m_programTensorBoard = new QLineEdit(this);
+    m_programTensorBoard->setObjectName(QStringLiteral("launchProgramTensorBoardEdit"));
+    m_programTensorBoard->setPlaceholderText(
+        tr("default: the program's --logdir argument, else runs/ (relative: to its directory)"));
+    m_programTensorBoard->setToolTip(
+        tr("Where the program's SummaryWriter writes event files: their scalars become curves "
+           "per rank while it runs."));
 
     // Code travels with the run: the folder is uploaded to every node (what changed since the
     // last launch) and the program runs in that copy.
@@ -208,6 +215,7 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     what->addRow(tr("Program environment:"), m_programEnvironment);
     what->addRow(tr("Metric patterns:"), m_programMetrics);
     what->addRow(tr("Warm start:"), m_programWarm);
+    what->addRow(tr("TensorBoard folder:"), m_programTensorBoard);
     auto *whatBox = new QGroupBox(tr("What"), this);
     whatBox->setLayout(what);
 
@@ -223,8 +231,9 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     connect(m_task, &QComboBox::currentIndexChanged, this, &LaunchDialog::onTaskChanged);
     for (QSpinBox *spin : {m_nodes, m_ranksPerNode})
         connect(spin, &QSpinBox::valueChanged, this, &LaunchDialog::revalidate);
-    for (QLineEdit *edit : {m_scriptModel, m_scriptData, m_extra, m_runName, m_programCommand,
-                            m_programDirectory, m_programEnvironment, m_programMetrics})
+    for (QLineEdit *edit :
+         {m_scriptModel, m_scriptData, m_extra, m_runName, m_programCommand, m_programDirectory,
+          m_programEnvironment, m_programMetrics, m_programTensorBoard})
         connect(edit, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
     connect(m_programSyncFolder, &QLineEdit::textChanged, this, &LaunchDialog::revalidate);
     connect(m_programSyncFolder, &QLineEdit::textEdited, this,
@@ -262,6 +271,7 @@ void LaunchDialog::saveProgramFields() const
     settings.setValue(QStringLiteral("directory"), m_programDirectory->text());
     settings.setValue(QStringLiteral("environment"), m_programEnvironment->text());
     settings.setValue(QStringLiteral("metrics"), m_programMetrics->text());
+    settings.setValue(QStringLiteral("tensorboard-dir"), m_programTensorBoard->text());
     settings.setValue(QStringLiteral("sync"), m_programSync->isChecked());
     settings.setValue(QStringLiteral("warm"), m_programWarm->isChecked());
     settings.setValue(QStringLiteral("sync-folder"),
@@ -276,6 +286,7 @@ void LaunchDialog::loadProgramFields()
     m_programDirectory->setText(settings.value(QStringLiteral("directory")).toString());
     m_programEnvironment->setText(settings.value(QStringLiteral("environment")).toString());
     m_programMetrics->setText(settings.value(QStringLiteral("metrics")).toString());
+    m_programTensorBoard->setText(settings.value(QStringLiteral("tensorboard-dir")).toString());
     m_programSync->setChecked(settings.value(QStringLiteral("sync"), false).toBool());
     m_programWarm->setChecked(settings.value(QStringLiteral("warm"), false).toBool());
     m_programSyncFolder->setEnabled(m_programSync->isChecked());
@@ -352,8 +363,8 @@ void LaunchDialog::onTaskChanged()
         w->setEnabled(!program);
         m_what->setRowVisible(w, !program);
     }
-    for (QLineEdit *edit :
-         {m_programCommand, m_programDirectory, m_programEnvironment, m_programMetrics}) {
+    for (QLineEdit *edit : {m_programCommand, m_programDirectory, m_programEnvironment,
+                            m_programMetrics, m_programTensorBoard}) {
         edit->setEnabled(program);
         m_what->setRowVisible(edit, program);
     }
@@ -393,6 +404,7 @@ TrainingConfig LaunchDialog::config() const
                 c.environment.insert(kv.left(eq), kv.mid(eq + 1));
         }
         c.metricPatterns = QProcess::splitCommand(m_programMetrics->text());
+        c.tensorBoardDir = m_programTensorBoard->text().trimmed();
         if (syncEnabled())
             c.syncDirectory = QFileInfo(syncFolder()).absoluteFilePath();
         c.warmPython = m_programWarm->isChecked();

@@ -90,6 +90,7 @@ private:
     QLineEdit *m_programDirectory = nullptr;
     QLineEdit *m_programEnvironment = nullptr;
     QLineEdit *m_programMetrics = nullptr;
+    QLineEdit *m_programTensorBoard = nullptr;
     QWidget *m_syncRow = nullptr;
     QCheckBox *m_programSync = nullptr;
     QCheckBox *m_programWarm = nullptr;

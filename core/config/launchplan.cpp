@@ -58,6 +58,8 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
             args << QStringLiteral("--run-dir") << nodeRunDirectory;
         if (config.warmPython || profile.warmPython)
             args << QStringLiteral("--warm-python");
+        if (!config.tensorBoardDir.isEmpty())
+            args << QStringLiteral("--tensorboard-dir") << config.tensorBoardDir;
         args << QStringLiteral("--") << programInSyncedDirectory(config);
         plan.m_arguments = args;
         plan.m_isProgram = true;

@@ -141,6 +141,8 @@ QJsonObject TrainingConfig::toJson() const
         o[QStringLiteral("metric_patterns")] = QJsonArray::fromStringList(metricPatterns);
         if (warmPython)
             o[QStringLiteral("warm_python")] = true;
+        if (!tensorBoardDir.isEmpty())
+            o[QStringLiteral("tensorboard_dir")] = tensorBoardDir;
         if (!syncDirectory.isEmpty()) {
             o[QStringLiteral("sync_directory")] = syncDirectory;
             o[QStringLiteral("sync_limit_bytes")] = syncLimitBytes;
@@ -166,6 +168,7 @@ TrainingConfig TrainingConfig::fromJson(const QJsonObject &o)
         c.environment.insert(it.key(), it.value().toString());
     for (const QJsonValue &v : o.value(QStringLiteral("metric_patterns")).toArray())
         c.metricPatterns.append(v.toString());
+    c.tensorBoardDir = o.value(QStringLiteral("tensorboard_dir")).toString();
     c.syncDirectory = o.value(QStringLiteral("sync_directory")).toString();
     c.syncLimitBytes = o.value(QStringLiteral("sync_limit_bytes")).toInteger();
     c.warmPython = o.value(QStringLiteral("warm_python")).toBool();

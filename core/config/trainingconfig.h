@@ -26,6 +26,9 @@ struct TrainingConfig
     QString workingDirectory;           // empty: the transport's default (the user's home on SSH)
     QMap<QString, QString> environment; // added to every rank's environment
     QStringList metricPatterns;         // "NAME=REGEX", beside the default patterns
+    // Where the program writes TensorBoard event files (relative: to where it runs); empty: its
+    // --logdir / --log_dir / --log-dir argument, else runs/ (rankdeck-supervisor decides).
+    QString tensorBoardDir;
     // launch --sync: a local directory (absolute) copied to every node before the run, where the
     // program then runs (workingDirectory, if any, is relative to it); local profiles run in it.
     QString syncDirectory;

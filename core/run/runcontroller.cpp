@@ -410,6 +410,28 @@ void RunController::handleOutput(int rank, RankStream::Output &out)
         handleEvent(rank, e);
 }
 
+void RunController::takeTensorBoard(int rank, const TensorBoardScalars::Output &out)
+{
+    for (const QString &problem : out.problems)
+        note(problem);
+    if (out.points.isEmpty())
+        return;
+    for (const TensorBoardScalars::Point &p : out.points) {
+        // The wall time the program gave the point; the launcher's clock if it gave none.
+        m_metrics->append(rank, p.name, p.step, p.wallTimeUs > 0 ? p.wallTimeUs : nowUs(), p.value);
+        // Like a step event's metrics: the same name no longer comes from the printed lines.
+        m_extractor.reportedInEvents(rank, p.name);
+        if (p.name == metric::Loss) {
+            m_ranks[rank].loss = p.value;
+            m_stateDirty = true;
+            emit rankChanged(rank);
+        }
+    }
+    // A program that writes its scalars makes progress (the hang watch judges by that).
+    if (m_config.isProgram())
+        noteProgramActivity(rank);
+}
+
 void RunController::noteProgramActivity(int rank)
 {
     // What a user's program prints is its progress (the hang watch judges it by that).
@@ -465,6 +487,12 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
                 m_extractor.reportedInEvents(rank, it.key());
         }
         break;
+    case WorkerEvent::Type::TfEvents: {
+        TensorBoardScalars::Output out;
+        m_tensorboard.feed(rank, e, out);
+        takeTensorBoard(rank, out);
+        break;
+    }
     case WorkerEvent::Type::Store:
         if (rank == 0 && e.port() > 0 && m_masterPort == 0 && !m_policy.failureSeen() &&
             !m_userStop) {
@@ -663,6 +691,9 @@ void RunController::onRankExited(int rank, const RankExit &exit)
         recordOutput(rank, out);
         handleOutput(rank, out);
         m_offsets[rank].flush();
+        TensorBoardScalars::Output tb;
+        m_tensorboard.finish(rank, tb);
+        takeTensorBoard(rank, tb);
     }
     rt.exited = true;
     rt.started = true;

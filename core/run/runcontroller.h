@@ -37,6 +37,7 @@
 #include "stream/logmetricextractor.h"
 #include "stream/pythonfailurescanner.h"
 #include "stream/rankstream.h"
+#include "stream/tensorboardscalars.h"
 #include "stream/workerevent.h"
 #include "transport/transport.h"
 
@@ -192,6 +193,7 @@ private:
     void handleOutput(int rank, RankStream::Output &out);
     void handleEvent(int rank, const WorkerEvent &event);
     void noteProgramActivity(int rank);
+    void takeTensorBoard(int rank, const TensorBoardScalars::Output &out);
     // pythonText: the traceback of torchelastic's error file (a supervised program's `error`
     // event), which wins over what the rank printed.
     void recordFailure(const RankFailure &failure, const QString &pythonText = {});
@@ -240,6 +242,7 @@ private:
     QHash<int, QString> m_stacks;
     FailurePolicy m_policy;                 // this attempt's failures
     LogMetricExtractor m_extractor;         // curves from the lines of a user's program
+    TensorBoardScalars m_tensorboard;       // curves from its TensorBoard event files
     PythonFailureScanner m_python;          // tracebacks and faulthandler dumps in those lines
     QHash<int, quint64> m_pythonGeneration; // per rank: what addPythonLater() has seen
     QSet<int> m_exactPython;                // ranks whose chain came from their error file

@@ -24,7 +24,7 @@ struct TypeName
     std::string_view name;
 };
 
-constexpr std::array<TypeName, 11> kTypes{{
+constexpr std::array<TypeName, 12> kTypes{{
     {WorkerEvent::Type::Hello, wire::event::Hello},
     {WorkerEvent::Type::Store, wire::event::Store},
     {WorkerEvent::Type::Rendezvous, wire::event::Rendezvous},
@@ -36,6 +36,7 @@ constexpr std::array<TypeName, 11> kTypes{{
     {WorkerEvent::Type::Error, wire::event::Error},
     {WorkerEvent::Type::Crash, wire::event::Crash},
     {WorkerEvent::Type::Stacks, wire::event::Stacks},
+    {WorkerEvent::Type::TfEvents, wire::event::TfEvents},
 }};
 
 QString key(std::string_view k)

@@ -32,6 +32,7 @@ public:
         Error,
         Crash,
         Stacks,
+        TfEvents, // bytes of a TensorBoard event file (rankdeck-supervisor)
     };
 
     WorkerEvent() = default;

@@ -43,6 +43,9 @@ inline constexpr std::string_view Finished = "finished";     // clean end, with 
 inline constexpr std::string_view Error = "error";           // fatal error, process exits
 inline constexpr std::string_view Crash = "crash";           // fatal signal / uncaught exception
 inline constexpr std::string_view Stacks = "stacks";         // on-demand dump of every thread
+// New bytes of a TensorBoard event file the user's program writes (rankdeck-supervisor): the
+// launcher parses them, the supervisor only follows the file (docs/protocol.md).
+inline constexpr std::string_view TfEvents = "tfevents";
 } // namespace event
 
 // Field names. Every event has Type, Time and Rank.
@@ -95,7 +98,18 @@ inline constexpr std::string_view ExitCode = "exit_code";
 inline constexpr std::string_view Python = "python";
 inline constexpr std::string_view ErrorFile = "error_file"; // TORCHELASTIC_ERROR_FILE on the node
 inline constexpr std::string_view OutOfMemory = "oom"; // crash: the OOM killer sent the SIGKILL
+// tfevents: the event file as the supervisor names it (its directory as given, then the path
+// below it), the byte offset of Data in the file, the bytes themselves (base64).
+inline constexpr std::string_view File = "file";
+inline constexpr std::string_view Offset = "offset";
+inline constexpr std::string_view Data = "data";
 } // namespace field
+
+// The most raw bytes one tfevents event carries: with base64 (4/3) and the other fields the line
+// stays well under PIPE_BUF (4096), so that one write() of it is atomic even though the program
+// writes to the same pipe. Names longer than kTfEventsMaxFileName are not followed.
+inline constexpr std::size_t kTfEventsChunkBytes = 2048;
+inline constexpr std::size_t kTfEventsMaxFileName = 1024;
 
 // Commands the launcher writes, one per line, on the worker's stdin when it started the
 // worker with --control-stdin (or RANKDECK_CONTROL=stdin). End of stdin means the launcher is
@@ -169,6 +183,36 @@ public:
     {
         appendKey(key);
         appendDouble(value);
+        return *this;
+    }
+
+    // Bytes as a base64 string (RFC 4648, padded): binary data in a JSON line.
+    WireEventWriter &addBase64(std::string_view key, std::string_view bytes)
+    {
+        static constexpr char alphabet[] =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        appendKey(key);
+        m_json += '"';
+        std::size_t i = 0;
+        for (; i + 3 <= bytes.size(); i += 3) {
+            const std::uint32_t v = std::uint32_t(static_cast<unsigned char>(bytes[i])) << 16 |
+                                    std::uint32_t(static_cast<unsigned char>(bytes[i + 1])) << 8 |
+                                    std::uint32_t(static_cast<unsigned char>(bytes[i + 2]));
+            m_json += alphabet[v >> 18];
+            m_json += alphabet[(v >> 12) & 63];
+            m_json += alphabet[(v >> 6) & 63];
+            m_json += alphabet[v & 63];
+        }
+        if (const std::size_t rest = bytes.size() - i; rest > 0) {
+            std::uint32_t v = std::uint32_t(static_cast<unsigned char>(bytes[i])) << 16;
+            if (rest == 2)
+                v |= std::uint32_t(static_cast<unsigned char>(bytes[i + 1])) << 8;
+            m_json += alphabet[v >> 18];
+            m_json += alphabet[(v >> 12) & 63];
+            m_json += rest == 2 ? alphabet[(v >> 6) & 63] : '=';
+            m_json += '=';
+        }
+        m_json += '"';
         return *this;
     }
 

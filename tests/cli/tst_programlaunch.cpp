@@ -37,10 +37,7 @@ private:
 
     QProcessEnvironment environment() const
     {
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(u"XDG_DATA_HOME"_s, m_home.path() + u"/data"_s);
-        env.insert(u"XDG_CONFIG_HOME"_s, m_home.path() + u"/config"_s);
-        return env;
+        return rankdeck::testing::cliEnvironment(m_home.path());
     }
 
     Result cli(const QStringList &args, int timeoutMs = 180000) const
@@ -48,13 +45,10 @@ private:
         return rankdeck::testing::runCommand(m_cli, args, environment(), timeoutMs);
     }
 
-    QString runsDir() const { return m_home.path() + u"/data/rankdeck/runs"_s; }
-
     // The one run directory whose id carries `name`.
     QString runDirectory(const QString &name) const
     {
-        const QStringList dirs = QDir(runsDir()).entryList({u"*-"_s + name + u"-*"_s}, QDir::Dirs);
-        return dirs.size() == 1 ? runsDir() + u'/' + dirs.first() : QString();
+        return rankdeck::testing::runDirectoryNamed(m_home.path(), name);
     }
 
     static QByteArray readFile(const QString &path)
@@ -446,7 +440,7 @@ void TestProgramLaunch::badInput_data()
         << 2 << u"metric pattern \"acc=(\\d+\": invalid regular expression"_s;
     QTest::newRow("metric without --exec")
         << launch + QStringList{u"--metric"_s, u"acc=(\\d+)"_s, u"--"_s, u"--task"_s, u"linear"_s}
-        << 2 << u"--metric, --workdir and --env need --exec"_s;
+        << 2 << u"--metric, --workdir, --env and --tensorboard-dir need --exec"_s;
     QTest::newRow("bad env") << launch + QStringList{u"--exec"_s, u"--env"_s, u"NOEQUALS"_s,
                                                      u"--"_s, u"/bin/true"_s}
                              << 2 << u"--env: \"NOEQUALS\" is not NAME=VALUE"_s;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // Small helpers the end-to-end tests share: which processes of a run are still alive, a record
-// file's lines, writing a test file, whether git is there, and whether a run record holds exactly
-// what a rank printed on its node.
+// file's lines, writing a test file, whether git is there, whether a run record holds exactly
+// what a rank printed on its node, rankdeck-cli in a home of its own and its run directories.
 #pragma once
 
 #include <QByteArray>
@@ -150,6 +150,26 @@ inline CommandResult runCommand(const QString &program, const QStringList &args,
     r.out = QString::fromUtf8(p.readAllStandardOutput());
     r.err = QString::fromUtf8(p.readAllStandardError());
     return r;
+}
+
+// rankdeck-cli's environment with its profiles and run records under `home` (XDG_DATA_HOME and
+// XDG_CONFIG_HOME), nothing of the user's.
+inline QProcessEnvironment cliEnvironment(const QString &home)
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("XDG_DATA_HOME"), home + QStringLiteral("/data"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), home + QStringLiteral("/config"));
+    return env;
+}
+
+// The one run directory under cliEnvironment(home) whose id carries `name`; empty when there is
+// none or more than one.
+inline QString runDirectoryNamed(const QString &home, const QString &name)
+{
+    const QString runs = home + QStringLiteral("/data/rankdeck/runs");
+    const QStringList dirs =
+        QDir(runs).entryList({QStringLiteral("*-") + name + QStringLiteral("-*")}, QDir::Dirs);
+    return dirs.size() == 1 ? runs + QLatin1Char('/') + dirs.first() : QString();
 }
 
 // Live processes (zombies aside) whose environment names the run, as "pid (comm)": what a run

@@ -142,6 +142,17 @@ put("metricpatterns", "defaults", b"\x00\x00" + lines)
 put("metricpatterns", "user", b"\x04tok=tok (\\d+)\nspeed=([\\d.]+) it/s\nbad=(\n\x00" + lines)
 put("metricpatterns", "reported", b"\x02\x00" + lines)
 
+# TensorBoard event files as SummaryWriter wrote them (tests/core/stream/data/*.tfevents: scalars,
+# add_scalars), whole, in chunks, cut inside the last record, with one byte flipped.
+for sample in sorted(data.glob("*.tfevents")):
+    content = sample.read_bytes()
+    put("tfrecord", sample.stem, b"\x00" + content)
+    put("tfrecord", sample.stem + "-chunks-7", b"\x07" + content)
+    put("tfrecord", sample.stem + "-cut", b"\x05" + content[:len(content) - 9])
+    flipped = bytearray(content)
+    flipped[len(content) // 2] ^= 0x40
+    put("tfrecord", sample.stem + "-flipped", b"\x03" + bytes(flipped))
+
 # ssh_config: the forms SshSession reads (Host patterns, Match, ProxyJump, keepalive).
 configs = {
     "jump": b"Host node1\n  HostName 10.0.0.5\n  User alice\n  Port 2222\n  ProxyJump bastion,bob@gw:2200\n  ServerAliveInterval 15\n",

@@ -298,6 +298,12 @@ void TestGuiRun::yourProgramFromTheDialog()
     QTest::keyClicks(ranks, QStringLiteral("2"));
     QVERIFY2(dialog->launchButton()->isEnabled(), qPrintable(dialog->problems().join(u'\n')));
     QCOMPARE(dialog->config().program.size(), 2);
+    // Where its SummaryWriter would write (this script writes none: nothing to follow there).
+    auto *tensorBoard =
+        dialog->findChild<QLineEdit *>(QStringLiteral("launchProgramTensorBoardEdit"));
+    QVERIFY(tensorBoard && tensorBoard->isEnabled());
+    QTest::keyClicks(tensorBoard, QStringLiteral("tb-logs"));
+    QCOMPARE(dialog->config().tensorBoardDir, QStringLiteral("tb-logs"));
     const QString typed = command->text(); // the dialog deletes itself when it closes
     QTest::mouseClick(dialog->launchButton(), Qt::LeftButton);
     RunController *run = m_window->runView()->run();
@@ -314,6 +320,8 @@ void TestGuiRun::yourProgramFromTheDialog()
     auto *again = m_window->findChild<LaunchDialog *>();
     QVERIFY(again);
     QCOMPARE(again->findChild<QLineEdit *>(QStringLiteral("launchProgramEdit"))->text(), typed);
+    QCOMPARE(again->findChild<QLineEdit *>(QStringLiteral("launchProgramTensorBoardEdit"))->text(),
+             QStringLiteral("tb-logs"));
     again->close();
 }
 

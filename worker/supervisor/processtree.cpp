@@ -69,6 +69,17 @@ std::vector<pid_t> descendantsOf(pid_t root)
     return out;
 }
 
+bool isDescendant(pid_t pid, pid_t root)
+{
+    // A chain longer than this is a loop in a racing /proc, not a process tree.
+    for (int depth = 0; pid > 1 && depth < 256; ++depth) {
+        pid = parentOf(pid);
+        if (pid == root)
+            return true;
+    }
+    return false;
+}
+
 int signalDescendants(int signal)
 {
     const std::vector<pid_t> pids = descendantsOf(getpid());

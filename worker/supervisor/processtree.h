@@ -16,6 +16,9 @@ namespace rankdeck::supervisor {
 // The pids of every descendant of `root` (not root itself), parents before children.
 std::vector<pid_t> descendantsOf(pid_t root);
 
+// Whether `pid` is a live descendant of `root` (its parent chain in /proc leads there).
+bool isDescendant(pid_t pid, pid_t root);
+
 // Sends `signal` to every descendant of the calling process; returns how many there were.
 int signalDescendants(int signal);
 

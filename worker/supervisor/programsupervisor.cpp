@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "supervisor/programsupervisor.h"
 
+#include "supervisor/eventfilefollower.h"
 #include "supervisor/portreservation.h"
 #include "supervisor/processtree.h"
 #include "supervisor/programdiagnostics.h"
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
 #ifndef RANKDECK_VERSION
@@ -34,6 +36,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kHeartbeatInterval = std::chrono::milliseconds(500);
+constexpr auto kTensorBoardInterval = std::chrono::milliseconds(250);
 
 std::int64_t wallUs()
 {
@@ -124,9 +127,11 @@ private:
     void reapChildren();
     void onWaitStatus(pid_t pid, int status);
     void dumpStacks(const std::string &reason);
+    void followTensorBoard();
     int finish();
 
     SupervisorOptions m_options;
+    std::int64_t m_startUs = wallUs(); // before the program: its event files are named later
     int m_rank = 0;
     std::string m_host;
     std::string m_programName;
@@ -136,6 +141,7 @@ private:
     WarmStartClient m_warm;
     bool m_warmStarted = false; // the program runs in the warm server (m_child stays -1)
     ProgramDiagnostics m_diagnostics;
+    std::unique_ptr<EventFileFollower> m_tensorboard;
     int m_signalFd = -1;
     pid_t m_child = -1;
     bool m_childExited = false;
@@ -367,6 +373,20 @@ void Supervisor::dumpStacks(const std::string &reason)
         [this] { return m_childExited; }));
 }
 
+void Supervisor::followTensorBoard()
+{
+    EventFileFollower::Options o;
+    o.directory = EventFileFollower::directoryFor(m_options.command, m_options.tensorBoardDir);
+    o.host = m_host;
+    o.rank = m_rank;
+    o.startSec = m_startUs / 1000000;
+    const pid_t self = getpid();
+    m_tensorboard = std::make_unique<EventFileFollower>(
+        o, [this, self](pid_t pid) { return pid == m_child || isDescendant(pid, self); },
+        [this](const std::string &line) { writeAll(STDOUT_FILENO, line); },
+        [](const std::string &note) { writeAll(STDERR_FILENO, note); });
+}
+
 int Supervisor::run()
 {
     prepareEnvironment();
@@ -418,9 +438,11 @@ int Supervisor::run()
         writeAll(STDERR_FILENO, "rankdeck-supervisor: " + error + "\n");
         return 127;
     }
+    followTensorBoard();
 
     m_stdinOpen = m_options.controlStdin;
     auto nextHeartbeat = Clock::now() + kHeartbeatInterval;
+    auto nextFollow = Clock::now() + kTensorBoardInterval;
     for (;;) {
         reapChildren();
         if (m_childExited) {
@@ -442,7 +464,11 @@ int Supervisor::run()
             emit(event(wire::event::Heartbeat));
             nextHeartbeat = now + kHeartbeatInterval;
         }
-        auto wake = nextHeartbeat;
+        if (now >= nextFollow) {
+            m_tensorboard->poll();
+            nextFollow = now + kTensorBoardInterval;
+        }
+        auto wake = std::min(nextHeartbeat, nextFollow);
         if (!m_killed && m_killAt < wake)
             wake = m_killAt;
         if (m_killed || m_childExited)
@@ -475,6 +501,8 @@ int Supervisor::run()
             m_childExited = true;
         m_proxy.handle();
     }
+    // What the program wrote last (SummaryWriter.close() at its end) goes before the final event.
+    m_tensorboard->drain();
     return finish();
 }
 
@@ -526,10 +554,13 @@ bool parseOptions(int argc, char **argv, SupervisorOptions *options, std::string
             options->controlStdin = true;
         } else if (a == "--warm-python") {
             options->warmPython = true;
-        } else if ((a == "--run-dir" || a == "--stop-grace-ms") && i + 1 < argc) {
+        } else if ((a == "--run-dir" || a == "--stop-grace-ms" || a == "--tensorboard-dir") &&
+                   i + 1 < argc) {
             const std::string value = argv[++i];
             if (a == "--run-dir") {
                 options->runDirectory = value;
+            } else if (a == "--tensorboard-dir") {
+                options->tensorBoardDir = value;
             } else {
                 char *end = nullptr;
                 const long ms = std::strtol(value.c_str(), &end, 10);
@@ -542,7 +573,8 @@ bool parseOptions(int argc, char **argv, SupervisorOptions *options, std::string
         } else {
             *error = "unknown option '" + std::string(a) +
                      "' (usage: rankdeck-supervisor [--control-stdin] [--warm-python] "
-                     "[--run-dir DIR] [--stop-grace-ms MS] -- PROGRAM [ARGS…])";
+                     "[--run-dir DIR] [--stop-grace-ms MS] [--tensorboard-dir DIR] -- PROGRAM "
+                     "[ARGS…])";
             return false;
         }
     }

@@ -24,6 +24,8 @@
 //     (WarmStartClient) instead of started cold; its waiter there is a subreaper whose reports
 //     are the program's exit, and stop, SIGKILL and the sweep reach its whole tree the same way.
 //     Whenever that is not possible the program starts cold, and stderr says why once.
+//   - The program's TensorBoard event files are followed and their bytes forwarded as
+//     `tfevents` events (EventFileFollower), on the same loop, every 250 ms.
 #pragma once
 
 #include <string>
@@ -38,6 +40,9 @@ struct SupervisorOptions
     int stopGraceMs = 5000;           // SIGTERM → SIGKILL
     std::string runDirectory;         // the rank's run directory on the node (may be empty)
     bool warmPython = false;          // --warm-python: fork a Python program from a warm server
+    // Where the program's TensorBoard event files are (EventFileFollower); empty: its --logdir
+    // argument, else runs/.
+    std::string tensorBoardDir;
 };
 
 // Parses the command line; false and *error for a usage error.

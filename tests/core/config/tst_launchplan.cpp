@@ -114,6 +114,36 @@ private slots:
         }
     }
 
+    // launch --exec --tensorboard-dir: the supervisor gets it before the program's own words
+    // (a relative directory resolves where the program runs); without it the supervisor looks
+    // at the program's --logdir itself. The record keeps it.
+    void tensorBoardDirReachesTheSupervisor_data()
+    {
+        QTest::addColumn<QString>("dir");
+        QTest::newRow("given") << u"tb/logs"_qs;
+        QTest::newRow("not given") << QString();
+    }
+    void tensorBoardDirReachesTheSupervisor()
+    {
+        QFETCH(QString, dir);
+        TrainingConfig c;
+        c.program = QStringList{u"python3"_qs, u"train.py"_qs, u"--tensorboard-dir"_qs};
+        c.tensorBoardDir = dir;
+        const LaunchPlan plan = LaunchPlan::create(Profile::builtinLocal(2), c, u"r"_qs, u"/n"_qs);
+        const QStringList args = plan.spec(1, u"/s"_qs, 4242).arguments;
+        const qsizetype end = args.indexOf(u"--"_qs);
+        QVERIFY(end > 0);
+        QCOMPARE(args.mid(end + 1), c.program); // the program's words untouched
+        const qsizetype at = args.indexOf(u"--tensorboard-dir"_qs);
+        if (dir.isEmpty()) {
+            QVERIFY(at < 0 || at > end);
+        } else {
+            QVERIFY(at >= 0 && at < end);
+            QCOMPARE(args.at(at + 1), dir);
+        }
+        QCOMPARE(TrainingConfig::fromJson(c.toJson()).tensorBoardDir, dir);
+    }
+
     void localUsesLoopback()
     {
         const LaunchPlan plan = LaunchPlan::create(Profile::builtinLocal(2), TrainingConfig(),

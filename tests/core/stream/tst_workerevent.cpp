@@ -92,6 +92,7 @@ void TestWorkerEvent::everyTypeParses_data()
         {wire::event::Error, WorkerEvent::Type::Error},
         {wire::event::Crash, WorkerEvent::Type::Crash},
         {wire::event::Stacks, WorkerEvent::Type::Stacks},
+        {wire::event::TfEvents, WorkerEvent::Type::TfEvents},
     };
     for (const auto &[n, t] : types)
         QTest::newRow(n.data()) << name(n) << t;
