@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // `rankdeck --screenshots DIR` (scripts/screenshots.sh runs it under Xvfb): runs a healthy
-// 4-rank run and one with an injected crash on the local profile, and saves each page, the launch
-// form and the profile editor as PNG files for the README. Then quits.
+// 4-rank run, one with an injected crash and one with a slowed rank on the local profile, and saves
+// each page, the launch form and the profile editor as PNG files for the README. Then quits.
 #pragma once
 
 #include <QObject>
@@ -34,6 +34,8 @@ private:
     void waitForEnd(RunController *run, void (ScreenshotTour::*next)());
     void afterHealthyRun();
     void afterFailingRun();
+    void startStragglerRun();
+    void afterStragglerRun();
     void startProgramRun();
     void afterProgramRun();
     void fail(const QString &message);
