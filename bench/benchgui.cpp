@@ -16,10 +16,11 @@
 //           reported beside it, with min and max. Refreshing unchanged data (the earlier
 //           definition) is reported too.
 //   heatmap the Overview's step-time heatmap at 512 ranks × 100k steps, refreshed after every
-//           rank appended a step (bucketing into the view's columns and the paint).
+//           rank appended a step (benchheatmap.cpp).
 //   compare the Loss page overlaying 8 runs × 64 ranks × 100k points (means and min–max bands),
 //           GUI-thread CPU time of a refresh after new data, as replot.
 // Prints one JSON line: {"results": {...}, "detail": "..."}.
+#include "benchheatmap.h"
 #include "lossplot.h"
 
 #include "config/profile.h"
@@ -29,7 +30,6 @@
 #include "metricsplotprovider.h"
 #include "run/runcontroller.h"
 #include "runview.h"
-#include "stepheatmapview.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
 #include <qcustomplot.h>
@@ -360,49 +360,6 @@ double medianRefreshMs(int timed, const std::function<void()> &advance,
     return median(ms);
 }
 
-// The Overview's heatmap at 512 ranks × 100k steps of step_ms (rank 300 slower): bucketing every
-// rank into the view's columns (core's StepHeatmap over the stores' min/max pyramids) and the
-// paint, each after every rank appended a step, as in a live run.
-int phaseHeatmap(int reps)
-{
-    constexpr int ranks = 512, points = 100'000;
-    MetricsStore store;
-    qint64 step = 0;
-    const auto appendStep = [&] {
-        for (int r = 0; r < ranks; ++r)
-            store.append(r, metric::StepTimeMs, step, 1'700'000'000'000'000 + step * 1000,
-                         20.0 + (r == 300 ? 15.0 : 0.0) + double(step * 7 % 13) * 0.1);
-        ++step;
-    };
-    while (step < points)
-        appendStep();
-    StepHeatmapView view;
-    view.resize(1200, 320);
-    view.show();
-    QCoreApplication::processEvents();
-    double computeMs = 0;
-    std::vector<double> runs;
-    const double refresh = medianRefreshMs(
-        std::max(reps, 5) * 4, appendStep,
-        [&] {
-            QElapsedTimer t;
-            t.start();
-            StepHeatmap h = StepHeatmap::compute(store, metric::StepTimeMs, view.wantedColumns());
-            computeMs = double(t.nsecsElapsed()) / 1e6;
-            view.setHeatmap(std::move(h), QStringLiteral("ms"));
-            view.repaint();
-        },
-        &runs);
-    QJsonObject r;
-    r[QStringLiteral("refresh_ms")] = refresh;
-    r[QStringLiteral("refresh_runs")] = array(runs);
-    r[QStringLiteral("compute_ms")] = computeMs; // of the last refresh
-    r[QStringLiteral("cells")] = double(view.heatmap().cells.size());
-    r[QStringLiteral("points")] = double(store.totalPoints());
-    std::printf("%s\n", QJsonDocument(r).toJson(QJsonDocument::Compact).constData());
-    return 0;
-}
-
 // The Loss page overlaying 8 runs × 64 ranks × 100k points, each run's mean across its ranks
 // with its min–max band (the Loss page's default), smoothed: the GUI thread's CPU time for a full
 // refresh (fetch, bucketing in core, the band's edges, draw) after every rank of every run
@@ -601,15 +558,40 @@ int main(int argc, char **argv)
     }
     const QJsonObject heatmap = runPhase(QStringLiteral("heatmap"), quick, reps);
     if (heatmap.contains(QStringLiteral("refresh_ms"))) {
-        results[QStringLiteral("heatmap_refresh_ms_512x100k")] =
-            heatmap[QStringLiteral("refresh_ms")];
+        const auto num = [&](const char *key) { return heatmap[QLatin1String(key)].toDouble(); };
+        results[QStringLiteral("heatmap_refresh_ms_512x100k")] = num("refresh_ms");
         results[QStringLiteral("heatmap_refresh_ms_512x100k_runs")] =
             heatmap[QStringLiteral("refresh_runs")];
-        detail << QStringLiteral("heatmap: refresh %1 ms (bucketing %2 ms) for %3 points, %4 cells")
-                      .arg(heatmap[QStringLiteral("refresh_ms")].toDouble(), 0, 'f', 1)
-                      .arg(heatmap[QStringLiteral("compute_ms")].toDouble(), 0, 'f', 1)
-                      .arg(heatmap[QStringLiteral("points")].toDouble(), 0, 'f', 0)
-                      .arg(heatmap[QStringLiteral("cells")].toDouble(), 0, 'f', 0);
+        results[QStringLiteral("heatmap_refresh_wall_ms_512x100k")] = num("refresh_wall_ms");
+        results[QStringLiteral("heatmap_refresh_wall_ms_512x100k_runs")] =
+            heatmap[QStringLiteral("refresh_wall_runs")];
+        results[QStringLiteral("heatmap_rebuild_ms_512x100k")] = num("rebuild_ms");
+        results[QStringLiteral("heatmap_rebuild_ms_512x100k_runs")] =
+            heatmap[QStringLiteral("rebuild_runs")];
+        detail << QStringLiteral("heatmap: GUI thread CPU %1 ms a refresh after a new step on "
+                                 "every rank (median of %2; the grid's update %3 ms, %4 points "
+                                 "read, %5 cells redrawn), wall %6 ms; rebuild (first paint) "
+                                 "%7 ms CPU, %8 ms wall, %9 points read; toggle to comm wait "
+                                 "%10 ms, back %11 ms; straggler text %12 ms (%13); %14 points, "
+                                 "%15 cells, %16 steps a column")
+                      .arg(num("refresh_ms"), 0, 'f', 2)
+                      .arg(heatmap[QStringLiteral("refreshes")].toInt())
+                      .arg(num("update_ms"), 0, 'f', 2)
+                      .arg(num("read_points"), 0, 'f', 0)
+                      .arg(num("redrawn_cells"), 0, 'f', 0)
+                      .arg(num("refresh_wall_ms"), 0, 'f', 2)
+                      .arg(num("rebuild_ms"), 0, 'f', 0)
+                      .arg(num("rebuild_wall_ms"), 0, 'f', 0)
+                      .arg(num("rebuild_read_points"), 0, 'f', 0)
+                      .arg(num("toggle_ms"), 0, 'f', 0)
+                      .arg(num("toggle_back_ms"), 0, 'f', 1)
+                      .arg(num("straggler_ms"), 0, 'f', 1)
+                      .arg(heatmap[QStringLiteral("straggler_names_slow")].toBool()
+                               ? QStringLiteral("names rank 300")
+                               : QStringLiteral("does NOT name rank 300"))
+                      .arg(num("points"), 0, 'f', 0)
+                      .arg(num("cells"), 0, 'f', 0)
+                      .arg(num("steps_per_column"), 0, 'f', 0);
     } else {
         detail << QStringLiteral("heatmap: ") + heatmap[QStringLiteral("error")].toString();
     }

@@ -10,6 +10,9 @@
 #include <QPointer>
 #include <QTabWidget>
 
+#include <map>
+#include <memory>
+
 class QLabel;
 class QTimer;
 
@@ -22,6 +25,7 @@ class LogStore;
 class LossPage;
 class MetricsStore;
 class OverviewPage;
+class StepHeatmapCache;
 
 class RunView : public QTabWidget
 {
@@ -79,6 +83,7 @@ private:
     quint64 m_stepsGeneration = ~quint64(0);
     qint64 m_stepsRefreshedUs = 0;
     qint64 m_stepsCostUs = 0; // what the last refresh of the straggler text and heatmap took
+    std::map<QString, std::unique_ptr<StepHeatmapCache>> m_heatmaps; // by metric
     OverviewPage *m_overview = nullptr;
     LossPage *m_loss = nullptr;
     LogsPage *m_logs = nullptr;

@@ -8,11 +8,13 @@
 #include "lossplot.h"
 #include "mainwindow.h"
 #include "models/runlistmodel.h"
+#include "overviewpage.h"
 #include "profileeditordialog.h"
 #include "run/runcontroller.h"
 #include "runview.h"
 #include "sidepanel.h"
 
+#include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -216,6 +218,36 @@ void ScreenshotTour::afterFailingRun()
     shoot(QStringLiteral("overview-failed"));
     m_window->showPage(RunView::Failures);
     shoot(QStringLiteral("failures"));
+    startStragglerRun();
+}
+
+// Rank 3 sleeps inside each of its steps (the worker's straggler flag): the Overview names it
+// and its row stays dark in the communication wait heatmap, where the others wait for it.
+void ScreenshotTour::startStragglerRun()
+{
+    TrainingConfig config;
+    config.name = QStringLiteral("slow-rank-3");
+    config.workerArguments = {QStringLiteral("--task"),          QStringLiteral("linear"),
+                              QStringLiteral("--steps"),         QStringLiteral("300"),
+                              QStringLiteral("--log-every"),     QStringLiteral("10"),
+                              QStringLiteral("--step-delay-ms"), QStringLiteral("25"),
+                              QStringLiteral("--fault-rank"),    QStringLiteral("3")};
+    QString error;
+    RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
+    if (!run) {
+        fail(error);
+        return;
+    }
+    waitForEnd(run, &ScreenshotTour::afterStragglerRun);
+}
+
+void ScreenshotTour::afterStragglerRun()
+{
+    m_window->showPage(RunView::Overview);
+    QComboBox *metric = m_window->runView()->overviewPage()->heatmapMetricCombo();
+    metric->setCurrentIndex(1); // communication wait
+    shoot(QStringLiteral("overview-straggler"));
+    metric->setCurrentIndex(0);
     startProgramRun();
 }
 

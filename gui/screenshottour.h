@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // `rankdeck --screenshots DIR` (scripts/screenshots.sh runs it under Xvfb): runs a healthy
-// 4-rank run, the same at another learning rate (the two compared on the Loss page) and one
-// with an injected crash on the local profile, and saves each page, the launch form and the
-// profile editor as PNG files for the README. Then quits.
+// 4-rank run, the same at another learning rate (the two compared on the Loss page), one with
+// an injected crash and one with a slowed rank on the local profile, and saves each page, the
+// launch form and the profile editor as PNG files for the README. Then quits.
 #pragma once
 
 #include <QObject>
@@ -41,6 +41,8 @@ private:
     void startCompareRun();
     void afterCompareRun();
     void afterFailingRun();
+    void startStragglerRun();
+    void afterStragglerRun();
     void startProgramRun();
     void afterProgramRun();
     void fail(const QString &message);

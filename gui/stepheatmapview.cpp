@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "stepheatmapview.h"
 
+#include <QHelpEvent>
 #include <QPainter>
+#include <QToolTip>
 
+#include <bit>
 #include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
 
 namespace rankdeck {
 
@@ -34,6 +40,8 @@ StepHeatmapView::StepHeatmapView(QWidget *parent) : QWidget(parent)
     setObjectName(QStringLiteral("stepHeatmap"));
     setMinimumHeight(90);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    for (size_t i = 0; i < m_lut.size(); ++i)
+        m_lut[i] = ramp(double(i) / double(m_lut.size() - 1)).rgb();
 }
 
 QSize StepHeatmapView::sizeHint() const
@@ -48,38 +56,212 @@ QRect StepHeatmapView::plotRect() const
 
 int StepHeatmapView::wantedColumns() const
 {
-    return std::max(16, plotRect().width() / 2);
+    return int(std::bit_floor(unsigned(std::max(16, plotRect().width() / 2))));
+}
+
+QRgb StepHeatmapView::rgbFor(float value) const
+{
+    const double span = double(m_heatmap.high) - double(m_heatmap.low);
+    const double t = span > 0 ? (double(value) - double(m_heatmap.low)) / span : 0.0;
+    const auto last = double(m_lut.size() - 1);
+    return m_lut[size_t(std::clamp(t, 0.0, 1.0) * last + 0.5)];
 }
 
 QColor StepHeatmapView::colorFor(float value) const
 {
-    const double span = double(m_heatmap.high) - double(m_heatmap.low);
-    return ramp(span > 0 ? (double(value) - double(m_heatmap.low)) / span : 0.0);
+    return QColor(rgbFor(value));
 }
 
-void StepHeatmapView::setHeatmap(StepHeatmap heatmap, const QString &unit)
+void StepHeatmapView::setHeatmap(const StepHeatmap &heatmap, const QString &unit, int changedFrom)
 {
-    m_heatmap = std::move(heatmap);
+    // The pixels drawn so far stay valid only for the same grid on the same scale.
+    const bool sameGrid =
+        !m_image.isNull() && heatmap.metric == m_heatmap.metric && unit == m_unit &&
+        heatmap.ranks == m_heatmap.ranks && heatmap.capacity == m_heatmap.capacity &&
+        heatmap.stepShift == m_heatmap.stepShift && heatmap.firstColumn == m_heatmap.firstColumn &&
+        heatmap.low == m_heatmap.low && heatmap.high == m_heatmap.high;
+    m_heatmap = heatmap; // the vectors keep their storage: no allocation in a live refresh
     m_unit = unit;
-    m_image = QImage();
-    if (!m_heatmap.isEmpty()) {
-        const int rows = int(m_heatmap.ranks.size());
-        m_image = QImage(m_heatmap.columns, rows, QImage::Format_RGB32);
-        const QRgb none = palette().color(QPalette::Base).rgb();
+    m_redrawnCells = 0;
+    if (m_heatmap.isEmpty())
+        m_image = QImage();
+    else if (sameGrid && changedFrom > 0 && m_image.height() == imageRows())
+        redraw(std::min(changedFrom, m_heatmap.columns));
+    else
+        rebuildImage();
+    update();
+}
+
+void StepHeatmapView::rebuildImage()
+{
+    if (m_heatmap.isEmpty())
+        return;
+    const QSize size(m_heatmap.capacity, imageRows());
+    if (m_image.size() != size)
+        m_image = QImage(size, QImage::Format_RGB32);
+    m_image.fill(palette().color(QPalette::Base));
+    redraw(0);
+}
+
+int StepHeatmapView::imageRows() const
+{
+    return std::clamp(plotRect().height(), 1, std::max(1, int(m_heatmap.ranks.size())));
+}
+
+void StepHeatmapView::redraw(int fromColumn)
+{
+    const int rows = int(m_heatmap.ranks.size());
+    const int height = m_image.height();
+    const int columns = m_heatmap.columns;
+    const size_t stride = size_t(m_heatmap.capacity);
+    const QRgb none = palette().color(QPalette::Base).rgb();
+    m_redrawnCells = qint64(rows) * qint64(columns - fromColumn);
+    if (height == rows) {
         for (int r = 0; r < rows; ++r) {
             auto *line = reinterpret_cast<QRgb *>(m_image.scanLine(r));
-            for (int c = 0; c < m_heatmap.columns; ++c) {
-                const float v = m_heatmap.at(r, c);
-                line[c] = std::isnan(v) ? none : colorFor(v).rgb();
-            }
+            const float *cells = m_heatmap.cells.data() + size_t(r) * stride;
+            for (int c = fromColumn; c < columns; ++c)
+                line[c] = std::isnan(cells[c]) ? none : rgbFor(cells[c]);
+        }
+        return;
+    }
+    // More ranks than pixel rows: each pixel row shows the rank of its group whose cell lies
+    // farthest from the column's median over every rank. A straggler is bright in step time and
+    // dark in communication wait; either way it is the one drawn, where plain scaling would drop
+    // it with every other row.
+    std::vector<float> values;
+    values.reserve(size_t(rows));
+    for (int c = fromColumn; c < columns; ++c) {
+        const float median = columnMedian(c, values);
+        for (int y = 0; y < height; ++y) {
+            const int r = farthestInGroup(y, c, median);
+            auto *line = reinterpret_cast<QRgb *>(m_image.scanLine(y));
+            line[c] = r < 0 ? none : rgbFor(m_heatmap.cells[size_t(r) * stride + size_t(c)]);
         }
     }
-    update();
+}
+
+float StepHeatmapView::columnMedian(int column, std::vector<float> &scratch) const
+{
+    scratch.clear();
+    const int rows = int(m_heatmap.ranks.size());
+    for (int r = 0; r < rows; ++r) {
+        const float v = m_heatmap.at(r, column);
+        if (!std::isnan(v))
+            scratch.push_back(v);
+    }
+    if (scratch.empty())
+        return std::numeric_limits<float>::quiet_NaN();
+    const auto mid = scratch.begin() + qsizetype(scratch.size() / 2);
+    std::nth_element(scratch.begin(), mid, scratch.end());
+    return *mid;
+}
+
+// The ranks pixel row y of the image holds: [first, end).
+std::pair<int, int> StepHeatmapView::groupOf(int y) const
+{
+    const int rows = int(m_heatmap.ranks.size());
+    const int height = std::max(1, m_image.height());
+    const int first = int(qint64(y) * rows / height);
+    return {first, std::max(first + 1, int(qint64(y + 1) * rows / height))};
+}
+
+int StepHeatmapView::farthestInGroup(int y, int column, float median) const
+{
+    const auto [first, end] = groupOf(y);
+    int best = -1;
+    float distance = -1.0f;
+    for (int r = first; r < end; ++r) {
+        const float v = m_heatmap.at(r, column);
+        if (std::isnan(v))
+            continue;
+        const float d = std::abs(v - median);
+        if (d > distance) {
+            distance = d;
+            best = r;
+        }
+    }
+    return best;
+}
+
+QRect StepHeatmapView::plotArea() const
+{
+    return plotRect();
+}
+
+bool StepHeatmapView::cellAt(QPoint pos, int *row, int *column) const
+{
+    const QRect area = plotRect();
+    if (m_heatmap.isEmpty() || m_image.isNull() || !area.contains(pos))
+        return false;
+    const int c = std::clamp(int(qint64(pos.x() - area.left()) * m_heatmap.columns / area.width()),
+                             0, m_heatmap.columns - 1);
+    const int y = std::clamp(int(qint64(pos.y() - area.top()) * m_image.height() / area.height()),
+                             0, m_image.height() - 1);
+    int r = groupOf(y).first;
+    if (m_image.height() != int(m_heatmap.ranks.size())) {
+        std::vector<float> scratch;
+        const int drawn = farthestInGroup(y, c, columnMedian(c, scratch));
+        r = drawn >= 0 ? drawn : r;
+    }
+    *row = r;
+    *column = c;
+    return true;
+}
+
+QString StepHeatmapView::cellText(QPoint pos) const
+{
+    int row = 0, column = 0;
+    if (!cellAt(pos, &row, &column))
+        return {};
+    const qint64 first = m_heatmap.columnFirstStep(column);
+    const qint64 last = m_heatmap.columnLastStep(column);
+    const int rank = m_heatmap.ranks[row];
+    const QString where = first == last ? tr("rank %1, step %2").arg(rank).arg(first)
+                                        : tr("rank %1, steps %2–%3").arg(rank).arg(first).arg(last);
+    const quint32 n = m_heatmap.countAt(row, column);
+    QString text;
+    if (n == 0) {
+        text = tr("%1: no value").arg(where);
+    } else {
+        const QString value =
+            QStringLiteral("%1 %2").arg(double(m_heatmap.at(row, column)), 0, 'g', 4).arg(m_unit);
+        text = n == 1 ? tr("%1: %2").arg(where, value)
+                      : tr("%1: %2, the largest of its %3 values").arg(where, value).arg(n);
+    }
+    if (m_image.height() != int(m_heatmap.ranks.size())) {
+        const auto [begin, end] = groupOf(
+            int(qint64(pos.y() - plotRect().top()) * m_image.height() / plotRect().height()));
+        text += QLatin1Char('\n') +
+                tr("(this pixel row: ranks %1–%2, the one farthest from the column's median shown)")
+                    .arg(m_heatmap.ranks[begin])
+                    .arg(m_heatmap.ranks[end - 1]);
+    }
+    return text;
+}
+
+bool StepHeatmapView::event(QEvent *event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        const auto *help = static_cast<QHelpEvent *>(event);
+        const QString text = cellText(help->pos());
+        if (text.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(help->globalPos(), text, this);
+        return true;
+    }
+    return QWidget::event(event);
 }
 
 void StepHeatmapView::resizeEvent(QResizeEvent *event)
 {
     QWidget::resizeEvent(event);
+    if (!m_image.isNull() && m_image.height() != imageRows())
+        rebuildImage(); // rows grouped differently at this height
+    const int wanted = wantedColumns();
+    if (wanted != std::exchange(m_lastWanted, wanted))
+        emit wantedColumnsChanged();
     update();
 }
 
@@ -93,12 +275,12 @@ void StepHeatmapView::paintEvent(QPaintEvent *)
         p.drawText(area, Qt::AlignCenter, tr("No step times yet"));
         return;
     }
+    const QList<int> &ranks = m_heatmap.ranks;
+    const int rows = int(ranks.size());
     // Nearest-neighbour scaling: a rank's row stays one colour band, never blurred into the next.
     p.setRenderHint(QPainter::SmoothPixmapTransform, false);
-    p.drawImage(area, m_image);
-    const QList<int> &ranks = m_heatmap.ranks;
+    p.drawImage(area, m_image, QRect(0, 0, m_heatmap.columns, m_image.height()));
     const QFontMetrics fm = fontMetrics();
-    const int rows = int(ranks.size());
     // Rank labels: every row when they fit, else first and last and some in between.
     const int labelEvery =
         std::max(1, (fm.height() * rows + area.height() - 1) / std::max(1, area.height()));
@@ -107,11 +289,15 @@ void StepHeatmapView::paintEvent(QPaintEvent *)
         p.drawText(QRect(0, y - fm.height() / 2, LeftMargin - 6, fm.height()),
                    Qt::AlignRight | Qt::AlignVCenter, tr("rank %1").arg(ranks[r]));
     }
-    p.drawText(QRect(area.left(), area.bottom() + 2, area.width(), BottomMargin),
-               Qt::AlignLeft | Qt::AlignTop, tr("step %1").arg(m_heatmap.firstStep));
-    p.drawText(QRect(area.left(), area.bottom() + 2, area.width(), BottomMargin),
-               Qt::AlignRight | Qt::AlignTop, tr("step %1").arg(m_heatmap.lastStep));
-    // Legend: the colour scale with its ends.
+    const QRect below(area.left(), area.bottom() + 2, area.width(), BottomMargin);
+    p.drawText(below, Qt::AlignLeft | Qt::AlignTop, tr("step %1").arg(m_heatmap.firstStep));
+    p.drawText(below, Qt::AlignRight | Qt::AlignTop, tr("step %1").arg(m_heatmap.lastStep));
+    // What a cell is: the largest value of its steps, so one slow step stays visible.
+    const qint64 per = m_heatmap.stepsPerColumn();
+    p.drawText(below, Qt::AlignHCenter | Qt::AlignTop,
+               per == 1 ? tr("one step a cell")
+                        : tr("each cell: the largest of its %1 steps").arg(per));
+    // Legend: the colour scale with its ends; "≥" / "≤" where cells lie beyond them.
     const QRect legend(area.right() + 12, area.top(), 12, area.height());
     for (int y = 0; y < legend.height(); ++y) {
         const double t = 1.0 - double(y) / std::max(1, legend.height() - 1);
@@ -120,10 +306,18 @@ void StepHeatmapView::paintEvent(QPaintEvent *)
     }
     p.setPen(palette().color(QPalette::Text));
     const QRect text(legend.right() + 4, area.top(), LegendWidth - 30, area.height());
-    p.drawText(text, Qt::AlignTop | Qt::AlignLeft,
-               QStringLiteral("%1 %2").arg(double(m_heatmap.high), 0, 'g', 3).arg(m_unit));
-    p.drawText(text, Qt::AlignBottom | Qt::AlignLeft,
-               QStringLiteral("%1 %2").arg(double(m_heatmap.low), 0, 'g', 3).arg(m_unit));
+    const QString top =
+        QStringLiteral("%1%2 %3")
+            .arg(m_heatmap.maxCell > m_heatmap.high ? QStringLiteral("≥") : QString())
+            .arg(double(m_heatmap.high), 0, 'g', 3)
+            .arg(m_unit);
+    const QString bottom =
+        QStringLiteral("%1%2 %3")
+            .arg(m_heatmap.minCell < m_heatmap.low ? QStringLiteral("≤") : QString())
+            .arg(double(m_heatmap.low), 0, 'g', 3)
+            .arg(m_unit);
+    p.drawText(text, Qt::AlignTop | Qt::AlignLeft, top);
+    p.drawText(text, Qt::AlignBottom | Qt::AlignLeft, bottom);
 }
 
 } // namespace rankdeck

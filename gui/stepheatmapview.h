@@ -2,16 +2,29 @@
 //
 // The Overview's ranks × steps heatmap of step time (or communication wait): one pixel row per
 // rank, scaled to the widget, colours from dark (short) to bright (long) on the grid's own
-// scale. In synchronous training every rank's step lasts as long as the slowest rank's, so step
-// time shows when steps slow down; communication wait shows who waits: bright rows wait for
-// the dark one, the straggler. It paints what it is given (core's StepHeatmap); the page
-// decides when to recompute.
+// stable scale (StepHeatmap::updateScale(); cells beyond it take its end colours, and the
+// legend says so with "≥"/"≤"). Each cell is the largest value of its steps, and the caption and
+// the tooltip say so. In synchronous training every rank's step lasts as long as the slowest
+// rank's, so step time shows when steps slow down; communication wait shows who waits: bright
+// rows wait for the dark one, the straggler.
+//
+// With more ranks than the widget has pixel rows, each pixel row shows the rank of its group
+// whose cell lies farthest from the column's median (never a plain subsample, which would drop
+// a straggler's row with the others).
+//
+// It paints what it is given (core's StepHeatmap, kept by StepHeatmapCache); the page decides
+// when to update. The image holds one pixel per cell and is redrawn only from the first column
+// that changed, unless the grid's layout, metric or colour scale changed.
 #pragma once
 
 #include "models/stepheatmap.h"
 
 #include <QImage>
 #include <QWidget>
+
+#include <array>
+#include <utility>
+#include <vector>
 
 namespace rankdeck {
 
@@ -21,24 +34,53 @@ class StepHeatmapView : public QWidget
 public:
     explicit StepHeatmapView(QWidget *parent = nullptr);
 
-    void setHeatmap(StepHeatmap heatmap, const QString &unit);
+    // changedFrom: the first column that differs from the last heatmap given (what
+    // StepHeatmapCache::update() returns); 0 redraws everything.
+    void setHeatmap(const StepHeatmap &heatmap, const QString &unit, int changedFrom = 0);
     const StepHeatmap &heatmap() const { return m_heatmap; }
     // The colour a cell value gets (the scale's low end dark, its high end bright).
     QColor colorFor(float value) const;
-    // Columns the plot area has room for (one cell per two pixels at most).
+    // Columns for the grid: the plot area's width at two pixels a column at least, rounded down
+    // to a power of two so that resizing the window rarely changes it (each change rebuilds the
+    // grid from every point).
     int wantedColumns() const;
+    // Cells the image was last redrawn from (the benchmark's and the tests' view of the work).
+    qint64 lastRedrawnCells() const { return m_redrawnCells; }
+    // The row (of heatmap().ranks) and column drawn at a point of the widget; false outside.
+    // With more ranks than pixel rows, a pixel row shows the one rank of its group that lies
+    // farthest from the column's median (so a straggler is drawn, bright or dark).
+    bool cellAt(QPoint pos, int *row, int *column) const;
+    // The tooltip text for a point of the widget; empty outside the cells.
+    QString cellText(QPoint pos) const;
+    // Where the cells are drawn, in widget coordinates.
+    QRect plotArea() const;
     QSize sizeHint() const override;
 
+signals:
+    // wantedColumns() changed with the widget's size.
+    void wantedColumnsChanged();
+
 protected:
+    bool event(QEvent *event) override;
     void paintEvent(QPaintEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
 
 private:
     QRect plotRect() const;
+    int imageRows() const;
+    void rebuildImage();
+    void redraw(int fromColumn);
+    float columnMedian(int column, std::vector<float> &scratch) const;
+    std::pair<int, int> groupOf(int pixelRow) const;
+    int farthestInGroup(int pixelRow, int column, float median) const;
+    QRgb rgbFor(float value) const;
 
     StepHeatmap m_heatmap;
     QString m_unit;
-    QImage m_image;
+    QImage m_image; // capacity × rows, the columns in use on the left
+    std::array<QRgb, 256> m_lut{};
+    qint64 m_redrawnCells = 0;
+    int m_lastWanted = 0;
 };
 
 } // namespace rankdeck

@@ -52,16 +52,23 @@ StragglerReport StragglerReport::analyze(const MetricsStore &store,
     r.window = kWindow;
     for (int rank : withSteps) {
         const QList<MetricPoint> steps = store.tail(rank, metric::StepTimeMs, kWindow);
-        QHash<qint64, double> waitAt;
-        if (allWaits) {
-            for (const MetricPoint &p : store.tail(rank, metric::CommWaitMs, kWindow))
-                waitAt.insert(p.step, p.value);
-        }
+        const QList<MetricPoint> waits =
+            allWaits ? store.tail(rank, metric::CommWaitMs, kWindow) : QList<MetricPoint>();
+        // Both tails ascend by step (one segment each): each step's wait by a merge, no hash
+        // (512 ranks × 100 steps at every refresh of the Overview).
+        qsizetype next = 0;
+        const auto waitAt = [&](qint64 step) {
+            while (next < waits.size() && waits[next].step < step)
+                ++next;
+            return next < waits.size() && waits[next].step == step ? waits[next].value : 0.0;
+        };
         std::vector<double> work, wait;
+        work.reserve(size_t(steps.size()));
+        wait.reserve(size_t(steps.size()));
         for (const MetricPoint &p : steps) {
+            const double w = waitAt(p.step);
             if (!std::isfinite(p.value))
                 continue;
-            const double w = waitAt.value(p.step, 0.0);
             work.push_back(std::max(0.0, p.value - (std::isfinite(w) ? w : 0.0)));
             wait.push_back(std::isfinite(w) ? w : 0.0);
         }

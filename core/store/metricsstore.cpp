@@ -634,6 +634,21 @@ bool MetricsStore::stepRange(int rank, const QString &name, qint64 *first, qint6
     return true;
 }
 
+qint64 MetricsStore::readPoints(int rank, const QString &name, qint64 from,
+                                const PointColumns &read) const
+{
+    QMutexLocker lock(&m_mutex);
+    const Series *s = seriesLocked(rank, name);
+    if (!s)
+        return 0;
+    const size_t n = s->values.size();
+    const size_t begin = size_t(std::clamp<qint64>(from, 0, qint64(n)));
+    if (begin < n)
+        read(std::span<const qint64>(s->steps).subspan(begin),
+             std::span<const double>(s->values).subspan(begin));
+    return qint64(n);
+}
+
 bool MetricsStore::diskFailed() const
 {
     QMutexLocker lock(&m_mutex);

@@ -20,7 +20,9 @@
 #include <QStringList>
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <span>
 
 class QFile;
 
@@ -112,6 +114,14 @@ public:
     QList<MetricPoint> tail(int rank, const QString &name, int n) const;
     // The smallest and largest step of the series (over all its segments); false when empty.
     bool stepRange(int rank, const QString &name, qint64 *first, qint64 *last) const;
+    // The points from the from-th on, in the order they were appended (every segment; a series
+    // only grows, so a reader that remembers how many it has read gets only the new ones next
+    // time), as the store's own columns, without a copy: read() is called once with them, not
+    // at all when there are none, under the store's lock (it must not call the store). Returns
+    // how many points the series holds.
+    using PointColumns =
+        std::function<void(std::span<const qint64> steps, std::span<const double> values)>;
+    qint64 readPoints(int rank, const QString &name, qint64 from, const PointColumns &read) const;
 
     // A plottable curve: smoothed on the full data with the debiased EMA weight (0 = raw, per
     // segment), then min/max bucketed into ~buckets buckets over [xMin, xMax] of the chosen

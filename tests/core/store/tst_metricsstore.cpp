@@ -138,6 +138,7 @@ class TestMetricsStore : public QObject
 private slots:
     void stepEventsFillMetrics();
     void restartStartsSegment();
+    void readPointsFromAnIndex();
     void rawCurveIsTheData_data();
     void rawCurveIsTheData();
     void smoothedCurvePerSegment();
@@ -188,6 +189,36 @@ void TestMetricsStore::restartStartsSegment()
     QCOMPARE(segs[1].points.first().step, 3);
     QCOMPARE(segs[2].points.size(), 1);
     QCOMPARE(store.pointCount(0, metric::Loss), 8);
+}
+
+// A reader that remembers how many points it has read gets the rest, across segments, in the
+// order appended; nothing past the end; the count either way.
+void TestMetricsStore::readPointsFromAnIndex()
+{
+    MetricsStore store;
+    const QList<qint64> steps{1, 2, 3, 4, 5, 3, 4, 4};
+    for (qint64 s : steps)
+        store.append(0, metric::Loss, s, s * 10, double(s) / 2);
+    for (qint64 from : {0, 3, 7, 8, 20, -1}) {
+        QList<qint64> gotSteps;
+        QList<double> gotValues;
+        int calls = 0;
+        const qint64 held = store.readPoints(
+            0, metric::Loss, from, [&](std::span<const qint64> st, std::span<const double> v) {
+                ++calls;
+                QCOMPARE(st.size(), v.size());
+                gotSteps.append(QList<qint64>(st.begin(), st.end()));
+                gotValues.append(QList<double>(v.begin(), v.end()));
+            });
+        QCOMPARE(held, qint64(steps.size()));
+        const qsizetype begin = std::clamp<qsizetype>(from, 0, steps.size());
+        QCOMPARE(gotSteps, steps.mid(begin));
+        QCOMPARE(calls, begin < steps.size() ? 1 : 0);
+        for (qsizetype i = 0; i < gotValues.size(); ++i)
+            QCOMPARE(gotValues[i], double(gotSteps[i]) / 2);
+    }
+    QCOMPARE(store.readPoints(1, metric::Loss, 0, [](auto, auto) { QFAIL("no such series"); }),
+             qint64(0));
 }
 
 void TestMetricsStore::rawCurveIsTheData_data()
