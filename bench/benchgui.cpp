@@ -343,23 +343,6 @@ int phaseReplot(int reps)
     return 0;
 }
 
-// Times `refresh` after `advance` (new data on every rank) `timed` times; the median, in ms,
-// and every timing in *runs (the key's spread).
-double medianRefreshMs(int timed, const std::function<void()> &advance,
-                       const std::function<void()> &refresh, std::vector<double> *runs)
-{
-    std::vector<double> ms;
-    for (int i = 0; i < timed; ++i) {
-        advance();
-        QElapsedTimer t;
-        t.start();
-        refresh();
-        ms.push_back(double(t.nsecsElapsed()) / 1e6);
-    }
-    *runs = ms;
-    return median(ms);
-}
-
 // The Loss page overlaying 8 runs × 64 ranks × 100k points, each run's mean across its ranks
 // with its min–max band (the Loss page's default), smoothed: the GUI thread's CPU time for a full
 // refresh (fetch, bucketing in core, the band's edges, draw) after every rank of every run
