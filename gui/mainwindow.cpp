@@ -79,7 +79,8 @@ MainWindow::MainWindow(QWidget *parent)
         const QString comparing = tr("Comparing %1 runs on the Loss page");
         if (runs.size() >= 2)
             statusBar()->showMessage(comparing.arg(runs.size()), 10000);
-        else if (statusBar()->currentMessage().startsWith(comparing.section(QLatin1Char(' '), 0, 0)))
+        else if (statusBar()->currentMessage().startsWith(
+                     comparing.section(QLatin1Char(' '), 0, 0)))
             statusBar()->clearMessage(); // back to one run: the old count would be false
     });
     connect(m_side, &SidePanel::reattachRequested, this,

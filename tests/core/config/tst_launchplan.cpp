@@ -256,16 +256,16 @@ private slots:
         QTest::addColumn<QString>("name");
         QTest::newRow("binary") << QStringList{u"./bin/trainer"_qs, u"--lr"_qs, u"1"_qs}
                                 << u"trainer"_qs;
-        QTest::newRow("python script") << QStringList{u"python3"_qs, u"train.py"_qs, u"5"_qs}
-                                       << u"train"_qs;
+        QTest::newRow("python script")
+            << QStringList{u"python3"_qs, u"train.py"_qs, u"5"_qs} << u"train"_qs;
         QTest::newRow("venv python, options first")
             << QStringList{u"/venv/bin/python3.11"_qs, u"-u"_qs, u"-X"_qs, u"dev"_qs,
                            u"src/train_gpt.py"_qs}
             << u"train_gpt"_qs;
         QTest::newRow("module") << QStringList{u"python"_qs, u"-m"_qs, u"pkg.train"_qs}
                                 << u"pkg.train"_qs;
-        QTest::newRow("inline code") << QStringList{u"python3"_qs, u"-c"_qs, u"print(1)"_qs}
-                                     << u"python3"_qs;
+        QTest::newRow("inline code")
+            << QStringList{u"python3"_qs, u"-c"_qs, u"print(1)"_qs} << u"python3"_qs;
         QTest::newRow("shell script") << QStringList{u"bash"_qs, u"run.sh"_qs} << u"run.sh"_qs;
         QTest::newRow("interpreter alone") << QStringList{u"python3"_qs} << u"python3"_qs;
         QTest::newRow("nothing") << QStringList{} << QString();

@@ -233,10 +233,10 @@ void TestHangWatchdog::programLimitAdapts_data()
     QTest::addColumn<qint64>("lastOutputSec"); // -1: nothing printed yet
     QTest::addColumn<qint64>("nowSec");
     QTest::addColumn<bool>("hung");
-    QTest::newRow("starting up, inside the grace") << qint64(120) << qint64(0) << qint64(-1)
-                                                   << qint64(100) << false;
-    QTest::newRow("starting up, past the grace") << qint64(120) << qint64(0) << qint64(-1)
-                                                 << qint64(121) << true;
+    QTest::newRow("starting up, inside the grace")
+        << qint64(120) << qint64(0) << qint64(-1) << qint64(100) << false;
+    QTest::newRow("starting up, past the grace")
+        << qint64(120) << qint64(0) << qint64(-1) << qint64(121) << true;
     QTest::newRow("no grace (the user's --hang-timeout)")
         << qint64(0) << qint64(0) << qint64(-1) << qint64(11) << true;
     QTest::newRow("grace ends with the first line")
