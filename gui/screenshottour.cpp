@@ -227,7 +227,8 @@ void ScreenshotTour::startStragglerRun()
 {
     TrainingConfig config;
     config.name = QStringLiteral("slow-rank-3");
-    config.workerArguments = {QStringLiteral("--task"),          QStringLiteral("linear"),
+    // mlp: a loss that falls (linear's is output.sum(), PyTorch's DDP example, and runs negative).
+    config.workerArguments = {QStringLiteral("--task"),          QStringLiteral("mlp"),
                               QStringLiteral("--steps"),         QStringLiteral("300"),
                               QStringLiteral("--log-every"),     QStringLiteral("10"),
                               QStringLiteral("--step-delay-ms"), QStringLiteral("25"),
