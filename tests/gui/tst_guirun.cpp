@@ -48,7 +48,20 @@ using namespace rankdeck;
 
 namespace {
 constexpr int RunTimeoutMs = 120000;
+
+// What a Ctrl-click on each of these runs in the side panel's list selects, and only them.
+void selectRuns(QTreeView *list, const QStringList &ids)
+{
+    QAbstractItemModel *model = list->model();
+    list->selectionModel()->clearSelection();
+    for (int row = 0; row < model->rowCount(); ++row) {
+        const QModelIndex index = model->index(row, 0);
+        if (ids.contains(index.data(RunListModel::RunIdRole).toString()))
+            list->selectionModel()->select(index,
+                                           QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    }
 }
+} // namespace
 
 class TestGuiRun : public QObject
 {
@@ -392,13 +405,7 @@ void TestGuiRun::twoRunsCompared()
     QTreeView *list = m_window->sidePanel()->runList();
     QAbstractItemModel *model = list->model();
     QTRY_VERIFY(model->rowCount() >= 2);
-    list->selectionModel()->clearSelection();
-    for (int row = 0; row < model->rowCount(); ++row) {
-        const QModelIndex index = model->index(row, 0);
-        if (ids.contains(index.data(RunListModel::RunIdRole).toString()))
-            list->selectionModel()->select(index,
-                                           QItemSelectionModel::Select | QItemSelectionModel::Rows);
-    }
+    selectRuns(list, ids);
     QCOMPARE(m_window->sidePanel()->selectedRunIds().size(), 2);
     LossPage *loss = m_window->runView()->lossPage();
     QTRY_VERIFY(loss->isComparing());
@@ -492,13 +499,7 @@ void TestGuiRun::twoRunsCompared()
     QTRY_COMPARE_WITH_TIMEOUT(third->state(), RunState::Finished, RunTimeoutMs);
     ids << third->runId();
     QTRY_VERIFY(model->rowCount() >= 3);
-    list->selectionModel()->clearSelection();
-    for (int row = 0; row < model->rowCount(); ++row) {
-        const QModelIndex index = model->index(row, 0);
-        if (ids.contains(index.data(RunListModel::RunIdRole).toString()))
-            list->selectionModel()->select(index,
-                                           QItemSelectionModel::Select | QItemSelectionModel::Rows);
-    }
+    selectRuns(list, ids);
     QTRY_VERIFY(loss->isComparing() && plot->comparedRun(2));
     plot->refreshNow();
     QSet<QRgb> seen;
