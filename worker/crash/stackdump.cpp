@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <unordered_map>
 
 namespace rankdeck::crash {
 
@@ -106,6 +107,38 @@ struct StackSymbolizer::Impl
     std::string exePath;
     char *debuginfoPath = nullptr;
     Dwfl_Callbacks callbacks{};
+    // Each module's compile units, read once, for modules without .debug_aranges.
+    std::unordered_map<Dwfl_Module *, std::vector<Dwarf_Die>> unitsByModule;
+
+    // The compile unit holding `lookup`. libdw (before elfutils 0.191) finds it only through
+    // .debug_aranges, which clang does not emit unless asked (-gdwarf-aranges), so a user's
+    // clang-built program would show no file:line at all; then each unit's own ranges decide.
+    Dwarf_Die *unitDie(Dwfl_Module *mod, Dwarf_Addr lookup, Dwarf_Addr *bias, Dwarf_Die *found)
+    {
+        if (Dwarf_Die *cu = dwfl_module_addrdie(mod, lookup, bias))
+            return cu;
+        Dwarf *dwarf = dwfl_module_getdwarf(mod, bias);
+        if (!dwarf)
+            return nullptr;
+        auto [it, fresh] = unitsByModule.try_emplace(mod);
+        if (fresh) {
+            Dwarf_CU *unit = nullptr;
+            Dwarf_Half version = 0;
+            std::uint8_t unitType = 0;
+            Dwarf_Die cuDie;
+            while (dwarf_get_units(dwarf, unit, &unit, &version, &unitType, &cuDie, nullptr) == 0) {
+                if (unitType == DW_UT_compile || unitType == DW_UT_partial)
+                    it->second.push_back(cuDie);
+            }
+        }
+        for (Dwarf_Die &cu : it->second) {
+            if (dwarf_haspc(&cu, lookup - *bias) == 1) {
+                *found = cu;
+                return found;
+            }
+        }
+        return nullptr;
+    }
 
     void expand(std::vector<StackFrame> &out, std::uintptr_t pc, Dwarf_Addr lookup)
     {
@@ -138,6 +171,9 @@ struct StackSymbolizer::Impl
             frame.function = demangle(name.c_str());
         }
 
+        Dwarf_Addr bias = 0;
+        Dwarf_Die cuFound;
+        Dwarf_Die *cu = unitDie(mod, lookup, &bias, &cuFound);
         if (Dwfl_Line *line = dwfl_module_getsrc(mod, lookup)) {
             int lineNo = 0;
             if (const char *file =
@@ -145,12 +181,16 @@ struct StackSymbolizer::Impl
                 frame.file = file;
                 frame.line = lineNo;
             }
+        } else if (Dwarf_Line *unitLine = cu ? dwarf_getsrc_die(cu, lookup - bias) : nullptr) {
+            int lineNo = 0;
+            if (const char *file = dwarf_linesrc(unitLine, nullptr, nullptr)) {
+                frame.file = file;
+                frame.line = dwarf_lineno(unitLine, &lineNo) == 0 ? lineNo : 0;
+            }
         }
 
         // Inlined calls: the line table gives the innermost inlined body's line; the DWARF
         // scopes give each inlined function and the line it was called from.
-        Dwarf_Addr bias = 0;
-        Dwarf_Die *cu = dwfl_module_addrdie(mod, lookup, &bias);
         Dwarf_Die *scopes = nullptr;
         const int nScopes = cu ? dwarf_getscopes(cu, lookup - bias, &scopes) : 0;
         Dwarf_Files *files = nullptr;

@@ -229,6 +229,13 @@ void TestSupervisorCrash::fatalSignal_data()
         << uR"(^#\d+ 0x[0-9a-f]+ in victim::writeThroughNull\(int volatile\*\) at .*nativecrash\.cpp:%1 \[supervisor_nativecrash\]$)"_s
                .arg(lineOf(u"nativecrash.cpp"_s, u"the faulting line"_s))
         << QString();
+    // Clang's default: the symbolizer finds the unit by its ranges (same frames, same lines).
+    QTest::newRow("native segfault, no .debug_aranges")
+        << QStringList{QStringLiteral(RANKDECK_NATIVECRASH_NOARANGES)} << false << int(SIGSEGV)
+        << u"killed by SIGSEGV"_s << uR"( in victim::crashHere\(int\) at .*nativecrash\.cpp:\d+ )"_s
+        << uR"(^#\d+ 0x[0-9a-f]+ in victim::writeThroughNull\(int volatile\*\) at .*nativecrash\.cpp:%1 \[supervisor_nativecrash_noaranges\]$)"_s
+               .arg(lineOf(u"nativecrash.cpp"_s, u"the faulting line"_s))
+        << QString();
     QTest::newRow("SIGKILL") << QStringList{py, program(u"sigkill.py"_s)} << false << int(SIGKILL)
                              << u"was killed by SIGKILL"_s << QString() << QString() << QString();
     QTest::newRow("RANKDECK_NO_PTRACE=1: no stack, the same signal")
