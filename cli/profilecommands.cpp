@@ -279,8 +279,22 @@ int ProfileCommands::add(const QStringList &args)
         CliUtil::tr("A scalar to find in the lines of a user's program on this cluster, as "
                     "launch --metric (repeatable)."),
         QStringLiteral("NAME=REGEX"));
+    const QCommandLineOption warmOpt(
+        QStringLiteral("warm"),
+        CliUtil::tr("Start a user's Python program warm on this cluster (as launch --warm)."));
+    const QCommandLineOption connectTimeoutOpt(
+        QStringLiteral("connect-timeout"),
+        CliUtil::tr("Seconds to connect to a node (default 10); a lost node is retried for 3 "
+                    "times that, at least 30 s."),
+        QStringLiteral("S"), QStringLiteral("10"));
+    const QCommandLineOption orphanGraceOpt(
+        QStringLiteral("orphan-grace"),
+        CliUtil::tr("Seconds a run that was not detached outlives its launcher or its link on a "
+                    "node (default 4)."),
+        QStringLiteral("S"), QStringLiteral("4"));
     parser.addOptions({nodeOpt, userOpt, identityOpt, nprocOpt, gpusOpt, transportOpt, rdzvOpt,
-                       backendOpt, envOpt, libtorchOpt, workerDirOpt, forceOpt, metricOpt});
+                       backendOpt, envOpt, libtorchOpt, workerDirOpt, forceOpt, metricOpt, warmOpt,
+                       connectTimeoutOpt, orphanGraceOpt});
     addSlurmOptions(parser);
     parser.addPositionalArgument(QStringLiteral("NAME"), CliUtil::tr("Profile name."));
     int code = 0;
@@ -307,6 +321,19 @@ int ProfileCommands::add(const QStringList &args)
             CliUtil::tr("--gpus-per-node: \"%1\" is not a number from 0 to 4096")
                 .arg(parser.value(gpusOpt)),
             cmd);
+    const struct
+    {
+        const QCommandLineOption &option;
+        int *value;
+    } seconds[] = {{connectTimeoutOpt, &p.connectTimeoutSec}, {orphanGraceOpt, &p.orphanGraceSec}};
+    for (const auto &s : seconds) {
+        if (!CliUtil::parseInt(parser.value(s.option), 1, 86400, s.value))
+            return CliUtil::usageError(
+                CliUtil::tr("--%1: \"%2\" is not a number of seconds from 1 to 86400")
+                    .arg(s.option.names().first(), parser.value(s.option)),
+                cmd);
+    }
+    p.warmPython = parser.isSet(warmOpt);
     const QStringList nodes = parser.values(nodeOpt);
     p.transport = parser.isSet(transportOpt)
                       ? parser.value(transportOpt)

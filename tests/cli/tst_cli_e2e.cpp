@@ -4,6 +4,8 @@
 // codes, scripted profiles, a 2-rank run whose record holds every line each rank printed, a run
 // where one rank fails (root cause named, the other rank stopped, no process left), and a
 // detached run stopped from another process.
+#include "config/profile.h"
+#include "config/profilestore.h"
 #include "models/rundiffmodel.h"
 #include "run/runrecord.h"
 #include "tensorboardreader.h"
@@ -191,6 +193,18 @@ private slots:
             << QStringList{QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("c"),
                            QStringLiteral("--node"), QStringLiteral("h:99999")}
             << QStringLiteral("99999");
+        QTest::newRow("profiles orphan grace 0")
+            << QStringList{QStringLiteral("profiles"), QStringLiteral("add"),
+                           QStringLiteral("c"),        QStringLiteral("--node"),
+                           QStringLiteral("h"),        QStringLiteral("--orphan-grace"),
+                           QStringLiteral("0")}
+            << QStringLiteral("--orphan-grace: \"0\"");
+        QTest::newRow("profiles connect timeout")
+            << QStringList{QStringLiteral("profiles"), QStringLiteral("add"),
+                           QStringLiteral("c"),        QStringLiteral("--node"),
+                           QStringLiteral("h"),        QStringLiteral("--connect-timeout"),
+                           QStringLiteral("soon")}
+            << QStringLiteral("--connect-timeout: \"soon\"");
         QTest::newRow("profiles unknown")
             << QStringList{QStringLiteral("profiles"), QStringLiteral("frob")}
             << QStringLiteral("frob");
@@ -269,14 +283,37 @@ private slots:
 
     void profilesFromScripts()
     {
-        Result r =
-            cli({QStringLiteral("profiles"), QStringLiteral("add"), QStringLiteral("cluster"),
-                 QStringLiteral("--node"), QStringLiteral("gpu-a:2222"), QStringLiteral("--node"),
-                 QStringLiteral("gpu-b"), QStringLiteral("--user"), QStringLiteral("alice"),
-                 QStringLiteral("--identity"), QStringLiteral("/keys/id"),
-                 QStringLiteral("--nproc-per-node"), QStringLiteral("4"), QStringLiteral("--env"),
-                 QStringLiteral("NCCL_DEBUG=INFO")});
+        Result r = cli({QStringLiteral("profiles"),
+                        QStringLiteral("add"),
+                        QStringLiteral("cluster"),
+                        QStringLiteral("--node"),
+                        QStringLiteral("gpu-a:2222"),
+                        QStringLiteral("--node"),
+                        QStringLiteral("gpu-b"),
+                        QStringLiteral("--user"),
+                        QStringLiteral("alice"),
+                        QStringLiteral("--identity"),
+                        QStringLiteral("/keys/id"),
+                        QStringLiteral("--nproc-per-node"),
+                        QStringLiteral("4"),
+                        QStringLiteral("--env"),
+                        QStringLiteral("NCCL_DEBUG=INFO"),
+                        QStringLiteral("--warm"),
+                        QStringLiteral("--connect-timeout"),
+                        QStringLiteral("25"),
+                        QStringLiteral("--orphan-grace"),
+                        QStringLiteral("7")});
         QVERIFY2(r.code == 0, qPrintable(r.err));
+        {
+            rankdeck::Profile written;
+            QList<rankdeck::ProfileError> errors;
+            QVERIFY(
+                rankdeck::ProfileStore(m_home.path() + QStringLiteral("/config/rankdeck/profiles"))
+                    .load(QStringLiteral("cluster"), &written, &errors));
+            QVERIFY(written.warmPython);
+            QCOMPARE(written.connectTimeoutSec, 25);
+            QCOMPARE(written.orphanGraceSec, 7);
+        }
         r = cli({QStringLiteral("profiles"), QStringLiteral("list")});
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.contains(QStringLiteral("local")));
