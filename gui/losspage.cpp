@@ -165,6 +165,7 @@ void LossPage::updateMetricNames()
         {metric::SamplesPerSec, tr("Samples/s")},
         {metric::StepTimeMs, tr("Step time (ms)")},
         {metric::CommWaitMs, tr("Communication wait (ms)")},
+        {metric::ComputeMs, tr("Compute time (ms)")},
         {metric::GpuMemBytes, tr("GPU memory (bytes)")},
     };
     const QStringList names = namesStore()->metricNames();

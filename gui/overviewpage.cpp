@@ -156,12 +156,15 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_straggler->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_heatmapMetric = new QComboBox(this);
     m_heatmapMetric->setObjectName(QStringLiteral("heatmapMetricCombo"));
+    m_heatmapMetric->addItem(tr("Compute time"), metric::ComputeMs);
     m_heatmapMetric->addItem(tr("Step time"), metric::StepTimeMs);
     m_heatmapMetric->addItem(tr("Communication wait"), metric::CommWaitMs);
     m_heatmapMetric->setToolTip(
-        tr("Synchronous steps last as long as the slowest rank's on every rank: step time shows "
-           "when steps slow down, communication wait shows who waits (bright) and for whom "
-           "(the straggler's row stays dark)"));
+        tr("Synchronous steps last as long as the slowest rank's on every rank. Compute time "
+           "(step time less communication wait) shows the straggler bright; step time shows when "
+           "steps slow down; communication wait shows who waits (bright) and for whom (the "
+           "straggler's row stays dark). A program that reports no communication wait is shown "
+           "by its step time"));
     connect(m_heatmapMetric, &QComboBox::currentIndexChanged, this,
             &OverviewPage::heatmapMetricChanged);
     m_heatmap = new StepHeatmapView(this);

@@ -255,7 +255,9 @@ void RunView::refreshSteps(bool force)
     m_overview->setStragglerText(report.text());
     // One grid per metric shown so far: toggling back catches up from where it was.
     StepHeatmapView *view = m_overview->heatmapView();
-    const QString metric = m_overview->heatmapMetric();
+    QString metric = m_overview->heatmapMetric();
+    if (metric == metric::ComputeMs && store->ranks(metric::ComputeMs).isEmpty())
+        metric = metric::StepTimeMs; // no communication wait reported: nothing to subtract
     std::unique_ptr<StepHeatmapCache> &heatmap = m_heatmaps[metric];
     if (!heatmap)
         heatmap = std::make_unique<StepHeatmapCache>();

@@ -489,6 +489,11 @@ void MetricsStore::appendEvents(const QList<WorkerEvent> &events)
                 changed = true;
             }
         }
+        if (e.has(wire::field::StepTimeMs) && e.has(wire::field::CommWaitMs)) {
+            const double work =
+                e.number(wire::field::StepTimeMs) - e.number(wire::field::CommWaitMs);
+            appendLocked(e.rank(), metric::ComputeMs, step, e.timeUs(), std::max(0.0, work), true);
+        }
         // Any other metric a program reports (rankdeck.log(acc=…)): {"scalars": {name: value}}.
         const QJsonObject scalars = e.fields().value(QStringLiteral("scalars")).toObject();
         for (auto it = scalars.constBegin(); it != scalars.constEnd(); ++it) {

@@ -35,6 +35,10 @@ inline const QString LearningRate = QStringLiteral("lr");
 inline const QString SamplesPerSec = QStringLiteral("samples_per_s");
 inline const QString StepTimeMs = QStringLiteral("step_ms");
 inline const QString CommWaitMs = QStringLiteral("comm_wait_ms");
+// step_ms − comm_wait_ms of the same step, derived here: the rank's own work. In synchronous
+// DDP every rank's step lasts as long as the slowest one's, so step time shows every rank alike;
+// this shows the straggler as the long one.
+inline const QString ComputeMs = QStringLiteral("compute_ms");
 inline const QString GpuMemBytes = QStringLiteral("gpu_mem");
 } // namespace metric
 

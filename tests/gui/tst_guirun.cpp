@@ -368,15 +368,25 @@ void TestGuiRun::stragglerNamedOnOverview()
         }
         return n > 0 ? sum / n : 0.0;
     };
-    // The heatmap: one row per rank over the run's steps.
-    QCOMPARE(overview->heatmapMetric(), metric::StepTimeMs);
-    const StepHeatmap &stepTimes = overview->heatmapView()->heatmap();
-    QCOMPARE(stepTimes.ranks, (QList<int>{0, 1, 2, 3}));
-    QVERIFY(stepTimes.columns > 0);
-    QCOMPARE(stepTimes.lastStep, qint64(steps));
+    // The heatmap: one row per rank over the run's steps. It opens on compute time (step less
+    // communication wait), where the straggler's row is the bright one.
+    QCOMPARE(overview->heatmapMetric(), metric::ComputeMs);
+    const StepHeatmap &compute = overview->heatmapView()->heatmap();
+    QCOMPARE(compute.metric, metric::ComputeMs);
+    QCOMPARE(compute.ranks, (QList<int>{0, 1, 2, 3}));
+    QVERIFY(compute.columns > 0);
+    QCOMPARE(compute.lastStep, qint64(steps));
+    for (int row = 0; row < 3; ++row)
+        QVERIFY2(rowMean(compute, 3) > 3 * rowMean(compute, row),
+                 qPrintable(QStringLiteral("rank 3 computes %1 ms a step, rank %2 %3 ms")
+                                .arg(rowMean(compute, 3))
+                                .arg(row)
+                                .arg(rowMean(compute, row))));
+    QVERIFY(overview->heatmapView()->colorFor(float(rowMean(compute, 3))) !=
+            overview->heatmapView()->colorFor(float(rowMean(compute, 0))));
     // Synchronous steps last alike on every rank; where the time goes differs: in the
     // communication wait view the others' rows are bright and rank 3's is dark.
-    overview->heatmapMetricCombo()->setCurrentIndex(1);
+    overview->heatmapMetricCombo()->setCurrentIndex(2);
     QCOMPARE(overview->heatmapMetric(), metric::CommWaitMs);
     const StepHeatmap &waits = overview->heatmapView()->heatmap();
     QCOMPARE(waits.ranks.size(), 4);

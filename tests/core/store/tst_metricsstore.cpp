@@ -137,6 +137,8 @@ class TestMetricsStore : public QObject
     Q_OBJECT
 private slots:
     void stepEventsFillMetrics();
+    void computeTimeIsStepLessWait_data();
+    void computeTimeIsStepLessWait();
     void restartStartsSegment();
     void readPointsFromAnIndex();
     void rawCurveIsTheData_data();
@@ -153,6 +155,39 @@ private slots:
     void tornRowDoesNotHideLaterPoints();
     void concurrentAppendAndRead();
 };
+
+void TestMetricsStore::computeTimeIsStepLessWait_data()
+{
+    QTest::addColumn<double>("stepMs"); // < 0: not in the event
+    QTest::addColumn<double>("waitMs");
+    QTest::addColumn<double>("computeMs"); // < 0: no point
+    QTest::newRow("straggler") << 40.0 << 1.5 << 38.5;
+    QTest::newRow("waiting rank") << 40.0 << 31.0 << 9.0;
+    QTest::newRow("clock noise: wait above step") << 10.0 << 10.25 << 0.0;
+    QTest::newRow("no wait reported (a user's program)") << 40.0 << -1.0 << -1.0;
+    QTest::newRow("no step time") << -1.0 << 3.0 << -1.0;
+}
+
+void TestMetricsStore::computeTimeIsStepLessWait()
+{
+    QFETCH(double, stepMs);
+    QFETCH(double, waitMs);
+    QFETCH(double, computeMs);
+    wire::WireEventWriter w(wire::event::Step, 2, 5000);
+    w.addInt(wire::field::Step, 7);
+    if (stepMs >= 0)
+        w.addDouble(wire::field::StepTimeMs, stepMs);
+    if (waitMs >= 0)
+        w.addDouble(wire::field::CommWaitMs, waitMs);
+    std::string line = w.line();
+    line.pop_back();
+    MetricsStore store;
+    store.appendEvent(*EventParser::parse(QByteArray::fromStdString(line)).event);
+    MetricPoint p;
+    QCOMPARE(store.lastPoint(2, metric::ComputeMs, &p), computeMs >= 0);
+    if (computeMs >= 0)
+        QCOMPARE(p, (MetricPoint{7, 5000, computeMs}));
+}
 
 void TestMetricsStore::stepEventsFillMetrics()
 {
