@@ -61,6 +61,7 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_side, &SidePanel::deleteProfileRequested, this, &MainWindow::deleteProfile);
     connect(m_side, &SidePanel::launchRequested, this, &MainWindow::openLaunchDialog);
     connect(m_side, &SidePanel::runSelected, this, [this](const QModelIndex &index) {
+        clearCompareMessage();
         const QString id = index.data(RunListModel::RunIdRole).toString();
         QString error;
         if (!id.isEmpty() && !showRun(id, &error))
@@ -76,12 +77,12 @@ MainWindow::MainWindow(QWidget *parent)
                 statusBar()->showMessage(error, 10000);
         }
         m_runView->setComparedRuns(runs);
-        const QString comparing = tr("Comparing %1 runs on the Loss page");
-        if (runs.size() >= 2)
-            statusBar()->showMessage(comparing.arg(runs.size()), 10000);
-        else if (statusBar()->currentMessage().startsWith(
-                     comparing.section(QLatin1Char(' '), 0, 0)))
-            statusBar()->clearMessage(); // back to one run: the old count would be false
+        if (runs.size() >= 2) {
+            m_compareMessage = tr("Comparing %1 runs on the Loss page").arg(runs.size());
+            statusBar()->showMessage(m_compareMessage, 10000);
+        } else {
+            clearCompareMessage();
+        }
     });
     connect(m_side, &SidePanel::reattachRequested, this,
             [this](const QString &runId) { reattachRun(runId); });
@@ -165,6 +166,15 @@ void MainWindow::showPage(int page)
 void MainWindow::reloadProfiles()
 {
     m_side->setProfileNames(m_profiles->names());
+}
+
+// Back to one run (or fewer than two opened): the "Comparing N runs" count would be false. Only
+// that message is cleared, not whatever came after it.
+void MainWindow::clearCompareMessage()
+{
+    if (!m_compareMessage.isEmpty() && statusBar()->currentMessage() == m_compareMessage)
+        statusBar()->clearMessage();
+    m_compareMessage.clear();
 }
 
 void MainWindow::newProfile()

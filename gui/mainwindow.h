@@ -75,6 +75,7 @@ private:
     void createActions();
     void restoreLayout();
     void saveLayout() const;
+    void clearCompareMessage();
 
     std::unique_ptr<ProfileStore> m_profiles;
     SidePanel *m_side = nullptr;
@@ -84,6 +85,7 @@ private:
     RunListModel *m_runList = nullptr;
     RunListSortModel *m_runListSorted = nullptr;
     std::unique_ptr<GuiSshInteraction> m_ssh;
+    QString m_compareMessage; // the last "Comparing N runs" shown, to clear exactly that one
 };
 
 } // namespace rankdeck

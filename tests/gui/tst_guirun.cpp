@@ -33,6 +33,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QToolButton>
@@ -511,6 +512,8 @@ void TestGuiRun::twoRunsCompared()
     QTRY_VERIFY(model->rowCount() >= 3);
     selectRuns(list, ids);
     QTRY_VERIFY(loss->isComparing() && plot->comparedRun(2));
+    QCOMPARE(m_window->statusBar()->currentMessage(),
+             QStringLiteral("Comparing 3 runs on the Loss page"));
     plot->refreshNow();
     QSet<QRgb> seen;
     for (int i = 0; i < 3; ++i) {
@@ -529,4 +532,11 @@ void TestGuiRun::twoRunsCompared()
     list->setCurrentIndex(model->index(0, 0));
     QTRY_VERIFY(!loss->isComparing());
     QVERIFY(!loss->diffTable()->isVisible());
+    QCOMPARE(m_window->statusBar()->currentMessage(), QString()); // no stale count
+    // Another message is left alone by a later one-run selection.
+    m_window->statusBar()->showMessage(QStringLiteral("Comparing notes"));
+    list->setCurrentIndex(model->index(1, 0));
+    const QString otherRun = model->index(1, 0).data(RunListModel::RunIdRole).toString();
+    QTRY_VERIFY(m_window->runView()->run() && m_window->runView()->run()->runId() == otherRun);
+    QCOMPARE(m_window->statusBar()->currentMessage(), QStringLiteral("Comparing notes"));
 }
