@@ -11,32 +11,23 @@
 //   gone from both nodes within 5 s (the orphan grace is 4 s). Detached: the ranks go on, and
 //   `rankdeck-cli attach RUN` recovers every line each rank wrote exactly once, leaving nothing
 //   of the run on the nodes.
-#include "config/profile.h"
-#include "config/profilestore.h"
-#include "fixtureprofile.h"
-#include "launchdialog.h"
+#include "guisshlaunch.h"
 #include "mainwindow.h"
 #include "run/runcontroller.h"
-#include "runview.h"
-#include "sidepanel.h"
 #include "sshfixture.h"
 
 #include "testprocesses.h"
 
 #include <QApplication>
-#include <QCheckBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QLineEdit>
-#include <QPushButton>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTimer>
-#include <QToolButton>
 #include <QtTest>
 
 #include <algorithm>
@@ -47,6 +38,7 @@
 using namespace rankdeck;
 using rankdeck::testing::processesMatching;
 using rankdeck::testing::processesOfRun;
+using rankdeck::testing::readJson;
 
 namespace {
 
@@ -55,14 +47,6 @@ constexpr const char *ChildModeVariable = "TST_GUIKILL_CHILD";
 constexpr const char *ChildStepsVariable = "TST_GUIKILL_STEPS";
 constexpr const char *Profile2Nodes = "sshpair";
 constexpr qint64 PromisedMs = 5000;
-
-QJsonObject readJson(const QString &path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
 
 // The lowest step any rank of the record has reached (-1 while the record lists no ranks).
 int lowestStep(const QJsonObject &state)
@@ -76,44 +60,26 @@ int lowestStep(const QJsonObject &state)
     return lowest;
 }
 
-// The GUI to be killed, as a user drives it: the SSH profile in the side panel, its launch
-// button, the form's task, steps, extra arguments and Detach box, Launch. Says "run ID" on
-// stdout once launched and "stepping" once every rank has stepped twice, then runs until killed.
+// The GUI to be killed, as a user drives it (launchThroughTheForm). Says "run ID" on stdout
+// once launched and "stepping" once every rank has stepped twice, then runs until killed.
 int guiChild(int argc, char **argv, bool detach, int steps)
 {
     QApplication app(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("rankdeck-test"));
     QCoreApplication::setApplicationName(QStringLiteral("tst_guikill"));
-    const auto fail = [](const char *why) {
-        std::fprintf(stderr, "tst_guikill child: %s\n", why);
-        return 2;
-    };
     MainWindow window;
     window.show();
-    if (!QTest::qWaitForWindowExposed(&window))
-        return fail("the window was never exposed");
-    window.sidePanel()->setCurrentProfile(QString::fromLatin1(Profile2Nodes));
-    QTest::mouseClick(
-        window.sidePanel()->findChild<QToolButton *>(QStringLiteral("sideLaunchButton")),
-        Qt::LeftButton);
-    auto *dialog = window.findChild<LaunchDialog *>();
-    if (!dialog || !dialog->isVisible())
-        return fail("the launch button opened no launch form");
-    dialog->setTask(QStringLiteral("linear"));
-    dialog->setSteps(steps);
-    QTest::keyClicks(dialog->findChild<QLineEdit *>(QStringLiteral("launchExtraArgsEdit")),
-                     QStringLiteral("--backend gloo --step-delay-ms 100 --log-every 1"));
-    auto *detachBox = dialog->findChild<QCheckBox *>(QStringLiteral("launchDetachCheck"));
-    if (!detachBox || !detachBox->isEnabled())
-        return fail("no Detach box for an SSH profile");
-    if (detach)
-        QTest::mouseClick(detachBox, Qt::LeftButton);
-    if (dialog->detach() != detach || !dialog->problems().isEmpty())
-        return fail(qPrintable(dialog->problems().join(u'\n')));
-    QTest::mouseClick(dialog->launchButton(), Qt::LeftButton);
-    RunController *run = window.runView()->run();
-    if (!run || run->detachRequested() != detach)
-        return fail("Launch started no run, or not as asked");
+    QString why = QStringLiteral("the window was never exposed");
+    RunController *run =
+        QTest::qWaitForWindowExposed(&window)
+            ? rankdeck::testing::launchThroughTheForm(
+                  &window, QString::fromLatin1(Profile2Nodes), steps,
+                  QStringLiteral("--backend gloo --step-delay-ms 100 --log-every 1"), detach, &why)
+            : nullptr;
+    if (!run) {
+        std::fprintf(stderr, "tst_guikill child: %s\n", qPrintable(why));
+        return 2;
+    }
     std::printf("run %s\n", qPrintable(run->runId()));
     std::fflush(stdout);
     QTimer poll;
@@ -187,13 +153,9 @@ void TestGuiKill::initTestCase()
         return; // the local case needs none of it
     QVERIFY2(m_ssh.start(2), qPrintable(m_ssh.lastError()));
     QVERIFY(m_ssh.writeKnownHosts(m_tmp.filePath(QStringLiteral("HOME/.ssh/known_hosts"))));
-    Profile p = rankdeck::testing::fixtureProfile(m_ssh, QString::fromLatin1(Profile2Nodes), 2, 1);
-    p.backend = QStringLiteral("gloo");
-    p.connectTimeoutSec = 10;
-    p.rendezvousTimeoutSec = 60;
-    p.heartbeatTimeoutSec = 30;
-    QString error;
-    QVERIFY2(ProfileStore().save(p, true, &error), qPrintable(error));
+    const QString why =
+        rankdeck::testing::saveSshPairProfile(m_ssh, QString::fromLatin1(Profile2Nodes));
+    QVERIFY2(why.isEmpty(), qPrintable(why));
 }
 
 void TestGuiKill::cleanup()
