@@ -23,7 +23,6 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QJsonArray>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -34,6 +33,8 @@
 #include <climits>
 #include <csignal>
 #include <cstdio>
+
+#include <sys/prctl.h>
 
 using namespace rankdeck;
 using rankdeck::testing::processesMatching;
@@ -64,6 +65,8 @@ int lowestStep(const QJsonObject &state)
 // once launched and "stepping" once every rank has stepped twice, then runs until killed.
 int guiChild(int argc, char **argv, bool detach, int steps)
 {
+    // A test that dies (ctest's timeout) takes its GUI along rather than leave it running.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     QApplication app(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("rankdeck-test"));
     QCoreApplication::setApplicationName(QStringLiteral("tst_guikill"));
@@ -185,6 +188,7 @@ void TestGuiKill::killGui(QElapsedTimer *clock)
 
 void TestGuiKill::localRanksEndWithTheGui()
 {
+    m_gui.setProcessEnvironment(QProcessEnvironment::systemEnvironment());
     m_gui.start(m_bin + QStringLiteral("/rankdeck"), {QStringLiteral("--demo")});
     QVERIFY2(m_gui.waitForStarted(), qPrintable(m_gui.errorString()));
     const QString runs = m_tmp.filePath(QStringLiteral("XDG_DATA_HOME/rankdeck/runs"));
@@ -232,7 +236,7 @@ QString TestGuiKill::startSshGui(bool detach, int steps)
     QElapsedTimer clock;
     clock.start();
     QByteArray said;
-    while (clock.elapsed() < 120000 && m_gui.state() == QProcess::Running) {
+    while (clock.isValid() && clock.elapsed() < 120000 && m_gui.state() == QProcess::Running) {
         if (!m_gui.canReadLine() && !m_gui.waitForReadyRead(1000))
             continue;
         while (m_gui.canReadLine()) {
@@ -242,6 +246,8 @@ QString TestGuiKill::startSshGui(bool detach, int steps)
                 m_runId = runId = QString::fromUtf8(line.mid(4));
             else if (line == "stepping" && !runId.isEmpty())
                 return runId;
+            else if (line.startsWith("ended "))
+                clock.invalidate(); // before its ranks stepped: no point waiting on
         }
     }
     [&] {
