@@ -9,6 +9,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QList>
 #include <QProcess>
 #include <QProcessEnvironment>
@@ -57,6 +59,16 @@ inline QList<QByteArray> fileLines(const QString &path)
     if (!l.isEmpty() && l.last().isEmpty())
         l.removeLast();
     return l;
+}
+
+// A JSON file's top object (a run's state.json, run.json); empty when it cannot be read or is no
+// JSON object.
+inline QJsonObject readJson(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
 }
 
 // Writes data to path, making its directories; the owner may read and write it, and execute it

@@ -6,10 +6,7 @@
 // open a new window, find the run marked detached in the run list, re-attach it with the run
 // list's Re-attach action, and follow it to its end. Every line each rank wrote on its node must
 // then be in the local record exactly once, and nothing of the run may be left on the nodes.
-#include "config/profile.h"
-#include "config/profilestore.h"
-#include "fixtureprofile.h"
-#include "launchdialog.h"
+#include "guisshlaunch.h"
 #include "mainwindow.h"
 #include "models/runlistmodel.h"
 #include "run/runcontroller.h"
@@ -22,16 +19,11 @@
 
 #include <QAbstractItemModelTester>
 #include <QAction>
-#include <QCheckBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QLineEdit>
-#include <QPushButton>
-#include <QSpinBox>
 #include <QTemporaryDir>
-#include <QToolButton>
 #include <QTreeView>
 #include <QtTest>
 
@@ -39,18 +31,11 @@
 
 using namespace rankdeck;
 using rankdeck::testing::processesMatching;
+using rankdeck::testing::readJson;
 
 namespace {
 
 constexpr int Steps = 40;
-
-QJsonObject readJson(const QString &path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
 
 // The run list row of a run (in the view's model, which is what the user clicks).
 QModelIndex runRow(SidePanel *side, const QString &runId)
@@ -104,13 +89,8 @@ void TestGuiDetach::initTestCase()
     QVERIFY2(m_ssh.start(2), qPrintable(m_ssh.lastError()));
     QVERIFY(m_ssh.writeKnownHosts(m_tmp.filePath(QStringLiteral("HOME/.ssh/known_hosts"))));
 
-    Profile p = rankdeck::testing::fixtureProfile(m_ssh, QStringLiteral("sshpair"), 2, 1);
-    p.backend = QStringLiteral("gloo");
-    p.connectTimeoutSec = 10;
-    p.rendezvousTimeoutSec = 60;
-    p.heartbeatTimeoutSec = 30;
-    QString error;
-    QVERIFY2(ProfileStore().save(p, true, &error), qPrintable(error));
+    const QString why = rankdeck::testing::saveSshPairProfile(m_ssh, QStringLiteral("sshpair"));
+    QVERIFY2(why.isEmpty(), qPrintable(why));
 }
 
 void TestGuiDetach::openWindow()
@@ -146,27 +126,12 @@ void TestGuiDetach::detachCloseReopenReattach()
 {
     openWindow();
     // Launch with clicks: the SSH profile, the Detach box, Launch.
-    m_window->sidePanel()->setCurrentProfile(QStringLiteral("sshpair"));
-    QTest::mouseClick(
-        m_window->sidePanel()->findChild<QToolButton *>(QStringLiteral("sideLaunchButton")),
-        Qt::LeftButton);
-    auto *dialog = m_window->findChild<LaunchDialog *>();
-    QVERIFY(dialog && dialog->isVisible());
-    QCOMPARE(dialog->profileName(), QStringLiteral("sshpair"));
-    dialog->setTask(QStringLiteral("linear"));
-    dialog->setSteps(Steps);
-    QTest::keyClicks(dialog->findChild<QLineEdit *>(QStringLiteral("launchExtraArgsEdit")),
-                     QStringLiteral("--backend gloo --step-delay-ms 100 --log-every 1"));
-    auto *detachBox = dialog->findChild<QCheckBox *>(QStringLiteral("launchDetachCheck"));
-    QVERIFY(detachBox && detachBox->isEnabled());
-    QTest::mouseClick(detachBox, Qt::LeftButton);
-    QVERIFY(dialog->detach());
-    QVERIFY2(dialog->problems().isEmpty(), qPrintable(dialog->problems().join(u'\n')));
-    QCOMPARE(dialog->profile().worldSize(), 2);
-    QTest::mouseClick(dialog->launchButton(), Qt::LeftButton);
-    RunController *run = m_window->runView()->run();
-    QVERIFY(run);
-    QVERIFY(run->detachRequested());
+    QString launchProblem;
+    RunController *run = rankdeck::testing::launchThroughTheForm(
+        m_window.get(), QStringLiteral("sshpair"), Steps,
+        QStringLiteral("--backend gloo --step-delay-ms 100 --log-every 1"), true, &launchProblem);
+    QVERIFY2(run, qPrintable(launchProblem));
+    QCOMPARE(run->worldSize(), 2);
     m_runId = run->runId();
     const QString local = run->runDirectory();
 

@@ -29,19 +29,8 @@
 using namespace rankdeck;
 using rankdeck::testing::fileLines;
 using rankdeck::testing::processesOfRun;
+using rankdeck::testing::readJson;
 using rankdeck::testing::recordMismatch;
-
-namespace {
-
-QJsonObject readJson(const QString &path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
-
-} // namespace
 
 class TestSlurmLaunch : public QObject
 {

@@ -27,16 +27,9 @@
 
 using namespace rankdeck;
 using rankdeck::testing::processesMatching;
+using rankdeck::testing::readJson;
 
 namespace {
-
-QJsonObject readJson(const QString &path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
 
 struct Cli
 {
