@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/ssh/sshtransport.h"
 
+#include "transport/ssh/sshnodecalls.h"
+
 #include "util/translation.h"
 
 #include <QCoreApplication>
@@ -45,12 +47,12 @@ SshTransport::~SshTransport()
         if (!node.thread)
             continue;
         // shutdown() talks to the node (SIGTERM to running ranks), so it runs on the node's
-        // thread, which is then left to finish and deletes the connection there.
+        // thread; once that thread has finished, the connection is deleted here.
         SshNodeConnection *connection = node.connection;
-        QMetaObject::invokeMethod(
-            connection, [connection] { connection->shutdown(); }, Qt::BlockingQueuedConnection);
+        node.calls->postBlocking([connection] { connection->shutdown(); });
         node.thread->quit();
         node.thread->wait();
+        node.calls->handOver(); // the thread's last act was handOver() too (see prepare())
         delete node.connection;
         delete node.thread;
     }
@@ -79,8 +81,7 @@ void SshTransport::setDetached(bool detached)
     m_settings.detached = detached;
     for (Node &node : m_nodes) {
         if (SshNodeConnection *c = node.connection)
-            QMetaObject::invokeMethod(
-                c, [c, detached] { c->setDetached(detached); }, Qt::QueuedConnection);
+            node.calls->post([c, detached] { c->setDetached(detached); });
     }
 }
 
@@ -118,7 +119,12 @@ void SshTransport::prepare(const QString &localWorkerPath)
             node.thread->setObjectName(QStringLiteral("ssh node %1").arg(i));
             node.connection =
                 new SshNodeConnection(i, endpoint, m_settings, m_interaction, &m_interactionLock);
+            node.calls = new SshNodeCalls(node.connection);
             node.connection->moveToThread(node.thread);
+            SshNodeCalls *calls = node.calls;
+            connect(
+                node.thread, &QThread::finished, calls, [calls] { calls->handOver(); },
+                Qt::DirectConnection);
             connect(node.connection, &SshNodeConnection::prepareFinished, this,
                     &SshTransport::onPrepareFinished, Qt::QueuedConnection);
             connect(node.connection, &SshNodeConnection::handshakeFinished, this,
@@ -155,12 +161,12 @@ void SshTransport::prepare(const QString &localWorkerPath)
 void SshTransport::dispatchPrepares()
 {
     while (m_preparesInFlight < kMaxParallelPrepares && m_nextToPrepare < m_nodes.size()) {
-        m_nodes[m_nextToPrepare].holdsSlot = true;
-        SshNodeConnection *c = m_nodes[m_nextToPrepare++].connection;
+        Node &node = m_nodes[m_nextToPrepare++];
+        node.holdsSlot = true;
+        SshNodeConnection *c = node.connection;
         ++m_preparesInFlight;
         const QString path = m_localWorkerPath;
-        QMetaObject::invokeMethod(
-            c, [c, path] { c->prepare(path); }, Qt::QueuedConnection);
+        node.calls->post([c, path] { c->prepare(path); });
     }
 }
 
@@ -212,10 +218,13 @@ QString SshTransport::workerPath(int nodeIndex) const
     return nodeInfo(nodeIndex).workerPath;
 }
 
-SshNodeConnection *SshTransport::connectionForRank(int rank) const
+void SshTransport::forRank(int rank, std::function<void(SshNodeConnection *)> call)
 {
     const int node = m_rankNode.value(rank, -1);
-    return node >= 0 ? m_nodes.at(node).connection : nullptr;
+    if (node < 0 || !m_nodes.at(node).connection)
+        return;
+    SshNodeConnection *c = m_nodes.at(node).connection;
+    m_nodes.at(node).calls->post([c, call = std::move(call)] { call(c); });
 }
 
 void SshTransport::startRank(const RankLaunchSpec &spec)
@@ -229,8 +238,7 @@ void SshTransport::startRank(const RankLaunchSpec &spec)
     }
     m_rankNode.insert(spec.rank, spec.nodeIndex);
     SshNodeConnection *c = m_nodes.at(spec.nodeIndex).connection;
-    QMetaObject::invokeMethod(
-        c, [c, spec] { c->startRank(spec); }, Qt::QueuedConnection);
+    m_nodes.at(spec.nodeIndex).calls->post([c, spec] { c->startRank(spec); });
 }
 
 void SshTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
@@ -245,33 +253,24 @@ void SshTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 st
     }
     m_rankNode.insert(spec.rank, spec.nodeIndex);
     SshNodeConnection *c = m_nodes.at(spec.nodeIndex).connection;
-    QMetaObject::invokeMethod(
-        c,
-        [c, spec, attempt, stdoutBytes, stderrBytes] {
-            c->attachRank(spec, attempt, stdoutBytes, stderrBytes);
-        },
-        Qt::QueuedConnection);
+    m_nodes.at(spec.nodeIndex).calls->post([c, spec, attempt, stdoutBytes, stderrBytes] {
+        c->attachRank(spec, attempt, stdoutBytes, stderrBytes);
+    });
 }
 
 void SshTransport::writeStdin(int rank, const QByteArray &data)
 {
-    if (SshNodeConnection *c = connectionForRank(rank))
-        QMetaObject::invokeMethod(
-            c, [c, rank, data] { c->writeStdin(rank, data); }, Qt::QueuedConnection);
+    forRank(rank, [=](SshNodeConnection *c) { c->writeStdin(rank, data); });
 }
 
 void SshTransport::closeStdin(int rank)
 {
-    if (SshNodeConnection *c = connectionForRank(rank))
-        QMetaObject::invokeMethod(
-            c, [c, rank] { c->closeStdin(rank); }, Qt::QueuedConnection);
+    forRank(rank, [=](SshNodeConnection *c) { c->closeStdin(rank); });
 }
 
 void SshTransport::signalRank(int rank, int signal)
 {
-    if (SshNodeConnection *c = connectionForRank(rank))
-        QMetaObject::invokeMethod(
-            c, [c, rank, signal] { c->signalRank(rank, signal); }, Qt::QueuedConnection);
+    forRank(rank, [=](SshNodeConnection *c) { c->signalRank(rank, signal); });
 }
 
 } // namespace rankdeck
