@@ -17,6 +17,20 @@ namespace {
 // How many nodes are in their handshake at once (see dispatchPrepares).
 constexpr int kMaxParallelPrepares = 32;
 
+// Delivers a node connection's signal to slot on the transport's thread. Not a plain queued
+// connection: the arguments (built on the node's thread) then cross through Qt's event queue
+// alone, which ThreadSanitizer cannot see; through an SshNodeCalls it can (docs/reliability.md,
+// Sanitizers). The order is the order of the emits, as with a queued connection.
+template <typename Signal, typename Slot>
+void relayFromNode(SshNodeConnection *c, Signal signal, SshNodeCalls *to, SshTransport *t,
+                   Slot slot)
+{
+    QObject::connect(
+        c, signal, c,
+        [to, t, slot](auto... args) { to->post([t, slot, args...] { (t->*slot)(args...); }); },
+        Qt::DirectConnection);
+}
+
 } // namespace
 
 SshTransport::SshTransport(const Profile &profile, const QString &runId,
@@ -26,6 +40,7 @@ SshTransport::SshTransport(const Profile &profile, const QString &runId,
     qRegisterMetaType<rankdeck::StreamKind>();
     qRegisterMetaType<rankdeck::RankExit>();
     qRegisterMetaType<rankdeck::SshNodeInfo>();
+    m_fromNodes = new SshNodeCalls(this);
     m_settings.runId = runId;
     m_settings.workerDirectory = profile.effectiveWorkerDirectory();
     m_settings.libtorchPath = profile.libtorchPath;
@@ -125,20 +140,21 @@ void SshTransport::prepare(const QString &localWorkerPath)
             connect(
                 node.thread, &QThread::finished, calls, [calls] { calls->handOver(); },
                 Qt::DirectConnection);
-            connect(node.connection, &SshNodeConnection::prepareFinished, this,
-                    &SshTransport::onPrepareFinished, Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::handshakeFinished, this,
-                    &SshTransport::releaseSlot, Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::rankStarted, this, &Transport::rankStarted,
-                    Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::rankOutput, this, &Transport::rankOutput,
-                    Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::rankExited, this, &Transport::rankExited,
-                    Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::nodeProgress, this,
-                    &Transport::nodeProgress, Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::clockMeasured, this, &Transport::nodeClock,
-                    Qt::QueuedConnection);
+            SshNodeConnection *c = node.connection;
+            relayFromNode(c, &SshNodeConnection::prepareFinished, m_fromNodes, this,
+                          &SshTransport::onPrepareFinished);
+            relayFromNode(c, &SshNodeConnection::handshakeFinished, m_fromNodes, this,
+                          &SshTransport::releaseSlot);
+            relayFromNode(c, &SshNodeConnection::rankStarted, m_fromNodes, this,
+                          &Transport::rankStarted);
+            relayFromNode(c, &SshNodeConnection::rankOutput, m_fromNodes, this,
+                          &Transport::rankOutput);
+            relayFromNode(c, &SshNodeConnection::rankExited, m_fromNodes, this,
+                          &Transport::rankExited);
+            relayFromNode(c, &SshNodeConnection::nodeProgress, m_fromNodes, this,
+                          &Transport::nodeProgress);
+            relayFromNode(c, &SshNodeConnection::clockMeasured, m_fromNodes, this,
+                          &Transport::nodeClock);
             node.thread->start();
         }
     }

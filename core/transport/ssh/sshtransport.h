@@ -101,6 +101,8 @@ private:
     QString m_runId;
     SshInteraction *m_interaction;
     QMutex m_interactionLock;
+    // The node connections' signals arrive through here, on this object's thread (see prepare()).
+    SshNodeCalls *m_fromNodes = nullptr;
     SshNodeSettings m_settings;
     QList<Node> m_nodes;
     QString m_localWorkerPath; // what prepare() deploys
