@@ -33,6 +33,11 @@ if(RANKDECK_SANITIZE STREQUAL "address")
 elseif(RANKDECK_SANITIZE STREQUAL "thread")
     add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
     add_link_options(-fsanitize=thread)
+    # Every program's QProcess start goes through Qt's vfork-style clone(), which TSan's runtime
+    # gets wrong (tests/sanitizers/tsanclone.c says how): this clone() replaces the runtime's in
+    # every target created from here on (the users' stand-in programs take it out again).
+    add_library(rankdeck_tsanclone OBJECT ${CMAKE_CURRENT_LIST_DIR}/../tests/sanitizers/tsanclone.c)
+    link_libraries(rankdeck_tsanclone)
 elseif(NOT RANKDECK_SANITIZE STREQUAL "")
     message(FATAL_ERROR "RankDeck: RANKDECK_SANITIZE must be address, thread or empty, "
                         "not ${RANKDECK_SANITIZE}")

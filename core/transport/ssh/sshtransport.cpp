@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/ssh/sshtransport.h"
 
+#include "transport/ssh/sshnodecalls.h"
+
 #include "util/translation.h"
 
 #include <QCoreApplication>
@@ -15,6 +17,20 @@ namespace {
 // How many nodes are in their handshake at once (see dispatchPrepares).
 constexpr int kMaxParallelPrepares = 32;
 
+// Delivers a node connection's signal to slot on the transport's thread. Not a plain queued
+// connection: the arguments (built on the node's thread) then cross through Qt's event queue
+// alone, which ThreadSanitizer cannot see; through an SshNodeCalls it can (docs/reliability.md,
+// Sanitizers). The order is the order of the emits, as with a queued connection.
+template <typename Signal, typename Slot>
+void relayFromNode(SshNodeConnection *c, Signal signal, SshNodeCalls *to, SshTransport *t,
+                   Slot slot)
+{
+    QObject::connect(
+        c, signal, c,
+        [to, t, slot](auto... args) { to->post([t, slot, args...] { (t->*slot)(args...); }); },
+        Qt::DirectConnection);
+}
+
 } // namespace
 
 SshTransport::SshTransport(const Profile &profile, const QString &runId,
@@ -24,6 +40,7 @@ SshTransport::SshTransport(const Profile &profile, const QString &runId,
     qRegisterMetaType<rankdeck::StreamKind>();
     qRegisterMetaType<rankdeck::RankExit>();
     qRegisterMetaType<rankdeck::SshNodeInfo>();
+    m_fromNodes = new SshNodeCalls(this);
     m_settings.runId = runId;
     m_settings.workerDirectory = profile.effectiveWorkerDirectory();
     m_settings.libtorchPath = profile.libtorchPath;
@@ -45,12 +62,12 @@ SshTransport::~SshTransport()
         if (!node.thread)
             continue;
         // shutdown() talks to the node (SIGTERM to running ranks), so it runs on the node's
-        // thread, which is then left to finish and deletes the connection there.
+        // thread; once that thread has finished, the connection is deleted here.
         SshNodeConnection *connection = node.connection;
-        QMetaObject::invokeMethod(
-            connection, [connection] { connection->shutdown(); }, Qt::BlockingQueuedConnection);
+        node.calls->postBlocking([connection] { connection->shutdown(); });
         node.thread->quit();
         node.thread->wait();
+        node.calls->handOver(); // the thread's last act was handOver() too (see prepare())
         delete node.connection;
         delete node.thread;
     }
@@ -79,8 +96,7 @@ void SshTransport::setDetached(bool detached)
     m_settings.detached = detached;
     for (Node &node : m_nodes) {
         if (SshNodeConnection *c = node.connection)
-            QMetaObject::invokeMethod(
-                c, [c, detached] { c->setDetached(detached); }, Qt::QueuedConnection);
+            node.calls->post([c, detached] { c->setDetached(detached); });
     }
 }
 
@@ -118,21 +134,27 @@ void SshTransport::prepare(const QString &localWorkerPath)
             node.thread->setObjectName(QStringLiteral("ssh node %1").arg(i));
             node.connection =
                 new SshNodeConnection(i, endpoint, m_settings, m_interaction, &m_interactionLock);
+            node.calls = new SshNodeCalls(node.connection);
             node.connection->moveToThread(node.thread);
-            connect(node.connection, &SshNodeConnection::prepareFinished, this,
-                    &SshTransport::onPrepareFinished, Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::handshakeFinished, this,
-                    &SshTransport::releaseSlot, Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::rankStarted, this, &Transport::rankStarted,
-                    Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::rankOutput, this, &Transport::rankOutput,
-                    Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::rankExited, this, &Transport::rankExited,
-                    Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::nodeProgress, this,
-                    &Transport::nodeProgress, Qt::QueuedConnection);
-            connect(node.connection, &SshNodeConnection::clockMeasured, this, &Transport::nodeClock,
-                    Qt::QueuedConnection);
+            SshNodeCalls *calls = node.calls;
+            connect(
+                node.thread, &QThread::finished, calls, [calls] { calls->handOver(); },
+                Qt::DirectConnection);
+            SshNodeConnection *c = node.connection;
+            relayFromNode(c, &SshNodeConnection::prepareFinished, m_fromNodes, this,
+                          &SshTransport::onPrepareFinished);
+            relayFromNode(c, &SshNodeConnection::handshakeFinished, m_fromNodes, this,
+                          &SshTransport::releaseSlot);
+            relayFromNode(c, &SshNodeConnection::rankStarted, m_fromNodes, this,
+                          &Transport::rankStarted);
+            relayFromNode(c, &SshNodeConnection::rankOutput, m_fromNodes, this,
+                          &Transport::rankOutput);
+            relayFromNode(c, &SshNodeConnection::rankExited, m_fromNodes, this,
+                          &Transport::rankExited);
+            relayFromNode(c, &SshNodeConnection::nodeProgress, m_fromNodes, this,
+                          &Transport::nodeProgress);
+            relayFromNode(c, &SshNodeConnection::clockMeasured, m_fromNodes, this,
+                          &Transport::nodeClock);
             node.thread->start();
         }
     }
@@ -155,12 +177,12 @@ void SshTransport::prepare(const QString &localWorkerPath)
 void SshTransport::dispatchPrepares()
 {
     while (m_preparesInFlight < kMaxParallelPrepares && m_nextToPrepare < m_nodes.size()) {
-        m_nodes[m_nextToPrepare].holdsSlot = true;
-        SshNodeConnection *c = m_nodes[m_nextToPrepare++].connection;
+        Node &node = m_nodes[m_nextToPrepare++];
+        node.holdsSlot = true;
+        SshNodeConnection *c = node.connection;
         ++m_preparesInFlight;
         const QString path = m_localWorkerPath;
-        QMetaObject::invokeMethod(
-            c, [c, path] { c->prepare(path); }, Qt::QueuedConnection);
+        node.calls->post([c, path] { c->prepare(path); });
     }
 }
 
@@ -212,10 +234,13 @@ QString SshTransport::workerPath(int nodeIndex) const
     return nodeInfo(nodeIndex).workerPath;
 }
 
-SshNodeConnection *SshTransport::connectionForRank(int rank) const
+void SshTransport::forRank(int rank, std::function<void(SshNodeConnection *)> call)
 {
     const int node = m_rankNode.value(rank, -1);
-    return node >= 0 ? m_nodes.at(node).connection : nullptr;
+    if (node < 0 || !m_nodes.at(node).connection)
+        return;
+    SshNodeConnection *c = m_nodes.at(node).connection;
+    m_nodes.at(node).calls->post([c, call = std::move(call)] { call(c); });
 }
 
 void SshTransport::startRank(const RankLaunchSpec &spec)
@@ -229,8 +254,7 @@ void SshTransport::startRank(const RankLaunchSpec &spec)
     }
     m_rankNode.insert(spec.rank, spec.nodeIndex);
     SshNodeConnection *c = m_nodes.at(spec.nodeIndex).connection;
-    QMetaObject::invokeMethod(
-        c, [c, spec] { c->startRank(spec); }, Qt::QueuedConnection);
+    m_nodes.at(spec.nodeIndex).calls->post([c, spec] { c->startRank(spec); });
 }
 
 void SshTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
@@ -245,33 +269,24 @@ void SshTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 st
     }
     m_rankNode.insert(spec.rank, spec.nodeIndex);
     SshNodeConnection *c = m_nodes.at(spec.nodeIndex).connection;
-    QMetaObject::invokeMethod(
-        c,
-        [c, spec, attempt, stdoutBytes, stderrBytes] {
-            c->attachRank(spec, attempt, stdoutBytes, stderrBytes);
-        },
-        Qt::QueuedConnection);
+    m_nodes.at(spec.nodeIndex).calls->post([c, spec, attempt, stdoutBytes, stderrBytes] {
+        c->attachRank(spec, attempt, stdoutBytes, stderrBytes);
+    });
 }
 
 void SshTransport::writeStdin(int rank, const QByteArray &data)
 {
-    if (SshNodeConnection *c = connectionForRank(rank))
-        QMetaObject::invokeMethod(
-            c, [c, rank, data] { c->writeStdin(rank, data); }, Qt::QueuedConnection);
+    forRank(rank, [=](SshNodeConnection *c) { c->writeStdin(rank, data); });
 }
 
 void SshTransport::closeStdin(int rank)
 {
-    if (SshNodeConnection *c = connectionForRank(rank))
-        QMetaObject::invokeMethod(
-            c, [c, rank] { c->closeStdin(rank); }, Qt::QueuedConnection);
+    forRank(rank, [=](SshNodeConnection *c) { c->closeStdin(rank); });
 }
 
 void SshTransport::signalRank(int rank, int signal)
 {
-    if (SshNodeConnection *c = connectionForRank(rank))
-        QMetaObject::invokeMethod(
-            c, [c, rank, signal] { c->signalRank(rank, signal); }, Qt::QueuedConnection);
+    forRank(rank, [=](SshNodeConnection *c) { c->signalRank(rank, signal); });
 }
 
 } // namespace rankdeck

@@ -25,6 +25,7 @@
 #include <QMutex>
 #include <QString>
 
+#include <functional>
 #include <memory>
 
 class QThread;
@@ -32,6 +33,7 @@ class QThread;
 namespace rankdeck {
 
 class SshInteraction;
+class SshNodeCalls;
 
 class SshTransport : public Transport
 {
@@ -83,6 +85,7 @@ private:
     {
         QThread *thread = nullptr;
         SshNodeConnection *connection = nullptr;
+        SshNodeCalls *calls = nullptr; // the connection's child: every call to it goes here
         SshNodeInfo info;
         bool done = false;
         bool holdsSlot = false; // one of the kMaxParallelPrepares handshakes in flight
@@ -91,12 +94,15 @@ private:
     // The node's handshake (connect, host key, login) is over, either way: its slot is free.
     void releaseSlot(int nodeIndex);
     void dispatchPrepares();
-    SshNodeConnection *connectionForRank(int rank) const;
+    // Runs call with the rank's node connection on that node's thread; nothing without one.
+    void forRank(int rank, std::function<void(SshNodeConnection *)> call);
 
     Profile m_profile;
     QString m_runId;
     SshInteraction *m_interaction;
     QMutex m_interactionLock;
+    // The node connections' signals arrive through here, on this object's thread (see prepare()).
+    SshNodeCalls *m_fromNodes = nullptr;
     SshNodeSettings m_settings;
     QList<Node> m_nodes;
     QString m_localWorkerPath; // what prepare() deploys
