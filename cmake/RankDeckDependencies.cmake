@@ -18,6 +18,12 @@ macro(rankdeck_find_frontend_deps)
     if(NOT libssh_FOUND)
         rankdeck_missing("libssh" "libssh-dev")
     endif()
+    # libssh's crypto library: core frees a connection thread's OpenSSL state itself
+    # (transport/ssh/sshthread.h).
+    find_package(OpenSSL QUIET COMPONENTS Crypto)
+    if(NOT OpenSSL_FOUND)
+        rankdeck_missing("OpenSSL (libcrypto, which libssh uses)" "libssl-dev")
+    endif()
     find_package(QCustomPlotQt6 QUIET)
     if(NOT QCustomPlotQt6_FOUND)
         rankdeck_missing("QCustomPlot for Qt 6" "libqcustomplot-dev")

@@ -27,8 +27,9 @@ fail() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 1; }
 # slurm-wlm + munge: the tests' own Slurm cluster (slurmctld + slurmd on this host);
 # protobuf: TensorBoard's event format; faketime: a node with a skewed clock; valgrind:
 # instruction counts in bench/; clang-14 + libclang-rt-14-dev: libFuzzer and the sanitizers;
-# xdotool + imagemagick: clicking through the GUI under Xvfb and capturing what it shows.
-packages=(build-essential cmake pkg-config ccache qt6-base-dev libssh-dev libqcustomplot-dev
+# xdotool + imagemagick: clicking through the GUI under Xvfb and capturing what it shows;
+# libssl-dev: libssh's OpenSSL, which core calls to free a connection thread's state.
+packages=(build-essential cmake pkg-config ccache qt6-base-dev libssh-dev libssl-dev libqcustomplot-dev
           libtomlplusplus-dev libdw-dev libgloo-dev openssh-server openssh-client openssl xvfb
           python3-venv procps clang-format clang-tidy slurm-wlm munge libprotobuf-dev
           protobuf-compiler faketime valgrind iproute2 clang-14 libclang-rt-14-dev

@@ -30,9 +30,11 @@ QByteArray TfRecord::frame(const QByteArray &data)
 void TfRecordReader::feed(const QByteArray &bytes)
 {
     if (m_pos > 0 && m_pos == m_buffer.size()) {
+        m_dropped += m_pos;
         m_buffer.clear();
         m_pos = 0;
     } else if (m_pos > (1 << 20)) {
+        m_dropped += m_pos;
         m_buffer.remove(0, m_pos);
         m_pos = 0;
     }
@@ -44,9 +46,14 @@ void TfRecordReader::feed(const QByteArray &bytes)
         const char *p = m_buffer.constData() + m_pos;
         const quint64 length = qFromLittleEndian<quint64>(p);
         if (maskCrc(crc32c(p, 8)) != qFromLittleEndian<quint32>(p + 8) || length > kMaxRecord) {
-            // The framing is lost: look for the next offset whose header checks out.
-            ++m_corrupt;
-            m_lastError = tr("bad record header at byte %1").arg(m_pos);
+            // The framing is lost: look for the next offset whose header checks out. A search
+            // that ran out of bytes goes on here with the next ones: the same stretch, not
+            // another corrupt record.
+            if (!m_lostFraming) {
+                ++m_corrupt;
+                m_lastError = tr("bad record header at byte %1").arg(m_dropped + m_pos);
+                m_lostFraming = true;
+            }
             qsizetype next = m_pos + 1;
             for (; next + kHeader <= m_buffer.size(); ++next) {
                 const char *q = m_buffer.constData() + next;
@@ -57,6 +64,7 @@ void TfRecordReader::feed(const QByteArray &bytes)
             m_pos = next;
             continue;
         }
+        m_lostFraming = false;
         if (quint64(left) < quint64(kHeader + kFooter) + length)
             return; // the rest is not written yet
         const char *data = p + kHeader;
@@ -65,7 +73,7 @@ void TfRecordReader::feed(const QByteArray &bytes)
             m_records.append(QByteArray(data, qsizetype(length)));
         } else {
             ++m_corrupt;
-            m_lastError = tr("bad record data CRC at byte %1").arg(m_pos);
+            m_lastError = tr("bad record data CRC at byte %1").arg(m_dropped + m_pos);
         }
         m_pos += kHeader + qsizetype(length) + kFooter;
     }

@@ -30,13 +30,16 @@ public:
     QList<QByteArray> takeRecords();
     // Bytes held for a record that is not complete yet.
     qsizetype pendingBytes() const { return m_buffer.size() - m_pos; }
-    // Records dropped for a bad CRC so far, and why the last was.
+    // Records dropped for a bad CRC so far (a stretch of lost framing counts once, however the
+    // bytes were cut), and why the last was.
     int corruptRecords() const { return m_corrupt; }
     QString lastError() const { return m_lastError; }
 
 private:
     QByteArray m_buffer;
     qsizetype m_pos = 0;
+    qint64 m_dropped = 0; // bytes removed from m_buffer's front: m_pos + this is the file offset
+    bool m_lostFraming = false; // looking for the next good header
     QList<QByteArray> m_records;
     int m_corrupt = 0;
     QString m_lastError;

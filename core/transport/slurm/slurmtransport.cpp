@@ -2,6 +2,7 @@
 #include "transport/slurm/slurmtransport.h"
 
 #include "transport/slurm/slurmjobconnection.h"
+#include "transport/ssh/sshthread.h"
 
 #include <QThread>
 
@@ -59,7 +60,7 @@ void SlurmTransport::setDetached(bool detached)
 void SlurmTransport::prepare(const QString &localWorkerPath)
 {
     if (!m_thread) {
-        m_thread = new QThread;
+        m_thread = new SshThread;
         m_thread->setObjectName(QStringLiteral("slurm login"));
         m_connection =
             new SlurmJobConnection(m_profile, m_runId, m_interaction, &m_interactionLock);

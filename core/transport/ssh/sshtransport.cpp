@@ -5,6 +5,8 @@
 
 #include "util/translation.h"
 
+#include "transport/ssh/sshthread.h"
+
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QThread>
@@ -130,7 +132,7 @@ void SshTransport::prepare(const QString &localWorkerPath)
         if (!node.thread) {
             const SshEndpoint endpoint =
                 SshEndpoint::fromProfileNode(m_profile.nodes.at(i), m_profile.connectTimeoutSec);
-            node.thread = new QThread;
+            node.thread = new SshThread;
             node.thread->setObjectName(QStringLiteral("ssh node %1").arg(i));
             node.connection =
                 new SshNodeConnection(i, endpoint, m_settings, m_interaction, &m_interactionLock);

@@ -136,6 +136,36 @@ private slots:
         QCOMPARE(reader.corruptRecords(), 1);
         QVERIFY(!reader.lastError().isEmpty());
     }
+
+    // Bytes that are no record between two records, fed in pieces: the search for the next good
+    // header runs out of bytes and goes on with the next piece. That is one damaged stretch, as
+    // when the file is read at once, and it is named by its offset in the file, not in what the
+    // reader still holds (found by fuzz_tfrecord: corpus/tfrecord/crash-garbage-counted-per-piece).
+    void garbageCutAnywhereCountsOnce_data()
+    {
+        QTest::addColumn<int>("piece");
+        QTest::newRow("at once") << 0;
+        for (int piece : {1, 2, 5, 7, 11, 13, 21, 40})
+            QTest::addRow("pieces of %d bytes", piece) << piece;
+    }
+    void garbageCutAnywhereCountsOnce()
+    {
+        QFETCH(int, piece);
+        const QByteArray a = TfRecord::frame("first"), c = TfRecord::frame("third");
+        const QByteArray garbage(37, 'x');
+        const QByteArray file = a + garbage + c;
+        TfRecordReader reader;
+        QList<QByteArray> records;
+        const qsizetype step = piece > 0 ? piece : file.size();
+        for (qsizetype at = 0; at < file.size(); at += step) {
+            reader.feed(file.mid(at, step));
+            records += reader.takeRecords();
+        }
+        QCOMPARE(records, (QList<QByteArray>{"first", "third"}));
+        QCOMPARE(reader.corruptRecords(), 1);
+        QCOMPARE(reader.pendingBytes(), 0);
+        QCOMPARE(reader.lastError(), QStringLiteral("bad record header at byte %1").arg(a.size()));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestTfRecord)
