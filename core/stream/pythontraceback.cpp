@@ -14,9 +14,9 @@ namespace {
 
 using namespace pythonlimits;
 
-QString str(const QJsonObject &o, QLatin1String key, qsizetype max = MaxMessage)
+QString str(const QJsonObject &o, QLatin1String key)
 {
-    return o.value(key).toString().left(max);
+    return o.value(key).toString().left(MaxMessage); // the longest bound; bounded() cuts the rest
 }
 
 QJsonArray framesToJson(const QList<PythonFrame> &frames)
@@ -54,7 +54,7 @@ PythonException exceptionFromSummary(const QString &text)
     } else {
         e.message = t;
     }
-    return e;
+    return e.bounded();
 }
 
 QString frameText(const PythonFrame &f, bool marked, bool dumpStyle)
@@ -75,6 +75,15 @@ QString frameText(const PythonFrame &f, bool marked, bool dumpStyle)
 
 } // namespace
 
+PythonFrame PythonFrame::bounded() const
+{
+    PythonFrame f = *this;
+    f.file.truncate(MaxFile);
+    f.function.truncate(MaxFunction);
+    f.source.truncate(MaxSource);
+    return f;
+}
+
 QJsonObject PythonFrame::toJson() const
 {
     QJsonObject o;
@@ -89,11 +98,28 @@ QJsonObject PythonFrame::toJson() const
 PythonFrame PythonFrame::fromJson(const QJsonObject &o)
 {
     PythonFrame f;
-    f.file = str(o, QLatin1String("file"), MaxFile);
+    f.file = str(o, QLatin1String("file"));
     f.line = o.value(QLatin1String("line")).toInt(0);
-    f.function = str(o, QLatin1String("function"), MaxFunction);
-    f.source = str(o, QLatin1String("source"), MaxSource);
-    return f;
+    f.function = str(o, QLatin1String("function"));
+    f.source = str(o, QLatin1String("source"));
+    return f.bounded();
+}
+
+PythonException PythonException::bounded() const
+{
+    PythonException e = *this;
+    e.type.truncate(MaxType);
+    e.message.truncate(MaxMessage);
+    // The innermost frames are where it failed: drop outer ones, and count them.
+    if (e.frames.size() > MaxFrames) {
+        e.framesOmitted += int(e.frames.size() - MaxFrames);
+        e.frames.resize(MaxFrames);
+    }
+    for (PythonFrame &f : e.frames)
+        f = f.bounded();
+    e.chainedBy.truncate(MaxChainedBy);
+    e.framesOmitted = qMax(0, e.framesOmitted);
+    return e;
 }
 
 QJsonObject PythonException::toJson() const
@@ -112,12 +138,24 @@ QJsonObject PythonException::toJson() const
 PythonException PythonException::fromJson(const QJsonObject &o)
 {
     PythonException e;
-    e.type = str(o, QLatin1String("type"), MaxSource);
+    e.type = str(o, QLatin1String("type"));
     e.message = str(o, QLatin1String("message"));
     e.frames = framesFromJson(o.value(QLatin1String("frames")));
-    e.chainedBy = str(o, QLatin1String("chained_by"), 16);
-    e.framesOmitted = qMax(0, o.value(QLatin1String("frames_omitted")).toInt(0));
-    return e;
+    e.chainedBy = str(o, QLatin1String("chained_by"));
+    e.framesOmitted = o.value(QLatin1String("frames_omitted")).toInt(0);
+    return e.bounded();
+}
+
+PythonThreadStack PythonThreadStack::bounded() const
+{
+    PythonThreadStack t = *this;
+    t.threadId.truncate(MaxThreadId);
+    if (t.frames.size() > MaxThreadFrames)
+        t.frames.resize(MaxThreadFrames);
+    for (PythonFrame &f : t.frames)
+        f = f.bounded();
+    t.note.truncate(MaxNote);
+    return t;
 }
 
 QJsonObject PythonThreadStack::toJson() const
@@ -134,11 +172,11 @@ QJsonObject PythonThreadStack::toJson() const
 PythonThreadStack PythonThreadStack::fromJson(const QJsonObject &o)
 {
     PythonThreadStack t;
-    t.threadId = str(o, QLatin1String("id"), 64);
+    t.threadId = str(o, QLatin1String("id"));
     t.current = o.value(QLatin1String("current")).toBool(false);
     t.frames = framesFromJson(o.value(QLatin1String("frames")), MaxThreadFrames);
-    t.note = str(o, QLatin1String("note"), 1000);
-    return t;
+    t.note = str(o, QLatin1String("note"));
+    return t.bounded();
 }
 
 const PythonThreadStack *PythonFaultDump::currentThread() const
@@ -147,6 +185,23 @@ const PythonThreadStack *PythonFaultDump::currentThread() const
         if (t.current)
             return &t;
     return threads.isEmpty() ? nullptr : &threads.first();
+}
+
+PythonFaultDump PythonFaultDump::bounded() const
+{
+    PythonFaultDump d;
+    d.fatalError = fatalError.left(MaxMessage);
+    qsizetype frames = 0;
+    for (const PythonThreadStack &t : threads) {
+        if (d.threads.size() >= MaxThreads)
+            break;
+        PythonThreadStack b = t.bounded();
+        if (frames + b.frames.size() > MaxDumpFrames)
+            b.frames.resize(qMax<qsizetype>(0, MaxDumpFrames - frames));
+        frames += b.frames.size();
+        d.threads.append(b);
+    }
+    return d;
 }
 
 QJsonObject PythonFaultDump::toJson() const
@@ -170,7 +225,7 @@ PythonFaultDump PythonFaultDump::fromJson(const QJsonObject &o)
         if (v.isObject())
             d.threads.append(PythonThreadStack::fromJson(v.toObject()));
     }
-    return d;
+    return d.bounded();
 }
 
 QJsonArray pythonChainToJson(const QList<PythonException> &chain)

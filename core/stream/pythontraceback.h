@@ -25,6 +25,8 @@ struct PythonFrame
     QString source; // the code line the traceback printed, trimmed; `^^^`/`~~~` markers dropped
 
     bool operator==(const PythonFrame &other) const = default;
+    // Every field cut to pythonlimits (below). See PythonFaultDump::bounded().
+    PythonFrame bounded() const;
     QJsonObject toJson() const;
     static PythonFrame fromJson(const QJsonObject &json);
 };
@@ -41,6 +43,7 @@ struct PythonException
     int framesOmitted = 0;
 
     bool operator==(const PythonException &other) const = default;
+    PythonException bounded() const;
     QJsonObject toJson() const;
     static PythonException fromJson(const QJsonObject &json);
 };
@@ -55,6 +58,7 @@ struct PythonThreadStack
     QString note;
 
     bool operator==(const PythonThreadStack &other) const = default;
+    PythonThreadStack bounded() const;
     QJsonObject toJson() const;
     static PythonThreadStack fromJson(const QJsonObject &json);
 };
@@ -69,6 +73,12 @@ struct PythonFaultDump
     const PythonThreadStack *currentThread() const;
 
     bool operator==(const PythonFaultDump &other) const = default;
+    // Every field cut to pythonlimits. The parsers give only bounded values, and fromJson() is
+    // bounded() of what it reads, so fromJson(toJson(x)) == x for whatever a parser gave: the
+    // record keeps exactly what the scanner found. (Each bound used to be written twice, once
+    // in the parser and once in fromJson(), and the two drifted: a 200-digit thread id did not
+    // survive the run record; issue #25.)
+    PythonFaultDump bounded() const;
     QJsonObject toJson() const;
     static PythonFaultDump fromJson(const QJsonObject &json);
 };
@@ -87,6 +97,12 @@ inline constexpr int MaxMessageLines = 40;
 inline constexpr int MaxFile = 1000;    // characters of a frame's file name
 inline constexpr int MaxFunction = 200; // characters of a frame's function name
 inline constexpr int MaxSource = 300;   // characters of one source line
+inline constexpr int MaxType = 300;     // characters of an exception's type name
+inline constexpr int MaxChainedBy = 16; // "cause", "context"
+// A thread id as faulthandler prints it is "0x" and 16 hex digits; a longer one is kept cut.
+inline constexpr int MaxThreadId = 64;
+inline constexpr int MaxNoteLine = 100; // one "<no Python frame>"-like line of a thread
+inline constexpr int MaxNote = 400;     // all of a thread's note lines
 } // namespace pythonlimits
 
 // The chain of the last complete traceback in `text`, in printed order (the last exception is

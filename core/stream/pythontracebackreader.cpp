@@ -127,7 +127,7 @@ QString cleanLine(QStringView raw, bool *prefixed)
 
 void addNote(PythonThreadStack &t, const QString &note)
 {
-    if (t.note.size() > 200)
+    if (t.note.size() + 1 + note.size() > MaxNote)
         return;
     if (!t.note.isEmpty())
         t.note += QLatin1Char('\n');
@@ -352,7 +352,7 @@ void PythonTracebackReader::frameLine(const QString &rawLine)
 void PythonTracebackReader::finishException(const QString &type, const QString &message)
 {
     PythonException e;
-    e.type = type.left(MaxSource);
+    e.type = type.left(MaxType);
     e.message = message.left(MaxMessage);
     e.chainedBy = m_pendingChainedBy;
     if (m_frames.size() > MaxFrames) {
@@ -414,9 +414,10 @@ void PythonTracebackReader::dumpLine(const QString &line)
         return;
     QList<PythonThreadStack> &threads = m_lastDump.threads;
     if (const QRegularExpressionMatch m = threadHeader().match(line); m.hasMatch()) {
+        const QString id = m.captured(2).left(MaxThreadId);
         // The same thread again: a new dump (faulthandler.dump_traceback_later repeats).
         for (const PythonThreadStack &t : std::as_const(threads)) {
-            if (t.threadId == m.captured(2)) {
+            if (t.threadId == id) {
                 m_lastDump = PythonFaultDump();
                 m_dumpFrames = 0;
                 break;
@@ -425,7 +426,7 @@ void PythonTracebackReader::dumpLine(const QString &line)
         m_dumpSkipping = threads.size() >= MaxThreads;
         if (!m_dumpSkipping) {
             PythonThreadStack t;
-            t.threadId = m.captured(2);
+            t.threadId = id;
             t.current = m.captured(1) == QLatin1String("Current thread");
             threads.append(t);
             ++m_generation;
@@ -470,7 +471,7 @@ void PythonTracebackReader::dumpLine(const QString &line)
         }
         const QString trimmed = line.trimmed();
         // "<no Python frame>", "...", "Garbage-collecting" and the like.
-        if (trimmed.size() <= 100)
+        if (trimmed.size() <= MaxNoteLine)
             addNote(t, trimmed);
         ++m_generation;
         return;

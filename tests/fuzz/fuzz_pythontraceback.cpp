@@ -4,42 +4,41 @@
 // PythonFailureScanner (line by line, two ranks interleaved), and parseElasticErrorFile on
 // torchelastic's error file. Promises checked: the pythonlimits bounds hold whatever comes in;
 // the scanner fed line by line finds what the one-shot parsers find in the whole text; what is
-// found survives the JSON of the run record unchanged and can be printed again.
+// found survives the JSON of the run record unchanged, as objects and as the text the record
+// writes, and can be printed again.
 // Input: [split byte] then the text; the split byte's bits say where rank 1's lines go.
 #include "fuzzinput.h"
 
 #include "stream/pythonfailurescanner.h"
 #include "stream/pythontraceback.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 
 using namespace rankdeck;
 
 namespace {
 
+// What a parser gives is within every bound: bounded() changes nothing.
 void checkBounds(const QList<PythonException> &chain)
 {
     FUZZ_CHECK(chain.size() <= pythonlimits::MaxChain);
-    for (const PythonException &e : chain) {
-        FUZZ_CHECK(e.frames.size() <= pythonlimits::MaxFrames);
-        FUZZ_CHECK(e.message.size() <= pythonlimits::MaxMessage + pythonlimits::MaxLine);
-        for (const PythonFrame &f : e.frames) {
-            FUZZ_CHECK(f.file.size() <= pythonlimits::MaxFile + 1);
-            FUZZ_CHECK(f.function.size() <= pythonlimits::MaxFunction + 1);
-            FUZZ_CHECK(f.source.size() <= pythonlimits::MaxSource + 1);
-        }
-    }
+    for (const PythonException &e : chain)
+        FUZZ_CHECK(e.bounded() == e);
 }
 
 void checkBounds(const PythonFaultDump &dump)
 {
-    FUZZ_CHECK(dump.threads.size() <= pythonlimits::MaxThreads);
-    qsizetype frames = 0;
-    for (const PythonThreadStack &t : dump.threads) {
-        FUZZ_CHECK(t.frames.size() <= pythonlimits::MaxThreadFrames);
-        frames += t.frames.size();
-    }
-    FUZZ_CHECK(frames <= pythonlimits::MaxDumpFrames);
+    FUZZ_CHECK(dump.bounded() == dump);
+}
+
+// The run record's way: compact JSON text, read back.
+QJsonValue throughText(const QJsonValue &v)
+{
+    const QJsonDocument doc =
+        v.isArray() ? QJsonDocument(v.toArray()) : QJsonDocument(v.toObject());
+    const QJsonDocument back = QJsonDocument::fromJson(doc.toJson(QJsonDocument::Compact));
+    return back.isArray() ? QJsonValue(back.array()) : QJsonValue(back.object());
 }
 
 } // namespace
@@ -54,11 +53,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     const QList<PythonException> chain = parsePythonTraceback(text);
     checkBounds(chain);
     FUZZ_CHECK(pythonChainFromJson(pythonChainToJson(chain)) == chain);
+    FUZZ_CHECK(pythonChainFromJson(throughText(pythonChainToJson(chain)).toArray()) == chain);
     (void)formatPythonTraceback(chain, true);
 
     const PythonFaultDump dump = parseFaultHandlerDump(text);
     checkBounds(dump);
     FUZZ_CHECK(PythonFaultDump::fromJson(dump.toJson()) == dump);
+    FUZZ_CHECK(PythonFaultDump::fromJson(throughText(dump.toJson()).toObject()) == dump);
     (void)formatFaultDump(dump, true);
     (void)dump.currentThread();
 
@@ -74,6 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     FUZZ_CHECK(scanner.lastFaultDump(0) == dump);
     checkBounds(scanner.lastException(1));
     checkBounds(scanner.lastFaultDump(1));
+    FUZZ_CHECK(PythonFaultDump::fromJson(scanner.lastFaultDump(1).toJson()) ==
+               scanner.lastFaultDump(1));
 
     qint64 timeUs = 0;
     const QList<PythonException> elastic = parseElasticErrorFile(bytes.toByteArray(), &timeUs);

@@ -405,6 +405,83 @@ private slots:
         QVERIFY(pythonChainFromJson({}).isEmpty());
     }
 
+    // What the parsers find survives the run record exactly: the JSON objects and the compact
+    // text the record writes. Each row is a kind of input that used to lose something on the
+    // way (issue #25: a fuzz finding whose thread id was a run of hex digits longer than the
+    // record's own bound); bounded() must leave the parsers' output alone.
+    void survivesTheRecord_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<int>("threads");
+        const QString frame = u"  File \"/a/t.py\", line 3 in run\n"_s;
+        {
+            // The fuzz finding itself (its first byte is the fuzz target's split byte).
+            QFile f(QStringLiteral(RANKDECK_FUZZ_CORPUS "/pythontraceback/roundtrip-de76b048"));
+            if (!f.open(QIODevice::ReadOnly))
+                qFatal("missing the fuzz finding roundtrip-de76b048");
+            QTest::newRow("fuzz finding de76b048") << QString::fromUtf8(f.readAll().mid(1)) << 4;
+        }
+        QTest::newRow("thread id of 200 hex digits")
+            << u"Thread 0x%1 (most recent call first):\n"_s.arg(QString(200, u'E')) + frame << 1;
+        QTest::newRow("two over-long ids equal in their first 64 characters")
+            << u"Thread 0x%1A (most recent call first):\n%2\nThread 0x%1B (most recent call "
+               u"first):\n%2"_s.arg(QString(100, u'0'), frame)
+            << 1;
+        QTest::newRow("NUL and control bytes in the header and frames")
+            << u"Fatal Python error: Segm\0ent\x01ation\x7f fault\n\nCurrent thread 0x00007f0a "
+               u"(most recent call first):\n  File \"/a/\0\x1b[31m.py\", line 3 in f\x02\x03\n"_s
+            << 1;
+        QTest::newRow("NUL in a thread's note")
+            << u"Thread 0x01 (most recent call first):\n  <no \0Python frame>\n"_s << 1;
+        QTest::newRow("malformed ids are no headers")
+            << u"Thread 0x (most recent call first):\nThread 0xZZ (most recent call first):\n"
+               u"Current thread 0x02 (most recent call first):\n"_s +
+                   frame
+            << 1;
+        QTest::newRow("header cut off before its colon")
+            << u"Fatal Python error: Aborted\n\nCurrent thread 0x00007f0a2e1e7740 (most rec"_s << 0;
+        QTest::newRow("header cut off after a thread")
+            << u"Thread 0x01 (most recent call first):\n"_s + frame + u"Current thread 0x02"_s << 1;
+        QString notes = u"Thread 0x01 (most recent call first):\n"_s;
+        for (int i = 0; i < 50; ++i)
+            notes += u"  <note %1 %2>\n"_s.arg(i).arg(QString(90, u'n'));
+        QTest::newRow("notes past their bound") << notes << 1;
+        QString longId = u"Current thread 0x%1 [%2] (most recent call first):\n"_s.arg(
+            QString(70, u'a'), QString(3000, u'n'));
+        QTest::newRow("long id and long thread name") << longId + frame << 1;
+    }
+
+    void survivesTheRecord()
+    {
+        QFETCH(QString, text);
+        QFETCH(int, threads);
+        const PythonFaultDump dump = parseFaultHandlerDump(text);
+        QCOMPARE(dump.threads.size(), threads);
+        QCOMPARE(dump.bounded(), dump);
+        for (const PythonThreadStack &t : dump.threads)
+            QVERIFY(t.threadId.size() <= pythonlimits::MaxThreadId);
+        QCOMPARE(PythonFaultDump::fromJson(dump.toJson()), dump);
+        const QByteArray compact = QJsonDocument(dump.toJson()).toJson(QJsonDocument::Compact);
+        QCOMPARE(PythonFaultDump::fromJson(QJsonDocument::fromJson(compact).object()), dump);
+
+        const QList<PythonException> chain = parsePythonTraceback(text);
+        const QByteArray chainText =
+            QJsonDocument(pythonChainToJson(chain)).toJson(QJsonDocument::Compact);
+        QCOMPARE(pythonChainFromJson(QJsonDocument::fromJson(chainText).array()), chain);
+    }
+
+    // torchelastic's error file: a "Type: message" summary whose type is longer than any
+    // exception type kept comes back bounded, and survives the record.
+    void elasticSummaryIsBounded()
+    {
+        const QByteArray json = "{\"message\": \"" + QByteArray(5000, 'T') + ": boom\"}";
+        const QList<PythonException> chain = parseElasticErrorFile(json);
+        QCOMPARE(chain.size(), 1);
+        QCOMPARE(chain.first().type.size(), pythonlimits::MaxType);
+        QCOMPARE(chain.first().bounded(), chain.first());
+        QCOMPARE(pythonChainFromJson(pythonChainToJson(chain)), chain);
+    }
+
     void hostileInputStaysBounded_data()
     {
         QTest::addColumn<QString>("text");
