@@ -48,34 +48,9 @@ QStringList signature(const FlightRecorderEntry &e)
     return {e.op, sizesKey(e.inputSizes), e.inputDtypes.join(QLatin1Char(','))};
 }
 
-// "all_reduce of 21 float32", "barrier", "all_gather of 2 tensors (4×5, 8) float32".
 QString describe(const FlightRecorderEntry *e)
 {
-    if (!e)
-        return tr("a collective not in its dump");
-    const QString op = printableLabel(e->op, 60);
-    if (e->inputSizes.isEmpty())
-        return op;
-    QStringList tensors;
-    for (qsizetype i = 0; i < e->inputSizes.size() && i < 4; ++i) {
-        QStringList dims;
-        for (qint64 d : e->inputSizes[i])
-            dims << QString::number(d);
-        tensors << (dims.isEmpty() ? tr("scalar") : dims.join(QChar(0x00d7)));
-    }
-    if (e->inputSizes.size() > 4)
-        tensors << QStringLiteral("…");
-    QStringList dtypes;
-    for (const QString &d : e->inputDtypes) {
-        const QString name = printableLabel(frDtypeName(d), 30);
-        if (!dtypes.contains(name) && dtypes.size() < 4)
-            dtypes << name;
-    }
-    const QString size = e->inputSizes.size() == 1 ? tensors.first()
-                                                   : tr("%1 tensors (%2)")
-                                                         .arg(e->inputSizes.size())
-                                                         .arg(tensors.join(QStringLiteral(", ")));
-    return tr("%1 of %2 %3").arg(op, size, dtypes.join(QLatin1Char('/'))).trimmed();
+    return e ? e->describe() : tr("a collective not in its dump");
 }
 
 QString rankList(const QList<int> &ranks)
@@ -261,6 +236,8 @@ qint64 CollectiveGroupAnalysis::firstEnteredNs(const QString &group, qint64 seq)
 QString CollectiveGroupAnalysis::label(const QString &group, bool withRanks) const
 {
     const GroupInfo g = m_groups.value(group);
+    if (group.isEmpty() && g.desc.isEmpty())
+        return tr("a group without a name");
     CollectiveVerdict v;
     v.m_groupName = group;
     v.m_groupDesc = g.desc;

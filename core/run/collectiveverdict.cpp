@@ -139,7 +139,8 @@ CollectiveVerdict CollectiveVerdict::compute(const QList<RankCollectiveInput> &i
             text += tr(" No dump from %1.").arg(noDumpText(a, noDump));
         if (!others.isEmpty()) {
             QString also = others.mid(0, 4).join(QStringLiteral("; "));
-            also[0] = also[0].toLower();
+            if (!also.isEmpty())
+                also[0] = also[0].toLower();
             text += tr(" Also: %1.").arg(also);
         }
         out.m_text = text;

@@ -171,7 +171,7 @@ public:
         e->backend = colon < 0 ? QString() : profiling.left(colon);
         e->op = colon < 0 ? profiling : profiling.mid(colon + 1);
         // Without pg_id the name stands for it: torch numbers both alike ("0"/0, "1"/1).
-        e->pgId = e->groupName.toLongLong();
+        e->pgId = qMax<qint64>(0, e->groupName.toLongLong());
         e->state = QStringLiteral("scheduled");
         auto num = [&](const char *field, qint64 min) {
             return [this, where, field, min](const QJsonValue &v, qint64 *out) {
@@ -266,6 +266,33 @@ QString FlightRecorderEntry::profilingName() const
     if (backend.isEmpty() && !op.contains(QLatin1Char(':')))
         return op;
     return backend + QLatin1Char(':') + op;
+}
+
+QString FlightRecorderEntry::describe() const
+{
+    const QString name = printableLabel(op, 60);
+    if (inputSizes.isEmpty())
+        return name;
+    QStringList tensors;
+    for (qsizetype i = 0; i < inputSizes.size() && i < 4; ++i) {
+        QStringList dims;
+        for (qint64 d : inputSizes[i])
+            dims << QString::number(d);
+        tensors << (dims.isEmpty() ? tr("scalar") : dims.join(QChar(0x00d7)));
+    }
+    if (inputSizes.size() > 4)
+        tensors << QStringLiteral("…");
+    QStringList dtypes;
+    for (const QString &d : inputDtypes) {
+        const QString dtype = printableLabel(frDtypeName(d), 30);
+        if (!dtypes.contains(dtype) && dtypes.size() < 4)
+            dtypes << dtype;
+    }
+    const QString size =
+        inputSizes.size() == 1
+            ? tensors.first()
+            : tr("%1 tensors (%2)").arg(inputSizes.size()).arg(tensors.join(QStringLiteral(", ")));
+    return tr("%1 of %2 %3").arg(name, size, dtypes.join(QLatin1Char('/'))).trimmed();
 }
 
 const FlightRecorderGroupStatus *FlightRecorderDump::statusOf(qint64 pgId) const

@@ -48,7 +48,7 @@
 namespace rankdeck {
 
 namespace frlimits {
-constexpr qsizetype MaxBytes = 32 * 1024 * 1024; // a full 2000-entry dump is about 1.3 MB
+constexpr qsizetype MaxBytes = 32 * 1024 * 1024; // 2000 Gloo all_reduces: 941,551 bytes
 constexpr qsizetype MaxEntries = 4096;           // the newest are kept
 constexpr qsizetype MaxGroups = 1024;            // pg_config and pg_status each
 constexpr qsizetype MaxString = 256;             // characters; longer strings are cut
@@ -81,6 +81,9 @@ struct FlightRecorderEntry
     // Finished (completed or failed) as far as this entry alone says.
     bool finished() const { return retired || state == QLatin1String("completed"); }
     QString profilingName() const;
+    // For people: "all_reduce of 21 float32", "barrier", "all_gather of 2 tensors (4×5, 8)
+    // float32"; printable whatever the dump held.
+    QString describe() const;
     bool operator==(const FlightRecorderEntry &) const = default;
 };
 

@@ -316,6 +316,42 @@ private slots:
         QCOMPARE(FlightRecorderDump::parse(d.toJson()), d);
     }
 
+    void describesEntries_data()
+    {
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<QList<QList<qint64>>>("sizes");
+        QTest::addColumn<QStringList>("dtypes");
+        QTest::addColumn<QString>("text");
+        using Sizes = QList<QList<qint64>>;
+        QTest::newRow("barrier") << u"barrier"_s << Sizes{} << QStringList{} << u"barrier"_s;
+        QTest::newRow("DDP bucket") << u"all_reduce"_s << Sizes{{21}} << QStringList{u"Float"_s}
+                                    << u"all_reduce of 21 float32"_s;
+        QTest::newRow("matrix") << u"broadcast"_s << Sizes{{4, 5}} << QStringList{u"BFloat16"_s}
+                                << u"broadcast of 4×5 bfloat16"_s;
+        QTest::newRow("scalar") << u"all_reduce"_s << Sizes{{}} << QStringList{u"Long"_s}
+                                << u"all_reduce of scalar int64"_s;
+        QTest::newRow("coalesced")
+            << u"allreduce_coalesced"_s << Sizes{{8}, {4, 2}} << QStringList{u"Float"_s, u"Half"_s}
+            << u"allreduce_coalesced of 2 tensors (8, 4×2) float32/float16"_s;
+        QTest::newRow("many") << u"all_gather"_s << Sizes{{1}, {2}, {3}, {4}, {5}, {6}}
+                              << QStringList(6, u"Int"_s)
+                              << u"all_gather of 6 tensors (1, 2, 3, 4, …) int32"_s;
+        QTest::newRow("control characters")
+            << u"all\x1b[31m_reduce\n"_s << Sizes{{1}} << QStringList{u"Float\t"_s}
+            << u"all_reduce\u240a of 1 float\u2409"_s; // escapes gone, controls visible
+    }
+    void describesEntries()
+    {
+        FlightRecorderEntry e;
+        QFETCH(QString, op);
+        e.op = op;
+        QFETCH(QList<QList<qint64>>, sizes);
+        e.inputSizes = sizes;
+        QFETCH(QStringList, dtypes);
+        e.inputDtypes = dtypes;
+        QTEST(e.describe(), "text");
+    }
+
     void dtypeNames_data()
     {
         QTest::addColumn<QString>("torch");
