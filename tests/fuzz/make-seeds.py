@@ -200,3 +200,15 @@ put("slurm", "poll-pending",
     b"\x03@job\n" + scontrol["pending"] + b" \n@queue 9 10 12 \n@rank rank0.a1 |\n"
     b"@data rank0.a1 out 0\n@data rank0.a1 err 0\n@end\n")
 put("slurm", "poll-cut", b"\x00@job\nJobId=7\n@rank rank0.a1 1|\n@data rank0.a1 out 10\nab")
+
+# Flight-recorder dumps (tests/core/run/data/fr, torch 2.14.1 + Gloo): each rank's file as it is,
+# up to 3 ranks of one case joined by 0x1e (one collective verdict), one cut short.
+fr = root / "tests/core/run/data/fr"
+for case in sorted(p for p in fr.iterdir() if p.is_dir() and p.name != "src"):
+    dumps = sorted(case.glob("rank_*.json"))
+    for d in dumps:
+        put("flightrecorder", f"{case.name}-{d.stem}", d.read_bytes())
+    put("flightrecorder", f"{case.name}-together", b"\x1e".join(d.read_bytes() for d in dumps[-3:]))
+cut = (fr / "uneven/rank_1.json").read_bytes()
+put("flightrecorder", "uneven-rank_0-and-cut-rank_1",
+    (fr / "uneven/rank_0.json").read_bytes() + b"\x1e" + cut[: len(cut) // 2])
