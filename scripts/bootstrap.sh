@@ -18,6 +18,9 @@ build=${RANKDECK_BUILD_DIR:-$here/build}
 jobs=${RANKDECK_JOBS:-2}
 
 say()  { printf 'bootstrap: %s\n' "$*"; }
+# Each phase's time, so that a CI log says where a slow run went (docs/reliability.md, CI time).
+phase_start=$SECONDS
+phase_done() { say "$1 took $((SECONDS - phase_start)) s"; phase_start=$SECONDS; }
 fail() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 1; }
 
 # --- Debian packages ------------------------------------------------------------------------
@@ -57,6 +60,8 @@ if ((${#missing[@]})); then
         fail "apt-get install ${missing[*]} failed; run it by hand to see why"
 fi
 
+phase_done "Debian packages"
+
 # --- torch environment (outside the clone, reused across clones and CI runs) ------------------
 if ! "$venv/bin/python" -c "import torch,sys; sys.exit(0 if torch.__version__.startswith('$torch_version') else 1)" 2>/dev/null; then
     say "creating torch $torch_version environment in $venv (takes a few minutes once)"
@@ -71,7 +76,23 @@ fi
 "$venv/bin/python" -c "import tensorboard" 2>/dev/null ||
     "$venv/bin/pip" install -q --disable-pip-version-check tensorboard ||
     fail "pip install tensorboard failed; see the pip output above"
+# The frameworks people train with, at pinned versions: the tests run unmodified Lightning,
+# Accelerate and Transformers programs under RankDeck, and tabulate is what torch's own flight
+# recorder analyzer (torchfrtrace, the tests' oracle) prints with. torch==$torch_version is
+# named so that pip can never move torch while resolving them.
+frameworks=(lightning==2.6.6 accelerate==1.15.0 transformers==5.24.0 tabulate==0.10.0)
+if ! "$venv/bin/python" - "${frameworks[@]}" 2>/dev/null <<'PY'
+import sys
+from importlib.metadata import version
+sys.exit(0 if all(version(n) == v for n, v in (p.split("==") for p in sys.argv[1:])) else 1)
+PY
+then
+    say "installing ${frameworks[*]} into $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "torch==$torch_version" "${frameworks[@]}" ||
+        fail "pip install ${frameworks[*]} failed; see the pip output above"
+fi
 say "torch: $("$venv/bin/python" -c 'import torch;print(torch.__version__)' 2>/dev/null)"
+phase_done "the Python environment"
 
 # --- configure and build ----------------------------------------------------------------------
 cuda_args=()
@@ -95,7 +116,9 @@ cmake -S "$here" -B "$build" "${generator[@]}" -DRANKDECK_TORCH_PYTHON="$venv/bi
     grep -E "RankDeck:|Error" "$build/configure.log" | head -20 >&2
     fail "cmake configure failed (full log: $build/configure.log)"
 }
+phase_done "configuring"
 say "building with -j$jobs"
 cmake --build "$build" -j "$jobs" || fail "build failed (see the compiler output above)"
+phase_done "building"
 say "ready: $build/bin"
 echo "$venv" >"$build/torch-venv-path"
