@@ -2,20 +2,29 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Builds the libFuzzer targets of tests/fuzz/ (clang-14, coverage + ASan + UBSan; the same build
-# folder as scripts/sanitize.sh, whose instrumented core they link) and runs each for a while on
-# its seed corpus.
+# folder as scripts/sanitize.sh, whose instrumented core they link) and runs each on its seed
+# corpus. Two ways, for two purposes (docs/reliability.md, Fuzzing):
 #
-#   scripts/fuzz.sh                    every target, 30 s each
-#   scripts/fuzz.sh -t 600 profile     only the profile reader, 10 minutes
+#   exploratory (the default; for developers): a random seed, for a time, on the seeds plus the
+#   corpus earlier runs grew. Finds new bugs; the same commit can give another answer each run.
+#     scripts/fuzz.sh                    every target, 30 s each
+#     scripts/fuzz.sh -t 600 profile     only the profile reader, 10 minutes
+#   gating (--gate; what CI runs): a fixed seed and a fixed number of inputs per target
+#   (tests/fuzz/gate-runs.txt), on the committed seeds only, in a fresh folder. The same commit
+#   gives the same inputs, the same coverage and the same answer on every run and machine.
+#     scripts/fuzz.sh --gate             every target
+#     scripts/fuzz.sh --gate --seed 7    the same, another fixed seed
+#
 #   scripts/fuzz.sh --build-only       build, run nothing
 #   scripts/fuzz.sh --list             the targets
 #   RANKDECK_ASAN_BUILD_DIR=DIR        build folder (default build-asan/, shared with sanitize.sh)
 #   RANKDECK_JOBS=N                    parallel compile jobs (default 2)
 #
-# What a run finds is kept under <build>/fuzz-work/<target>/: the corpus it grew (corpus/, fed
-# back into the next run) and the inputs that broke a promise (crash-*, leak-*, timeout-*).
-# Copy such an input into tests/fuzz/corpus/<target>/ after the fix: the suite's
-# fuzzreplay_<target> test then runs it every time. Exit status 1 when any target failed.
+# What an exploratory run finds is kept under <build>/fuzz-work/<target>/: the corpus it grew
+# (corpus/, fed back into the next run) and the inputs that broke a promise (crash-*, leak-*,
+# timeout-*). Copy such an input into tests/fuzz/corpus/<target>/ in the commit that fixes it:
+# the suite's fuzzreplay_<target> test then runs it every time, and the gate starts from it.
+# Exit status 1 when any target failed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${RANKDECK_ASAN_BUILD_DIR:-$here/build-asan}
@@ -23,17 +32,23 @@ jobs=${RANKDECK_JOBS:-2}
 seconds=30
 build_only=0
 list_only=0
+gate=0
+seed=1
 targets=()
 while (($#)); do
     case $1 in
     -t | --time) seconds=$2; shift 2 ;;
+    --gate) gate=1; shift ;;
+    --seed) seed=$2; shift 2 ;;
     --build-only) build_only=1; shift ;;
     --list) list_only=1; shift ;;
-    -h | --help) sed -n '3,19p' "$0"; exit 0 ;;
+    -h | --help) sed -n '3,31p' "$0"; exit 0 ;;
     -*) echo "fuzz: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
     esac
 done
+[[ $seconds =~ ^[0-9]+$ ]] || { echo "fuzz: -t wants whole seconds, not '$seconds'" >&2; exit 2; }
+[[ $seed =~ ^[0-9]+$ && $seed != 0 ]] || { echo "fuzz: --seed wants a positive number, not '$seed'" >&2; exit 2; }
 say() { printf 'fuzz: %s\n' "$*"; }
 
 # shellcheck source=scripts/instrumented-build.sh
@@ -55,18 +70,50 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]/#/fuzz_}"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:suppressions=$here/tests/sanitizers/ubsan.supp}
+# Qt seeds its hashes at random per process; the order a QHash is walked in then changes the
+# code paths a target covers, and with them libFuzzer's choices. A fixed hash seed keeps the
+# gate's runs identical.
+((gate)) && export QT_HASH_SEED=0
+
+# The gate's inputs per target: "target runs" lines, sized so that all targets take about five
+# minutes on a 2-core machine under ASan (docs/reliability.md has the times they were sized by).
+gate_runs() {
+    local runs
+    runs=$(awk -v t="$1" '$1 == t { print $2 }' "$here/tests/fuzz/gate-runs.txt")
+    [[ $runs =~ ^[0-9]+$ ]] || { echo "fuzz: no run count for $1 in tests/fuzz/gate-runs.txt" >&2; return 1; }
+    echo "$runs"
+}
+
 failed=()
 for t in "${targets[@]}"; do
     work=$build/fuzz-work/$t
     mkdir -p "$work/corpus"
-    log=$work/last-run.log
-    say "$t: ${seconds}s"
-    if "$build/bin/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=65536 -print_final_stats=1 -artifact_prefix="$work/" \
-        "$work/corpus" "$here/tests/fuzz/corpus/$t" >"$log" 2>&1; then
-        runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
+    if ((gate)); then
+        runs=$(gate_runs "$t") || exit 2
+        # A fresh, empty folder for what this run adds: the gate reads only committed seeds.
+        gate_dir=$work/gate
+        rm -rf "$gate_dir" && mkdir -p "$gate_dir/corpus"
+        log=$gate_dir/run.log
+        say "$t: seed $seed, $runs inputs"
+        set -- -seed="$seed" -runs="$runs" -artifact_prefix="$gate_dir/" "$gate_dir/corpus"
+    else
+        log=$work/last-run.log
+        say "$t: ${seconds}s"
+        set -- -max_total_time="$seconds" -artifact_prefix="$work/" "$work/corpus"
+    fi
+    start=$SECONDS
+    if "$build/bin/fuzz_$t" "$@" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+        -print_final_stats=1 "$here/tests/fuzz/corpus/$t" >"$log" 2>&1; then
+        done_runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
         cov=$(grep -oE 'DONE[[:space:]]+cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 | sed -E 's/DONE[[:space:]]+//' || true)
-        say "$t: ok, $runs inputs, $cov, corpus $(find "$work/corpus" -type f | wc -l) files"
+        if ((gate)); then
+            # Only what the seed and the run count decide, so two runs print the same lines;
+            # the time goes to stderr.
+            say "$t: ok, $done_runs inputs, $cov, $(find "$gate_dir/corpus" -type f | wc -l) new corpus files"
+            printf 'fuzz: %s: %d s\n' "$t" $((SECONDS - start)) >&2
+        else
+            say "$t: ok, $done_runs inputs, $cov, corpus $(find "$work/corpus" -type f | wc -l) files"
+        fi
     else
         failed+=("$t")
         grep -E 'ERROR: |fuzz check failed|runtime error|Test unit written to' "$log" | head -5 >&2 || true

@@ -5,7 +5,13 @@
 # In CI (CI set to anything but empty): compiler warnings are errors (RANKDECK_WERROR=ON), and the
 # formatting of the C++ sources is checked before the tests run. The format check fails the run
 # only once the tree has been formatted, which the file .ci/format-enforced marks; until then it
-# prints how many files differ. After the build, every parser is fuzzed for 30 s (below).
+# prints how many files differ. After the build, every parser is fuzzed by the gate: a fixed
+# seed and a fixed number of inputs, so the same commit gets the same answer (below).
+#
+#   RANKDECK_TEST_LOAD=N     run N busy loops beside the suite (ended with it): CI shares its
+#                            machine, and a test that only passes on an idle one is a defect
+#   RANKDECK_FUZZ_SECONDS=N  fuzz exploratorily instead (random seed, N s a target); 0: no fuzzing
+#   RANKDECK_CTEST_ARGS=...  passed to ctest (e.g. "-R tst_guirun --repeat until-fail:3")
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [[ -n ${CI:-} ]]; then
@@ -23,19 +29,38 @@ if [[ -n ${CI:-} ]]; then
     fi
 fi
 
-# Fuzzing: every parser for RANKDECK_FUZZ_SECONDS s (scripts/fuzz.sh; clang-14, its own
-# instrumented build in build-asan/). In CI 30 s each by default, elsewhere only when set;
-# RANKDECK_FUZZ_SECONDS=0 turns it off. docs/reliability.md (Fuzzing) has what it costs. A target
-# that fails fails the run, after the suite has run. The suite's fuzzreplay_* tests run every
-# kept corpus input either way.
-fuzz_seconds=${RANKDECK_FUZZ_SECONDS:-}
-if [[ -z $fuzz_seconds && -n ${CI:-} ]]; then
-    fuzz_seconds=30
+# Fuzzing (scripts/fuzz.sh; clang-14, its own instrumented build in build-asan/). In CI the gate:
+# a fixed seed and fixed run counts on the committed seeds, the same inputs on every run, so a
+# commit cannot pass once and fail the next time on a finding that has nothing to do with it.
+# RANKDECK_FUZZ_SECONDS=N fuzzes exploratorily instead (a random seed, N s a target), anywhere;
+# 0 turns fuzzing off. docs/reliability.md (Fuzzing) says why the two differ and what they cost.
+# A target that fails fails the run, after the suite has run. The suite's fuzzreplay_* tests
+# run every kept corpus input either way.
+fuzz_args=()
+if [[ -n ${RANKDECK_FUZZ_SECONDS:-} ]]; then
+    [[ $RANKDECK_FUZZ_SECONDS != 0 ]] && fuzz_args=(-t "$RANKDECK_FUZZ_SECONDS")
+elif [[ -n ${CI:-} ]]; then
+    fuzz_args=(--gate)
 fi
 fuzz_failed=0
-if [[ -n $fuzz_seconds && $fuzz_seconds != 0 ]]; then
-    "$here/scripts/fuzz.sh" -t "$fuzz_seconds" || fuzz_failed=1
+if ((${#fuzz_args[@]})); then
+    fuzz_start=$SECONDS
+    "$here/scripts/fuzz.sh" "${fuzz_args[@]}" || fuzz_failed=1
+    printf 'test: fuzzing took %d s\n' $((SECONDS - fuzz_start))
 fi
+
+# Load beside the suite: N processes that each keep a core busy, ended however the script ends.
+load=${RANKDECK_TEST_LOAD:-0}
+[[ $load =~ ^[0-9]+$ ]] || { printf 'test: RANKDECK_TEST_LOAD wants a number of busy loops, not "%s"\n' "$load" >&2; exit 2; }
+hogs=()
+stop_hogs() { ((${#hogs[@]})) && kill "${hogs[@]}" 2>/dev/null; wait "${hogs[@]}" 2>/dev/null || true; }
+trap stop_hogs EXIT
+for ((i = 0; i < load; i++)); do
+    # Not nice'd: it competes with the tests as another job on a shared machine would.
+    bash -c 'while :; do :; done' &
+    hogs+=($!)
+done
+((load)) && printf 'test: %d busy loops running beside the suite (pids %s)\n' "$load" "${hogs[*]}"
 
 export QT_QPA_PLATFORM=offscreen
 # Tests start real worker processes (2–4 ranks each), so running them one at a time is faster
