@@ -344,8 +344,10 @@ void TestGuiRun::yourProgramFromTheDialog()
 void TestGuiRun::stragglerNamedOnOverview()
 {
     const int steps = 80;
+    const double delayMs = 30; // what rank 3 sleeps each step, on top of its work
     RunController *run = launchWithClicks(
-        steps, QStringLiteral("--task linear --step-delay-ms 30 --fault-rank 3"), 4);
+        steps, QStringLiteral("--task linear --step-delay-ms %1 --fault-rank 3").arg(int(delayMs)),
+        4);
     QVERIFY(run);
     QTRY_COMPARE_WITH_TIMEOUT(run->state(), RunState::Finished, RunTimeoutMs);
     OverviewPage *overview = m_window->runView()->overviewPage();
@@ -371,6 +373,11 @@ void TestGuiRun::stragglerNamedOnOverview()
     };
     // The heatmap: one row per rank over the run's steps. It opens on compute time (step less
     // communication wait), where the straggler's row is the bright one.
+    // The margins below come from the delay the test injects, not from ratios: with other work
+    // on the machine every rank's own work and the all-reduce itself take longer (once rank 3
+    // waited 9 ms a step, and a 5× ratio failed at 4.4×), but rank 3 still computes the delay
+    // more than the others, and they still wait about that much longer than it. Half the delay
+    // leaves room for noise either way.
     QCOMPARE(overview->heatmapMetric(), metric::ComputeMs);
     const StepHeatmap &compute = overview->heatmapView()->heatmap();
     QCOMPARE(compute.metric, metric::ComputeMs);
@@ -378,7 +385,7 @@ void TestGuiRun::stragglerNamedOnOverview()
     QVERIFY(compute.columns > 0);
     QCOMPARE(compute.lastStep, qint64(steps));
     for (int row = 0; row < 3; ++row)
-        QVERIFY2(rowMean(compute, 3) > 3 * rowMean(compute, row),
+        QVERIFY2(rowMean(compute, 3) - rowMean(compute, row) > delayMs / 2,
                  qPrintable(QStringLiteral("rank 3 computes %1 ms a step, rank %2 %3 ms")
                                 .arg(rowMean(compute, 3))
                                 .arg(row)
@@ -392,7 +399,7 @@ void TestGuiRun::stragglerNamedOnOverview()
     const StepHeatmap &waits = overview->heatmapView()->heatmap();
     QCOMPARE(waits.ranks.size(), 4);
     for (int row = 0; row < 3; ++row)
-        QVERIFY2(rowMean(waits, row) > 5 * rowMean(waits, 3),
+        QVERIFY2(rowMean(waits, row) - rowMean(waits, 3) > delayMs / 2,
                  qPrintable(QStringLiteral("rank %1 waits %2 ms, rank 3 %3 ms")
                                 .arg(row)
                                 .arg(rowMean(waits, row))
