@@ -50,9 +50,13 @@ public:
     }
     ~Worker()
     {
+        // The end of stdin makes a worker stop, and leave within 5 s even when it hangs.
         if (m_process.state() != QProcess::NotRunning) {
-            m_process.kill();
-            m_process.waitForFinished(5000);
+            m_process.closeWriteChannel();
+            if (!m_process.waitForFinished(10000)) {
+                m_process.kill();
+                m_process.waitForFinished(5000);
+            }
         }
     }
     void send(const QByteArray &line) { m_process.write(line + '\n'); }

@@ -65,9 +65,14 @@ public:
     }
     ~Rank()
     {
+        // The end of stdin stops the supervisor and the program's whole tree (a SIGKILL of the
+        // supervisor alone would leave the program running when a check failed).
         if (m_process.state() != QProcess::NotRunning) {
-            m_process.kill();
-            m_process.waitForFinished(5000);
+            m_process.closeWriteChannel();
+            if (!m_process.waitForFinished(10000)) {
+                m_process.kill();
+                m_process.waitForFinished(5000);
+            }
         }
     }
 
