@@ -71,6 +71,11 @@ fi
 "$venv/bin/python" -c "import tensorboard" 2>/dev/null ||
     "$venv/bin/pip" install -q --disable-pip-version-check tensorboard ||
     fail "pip install tensorboard failed; see the pip output above"
+# tabulate: torch's flight-recorder analyser (python -m torch.distributed.flight_recorder.fr_trace,
+# the torchfrtrace command) needs it; the tests run it on the dumps RankDeck collects.
+"$venv/bin/python" -c "import tabulate" 2>/dev/null ||
+    "$venv/bin/pip" install -q --disable-pip-version-check tabulate ||
+    fail "pip install tabulate failed; see the pip output above"
 say "torch: $("$venv/bin/python" -c 'import torch;print(torch.__version__)' 2>/dev/null)"
 
 # --- configure and build ----------------------------------------------------------------------
