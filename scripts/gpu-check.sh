@@ -79,11 +79,13 @@ for _ in range(3):
     dist.all_reduce(t)
 if backend == "nccl":
     torch.cuda.synchronize()
-print("parting %d" % rank, flush=True)
+if mode != "gil" or rank == 0:
+    print("parting %d" % rank, flush=True)
 if rank == 0:
     dist.all_reduce(t)  # rank 1 never joins: NCCL enqueues and returns, Gloo blocks here
 elif mode == "gil":
-    ctypes.PyDLL(None).sleep(600)  # the GIL held in native code: the hook cannot answer
+    # The GIL held in native code (PyDLL keeps it): the hook cannot answer once this prints.
+    ctypes.PyDLL(None).system(b"echo parting %d; exec sleep 600" % rank)
 time.sleep(600)
 '''
 failures = []

@@ -75,7 +75,7 @@ def _rankdeck_fr_group_config(dist):
 
 def _rankdeck_fr_fill_config(dump, groups):
     """Fills pg_config from the program's groups and, for a group only the entries name, from
-    the entries (ranks from the unnamed record when there is just one)."""
+    the entries, with the ranks of the unnamed record torch kept."""
     config = dump.get("pg_config")
     if not isinstance(config, dict):
         config = {}
@@ -209,11 +209,24 @@ def _rankdeck_start_flight_recorder():
         thread = threading.Thread(target=_rankdeck_fr_serve, args=(fd, directory, pid),
                                   name="rankdeck-flight-recorder", daemon=True)
         thread.start()
+        # A program that starts many short Pythons must not leave a FIFO behind for each.
+        import atexit
+
+        atexit.register(_rankdeck_fr_remove, fifo, pid)
         with open(ready, "a") as marker:
             marker.write("%d\n" % pid)
         return thread
     except Exception:
         return None
+
+
+def _rankdeck_fr_remove(fifo, pid):
+    # atexit handlers are inherited by a fork: only the process that made the FIFO removes it.
+    if os.getpid() == pid:
+        try:
+            os.unlink(fifo)
+        except OSError:
+            pass
 
 
 def _rankdeck_fr_close(holder):

@@ -3,8 +3,9 @@
 # Every rank all-reduces a [21] float32 tensor STEPS times, then:
 #   barrier   rank 0 enters barrier(), the others one more all_reduce (uneven data shards);
 #   sleep     the last rank sleeps (never joins), the others enter one more all_reduce;
-#   gil       the last rank sleeps in native code holding the GIL (ctypes.PyDLL), the others
-#             enter one more all_reduce: that rank cannot answer a flight-recorder request;
+#   gil       the last rank waits in native code holding the GIL (system() through ctypes.PyDLL),
+#             the others enter one more all_reduce: that rank cannot answer a flight-recorder
+#             request;
 #   subgroup  ranks 0 and 1 all_reduce on a new_group([0, 1]) subgroup, except that rank 1
 #             enters barrier() there instead;
 #   none      no process group at all: sleeps, "ready" printed.
@@ -32,7 +33,8 @@ t = torch.ones(21)
 for _ in range(steps):
     dist.all_reduce(t)
 sub = dist.new_group([0, 1]) if mode == "subgroup" else None
-print("parting %d" % rank, flush=True)
+if mode != "gil" or rank != last:
+    print("parting %d" % rank, flush=True)
 if mode == "barrier":
     if rank == 0:
         dist.barrier()
@@ -44,7 +46,9 @@ elif mode in ("sleep", "gil"):
     elif mode == "sleep":
         time.sleep(600)
     else:
-        ctypes.PyDLL(None).sleep(600)
+        # The GIL stays held in system() (ctypes.PyDLL does not release it): "parting" comes
+        # from the shell inside the call, so the hook's thread cannot run once it is printed.
+        ctypes.PyDLL(None).system(b"echo parting %d; exec sleep 600" % rank)
 elif mode == "subgroup":
     if rank == 1:
         dist.barrier(group=sub)
