@@ -28,6 +28,7 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rankdeck::supervisor {
@@ -48,6 +49,13 @@ public:
     // Before the program starts: the environment as described above, stale files removed.
     // `optOut`: --no-flight-recorder; RANKDECK_FLIGHT_RECORDER=0 is read here too.
     void prepare(const std::string &runDirectory, int rank, bool optOut, Write write);
+
+    // Variables prepare() points into the run's directory: torch reads them when a process
+    // group starts, not at import, so a warm server (WarmStartClient) ignores them.
+    static bool perRunVariable(std::string_view name)
+    {
+        return name == "TORCH_NCCL_DEBUG_INFO_PIPE_FILE" || name == "TORCH_FR_DUMP_TEMP_FILE";
+    }
 
     // Why dump-flight-recorder cannot be answered at all, empty when recording is on.
     const std::string &offReason() const { return m_off; }
