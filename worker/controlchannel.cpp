@@ -53,9 +53,11 @@ void ControlChannel::requestStop(const char *reason)
     }
 }
 
-void ControlChannel::start(bool readStdin, std::function<void()> dumpStacks)
+void ControlChannel::start(bool readStdin, std::function<void()> dumpStacks,
+                           std::function<void(std::int64_t id)> dumpFlightRecorder)
 {
     m_dumpStacks = std::move(dumpStacks);
+    m_dumpFlightRecorder = std::move(dumpFlightRecorder);
     struct sigaction sa = {};
     sa.sa_handler = onStopSignal;
     sigemptyset(&sa.sa_mask);
@@ -94,6 +96,9 @@ void ControlChannel::readLoop()
             } else if (line == wire::command::DumpStacks) {
                 if (m_dumpStacks)
                     m_dumpStacks();
+            } else if (std::int64_t id = 0; wire::parseDumpFlightRecorder(line, &id)) {
+                if (m_dumpFlightRecorder)
+                    m_dumpFlightRecorder(id);
             } else if (!line.empty()) {
                 m_telemetry.err("rankdeck-worker: ignoring unknown control command '" + line + "'");
             }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <thread>
@@ -20,7 +21,9 @@ public:
     ~ControlChannel();
 
     // stdin control (--control-stdin / RANKDECK_CONTROL=stdin); without it stdin is ignored.
-    void start(bool readStdin, std::function<void()> dumpStacks);
+    // The callbacks run on the reader thread.
+    void start(bool readStdin, std::function<void()> dumpStacks,
+               std::function<void(std::int64_t id)> dumpFlightRecorder = {});
 
     bool stopRequested() const { return m_reason.load() != nullptr; }
     // "stdin-stop", "stdin-closed", "signal"; empty when no stop was requested.
@@ -36,6 +39,7 @@ private:
 
     Telemetry &m_telemetry;
     std::function<void()> m_dumpStacks;
+    std::function<void(std::int64_t)> m_dumpFlightRecorder;
     std::atomic<const char *> m_reason{nullptr};
     std::atomic<bool> m_hardStop{false};
     std::atomic<bool> m_quit{false};

@@ -3,6 +3,7 @@
 #include "buildinfo.h"
 #include "controlchannel.h"
 #include "crash/crashhandler.h"
+#include "ddp/workerflightrecorder.h"
 #include "telemetry.h"
 #include "trainer.h"
 #include "workeroptions.h"
@@ -80,8 +81,12 @@ int main(int argc, char **argv)
     Telemetry telemetry(options.rank, options.telemetry);
     crash::install(crash::Config{options.rank, options.runDir, buildinfo::buildId()});
 
+    // Before any process group: torch reads the recorder's size once, at its first use.
+    WorkerFlightRecorder flightRecorder(options, telemetry);
     ControlChannel control(telemetry);
-    control.start(options.controlStdin, [] { crash::requestStackDump("dump-stacks"); });
+    control.start(
+        options.controlStdin, [] { crash::requestStackDump("dump-stacks"); },
+        [&flightRecorder](std::int64_t id) { flightRecorder.dump(id); });
 
     try {
         Trainer trainer(options, telemetry, control);

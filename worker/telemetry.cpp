@@ -66,6 +66,12 @@ void Telemetry::emit(const wire::WireEventWriter &event)
         writeAll(STDOUT_FILENO, event.line());
 }
 
+void Telemetry::emitLine(std::string_view line)
+{
+    if (m_eventsEnabled)
+        writeAll(STDOUT_FILENO, line);
+}
+
 void Telemetry::emitStep(const wire::WireEventWriter &event)
 {
     if (!m_eventsEnabled)

@@ -31,6 +31,8 @@ public:
 
     // The writer is created with this rank and the current time.
     void emit(const wire::WireEventWriter &event);
+    // An event line built already (WireEventWriter::line(), newline included).
+    void emitLine(std::string_view line);
     // Step events of fast steps are written together: one write() per kCoalesce instead of one
     // per step, because every write wakes the launcher's reader, which costs the writer more
     // than building the event (docs/benchmarks.md). A step event that follows a quiet kCoalesce

@@ -449,8 +449,16 @@ int Trainer::run()
         countWindowAt(step);
         const auto t0 = std::chrono::steady_clock::now();
         // The step index as the log prints it ("Epoch E"): --fault KIND@E fires before it.
-        if (injector)
+        if (injector) {
             injector->maybeInject(int(step));
+            if (const int bucket = injector->skippedBucket(int(step)); bucket >= 0) {
+                const std::size_t skipped = reducer.skipBucketOnce(std::size_t(bucket));
+                tel.err("rankdeck-worker: rank " + std::to_string(o.rank) + " leaves out bucket " +
+                        std::to_string(skipped) + " of " + std::to_string(reducer.bucketCount()) +
+                        " (" + std::to_string(reducer.bucketLayout()[skipped].size()) +
+                        " parameters) in step " + std::to_string(step));
+            }
+        }
         // A straggler's extra work, inside its step and before its gradients join the
         // all-reduce: its step takes longer and the other ranks wait for it there, as behind a
         // slow GPU or a busy node.

@@ -98,6 +98,9 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
             throw UsageError("environment variable RANKDECK_CONTROL: '" + it->second +
                              "' is not supported (only 'stdin')");
     }
+    if (auto it = env.find("RANKDECK_FLIGHT_RECORDER"); it != env.end())
+        o.flightRecorder = !(it->second == "0" || it->second == "off" || it->second == "false" ||
+                             it->second == "no");
     if (auto it = env.find("GLOO_SOCKET_IFNAME"); it != env.end())
         o.glooIfname = it->second;
     if (auto it = env.find("RANKDECK_COUNT_STEPS"); it != env.end()) {
@@ -194,6 +197,8 @@ WorkerOptions parseWorkerOptions(const std::vector<std::string> &args,
         {"--fault-rank", intFlag(o.faultRank, 0, kMaxInt)},
         {"--step-delay-ms", intFlag(o.stepDelayMs, 0, 3600 * 1000)},
         {"--no-overlap", boolFlag(o.noOverlap)},
+        {"--no-flight-recorder",
+         Flag{false, [&](const std::string &, const std::string &) { o.flightRecorder = false; }}},
         {"--cpu-affinity", choiceFlag(o.cpuAffinity, {"auto", "off"})},
         {"--help", boolFlag(o.help)},
     };
@@ -295,6 +300,7 @@ flags override it.
   --log-every N  --telemetry on|off  --control-stdin  --run-dir DIR
   --fault KIND@STEP --fault-rank R  --step-delay-ms N  --no-overlap  --cpu-affinity auto|off
   (--step-delay-ms N --fault-rank R without --fault: rank R alone is N ms slower per step)
+  --no-flight-recorder   (also RANKDECK_FLIGHT_RECORDER=0: no record of the collectives)
   --help
 Exit codes: 0 finished or stopped, 1 runtime error, 2 bad flags or environment.
 )";

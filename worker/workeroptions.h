@@ -77,6 +77,9 @@ struct WorkerOptions
     // each step.
     bool stragglerDelay() const { return stepDelayMs > 0 && faultRank >= 0 && fault.empty(); }
     bool noOverlap = false;
+    // torch's flight recorder of this rank's collectives (dump-flight-recorder);
+    // --no-flight-recorder or RANKDECK_FLIGHT_RECORDER=0 turn it off.
+    bool flightRecorder = true;
     std::string cpuAffinity = "auto"; // auto: CPU ranks sharing a node get disjoint CPU slices
     // RANKDECK_COUNT_STEPS=FROM:TO: under valgrind --tool=callgrind --instr-atstart=no, only
     // steps FROM..TO-1 are counted (bench/run's telemetry benchmark); -1: no window.

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace rankdeck::wire {
 
@@ -46,6 +47,9 @@ inline constexpr std::string_view Stacks = "stacks";         // on-demand dump o
 // New bytes of a TensorBoard event file the user's program writes (rankdeck-supervisor): the
 // launcher parses them, the supervisor only follows the file (docs/protocol.md).
 inline constexpr std::string_view TfEvents = "tfevents";
+// A rank's flight-recorder dump, answering dump-flight-recorder: zero or more chunks of torch's
+// files, then exactly one end event (docs/protocol.md).
+inline constexpr std::string_view FlightRecorder = "frdump";
 } // namespace event
 
 // Field names. Every event has Type, Time and Rank.
@@ -103,6 +107,12 @@ inline constexpr std::string_view OutOfMemory = "oom"; // crash: the OOM killer 
 inline constexpr std::string_view File = "file";
 inline constexpr std::string_view Offset = "offset";
 inline constexpr std::string_view Data = "data";
+// frdump: the collection id the launcher chose, which file a chunk belongs to ("json" or
+// "pickle", also File), its byte Offset, the file's total Size, the bytes (Data, base64); the
+// end event has End true and, when no dump (or only part of one) came, Message saying why.
+inline constexpr std::string_view Id = "id";
+inline constexpr std::string_view Size = "size";
+inline constexpr std::string_view End = "end";
 } // namespace field
 
 // The most raw bytes one tfevents event carries: with base64 (4/3) and the other fields the line
@@ -111,12 +121,20 @@ inline constexpr std::string_view Data = "data";
 inline constexpr std::size_t kTfEventsChunkBytes = 2048;
 inline constexpr std::size_t kTfEventsMaxFileName = 1024;
 
+// frdump chunks carry at most this many raw bytes each, for the same reason as tfevents.
+inline constexpr std::size_t kFlightRecorderChunkBytes = kTfEventsChunkBytes;
+inline constexpr std::string_view kFlightRecorderJson = "json";     // torch's JSON dump
+inline constexpr std::string_view kFlightRecorderPickle = "pickle"; // torch's pickle dump
+
 // Commands the launcher writes, one per line, on the worker's stdin when it started the
 // worker with --control-stdin (or RANKDECK_CONTROL=stdin). End of stdin means the launcher is
 // gone: the worker stops and exits.
 namespace command {
 inline constexpr std::string_view Stop = "stop";              // finish the current step, then end
 inline constexpr std::string_view DumpStacks = "dump-stacks"; // emit a Stacks event, keep going
+// "dump-flight-recorder <id>": emit FlightRecorder events for collection <id> (a positive
+// decimal integer; the command alone means id 0), keep going. It does not dump stacks.
+inline constexpr std::string_view DumpFlightRecorder = "dump-flight-recorder";
 } // namespace command
 
 inline constexpr std::string_view kControlEnv = "RANKDECK_CONTROL";
@@ -360,6 +378,63 @@ inline WireEventMatch findWireEvent(std::string_view line)
     m.valid = true;
     m.json = json;
     return m;
+}
+
+// Whether `line` (without its newline) is a dump-flight-recorder command; *id its collection
+// id. A malformed id (not decimal, negative, over 2^53) makes it no command at all.
+inline bool parseDumpFlightRecorder(std::string_view line, std::int64_t *id)
+{
+    if (line.substr(0, command::DumpFlightRecorder.size()) != command::DumpFlightRecorder)
+        return false;
+    std::string_view rest = line.substr(command::DumpFlightRecorder.size());
+    if (rest.empty()) {
+        *id = 0;
+        return true;
+    }
+    if (rest.front() != ' ')
+        return false;
+    while (!rest.empty() && rest.front() == ' ')
+        rest.remove_prefix(1);
+    std::int64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
+    if (ec != std::errc() || ptr != rest.data() + rest.size() || value < 0 ||
+        value > (std::int64_t(1) << 53))
+        return false;
+    *id = value;
+    return true;
+}
+
+// The frdump chunk events of one file (`file`: kFlightRecorderJson or kFlightRecorderPickle),
+// each line passed to `emit` (write each with one write()).
+template <typename Emit>
+void emitFlightRecorderChunks(int rank, std::int64_t id, std::string_view file,
+                              std::string_view bytes, std::int64_t timeUs, Emit &&emit)
+{
+    for (std::size_t offset = 0; offset < bytes.size(); offset += kFlightRecorderChunkBytes) {
+        WireEventWriter w(event::FlightRecorder, rank, timeUs);
+        w.addInt(field::Id, id)
+            .addString(field::File, file)
+            .addInt(field::Offset, std::int64_t(offset))
+            .addInt(field::Size, std::int64_t(bytes.size()))
+            .addBase64(field::Data, bytes.substr(offset, kFlightRecorderChunkBytes));
+        emit(w.line());
+    }
+}
+
+// The end event of one answer; `why` empty when both files were sent whole.
+inline std::string flightRecorderEnd(int rank, std::int64_t id, std::string_view why,
+                                     std::int64_t timeUs)
+{
+    WireEventWriter w(event::FlightRecorder, rank, timeUs);
+    w.addInt(field::Id, id).addBool(field::End, true);
+    if (!why.empty()) {
+        // One line under PIPE_BUF: long exception texts are cut, on a UTF-8 character boundary.
+        std::size_t n = why.size() < 1000 ? why.size() : 1000;
+        while (n < why.size() && n > 0 && (static_cast<unsigned char>(why[n]) & 0xc0) == 0x80)
+            --n;
+        w.addString(field::Message, why.substr(0, n));
+    }
+    return w.line();
 }
 
 } // namespace rankdeck::wire

@@ -156,6 +156,9 @@ class _Rank:
         hook = sys.modules.get("sitecustomize")
         if hook is not None and hasattr(hook, "_rankdeck_register_stack_dump"):
             hook._rankdeck_stacks_file = hook._rankdeck_register_stack_dump()
+        # ... and its flight-recorder thread, which a fork does not carry over.
+        if hook is not None and hasattr(hook, "_rankdeck_start_flight_recorder"):
+            hook._rankdeck_flight_recorder_thread = hook._rankdeck_start_flight_recorder()
 
     def _streams(self):
         import io

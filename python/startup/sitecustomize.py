@@ -7,6 +7,10 @@ start-up. It registers a faulthandler dump of every thread's Python stack on a r
 signal that nothing else claims, into a file the supervisor reads, and then writes a marker
 (pid and signal): the supervisor only ever sends that signal to a process that registered
 it, because for any other process (a native program) its default action is to terminate.
+It also starts a daemon thread that dumps torch's flight recorder when the supervisor asks
+(``dump-flight-recorder``): blocked reading a FIFO named after the process, it costs nothing
+until a request comes, and it never imports torch (it dumps only if the program itself
+initialised torch.distributed).
 Then it runs the ``sitecustomize`` that Python would have imported without us (the user's,
 or Debian's /usr/lib/python3.X/sitecustomize.py), the way ``site`` would have.
 Only the standard library is used; any failure leaves the program as it was.
@@ -38,6 +42,200 @@ def _rankdeck_register_stack_dump():
         return out
     except Exception:
         return None
+
+
+# ---- flight recorder ------------------------------------------------------------------------
+# Protocol with rankdeck-supervisor (worker/supervisor/flightrecorderdumper.h): the supervisor
+# names a directory (RANKDECK_FLIGHT_RECORDER_DIR) and a ready marker
+# (RANKDECK_FLIGHT_RECORDER_READY). This process creates <dir>/fr-<pid>.fifo, keeps it open for
+# reading and writing (so that it never reads end-of-file and a request never finds it without
+# a reader), starts the thread, and only then appends its pid to the marker. A request is a line
+# with the collection id. The answer: <dir>/fr-<pid>.json (torch's JSON) and <dir>/fr-<pid>.pickle
+# (torch's pickle), both renamed into place, then <dir>/fr-<pid>.answer, one line
+# "<id> ok", "<id> uninitialised" or "<id> failed <text>", renamed into place last.
+
+
+def _rankdeck_fr_group_config(dist):
+    """pg_config as torch's analyser wants it, {name: {name, desc, ranks}}, from the program's
+    own process groups: Gloo records its groups before Python names them, under ''."""
+    config = {}
+    c10d = getattr(dist, "distributed_c10d", None)
+    world = getattr(c10d, "_world", None)
+    if world is None:
+        return config
+    for pg, name in list(getattr(world, "pg_names", {}).items()):
+        try:
+            ranks = sorted(world.pg_group_ranks[pg].keys())
+            desc = getattr(pg, "group_desc", "") or ""
+            config[str(name)] = {"name": str(name), "desc": str(desc), "ranks": str(ranks)}
+        except Exception:
+            continue
+    return config
+
+
+def _rankdeck_fr_fill_config(dump, groups):
+    """Fills pg_config from the program's groups and, for a group only the entries name, from
+    the entries, with the ranks of the unnamed record torch kept."""
+    config = dump.get("pg_config")
+    if not isinstance(config, dict):
+        config = {}
+    unnamed = config.pop("", None)
+    for name, value in groups.items():
+        config.setdefault(name, value)
+    for entry in dump.get("entries") or []:
+        pg = entry.get("process_group") if isinstance(entry, dict) else None
+        if not isinstance(pg, (list, tuple)) or len(pg) != 2 or str(pg[0]) in config:
+            continue
+        if unnamed is None:
+            continue
+        config[str(pg[0])] = {"name": str(pg[0]), "desc": str(pg[1]),
+                              "ranks": str(unnamed.get("ranks", "[]"))}
+    if not config and unnamed is not None:
+        config[""] = unnamed
+    dump["pg_config"] = config
+    return dump
+
+
+def _rankdeck_fr_merge(first, second):
+    """One dump from two recorders (Gloo's c10::Event one and NCCL's CUDA one)."""
+    merged = dict(first)
+    for key in ("pg_config", "pg_status"):
+        both = dict(first.get(key) or {})
+        both.update(second.get(key) or {})
+        merged[key] = both
+    entries = list(first.get("entries") or []) + list(second.get("entries") or [])
+    entries.sort(key=lambda e: e.get("time_created_ns", 0) if isinstance(e, dict) else 0)
+    merged["entries"] = entries
+    for key, value in second.items():
+        merged.setdefault(key, value)
+    return merged
+
+
+def _rankdeck_fr_uses_nccl(dist):
+    try:
+        world = dist.distributed_c10d._world
+        return any("nccl" in str(backend).lower() for backend, _ in world.pg_map.values())
+    except Exception:
+        return False
+
+
+def _rankdeck_fr_write(path, data):
+    tmp = "%s.tmp" % path
+    with open(tmp, "wb") as out:
+        out.write(data)
+    os.replace(tmp, path)
+
+
+def _rankdeck_fr_answer(directory, pid, request):
+    base = os.path.join(directory, "fr-%d" % pid)
+    try:
+        dist = sys.modules.get("torch.distributed")
+        torch = sys.modules.get("torch")
+        if (dist is None or torch is None or not dist.is_available()
+                or not dist.is_initialized()):
+            status = "uninitialised"
+        else:
+            import json
+            import pickle
+
+            c10d = torch._C._distributed_c10d
+            groups = _rankdeck_fr_group_config(dist)
+            # The JSON has no stack traces (torch leaves them out: too much data). The pickle
+            # gets them only when torch._inductor is loaded already: torch's first dump with
+            # stack traces imports it (with dynamo and triton) into the program, which took
+            # 2.5-5 s here, past the supervisor's deadline; the stacks come from dump-stacks.
+            stacks = "torch._inductor" in sys.modules
+            text = json.loads(c10d._dump_fr_trace_json(True, False))
+            data = pickle.loads(c10d._dump_fr_trace(True, stacks, False))
+            if _rankdeck_fr_uses_nccl(dist) and hasattr(c10d, "_dump_nccl_trace_json"):
+                text = _rankdeck_fr_merge(text, json.loads(c10d._dump_nccl_trace_json(True, False)))
+                data = _rankdeck_fr_merge(data, pickle.loads(c10d._dump_nccl_trace(True, stacks, False)))
+            text = _rankdeck_fr_fill_config(text, groups)
+            data = _rankdeck_fr_fill_config(data, groups)
+            _rankdeck_fr_write(base + ".json", json.dumps(text).encode())
+            _rankdeck_fr_write(base + ".pickle", pickle.dumps(data, protocol=2))
+            status = "ok"
+    except Exception as e:  # the program goes on; the supervisor reports why
+        status = "failed %s: %s" % (type(e).__name__, str(e).replace("\n", " ")[:300])
+    _rankdeck_fr_write(base + ".answer", ("%d %s\n" % (request, status)).encode())
+
+
+def _rankdeck_fr_serve(fd, directory, pid):
+    pending = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        if not chunk:
+            return
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            try:
+                request = int(line.strip() or b"0")
+            except ValueError:
+                continue
+            try:
+                _rankdeck_fr_answer(directory, pid, request)
+            except Exception:
+                pass
+        if len(pending) > 4096:
+            pending = b""
+
+
+def _rankdeck_start_flight_recorder():
+    directory = os.environ.get("RANKDECK_FLIGHT_RECORDER_DIR")
+    ready = os.environ.get("RANKDECK_FLIGHT_RECORDER_READY")
+    if not directory or not ready:
+        return None
+    try:
+        import threading
+
+        pid = os.getpid()
+        fifo = os.path.join(directory, "fr-%d.fifo" % pid)
+        try:
+            os.unlink(fifo)
+        except FileNotFoundError:
+            pass
+        os.mkfifo(fifo, 0o600)
+        fd = os.open(fifo, os.O_RDWR | os.O_CLOEXEC)
+        # A forked child is another process: it must not keep this one's FIFO open. The holder
+        # is emptied there, so that a grandchild does not close whatever reuses the number.
+        holder = [fd]
+        os.register_at_fork(after_in_child=lambda: _rankdeck_fr_close(holder))
+        thread = threading.Thread(target=_rankdeck_fr_serve, args=(fd, directory, pid),
+                                  name="rankdeck-flight-recorder", daemon=True)
+        thread.start()
+        # A program that starts many short Pythons must not leave a FIFO behind for each.
+        import atexit
+
+        atexit.register(_rankdeck_fr_remove, fifo, pid)
+        with open(ready, "a") as marker:
+            marker.write("%d\n" % pid)
+        return thread
+    except Exception:
+        return None
+
+
+def _rankdeck_fr_remove(fifo, pid):
+    # atexit handlers are inherited by a fork: only the process that made the FIFO removes it.
+    if os.getpid() == pid:
+        try:
+            os.unlink(fifo)
+        except OSError:
+            pass
+
+
+def _rankdeck_fr_close(holder):
+    fd, holder[0] = holder[0], None
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def _rankdeck_run_next_sitecustomize():
@@ -72,4 +270,5 @@ def _rankdeck_run_next_sitecustomize():
 
 # faulthandler keeps its own reference to the file; this one documents that it must stay open.
 _rankdeck_stacks_file = _rankdeck_register_stack_dump()
+_rankdeck_flight_recorder_thread = _rankdeck_start_flight_recorder()
 _rankdeck_run_next_sitecustomize()

@@ -32,6 +32,7 @@ constexpr KindName kKinds[] = {
     {"torch-check", FaultKind::TorchCheck},
     {"exit", FaultKind::Exit},
     {"hang", FaultKind::Hang},
+    {"skip-allreduce", FaultKind::SkipAllreduce},
 };
 
 const char *kindName(FaultKind kind)
@@ -113,7 +114,7 @@ std::optional<FaultInjector> FaultInjector::parse(const std::string &spec, int f
     if (at == std::string::npos)
         return fail("--fault '" + spec +
                     "': expected KIND@STEP, e.g. segv@5 "
-                    "(KIND: segv abort fpe throw torch-check exit:N hang)");
+                    "(KIND: segv abort fpe throw torch-check exit:N hang skip-allreduce[:B])");
     const std::string kindText = spec.substr(0, at);
     const std::string stepText = spec.substr(at + 1);
 
@@ -139,11 +140,16 @@ std::optional<FaultInjector> FaultInjector::parse(const std::string &spec, int f
     }
     if (!known)
         return fail("--fault '" + spec + "': unknown KIND '" + name +
-                    "' (one of: segv abort fpe throw torch-check exit:N hang)");
+                    "' (one of: segv abort fpe throw torch-check exit:N hang "
+                    "skip-allreduce[:B])");
     if (f.m_kind == FaultKind::Exit) {
         if (!hasArgument || !parseInt(argument, &f.m_exitCode) || f.m_exitCode < 0 ||
             f.m_exitCode > 255)
             return fail("--fault '" + spec + "': exit needs an exit code 0..255, e.g. exit:3@5");
+    } else if (f.m_kind == FaultKind::SkipAllreduce) {
+        if (hasArgument && (!parseInt(argument, &f.m_bucket) || f.m_bucket < 0))
+            return fail("--fault '" + spec +
+                        "': skip-allreduce takes a bucket index >= 0, e.g. skip-allreduce:1@5");
     } else if (hasArgument) {
         return fail("--fault '" + spec + "': KIND '" + name + "' takes no ':' argument");
     }
@@ -159,6 +165,8 @@ std::string FaultInjector::describe() const
     std::string s = kindName(m_kind);
     if (m_kind == FaultKind::Exit)
         s += ':' + std::to_string(m_exitCode);
+    if (m_kind == FaultKind::SkipAllreduce && m_bucket != 0)
+        s += ':' + std::to_string(m_bucket);
     return s + '@' + std::to_string(m_step) + " on rank " + std::to_string(m_faultRank);
 }
 
@@ -190,7 +198,14 @@ void FaultInjector::maybeInject(int step) noexcept
         exitWithCode(m_exitCode);
     case FaultKind::Hang:
         hangWithoutJoiningCollectives();
+    case FaultKind::SkipAllreduce:
+        break; // the trainer leaves the bucket out (skippedBucket)
     }
+}
+
+int FaultInjector::skippedBucket(int step) const
+{
+    return m_active && m_kind == FaultKind::SkipAllreduce && step == m_step ? m_bucket : -1;
 }
 
 bool FaultInjector::shouldSkipCollectives(int step) const

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // --fault KIND@STEP --fault-rank R: makes one rank fail on purpose, for the fault-matrix
-// tests and for demos. KIND: segv abort fpe throw torch-check exit:N hang.
+// tests and for demos. KIND: segv abort fpe throw torch-check exit:N hang skip-allreduce[:B].
+// skip-allreduce:B makes the rank leave out its gradient bucket B's collective (B 0 unless
+// given: the first launched, holding the last parameters) in that step only, so that the
+// ranks part at a collective (docs/worker.md says what Gloo then does).
 #pragma once
 
 #include <optional>
@@ -17,7 +20,8 @@ enum class FaultKind
     Throw,
     TorchCheck,
     Exit,
-    Hang
+    Hang,
+    SkipAllreduce
 };
 
 class FaultInjector
@@ -43,6 +47,9 @@ public:
     // instead of blocking in maybeInject() skips its collectives when this is set.
     bool shouldSkipCollectives(int step) const;
 
+    // skip-allreduce: the bucket whose collective this rank leaves out at `step`, -1 none.
+    int skippedBucket(int step) const;
+
     FaultKind kind() const { return m_kind; }
     int step() const { return m_step; }
     int exitCode() const { return m_exitCode; }
@@ -53,6 +60,7 @@ private:
     FaultKind m_kind = FaultKind::Segv;
     int m_step = 0;
     int m_exitCode = 0;
+    int m_bucket = 0; // skip-allreduce
     int m_faultRank = 0;
     bool m_active = false;
 };

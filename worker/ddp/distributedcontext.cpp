@@ -2,6 +2,7 @@
 #include "ddp/distributedcontext.h"
 
 #include "crash/crashhandler.h"
+#include "ddp/workerflightrecorder.h"
 #include "telemetry.h"
 #include "workeroptions.h"
 
@@ -174,6 +175,10 @@ DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &teleme
         std::chrono::milliseconds(std::int64_t(o.collectiveTimeoutSec) * 1000);
     if (backend == "gloo") {
         auto opts = c10d::ProcessGroupGloo::Options::create(collectiveTimeout);
+        // The flight recorder names the group by its name and description (torch 2.14 reads
+        // the name from the options, the description only through setGroupDesc below).
+        opts->group_name = WorkerFlightRecorder::kGroupName;
+        opts->group_desc = WorkerFlightRecorder::kGroupDesc;
         if (!o.glooIfname.empty())
             opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(o.glooIfname));
         else if (isLoopback(o.masterAddr))
@@ -181,13 +186,17 @@ DistributedContext::DistributedContext(const WorkerOptions &o, Telemetry &teleme
         else
             opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
         m_backend = c10::make_intrusive<c10d::ProcessGroupGloo>(pgStore, o.rank, o.worldSize, opts);
+        m_backend->setGroupDesc(WorkerFlightRecorder::kGroupDesc);
     } else {
 #ifdef USE_C10D_NCCL
         crash::applyNcclDefaults(o.runDir);
         c10::cuda::set_device(c10::DeviceIndex(o.localRank));
         auto opts = c10d::ProcessGroupNCCL::Options::create();
         opts->timeout = collectiveTimeout;
+        opts->group_name = WorkerFlightRecorder::kGroupName;
         m_backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(pgStore, o.rank, o.worldSize, opts);
+        m_backend->setGroupDesc(WorkerFlightRecorder::kGroupDesc);
+        WorkerFlightRecorder::usesNccl();
 #endif
     }
     m_rendezvousMs =

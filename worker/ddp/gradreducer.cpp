@@ -146,11 +146,22 @@ void GradReducer::fillSlot(Bucket &bucket, std::size_t pos, const at::Tensor &gr
         slot.zero_();
 }
 
+std::size_t GradReducer::skipBucketOnce(std::size_t index)
+{
+    std::lock_guard lock(m_mutex);
+    m_skipBucket = std::min(index, m_buckets.size() - 1);
+    return m_skipBucket;
+}
+
 void GradReducer::launch(Bucket &bucket)
 {
     if (&bucket == &m_buckets.back())
         m_stopFlag.fill_(m_localStop ? 1.0 : 0.0);
-    if (m_worldSize == 1) {
+    if (std::size_t(&bucket - m_buckets.data()) == m_skipBucket) {
+        // The injected fault: this rank never joins the bucket's collective, so its next one
+        // meets the other ranks' collective for this bucket.
+        m_skipBucket = std::size_t(-1);
+    } else if (m_worldSize == 1) {
         // Nothing to average with: a collective would only hand the bucket to Gloo's thread
         // and back (50 us a step on the tiny task).
     } else if (bucket.gathered.defined()) {

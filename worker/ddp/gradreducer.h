@@ -41,6 +41,10 @@ public:
     // Parameter indices per bucket, in launch order (for tests and logs).
     std::vector<std::vector<std::size_t>> bucketLayout() const;
 
+    // Fault injection (--fault skip-allreduce): the next communicating backward leaves bucket
+    // `index`'s collective out (the last bucket when there are fewer). Returns that bucket.
+    std::size_t skipBucketOnce(std::size_t index);
+
     // Called by the post-accumulate-grad hook of parameter `index`.
     void gradReady(std::size_t index, const at::Tensor &param);
 
@@ -72,6 +76,7 @@ private:
     bool m_communicate = false;
     bool m_localStop = false;
     std::size_t m_nextBucket = 0;
+    std::size_t m_skipBucket = std::size_t(-1);
     std::mutex m_mutex;
 };
 

@@ -2,6 +2,7 @@
 #include "supervisor/programsupervisor.h"
 
 #include "supervisor/eventfilefollower.h"
+#include "supervisor/flightrecorderdumper.h"
 #include "supervisor/portreservation.h"
 #include "supervisor/processtree.h"
 #include "supervisor/programdiagnostics.h"
@@ -142,6 +143,7 @@ private:
     bool m_warmStarted = false; // the program runs in the warm server (m_child stays -1)
     ProgramDiagnostics m_diagnostics;
     std::unique_ptr<EventFileFollower> m_tensorboard;
+    FlightRecorderDumper m_flightRecorder;
     int m_signalFd = -1;
     pid_t m_child = -1;
     bool m_childExited = false;
@@ -183,6 +185,9 @@ void Supervisor::prepareEnvironment()
                  "rankdeck-supervisor: cannot install the rankdeck Python module: " + error + "\n");
     // Crash dumps, torchelastic's error file, the Python stack-dump hook (its files live in dir).
     m_diagnostics.prepare(dir, m_rank);
+    // torch's flight recorder: on unless opted out, and the hook that dumps it on request.
+    m_flightRecorder.prepare(dir, m_rank, m_options.noFlightRecorder,
+                             [](const std::string &line) { writeAll(STDOUT_FILENO, line); });
 }
 
 bool Supervisor::startWarm()
@@ -338,6 +343,8 @@ void Supervisor::onControlInput()
             beginStop("stop requested", 0);
         else if (line == wire::command::DumpStacks && !m_childExited)
             dumpStacks(std::string(wire::command::DumpStacks));
+        else if (std::int64_t id = 0; wire::parseDumpFlightRecorder(line, &id))
+            m_flightRecorder.request(id);
     }
     if (m_stdinBuffer.size() > 65536)
         m_stdinBuffer.clear();
@@ -468,7 +475,10 @@ int Supervisor::run()
             m_tensorboard->poll();
             nextFollow = now + kTensorBoardInterval;
         }
+        m_flightRecorder.poll(m_warmStarted ? m_warm.pid() : m_child, m_childExited);
         auto wake = std::min(nextHeartbeat, nextFollow);
+        if (const int frMs = m_flightRecorder.timeoutMs(); frMs >= 0)
+            wake = std::min(wake, now + std::chrono::milliseconds(frMs));
         if (!m_killed && m_killAt < wake)
             wake = m_killAt;
         if (m_killed || m_childExited)
@@ -503,6 +513,7 @@ int Supervisor::run()
     }
     // What the program wrote last (SummaryWriter.close() at its end) goes before the final event.
     m_tensorboard->drain();
+    m_flightRecorder.finish("the program ended before it answered");
     return finish();
 }
 
@@ -540,52 +551,6 @@ int Supervisor::finish()
 }
 
 } // namespace
-
-bool parseOptions(int argc, char **argv, SupervisorOptions *options, std::string *error)
-{
-    int i = 1;
-    for (; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--") {
-            ++i;
-            break;
-        }
-        if (a == "--control-stdin") {
-            options->controlStdin = true;
-        } else if (a == "--warm-python") {
-            options->warmPython = true;
-        } else if ((a == "--run-dir" || a == "--stop-grace-ms" || a == "--tensorboard-dir") &&
-                   i + 1 < argc) {
-            const std::string value = argv[++i];
-            if (a == "--run-dir") {
-                options->runDirectory = value;
-            } else if (a == "--tensorboard-dir") {
-                options->tensorBoardDir = value;
-            } else {
-                char *end = nullptr;
-                const long ms = std::strtol(value.c_str(), &end, 10);
-                if (!end || *end || ms < 0) {
-                    *error = "--stop-grace-ms needs a number of milliseconds, got '" + value + "'";
-                    return false;
-                }
-                options->stopGraceMs = int(ms);
-            }
-        } else {
-            *error = "unknown option '" + std::string(a) +
-                     "' (usage: rankdeck-supervisor [--control-stdin] [--warm-python] "
-                     "[--run-dir DIR] [--stop-grace-ms MS] [--tensorboard-dir DIR] -- PROGRAM "
-                     "[ARGS…])";
-            return false;
-        }
-    }
-    for (; i < argc; ++i)
-        options->command.emplace_back(argv[i]);
-    if (options->command.empty() || options->command.front().empty()) {
-        *error = "no program to run: give it after --";
-        return false;
-    }
-    return true;
-}
 
 int runSupervised(const SupervisorOptions &options)
 {

@@ -24,29 +24,15 @@
 //     (WarmStartClient) instead of started cold; its waiter there is a subreaper whose reports
 //     are the program's exit, and stop, SIGKILL and the sweep reach its whole tree the same way.
 //     Whenever that is not possible the program starts cold, and stderr says why once.
+//   - dump-flight-recorder <id> on stdin answers with the program's torch flight recorder
+//     (FlightRecorderDumper), without stopping the loop; recording is on by default.
 //   - The program's TensorBoard event files are followed and their bytes forwarded as
 //     `tfevents` events (EventFileFollower), on the same loop, every 250 ms.
 #pragma once
 
-#include <string>
-#include <vector>
+#include "supervisor/supervisoroptions.h"
 
 namespace rankdeck::supervisor {
-
-struct SupervisorOptions
-{
-    std::vector<std::string> command; // PROGRAM ARGS…
-    bool controlStdin = false;        // commands on stdin, its end means the launcher is gone
-    int stopGraceMs = 5000;           // SIGTERM → SIGKILL
-    std::string runDirectory;         // the rank's run directory on the node (may be empty)
-    bool warmPython = false;          // --warm-python: fork a Python program from a warm server
-    // Where the program's TensorBoard event files are (EventFileFollower); empty: its --logdir
-    // argument, else runs/.
-    std::string tensorBoardDir;
-};
-
-// Parses the command line; false and *error for a usage error.
-bool parseOptions(int argc, char **argv, SupervisorOptions *options, std::string *error);
 
 // Runs the program to its end; returns the exit status to leave with (or does not return: a
 // program killed by a signal is mirrored by raising the same signal).

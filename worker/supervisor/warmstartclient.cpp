@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "supervisor/warmstartclient.h"
 
+#include "supervisor/flightrecorderdumper.h"
+
 #include "supervisor/jsonreader.h"
 #include "supervisor/pythonmodule.h"
 
@@ -57,7 +59,8 @@ constexpr std::string_view kKeyVariables[] = {"PYTHONHOME",
                                               "LC_ALL",
                                               "LC_CTYPE",
                                               "RANKDECK_WARM_PRELOAD"};
-// Every TORCH_* variable counts too (TORCH_CPP_LOG_LEVEL, TORCH_HOME, …).
+// Every TORCH_* variable counts too (TORCH_CPP_LOG_LEVEL, TORCH_HOME, …), but for the flight
+// recorder's per-run paths (FlightRecorderDumper::perRunVariable).
 constexpr std::string_view kKeyPrefix = "TORCH_";
 // How long a rank's request may take before the launch goes cold instead.
 constexpr int kReplyTimeoutMs = 10000;
@@ -262,9 +265,12 @@ std::string serverKey(const Command &c, const std::string &pythonPath)
     for (std::string_view name : kKeyVariables)
         key += std::string(name) + "=" + env(std::string(name).c_str()) + "\n";
     std::vector<std::string> torch;
-    for (char **e = environ; *e; ++e)
-        if (std::string_view(*e).substr(0, kKeyPrefix.size()) == kKeyPrefix)
-            torch.emplace_back(*e);
+    for (char **e = environ; *e; ++e) {
+        const std::string_view kv(*e);
+        if (kv.substr(0, kKeyPrefix.size()) == kKeyPrefix &&
+            !FlightRecorderDumper::perRunVariable(kv.substr(0, kv.find('='))))
+            torch.emplace_back(kv);
+    }
     std::sort(torch.begin(), torch.end());
     for (const std::string &t : torch)
         key += t + "\n";
@@ -296,6 +302,7 @@ std::vector<std::string> serverEnvironment(const std::string &pythonDirectory,
         bool drop = name.substr(0, 9) == "RANKDECK_" && name != "RANKDECK_WARM_PRELOAD";
         for (std::string_view p : perRank)
             drop = drop || name == p;
+        drop = drop || FlightRecorderDumper::perRunVariable(name);
         if (!drop)
             out.emplace_back(kv);
     }

@@ -27,6 +27,9 @@ private slots:
         QTest::newRow("exit") << "exit:3@2" << FaultKind::Exit << 2 << 3;
         QTest::newRow("exit 0") << "exit:0@1" << FaultKind::Exit << 1 << 0;
         QTest::newRow("hang") << "hang@4" << FaultKind::Hang << 4 << 0;
+        QTest::newRow("skip-allreduce") << "skip-allreduce@6" << FaultKind::SkipAllreduce << 6 << 0;
+        QTest::newRow("skip-allreduce:2")
+            << "skip-allreduce:2@6" << FaultKind::SkipAllreduce << 6 << 0;
     }
     void parsesEveryKind()
     {
@@ -60,6 +63,8 @@ private slots:
         QTest::newRow("exit code too big") << "exit:300@3" << 1 << "0..255";
         QTest::newRow("argument on segv") << "segv:2@3" << 1 << "takes no";
         QTest::newRow("negative rank") << "segv@3" << -1 << "--fault-rank";
+        QTest::newRow("skip bucket not a number") << "skip-allreduce:x@3" << 1 << "bucket index";
+        QTest::newRow("skip negative bucket") << "skip-allreduce:-1@3" << 1 << "bucket index";
     }
     void rejectsBadSpecs()
     {
@@ -111,6 +116,33 @@ private slots:
         QVERIFY(f->shouldSkipCollectives(10));
         const auto crash = FaultInjector::parse("segv@3", 2, 2, &error);
         QVERIFY(!crash->shouldSkipCollectives(3));
+    }
+
+    // skip-allreduce names its bucket at its step on its rank only; maybeInject() returns (the
+    // trainer leaves the bucket out), and the rank keeps joining later collectives.
+    void skipAllreduceNamesOneBucketOnce_data()
+    {
+        QTest::addColumn<QString>("spec");
+        QTest::addColumn<int>("bucket");
+        QTest::newRow("default bucket") << "skip-allreduce@3" << 0;
+        QTest::newRow("bucket 1") << "skip-allreduce:1@3" << 1;
+    }
+    void skipAllreduceNamesOneBucketOnce()
+    {
+        QFETCH(QString, spec);
+        QFETCH(int, bucket);
+        std::string error;
+        auto mine = FaultInjector::parse(spec.toStdString(), 1, 1, &error);
+        QVERIFY2(mine.has_value(), error.c_str());
+        mine->maybeInject(3);
+        QCOMPARE(mine->skippedBucket(2), -1);
+        QCOMPARE(mine->skippedBucket(3), bucket);
+        QCOMPARE(mine->skippedBucket(4), -1);
+        QVERIFY(!mine->shouldSkipCollectives(3));
+        QCOMPARE(QString::fromStdString(mine->describe()),
+                 spec.section(QLatin1Char('@'), 0, 0) + QLatin1String("@3 on rank 1"));
+        const auto other = FaultInjector::parse(spec.toStdString(), 1, 0, &error);
+        QCOMPARE(other->skippedBucket(3), -1);
     }
 };
 
