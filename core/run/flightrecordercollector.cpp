@@ -169,7 +169,7 @@ void FlightRecorderCollector::stacksReceived(int rank, const QString &stacks)
     m_stacks.insert(rank, stacks);
     m_stacksUs.insert(rank, QDateTime::currentMSecsSinceEpoch() * 1000);
     // The verdict's `where` comes from them: a verdict already made gets it now.
-    if (m_verdictId > 0 && !m_inputs.isEmpty())
+    if (m_inputsId > 0 && !m_inputs.isEmpty())
         recompute();
 }
 
@@ -227,6 +227,8 @@ void FlightRecorderCollector::reset()
     m_shownId = 0;
     m_hung = false;
     m_inputs.clear();
+    m_inputsId = 0;
+    ++m_generation; // a verdict of the last attempt still computing is dropped
     m_verdict = CollectiveVerdict();
     m_verdictId = 0;
     m_verdictTrigger.clear();
@@ -306,19 +308,32 @@ void FlightRecorderCollector::onParsed(const std::shared_ptr<Parsed> &parsed)
     if (!parsed->writeError.isEmpty())
         emit message(parsed->writeError);
     // Collections end in order; a newer verdict is never replaced by an older one.
-    if (parsed->id < m_verdictId)
+    if (parsed->id < m_inputsId)
         return;
     m_inputs = parsed->inputs;
-    m_verdictId = parsed->id;
-    m_verdictTrigger = parsed->trigger;
-    m_verdictUs = parsed->startedUs;
-    m_verdictWhileHung = parsed->whileHung;
+    m_inputsId = parsed->id;
+    m_inputsTrigger = parsed->trigger;
+    m_inputsUs = parsed->startedUs;
+    m_inputsWhileHung = parsed->whileHung;
     m_stacksAsked = false;
     recompute();
 }
 
+// What the pool thread computed from one version of the inputs.
+struct FlightRecorderCollector::Computed
+{
+    quint64 generation = 0;
+    qint64 id = 0;
+    QString trigger;
+    qint64 startedUs = 0;
+    bool whileHung = false;
+    CollectiveVerdict verdict;
+};
+
 void FlightRecorderCollector::recompute()
 {
+    // Where each rank is, from its latest stacks (cheap), here; the verdict itself (tens of ms
+    // for a few 500-entry dumps on a loaded machine) on the pool thread.
     const QList<int> living = m_living ? m_living() : QList<int>();
     for (RankCollectiveInput &in : m_inputs) {
         in.alive = living.contains(in.rank);
@@ -326,12 +341,46 @@ void FlightRecorderCollector::recompute()
         in.where = place.where;
         in.nativeFrame = place.nativeFrame;
     }
+    auto job = std::make_shared<Computed>();
+    job->generation = ++m_generation;
+    job->id = m_inputsId;
+    job->trigger = m_inputsTrigger;
+    job->startedUs = m_inputsUs;
+    job->whileHung = m_inputsWhileHung;
+    const QList<RankCollectiveInput> inputs = m_inputs;
+    const QString directory = m_directory;
+    m_pool.start([this, job, inputs, directory] {
+        job->verdict = CollectiveVerdict::compute(inputs, wallNs());
+        // collection.json says what its collection showed.
+        const QString path = FlightRecorderCollection::folder(directory, job->id) +
+                             QStringLiteral("/collection.json");
+        QFile f(path);
+        if (!directory.isEmpty() && f.open(QIODevice::ReadOnly)) {
+            QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+            f.close();
+            o[QStringLiteral("verdict")] = job->verdict.toJson();
+            AtomicFile::writeFile(path, QJsonDocument(o).toJson());
+        }
+        QMetaObject::invokeMethod(
+            this, [this, job] { onComputed(job); }, Qt::QueuedConnection);
+    });
+}
+
+void FlightRecorderCollector::onComputed(const std::shared_ptr<Computed> &job)
+{
+    if (job->generation != m_generation)
+        return; // newer inputs (stacks, a collection) are on their way
     const CollectiveVerdict before = m_verdict;
     const bool shownBefore = m_shown;
     const qint64 shownIdBefore = m_shownId;
-    m_verdict = CollectiveVerdict::compute(m_inputs, wallNs());
+    m_verdict = job->verdict;
+    m_verdictId = job->id;
+    m_verdictTrigger = job->trigger;
+    m_verdictUs = job->startedUs;
+    m_verdictWhileHung = job->whileHung;
     // A desync seen by a probe names each side by its line: their stacks are asked for once.
     if (m_verdict.kind() == CollectiveVerdict::Kind::Desync && !m_stacksAsked) {
+        const QList<int> living = m_living ? m_living() : QList<int>();
         QList<int> want;
         for (int r : m_verdict.culprits() + m_verdict.victims())
             if (living.contains(r) && m_stacksUs.value(r) < m_verdictUs && !want.contains(r))
@@ -339,18 +388,6 @@ void FlightRecorderCollector::recompute()
         m_stacksAsked = true;
         if (!want.isEmpty())
             emit stacksWanted(want);
-    }
-    // collection.json says what its collection showed.
-    if (!m_directory.isEmpty()) {
-        const QString path = FlightRecorderCollection::folder(m_directory, m_verdictId) +
-                             QStringLiteral("/collection.json");
-        QFile f(path);
-        if (f.open(QIODevice::ReadOnly)) {
-            QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
-            f.close();
-            o[QStringLiteral("verdict")] = m_verdict.toJson();
-            AtomicFile::writeFile(path, QJsonDocument(o).toJson());
-        }
     }
     decideShown();
     if (m_shown && (!shownBefore || m_verdict.headline() != before.headline()))

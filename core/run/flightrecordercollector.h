@@ -15,8 +15,9 @@
 // Only one collection is in flight; a trigger that comes meanwhile waits for it (one waits at
 // most). A rank that does not answer within kAnswerTimeoutUs, or exits first, is recorded
 // with that reason; the verdict is made with the others. Every collection is kept in the run
-// record (FlightRecorderCollection says how). Writing the files and parsing the JSON dumps run
-// on a pool thread (a 500-entry dump parses in tens of ms: too long for the GUI thread).
+// record (FlightRecorderCollection says how). Writing the files, parsing the JSON dumps and
+// computing the verdict run on a pool thread (four 500-entry dumps: 190–390 ms to parse and
+// 11–35 ms to judge on this 2-core machine under load 11, far too long for the GUI thread).
 // What is shown: a desync as soon as a collection shows it (it is conclusive); any other
 // verdict only from a collection made while a hang is suspected, and only until progress
 // comes back. Each rank's `where` and native frame come from its latest stacks.
@@ -110,10 +111,12 @@ signals:
     void stacksWanted(const QList<int> &ranks);
 
 private:
-    struct Parsed; // what the pool thread hands back
+    struct Parsed;   // the pool thread's dumps of one collection
+    struct Computed; // its verdict
     void start(Trigger trigger, qint64 nowUs);
     void finishCurrent(qint64 nowUs);
     void onParsed(const std::shared_ptr<Parsed> &parsed);
+    void onComputed(const std::shared_ptr<Computed> &job);
     void recompute();
     bool decideShown(); // true: shown or not changed
     void runThen();
@@ -135,8 +138,13 @@ private:
     QHash<int, QString> m_stacks;
     QHash<int, qint64> m_stacksUs;
 
-    // The latest verdict and what it was made from.
+    // What the latest verdict is made from (the newest collection's dumps), and the verdict.
     QList<RankCollectiveInput> m_inputs;
+    qint64 m_inputsId = 0;
+    QString m_inputsTrigger;
+    qint64 m_inputsUs = 0;
+    bool m_inputsWhileHung = false;
+    quint64 m_generation = 0; // of the inputs; a verdict of older ones is dropped
     CollectiveVerdict m_verdict;
     qint64 m_verdictId = 0;
     QString m_verdictTrigger;

@@ -164,9 +164,13 @@ void TestFlightRecorderCollector::desyncIsShownAtOnce()
     for (int r = 0; r < 2; ++r)
         run.collector.stacksReceived(
             r, stacksWithPython(QString::fromUtf8(frSample(u"uneven/rank_%1.stack.txt"_s.arg(r)))));
-    const QString text = run.collector.shownVerdict()->text();
-    QVERIFY2(text.contains(u"case_uneven.py:23"_s) && text.contains(u"case_uneven.py:20"_s),
-             qPrintable(text));
+    QString text;
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+            text = run.collector.shownVerdict()->text();
+            return text.contains(u"case_uneven.py:23"_s) && text.contains(u"case_uneven.py:20"_s);
+        },
+        10000));
     QVERIFY2(!text.contains(u"frrank.py"_s), qPrintable(text));
     // The record has it: the folder torch's analyser reads, the JSON and the verdict.
     QVERIFY(QFile::exists(FlightRecorderCollection::jsonPath(run.directory.path(), 1, 1)));

@@ -448,7 +448,7 @@ void TestSlurmLaunch::desyncOfTheWorkerIsNamed()
                      return fr.value(QStringLiteral("verdict_shown")).toBool();
                  },
                  180000),
-             qPrintable(QJsonDocument(fr).toJson()));
+             QJsonDocument(fr).toJson().constData());
     const QJsonObject verdict = fr.value(QStringLiteral("verdict")).toObject();
     QCOMPARE(verdict.value(QStringLiteral("kind")).toString(), QStringLiteral("desync"));
     QCOMPARE(verdict.value(QStringLiteral("culprits")).toArray(), QJsonArray{1});
