@@ -319,8 +319,17 @@ FailureEntry collectiveVerdictEntry(const CollectiveVerdict &v, qint64 collectio
     e.rootCause = true;
     e.title =
         QCoreApplication::translate("rankdeck::FailuresPage", "Collective — %1").arg(v.headline());
+    // The page does not wrap (stack frames want their width): the paragraph is cut into lines.
+    QStringList lines{QString()};
+    for (const QString &word : v.text().split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        if (!lines.last().isEmpty() && lines.last().size() + 1 + word.size() > 110)
+            lines << QString();
+        lines.last() += (lines.last().isEmpty() ? QString() : QStringLiteral(" ")) + word;
+    }
+    for (QString &line : lines)
+        line = line.toHtmlEscaped();
     QString html = QStringLiteral("<h3>%1</h3><p>%2</p>")
-                       .arg(v.headline().toHtmlEscaped(), v.text().toHtmlEscaped());
+                       .arg(v.headline().toHtmlEscaped(), lines.join(QStringLiteral("<br>")));
     QString text = v.headline() + QLatin1Char('\n') + v.text() + QLatin1Char('\n');
     if (!v.inCollective().isEmpty()) {
         html += heading(tr("Where each rank is, by its flight recorder"));
