@@ -324,6 +324,47 @@ private slots:
         QCOMPARE(args.mid(dashes + 1), c.program);
         QCOMPARE(TrainingConfig::fromJson(c.toJson()).warmPython, launch);
     }
+    // launch --no-flight-recorder or the profile's flight_recorder = false: the supervisor and
+    // the worker get --no-flight-recorder, and the launcher knows why there will be no dump.
+    void flightRecorderOff_data()
+    {
+        QTest::addColumn<bool>("program");
+        QTest::addColumn<bool>("launch");  // recording on at launch
+        QTest::addColumn<bool>("profile"); // and in the profile
+        QTest::addColumn<QString>("reason");
+        for (bool program : {true, false}) {
+            const char *what = program ? "program" : "worker";
+            QTest::addRow("%s, on", what) << program << true << true << QString();
+            QTest::addRow("%s, launch --no-flight-recorder", what)
+                << program << false << true << u"flight recorder off (--no-flight-recorder)"_qs;
+            QTest::addRow("%s, profile flight_recorder = false", what)
+                << program << true << false
+                << u"flight recorder off (the profile's flight_recorder = false)"_qs;
+        }
+    }
+    void flightRecorderOff()
+    {
+        QFETCH(bool, program);
+        QFETCH(bool, launch);
+        QFETCH(bool, profile);
+        QFETCH(QString, reason);
+        Profile p = Profile::builtinLocal(2);
+        p.flightRecorder = profile;
+        TrainingConfig c;
+        if (program)
+            c.program = {u"python3"_qs, u"train.py"_qs};
+        else
+            c.workerArguments = {u"--task"_qs, u"linear"_qs};
+        c.flightRecorder = launch;
+        const LaunchPlan plan = LaunchPlan::create(p, c, u"r"_qs, u"/run"_qs);
+        QVERIFY(plan.isValid());
+        const QStringList args = plan.spec(0, u"/w"_qs, 0).arguments;
+        const qsizetype end = program ? args.indexOf(u"--"_qs) : args.size();
+        QCOMPARE(args.first(end).count(u"--no-flight-recorder"_qs), reason.isEmpty() ? 0 : 1);
+        QCOMPARE(LaunchPlan::flightRecorderOffReason(p, c), reason);
+        QCOMPARE(TrainingConfig::fromJson(c.toJson()).flightRecorder, launch);
+        QCOMPARE(Profile::fromJson(p.toJson()).flightRecorder, profile);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLaunchPlan)
