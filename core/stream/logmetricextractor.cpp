@@ -318,8 +318,6 @@ QList<LogMetricExtractor::Point> LogMetricExtractor::extract(int rank,
     QList<Point> points;
     if (!isActive())
         return points;
-    const auto known = m_ranks.constFind(rank);
-    const bool waited = known != m_ranks.cend() && !known->waiting.isEmpty();
     auto stamp = [&points](qsizetype from, qint64 timeUs) {
         for (qsizetype i = from; i < points.size(); ++i) {
             if (points[i].timeUs == 0)
@@ -347,8 +345,14 @@ QList<LogMetricExtractor::Point> LogMetricExtractor::extract(int rank,
         if (line.partial || line.text.isEmpty())
             continue;
         const qsizetype from = points.size();
+        const bool wasWaiting = !m_ranks.value(rank).waiting.isEmpty();
         points += extract(rank, line.text, line.overdrawn);
         stamp(from, line.timeUs);
+        if (RankState &rs = m_ranks[rank]; !wasWaiting && !rs.waiting.isEmpty()) {
+            rs.waitingSinceUs = line.timeUs;
+            for (Point &w : rs.waiting)
+                w.timeUs = line.timeUs;
+        }
     }
     redrawsBefore(out.lines.size());
     // What the rows show now: where the bars are (their metrics come with the redraw that
@@ -364,9 +368,11 @@ QList<LogMetricExtractor::Point> LogMetricExtractor::extract(int rank,
             }
         }
     }
-    // Points of a dict line that waited through a whole later chunk without the redraw they
-    // wait for, or whose rank's output ended, take the bar's latest position.
-    if (RankState &rs = m_ranks[rank]; !rs.waiting.isEmpty() && (waited || out.finished))
+    // Points of a dict line that waited long enough for the redraw, or whose rank's output
+    // ended, take the bar's latest position.
+    if (RankState &rs = m_ranks[rank];
+        !rs.waiting.isEmpty() &&
+        (out.finished || out.timeUs - rs.waitingSinceUs >= kRefreshWaitUs))
         release(rank, qMax<qint64>(rs.barStep, 0), points);
     return points;
 }

@@ -20,8 +20,9 @@
 //     training bar counts global steps, and it prints its logs with tqdm.write(), which clears
 //     the bar, writes the line (to stdout) and redraws the bar (on stderr) at once: the first
 //     top-level redraw after such a clear shows the step of the line exactly, whichever of the
-//     two pipes the launcher reads first (the line's points wait for that redraw until the
-//     rank's next chunk at most; then the bar's latest position is taken). The epoch fraction
+//     two pipes the launcher reads first (the line's points wait for that redraw for
+//     kRefreshWaitUs of arrival time at most, or the end of the rank's output; then the bar's
+//     latest position is taken). The epoch fraction
 //     (`'epoch': '0.1562'`, 4 significant digits) is not used: it is rounded, and the steps
 //     per epoch it would need are printed nowhere;
 //   - other lines: the `step`, `iter`/`iteration` or `epoch` number in the same line (in that
@@ -76,6 +77,9 @@ public:
     // a second curve from the rank's lines (user patterns always apply).
     void reportedInEvents(int rank, const QString &name) { m_reported.insert({rank, name}); }
 
+    // How long a tqdm.write() line's points wait for the bar's redraw (by arrival time).
+    static constexpr qint64 kRefreshWaitUs = 250000;
+
 private:
     struct Series
     {
@@ -98,6 +102,7 @@ private:
         bool cleared = false;     // a top-level clear (tqdm.write) not yet taken by a line
         qint64 refreshStep = -1;  // the first top-level bar position after it
         QList<Point> waiting;     // a dict line's points, waiting for that position
+        qint64 waitingSinceUs = 0;
     };
 
     // The bar's global position, its state updated; `nested` bars leave the rank's step alone.

@@ -34,6 +34,7 @@ void RankStream::feed(StreamKind stream, QByteArrayView chunk, Output &out, qint
 {
     if (arrivalUs <= 0)
         arrivalUs = QDateTime::currentMSecsSinceEpoch() * 1000;
+    out.timeUs = arrivalUs;
     QList<LinePiece> pieces;
     state(stream).splitter.feed(chunk, pieces);
     handlePieces(stream, pieces, out, arrivalUs);
@@ -53,6 +54,7 @@ void RankStream::finish(Output &out, qint64 arrivalUs)
     if (arrivalUs <= 0)
         arrivalUs = QDateTime::currentMSecsSinceEpoch() * 1000;
     out.finished = true;
+    out.timeUs = arrivalUs;
     for (StreamKind stream : {StreamKind::Stdout, StreamKind::Stderr}) {
         StreamState &st = state(stream);
         QList<LinePiece> pieces;
@@ -217,8 +219,10 @@ void RankStream::updateLive(StreamKind stream, Output &out, qint64 arrivalUs)
     StreamState &st = state(stream);
     const QByteArray &pending = st.splitter.pending();
     QString text;
+    // A '\r' that ends what came so far may be a CRLF's: no redraw on its own.
+    const qsizetype cr = pending.indexOf('\r');
     if ((st.inLongLine || !pending.isEmpty()) &&
-        (st.redrawn || st.crPending || pending.contains('\r'))) {
+        (st.redrawn || st.crPending || (cr >= 0 && cr < pending.size() - 1))) {
         // The row shows the redraw being drawn: the unfinished rest of the line, up to an event
         // that may be arriving in pieces.
         QByteArrayView view(pending);

@@ -98,6 +98,7 @@ public:
         QList<Redraw> redraws;     // in arrival order
         QList<Live> live;          // changes of the live rows, in order (the last one counts)
         bool finished = false;     // finish() made it: nothing more comes from the rank
+        qint64 timeUs = 0;         // arrival of the last chunk fed into it
     };
 
     // Redraw texts are kept up to this many bytes (a bar is a few hundred).
