@@ -127,12 +127,14 @@ void LogMetricExtractor::add(int rank, QString name, qint64 x, double value, XBa
     points.append(Point{name, x, value, basis, 0});
 }
 
-qint64 LogMetricExtractor::position(int rank, const ProgressBarLine &bar, bool nested)
+qint64 LogMetricExtractor::position(int rank, const ProgressBarLine &bar, bool nested,
+                                    QList<Point> &points)
 {
     RankState &rs = m_ranks[rank];
     // Bars without a description are told apart by their totals (Transformers' training bar
     // and its evaluation bar below it).
-    Bar &b = rs.bars[bar.key + u'\x1f' + QString::number(bar.total)];
+    const QString key = bar.key + u'\x1f' + QString::number(bar.total);
+    Bar &b = rs.bars[key];
     qint64 global = 0;
     if (bar.epoch >= 0 && bar.total > 0) {
         global = qint64(bar.epoch) * bar.total + bar.n;
@@ -144,18 +146,52 @@ qint64 LogMetricExtractor::position(int rank, const ProgressBarLine &bar, bool n
     b.lastN = bar.n;
     b.lastTotal = bar.total;
     if (!nested) {
-        rs.barStep = qMax(rs.barStep, global);
-        if (rs.cleared && rs.refreshStep < 0)
-            rs.refreshStep = global;
+        if (global >= rs.barStep) {
+            rs.barStep = global;
+            rs.mainBar = key;
+        }
+        // The redraw after a clear: where the bar was when that write's line was printed (the
+        // training bar's; tqdm redraws the others too).
+        if (key != rs.mainBar)
+            return global;
+        bool drawn = false;
+        for (auto &clear : rs.clears) {
+            if (clear.second < 0) {
+                clear.second = global;
+                drawn = true;
+            }
+        }
+        if (drawn)
+            pair(rank, points, false, false);
     }
     return global;
 }
 
-void LogMetricExtractor::release(int rank, qint64 x, QList<Point> &points)
+void LogMetricExtractor::pair(int rank, QList<Point> &points, bool expire, bool all)
 {
     RankState &rs = m_ranks[rank];
-    const QList<Point> waiting = std::exchange(rs.waiting, {});
-    for (const Point &w : waiting) {
+    while (!rs.waiting.empty() && !rs.clears.empty() && rs.clears.front().second >= 0) {
+        release(rank, std::move(rs.waiting.front()), rs.clears.front().second, points);
+        rs.waiting.pop_front();
+        rs.clears.pop_front();
+    }
+    if (!expire)
+        return;
+    // A clear no line came for (a tqdm.write of another line), a line no clear came for.
+    while (!rs.clears.empty() && m_nowUs - rs.clears.front().first >= kRefreshWaitUs)
+        rs.clears.pop_front();
+    while (!rs.waiting.empty() && (all || m_nowUs - rs.waiting.front().sinceUs >= kRefreshWaitUs)) {
+        RankState::Waiting w = std::move(rs.waiting.front());
+        rs.waiting.pop_front();
+        const qint64 fallback = w.fallback;
+        release(rank, std::move(w), fallback, points);
+    }
+}
+
+void LogMetricExtractor::release(int rank, RankState::Waiting waiting, qint64 x,
+                                 QList<Point> &points)
+{
+    for (const Point &w : std::as_const(waiting.points)) {
         const qsizetype at = points.size();
         add(rank, w.name, x, w.value, XBasis::Step, true, points);
         points[at].timeUs = w.timeUs;
@@ -165,11 +201,9 @@ void LogMetricExtractor::release(int rank, qint64 x, QList<Point> &points)
 void LogMetricExtractor::fromBar(int rank, const ProgressBarLine &bar, bool nested,
                                  QList<Point> &points)
 {
-    const qint64 global = position(rank, bar, nested);
+    const qint64 global = position(rank, bar, nested, points);
     RankState &rs = m_ranks[rank];
     Bar &b = rs.bars[bar.key + u'\x1f' + QString::number(bar.total)];
-    if (!nested && !rs.waiting.isEmpty())
-        release(rank, global, points);
     // A bar below another one (validation under training) counts its own batches: its
     // metrics belong at the training step they were computed at.
     const qint64 x = nested && rs.barStep >= 0 ? rs.barStep : global;
@@ -231,18 +265,16 @@ bool LogMetricExtractor::fromDict(int rank, const QString &line, QList<Point> &p
     qint64 x = step;
     bool derived = false;
     RankState &rs = m_ranks[rank];
-    if (x < 0 && rs.cleared) {
-        // Written with tqdm.write(): the redraw after the clear says where the bar was.
-        rs.cleared = false;
-        if (rs.refreshStep < 0) {
-            for (const auto &[name, value] : std::as_const(values)) {
-                if (!m_reported.contains({rank, name}))
-                    rs.waiting.append(Point{name, 0, value, XBasis::Step, 0});
-            }
-            return true;
+    if (x < 0 && rs.barStep >= 0 && m_nowUs > 0) {
+        // Beside a bar: the redraw after its clear will say where (see the header).
+        RankState::Waiting w{m_nowUs, rs.barStep, {}};
+        for (const auto &[name, value] : std::as_const(values)) {
+            if (!m_reported.contains({rank, name}))
+                w.points.append(Point{name, 0, value, XBasis::Step, m_nowUs});
         }
-        x = rs.refreshStep;
-        derived = true;
+        rs.waiting.push_back(std::move(w));
+        pair(rank, points, false, false);
+        return true;
     } else if (x < 0 && rs.barStep >= 0) {
         x = rs.barStep; // printed beside the bar: its latest position
         derived = true;
@@ -328,10 +360,13 @@ QList<LogMetricExtractor::Point> LogMetricExtractor::extract(int rank,
     auto redrawsBefore = [&](qsizetype line) {
         for (; r < out.redraws.size() && out.redraws[r].beforeLine <= line; ++r) {
             const RankStream::Redraw &d = out.redraws[r];
+            m_nowUs = d.timeUs;
             if (d.clear) {
+                // tqdm.write clears every bar, then writes, then redraws them: clears with no
+                // redraw of the training bar between them are one write's.
                 RankState &rs = m_ranks[rank];
-                rs.cleared = true;
-                rs.refreshStep = -1;
+                if (rs.clears.empty() || rs.clears.back().second >= 0)
+                    rs.clears.emplace_back(d.timeUs, -1);
                 continue;
             }
             const qsizetype from = points.size();
@@ -344,36 +379,28 @@ QList<LogMetricExtractor::Point> LogMetricExtractor::extract(int rank,
         const LogLine &line = out.lines[i];
         if (line.partial || line.text.isEmpty())
             continue;
+        m_nowUs = line.timeUs;
         const qsizetype from = points.size();
-        const bool wasWaiting = !m_ranks.value(rank).waiting.isEmpty();
         points += extract(rank, line.text, line.overdrawn);
         stamp(from, line.timeUs);
-        if (RankState &rs = m_ranks[rank]; !wasWaiting && !rs.waiting.isEmpty()) {
-            rs.waitingSinceUs = line.timeUs;
-            for (Point &w : rs.waiting)
-                w.timeUs = line.timeUs;
-        }
     }
     redrawsBefore(out.lines.size());
     // What the rows show now: where the bars are (their metrics come with the redraw that
     // replaces it, so that each state is read once).
     for (const RankStream::Live &live : out.live) {
         if (const std::optional<ProgressBarLine> bar = ProgressBarLine::parse(live.text)) {
-            const qint64 global = position(rank, *bar, false);
-            RankState &rs = m_ranks[rank];
-            if (!rs.waiting.isEmpty()) {
-                const qsizetype from = points.size();
-                release(rank, global, points);
-                stamp(from, live.timeUs);
-            }
+            m_nowUs = live.timeUs;
+            const qsizetype from = points.size();
+            position(rank, *bar, live.nested, points);
+            stamp(from, live.timeUs);
         }
     }
-    // Points of a dict line that waited long enough for the redraw, or whose rank's output
-    // ended, take the bar's latest position.
-    if (RankState &rs = m_ranks[rank];
-        !rs.waiting.isEmpty() &&
-        (out.finished || out.timeUs - rs.waitingSinceUs >= kRefreshWaitUs))
-        release(rank, qMax<qint64>(rs.barStep, 0), points);
+    // Points of a dict line whose clear and redraw did not come in time, or whose rank's output
+    // ended, take the bar's position when the line came.
+    m_nowUs = out.timeUs;
+    if (m_ranks.contains(rank))
+        pair(rank, points, true, out.finished);
+    m_nowUs = 0;
     return points;
 }
 

@@ -18,11 +18,14 @@
 //   - a dict line: its `step`/`global_step`, else the rank's progress bar's global position
 //     at that line, else its integral `epoch` (an epoch), else its report count. Transformers'
 //     training bar counts global steps, and it prints its logs with tqdm.write(), which clears
-//     the bar, writes the line (to stdout) and redraws the bar (on stderr) at once: the first
-//     top-level redraw after such a clear shows the step of the line exactly, whichever of the
-//     two pipes the launcher reads first (the line's points wait for that redraw for
-//     kRefreshWaitUs of arrival time at most, or the end of the rank's output; then the bar's
-//     latest position is taken). The epoch fraction
+//     the bar (on stderr), writes the line (on stdout) and redraws the bar: the first
+//     top-level redraw after such a clear shows the step of the line exactly. The two pipes
+//     arrive in either order, so clears (with their redraws) and dict lines are paired first
+//     come, first served, within kRefreshWaitUs of each other; a line's points wait that long
+//     for their clear at most (or until the rank's output ends), then take the bar's position
+//     when the line came (a line printed beside a bar with print(): no clear). A tqdm.write()
+//     of another line within that time could take a dict line's clear: its step is then
+//     another write's, still in order. The epoch fraction
 //     (`'epoch': '0.1562'`, 4 significant digits) is not used: it is rounded, and the steps
 //     per epoch it would need are printed nowhere;
 //   - other lines: the `step`, `iter`/`iteration` or `epoch` number in the same line (in that
@@ -47,6 +50,8 @@
 #include <QRegularExpression>
 #include <QSet>
 #include <QString>
+
+#include <deque>
 
 namespace rankdeck {
 
@@ -99,16 +104,27 @@ private:
     {
         QHash<QString, Bar> bars; // by ProgressBarLine::key and total
         qint64 barStep = -1;      // global position of the rank's top-level bar, -1: none
-        bool cleared = false;     // a top-level clear (tqdm.write) not yet taken by a line
-        qint64 refreshStep = -1;  // the first top-level bar position after it
-        QList<Point> waiting;     // a dict line's points, waiting for that position
-        qint64 waitingSinceUs = 0;
+        QString mainBar;          // the bar that is furthest: its redraws follow the clears
+        // Top-level clears (tqdm.write) no line took yet: when, and the bar's first position
+        // after each (-1: not drawn yet).
+        std::deque<std::pair<qint64, qint64>> clears;
+        // Dict lines waiting for a clear: when they came, the bar's position then, their points.
+        struct Waiting
+        {
+            qint64 sinceUs = 0;
+            qint64 fallback = 0;
+            QList<Point> points;
+        };
+        std::deque<Waiting> waiting;
     };
 
     // The bar's global position, its state updated; `nested` bars leave the rank's step alone.
-    qint64 position(int rank, const ProgressBarLine &bar, bool nested);
+    // A top-level redraw right after a clear takes a waiting line's points to its position.
+    qint64 position(int rank, const ProgressBarLine &bar, bool nested, QList<Point> &points);
     void fromBar(int rank, const ProgressBarLine &bar, bool nested, QList<Point> &points);
-    void release(int rank, qint64 x, QList<Point> &points);
+    // Pairs waiting lines with drawn clears, in order; with expire, what waited too long.
+    void pair(int rank, QList<Point> &points, bool expire, bool all);
+    void release(int rank, RankState::Waiting waiting, qint64 x, QList<Point> &points);
     bool fromDict(int rank, const QString &line, QList<Point> &points);
     void fromPatterns(int rank, const QString &line, QList<Point> &points);
     // Puts a point on its series: the name for its basis, the count for a report, the x that
@@ -116,6 +132,9 @@ private:
     void add(int rank, QString name, qint64 x, double value, XBasis basis, bool derived,
              QList<Point> &points);
 
+    // Arrival time of what is being read (extract(rank, Output)); 0: a line on its own, whose
+    // points never wait.
+    qint64 m_nowUs = 0;
     bool m_defaults = true;
     QList<MetricPattern> m_user;
     QSet<QPair<int, QString>> m_reported; // (rank, metric) its events carry

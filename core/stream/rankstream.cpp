@@ -108,6 +108,7 @@ void extendHead(QByteArray &head, qint64 &segmentLength, qint64 &lineLength, QBy
 void RankStream::emitSegment(StreamKind stream, Output &out, qint64 arrivalUs)
 {
     StreamState &st = state(stream);
+    ++st.segments;
     if (st.segment.isEmpty())
         return;
     Redraw r;
@@ -126,7 +127,6 @@ void RankStream::emitSegment(StreamKind stream, Output &out, qint64 arrivalUs)
         return;
     }
     st.segment.clear();
-    st.lastRedraw = r.text;
     out.redraws.append(std::move(r));
 }
 
@@ -219,28 +219,36 @@ void RankStream::updateLive(StreamKind stream, Output &out, qint64 arrivalUs)
     StreamState &st = state(stream);
     const QByteArray &pending = st.splitter.pending();
     QString text;
+    bool nested = false;
     // A '\r' that ends what came so far may be a CRLF's: no redraw on its own.
     const qsizetype cr = pending.indexOf('\r');
     if ((st.inLongLine || !pending.isEmpty()) &&
         (st.redrawn || st.crPending || (cr >= 0 && cr < pending.size() - 1))) {
-        // The row shows the redraw being drawn: the unfinished rest of the line, up to an event
-        // that may be arriving in pieces.
+        // The row shows the redraw being drawn: the unfinished line after its last '\r' (one
+        // that ends it may be a CRLF's), up to an event that may be arriving in pieces.
         QByteArrayView view(pending);
         const qsizetype marker = view.indexOf('\x1e');
         if (marker >= 0)
             view = view.first(marker);
+        if (view.size() >= 2)
+            view = view.sliced(view.lastIndexOf('\r', view.size() - 2) + 1);
+        const QByteArrayView tail = view.size() > 512 ? view.last(512) : view;
         if (view.size() > m_options.maxDisplayBytes + 1)
             view = view.first(m_options.maxDisplayBytes + 1);
         text = LineSplitter::displayText(view, m_options.maxDisplayBytes);
         if (text.trimmed().isEmpty())
-            text = st.lastRedraw; // cleared for a moment (tqdm.write): keep the last state
+            return; // cleared for a moment (tqdm.write): the row keeps its last state
+        nested = LineSplitter::isOverdrawn(tail, false, text);
     } else {
         text = st.overdrawnText; // a nested bar's row is still on the screen
     }
-    if (text == st.live)
+    // A new redraw of the same text still tells the metric extractor that the bar was drawn
+    // (tqdm.write's redraw after its clear).
+    if (text == st.live && (text.isEmpty() || st.segments == st.liveSegments))
         return;
     st.live = text;
-    out.live.append(Live{m_rank, stream, arrivalUs, text});
+    st.liveSegments = st.segments;
+    out.live.append(Live{m_rank, stream, arrivalUs, text, nested});
 }
 
 void RankStream::handlePieces(StreamKind stream, QList<LinePiece> &pieces, Output &out,
@@ -320,7 +328,6 @@ void RankStream::handlePieces(StreamKind stream, QList<LinePiece> &pieces, Outpu
         st.lineLength = 0;
         st.segment.clear();
         st.tail.clear();
-        st.lastRedraw.clear();
         st.crPending = false;
         st.redrawn = false;
     }

@@ -77,6 +77,7 @@ public:
         StreamKind stream = StreamKind::Stdout;
         qint64 timeUs = 0;
         QString text;
+        bool nested = false; // the redraw moved the cursor up (a bar below another one)
     };
     // One state of a redrawing line that a later redraw replaced, as displayText() shows it.
     struct Redraw
@@ -139,10 +140,11 @@ private:
         bool previousOverdrawn = false;
         QByteArray segment;      // the current '\r' segment (up to kMaxRedrawBytes)
         QByteArray tail;         // the line's last bytes (isOverdrawn looks at them)
-        QString lastRedraw;      // text of the last redraw handed out
         bool crPending = false;  // the bytes so far end in a '\r' (a CRLF or a redraw?)
         bool redrawn = false;    // the current line redrew itself
         QString live;            // what Output::live last said for this stream
+        quint64 segments = 0;    // redraws begun (a redraw may draw the same text again)
+        quint64 liveSegments = 0; // segments when Output::live last said it
         QString overdrawnText;   // the last complete line was overdrawn: what its row shows
     };
 

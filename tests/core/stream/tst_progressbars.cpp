@@ -154,6 +154,7 @@ private slots:
     void lightning();
     void transformers_data();
     void transformers();
+    void transformersPipesInEitherOrder();
     void eventsInTheMiddleOfABar();
     void crlfIsNoRedraw();
 };
@@ -304,6 +305,34 @@ void TestProgressBars::transformers()
         QVERIFY2(!l.text.contains(u"| 0/8 "_s), qPrintable(l.text));
     }
     QCOMPARE(dicts, 12 + 2 + 1);
+}
+
+// The launcher reads the two pipes as they come: a log line (stdout) may be read before the
+// clear that tqdm.write wrote ahead of it (stderr), and the redraw after it before or after
+// the line. Every order gives each log its exact step.
+void TestProgressBars::transformersPipesInEitherOrder()
+{
+    const QList<Chunk> chunks = readChunks(u"transformers_trainer"_s);
+    for (int variant = 0; variant < 2; ++variant) {
+        // Each log line one chunk earlier, before the clear (0), or one later, after the redraw
+        // that followed it (1).
+        QList<Chunk> moved = chunks;
+        int swaps = 0;
+        for (qsizetype i = 0; i < moved.size(); ++i) {
+            if (moved[i].stream != StreamKind::Stdout || !moved[i].bytes.startsWith("{'"))
+                continue;
+            const qsizetype other = variant == 0 ? i - 1 : i + 1;
+            if (other < 0 || other >= moved.size() || moved[other].stream != StreamKind::Stderr)
+                continue;
+            moved.swapItemsAt(i, other);
+            ++swaps;
+            i = qMax(i, other);
+        }
+        QVERIFY(swaps >= 12);
+        const Run run = replay(moved);
+        QVERIFY2(stepsOf(run, u"loss"_s) == range(5, 60, 5), variant == 0 ? "before" : "after");
+        QCOMPARE(stepsOf(run, u"eval_loss"_s), (QList<qint64>{32, 64}));
+    }
 }
 
 // The supervisor's events share the program's stdout (a heartbeat every 500 ms, TensorBoard
