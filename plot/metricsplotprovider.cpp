@@ -77,8 +77,17 @@ QString MetricsPlotProvider::stepAxisTitle() const
 
 QString MetricsPlotProvider::curveNote(int rank) const
 {
-    if (rank < 0)
-        return QString(); // mean, min, max: of the ranks on the axis's basis and the others
+    if (rank < 0) {
+        // The mean, min and max go by x as it is: across ranks that count different things, say
+        // so.
+        const QList<int> ranks = m_store->ranks(m_metric);
+        for (int r : ranks) {
+            if (m_store->xBasis(r, m_metric) != m_store->xBasis(ranks.first(), m_metric))
+                return QCoreApplication::translate("rankdeck::MetricsPlotProvider",
+                                                   "x: mixed");
+        }
+        return QString();
+    }
     const XBasis basis = m_store->xBasis(rank, m_metric);
     return basis == axisBasis() ? QString()
                                 : QCoreApplication::translate("rankdeck::MetricsPlotProvider",

@@ -395,7 +395,10 @@ void RunController::handleOutput(int rank, RankStream::Output &out)
     }
     if (!out.live.isEmpty())
         m_logs->setLive(out.live); // the row a progress bar redraws, for the views
-    if (m_config.isProgram() && rank < m_runtime.size() && !out.lines.isEmpty()) {
+    // A progress bar redrawing its line is output too, newline or not (a whole epoch may pass
+    // before it prints one).
+    const bool printed = !out.lines.isEmpty() || !out.redraws.isEmpty() || !out.live.isEmpty();
+    if (m_config.isProgram() && rank < m_runtime.size() && printed) {
         noteProgramActivity(rank);
         // Tracebacks and faulthandler dumps in what the program printed.
         for (const LogLine &line : std::as_const(out.lines))

@@ -12,7 +12,8 @@
 //     "tb_logs")): train_loss and val_loss from rank 0's bar on one step axis that never goes
 //     back across epochs, the logger's files found, the validation bar's rows not in `logs`;
 //   - Transformers 5.24's Trainer on a tiny GPT-2 (report_to tensorboard): its printed dict
-//     lines land on exactly the steps its TensorBoard files say.
+//     lines land on exactly the steps its TensorBoard files say;
+//   - a bar that redraws for several hang timeouts without a newline is output: no hang.
 // Every series of the printed lines: one segment, steps strictly increasing.
 #include "testprocesses.h"
 
@@ -189,6 +190,26 @@ private slots:
         // `logs --follow` of the ended run prints what `logs` does.
         const Result follow = cli({u"logs"_s, u"tqdmbars"_s, u"--rank"_s, u"1"_s, u"--follow"_s});
         QCOMPARE(follow.out.split(u'\n', Qt::SkipEmptyParts).size(), 4);
+    }
+
+    // One epoch of 24 batches at 0.25 s, the bar never ending its line meanwhile, under a hang
+    // timeout of 2 s: the redraws are the program's output, the run is no hang.
+    void barWithoutNewlineIsNoHang()
+    {
+        needModules(u"tqdm"_s);
+        const QString dir = launch(u"longbar"_s,
+                                   {m_programs + u"progress_tqdm.py"_s, u"--epochs"_s, u"1"_s,
+                                    u"--batches"_s, u"24"_s, u"--sleep"_s, u"0.25"_s},
+                                   {u"--hang-timeout"_s, u"2"_s});
+        QVERIFY(!dir.isEmpty());
+        QFile notes(dir + u"/launcher.log"_s);
+        QVERIFY(notes.open(QIODevice::ReadOnly));
+        const QByteArray said = notes.readAll();
+        QVERIFY2(!said.contains("hung") && !said.contains("hang"), said.constData());
+        const Result shown = cli({u"show"_s, u"longbar"_s});
+        QVERIFY2(shown.out.contains(u"finished"_s) && !shown.out.contains(u"hung"_s),
+                 qPrintable(shown.out));
+        QCOMPARE(steps(readMetrics(dir).value({1, u"train_loss"_s})), range(0, 23));
     }
 
     void lightning()

@@ -341,7 +341,7 @@ void TestLossPlot::axisSaysWhatXCounts_data()
     QTest::newRow("reports") << QList<int>{2} << QStringLiteral("Report # (no step in the line)")
                              << QStringList{QStringLiteral("Rank 0")};
     QTest::newRow("one rank on epochs") << QList<int>{0, 1, 0} << QStringLiteral("Step")
-                                        << QStringList{QStringLiteral("Mean"),
+                                        << QStringList{QStringLiteral("Mean (x: mixed)"),
                                                        QStringLiteral("Rank 0"),
                                                        QStringLiteral("Rank 1 (x: epoch)"),
                                                        QStringLiteral("Rank 2")};

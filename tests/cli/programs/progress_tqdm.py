@@ -15,6 +15,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--epochs", type=int, default=3)
 parser.add_argument("--batches", type=int, default=20)
 parser.add_argument("--tensorboard", action="store_true")
+parser.add_argument("--sleep", type=float, default=0.01, help="seconds a batch")
 args = parser.parse_args()
 rank = int(os.environ.get("RANK", 0))
 
@@ -32,7 +33,7 @@ for epoch in range(args.epochs):
         if writer is not None:
             writer.add_scalar("train_loss", 10 * rank + step, step)
             writer.flush()
-        time.sleep(0.01)
+        time.sleep(args.sleep)
 if writer is not None:
     writer.close()
 print(f"rank {rank} done", flush=True)

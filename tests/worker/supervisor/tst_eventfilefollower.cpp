@@ -573,8 +573,9 @@ private slots:
     // The numbers are printed for docs/benchmarks.md; what is asserted are counts, not times.
     void walkBigTree()
     {
-        // 30 × 30 × 30 = 27,930 directories within 3 levels, 10 files in each last-level one.
-        const int fan = 30;
+        // 18 + 18² + 18³ = 6,174 directories within 3 levels (half again the walk's bound), 5
+        // files in each last-level one under the first.
+        const int fan = 18;
         QElapsedTimer made;
         made.start();
         for (int a = 0; a < fan; ++a) {
@@ -584,7 +585,7 @@ private slots:
                         m_dir + QStringLiteral("/data/d%1/d%2/d%3").arg(a).arg(b).arg(c);
                     QVERIFY(QDir().mkpath(d));
                     if (a == 0) {
-                        for (int f = 0; f < 10; ++f) {
+                        for (int f = 0; f < 5; ++f) {
                             QFile file(d + QStringLiteral("/sample%1.bin").arg(f));
                             QVERIFY(file.open(QIODevice::WriteOnly));
                         }
@@ -598,12 +599,13 @@ private slots:
         makeFollower(m_dir + QStringLiteral("/runs"), m_dir);
         QElapsedTimer t;
         t.start();
-        pump();
-        const qint64 firstPollUs = t.nsecsElapsed() / 1000;
+        pumpUntilWalked(1); // in slices of 50 ms at most, 100× their time apart
+        const qint64 firstWalkUs = t.nsecsElapsed() / 1000;
         const EventFileFollower::WalkStats first = m_follower->lastWalk();
-        qInfo("first walk: %zu directories, %zu read, %zu entries, %lld us (whole poll %lld us)",
+        qInfo("first walk: %zu directories, %zu read, %zu entries, %lld us of walking over "
+              "%lld us",
               first.directories, first.read, first.entries, qint64(first.microseconds),
-              firstPollUs);
+              firstWalkUs);
         QVERIFY(first.cut);
         QCOMPARE(first.directories, EventFileFollower::kWalkDirectories);
         QVERIFY(first.entries <= EventFileFollower::kWalkEntries + 1);
@@ -612,13 +614,13 @@ private slots:
         QCOMPARE(m_notes.size(), 1);
         QVERIFY2(m_notes[0].contains(QStringLiteral("--tensorboard-dir")), qPrintable(m_notes[0]));
         // Later walks, nothing changed: directories are looked at, not read again (those older
-        // than the 2 s a coarse clock could hide a change in), and each walk waits 100× the
-        // duration of the one before it.
+        // than the 2 s a coarse clock could hide a change in), and each slice of a walk waits
+        // 100× its own duration: walking takes about 1% of the time (2% and one slice allowed).
         QElapsedTimer window;
         window.start();
         std::size_t seen = m_follower->walks();
         qint64 lastWalkAt = 0;
-        EventFileFollower::WalkStats previous = first;
+        std::int64_t walking = 0;
         int steady = 0;
         while (steady < 3 && window.elapsed() < 120000) {
             pump();
@@ -629,14 +631,13 @@ private slots:
                 qInfo("walk %zu after %lld us: %zu directories, %zu read, %zu entries, %lld us",
                       seen, at - lastWalkAt, w.directories, w.read, w.entries,
                       qint64(w.microseconds));
-                // Spaced out by the cost of the walk before it (a margin of 2 on the factor).
-                QVERIFY(at - lastWalkAt >=
-                        previous.microseconds * EventFileFollower::kWalkCostFactor / 2);
+                walking += w.microseconds;
+                QVERIFY2(walking <= at / 50 + EventFileFollower::kWalkSliceUs,
+                         qPrintable(QStringLiteral("%1 us walking in %2 us").arg(walking).arg(at)));
                 QCOMPARE(w.directories, EventFileFollower::kWalkDirectories);
                 if (w.read == 0)
                     ++steady;
                 lastWalkAt = at;
-                previous = w;
             }
             QTest::qWait(10);
         }
