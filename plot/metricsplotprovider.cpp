@@ -83,16 +83,15 @@ QString MetricsPlotProvider::curveNote(int rank) const
         const QList<int> ranks = m_store->ranks(m_metric);
         for (int r : ranks) {
             if (m_store->xBasis(r, m_metric) != m_store->xBasis(ranks.first(), m_metric))
-                return QCoreApplication::translate("rankdeck::MetricsPlotProvider",
-                                                   "x: mixed");
+                return QCoreApplication::translate("rankdeck::MetricsPlotProvider", "x: mixed");
         }
         return QString();
     }
     const XBasis basis = m_store->xBasis(rank, m_metric);
-    return basis == axisBasis() ? QString()
-                                : QCoreApplication::translate("rankdeck::MetricsPlotProvider",
-                                                              "x: %1")
-                                      .arg(xBasisKey(basis));
+    return basis == axisBasis()
+               ? QString()
+               : QCoreApplication::translate("rankdeck::MetricsPlotProvider", "x: %1")
+                     .arg(xBasisKey(basis));
 }
 
 bool MetricsPlotProvider::writeCsv(QIODevice *out, QString *errorMessage) const

@@ -184,9 +184,8 @@ QVariant CollapsedLogModel::data(const QModelIndex &index, int role) const
     if (index.row() >= firstLiveRow()) {
         if (!m_source)
             return {};
-        return m_source->data(m_source->index(m_source->firstLiveRow() + index.row() -
-                                               firstLiveRow()),
-                              role);
+        return m_source->data(
+            m_source->index(m_source->firstLiveRow() + index.row() - firstLiveRow()), role);
     }
     const Place place = locate(index.row() - markerRows());
     const LogLineGroups::Group &g = m_groups.at(place.entry);

@@ -365,8 +365,7 @@ bool MetricsStore::open(const QString &directory, QString *errorMessage)
                 QStringList f;
                 XBasis basis = XBasis::Step;
                 bool rankOk = false;
-                if (!CsvExport::splitLine(line, &f) || f.size() != 3 ||
-                    !parseXBasis(f[2], &basis))
+                if (!CsvExport::splitLine(line, &f) || f.size() != 3 || !parseXBasis(f[2], &basis))
                     continue;
                 const int rank = f[0].toInt(&rankOk);
                 if (Series *series = rankOk ? seriesLocked(rank, f[1], false) : nullptr)
@@ -450,8 +449,8 @@ bool MetricsStore::writeBasisLocked(int rank, const QString &name, XBasis basis)
     if (!m_file || !m_diskError.isEmpty())
         return false;
     if (!m_basisFile) {
-        const QString path = QFileInfo(m_file->fileName()).dir().filePath(
-            QStringLiteral("metrics-x.csv"));
+        const QString path =
+            QFileInfo(m_file->fileName()).dir().filePath(QStringLiteral("metrics-x.csv"));
         auto file = std::make_unique<QFile>(path);
         if (!file->open(QIODevice::WriteOnly | QIODevice::Append)) {
             m_lastError = tr("cannot write %1: %2").arg(path, file->errorString());
@@ -786,9 +785,8 @@ void MetricsStore::smoothEveryRankLocked(const QString &name, double weight) con
     size_t points = 0;
     for (auto it = m_series.cbegin(); it != m_series.cend(); ++it) {
         const auto found = it->constFind(name);
-        if (found != it->cend() &&
-            !(*found)->hasSmoothed(
-                Smoothing::effectiveWeight(weight, qint64((*found)->values.size())))) {
+        if (found != it->cend() && !(*found)->hasSmoothed(Smoothing::effectiveWeight(
+                                       weight, qint64((*found)->values.size())))) {
             todo.push_back(found->get());
             points += (*found)->values.size();
         }
@@ -800,8 +798,7 @@ void MetricsStore::smoothEveryRankLocked(const QString &name, double weight) con
     std::atomic<size_t> next{0};
     const auto work = [&] {
         for (size_t i = next++; i < todo.size(); i = next++)
-            todo[i]->smoothed(
-                Smoothing::effectiveWeight(weight, qint64(todo[i]->values.size())));
+            todo[i]->smoothed(Smoothing::effectiveWeight(weight, qint64(todo[i]->values.size())));
     };
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; ++t)

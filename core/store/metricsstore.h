@@ -184,7 +184,7 @@ private:
     qint64 m_total = 0;
     std::unique_ptr<QFile> m_file;
     std::unique_ptr<QFile> m_basisFile; // metrics-x.csv
-    qint64 m_recordedSize = 0; // bytes of metrics.csv written whole
+    qint64 m_recordedSize = 0;          // bytes of metrics.csv written whole
     qint64 m_missingPoints = 0;
     QString m_diskError;
     QString m_lastError;

@@ -317,8 +317,8 @@ void RankStream::handlePieces(StreamKind stream, QList<LinePiece> &pieces, Outpu
                          (st.previousOverdrawn && parsed.text.isEmpty() && !st.inLongLine);
         st.previousOverdrawn = line.overdrawn;
         st.overdrawnText = line.overdrawn && !line.text.trimmed().isEmpty() ? line.text
-                           : line.overdrawn                               ? st.overdrawnText
-                                                                          : QString();
+                           : line.overdrawn                                 ? st.overdrawnText
+                                                                            : QString();
         line.raw = std::move(parsed.text);
         out.lines.append(std::move(line));
         ++m_lineCount;

@@ -46,8 +46,8 @@ struct LogLine
     // Not a line of the record but what the row of an unfinished, redrawing line shows now
     // (LogStore::liveLines()); number and sequence are -1.
     bool live = false;
-    qint64 number = -1;     // 0-based index among this rank's lines (set by LogStore)
-    qint64 sequence = -1;   // 0-based index in the merged all-ranks order (set by LogStore)
+    qint64 number = -1;   // 0-based index among this rank's lines (set by LogStore)
+    qint64 sequence = -1; // 0-based index in the merged all-ranks order (set by LogStore)
 
     // Only between RankStream and LogStore: the exact bytes to append to the run record, and
     // whether the same line continues in the next LogLine of this rank (a line longer than the
@@ -85,7 +85,7 @@ public:
         StreamKind stream = StreamKind::Stdout;
         qint64 timeUs = 0;
         QString text;
-        bool nested = false;   // it moved the cursor up after drawing (tqdm position > 0)
+        bool nested = false; // it moved the cursor up after drawing (tqdm position > 0)
         // A top-level row cleared with spaces (text empty): tqdm.write() clears the bars, writes
         // its line, then redraws them, so the next redraw shows where the bar was at that line.
         bool clear = false;
@@ -128,24 +128,24 @@ private:
     {
         explicit StreamState(qsizetype maxPieceBytes) : splitter(maxPieceBytes) {}
         LineSplitter splitter;
-        bool inLongLine = false; // earlier pieces of the current line were handed out
-        QByteArray head;         // display head of the current long line (bounded)
+        bool inLongLine = false;  // earlier pieces of the current line were handed out
+        QByteArray head;          // display head of the current long line (bounded)
         qint64 segmentLength = 0; // bytes of its last '\r' segment (the head is its start)
-        qint64 lineLength = 0;   // bytes of the current long line so far
+        qint64 lineLength = 0;    // bytes of the current long line so far
         // Redraw tracking over the program's own bytes of the current line (events removed).
         // The bytes are looked at once: `skip` of those that come next (the pending start of
         // the line, or the text before an event carried into the next piece) were already.
         qsizetype skip = 0;
-        QByteArray carry;        // the line's text before an event, prepended to what follows
+        QByteArray carry; // the line's text before an event, prepended to what follows
         bool previousOverdrawn = false;
-        QByteArray segment;      // the current '\r' segment (up to kMaxRedrawBytes)
-        QByteArray tail;         // the line's last bytes (isOverdrawn looks at them)
-        bool crPending = false;  // the bytes so far end in a '\r' (a CRLF or a redraw?)
-        bool redrawn = false;    // the current line redrew itself
-        QString live;            // what Output::live last said for this stream
-        quint64 segments = 0;    // redraws begun (a redraw may draw the same text again)
+        QByteArray segment;       // the current '\r' segment (up to kMaxRedrawBytes)
+        QByteArray tail;          // the line's last bytes (isOverdrawn looks at them)
+        bool crPending = false;   // the bytes so far end in a '\r' (a CRLF or a redraw?)
+        bool redrawn = false;     // the current line redrew itself
+        QString live;             // what Output::live last said for this stream
+        quint64 segments = 0;     // redraws begun (a redraw may draw the same text again)
         quint64 liveSegments = 0; // segments when Output::live last said it
-        QString overdrawnText;   // the last complete line was overdrawn: what its row shows
+        QString overdrawnText;    // the last complete line was overdrawn: what its row shows
     };
 
     void handlePieces(StreamKind stream, QList<LinePiece> &pieces, Output &out, qint64 arrivalUs);

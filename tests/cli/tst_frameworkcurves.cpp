@@ -107,17 +107,15 @@ private:
     }
 
     // Launches PROGRAM on 2 local ranks in a fresh working directory; the run's directory.
-    QString launch(const QString &name, const QStringList &program,
-                   const QStringList &options = {})
+    QString launch(const QString &name, const QStringList &program, const QStringList &options = {})
     {
         const QString work = m_home.filePath(name);
         if (!QDir().mkpath(work))
             return {};
-        const Result r =
-            cli(QStringList{u"launch"_s, u"--profile"_s, u"local"_s, u"--nproc-per-node"_s, u"2"_s,
-                            u"--name"_s, name, u"--quiet"_s, u"--no-progress"_s, u"--workdir"_s,
-                            work} +
-                options + QStringList{u"--exec"_s, u"--"_s, m_python} + program);
+        const Result r = cli(QStringList{u"launch"_s, u"--profile"_s, u"local"_s,
+                                         u"--nproc-per-node"_s, u"2"_s, u"--name"_s, name,
+                                         u"--quiet"_s, u"--no-progress"_s, u"--workdir"_s, work} +
+                             options + QStringList{u"--exec"_s, u"--"_s, m_python} + program);
         if (r.code != 0) {
             // torch 2.14.1 sometimes aborts a rank at exit (tst_programlaunch): the curves are
             // what this test checks, and they are all in by then.
@@ -135,8 +133,7 @@ private:
         probe.start(m_python, {u"-c"_s, u"import "_s + modules});
         if (!probe.waitForFinished(120000) || probe.exitCode() != 0)
             QSKIP(qPrintable(u"the torch Python lacks %1 (issue 27: the bootstrap pins lightning "
-                             "2.6.6, transformers 5.24.0, tensorboard, tqdm)"_s
-                                 .arg(modules)));
+                             "2.6.6, transformers 5.24.0, tensorboard, tqdm)"_s.arg(modules)));
     }
 
 private slots:
@@ -227,7 +224,8 @@ private slots:
         QVERIFY(!m.contains({0, u"v_num"_s}));
         // Its TensorBoardLogger(save_dir="tb_logs") on rank 0 (Lightning logs on rank 0 only):
         // found in the working directory, a source of its own.
-        QCOMPARE(steps(m.value({0, u"tb/train_loss"_s})), (QList<qint64>{4, 9, 14, 19, 24, 29, 34, 39, 44}));
+        QCOMPARE(steps(m.value({0, u"tb/train_loss"_s})),
+                 (QList<qint64>{4, 9, 14, 19, 24, 29, 34, 39, 44}));
         QCOMPARE(steps(m.value({0, u"tb/val_loss"_s})), (QList<qint64>{15, 31, 47}));
         for (auto it = m.cbegin(); it != m.cend(); ++it)
             QVERIFY2(it.key().first == 0, qPrintable(it.key().second));

@@ -340,11 +340,10 @@ void TestLossPlot::axisSaysWhatXCounts_data()
                                            QStringLiteral("Rank 1")};
     QTest::newRow("reports") << QList<int>{2} << QStringLiteral("Report # (no step in the line)")
                              << QStringList{QStringLiteral("Rank 0")};
-    QTest::newRow("one rank on epochs") << QList<int>{0, 1, 0} << QStringLiteral("Step")
-                                        << QStringList{QStringLiteral("Mean (x: mixed)"),
-                                                       QStringLiteral("Rank 0"),
-                                                       QStringLiteral("Rank 1 (x: epoch)"),
-                                                       QStringLiteral("Rank 2")};
+    QTest::newRow("one rank on epochs")
+        << QList<int>{0, 1, 0} << QStringLiteral("Step")
+        << QStringList{QStringLiteral("Mean (x: mixed)"), QStringLiteral("Rank 0"),
+                       QStringLiteral("Rank 1 (x: epoch)"), QStringLiteral("Rank 2")};
 }
 
 void TestLossPlot::axisSaysWhatXCounts()

@@ -71,8 +71,8 @@ std::int64_t monotonicUs()
 // .venv), Python's and Node's caches and installs.
 bool skippedInWalk(std::string_view name)
 {
-    return name.empty() || name.front() == '.' || name == "__pycache__" ||
-           name == "node_modules" || name == "site-packages" || name == "dist-packages";
+    return name.empty() || name.front() == '.' || name == "__pycache__" || name == "node_modules" ||
+           name == "site-packages" || name == "dist-packages";
 }
 
 } // namespace

@@ -72,7 +72,7 @@ public:
         std::string directory; // as given: relative to the supervisor's working directory
         // The program's working directory, walked for event files too; empty: not walked.
         std::string workDirectory = ".";
-        std::string host;      // this node's host name, as the writers put it in the name
+        std::string host; // this node's host name, as the writers put it in the name
         int rank = 0;
         std::int64_t startSec = 0; // the supervisor's start, seconds since the epoch
     };
@@ -93,9 +93,9 @@ public:
     // What the last whole walk of the working directory cost (tests, docs/benchmarks.md).
     struct WalkStats
     {
-        std::size_t directories = 0; // looked at (stat)
-        std::size_t read = 0;        // of them read again (their mtime moved)
-        std::size_t entries = 0;     // directory entries read
+        std::size_t directories = 0;   // looked at (stat)
+        std::size_t read = 0;          // of them read again (their mtime moved)
+        std::size_t entries = 0;       // directory entries read
         std::int64_t microseconds = 0; // over its slices
         bool cut = false;              // a bound stopped it
     };
@@ -139,7 +139,7 @@ private:
     LineSink m_note;
     std::map<std::string, Directory> m_directories;
     std::vector<File> m_files;
-    std::set<std::string> m_seen; // every event file judged (followed or not)
+    std::set<std::string> m_seen;                  // every event file judged (followed or not)
     std::set<std::pair<dev_t, ino_t>> m_seenFiles; // the same by identity: one file, two paths
     std::map<std::string, Directory> m_walked;     // the working directory's, by path
     std::deque<std::pair<std::string, int>> m_walkQueue; // the pass under way: path, depth
@@ -150,8 +150,8 @@ private:
     std::size_t m_walks = 0;
     std::int64_t m_nextWalkUs = 0;
     bool m_walkCutNoted = false;
-    std::set<pid_t> m_ownPids;    // pids whose files were taken: later files of theirs too
-    std::size_t m_next = 0;       // round robin over m_files
+    std::set<pid_t> m_ownPids; // pids whose files were taken: later files of theirs too
+    std::size_t m_next = 0;    // round robin over m_files
     bool m_tooManyNoted = false;
 };
 

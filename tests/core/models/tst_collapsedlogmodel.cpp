@@ -546,7 +546,8 @@ void TestCollapsedLogModel::liveRowsPassThrough()
     f.poll();
     if (expanded)
         QVERIFY(f.model.setExpanded(0, true));
-    f.store.setLive({live(0, u"Epoch 0:  10%|█ | 2/20"_s, 2), live(1, u"Epoch 0:   5%| | 1/20"_s, 3)});
+    f.store.setLive(
+        {live(0, u"Epoch 0:  10%|█ | 2/20"_s, 2), live(1, u"Epoch 0:   5%| | 1/20"_s, 3)});
     f.poll();
     QCOMPARE(f.model.liveRowCount(), 2);
     const int entries = f.model.rowCount() - 2;
@@ -561,7 +562,8 @@ void TestCollapsedLogModel::liveRowsPassThrough()
     QCOMPARE(inserted.size(), 0);
     QCOMPARE(changed.size(), 1);
     QCOMPARE(changed.first().at(0).value<QModelIndex>().row(), entries + 1);
-    QCOMPARE(f.model.index(entries + 1, 0).data().toString(), u"[r1] Epoch 0:  50%|█████ | 10/20"_s);
+    QCOMPARE(f.model.index(entries + 1, 0).data().toString(),
+             u"[r1] Epoch 0:  50%|█████ | 10/20"_s);
     // Lines meanwhile: above the live rows, grouped as ever.
     f.append(makeLine(0, u"checkpoint saved"_s, 5));
     f.append(makeLine(1, u"checkpoint saved"_s, 6));
@@ -577,7 +579,8 @@ void TestCollapsedLogModel::liveRowsPassThrough()
     f.poll();
     QCOMPARE(f.model.liveRowCount(), 1);
     QCOMPARE(rowTexts(f.model).last(), u"[r1] Epoch 0:  50%|█████ | 10/20"_s);
-    QCOMPARE(rowTexts(f.model).at(f.model.rowCount() - 2), u"[r0] Epoch 0: 100%|██████████| 20/20"_s);
+    QCOMPARE(rowTexts(f.model).at(f.model.rowCount() - 2),
+             u"[r0] Epoch 0: 100%|██████████| 20/20"_s);
     f.store.setLive({live(1, QString(), 9)});
     f.poll();
     QCOMPARE(f.model.liveRowCount(), 0);

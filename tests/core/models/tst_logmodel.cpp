@@ -47,8 +47,8 @@ QList<Chunk> captured(const QString &name)
     for (qsizetype at = 0; at < all.size();) {
         const qsizetype nl = all.indexOf('\n', at);
         const qsizetype n = all.mid(at + 2, nl - at - 2).toLongLong();
-        chunks.append({all.at(at) == 'E' ? StreamKind::Stderr : StreamKind::Stdout,
-                       all.mid(nl + 1, n)});
+        chunks.append(
+            {all.at(at) == 'E' ? StreamKind::Stderr : StreamKind::Stdout, all.mid(nl + 1, n)});
         at = nl + 1 + n + 1;
     }
     return chunks;

@@ -202,8 +202,8 @@ void TestLogMetricExtractor::dictLines_data()
         << "{'step': 3, 'loss': 'nan', 'grad_norm': 'inf'}"
         << QList<Point>{{u"loss"_s, 3, std::numeric_limits<double>::quiet_NaN()},
                         {u"grad_norm"_s, 3, std::numeric_limits<double>::infinity()}};
-    QTest::newRow("not a dict of numbers") << "{'model': 'gpt2', 'layers': 'two'}"
-                                           << QList<Point>{};
+    QTest::newRow("not a dict of numbers")
+        << "{'model': 'gpt2', 'layers': 'two'}" << QList<Point>{};
     QTest::newRow("a dict inside a sentence: the default patterns")
         << "metrics {'loss': 0.5} at step 9" << QList<Point>{{u"loss"_s, 9, 0.5}};
 }
@@ -229,14 +229,11 @@ void TestLogMetricExtractor::dictLines()
 void TestLogMetricExtractor::anotherBasisIsAnotherSeries()
 {
     LogMetricExtractor x;
-    QCOMPARE(x.extract(0, u"Epoch 1: val_loss=0.5"_s),
-             (QList<Point>{{u"val_loss"_s, 1, 0.5, E}}));
+    QCOMPARE(x.extract(0, u"Epoch 1: val_loss=0.5"_s), (QList<Point>{{u"val_loss"_s, 1, 0.5, E}}));
     QCOMPARE(x.extract(0, u"step 300 val_loss=0.4"_s),
              (QList<Point>{{u"val_loss [step]"_s, 300, 0.4}}));
-    QCOMPARE(x.extract(0, u"val_loss=0.3"_s),
-             (QList<Point>{{u"val_loss [report]"_s, 0, 0.3, R}}));
-    QCOMPARE(x.extract(0, u"Epoch 2: val_loss=0.2"_s),
-             (QList<Point>{{u"val_loss"_s, 2, 0.2, E}}));
+    QCOMPARE(x.extract(0, u"val_loss=0.3"_s), (QList<Point>{{u"val_loss [report]"_s, 0, 0.3, R}}));
+    QCOMPARE(x.extract(0, u"Epoch 2: val_loss=0.2"_s), (QList<Point>{{u"val_loss"_s, 2, 0.2, E}}));
     // Another rank's series are its own.
     QCOMPARE(x.extract(1, u"step 10 val_loss=0.9"_s), (QList<Point>{{u"val_loss"_s, 10, 0.9}}));
 }

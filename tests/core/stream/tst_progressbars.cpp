@@ -43,8 +43,8 @@ QList<Chunk> readChunks(const QString &name)
         const qsizetype nl = all.indexOf('\n', at);
         const QByteArray head = all.mid(at, nl - at);
         const qsizetype n = head.mid(2).toLongLong();
-        chunks.append({head.startsWith('E') ? StreamKind::Stderr : StreamKind::Stdout,
-                       all.mid(nl + 1, n)});
+        chunks.append(
+            {head.startsWith('E') ? StreamKind::Stderr : StreamKind::Stdout, all.mid(nl + 1, n)});
         at = nl + 1 + n + 1;
     }
     return chunks;
@@ -77,11 +77,11 @@ QByteArray heartbeat(int rank)
 
 struct Run
 {
-    QList<LogLine> shown;              // complete lines a view shows (not overdrawn)
-    QList<LogLine> overdrawn;          // complete lines it leaves out
+    QList<LogLine> shown;                  // complete lines a view shows (not overdrawn)
+    QList<LogLine> overdrawn;              // complete lines it leaves out
     QByteArray stdoutRecord, stderrRecord; // what the record got, per stream
     QList<LogMetricExtractor::Point> points;
-    QList<QString> live;               // the live row's texts as they changed
+    QList<QString> live; // the live row's texts as they changed
     int events = 0;
 };
 
@@ -170,25 +170,23 @@ void TestProgressBars::parse_data()
     QTest::addColumn<QString>("postfix");
     QTest::newRow("Lightning")
         << u"Epoch 1:  38%|███▊      | 6/16 [00:00<00:00, 103.95it/s, v_num=1, train_loss=2.600]"_s
-        << true << u"Epoch #"_s << 1 << qint64(6) << qint64(16)
-        << u"v_num=1, train_loss=2.600"_s;
+        << true << u"Epoch #"_s << 1 << qint64(6) << qint64(16) << u"v_num=1, train_loss=2.600"_s;
     QTest::newRow("Transformers") << u" 16%|█▌        | 5/32 [00:00<00:01, 17.75it/s]"_s << true
                                   << QString() << -1 << qint64(5) << qint64(32) << QString();
-    QTest::newRow("unknown total") << u"Sanity Checking: |          | 0/? [00:00<?, ?it/s]"_s
-                                   << true << u"Sanity Checking"_s << -1 << qint64(0)
-                                   << qint64(-1) << QString();
-    QTest::newRow("no bar") << u"train: 5it [00:00, 17.75it/s, loss=0.3]"_s << true
-                            << u"train"_s << -1 << qint64(5) << qint64(-1) << u"loss=0.3"_s;
+    QTest::newRow("unknown total")
+        << u"Sanity Checking: |          | 0/? [00:00<?, ?it/s]"_s << true << u"Sanity Checking"_s
+        << -1 << qint64(0) << qint64(-1) << QString();
+    QTest::newRow("no bar") << u"train: 5it [00:00, 17.75it/s, loss=0.3]"_s << true << u"train"_s
+                            << -1 << qint64(5) << qint64(-1) << u"loss=0.3"_s;
     QTest::newRow("epoch n/m") << u"epoch 3/10: 50%|#####     | 5/10 [00:01<00:01, lr=1e-3]"_s
                                << true << u"epoch #/##"_s << 3 << qint64(5) << qint64(10)
                                << QString();
     QTest::newRow("a table row") << u"| 0 | net | Linear | 9 |"_s << false << QString() << -1
                                  << qint64(0) << qint64(0) << QString();
-    QTest::newRow("brackets, no time") << u"x |a| 3/4 [done]"_s << false << QString() << -1
-                                       << qint64(0) << qint64(0) << QString();
+    QTest::newRow("brackets, no time")
+        << u"x |a| 3/4 [done]"_s << false << QString() << -1 << qint64(0) << qint64(0) << QString();
     QTest::newRow("rich's bar") << u"Epoch 2/2  ━━━━━━━━ 16/16 0:00:00 • 0:00:00 118.91it/s"_s
-                                << false << QString() << -1 << qint64(0) << qint64(0)
-                                << QString();
+                                << false << QString() << -1 << qint64(0) << qint64(0) << QString();
 }
 
 void TestProgressBars::parse()
@@ -225,8 +223,8 @@ void TestProgressBars::tqdmLoop()
     QStringList shown;
     for (const LogLine &l : run.shown)
         shown << l.text.left(15);
-    QCOMPARE(shown, (QStringList{u"Epoch 0: 100%|█"_s, u"Epoch 1: 100%|█"_s,
-                                 u"Epoch 2: 100%|█"_s, u"done 0"_s}));
+    QCOMPARE(shown, (QStringList{u"Epoch 0: 100%|█"_s, u"Epoch 1: 100%|█"_s, u"Epoch 2: 100%|█"_s,
+                                 u"done 0"_s}));
     QVERIFY(run.overdrawn.isEmpty());
     // The record keeps every byte, every redraw.
     QByteArray err, out;
@@ -242,7 +240,7 @@ void TestProgressBars::tqdmLoop()
     const QList<double> loss = valuesOf(run, u"loss"_s);
     for (qsizetype i = 0; i < loss.size(); ++i)
         QVERIFY(std::abs(loss[i] - 1.0 / double(1 + i)) <= 5e-5 + 1e-12); // printed "%.4f"
-    QCOMPARE(stepsOf(run, u"lr"_s), QList<qint64>{0}); // constant: one point
+    QCOMPARE(stepsOf(run, u"lr"_s), QList<qint64>{0});                    // constant: one point
     for (const auto &p : run.points)
         QCOMPARE(p.basis, XBasis::Step);
 }

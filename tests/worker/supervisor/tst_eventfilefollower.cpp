@@ -527,8 +527,7 @@ private slots:
         QFETCH(bool, found);
         QDir().mkpath(m_dir);
         QFile cfg(m_dir + QStringLiteral("/venv/pyvenv.cfg"));
-        QVERIFY(QDir().mkpath(m_dir + QStringLiteral("/venv")) &&
-                cfg.open(QIODevice::WriteOnly));
+        QVERIFY(QDir().mkpath(m_dir + QStringLiteral("/venv")) && cfg.open(QIODevice::WriteOnly));
         cfg.close();
         // Followed: runs/ (absent here); walked: the working directory.
         makeFollower(m_dir + QStringLiteral("/runs"), m_dir);
@@ -595,7 +594,8 @@ private slots:
         }
         qInfo("made the tree in %lld ms", qint64(made.elapsed()));
         const QString logs = m_dir + QStringLiteral("/tb_logs/lightning_logs/version_0");
-        append(logs + u'/' + fileName(), versionRecord() + scalarRecord(QStringLiteral("train_loss"), 4, 0.5f));
+        append(logs + u'/' + fileName(),
+               versionRecord() + scalarRecord(QStringLiteral("train_loss"), 4, 0.5f));
         makeFollower(m_dir + QStringLiteral("/runs"), m_dir);
         QElapsedTimer t;
         t.start();
