@@ -578,7 +578,7 @@ void LaunchCommand::printLines(const QList<LogLine> &lines)
     clearProgress();
     QTextStream &out = CliUtil::out();
     for (const LogLine &l : lines) {
-        if (l.partial)
+        if (l.partial || l.overdrawn) // a nested progress bar's redraw: what a terminal overdraws
             continue;
         if (!m_consoleRanks.isEmpty() && !m_consoleRanks.contains(l.rank))
             continue;

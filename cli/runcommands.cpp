@@ -12,6 +12,7 @@
 #include "store/logstore.h"
 #include "store/metricsstore.h"
 #include "store/tensorboardexport.h"
+#include "stream/linesplitter.h"
 #include "stream/logmetricextractor.h"
 #include "util/printabletext.h"
 
@@ -357,6 +358,8 @@ int RunCommands::logs(const QStringList &args)
         for (qint64 first = 0; first < total; first += 10000) {
             const QList<LogLine> lines = store.readLines(rank, first, 10000, &error);
             for (const LogLine &l : lines) {
+                if (l.overdrawn)
+                    continue; // what a terminal draws over (a nested progress bar's redraw)
                 if (rank == LogStore::AllRanks)
                     out << QStringLiteral("[r%1] ").arg(l.rank);
                 out << l.text << '\n';
@@ -390,10 +393,13 @@ int RunCommands::logs(const QStringList &args)
             partial[r] += chunk;
             qsizetype start = 0;
             for (qsizetype nl; (nl = partial[r].indexOf('\n', start)) >= 0; start = nl + 1) {
+                // As the views show it: a progress bar's last state, not every redraw.
                 const QByteArray line = partial[r].mid(start, nl - start);
+                if (LineSplitter::isOverdrawn(line))
+                    continue;
                 if (rank == LogStore::AllRanks)
                     out << QStringLiteral("[r%1] ").arg(r);
-                out << QString::fromUtf8(line) << '\n';
+                out << LineSplitter::displayText(line) << '\n';
             }
             partial[r] = partial[r].mid(start);
         }
@@ -506,8 +512,9 @@ bool RunCommands::extractFromRecord(const QString &dir, const QList<MetricPatter
             if (lines.isEmpty() && !error->isEmpty())
                 return false;
             for (const LogLine &line : lines) {
-                for (const LogMetricExtractor::Point &p : extractor.extract(rank, line.text))
-                    store->append(rank, p.name, p.step, line.timeUs, p.value);
+                for (const LogMetricExtractor::Point &p :
+                     extractor.extract(rank, line.text, line.overdrawn))
+                    store->append(rank, p.name, p.step, line.timeUs, p.value, p.basis);
             }
         }
     }

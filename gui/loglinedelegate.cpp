@@ -21,7 +21,10 @@ void LogLineDelegate::initStyleOption(QStyleOptionViewItem *option, const QModel
         option->displayAlignment = Qt::AlignHCenter | Qt::AlignVCenter;
         return;
     }
-    if (index.data(LogModel::IsGroupRole).toBool()) {
+    if (index.data(LogModel::IsLiveRole).toBool()) {
+        // A progress bar being redrawn: this row changes in place until its line ends.
+        option->text = QStringLiteral("\u21bb ") + option->text;
+    } else if (index.data(LogModel::IsGroupRole).toBool()) {
         option->text = disclosure(index.data(LogModel::ExpandedRole).toBool()) + option->text;
     } else if (index.data(LogModel::IsGroupMemberRole).toBool()) {
         const qint64 timeUs = index.data(LogModel::TimeRole).toLongLong();

@@ -3,6 +3,8 @@
 // hover read-out, axes and export all act on the same graphs and ranges.
 #include "lossplot.h"
 
+#include "store/smoothing.h"
+
 #include <qcustomplot.h>
 
 #include <QCheckBox>
@@ -81,8 +83,14 @@ LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
     m_smoothingSlider = new QSlider(Qt::Horizontal, this);
     m_smoothingSlider->setObjectName(QStringLiteral("smoothingSlider"));
     m_smoothingSlider->setRange(0, SliderSteps - 1);
-    m_smoothingSlider->setToolTip(tr("Debiased exponential moving average weight (TensorBoard "
-                                     "style), computed on the full data"));
+    m_smoothingSlider->setToolTip(
+        tr("Debiased exponential moving average weight (TensorBoard style), computed on the full "
+           "data. A curve of n points gets at most n / (n + %1), so that a sparse one (a value "
+           "per epoch) does not trail behind its points: the default 0.6 applies from %2 "
+           "points on.")
+            .arg(Smoothing::kSparsePoints)
+            .arg(int(std::ceil(Smoothing::kDefaultWeight * Smoothing::kSparsePoints /
+                               (1.0 - Smoothing::kDefaultWeight)))));
     m_smoothingLabel = new QLabel(this);
     m_smoothingLabel->setMinimumWidth(
         m_smoothingLabel->fontMetrics().horizontalAdvance(QStringLiteral("0.000")));
@@ -382,7 +390,31 @@ QString LossPlot::curveName(int rank) const
 {
     if (isComparing())
         return m_compared.value(rank).name;
-    return rank == PlotDataProvider::MeanCurve ? tr("Mean") : tr("Rank %1").arg(rank);
+    QString name = rank == PlotDataProvider::MeanCurve ? tr("Mean") : tr("Rank %1").arg(rank);
+    // A rank whose x counts something else than the axis says says so (in step mode).
+    const QString note =
+        m_provider && m_xMode == PlotXMode::Step ? m_provider->curveNote(rank) : QString();
+    if (!note.isEmpty())
+        name += QStringLiteral(" (") + note + u')';
+    return name;
+}
+
+QString LossPlot::stepAxisTitle() const
+{
+    // Compared runs share the axis: its title is theirs when they agree, and says so otherwise.
+    QStringList titles;
+    if (isComparing()) {
+        for (const ComparedRun &run : m_compared) {
+            const QString t = run.provider ? run.provider->stepAxisTitle() : QString();
+            if (!titles.contains(t.isEmpty() ? tr("Step") : t))
+                titles << (t.isEmpty() ? tr("Step") : t);
+        }
+    } else if (m_provider) {
+        titles << m_provider->stepAxisTitle();
+    }
+    if (titles.size() > 1)
+        return titles.join(QStringLiteral(" / ")) + tr(" (differs by run)");
+    return titles.value(0).isEmpty() ? tr("Step") : titles.value(0);
 }
 
 LossPlot::Curves &LossPlot::curvesFor(int rank)
@@ -426,6 +458,8 @@ void LossPlot::ensureLegendItem(int rank)
 
 void LossPlot::rebuildCompared()
 {
+    if (m_xMode == PlotXMode::Step)
+        m_plot->xAxis->setLabel(stepAxisTitle());
     m_rebuilding = true;
     CompareView view;
     view.mode = m_xMode;
@@ -498,9 +532,21 @@ void LossPlot::rebuild()
     else
         m_plot->setAntialiasedElements(QCP::aePlottables);
 
+    // What x counts may be known only now (a series' first point), or change as ranks join.
+    if (m_xMode == PlotXMode::Step)
+        m_plot->xAxis->setLabel(stepAxisTitle());
     for (int rank : std::as_const(curves)) {
         ensureLegendItem(rank);
         Curves &c = curvesFor(rank);
+        const QString name = curveName(rank);
+        if (c.smooth->name() != name) {
+            c.raw->setName(name);
+            c.smooth->setName(name);
+            if (QListWidgetItem *item = m_legendItems.value(rank)) {
+                const QSignalBlocker blocker(m_legend);
+                item->setText(name);
+            }
+        }
         const bool visible = isRankVisible(rank);
         const bool showRaw = visible && (weight <= 0 || !crowded);
         c.raw->setVisible(showRaw);
@@ -556,7 +602,7 @@ void LossPlot::applyAxisMode()
     switch (m_xMode) {
     case PlotXMode::Step:
         x->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-        x->setLabel(tr("Step"));
+        x->setLabel(stepAxisTitle());
         break;
     case PlotXMode::RelativeTime:
         x->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));

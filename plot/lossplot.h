@@ -125,6 +125,7 @@ private:
     void hideHover();
     QColor colorFor(int rank) const;
     QString curveName(int rank) const;
+    QString stepAxisTitle() const;
     void markDirty();
 
     const PlotDataProvider *m_provider = nullptr;

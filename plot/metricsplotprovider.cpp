@@ -5,6 +5,8 @@
 #include "store/metricsstore.h"
 #include "store/tensorboardexport.h"
 
+#include <QCoreApplication>
+
 namespace rankdeck {
 
 MetricsPlotProvider::MetricsPlotProvider(const MetricsStore *store, const QString &metric)
@@ -53,6 +55,43 @@ PlotCurve MetricsPlotProvider::curve(int rank, PlotXMode mode, double smoothingW
 bool MetricsPlotProvider::xRange(PlotXMode mode, double *xMin, double *xMax) const
 {
     return m_store->xRange(m_metric, axisOf(mode), xMin, xMax);
+}
+
+XBasis MetricsPlotProvider::axisBasis() const
+{
+    int counts[3] = {0, 0, 0};
+    for (int rank : m_store->ranks(m_metric))
+        ++counts[int(m_store->xBasis(rank, m_metric))];
+    int best = 0;
+    for (int b = 1; b < 3; ++b) {
+        if (counts[b] > counts[best])
+            best = b;
+    }
+    return XBasis(best);
+}
+
+QString MetricsPlotProvider::stepAxisTitle() const
+{
+    return xBasisLabel(axisBasis());
+}
+
+QString MetricsPlotProvider::curveNote(int rank) const
+{
+    if (rank < 0) {
+        // The mean, min and max go by x as it is: across ranks that count different things, say
+        // so.
+        const QList<int> ranks = m_store->ranks(m_metric);
+        for (int r : ranks) {
+            if (m_store->xBasis(r, m_metric) != m_store->xBasis(ranks.first(), m_metric))
+                return QCoreApplication::translate("rankdeck::MetricsPlotProvider", "x: mixed");
+        }
+        return QString();
+    }
+    const XBasis basis = m_store->xBasis(rank, m_metric);
+    return basis == axisBasis()
+               ? QString()
+               : QCoreApplication::translate("rankdeck::MetricsPlotProvider", "x: %1")
+                     .arg(xBasisKey(basis));
 }
 
 bool MetricsPlotProvider::writeCsv(QIODevice *out, QString *errorMessage) const

@@ -6,6 +6,8 @@
 
 #include "plotdataprovider.h"
 
+#include "stream/xbasis.h"
+
 #include <QString>
 
 namespace rankdeck {
@@ -27,10 +29,15 @@ public:
     PlotCurve curve(int rank, PlotXMode mode, double smoothingWeight, double xMin, double xMax,
                     int buckets) const override;
     bool xRange(PlotXMode mode, double *xMin, double *xMax) const override;
+    // From each rank's series: the basis most ranks have titles the axis.
+    QString stepAxisTitle() const override;
+    QString curveNote(int rank) const override;
     bool writeCsv(QIODevice *out, QString *errorMessage) const override;
     bool writeTensorBoard(const QString &directory, QString *errorMessage) const override;
 
 private:
+    XBasis axisBasis() const;
+
     const MetricsStore *m_store;
     QString m_metric;
 };

@@ -52,6 +52,17 @@ public:
     // The x extent of all the data in that mode; false when there is none. Cheap (no points
     // copied): the compare overlay buckets every run over one shared range.
     virtual bool xRange(PlotXMode mode, double *xMin, double *xMax) const = 0;
+    // What x counts in PlotXMode::Step, as the axis title ("Step", "Epoch", "Report # (no step
+    // in the line)"); empty: "Step". Ranks whose x counts something else are named in
+    // curveNote(), never drawn on that axis unsaid.
+    virtual QString stepAxisTitle() const { return QString(); }
+    // Said after the curve's name in the legend ("x: epoch") when that rank's x counts something
+    // other than stepAxisTitle() says; empty otherwise.
+    virtual QString curveNote(int rank) const
+    {
+        Q_UNUSED(rank);
+        return QString();
+    }
     // Full-resolution CSV of everything plotted (no bucketing, no smoothing).
     virtual bool writeCsv(QIODevice *out, QString *errorMessage) const = 0;
     // Every metric of every rank as TensorBoard event files, one sub-directory per rank.

@@ -65,6 +65,7 @@ void CollapsedLogModel::rebuild()
 {
     m_groups.clear();
     m_rows = 0;
+    m_live = 0;
     m_lines = 0;
     m_pending = 0;
     m_expanded = 0;
@@ -73,6 +74,7 @@ void CollapsedLogModel::rebuild()
     if (!m_source)
         return;
     m_marker = m_source->hasMarkerRow();
+    m_live = m_source->liveRowCount();
     const int lines = m_source->lineRowCount();
     for (int i = 0; i < lines; ++i)
         m_groups.add(m_source->lineAt(i));
@@ -134,7 +136,12 @@ int CollapsedLogModel::rowCount(const QModelIndex &parent) const
 {
     if (parent.isValid())
         return 0;
-    return markerRows() + m_rows;
+    return markerRows() + m_rows + m_live;
+}
+
+bool CollapsedLogModel::isSourceLive(int sourceRow) const
+{
+    return m_source && sourceRow >= m_source->firstLiveRow();
 }
 
 QString CollapsedLogModel::entryText(const LogLineGroups::Group &g) const
@@ -173,6 +180,12 @@ QVariant CollapsedLogModel::data(const QModelIndex &index, int role) const
         if (!m_source || !m_source->hasMarkerRow())
             return {};
         return m_source->data(m_source->index(0), role);
+    }
+    if (index.row() >= firstLiveRow()) {
+        if (!m_source)
+            return {};
+        return m_source->data(
+            m_source->index(m_source->firstLiveRow() + index.row() - firstLiveRow()), role);
     }
     const Place place = locate(index.row() - markerRows());
     const LogLineGroups::Group &g = m_groups.at(place.entry);
@@ -217,6 +230,8 @@ QVariant CollapsedLogModel::data(const QModelIndex &index, int role) const
         return !member && g.expanded;
     case LogModel::IsGroupMemberRole:
         return member;
+    case LogModel::IsLiveRole:
+        return false;
     case LogModel::CopyTextRole: {
         if (member)
             return memberText(g, place.member);
@@ -242,7 +257,7 @@ bool CollapsedLogModel::setData(const QModelIndex &index, const QVariant &value,
 
 bool CollapsedLogModel::setExpanded(int row, bool expanded)
 {
-    if (row < markerRows() || row >= rowCount())
+    if (row < markerRows() || row >= firstLiveRow())
         return false;
     const Place place = locate(row - markerRows());
     LogLineGroups::Group &g = m_groups.at(place.entry);
@@ -300,6 +315,14 @@ void CollapsedLogModel::onRowsInserted(const QModelIndex &parent, int first, int
         // The source's marker row arrived (it comes alone, always at the top).
         beginInsertRows(QModelIndex(), 0, 0);
         m_marker = true;
+        endInsertRows();
+        return;
+    }
+    if (isSourceLive(first)) {
+        // Live rows (they come alone, after the lines).
+        const int at = firstLiveRow() + first - m_source->firstLiveRow();
+        beginInsertRows(QModelIndex(), at, at + last - first);
+        m_live += last - first + 1;
         endInsertRows();
         return;
     }
@@ -384,6 +407,15 @@ void CollapsedLogModel::onRowsAboutToBeRemoved(const QModelIndex &parent, int fi
     if (parent.isValid() || !m_source)
         return;
     m_dropBefore = -1;
+    m_dropLive = false;
+    if (isSourceLive(first)) {
+        // Live rows go (alone): ours with them.
+        const int at = firstLiveRow() + first - m_source->firstLiveRow();
+        m_dropLive = true;
+        beginRemoveRows(QModelIndex(), at, at + last - first);
+        m_live -= last - first + 1;
+        return;
+    }
     const int marker = m_source->hasMarkerRow() ? 1 : 0;
     if (marker && first == 0)
         return; // the marker row (it goes alone)
@@ -398,6 +430,11 @@ void CollapsedLogModel::onRowsRemoved(const QModelIndex &parent, int first, int 
     Q_UNUSED(last);
     if (parent.isValid() || !m_source)
         return;
+    if (m_dropLive) {
+        m_dropLive = false;
+        endRemoveRows();
+        return;
+    }
     if (m_dropBefore < 0) {
         if (m_marker && first == 0 && !m_source->hasMarkerRow()) {
             beginRemoveRows(QModelIndex(), 0, 0);
@@ -431,10 +468,14 @@ void CollapsedLogModel::onRowsRemoved(const QModelIndex &parent, int first, int 
 
 void CollapsedLogModel::onDataChanged(const QModelIndex &topLeft, const QModelIndex &bottomRight)
 {
-    Q_UNUSED(bottomRight);
-    // The only row the source changes in place is its marker (the count of elided lines).
-    if (m_marker && topLeft.row() == 0)
+    // The rows the source changes in place: its marker (the count of elided lines) and its
+    // live rows (progress bars redrawn).
+    if (m_marker && topLeft.row() == 0) {
         emit dataChanged(index(0), index(0));
+    } else if (isSourceLive(topLeft.row())) {
+        const int offset = firstLiveRow() - m_source->firstLiveRow();
+        emit dataChanged(index(topLeft.row() + offset), index(bottomRight.row() + offset));
+    }
 }
 
 } // namespace rankdeck

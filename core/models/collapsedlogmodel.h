@@ -17,7 +17,8 @@
 //   - lines dropped at the top take the entries whose first line they were with them (the rest
 //     of such a group, at most maxDistance entries below, goes too: the top edge of a long view);
 //   - older lines read back at the top are grouped among themselves and inserted above;
-//   - the marker row ("N earlier lines not shown") is the source's, passed through;
+//   - the marker row ("N earlier lines not shown") is the source's, passed through, and so are
+//     its live rows (progress bars being redrawn), after the entries, never grouped;
 //   - a reset (filter, store or rank change) regroups everything and re-expands the groups the
 //     user had open.
 // Per-rank views do not use it: a rank's own log keeps every line as it is.
@@ -63,6 +64,7 @@ public:
     int groupCount() const; // entries that stand for more than one line
     qint64 joinedLines() const { return m_groups.joinedLines(); }
     bool hasMarkerRow() const { return m_marker; }
+    int liveRowCount() const { return m_live; }
     // Lines the rows stand for (the marker's not counted).
     qint64 lineCount() const { return m_lines; }
 
@@ -86,11 +88,15 @@ private:
     QString memberText(const LogLineGroups::Group &g, int member) const;
     QString toolTip(const LogLineGroups::Group &g) const;
     int markerRows() const { return m_marker ? 1 : 0; }
+    // Whether source rows [first, …] are its live rows, and the first of ours for them.
+    bool isSourceLive(int sourceRow) const;
+    int firstLiveRow() const { return markerRows() + m_rows; }
 
     QPointer<LogModel> m_source;
     LogLineGroups m_groups;
     bool m_marker = false;
-    int m_rows = 0;     // announced rows without the marker
+    int m_rows = 0;     // announced rows without the marker and the live rows
+    int m_live = 0;     // the source's live rows, announced after ours
     qint64 m_lines = 0; // lines in the entries
     int m_pending = 0;  // entries appended to m_groups but not announced yet
     int m_expanded = 0; // expanded entries: none means row == entry (the usual case)
@@ -98,6 +104,7 @@ private:
     mutable bool m_offsetsValid = false;
     QSet<qint64> m_expandedFirsts; // first-line sequences of expanded groups, kept over resets
     qint64 m_dropBefore = -1;      // sequence below which the source is dropping lines
+    bool m_dropLive = false;       // the source is removing live rows
 };
 
 } // namespace rankdeck

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/logmodel.h"
 
+#include <climits>
+
 namespace rankdeck {
 
 LogModel::LogModel(const LogStore *store, int rank, QObject *parent) : QAbstractListModel(parent)
@@ -65,6 +67,8 @@ void LogModel::setStreamFilter(int streams)
 
 bool LogModel::accepts(const LogLine &line) const
 {
+    if (line.overdrawn)
+        return false; // a terminal draws over it: not what one would see
     const int bit = line.stream == StreamKind::Stderr ? StderrLines : StdoutLines;
     if (!(m_streams & bit))
         return false;
@@ -84,7 +88,7 @@ int LogModel::rowCount(const QModelIndex &parent) const
 {
     if (parent.isValid())
         return 0;
-    return markerRows() + int(m_rows.size());
+    return markerRows() + int(m_rows.size()) + int(m_live.size());
 }
 
 QVariant LogModel::data(const QModelIndex &index, int role) const
@@ -109,20 +113,28 @@ QVariant LogModel::data(const QModelIndex &index, int role) const
         case SequenceRole:
             return qint64(-1);
         case TruncatedRole:
+        case IsLiveRole:
             return false;
         default:
             return {};
         }
     }
-    const LogLine &line = m_rows[index.row() - markerRows()];
+    const int lineRow = index.row() - markerRows();
+    const bool live = lineRow >= m_rows.size();
+    const LogLine &line = live ? m_live[lineRow - m_rows.size()] : m_rows[lineRow];
     switch (role) {
     case Qt::DisplayRole:
         return displayText(line);
     case Qt::ToolTipRole:
+        if (live)
+            return tr("Redrawn in place (a progress bar): the run record keeps every state, as "
+                      "one line once it ends");
         return line.truncated ? tr("Line cut to its first characters: %1 bytes in full, kept in "
                                    "the run record")
                                     .arg(line.byteLength)
                               : QVariant();
+    case IsLiveRole:
+        return live;
     case TextRole:
         return line.text;
     case RankRole:
@@ -174,6 +186,7 @@ QHash<int, QByteArray> LogModel::roleNames() const
     roles.insert(ExpandedRole, "expanded");
     roles.insert(IsGroupMemberRole, "isGroupMember");
     roles.insert(CopyTextRole, "copyText");
+    roles.insert(IsLiveRole, "isLive");
     return roles;
 }
 
@@ -181,6 +194,7 @@ void LogModel::reload()
 {
     beginResetModel();
     m_rows.clear();
+    m_live.clear();
     m_fetchedRows = 0;
     m_elided = 0;
     m_firstKey = 0;
@@ -206,8 +220,57 @@ void LogModel::reload()
             m_firstKey =
                 m_rank == LogStore::AllRanks ? m_rows.first().sequence : m_rows.first().number;
         m_elided = m_firstKey;
+        for (const LogLine &l : m_store->liveLines(m_rank)) {
+            if (accepts(l))
+                m_live.append(l);
+        }
     }
     endResetModel();
+}
+
+void LogModel::syncLive()
+{
+    QList<LogLine> now;
+    if (m_store) {
+        for (LogLine &l : m_store->liveLines(m_rank)) {
+            if (accepts(l))
+                now.append(std::move(l));
+        }
+    }
+    auto sameRows = [&] {
+        if (now.size() != m_live.size())
+            return false;
+        for (qsizetype i = 0; i < now.size(); ++i) {
+            if (now[i].rank != m_live[i].rank || now[i].stream != m_live[i].stream)
+                return false;
+        }
+        return true;
+    };
+    const int first = firstLiveRow();
+    if (sameRows()) {
+        // The bars moved on: the same rows, new text (the usual case, several times a second).
+        int lo = INT_MAX, hi = -1;
+        for (qsizetype i = 0; i < now.size(); ++i) {
+            if (now[i].text != m_live[i].text || now[i].timeUs != m_live[i].timeUs) {
+                lo = qMin(lo, int(i));
+                hi = qMax(hi, int(i));
+            }
+        }
+        m_live = std::move(now);
+        if (hi >= 0)
+            emit dataChanged(index(first + lo), index(first + hi));
+        return;
+    }
+    if (!m_live.isEmpty()) {
+        beginRemoveRows(QModelIndex(), first, first + int(m_live.size()) - 1);
+        m_live.clear();
+        endRemoveRows();
+    }
+    if (!now.isEmpty()) {
+        beginInsertRows(QModelIndex(), first, first + int(now.size()) - 1);
+        m_live = std::move(now);
+        endInsertRows();
+    }
 }
 
 void LogModel::trimFront()
@@ -266,14 +329,17 @@ void LogModel::poll()
         // they are elided, and nothing older than them can stay visible above the gap.
         beginResetModel();
         m_rows.clear();
+        m_live.clear();
         m_firstKey = firstMem;
         m_elided = firstMem;
         m_next = firstMem;
         endResetModel();
     }
     QList<LogLine> lines = m_store->recentLines(m_rank, m_next);
-    if (lines.isEmpty())
+    if (lines.isEmpty()) {
+        syncLive();
         return;
+    }
     m_next = (all ? lines.last().sequence : lines.last().number) + 1;
     QList<LogLine> accepted;
     accepted.reserve(lines.size());
@@ -281,8 +347,10 @@ void LogModel::poll()
         if (accepts(l))
             accepted.append(std::move(l));
     }
-    if (accepted.isEmpty())
+    if (accepted.isEmpty()) {
+        syncLive();
         return;
+    }
     if (accepted.size() > m_maxRows) {
         // A batch larger than the model only needs its tail. What the model held would sit
         // above lines it never showed, so it goes too, and the marker counts all of them.
@@ -292,15 +360,19 @@ void LogModel::poll()
         m_fetchedRows = 0;
         m_firstKey = all ? m_rows.first().sequence : m_rows.first().number;
         m_elided = m_firstKey;
+        m_live.clear();
         endResetModel();
+        syncLive();
         emit linesAppended(int(m_rows.size()));
         return;
     }
-    const int first = rowCount();
+    // New lines go below the others, above the live rows (a bar that ended is among them now).
+    const int first = firstLiveRow();
     beginInsertRows(QModelIndex(), first, first + int(accepted.size()) - 1);
     m_rows.append(accepted);
     endInsertRows();
     trimFront();
+    syncLive();
     emit linesAppended(int(accepted.size()));
 }
 

@@ -6,6 +6,12 @@
 // top saying how many older lines are not shown (they stay in the run record; fetchOlder()
 // brings some back from disk). Filters: a regular expression on the text and a stream mask.
 // Lives on the GUI thread; the store may be fed from any thread.
+//
+// It shows what a terminal would: a line that a terminal draws over (LogLine::overdrawn: a
+// nested progress bar's redraw, a bar cleared to blank) is left out, and below the lines come
+// the live rows, one per rank and stream whose line is still being redrawn (a progress bar),
+// updated in place (dataChanged) until the line ends and takes its place among the lines. The
+// rows are [marker][lines…][live…]; lineRowCount() and liveRowCount() count the two parts.
 #pragma once
 
 #include "store/logstore.h"
@@ -39,6 +45,7 @@ public:
         ExpandedRole,      // bool: the group's lines are shown below it (settable with setData)
         IsGroupMemberRole, // bool: one line of an expanded group
         CopyTextRole,      // QString: what copying the row yields (an expanded group: every line)
+        IsLiveRole,        // bool: the row of a line still being redrawn (a progress bar)
     };
     Q_ENUM(Role)
 
@@ -82,6 +89,11 @@ public:
     int lineRowCount() const { return int(m_rows.size()); }
     // Log row `lineRow` (0 is the first row after the marker), for models built on this one.
     const LogLine &lineAt(int lineRow) const { return m_rows.at(lineRow); }
+    // The live rows after the lines.
+    int liveRowCount() const { return int(m_live.size()); }
+    const LogLine &liveAt(int liveRow) const { return m_live.at(liveRow); }
+    // Model row of the first live row.
+    int firstLiveRow() const { return markerRows() + int(m_rows.size()); }
 
     // Reads up to `count` older lines (before the first row) back from the store (disk if
     // needed), filtered, and inserts them at the top. Returns how many rows were added.
@@ -99,6 +111,7 @@ signals:
 
 private:
     bool accepts(const LogLine &line) const;
+    void syncLive();
     QString displayText(const LogLine &line) const;
     int markerRows() const { return m_elided > 0 ? 1 : 0; }
     void trimFront();
@@ -111,6 +124,7 @@ private:
     const LogStore *m_store = nullptr;
     int m_rank = LogStore::AllRanks;
     QList<LogLine> m_rows;
+    QList<LogLine> m_live;
     qint64 m_next = 0;     // next number/sequence to fetch from the store
     qint64 m_firstKey = 0; // number/sequence of the oldest line the model has looked at
     qint64 m_elided = 0;

@@ -396,24 +396,26 @@ void RunController::recordOutput(int rank, const RankStream::Output &out)
 void RunController::handleOutput(int rank, RankStream::Output &out)
 {
     if (m_extractor.isActive()) {
-        // Curves with no code change: scalars printed in the user program's own lines.
-        for (const LogLine &line : std::as_const(out.lines)) {
-            if (line.partial || line.text.isEmpty())
-                continue;
-            for (const LogMetricExtractor::Point &p : m_extractor.extract(rank, line.text)) {
-                m_metrics->append(rank, p.name, p.step, line.timeUs, p.value);
-                // The rank table and the summaries show the last loss the program printed and its
-                // epoch or step, apart from `step` (events' steps are what the watchdog knows).
-                if (p.name == metric::Loss && rank < m_ranks.size()) {
-                    m_ranks[rank].loss = p.value;
-                    m_ranks[rank].printedStep = p.step;
-                    m_stateDirty = true;
-                    emit rankChanged(rank);
-                }
+        // Curves with no code change: scalars printed in the user program's own lines, and in
+        // the redraws of its progress bars.
+        for (const LogMetricExtractor::Point &p : m_extractor.extract(rank, out)) {
+            m_metrics->append(rank, p.name, p.step, p.timeUs, p.value, p.basis);
+            // The rank table and the summaries show the last loss the program printed and its
+            // epoch or step, apart from `step` (events' steps are what the watchdog knows).
+            if (p.name == metric::Loss && rank < m_ranks.size()) {
+                m_ranks[rank].loss = p.value;
+                m_ranks[rank].printedStep = p.step;
+                m_stateDirty = true;
+                emit rankChanged(rank);
             }
         }
     }
-    if (m_config.isProgram() && rank < m_runtime.size() && !out.lines.isEmpty()) {
+    if (!out.live.isEmpty())
+        m_logs->setLive(out.live); // the row a progress bar redraws, for the views
+    // A progress bar redrawing its line is output too, newline or not (a whole epoch may pass
+    // before it prints one).
+    const bool printed = !out.lines.isEmpty() || !out.redraws.isEmpty() || !out.live.isEmpty();
+    if (m_config.isProgram() && rank < m_runtime.size() && printed) {
         noteProgramActivity(rank);
         // Tracebacks and faulthandler dumps in what the program printed.
         for (const LogLine &line : std::as_const(out.lines))
@@ -435,10 +437,10 @@ void RunController::takeTensorBoard(int rank, const TensorBoardScalars::Output &
         return;
     for (const TensorBoardScalars::Point &p : out.points) {
         // The wall time the program gave the point; the launcher's clock if it gave none.
+        // Named apart from the printed lines' curves (TensorBoardScalars: "tb/" + tag): the two
+        // sources never share a series.
         m_metrics->append(rank, p.name, p.step, p.wallTimeUs > 0 ? p.wallTimeUs : nowUs(), p.value);
-        // Like a step event's metrics: the same name no longer comes from the printed lines.
-        m_extractor.reportedInEvents(rank, p.name);
-        if (p.name == metric::Loss) {
+        if (p.tag == metric::Loss) {
             m_ranks[rank].loss = p.value;
             m_stateDirty = true;
             emit rankChanged(rank);

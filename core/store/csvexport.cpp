@@ -63,6 +63,11 @@ bool splitCsv(const QString &line, QStringList *fields)
 
 } // namespace
 
+bool CsvExport::splitLine(const QString &line, QStringList *fields)
+{
+    return splitCsv(line, fields);
+}
+
 QByteArray CsvExport::header()
 {
     return QByteArrayLiteral("rank,metric,segment,step,wall_time_us,value\n");

@@ -25,6 +25,9 @@ public:
     static QByteArray row(int rank, const QString &metric, int segment, qint64 step,
                           qint64 wallTimeUs, double value); // with '\n'
     static QString formatValue(double value);
+    // One line of such a file split into its fields (RFC 4180 quoting); false when a quote is
+    // left open.
+    static bool splitLine(const QString &line, QStringList *fields);
     static bool parseValue(QStringView text, double *value);
 
     // ranks/metrics empty: all of them.

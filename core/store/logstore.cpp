@@ -30,6 +30,7 @@ constexpr qint64 kAllRecord = 8;
 constexpr int kRankShift = 40;
 constexpr quint64 kNumberMask = (quint64(1) << kRankShift) - 1;
 constexpr quint8 kFlagTruncated = 1;
+constexpr quint8 kFlagOverdrawn = 2;
 // Lines longer than this are shown from their head when read back from disk.
 constexpr qint64 kMaxReadBack = 1024 * 1024;
 
@@ -304,7 +305,8 @@ void LogStore::append(const QList<LogLine> &lines)
         if (rf->index && m_diskError.isEmpty()) {
             char rec[kIndexRecord];
             encodeIndex(rec, rf->lineStart, line.timeUs, rf->lineBytes, line.stream,
-                        line.truncated ? kFlagTruncated : 0);
+                        quint8((line.truncated ? kFlagTruncated : 0) |
+                               (line.overdrawn ? kFlagOverdrawn : 0)));
             if (rf->index->write(rec, kIndexRecord) != kIndexRecord)
                 failDiskLocked(tr("cannot write the log index of rank %1: %2")
                                    .arg(in.rank)
@@ -438,6 +440,45 @@ void LogStore::appendEvents(int rank, const QList<WorkerEvent> &events)
     if (rf->events->write(buf) != buf.size() || !rf->events->flush())
         failDiskLocked(tr("cannot write %1: %2")
                            .arg(rf->events->fileName(), AtomicFile::writeErrorText(*rf->events)));
+}
+
+void LogStore::setLive(const QList<RankStream::Live> &live)
+{
+    if (live.isEmpty())
+        return;
+    QMutexLocker lock(&m_mutex);
+    for (const RankStream::Live &l : live) {
+        const QPair<int, int> key{l.rank, l.stream == StreamKind::Stderr ? 1 : 0};
+        if (l.text.isEmpty()) {
+            m_live.remove(key);
+            continue;
+        }
+        LogLine line;
+        line.rank = l.rank;
+        line.stream = l.stream;
+        line.timeUs = l.timeUs;
+        line.text = l.text;
+        line.byteLength = l.text.size();
+        line.live = true;
+        m_live.insert(key, line);
+    }
+    m_generation.fetch_add(1, std::memory_order_release);
+}
+
+QList<LogLine> LogStore::liveLines(int rank) const
+{
+    QMutexLocker lock(&m_mutex);
+    QList<LogLine> out;
+    if (rank == AllRanks) {
+        out.reserve(m_live.size());
+        for (const LogLine &l : m_live)
+            out.append(l);
+        return out;
+    }
+    for (auto it = m_live.lowerBound({rank, 0}); it != m_live.cend() && it.key().first == rank;
+         ++it)
+        out.append(*it);
+    return out;
 }
 
 void LogStore::close()
@@ -630,6 +671,7 @@ bool LogStore::readRankRangeLocked(int rank, qint64 first, qint64 count, QList<L
         line.timeUs = qFromLittleEndian<qint64>(rec + 8);
         line.byteLength = length;
         line.number = first + i;
+        line.overdrawn = (quint8(rec[21]) & kFlagOverdrawn) != 0;
         line.text =
             LineSplitter::displayText(QByteArrayView(block).sliced(offset - spanStart, want),
                                       m_options.maxDisplayBytes, &line.truncated, length);
@@ -727,6 +769,7 @@ bool LogStore::readLineLocked(int rank, qint64 number, LogLine *line, QByteArray
     if (length == 0xffffffffLL) // saturated: the line runs up to the next newline
         length = rf.logSize - offset;
     const StreamKind stream = rec[20] ? StreamKind::Stderr : StreamKind::Stdout;
+    const bool overdrawn = (quint8(rec[21]) & kFlagOverdrawn) != 0;
     if (!rf.logRead->seek(offset))
         return fail(tr("%1: cannot seek to line %2").arg(rf.logRead->fileName()).arg(number + 1));
     if (raw) {
@@ -748,6 +791,7 @@ bool LogStore::readLineLocked(int rank, qint64 number, LogLine *line, QByteArray
         }
         line->rank = rank;
         line->stream = stream;
+        line->overdrawn = overdrawn;
         line->timeUs = timeUs;
         line->byteLength = length;
         line->number = number;

@@ -12,7 +12,8 @@
 //                         order), each followed by '\n'
 //   rank-<R>.idx          one 24-byte record per line: offset (int64), arrival time µs (int64),
 //                         length (uint32, saturated), stream (uint8: 0 stdout, 1 stderr), flags
-//                         (uint8), 2 reserved bytes; little-endian
+//                         (uint8: 1 cut for display, 2 overdrawn: a terminal draws over it, see
+//                         LogLine::overdrawn), 2 reserved bytes; little-endian
 //   all.idx               merged order: one uint64 per line, rank << 40 | line number
 //   rank-<R>.events.jsonl the rank's worker events, one JSON payload per line, as received
 #pragma once
@@ -22,6 +23,7 @@
 #include <QFile>
 #include <QHash>
 #include <QList>
+#include <QMap>
 #include <QMutex>
 #include <QString>
 
@@ -66,6 +68,13 @@ public:
     void append(const QList<LogLine> &lines);
     void append(const LogLine &line);
     void appendEvents(int rank, const QList<WorkerEvent> &events);
+    // What the rows of unfinished lines that redraw themselves (progress bars) show now, one per
+    // rank and stream; an empty text removes the row. Memory only: the record gets the line,
+    // every redraw in it, when it ends.
+    void setLive(const QList<RankStream::Live> &live);
+    // Those rows of a rank (AllRanks: of every rank, by rank then stream), as LogLines with
+    // `live` set; empty when none.
+    QList<LogLine> liveLines(int rank) const;
     // Finishes the files (fsync is not needed for launcher crashes; the OS has the bytes).
     void close();
 
@@ -128,6 +137,7 @@ private:
     QString m_directory;
     QHash<int, std::shared_ptr<RankFiles>> m_ranks;
     std::deque<LogLine> m_all;
+    QMap<QPair<int, int>, LogLine> m_live; // (rank, stream) → its live row
     qint64 m_allCount = 0;
     qint64 m_allRecordedCount = 0;
     QString m_diskError;

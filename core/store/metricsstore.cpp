@@ -17,6 +17,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QMutexLocker>
 
 #include <algorithm>
@@ -61,6 +62,7 @@ template <typename T> void pushBack(std::vector<T> &column, const T &value)
 
 struct MetricsStore::Series
 {
+    XBasis basis = XBasis::Step;
     std::vector<qint64> steps;
     std::vector<qint64> times;
     std::vector<double> values;
@@ -354,6 +356,22 @@ bool MetricsStore::open(const QString &directory, QString *errorMessage)
             appendLocked(r.rank, r.metric, r.step, r.wallTimeUs, r.value, false);
         if (!ok)
             m_lastError = why; // keep what could be read; appending goes on after it
+        // What the series' x counts, for those not on steps.
+        QFile bases(QDir(directory).filePath(QStringLiteral("metrics-x.csv")));
+        if (bases.open(QIODevice::ReadOnly)) {
+            bases.readLine(); // header
+            while (!bases.atEnd()) {
+                const QString line = QString::fromUtf8(bases.readLine()).trimmed();
+                QStringList f;
+                XBasis basis = XBasis::Step;
+                bool rankOk = false;
+                if (!CsvExport::splitLine(line, &f) || f.size() != 3 || !parseXBasis(f[2], &basis))
+                    continue;
+                const int rank = f[0].toInt(&rankOk);
+                if (Series *series = rankOk ? seriesLocked(rank, f[1], false) : nullptr)
+                    series->basis = basis;
+            }
+        }
         m_generation.fetch_add(1, std::memory_order_release);
     }
     auto file = std::make_unique<QFile>(path);
@@ -381,6 +399,7 @@ void MetricsStore::close()
     QMutexLocker lock(&m_mutex);
     flushLocked();
     m_file.reset();
+    m_basisFile.reset();
 }
 
 void MetricsStore::flushLocked()
@@ -425,10 +444,46 @@ const MetricsStore::Series *MetricsStore::seriesLocked(int rank, const QString &
     return it == r->cend() ? nullptr : it->get();
 }
 
+bool MetricsStore::writeBasisLocked(int rank, const QString &name, XBasis basis)
+{
+    if (!m_file || !m_diskError.isEmpty())
+        return false;
+    if (!m_basisFile) {
+        const QString path =
+            QFileInfo(m_file->fileName()).dir().filePath(QStringLiteral("metrics-x.csv"));
+        auto file = std::make_unique<QFile>(path);
+        if (!file->open(QIODevice::WriteOnly | QIODevice::Append)) {
+            m_lastError = tr("cannot write %1: %2").arg(path, file->errorString());
+            return false;
+        }
+        if (file->size() == 0)
+            file->write("rank,metric,x\n");
+        m_basisFile = std::move(file);
+    }
+    // The rank and metric fields of a points row (the metric quoted as there), then the basis.
+    QByteArray row = CsvExport::row(rank, name, 0, 0, 0, 0.0);
+    row.chop(1);
+    for (int k = 0; k < 4; ++k)
+        row.truncate(row.lastIndexOf(','));
+    row += ',' + xBasisKey(basis).toLatin1() + '\n';
+    if (m_basisFile->write(row) != row.size() || !m_basisFile->flush()) {
+        m_lastError = tr("cannot write %1: %2")
+                          .arg(m_basisFile->fileName(), AtomicFile::writeErrorText(*m_basisFile));
+        m_basisFile.reset();
+        return false;
+    }
+    return true;
+}
+
 void MetricsStore::appendLocked(int rank, const QString &name, qint64 step, qint64 wallTimeUs,
-                                double value, bool persist)
+                                double value, bool persist, XBasis basis)
 {
     Series *s = seriesLocked(rank, name, true);
+    if (s->values.empty() && s->steps.empty()) {
+        s->basis = basis;
+        if (persist && basis != XBasis::Step)
+            writeBasisLocked(rank, name, basis);
+    }
     if (s->values.empty() || step <= s->steps.back())
         s->segmentStarts.push_back(s->values.size());
     pushBack(s->steps, step);
@@ -452,10 +507,10 @@ void MetricsStore::appendLocked(int rank, const QString &name, qint64 step, qint
 }
 
 void MetricsStore::append(int rank, const QString &name, qint64 step, qint64 wallTimeUs,
-                          double value)
+                          double value, XBasis basis)
 {
     QMutexLocker lock(&m_mutex);
-    appendLocked(rank, name, step, wallTimeUs, value, true);
+    appendLocked(rank, name, step, wallTimeUs, value, true, basis);
     flushLocked();
     m_generation.fetch_add(1, std::memory_order_release);
 }
@@ -563,6 +618,13 @@ qint64 MetricsStore::totalPoints() const
 {
     QMutexLocker lock(&m_mutex);
     return m_total;
+}
+
+XBasis MetricsStore::xBasis(int rank, const QString &name) const
+{
+    QMutexLocker lock(&m_mutex);
+    const Series *s = seriesLocked(rank, name);
+    return s ? s->basis : XBasis::Step;
 }
 
 int MetricsStore::segmentCount(int rank, const QString &name) const
@@ -707,9 +769,11 @@ MetricCurve MetricsStore::curve(int rank, const QString &name, MetricXAxis axis,
     const Series *s = seriesLocked(rank, name);
     if (!s)
         return {};
-    if (smoothingWeight > 0.0 && !s->hasSmoothed(smoothingWeight))
+    // A sparse curve gets less smoothing than asked for (Smoothing::effectiveWeight).
+    const double weight = Smoothing::effectiveWeight(smoothingWeight, qint64(s->values.size()));
+    if (weight > 0.0 && !s->hasSmoothed(weight))
         smoothEveryRankLocked(name, smoothingWeight);
-    return curveLocked(*s, axis, smoothingWeight, xMin, xMax, buckets);
+    return curveLocked(*s, axis, weight, xMin, xMax, buckets);
 }
 
 // A weight no rank has cached (the slider moved, or the plot just opened): the plot is about to
@@ -721,7 +785,8 @@ void MetricsStore::smoothEveryRankLocked(const QString &name, double weight) con
     size_t points = 0;
     for (auto it = m_series.cbegin(); it != m_series.cend(); ++it) {
         const auto found = it->constFind(name);
-        if (found != it->cend() && !(*found)->hasSmoothed(weight)) {
+        if (found != it->cend() && !(*found)->hasSmoothed(Smoothing::effectiveWeight(
+                                       weight, qint64((*found)->values.size())))) {
             todo.push_back(found->get());
             points += (*found)->values.size();
         }
@@ -733,7 +798,7 @@ void MetricsStore::smoothEveryRankLocked(const QString &name, double weight) con
     std::atomic<size_t> next{0};
     const auto work = [&] {
         for (size_t i = next++; i < todo.size(); i = next++)
-            todo[i]->smoothed(weight);
+            todo[i]->smoothed(Smoothing::effectiveWeight(weight, qint64(todo[i]->values.size())));
     };
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; ++t)
@@ -835,6 +900,7 @@ MetricCurve MetricsStore::acrossRanksCurveLocked(int which, const QString &name,
     const double divisor = axis == MetricXAxis::Step ? 1.0 : 1e6;
     double lo = 0, hi = 0;
     curve.sourcePoints = acrossRanksExtentLocked(mean, axis, &lo, &hi);
+    weight = Smoothing::effectiveWeight(weight, curve.sourcePoints);
     if (!(xMin < xMax) && buckets > 0) {
         xMin = lo;
         xMax = hi;

@@ -9,9 +9,14 @@
 //
 // With a directory open, every point is also appended to <dir>/metrics.csv (the CsvExport
 // format) and flushed, so a reopened run gets its curves back.
+//
+// Each series also knows what its x counts (XBasis: steps, epochs or reports), set by its first
+// point; a series that is not on steps is written to <dir>/metrics-x.csv (`rank,metric,x`),
+// so the plot of a reopened run still says which.
 #pragma once
 
 #include "stream/workerevent.h"
+#include "stream/xbasis.h"
 
 #include <QHash>
 #include <QList>
@@ -93,7 +98,9 @@ public:
     bool open(const QString &directory, QString *errorMessage = nullptr);
     void close();
 
-    void append(int rank, const QString &name, qint64 step, qint64 wallTimeUs, double value);
+    // basis: what `step` counts; a series keeps the basis of its first point.
+    void append(int rank, const QString &name, qint64 step, qint64 wallTimeUs, double value,
+                XBasis basis = XBasis::Step);
     // Takes every metric of a `step` event (loss, lr, samples_per_s, …); other events ignored.
     void appendEvent(const WorkerEvent &event);
     void appendEvents(const QList<WorkerEvent> &events);
@@ -107,6 +114,8 @@ public:
     qint64 pointCount(int rank, const QString &name) const;
     qint64 totalPoints() const;
     int segmentCount(int rank, const QString &name) const;
+    // What the series' x counts (Step when there is no such series).
+    XBasis xBasis(int rank, const QString &name) const;
     // Wall time of the first point of the run (relative-time origin), 0 when empty.
     qint64 startTimeUs() const;
     // Full resolution.
@@ -154,7 +163,8 @@ private:
     Series *seriesLocked(int rank, const QString &name, bool create);
     const Series *seriesLocked(int rank, const QString &name) const;
     void appendLocked(int rank, const QString &name, qint64 step, qint64 wallTimeUs, double value,
-                      bool persist);
+                      bool persist, XBasis basis = XBasis::Step);
+    bool writeBasisLocked(int rank, const QString &name, XBasis basis);
     MetricCurve curveLocked(const Series &s, MetricXAxis axis, double weight, double xMin,
                             double xMax, int buckets) const;
     void smoothEveryRankLocked(const QString &name, double weight) const;
@@ -173,7 +183,8 @@ private:
     qint64 m_startTimeUs = 0;
     qint64 m_total = 0;
     std::unique_ptr<QFile> m_file;
-    qint64 m_recordedSize = 0; // bytes of metrics.csv written whole
+    std::unique_ptr<QFile> m_basisFile; // metrics-x.csv
+    qint64 m_recordedSize = 0;          // bytes of metrics.csv written whole
     qint64 m_missingPoints = 0;
     QString m_diskError;
     QString m_lastError;

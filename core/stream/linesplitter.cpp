@@ -48,6 +48,11 @@ void LineSplitter::feed(QByteArrayView chunk, QList<LinePiece> &out)
     }
 }
 
+void LineSplitter::prependPending(QByteArrayView bytes)
+{
+    m_pending.prepend(bytes);
+}
+
 void LineSplitter::finish(QList<LinePiece> &out)
 {
     if (!m_pending.isEmpty()) {
@@ -84,6 +89,77 @@ QString LineSplitter::displayText(QByteArrayView line, qsizetype maxDisplayBytes
     if (truncated)
         *truncated = cut;
     return text;
+}
+
+namespace {
+
+// An ANSI control sequence starting at `at` (ESC '['): its length and final byte, or 0.
+qsizetype csiLength(QByteArrayView s, qsizetype at, char *final)
+{
+    if (at + 1 >= s.size() || s[at] != '\x1b' || s[at + 1] != '[')
+        return 0;
+    for (qsizetype j = at + 2; j < s.size() && j < at + 32; ++j) {
+        const char c = s[j];
+        if (c >= 0x40 && c <= 0x7e) {
+            *final = c;
+            return j - at + 1;
+        }
+        if (c < 0x20 || c > 0x3f)
+            return 0;
+    }
+    return 0;
+}
+
+bool isCursorUp(char final)
+{
+    return final == 'A' || final == 'F'; // cursor up, cursor to the start of a previous line
+}
+
+} // namespace
+
+bool LineSplitter::hasRedraw(QByteArrayView line)
+{
+    qsizetype end = line.size();
+    if (end > 0 && line[end - 1] == '\r')
+        --end; // the '\r' of a CRLF
+    for (qsizetype i = 0; i < end; ++i) {
+        if (line[i] == '\r')
+            return true;
+        char final = 0;
+        if (line[i] == '\x1b' && csiLength(line, i, &final) > 0 && isCursorUp(final))
+            return true;
+    }
+    return false;
+}
+
+bool LineSplitter::isOverdrawn(QByteArrayView tail, bool redrawn, const QString &display)
+{
+    // The cursor went up after the last thing the line drew: the next line draws this row.
+    bool up = false;
+    for (qsizetype i = 0; i < tail.size(); ++i) {
+        const char c = tail[i];
+        char final = 0;
+        const qsizetype csi = c == '\x1b' ? csiLength(tail, i, &final) : 0;
+        if (csi > 0) {
+            if (isCursorUp(final))
+                up = true;
+            i += csi - 1;
+        } else if (c == '\x1b' && i + 1 < tail.size() && tail[i + 1] == 'M') {
+            up = true; // reverse index
+            ++i;
+        } else if (c != '\r' && c != ' ' && c != '\t') {
+            up = false; // something was drawn after it
+        }
+    }
+    if (up)
+        return true;
+    return redrawn && display.trimmed().isEmpty();
+}
+
+bool LineSplitter::isOverdrawn(QByteArrayView line)
+{
+    const QByteArrayView tail = line.size() > 512 ? line.last(512) : line;
+    return isOverdrawn(tail, hasRedraw(line), displayText(line));
 }
 
 } // namespace rankdeck

@@ -35,6 +35,11 @@ public:
 
     qsizetype pendingBytes() const { return m_pending.size(); }
     qsizetype maxPieceBytes() const { return m_maxPieceBytes; }
+    // The start of a line that has not ended yet (what a terminal shows on its last row).
+    const QByteArray &pending() const { return m_pending; }
+    // Puts bytes back in front of the pending ones: the start of a line that is not finished
+    // after all (the newline that seemed to end it was an event's, see RankStream).
+    void prependPending(QByteArrayView bytes);
 
     // What a terminal would show for one line: the text after the last '\r' (progress bars
     // redraw themselves with '\r'; a '\r' right before the newline is ignored), ANSI escape
@@ -48,6 +53,20 @@ public:
                                bool *truncated = nullptr, qint64 fullLength = 0);
     // The marker displayText appends to a cut line.
     static QString cutMarker(qint64 fullLength);
+
+    // Whether a terminal draws over this line, so that a view showing what a terminal shows
+    // leaves it out (the run record keeps it): a nested progress bar that moved the cursor back
+    // up after drawing itself (tqdm's position > 0: `\rValidation 25%|…|\x1b[A`, then the newline
+    // lands on the same row again), or a line that redraws itself ('\r' inside it, or cursor
+    // movement) and ends up blank (a bar cleared with `\r<spaces>\r`). `tail` is the end of the
+    // line (its last few hundred bytes are enough), `redrawn` whether a redraw happened in it,
+    // `display` its displayText().
+    static bool isOverdrawn(QByteArrayView tail, bool redrawn, const QString &display);
+    // The same for a whole line as recorded.
+    static bool isOverdrawn(QByteArrayView line);
+    // Whether the line redraws itself: a '\r' that is not the '\r' of a CRLF, or an ANSI cursor
+    // movement up.
+    static bool hasRedraw(QByteArrayView line);
 
 private:
     QByteArray m_pending;

@@ -91,7 +91,7 @@ bool TensorBoardScalars::decode(const QByteArray &record, const QString &fileNam
             continue;
         const QString name =
             scalarName(QString::fromUtf8(tag.data(), qsizetype(tag.size())), fileName);
-        points->append(Point{name, qint64(event.step()), wallUs, *value});
+        points->append(Point{kNamePrefix + name, qint64(event.step()), wallUs, *value, name});
     }
     return true;
 }

@@ -5,8 +5,13 @@
 // their bytes as `tfevents` events (file, offset, data); here each file gets its own
 // TfRecordReader, which holds a half-written last record until its rest arrives, and each
 // record is parsed with the protoc-compiled messages of core/tensorboard into points:
-//   - name = the summary value's tag; for a file of SummaryWriter.add_scalars (in a directory
+//   - tag = the summary value's tag; for a file of SummaryWriter.add_scalars (in a directory
 //     named <tag>_<sub>, its tag's '/' written as '_') it is <tag>/<sub>, as TensorBoard shows it;
+//   - name = "tb/" + tag: the curves of the event files are kept apart from those parsed from
+//     the program's printed lines (Lightning's TensorBoardLogger logs `train_loss` every
+//     log_every_n_steps, its progress bar shows `train_loss` every step; one series of both
+//     would zig-zag between two samplings), and TensorBoard groups the tags of an exported run
+//     by the part before the first '/', so they stay one group there;
 //   - step = the event's step, wall time = its wall_time, value = simple_value, or the one
 //     number of a scalar tensor (float, double, int32, int64; plugin "scalars" or none).
 // Anything else (images, histograms, graphs, text) is skipped silently: it is not a curve.
@@ -30,12 +35,15 @@ namespace rankdeck {
 class TensorBoardScalars
 {
 public:
+    static constexpr QLatin1StringView kNamePrefix{"tb/"};
+
     struct Point
     {
-        QString name;
+        QString name; // kNamePrefix + tag
         qint64 step = 0;
         qint64 wallTimeUs = 0;
         double value = 0;
+        QString tag; // as TensorBoard shows it
         bool operator==(const Point &other) const = default;
     };
     struct Output

@@ -5,7 +5,8 @@
 // `rankdeck-cli launch --exec`. While the program still runs (it waits for a file the test
 // creates only afterwards), every step of `loss`, `acc` and add_scalars' `grad/norm` is in the
 // run's metrics for each rank, equal to what that rank wrote (the float32 of simple_value), and
-// `rankdeck-cli export --csv` of the live run has them; after the end `export --tensorboard`
+// `rankdeck-cli export --csv` of the live run has them, named `tb/<tag>` (apart from the curves
+// of printed lines); after the end `export --tensorboard`
 // writes them back out per rank. Three ways to say where the files are: the program's own
 // --logdir (both ranks in one directory: the files' pids tell them apart), the launch option
 // --tensorboard-dir relative to --workdir (a folder per rank), and nothing (SummaryWriter's
@@ -53,11 +54,17 @@ RunMetrics parseCsv(const QByteArray &csv)
     return out;
 }
 
+// The curve of an event file's tag.
+QString curve(const QString &tag)
+{
+    return u"tb/"_s + tag;
+}
+
 bool complete(const RunMetrics &m)
 {
     for (int rank = 0; rank < kRanks; ++rank) {
         for (const QString &name : kMetrics) {
-            if (m.value(rank).value(name).size() < kSteps)
+            if (m.value(rank).value(curve(name)).size() < kSteps)
                 return false;
         }
     }
@@ -185,8 +192,8 @@ private slots:
                     expected.insert(it.key().toLongLong(), it.value().toDouble());
                 // Exactly what the rank wrote: a rank shown another rank's file (same tags,
                 // acc differs by 10 per rank) or a value off by a bit fails here.
-                QCOMPARE(live.value(rank).value(metric), expected);
-                QCOMPARE(exportedLive.value(rank).value(metric), expected);
+                QCOMPARE(live.value(rank).value(curve(metric)), expected);
+                QCOMPARE(exportedLive.value(rank).value(curve(metric)), expected);
             }
         }
         // Its event files are where the row says.
@@ -217,8 +224,9 @@ private slots:
         const RunMetrics final = parseCsv(readFile(dir + u"/metrics.csv"_s));
         for (int rank = 0; rank < kRanks; ++rank)
             for (const QString &metric : kMetrics)
-                QCOMPARE(final.value(rank).value(metric), live.value(rank).value(metric));
-        QCOMPARE(readFile(dir + u"/metrics.csv"_s).count(",acc,"), qsizetype(kRanks * kSteps));
+                QCOMPARE(final.value(rank).value(curve(metric)),
+                         live.value(rank).value(curve(metric)));
+        QCOMPARE(readFile(dir + u"/metrics.csv"_s).count(",tb/acc,"), qsizetype(kRanks * kSteps));
         // `show` names the directory the launch was told.
         const Result shown = cli({u"show"_s, id});
         QCOMPARE(shown.out.contains(u"Logdir:    logs (TensorBoard event files followed)"_s),

@@ -141,6 +141,18 @@ lines = (b"epoch 1 step 10 loss=0.3100 lr=1e-3\n"
 put("metricpatterns", "defaults", b"\x00\x00" + lines)
 put("metricpatterns", "user", b"\x04tok=tok (\\d+)\nspeed=([\\d.]+) it/s\nbad=(\n\x00" + lines)
 put("metricpatterns", "reported", b"\x02\x00" + lines)
+# Progress bars as tqdm, Lightning and Transformers drew them (tests/core/stream/data/progress,
+# the two pipes' bytes one after the other): fed through a RankStream (flag 8).
+for sample in sorted((data / "progress").glob("*.chunks")):
+    raw, at = sample.read_bytes(), 0
+    streams = {b"O": b"", b"E": b""}
+    while at < len(raw):
+        nl = raw.index(b"\n", at)
+        n = int(raw[at + 2:nl])
+        streams[raw[at:at + 1]] += raw[nl + 1:nl + 1 + n]
+        at = nl + 1 + n + 1
+    put("metricpatterns", "stream-" + sample.stem,
+        b"\x08\x00" + (streams[b"E"] + streams[b"O"])[:24000])
 
 # TensorBoard event files as SummaryWriter wrote them (tests/core/stream/data/*.tfevents: scalars,
 # add_scalars), whole, in chunks, cut inside the last record, with one byte flipped.

@@ -2,7 +2,8 @@
 //
 // The loss plot over core's real MetricsStore: a point per step per rank plus the mean,
 // smoothing with the raw curve behind, legend toggles, x modes, log scale, outlier-robust
-// scaling, restarts drawn as separate segments, and PNG/PDF/CSV/TensorBoard export.
+// scaling, restarts drawn as separate segments, PNG/PDF/CSV/TensorBoard export, and what x
+// counts (steps, epochs, reports) said on the axis and, for a rank that differs, in the legend.
 #include "lossplot.h"
 #include "metricsplotprovider.h"
 #include "store/metricsstore.h"
@@ -55,6 +56,8 @@ private slots:
     void followsNewData();
     void spikesSurvivePanAndLiveAppends_data();
     void spikesSurvivePanAndLiveAppends();
+    void axisSaysWhatXCounts_data();
+    void axisSaysWhatXCounts();
 
 private:
     std::unique_ptr<MetricsStore> m_store;
@@ -319,6 +322,57 @@ void TestLossPlot::spikesSurvivePanAndLiveAppends()
     QCOMPARE((mean->data()->constEnd() - 1)->key, double(LongRun + 1));
     QCOMPARE((mean->data()->constEnd() - 1)->value, (0.25 + 0.5 + 0.75) / 3);
     m_plot->setProvider(m_provider.get()); // the store goes away before the plot
+}
+
+// A metric whose x counts epochs (or reports: no step in the line) is titled so on the step
+// axis; a rank whose x counts something else than most is marked in the legend, never drawn
+// on that axis unsaid. Time axes are what they are.
+void TestLossPlot::axisSaysWhatXCounts_data()
+{
+    QTest::addColumn<QList<int>>("bases"); // XBasis of val_loss per rank
+    QTest::addColumn<QString>("title");
+    QTest::addColumn<QStringList>("legend");
+    QTest::newRow("steps") << QList<int>{0, 0} << QStringLiteral("Step")
+                           << QStringList{QStringLiteral("Mean"), QStringLiteral("Rank 0"),
+                                          QStringLiteral("Rank 1")};
+    QTest::newRow("epochs") << QList<int>{1, 1} << QStringLiteral("Epoch")
+                            << QStringList{QStringLiteral("Mean"), QStringLiteral("Rank 0"),
+                                           QStringLiteral("Rank 1")};
+    QTest::newRow("reports") << QList<int>{2} << QStringLiteral("Report # (no step in the line)")
+                             << QStringList{QStringLiteral("Rank 0")};
+    QTest::newRow("one rank on epochs")
+        << QList<int>{0, 1, 0} << QStringLiteral("Step")
+        << QStringList{QStringLiteral("Mean (x: mixed)"), QStringLiteral("Rank 0"),
+                       QStringLiteral("Rank 1 (x: epoch)"), QStringLiteral("Rank 2")};
+}
+
+void TestLossPlot::axisSaysWhatXCounts()
+{
+    QFETCH(QList<int>, bases);
+    QFETCH(QString, title);
+    QFETCH(QStringList, legend);
+    const QString name = QStringLiteral("val_loss");
+    for (int rank = 0; rank < bases.size(); ++rank) {
+        for (int x = 0; x < 5; ++x)
+            m_store->append(rank, name, x, StartUs + x * 1000, 1.0 / (1 + x), XBasis(bases[rank]));
+    }
+    MetricsPlotProvider provider(m_store.get(), name);
+    m_plot->setProvider(&provider);
+    m_plot->refreshNow();
+    QCOMPARE(m_plot->customPlot()->xAxis->label(), title);
+    auto *list = m_plot->findChild<QListWidget *>(QStringLiteral("lossLegend"));
+    QStringList shown;
+    for (int i = 0; i < list->count(); ++i)
+        shown << list->item(i)->text();
+    QCOMPARE(shown, legend);
+    QVERIFY(rawGraph(*m_plot, legend.last()));
+    m_plot->setXMode(PlotXMode::RelativeTime);
+    m_plot->refreshNow();
+    QCOMPARE(m_plot->customPlot()->xAxis->label(), QStringLiteral("Seconds since start"));
+    m_plot->setXMode(PlotXMode::Step);
+    m_plot->refreshNow();
+    QCOMPARE(m_plot->customPlot()->xAxis->label(), title);
+    m_plot->setProvider(m_provider.get());
 }
 
 QTEST_MAIN(TestLossPlot)

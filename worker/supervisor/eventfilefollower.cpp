@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
+#include <iterator>
 #include <utility>
 
 namespace rankdeck::supervisor {
@@ -49,11 +51,28 @@ bool sameTime(const timespec &a, const timespec &b)
 
 std::string joinPath(const std::string &dir, std::string_view name)
 {
+    if (dir == ".")
+        return std::string(name); // the working directory's own: "tb_logs/…", as the program
     std::string out = dir;
     if (!out.empty() && out.back() != '/')
         out += '/';
     out += name;
     return out;
+}
+
+std::int64_t monotonicUs()
+{
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Directories a working directory holds that are nobody's logs: hidden ones (.git, .cache,
+// .venv), Python's and Node's caches and installs.
+bool skippedInWalk(std::string_view name)
+{
+    return name.empty() || name.front() == '.' || name == "__pycache__" || name == "node_modules" ||
+           name == "site-packages" || name == "dist-packages";
 }
 
 } // namespace
@@ -117,43 +136,70 @@ bool EventFileFollower::parseFileName(std::string_view name, std::string_view ho
     return true;
 }
 
+bool EventFileFollower::readDirectory(const std::string &path, Directory &dir, bool force,
+                                      WalkStats *stats, dev_t *device)
+{
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        return false;
+    if (stats)
+        ++stats->directories;
+    if (device) {
+        // Walking: another file system (a mount point) is not walked into.
+        if (*device != 0 && st.st_dev != *device)
+            return false;
+        *device = st.st_dev;
+    }
+    // A directory whose mtime moved has new entries. One that changed within the last two
+    // seconds is read again anyway: on a file system with coarse timestamps a second change in
+    // the same tick would not move it.
+    const bool recent = st.st_mtim.tv_sec + 2 >= std::int64_t(time(nullptr));
+    if (!force && !recent && sameTime(st.st_mtim, dir.mtime))
+        return true;
+    if (stats)
+        ++stats->read;
+    dir.mtime = st.st_mtim;
+    dir.subdirectories.clear();
+    dir.environment = false;
+    DIR *d = opendir(path.c_str());
+    if (!d)
+        return true;
+    while (dirent *e = readdir(d)) {
+        if (stats && ++stats->entries > kWalkEntries) {
+            stats->cut = true;
+            dir.mtime = {}; // read it again next time
+            break;
+        }
+        const std::string_view name = e->d_name;
+        if (name == "." || name == "..")
+            continue;
+        if (stats && name == "pyvenv.cfg")
+            dir.environment = true;
+        unsigned char type = e->d_type;
+        if (type == DT_UNKNOWN) {
+            struct stat es;
+            if (lstat(joinPath(path, name).c_str(), &es) == 0)
+                type = S_ISDIR(es.st_mode) ? DT_DIR : S_ISREG(es.st_mode) ? DT_REG : 0;
+        }
+        if (type == DT_DIR && !(stats && skippedInWalk(name)))
+            dir.subdirectories.emplace_back(name);
+        else if (type == DT_REG && name.substr(0, kPrefix.size()) == kPrefix)
+            consider(joinPath(path, name), name);
+    }
+    closedir(d);
+    return true;
+}
+
 void EventFileFollower::scan(const std::string &path, int depth, bool force,
                              std::size_t *directories)
 {
     if (*directories >= kMaxDirectories)
         return;
     ++*directories;
-    struct stat st;
-    if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    Directory &dir = m_directories[path];
+    if (!readDirectory(path, dir, force, nullptr, nullptr)) {
         m_directories.erase(path);
         return;
-    }
-    Directory &dir = m_directories[path];
-    // A directory whose mtime moved has new entries. One that changed within the last two
-    // seconds is read again anyway: on a file system with coarse timestamps a second change in
-    // the same tick would not move it.
-    const bool recent = st.st_mtim.tv_sec + 2 >= std::int64_t(time(nullptr));
-    if (force || recent || !sameTime(st.st_mtim, dir.mtime)) {
-        dir.mtime = st.st_mtim;
-        dir.subdirectories.clear();
-        if (DIR *d = opendir(path.c_str())) {
-            while (dirent *e = readdir(d)) {
-                const std::string_view name = e->d_name;
-                if (name == "." || name == "..")
-                    continue;
-                unsigned char type = e->d_type;
-                if (type == DT_UNKNOWN) {
-                    struct stat es;
-                    if (lstat(joinPath(path, name).c_str(), &es) == 0)
-                        type = S_ISDIR(es.st_mode) ? DT_DIR : S_ISREG(es.st_mode) ? DT_REG : 0;
-                }
-                if (type == DT_DIR)
-                    dir.subdirectories.emplace_back(name);
-                else if (type == DT_REG && name.substr(0, kPrefix.size()) == kPrefix)
-                    consider(joinPath(path, name), name);
-            }
-            closedir(d);
-        }
     }
     if (depth >= kMaxDepth)
         return;
@@ -162,10 +208,84 @@ void EventFileFollower::scan(const std::string &path, int depth, bool force,
         scan(joinPath(path, sub), depth + 1, force, directories);
 }
 
+void EventFileFollower::walk(bool force)
+{
+    const std::string &root = m_options.workDirectory;
+    if (root.empty())
+        return;
+    const std::int64_t started = monotonicUs();
+    if (!force && started < m_nextWalkUs)
+        return;
+    if (m_walkQueue.empty()) {
+        // A new pass from the top.
+        m_pass = WalkStats{};
+        m_passVisited.clear();
+        m_passDevice = 0;
+        m_walkQueue.emplace_back(root, 0);
+    }
+    // The followed directory is scanned on its own every poll: not twice.
+    struct stat followed;
+    const bool skipFollowed = stat(m_options.directory.c_str(), &followed) == 0;
+    // One slice of the pass at most this long (a slow file system must not hold the
+    // supervisor's loop: heartbeats, stdin); the rest next time. drain() walks it all.
+    const std::int64_t budgetUs = force ? kDrainWalkUs : kWalkSliceUs;
+    while (!m_walkQueue.empty()) {
+        if (m_pass.directories >= kWalkDirectories || m_pass.cut) {
+            m_pass.cut = true;
+            m_walkQueue.clear();
+            break;
+        }
+        if (monotonicUs() - started > budgetUs)
+            break;
+        auto [path, depth] = std::move(m_walkQueue.front());
+        m_walkQueue.pop_front();
+        Directory &dir = m_walked[path];
+        m_passVisited.insert(path);
+        if (!readDirectory(path, dir, force, &m_pass, &m_passDevice)) {
+            m_walked.erase(path);
+            continue;
+        }
+        if (dir.environment || depth >= kWalkDepth)
+            continue;
+        for (const std::string &sub : dir.subdirectories) {
+            std::string child = joinPath(path, sub);
+            struct stat cs;
+            if (skipFollowed && depth == 0 && stat(child.c_str(), &cs) == 0 &&
+                cs.st_dev == followed.st_dev && cs.st_ino == followed.st_ino)
+                continue;
+            m_walkQueue.emplace_back(std::move(child), depth + 1);
+        }
+    }
+    const std::int64_t spent = monotonicUs() - started;
+    m_pass.microseconds += spent;
+    // The next slice waits kWalkCostFactor × this one: at most ~1% of a core on walking.
+    m_nextWalkUs = started + std::max<std::int64_t>(1, spent) * kWalkCostFactor;
+    if (!m_walkQueue.empty())
+        return;
+    // The pass is over: forget what the tree no longer holds (a whole pass only).
+    if (!m_pass.cut) {
+        for (auto it = m_walked.begin(); it != m_walked.end();)
+            it = m_passVisited.count(it->first) ? std::next(it) : m_walked.erase(it);
+    } else if (!m_walkCutNoted) {
+        m_walkCutNoted = true;
+        m_note("rankdeck-supervisor: rank " + std::to_string(m_options.rank) +
+               ": the working directory holds more than " + std::to_string(kWalkDirectories) +
+               " directories (or " + std::to_string(kWalkEntries) + " entries) within " +
+               std::to_string(kWalkDepth) +
+               " levels; TensorBoard event files past that are not found there (name their "
+               "directory with --tensorboard-dir)\n");
+    }
+    m_lastWalk = m_pass;
+    ++m_walks;
+}
+
 void EventFileFollower::consider(const std::string &path, std::string_view name)
 {
     if (!m_seen.insert(path).second)
         return;
+    // Bounded: a directory of event files of earlier runs costs one entry each.
+    if (m_seen.size() > 65536)
+        m_seen.clear();
     pid_t pid = 0;
     std::int64_t timeSec = 0;
     if (!parseFileName(name, m_options.host, &pid, &timeSec) || timeSec < m_options.startSec)
@@ -193,6 +313,11 @@ void EventFileFollower::consider(const std::string &path, std::string_view name)
     if (fd < 0) {
         m_note("rankdeck-supervisor: cannot read TensorBoard event file " + path + ": " +
                std::strerror(errno) + "\n");
+        return;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && !m_seenFiles.insert({st.st_dev, st.st_ino}).second) {
+        close(fd); // followed already, under the other path (the walk and --tensorboard-dir)
         return;
     }
     m_files.push_back(File{path, fd, 0});
@@ -239,6 +364,7 @@ std::size_t EventFileFollower::poll()
 {
     std::size_t directories = 0;
     scan(m_options.directory, 0, false, &directories);
+    walk(false);
     std::size_t done = 0;
     // Round robin: a file that grows fast cannot keep the others waiting.
     for (std::size_t i = 0; i < m_files.size() && done < kMaxBytesPerPoll; ++i) {
@@ -254,6 +380,7 @@ std::size_t EventFileFollower::drain(std::size_t maxBytes)
 {
     std::size_t directories = 0;
     scan(m_options.directory, 0, true, &directories);
+    walk(true);
     std::size_t done = 0;
     for (File &f : m_files) {
         if (done >= maxBytes)

@@ -103,6 +103,8 @@ private slots:
     void filterChangeKeepsGroupsOpen();
     void perRankViewKeepsEveryLine();
     void detachedModelIsEmpty();
+    void liveRowsPassThrough_data();
+    void liveRowsPassThrough();
 };
 
 void TestCollapsedLogModel::rankRanges_data()
@@ -515,6 +517,74 @@ void TestCollapsedLogModel::detachedModelIsEmpty()
     QCOMPARE(f.model.rowCount(), 0);
     f.model.setSourceModel(&f.source);
     QCOMPARE(rowTexts(f.model), QStringList{group(u"r0–1"_s, 2, u"x"_s)});
+}
+
+// Progress bars being redrawn (the source's live rows) come after the entries, never grouped,
+// and change in place; lines that arrive meanwhile go above them and still group; a group
+// opened or a line dropped at the top does not move them out of place.
+void TestCollapsedLogModel::liveRowsPassThrough_data()
+{
+    QTest::addColumn<bool>("expanded");
+    QTest::addColumn<bool>("bounded");
+    QTest::newRow("collapsed") << false << false;
+    QTest::newRow("a group open") << true << false;
+    QTest::newRow("lines dropped at the top") << false << true;
+}
+
+void TestCollapsedLogModel::liveRowsPassThrough()
+{
+    QFETCH(bool, expanded);
+    QFETCH(bool, bounded);
+    Fixture f;
+    if (bounded)
+        f.source.setMaxRows(3);
+    auto live = [](int rank, const QString &text, qint64 ms) {
+        return RankStream::Live{rank, StreamKind::Stderr, kBaseUs + ms * 1000, text};
+    };
+    f.append(makeLine(0, u"NCCL INFO comm init"_s, 0));
+    f.append(makeLine(1, u"NCCL INFO comm init"_s, 1));
+    f.poll();
+    if (expanded)
+        QVERIFY(f.model.setExpanded(0, true));
+    f.store.setLive(
+        {live(0, u"Epoch 0:  10%|█ | 2/20"_s, 2), live(1, u"Epoch 0:   5%| | 1/20"_s, 3)});
+    f.poll();
+    QCOMPARE(f.model.liveRowCount(), 2);
+    const int entries = f.model.rowCount() - 2;
+    QCOMPARE(f.model.index(entries, 0).data().toString(), u"[r0] Epoch 0:  10%|█ | 2/20"_s);
+    QVERIFY(f.model.index(entries + 1, 0).data(LogModel::IsLiveRole).toBool());
+    QVERIFY(!f.model.setExpanded(entries, true));
+    // Redrawn: the same rows, new text.
+    QSignalSpy inserted(&f.model, &QAbstractItemModel::rowsInserted);
+    QSignalSpy changed(&f.model, &QAbstractItemModel::dataChanged);
+    f.store.setLive({live(1, u"Epoch 0:  50%|█████ | 10/20"_s, 4)});
+    f.poll();
+    QCOMPARE(inserted.size(), 0);
+    QCOMPARE(changed.size(), 1);
+    QCOMPARE(changed.first().at(0).value<QModelIndex>().row(), entries + 1);
+    QCOMPARE(f.model.index(entries + 1, 0).data().toString(),
+             u"[r1] Epoch 0:  50%|█████ | 10/20"_s);
+    // Lines meanwhile: above the live rows, grouped as ever.
+    f.append(makeLine(0, u"checkpoint saved"_s, 5));
+    f.append(makeLine(1, u"checkpoint saved"_s, 6));
+    f.append(makeLine(2, u"NCCL INFO comm init"_s, 7));
+    f.poll();
+    const QStringList rows = rowTexts(f.model);
+    QCOMPARE(rows.last(), u"[r1] Epoch 0:  50%|█████ | 10/20"_s);
+    QCOMPARE(rows.at(rows.size() - 2), u"[r0] Epoch 0:  10%|█ | 2/20"_s);
+    QCOMPARE(rows.at(rows.size() - 3), group(u"r0–1"_s, 2, u"checkpoint saved"_s));
+    // Rank 0's bar ended (its line is among the lines now), rank 1's goes on.
+    f.store.setLive({live(0, QString(), 8)});
+    f.append(makeLine(0, u"Epoch 0: 100%|██████████| 20/20"_s, 8));
+    f.poll();
+    QCOMPARE(f.model.liveRowCount(), 1);
+    QCOMPARE(rowTexts(f.model).last(), u"[r1] Epoch 0:  50%|█████ | 10/20"_s);
+    QCOMPARE(rowTexts(f.model).at(f.model.rowCount() - 2),
+             u"[r0] Epoch 0: 100%|██████████| 20/20"_s);
+    f.store.setLive({live(1, QString(), 9)});
+    f.poll();
+    QCOMPARE(f.model.liveRowCount(), 0);
+    QVERIFY(!rowTexts(f.model).last().contains(u"50%"_s));
 }
 
 QTEST_GUILESS_MAIN(TestCollapsedLogModel)

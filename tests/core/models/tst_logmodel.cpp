@@ -4,6 +4,7 @@
 #include "stream/rankstream.h"
 
 #include <QAbstractItemModelTester>
+#include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -28,6 +29,38 @@ QString text(const LogModel &m, int row)
     return m.data(m.index(row), Qt::DisplayRole).toString();
 }
 
+struct Chunk
+{
+    StreamKind stream;
+    QByteArray bytes;
+};
+
+// A program's real output as read from its pipes (tests/core/stream/data/progress).
+QList<Chunk> captured(const QString &name)
+{
+    QFile f(qEnvironmentVariable("RANKDECK_SOURCE_DIR") +
+            QStringLiteral("/tests/core/stream/data/progress/") + name + QStringLiteral(".chunks"));
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(f.fileName()));
+    const QByteArray all = f.readAll();
+    QList<Chunk> chunks;
+    for (qsizetype at = 0; at < all.size();) {
+        const qsizetype nl = all.indexOf('\n', at);
+        const qsizetype n = all.mid(at + 2, nl - at - 2).toLongLong();
+        chunks.append(
+            {all.at(at) == 'E' ? StreamKind::Stderr : StreamKind::Stdout, all.mid(nl + 1, n)});
+        at = nl + 1 + n + 1;
+    }
+    return chunks;
+}
+
+// What the run controller does with a chunk: the lines to the record, the live rows beside.
+void record(LogStore &store, const RankStream::Output &out)
+{
+    store.append(out.lines);
+    store.setLive(out.live);
+}
+
 } // namespace
 
 class TestLogModel : public QObject
@@ -45,6 +78,9 @@ private slots:
     void regexAndStreamFilter();
     void invalidRegexIsReported();
     void timerPollsStoreFedFromThread();
+    void progressBarIsOneRowUpdatedInPlace_data();
+    void progressBarIsOneRowUpdatedInPlace();
+    void overdrawnLinesLeftOutAlsoFromDisk();
 };
 
 void TestLogModel::followsOneRank()
@@ -282,6 +318,116 @@ void TestLogModel::timerPollsStoreFedFromThread()
     QVERIFY(appended.wait(5000));
     QTRY_COMPARE(model.rowCount(), 500);
     QCOMPARE(text(model, 499), QStringLiteral("r3 line 499"));
+}
+
+// A tqdm bar (3 epochs × 20 redraws with set_postfix, real bytes): the view shows it as one row
+// that changes in place while it is drawn, then the bar's last state as a line; the record has
+// every redraw. Two ranks drawing at once: one live row each in the merged view.
+void TestLogModel::progressBarIsOneRowUpdatedInPlace_data()
+{
+    QTest::addColumn<int>("rank");
+    QTest::newRow("a rank's tab") << 1;
+    QTest::newRow("all ranks") << int(LogStore::AllRanks);
+}
+
+void TestLogModel::progressBarIsOneRowUpdatedInPlace()
+{
+    QFETCH(int, rank);
+    QTemporaryDir dir;
+    LogStore store;
+    QVERIFY(store.open(dir.path()));
+    LogModel model(&store, rank);
+    model.setPollInterval(0);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    RankStream r0(0), r1(1);
+    const QList<Chunk> chunks = captured(QStringLiteral("tqdm_loop"));
+    QByteArray stderrBytes;
+    int mostLive = 0;
+    qint64 t = 1;
+    for (const Chunk &c : chunks) {
+        record(store, r1.feed(c.stream, c.bytes, t));
+        record(store, r0.feed(c.stream, c.bytes, t++));
+        if (c.stream == StreamKind::Stderr)
+            stderrBytes += c.bytes;
+        model.poll();
+        mostLive = qMax(mostLive, model.liveRowCount());
+        // The live rows are the last rows, each a bar's current state.
+        for (int i = 0; i < model.liveRowCount(); ++i) {
+            const QModelIndex live = model.index(model.firstLiveRow() + i);
+            QVERIFY(live.data(LogModel::IsLiveRole).toBool());
+            QVERIFY2(live.data(LogModel::TextRole).toString().startsWith(QStringLiteral("Epoch ")),
+                     qPrintable(live.data(LogModel::TextRole).toString()));
+        }
+    }
+    record(store, r1.finish(t));
+    record(store, r0.finish(t));
+    model.poll();
+    const int ranks = rank == LogStore::AllRanks ? 2 : 1;
+    QCOMPARE(mostLive, ranks);
+    QCOMPARE(model.liveRowCount(), 0);
+    // Rows: each epoch's bar once and the last print. Inserted: those, and the live row coming
+    // back for each of the 3 bars; the redraws changed a row in place.
+    QCOMPARE(model.rowCount(), 4 * ranks);
+    for (int row = 0; row < model.rowCount(); ++row)
+        QVERIFY(!model.index(row).data(LogModel::IsLiveRole).toBool());
+    QVERIFY(text(model, model.rowCount() - 1).endsWith(QStringLiteral("done 0")));
+    QVERIFY2(inserted.size() <= 4 * ranks + 3 * ranks + 4,
+             qPrintable(QString::number(inserted.size())));
+    QVERIFY2(changed.size() >= 40, qPrintable(QString::number(changed.size())));
+    // The record has every byte of every redraw.
+    store.close();
+    QFile log(dir.filePath(QStringLiteral("rank-1.log")));
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    const QByteArray recorded = log.readAll();
+    QCOMPARE(recorded.count('\r'), stderrBytes.count('\r'));
+    QVERIFY(recorded.contains(stderrBytes.left(200)));
+}
+
+// Lightning's validation bar (drawn below the main one with cursor-up): its rows are left out
+// of the view, live and when the run is read back from disk; the record keeps them.
+void TestLogModel::overdrawnLinesLeftOutAlsoFromDisk()
+{
+    QTemporaryDir dir;
+    qint64 recorded = 0;
+    {
+        LogStore store;
+        QVERIFY(store.open(dir.path()));
+        LogModel model(&store, 0);
+        model.setPollInterval(0);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        RankStream r0(0);
+        qint64 t = 1;
+        for (const Chunk &c : captured(QStringLiteral("lightning_tqdm"))) {
+            record(store, r0.feed(c.stream, c.bytes, t++));
+            model.poll();
+        }
+        record(store, r0.finish(t));
+        model.poll();
+        recorded = store.lineCount(0);
+        QVERIFY(model.rowCount() < recorded - 15);
+        for (int row = 0; row < model.rowCount(); ++row)
+            QVERIFY(!text(model, row).contains(QStringLiteral("Validation")));
+    }
+    LogStore reopened;
+    QVERIFY(reopened.open(dir.path()));
+    const QList<LogLine> lines = reopened.readLines(0, 0, int(recorded));
+    QCOMPARE(lines.size(), recorded);
+    int overdrawn = 0, validation = 0;
+    for (const LogLine &l : lines) {
+        overdrawn += l.overdrawn ? 1 : 0;
+        validation += l.text.contains(QStringLiteral("Validation")) ? 1 : 0;
+        QVERIFY(!l.text.contains(QStringLiteral("Validation")) || l.overdrawn);
+    }
+    QVERIFY(validation >= 15);
+    QVERIFY(overdrawn >= validation);
+    LogModel again(&reopened, 0);
+    again.setPollInterval(0);
+    for (int row = 0; row < again.rowCount(); ++row)
+        QVERIFY(!text(again, row).contains(QStringLiteral("Validation")));
+    QCOMPARE(again.rowCount(), int(recorded) - overdrawn);
 }
 
 QTEST_GUILESS_MAIN(TestLogModel)

@@ -18,6 +18,7 @@
 #include <vector>
 
 using namespace rankdeck;
+using namespace Qt::StringLiterals;
 namespace wire = rankdeck::wire;
 
 namespace {
@@ -104,10 +105,13 @@ MetricCurve bruteForceAcrossRanks(const MetricsStore &store, int which, const QS
             hi = std::max(hi, x.back());
         }
         out.sourcePoints += qint64(x.size());
-        if (weight > 0)
-            Smoothing::smooth(v, weight, v);
         xs.push_back(std::move(x));
         vs.push_back(std::move(v));
+    }
+    // The store smooths a curve of n points with at most n / (n + 30) (a sparse one less).
+    if (weight > 0) {
+        for (std::vector<double> &v : vs)
+            Smoothing::smooth(v, Smoothing::effectiveWeight(weight, out.sourcePoints), v);
     }
     if (!(xMin < xMax) && buckets > 0) {
         xMin = lo;
@@ -144,6 +148,10 @@ private slots:
     void rawCurveIsTheData_data();
     void rawCurveIsTheData();
     void smoothedCurvePerSegment();
+    void sparseCurvesSmoothLess_data();
+    void sparseCurvesSmoothLess();
+    void sparseEpochLossFollowsItsPoints();
+    void xBasisKeptAndReopened();
     void meanCurveByHand();
     void bandAcrossRanksByHand();
     void meanFollowsLiveAppends_data();
@@ -293,18 +301,24 @@ void TestMetricsStore::rawCurveIsTheData()
 void TestMetricsStore::smoothedCurvePerSegment()
 {
     MetricsStore store;
-    // Segment 1: 1, 2, 3 -> 1, 1.04/0.64, 1.824/0.784 (w = 0.6, by hand); segment 2 starts over:
-    // 10 -> 10.
+    // 60 points first, so that 0.6 is the weight used (a sparse curve gets less: see
+    // sparseCurvesSmoothLess); then a restart: 1, 2, 3 -> 1, 1.04/0.64, 1.824/0.784 (w = 0.6,
+    // by hand); a third segment starts over: 10 -> 10.
+    for (qint64 s = 1; s <= 60; ++s)
+        store.append(0, metric::Loss, s, s, 5.0);
     const QList<std::pair<qint64, double>> pts{{1, 1}, {2, 2}, {3, 3}, {1, 10}};
     for (const auto &[s, v] : pts)
         store.append(0, metric::Loss, s, s, v);
+    QCOMPARE(Smoothing::effectiveWeight(0.6, 64), 0.6);
     const MetricCurve c = store.curve(0, metric::Loss, MetricXAxis::Step, 0.6, 0, 0, 0);
-    QCOMPARE(c.y.size(), 5);
-    QVERIFY(qFuzzyCompare(c.y[0], 1.0));
-    QVERIFY(qFuzzyCompare(c.y[1], 1.04 / 0.64));
-    QVERIFY(qFuzzyCompare(c.y[2], 1.824 / 0.784));
-    QVERIFY(std::isnan(c.y[3]));
-    QCOMPARE(c.y[4], 10.0);
+    QCOMPARE(c.y.size(), 66);
+    QCOMPARE(c.y[59], 5.0);
+    QVERIFY(std::isnan(c.y[60]));
+    QVERIFY(qFuzzyCompare(c.y[61], 1.0));
+    QVERIFY(qFuzzyCompare(c.y[62], 1.04 / 0.64));
+    QVERIFY(qFuzzyCompare(c.y[63], 1.824 / 0.784));
+    QVERIFY(std::isnan(c.y[64]));
+    QCOMPARE(c.y[65], 10.0);
     // The cache follows new points.
     store.append(0, metric::Loss, 2, 2, 20);
     const MetricCurve d = store.curve(0, metric::Loss, MetricXAxis::Step, 0.6, 0, 0, 0);
@@ -312,6 +326,97 @@ void TestMetricsStore::smoothedCurvePerSegment()
     QVERIFY(qFuzzyCompare(d.y.last(), 10.4 / 0.64));
     // The raw curve is still available next to it.
     QCOMPARE(store.curve(0, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 0).y.last(), 20.0);
+}
+
+// The default smoothing on a curve of n points: the weight asked for from 45 points on (0.6 at
+// 2,000 points is TensorBoard's), less below (n / (n + 30)); the mean alike, by its own points.
+void TestMetricsStore::sparseCurvesSmoothLess_data()
+{
+    QTest::addColumn<int>("points");
+    QTest::addColumn<double>("weight"); // the one the store must use for 0.6
+    for (int n : {1, 2, 5, 6, 10, 30, 44}) {
+        QTest::addRow("%d points", n) << n << double(n) / double(n + Smoothing::kSparsePoints);
+    }
+    for (int n : {45, 46, 300, 2000})
+        QTest::addRow("%d points", n) << n << 0.6;
+}
+
+void TestMetricsStore::sparseCurvesSmoothLess()
+{
+    QFETCH(int, points);
+    QFETCH(double, weight);
+    QCOMPARE(Smoothing::effectiveWeight(Smoothing::kDefaultWeight, points), weight);
+    QRandomGenerator rng(points);
+    MetricsStore store;
+    std::vector<double> values;
+    for (int i = 0; i < points; ++i) {
+        values.push_back(2.0 / (1 + i) + rng.generateDouble() * 0.1);
+        store.append(0, metric::Loss, qint64(i) * 3, i, values.back());
+        store.append(1, metric::Loss, qint64(i) * 3, i, values.back() + 1.0);
+    }
+    const MetricCurve c =
+        store.curve(0, metric::Loss, MetricXAxis::Step, Smoothing::kDefaultWeight, 0, 0, 0);
+    const QList<double> want = Smoothing::smooth(values, weight);
+    QCOMPARE(c.y, want);
+    const MetricCurve mean = store.curve(MetricsStore::MeanCurve, metric::Loss, MetricXAxis::Step,
+                                         Smoothing::kDefaultWeight, 0, 0, 0);
+    std::vector<double> plusHalf;
+    for (double v : values)
+        plusHalf.push_back(v + 0.5);
+    const QList<double> wantMean = Smoothing::smooth(plusHalf, weight);
+    QCOMPARE(mean.y.size(), wantMean.size());
+    for (qsizetype i = 0; i < wantMean.size(); ++i)
+        QVERIFY(qFuzzyCompare(mean.y[i], wantMean[i]));
+}
+
+// Issue 27's case: a loss logged once per epoch, six points over ten steps, falling to 0.05.
+// TensorBoard's 0.6 shows 0.28 at the last point (over five times the data); the default here
+// stays within a third of it.
+void TestMetricsStore::sparseEpochLossFollowsItsPoints()
+{
+    const QList<double> loss{2.3, 1.2, 0.6, 0.25, 0.1, 0.05};
+    MetricsStore store;
+    for (qsizetype i = 0; i < loss.size(); ++i)
+        store.append(0, metric::Loss, 2 * i, i, loss[i]);
+    const double shown =
+        store.curve(0, metric::Loss, MetricXAxis::Step, Smoothing::kDefaultWeight, 0, 0, 0)
+            .y.last();
+    const double tensorBoard = Smoothing::smooth(loss, 0.6).last();
+    QVERIFY2(tensorBoard > 5 * loss.last(), qPrintable(QString::number(tensorBoard)));
+    QVERIFY2(shown < loss.last() * 4 / 3, qPrintable(QString::number(shown)));
+    QVERIFY(shown >= loss.last());
+}
+
+// What a series' x counts: set by its first point, kept, written beside metrics.csv for the
+// series not on steps and read back with the points.
+void TestMetricsStore::xBasisKeptAndReopened()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    {
+        MetricsStore store;
+        QVERIFY(store.open(dir.path()));
+        store.append(0, u"loss"_s, 5, 1, 1.0, XBasis::Step);
+        store.append(0, u"val_loss"_s, 1, 2, 0.9, XBasis::Epoch);
+        store.append(1, u"val_loss"_s, 0, 3, 0.8, XBasis::Report);
+        store.append(0, u"val_loss"_s, 2, 4, 0.7, XBasis::Step); // the first point's basis stays
+        store.append(2, u"odd, \"name\""_s, 3, 5, 0.5, XBasis::Epoch);
+        QCOMPARE(store.xBasis(0, u"loss"_s), XBasis::Step);
+        QCOMPARE(store.xBasis(0, u"val_loss"_s), XBasis::Epoch);
+        QCOMPARE(store.xBasis(1, u"val_loss"_s), XBasis::Report);
+        QCOMPARE(store.xBasis(7, u"nothing"_s), XBasis::Step);
+    }
+    QFile side(dir.filePath(u"metrics-x.csv"_s));
+    QVERIFY(side.open(QIODevice::ReadOnly));
+    QCOMPARE(side.readAll(), QByteArray("rank,metric,x\n0,val_loss,epoch\n1,val_loss,report\n"
+                                        "2,\"odd, \"\"name\"\"\",epoch\n"));
+    MetricsStore again;
+    QVERIFY(again.open(dir.path()));
+    QCOMPARE(again.xBasis(0, u"loss"_s), XBasis::Step);
+    QCOMPARE(again.xBasis(0, u"val_loss"_s), XBasis::Epoch);
+    QCOMPARE(again.xBasis(1, u"val_loss"_s), XBasis::Report);
+    QCOMPARE(again.xBasis(2, u"odd, \"name\""_s), XBasis::Epoch);
+    QCOMPARE(again.pointCount(0, u"val_loss"_s), 2);
 }
 
 void TestMetricsStore::meanCurveByHand()

@@ -30,6 +30,8 @@ private slots:
     void byHand();
     void incrementalEqualsBatch();
     void firstValueIsUnbiased();
+    void sparseCurvesGetLess_data();
+    void sparseCurvesGetLess();
 };
 
 // Expected values worked out by hand from TensorBoard's formula:
@@ -94,6 +96,38 @@ void TestSmoothing::firstValueIsUnbiased()
     // Without the debias term the first point would be (1-w)*y; TensorBoard shows y itself.
     for (double w : {0.1, 0.6, 0.95, 0.999})
         QVERIFY(same(Smoothing::smooth(QList<double>{7.5, 1.0}, w).first(), 7.5));
+}
+
+// The weight a curve of n points is smoothed with for a weight asked for: at most
+// n / (n + 30), so that its lag (w / (1 - w) points) stays under 1/30 of its length.
+void TestSmoothing::sparseCurvesGetLess_data()
+{
+    QTest::addColumn<double>("asked");
+    QTest::addColumn<qint64>("points");
+    QTest::addColumn<double>("used");
+    QTest::newRow("0.6, 5 points") << 0.6 << qint64(5) << 5.0 / 35.0;
+    QTest::newRow("0.6, 44 points") << 0.6 << qint64(44) << 44.0 / 74.0;
+    QTest::newRow("0.6, 45 points: as asked") << 0.6 << qint64(45) << 0.6;
+    QTest::newRow("0.6, a million") << 0.6 << qint64(1'000'000) << 0.6;
+    QTest::newRow("0.9, 100 points") << 0.9 << qint64(100) << 100.0 / 130.0;
+    QTest::newRow("0.9, 270 points") << 0.9 << qint64(270) << 0.9;
+    QTest::newRow("0.99, 1000 points") << 0.99 << qint64(1000) << 1000.0 / 1030.0;
+    QTest::newRow("0.1, 1 point") << 0.1 << qint64(1) << 1.0 / 31.0;
+    QTest::newRow("0.01, 1 point") << 0.01 << qint64(1) << 0.01;
+    QTest::newRow("off") << 0.0 << qint64(5) << 0.0;
+    QTest::newRow("no points") << 0.6 << qint64(0) << 0.6;
+}
+
+void TestSmoothing::sparseCurvesGetLess()
+{
+    QFETCH(double, asked);
+    QFETCH(qint64, points);
+    QFETCH(double, used);
+    QVERIFY(qFuzzyCompare(1.0 + Smoothing::effectiveWeight(asked, points), 1.0 + used));
+    // The lag bound it keeps: w / (1 - w) <= n / 30 whenever less than asked was used.
+    const double w = Smoothing::effectiveWeight(asked, points);
+    if (w < asked)
+        QVERIFY(w / (1 - w) <= double(points) / Smoothing::kSparsePoints + 1e-9);
 }
 
 QTEST_GUILESS_MAIN(TestSmoothing)

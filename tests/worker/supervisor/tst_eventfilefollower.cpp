@@ -6,7 +6,9 @@
 // record cut anywhere waits for its rest; a file and a directory that appear late are found;
 // several files per rank, add_scalars' sub-directories, files of other ranks, hosts and earlier
 // runs; a garbage file and a damaged one are named once while the good ones go on; a file that
-// shrinks; real SummaryWriter files (tests/core/stream/data).
+// shrinks; real SummaryWriter files (tests/core/stream/data). The walk of the working directory:
+// Lightning's tb_logs/… found, hidden directories, environments and what lies too deep not, a
+// file seen by both ways followed once, and what a walk of a big tree costs.
 #include "supervisor/eventfilefollower.h"
 
 #include "stream/tensorboardscalars.h"
@@ -18,6 +20,7 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QRandomGenerator>
 #include <QTemporaryDir>
@@ -64,9 +67,10 @@ QByteArray versionRecord()
         QByteArray(bytes.data(), qsizetype(bytes.size())));
 }
 
-Point point(const QString &name, qint64 step, float value)
+// The launcher names the event files' curves "tb/<tag>", apart from printed ones.
+Point point(const QString &tag, qint64 step, float value)
 {
-    return Point{name, step, qint64(1.5e15), double(value)};
+    return Point{QStringLiteral("tb/") + tag, step, qint64(1.5e15), double(value), tag};
 }
 
 } // namespace
@@ -131,6 +135,20 @@ private:
         return bytes;
     }
 
+    // Polls (as the supervisor's loop does, here every 5 ms) until the follower walked the
+    // working directory `walks` more times: a walk waits 100× the duration of the last one.
+    void pumpUntilWalked(std::size_t walks)
+    {
+        const std::size_t until = m_follower->walks() + walks;
+        QElapsedTimer t;
+        t.start();
+        while (m_follower->walks() < until && t.elapsed() < 60000) {
+            pump();
+            QTest::qWait(5);
+        }
+        QVERIFY(m_follower->walks() >= until);
+    }
+
     QStringList finish()
     {
         TensorBoardScalars::Output out;
@@ -152,8 +170,15 @@ private slots:
         m_problems.clear();
         m_scalars = TensorBoardScalars();
         m_longestLine = 0;
+        makeFollower(m_dir, QString());
+    }
+
+    // directory: the followed one; workDirectory: the walked one (empty: none).
+    void makeFollower(const QString &directory, const QString &workDirectory)
+    {
         EventFileFollower::Options o;
-        o.directory = m_dir.toStdString();
+        o.directory = directory.toStdString();
+        o.workDirectory = workDirectory.toStdString();
         o.host = kHost;
         o.rank = kRank;
         o.startSec = m_start;
@@ -361,11 +386,11 @@ private slots:
             QVERIFY(p.wallTimeUs > qint64(1.7e15));
             values[p.name].append(p.value);
         }
-        QCOMPARE(values.value(QStringLiteral("loss")),
+        QCOMPARE(values.value(QStringLiteral("tb/loss")),
                  (QList<double>{3.1822540760040283, 7.35990047454834, 2.9963200092315674}));
-        QCOMPARE(values.value(QStringLiteral("acc")),
+        QCOMPARE(values.value(QStringLiteral("tb/acc")),
                  (QList<double>{0.23910550773143768, 0.11961864680051804, 0.25023022294044495}));
-        QCOMPARE(values.value(QStringLiteral("grad/norm")),
+        QCOMPARE(values.value(QStringLiteral("tb/grad/norm")),
                  (QList<double>{2.8350000381469727, 7.25061559677124, 3.47072696685791}));
         QCOMPARE(values.size(), 3);
     }
@@ -472,11 +497,152 @@ private slots:
                                            QStringLiteral("runs/events.out.tfevents.1.h.2.0"),
                                            &points));
         if (isCurve)
-            QCOMPARE(points, (QList<Point>{Point{QStringLiteral("t"), 4, 2000000, value}}));
+            QCOMPARE(points, (QList<Point>{Point{QStringLiteral("tb/t"), 4, 2000000, value,
+                                                 QStringLiteral("t")}}));
         else
             QVERIFY(points.isEmpty());
         // Not an Event at all.
         QVERIFY(!TensorBoardScalars::decode(QByteArray("\xff\xff\xff"), QString(), &points));
+    }
+
+    // Where frameworks put their logs in the working directory, beside `runs/`: found by the
+    // walk, this rank's files only; what is hidden, in an environment or too deep is not.
+    void walkFindsFrameworkLogs_data()
+    {
+        QTest::addColumn<QString>("where");
+        QTest::addColumn<bool>("found");
+        QTest::newRow("Lightning tb_logs") << "tb_logs/lightning_logs/version_0" << true;
+        QTest::newRow("Lightning default") << "lightning_logs/version_3" << true;
+        QTest::newRow("Transformers") << "out/runs/Dec02_02-18-30_node-7" << true;
+        QTest::newRow("the working directory") << "" << true;
+        QTest::newRow("5 levels down") << "a/b/c/d/e" << true;
+        QTest::newRow("6 levels down") << "a/b/c/d/e/f" << false;
+        QTest::newRow("hidden") << ".cache/tb" << false;
+        QTest::newRow("pycache") << "__pycache__" << false;
+        QTest::newRow("a virtual environment") << "venv/logs" << false;
+    }
+    void walkFindsFrameworkLogs()
+    {
+        QFETCH(QString, where);
+        QFETCH(bool, found);
+        QDir().mkpath(m_dir);
+        QFile cfg(m_dir + QStringLiteral("/venv/pyvenv.cfg"));
+        QVERIFY(QDir().mkpath(m_dir + QStringLiteral("/venv")) && cfg.open(QIODevice::WriteOnly));
+        cfg.close();
+        // Followed: runs/ (absent here); walked: the working directory.
+        makeFollower(m_dir + QStringLiteral("/runs"), m_dir);
+        pump();
+        const QString dir = where.isEmpty() ? m_dir : m_dir + u'/' + where;
+        append(dir + u'/' + fileName(kOtherRankPid, 0),
+               versionRecord() + scalarRecord(QStringLiteral("train_loss"), 9, 7.0f));
+        append(dir + u'/' + fileName(kOurPid, 0),
+               versionRecord() + scalarRecord(QStringLiteral("train_loss"), 4, 0.5f));
+        pumpUntilWalked(2);
+        QCOMPARE(m_follower->fileCount(), size_t(found ? 1 : 0));
+        QCOMPARE(m_points, found ? QList<Point>{point(QStringLiteral("train_loss"), 4, 0.5f)}
+                                 : QList<Point>{});
+    }
+
+    // --tensorboard-dir inside the working directory: the file is seen both ways, followed once.
+    void walkAndFollowedDirectoryShareFiles()
+    {
+        const QString runs = m_dir + QStringLiteral("/runs");
+        QDir().mkpath(runs);
+        // The same directory under another name, as a path the walk would give it.
+        makeFollower(m_dir + QStringLiteral("/./runs/"), m_dir);
+        append(runs + QStringLiteral("/Dec02/") + fileName(),
+               versionRecord() + scalarRecord(QStringLiteral("loss"), 0, 1.0f));
+        pumpUntilWalked(2);
+        pump(true);
+        QCOMPARE(m_follower->fileCount(), size_t(1));
+        QCOMPARE(m_points, (QList<Point>{point(QStringLiteral("loss"), 0, 1.0f)}));
+        // Symbolic links are not walked into: a second path of the same tree.
+        QVERIFY(QFile::link(runs, m_dir + QStringLiteral("/runs-link")));
+        append(runs + QStringLiteral("/Dec02/") + fileName(kOurPid, 1),
+               versionRecord() + scalarRecord(QStringLiteral("loss"), 1, 0.5f));
+        pumpUntilWalked(2);
+        pump(true);
+        QCOMPARE(m_follower->fileCount(), size_t(2));
+        QCOMPARE(m_points.size(), 2);
+    }
+
+    // A working directory far bigger than the walk's bounds (a home directory, a dataset
+    // unpacked beside the script): each walk stops at its bounds, a steady tree is not read
+    // again, walks space out by their cost, and a log directory near the top is still found.
+    // The numbers are printed for docs/benchmarks.md; what is asserted are counts, not times.
+    void walkBigTree()
+    {
+        // 18 + 18² + 18³ = 6,174 directories within 3 levels (half again the walk's bound), 5
+        // files in each last-level one under the first.
+        const int fan = 18;
+        QElapsedTimer made;
+        made.start();
+        for (int a = 0; a < fan; ++a) {
+            for (int b = 0; b < fan; ++b) {
+                for (int c = 0; c < fan; ++c) {
+                    const QString d =
+                        m_dir + QStringLiteral("/data/d%1/d%2/d%3").arg(a).arg(b).arg(c);
+                    QVERIFY(QDir().mkpath(d));
+                    if (a == 0) {
+                        for (int f = 0; f < 5; ++f) {
+                            QFile file(d + QStringLiteral("/sample%1.bin").arg(f));
+                            QVERIFY(file.open(QIODevice::WriteOnly));
+                        }
+                    }
+                }
+            }
+        }
+        qInfo("made the tree in %lld ms", qint64(made.elapsed()));
+        const QString logs = m_dir + QStringLiteral("/tb_logs/lightning_logs/version_0");
+        append(logs + u'/' + fileName(),
+               versionRecord() + scalarRecord(QStringLiteral("train_loss"), 4, 0.5f));
+        makeFollower(m_dir + QStringLiteral("/runs"), m_dir);
+        QElapsedTimer t;
+        t.start();
+        pumpUntilWalked(1); // in slices of 50 ms at most, 100× their time apart
+        const qint64 firstWalkUs = t.nsecsElapsed() / 1000;
+        const EventFileFollower::WalkStats first = m_follower->lastWalk();
+        qInfo("first walk: %zu directories, %zu read, %zu entries, %lld us of walking over "
+              "%lld us",
+              first.directories, first.read, first.entries, qint64(first.microseconds),
+              firstWalkUs);
+        QVERIFY(first.cut);
+        QCOMPARE(first.directories, EventFileFollower::kWalkDirectories);
+        QVERIFY(first.entries <= EventFileFollower::kWalkEntries + 1);
+        QCOMPARE(m_follower->fileCount(), size_t(1)); // breadth first: tb_logs is near the top
+        QCOMPARE(m_points, (QList<Point>{point(QStringLiteral("train_loss"), 4, 0.5f)}));
+        QCOMPARE(m_notes.size(), 1);
+        QVERIFY2(m_notes[0].contains(QStringLiteral("--tensorboard-dir")), qPrintable(m_notes[0]));
+        // Later walks, nothing changed: directories are looked at, not read again (those older
+        // than the 2 s a coarse clock could hide a change in), and each slice of a walk waits
+        // 100× its own duration: walking takes about 1% of the time (2% and one slice allowed).
+        QElapsedTimer window;
+        window.start();
+        std::size_t seen = m_follower->walks();
+        qint64 lastWalkAt = 0;
+        std::int64_t walking = 0;
+        int steady = 0;
+        while (steady < 3 && window.elapsed() < 120000) {
+            pump();
+            if (m_follower->walks() != seen) {
+                seen = m_follower->walks();
+                const EventFileFollower::WalkStats w = m_follower->lastWalk();
+                const qint64 at = window.nsecsElapsed() / 1000;
+                qInfo("walk %zu after %lld us: %zu directories, %zu read, %zu entries, %lld us",
+                      seen, at - lastWalkAt, w.directories, w.read, w.entries,
+                      qint64(w.microseconds));
+                walking += w.microseconds;
+                QVERIFY2(walking <= at / 50 + EventFileFollower::kWalkSliceUs,
+                         qPrintable(QStringLiteral("%1 us walking in %2 us").arg(walking).arg(at)));
+                QCOMPARE(w.directories, EventFileFollower::kWalkDirectories);
+                if (w.read == 0)
+                    ++steady;
+                lastWalkAt = at;
+            }
+            QTest::qWait(10);
+        }
+        QCOMPARE(steady, 3);
+        QCOMPARE(m_notes.size(), 1); // named once
     }
 };
 
