@@ -19,11 +19,6 @@ namespace rankdeck {
 
 namespace {
 
-QString key(std::string_view k)
-{
-    return QString::fromLatin1(k.data(), qsizetype(k.size()));
-}
-
 qint64 wallNs()
 {
     return QDateTime::currentMSecsSinceEpoch() * 1'000'000;
@@ -41,7 +36,7 @@ struct FlightRecorderCollector::Parsed
 {
     qint64 id = 0;
     QString trigger;
-    bool whileHung = false;
+    quint64 hangEpisode = 0; // the hang it was made in; 0: none suspected
     qint64 startedUs = 0;
     QList<int> asked;
     QList<RankCollectiveInput> inputs; // where, nativeFrame and alive filled in later
@@ -127,7 +122,7 @@ void FlightRecorderCollector::start(Trigger trigger, qint64 nowUs)
         return;
     const qint64 id = m_nextId++;
     m_current = std::make_unique<FlightRecorderCollection>(id, trigger, nowUs, m_worldSize, living);
-    m_currentWhileHung = m_hung;
+    m_currentEpisode = m_hung ? m_hangEpisode : 0;
     for (int r = 0; r < m_worldSize; ++r)
         if (!living.contains(r))
             m_current->setNotAsked(r, tr("it was not running when the collection started"));
@@ -187,6 +182,8 @@ void FlightRecorderCollector::tick(qint64 nowUs, const QList<RankStatus> &ranks,
         hung = hung || s.hung;
     if (hung != m_hung) {
         m_hung = hung;
+        if (hung)
+            ++m_hangEpisode;
         if (!hung) // progress came back: the probes start over
             m_probeAfterUs = std::max(kFirstProbeUs, m_longestQuietUs * 3 / 2);
         if (decideShown())
@@ -246,7 +243,7 @@ void FlightRecorderCollector::finishCurrent(qint64 nowUs)
 {
     Q_UNUSED(nowUs);
     std::unique_ptr<FlightRecorderCollection> done = std::move(m_current);
-    const bool whileHung = m_currentWhileHung;
+    const quint64 episode = m_currentEpisode;
     QList<int> asked;
     QStringList silent;
     for (const FlightRecorderCollection::Answer &a : done->answers()) {
@@ -268,11 +265,11 @@ void FlightRecorderCollector::finishCurrent(qint64 nowUs)
     // The files and the parsing off this thread: the collection moves there whole.
     auto shared = std::shared_ptr<FlightRecorderCollection>(std::move(done));
     const QString directory = m_directory;
-    m_pool.start([this, shared, directory, whileHung, asked] {
+    m_pool.start([this, shared, directory, episode, asked] {
         auto parsed = std::make_shared<Parsed>();
         parsed->id = shared->id();
         parsed->trigger = FlightRecorderCollection::triggerName(shared->trigger());
-        parsed->whileHung = whileHung;
+        parsed->hangEpisode = episode;
         parsed->startedUs = shared->startedUs();
         parsed->asked = asked;
         shared->write(directory, {}, &parsed->writeError);
@@ -314,7 +311,7 @@ void FlightRecorderCollector::onParsed(const std::shared_ptr<Parsed> &parsed)
     m_inputsId = parsed->id;
     m_inputsTrigger = parsed->trigger;
     m_inputsUs = parsed->startedUs;
-    m_inputsWhileHung = parsed->whileHung;
+    m_inputsEpisode = parsed->hangEpisode;
     m_stacksAsked = false;
     recompute();
 }
@@ -326,7 +323,7 @@ struct FlightRecorderCollector::Computed
     qint64 id = 0;
     QString trigger;
     qint64 startedUs = 0;
-    bool whileHung = false;
+    quint64 hangEpisode = 0; // the hang it was made in; 0: none suspected
     CollectiveVerdict verdict;
 };
 
@@ -346,7 +343,7 @@ void FlightRecorderCollector::recompute()
     job->id = m_inputsId;
     job->trigger = m_inputsTrigger;
     job->startedUs = m_inputsUs;
-    job->whileHung = m_inputsWhileHung;
+    job->hangEpisode = m_inputsEpisode;
     const QList<RankCollectiveInput> inputs = m_inputs;
     const QString directory = m_directory;
     m_pool.start([this, job, inputs, directory] {
@@ -377,7 +374,7 @@ void FlightRecorderCollector::onComputed(const std::shared_ptr<Computed> &job)
     m_verdictId = job->id;
     m_verdictTrigger = job->trigger;
     m_verdictUs = job->startedUs;
-    m_verdictWhileHung = job->whileHung;
+    m_verdictEpisode = job->hangEpisode;
     // A desync seen by a probe names each side by its line: their stacks are asked for once.
     if (m_verdict.kind() == CollectiveVerdict::Kind::Desync && !m_stacksAsked) {
         const QList<int> living = m_living ? m_living() : QList<int>();
@@ -406,11 +403,14 @@ bool FlightRecorderCollector::decideShown()
     const bool before = m_shown;
     const CollectiveVerdict::Kind kind = m_verdict.kind();
     // A desync is conclusive at once. The other kinds only mean something while the ranks are
-    // stuck (a healthy run dumped mid-step shows ranks a collective apart); a failed rank's
+    // stuck (a healthy run dumped mid-step shows ranks a collective apart), and only from a
+    // collection of this hang: one of an earlier hang that progress ended (ranks slow to import
+    // torch under a short --hang-timeout) says nothing of where they are now. A failed rank's
     // collection explains its failure only by a desync.
-    m_shown = m_verdictId > 0 &&
-              (kind == CollectiveVerdict::Kind::Desync ||
-               (m_hung && m_verdictWhileHung && m_verdictTrigger != QLatin1String("rank-failed")));
+    m_shown =
+        m_verdictId > 0 && (kind == CollectiveVerdict::Kind::Desync ||
+                            (m_hung && m_verdictEpisode != 0 && m_verdictEpisode == m_hangEpisode &&
+                             m_verdictTrigger != QLatin1String("rank-failed")));
     return m_shown != before;
 }
 
@@ -481,6 +481,11 @@ void FlightRecorderCollector::restoreStateJson(const QJsonObject &o)
     m_verdict = CollectiveVerdict::fromJson(o.value(QStringLiteral("verdict")).toObject());
     m_shown = m_verdictId > 0 && o.value(QStringLiteral("verdict_shown")).toBool();
     m_shownId = m_shown ? m_verdictId : 0;
+    // A verdict shown while the ranks were stuck stays shown while they still are.
+    if (m_shown && m_verdict.kind() != CollectiveVerdict::Kind::Desync) {
+        m_hung = true;
+        m_verdictEpisode = m_hangEpisode = 1;
+    }
 }
 
 } // namespace rankdeck

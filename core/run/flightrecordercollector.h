@@ -19,7 +19,7 @@
 // computing the verdict run on a pool thread (four 500-entry dumps: 190–390 ms to parse and
 // 11–35 ms to judge on this 2-core machine under load 11, far too long for the GUI thread).
 // What is shown: a desync as soon as a collection shows it (it is conclusive); any other
-// verdict only from a collection made while a hang is suspected, and only until progress
+// verdict only from a collection made during the hang suspected now, and only until progress
 // comes back. Each rank's `where` and native frame come from its latest stacks.
 #pragma once
 
@@ -129,7 +129,7 @@ private:
     qint64 m_nextId = 1;
     int m_collections = 0;
     std::unique_ptr<FlightRecorderCollection> m_current;
-    bool m_currentWhileHung = false;
+    quint64 m_currentEpisode = 0; // m_hangEpisode when it started while hung, else 0
     std::optional<Trigger> m_queued;
     std::function<void()> m_then;
     QTimer m_thenTimer;
@@ -143,16 +143,17 @@ private:
     qint64 m_inputsId = 0;
     QString m_inputsTrigger;
     qint64 m_inputsUs = 0;
-    bool m_inputsWhileHung = false;
+    quint64 m_inputsEpisode = 0;
     quint64 m_generation = 0; // of the inputs; a verdict of older ones is dropped
     CollectiveVerdict m_verdict;
     qint64 m_verdictId = 0;
     QString m_verdictTrigger;
     qint64 m_verdictUs = 0;
-    bool m_verdictWhileHung = false;
+    quint64 m_verdictEpisode = 0;
     bool m_shown = false;
     qint64 m_shownId = 0;
     bool m_hung = false;
+    quint64 m_hangEpisode = 0; // counts the times a hang came to be suspected
     bool m_stacksAsked = false;
 
     // The probes' schedule.

@@ -212,6 +212,26 @@ void TestFlightRecorderCollector::missingRanksOnlyWhileHung()
     run.collector.tick(now + 2 * kSecond, statuses(4, false), runtimes(4, now + 2 * kSecond));
     QVERIFY(!run.collector.shownVerdict());
     QCOMPARE(changed.count(), 1);
+    // A hang suspected again: the last hang's verdict says nothing of where the ranks are now
+    // (they moved on), so it stays unshown until this hang's collection comes.
+    changed.clear();
+    run.collector.tick(now + 20 * kSecond, statuses(4, true), runtimes(4, now + 2 * kSecond));
+    QVERIFY(!run.collector.shownVerdict());
+    QCOMPARE(changed.count(), 0);
+    run.collector.collect(Trigger::Hang, now + 20 * kSecond);
+    QCOMPARE(run.asked(), QList<qint64>{3});
+    run.answerCase(u"missing"_s, 3, 4);
+    QVERIFY(waitVerdict(run.collector, 3));
+    QVERIFY(run.collector.shownVerdict());
+    // A reopened run shows it while its ranks are still stuck, and not once they move on.
+    FlightRecorderCollector reopened;
+    reopened.setRunDirectory(run.directory.path());
+    reopened.restoreStateJson(run.collector.toStateJson());
+    QVERIFY(reopened.shownVerdict());
+    reopened.tick(now + 21 * kSecond, statuses(4, true), runtimes(4, now + 2 * kSecond));
+    QVERIFY(reopened.shownVerdict());
+    reopened.tick(now + 22 * kSecond, statuses(4, false), runtimes(4, now + 22 * kSecond));
+    QVERIFY(!reopened.shownVerdict());
 }
 
 void TestFlightRecorderCollector::ranksThatGiveNoDump_data()
