@@ -18,6 +18,7 @@
 #include "testprocesses.h"
 
 #include <QDir>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -26,6 +27,9 @@
 #include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
+#include <cstring>
 
 using namespace rankdeck;
 using namespace Qt::StringLiterals;
@@ -199,14 +203,46 @@ void TestHangVerdict::verdicts()
     });
     auto output = [&] { return QString::fromUtf8(launcher.readAll()).right(6000); };
 
-    // The verdict, as state.json has it once shown; and whether any rank was flagged hung then.
     QString dir;
     QJsonObject state, fr;
+    // When the launcher received the last rank's "parting <rank>" line (rank-<r>.idx: 24-byte
+    // records, offset then arrival µs), 0 before every rank printed it: the ranks are then where
+    // the case puts them, and only a collection made after that can tell where. Before, an 8 s
+    // hang timeout may flag ranks still importing torch on a loaded machine: that collection
+    // (no dumps) says nothing, and `stacks` would find no verdict to put on top once they print.
+    auto partedUs = [&]() -> qint64 {
+        if (mode == u"worker"_s)
+            return 1;
+        qint64 last = 0;
+        for (int r = 0; r < ranks; ++r) {
+            QFile log(dir + u"/rank-%1.log"_s.arg(r)), idx(dir + u"/rank-%1.idx"_s.arg(r));
+            if (!log.open(QIODevice::ReadOnly) || !idx.open(QIODevice::ReadOnly))
+                return 0;
+            const QByteArray text = log.readAll(), records = idx.readAll();
+            const qsizetype at = text.lastIndexOf(u"parting %1\n"_s.arg(r).toUtf8());
+            qint64 arrival = 0;
+            for (qsizetype i = 0; at >= 0 && i + 24 <= records.size(); i += 24) {
+                qint64 offset = 0;
+                memcpy(&offset, records.constData() + i, 8);
+                if (offset == at)
+                    memcpy(&arrival, records.constData() + i + 8, 8);
+            }
+            if (arrival == 0)
+                return 0;
+            last = std::max(last, arrival);
+        }
+        return last;
+    };
+    // The verdict, as state.json has it once shown; and whether any rank was flagged hung then.
     auto shown = [&] {
         dir = runDirectory(name);
+        const qint64 parted = dir.isEmpty() ? 0 : partedUs();
+        if (parted == 0)
+            return false;
         state = testing::readJson(dir + u"/state.json"_s);
         fr = state.value(u"flight_recorder"_s).toObject();
-        return !dir.isEmpty() && fr.value(u"verdict_shown"_s).toBool() &&
+        return fr.value(u"verdict_shown"_s).toBool() &&
+               fr.value(u"verdict_us"_s).toInteger() > parted &&
                fr.value(u"verdict"_s).toObject().value(u"kind"_s).toString() == kind;
     };
     QVERIFY2(QTest::qWaitFor(shown, 240000),
