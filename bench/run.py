@@ -19,6 +19,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import flightrecorder
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("RANKDECK_BUILD_DIR", ROOT / "build"))
 BIN = BUILD / "bin"
@@ -469,6 +471,12 @@ GOALS = {
     "program_crash_report_ms": ("<=", 1000.0),
     # Reported: the merged log view's collapsing of identical lines, 1M lines from 64 ranks.
     "log_collapse_lines_per_s": (">", 0.0),
+    # Issue 26: the collective verdict in `show`, after the last rank stopped making progress.
+    "hang_verdict_s": ("<=", 13.0),  # --hang-timeout 10 + 3 s
+    "desync_verdict_s": ("<=", 5.0),
+    "flight_recorder_overhead_pct": ("<=", 1.0),
+    # Reported beside it: the same A/B on the steady step rate (wall clock).
+    "flight_recorder_overhead_wall_pct": ("reported", None),
 }
 
 
@@ -503,6 +511,7 @@ def main():
         "program": lambda: bench_program(reps, args.quick),
         "crash": lambda: bench_program_crash(reps, args.quick),
         "logs": lambda: bench_cpp("bench_logcollapse", reps, args.quick),
+        "flightrecorder": lambda: flightrecorder.bench(reps, args.quick, isolated_env),
     }
     only = [b for b in args.only.split(",") if b]
     results, notes = {k: None for k in GOALS}, {}
