@@ -125,6 +125,10 @@ void TestInstall::layout_data()
     QTest::newRow("icon") << u"share/icons/hicolor/scalable/apps/rankdeck.svg"_s << false;
     QTest::newRow("metainfo") << u"share/metainfo/io.github.rankdeck.RankDeck.metainfo.xml"_s
                               << false;
+    QTest::newRow("rankdeck-cli(1)") << u"share/man/man1/rankdeck-cli.1.gz"_s << false;
+    QTest::newRow("rankdeck(1)") << u"share/man/man1/rankdeck.1.gz"_s << false;
+    QTest::newRow("bash completion")
+        << u"share/bash-completion/completions/rankdeck-cli"_s << false;
     QTest::newRow("licence") << u"share/doc/rankdeck/LICENSE"_s << false;
 }
 
