@@ -12,8 +12,8 @@ set(env)
 foreach(var IN LISTS placeholders)
     list(APPEND env "${var}=/@${var}@")
 endforeach()
-# A sanitized build (scripts/sanitize.sh) must not fail here on a leak report at exit.
-list(APPEND env ASAN_OPTIONS=detect_leaks=0)
+# A sanitized build (scripts/sanitize.sh) must not fail here on a leak or race report at exit.
+list(APPEND env ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=exitcode=0)
 
 function(cli_help out_var)
     execute_process(COMMAND ${CMAKE_COMMAND} -E env ${env} QT_QPA_PLATFORM=offscreen
