@@ -140,6 +140,8 @@ QJsonObject CollectiveOutput::showJson(const RunRecord &record, const QJsonObjec
 {
     QJsonObject o = state;
     o[QStringLiteral("directory")] = record.directory();
+    o[QStringLiteral("rankdeck")] = record.launcherVersion();
+    o[QStringLiteral("rankdeck_commit")] = record.launcherCommit();
     const QJsonObject failure = record.readFailureReport();
     o[QStringLiteral("failure_report")] = failure.isEmpty() ? QJsonValue() : QJsonValue(failure);
     const QJsonObject fr = state.value(QStringLiteral("flight_recorder")).toObject();

@@ -99,7 +99,7 @@ int LaunchCommand::run(const QStringList &argsIn)
         QStringLiteral("N"), QStringLiteral("0"));
     const QCommandLineOption workerOpt(QStringLiteral("worker"),
                                        CliUtil::tr("Worker binary (default: $RANKDECK_WORKER, else "
-                                                   "rankdeck-worker next to this program)."),
+                                                   "the one installed with this program)."),
                                        QStringLiteral("PATH"));
     const QCommandLineOption hbOpt(
         QStringLiteral("heartbeat-timeout"),

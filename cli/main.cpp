@@ -9,6 +9,7 @@
 #include "plotcommand.h"
 #include "profilecommands.h"
 #include "runcommands.h"
+#include "util/buildversion.h"
 
 #include <QApplication>
 #include <QCoreApplication>
@@ -69,7 +70,7 @@ int main(int argc, char **argv)
              : std::make_unique<QCoreApplication>(argc, argv);
     QCoreApplication &app = *application;
     QCoreApplication::setApplicationName(QStringLiteral("rankdeck-cli"));
-    QCoreApplication::setApplicationVersion(QStringLiteral(RANKDECK_VERSION));
+    QCoreApplication::setApplicationVersion(rankdeck::BuildVersion::describe());
     const QStringList args = app.arguments();
     const QString command = args.value(1);
     if (command.isEmpty()) {
@@ -81,8 +82,9 @@ int main(int argc, char **argv)
         printUsage(CliUtil::out());
         return ExitOk;
     }
-    if (command == QLatin1String("--version")) {
-        CliUtil::out() << QStringLiteral("rankdeck-cli %1\n").arg(QStringLiteral(RANKDECK_VERSION));
+    if (command == QLatin1String("--version") || command == QLatin1String("-V")) {
+        CliUtil::out()
+            << QStringLiteral("rankdeck-cli %1\n").arg(rankdeck::BuildVersion::describe());
         return ExitOk;
     }
     // Each command parses ["rankdeck-cli COMMAND", its arguments...].

@@ -6,6 +6,7 @@
 #include "config/profilestore.h"
 #include "terminalsshinteraction.h"
 #include "transport/transportfactory.h"
+#include "util/bundledbinary.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>
@@ -132,7 +133,8 @@ int ProfileCommands::check(const QStringList &args)
         QStringLiteral("offline"), CliUtil::tr("Only check the file, do not reach the nodes."));
     const QCommandLineOption workerOpt(
         QStringLiteral("worker"),
-        CliUtil::tr("Worker binary to deploy for the check (default: next to this program)."),
+        CliUtil::tr("Worker binary to deploy for the check (default: $RANKDECK_WORKER, else "
+                    "the one installed with this program)."),
         QStringLiteral("PATH"));
     const QCommandLineOption acceptOpt(QStringLiteral("accept-new-host-keys"),
                                        CliUtil::tr("Trust and remember unknown SSH host keys."));
@@ -158,9 +160,10 @@ int ProfileCommands::check(const QStringList &args)
     out.flush();
     if (parser.isSet(offlineOpt))
         return ExitOk;
-    const QString worker = parser.isSet(workerOpt) ? parser.value(workerOpt)
-                                                   : QCoreApplication::applicationDirPath() +
-                                                         QStringLiteral("/rankdeck-worker");
+    const QString worker =
+        parser.isSet(workerOpt)
+            ? parser.value(workerOpt)
+            : bundledBinary("RANKDECK_WORKER", QStringLiteral("rankdeck-worker"));
     TerminalSshInteraction interaction(parser.isSet(acceptOpt));
     QString error;
     std::unique_ptr<Transport> t(

@@ -14,6 +14,7 @@
 #include "store/tensorboardexport.h"
 #include "stream/linesplitter.h"
 #include "stream/logmetricextractor.h"
+#include "util/buildversion.h"
 #include "util/printabletext.h"
 
 #include <QCoreApplication>
@@ -92,6 +93,10 @@ QString stateText(const RunInfo &i)
 int RunCommands::runs(const QStringList &args)
 {
     QCommandLineParser parser;
+    const QCommandLineOption namesOpt(
+        QStringLiteral("names"),
+        CliUtil::tr("Print only each run's id and name, one per line (for shell completion)."));
+    parser.addOption(namesOpt);
     int code = 0;
     if (!CliUtil::parse(parser, args, CliUtil::tr("List recorded runs, newest first."), &code))
         return code;
@@ -100,6 +105,18 @@ int RunCommands::runs(const QStringList &args)
             CliUtil::tr("unexpected argument \"%1\"").arg(parser.positionalArguments().first()),
             args.value(0));
     const QList<RunInfo> list = RunRecord::list(CliUtil::runsDirectory());
+    if (parser.isSet(namesOpt)) {
+        // What RUN accepts; names are others' bytes, so only printable ones, each once.
+        QStringList words;
+        for (const RunInfo &i : list)
+            for (const QString &word : {i.id, i.name})
+                if (!word.isEmpty() && printableLabel(word, 256) == word && !words.contains(word))
+                    words << word;
+        for (const QString &word : std::as_const(words))
+            CliUtil::out() << word << '\n';
+        CliUtil::out().flush();
+        return ExitOk;
+    }
     const QList<BrokenRun> broken = RunRecord::listBroken(CliUtil::runsDirectory());
     QTextStream &out = CliUtil::out();
     if (list.isEmpty() && broken.isEmpty()) {
@@ -197,6 +214,15 @@ int RunCommands::show(const QStringList &args)
     CollectiveOutput::print(out, record, state);
     out << CliUtil::tr("Run:       %1").arg(info.id) << '\n';
     out << CliUtil::tr("Name:      %1").arg(printableLabel(info.name)) << '\n';
+    // A run made by another RankDeck may be read differently than it was written (or by an older
+    // parser), so the reader is told which one made it.
+    if (BuildVersion::isOther(record.launcherVersion(), record.launcherCommit()))
+        out << CliUtil::tr("Version:   made by RankDeck %1; this is %2")
+                   .arg(printableLabel(BuildVersion::describe(record.launcherVersion(),
+                                                              record.launcherCommit()),
+                                       100),
+                        BuildVersion::describe())
+            << '\n';
     out << CliUtil::tr("Profile:   %1 (%2, %3 node(s))")
                .arg(record.profile().name, record.profile().transport)
                .arg(record.profile().nodes.size())

@@ -5,6 +5,7 @@
 #include "appicon.h"
 #include "mainwindow.h"
 #include "screenshottour.h"
+#include "util/buildversion.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -15,7 +16,7 @@ int main(int argc, char **argv)
     QApplication::setApplicationName(QStringLiteral("rankdeck"));
     QApplication::setOrganizationName(QStringLiteral("rankdeck"));
     QApplication::setApplicationDisplayName(QStringLiteral("RankDeck"));
-    QApplication::setApplicationVersion(QStringLiteral(RANKDECK_VERSION));
+    QApplication::setApplicationVersion(rankdeck::BuildVersion::describe());
     QApplication::setDesktopFileName(QStringLiteral("rankdeck"));
     QApplication::setWindowIcon(rankdeck::appIcon());
 

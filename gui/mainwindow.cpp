@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "mainwindow.h"
 
+#include "util/buildversion.h"
 #include "util/bundledbinary.h"
 
 #include "appicon.h"
@@ -154,7 +155,7 @@ void MainWindow::createActions()
             tr("<b>RankDeck %1</b><p>Launch distributed libtorch training, watch every "
                "rank's logs and loss curves, and see what killed a crashed rank.</p>"
                "<p>GPL-3.0-or-later.</p>")
-                .arg(QStringLiteral(RANKDECK_VERSION)));
+                .arg(BuildVersion::describe().toHtmlEscaped()));
     });
 }
 

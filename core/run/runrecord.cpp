@@ -2,6 +2,7 @@
 #include "run/runrecord.h"
 
 #include "util/atomicfile.h"
+#include "util/buildversion.h"
 #include "util/translation.h"
 
 #include "config/profilestore.h"
@@ -141,7 +142,10 @@ bool RunRecord::create(const QString &runsDirectory, const QString &runId, const
     run[QStringLiteral("id")] = m_id;
     run[QStringLiteral("name")] = m_name;
     run[QStringLiteral("created_us")] = m_createdUs;
-    run[QStringLiteral("rankdeck")] = QStringLiteral(RANKDECK_VERSION);
+    m_launcherVersion = BuildVersion::version();
+    m_launcherCommit = BuildVersion::commit();
+    run[QStringLiteral("rankdeck")] = m_launcherVersion;
+    run[QStringLiteral("rankdeck_commit")] = m_launcherCommit;
     run[QStringLiteral("profile")] = profile.toJson();
     run[QStringLiteral("config")] = config.toJson();
     QString why;
@@ -181,6 +185,8 @@ bool RunRecord::open(const QString &directory, QString *error)
     m_id = run.value(QStringLiteral("id")).toString();
     m_name = run.value(QStringLiteral("name")).toString();
     m_createdUs = run.value(QStringLiteral("created_us")).toInteger();
+    m_launcherVersion = run.value(QStringLiteral("rankdeck")).toString();
+    m_launcherCommit = run.value(QStringLiteral("rankdeck_commit")).toString();
     m_profile = Profile::fromJson(run.value(QStringLiteral("profile")).toObject());
     m_config = TrainingConfig::fromJson(run.value(QStringLiteral("config")).toObject());
     return true;

@@ -76,6 +76,10 @@ public:
     const Profile &profile() const { return m_profile; }
     const TrainingConfig &config() const { return m_config; }
     qint64 createdUs() const { return m_createdUs; }
+    // Which RankDeck launched the run (run.json "rankdeck" and "rankdeck_commit"; empty in a
+    // record that predates them), so that `show` can say when another version made it.
+    QString launcherVersion() const { return m_launcherVersion; }
+    QString launcherCommit() const { return m_launcherCommit; }
 
     // state.json, replaced atomically.
     bool writeState(const QJsonObject &state, QString *error = nullptr);
@@ -124,6 +128,8 @@ private:
     Profile m_profile;
     TrainingConfig m_config;
     qint64 m_createdUs = 0;
+    QString m_launcherVersion;
+    QString m_launcherCommit;
 };
 
 } // namespace rankdeck

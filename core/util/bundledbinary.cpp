@@ -2,6 +2,12 @@
 #include "util/bundledbinary.h"
 
 #include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+
+#ifndef RANKDECK_LIBEXEC_FROM_BIN
+#define RANKDECK_LIBEXEC_FROM_BIN "../libexec/rankdeck"
+#endif
 
 namespace rankdeck {
 
@@ -10,7 +16,17 @@ QString bundledBinary(const char *environmentVariable, const QString &name)
     const QString env = qEnvironmentVariable(environmentVariable);
     if (!env.isEmpty())
         return env;
-    return QCoreApplication::applicationDirPath() + QLatin1Char('/') + name;
+    return bundledBinaryIn(QCoreApplication::applicationDirPath(), name);
+}
+
+QString bundledBinaryIn(const QString &applicationDir, const QString &name)
+{
+    const QString installed =
+        QDir::cleanPath(applicationDir + QStringLiteral("/" RANKDECK_LIBEXEC_FROM_BIN "/") + name);
+    if (QFileInfo(installed).isExecutable())
+        return installed;
+    // The build tree; also what a missing binary is reported as.
+    return applicationDir + QLatin1Char('/') + name;
 }
 
 } // namespace rankdeck
