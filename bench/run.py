@@ -19,6 +19,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import framework
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("RANKDECK_BUILD_DIR", ROOT / "build"))
 BIN = BUILD / "bin"
@@ -467,6 +469,8 @@ GOALS = {
     "program_output_lines_per_s": (">", 0.0),
     "program_output_launcher_peak_rss_mb": ("<=", 400.0),
     "program_crash_report_ms": ("<=", 1000.0),
+    # A Lightning script's whole wall time under launch --exec ÷ under torchrun (issue 27).
+    "framework_wall_ratio_vs_torchrun": ("<=", 0.9),
     # Reported: the merged log view's collapsing of identical lines, 1M lines from 64 ranks.
     "log_collapse_lines_per_s": (">", 0.0),
 }
@@ -503,6 +507,7 @@ def main():
         "program": lambda: bench_program(reps, args.quick),
         "crash": lambda: bench_program_crash(reps, args.quick),
         "logs": lambda: bench_cpp("bench_logcollapse", reps, args.quick),
+        "framework": lambda: framework.bench(reps, ROOT, BIN, VENV_BIN, isolated_env, free_port),
     }
     only = [b for b in args.only.split(",") if b]
     results, notes = {k: None for k in GOALS}, {}
