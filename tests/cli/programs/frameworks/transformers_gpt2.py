@@ -5,8 +5,9 @@
 # torchrun-style: the Trainer reads RANK/WORLD_SIZE/LOCAL_RANK and runs DDP with Gloo on CPU.
 #   python transformers_gpt2.py [--epochs N] [--inject WHAT] [--fail-rank R]
 # --inject (what tests/cli/tst_frameworks.cpp checks in the failure report):
-#   keyerror      a KeyError in the collator on --fail-rank (the sixth training batch)
-#   keyerror-all  the same KeyError on every rank
+#   keyerror      a KeyError in a callback's on_step_end on --fail-rank at step 5
+#   keyerror-all  the same KeyError on every rank (right after the step's all-reduce, so that
+#                 every rank raises it before the launcher stops the others)
 #   workersegv    the Dataset segfaults (ctypes) in a DataLoader worker of --fail-rank
 # Every line the script prints itself is also appended to printed-rank<R>.txt in the working
 # directory. The faulting lines end with "# FAULT: <what>".
@@ -52,19 +53,10 @@ class RandomTokens(Dataset):
         return {"input_ids": self.x[i]}
 
 
-class Collator:
+def collate(features):
     """Causal LM batches: the labels are the inputs (the model shifts them)."""
-
-    def __init__(self):
-        self.training_batches = 0
-
-    def __call__(self, features):
-        ids = torch.stack([f["input_ids"] for f in features])
-        self.training_batches += 1
-        hit = self.training_batches == 6 and (args.inject == "keyerror-all" or
-                                              (args.inject == "keyerror" and RANK == args.fail_rank))
-        key = "label_ids" if hit else "input_ids"
-        return {"input_ids": ids, "labels": torch.stack([f[key] for f in features])}  # FAULT: keyerror
+    ids = torch.stack([f["input_ids"] for f in features])
+    return {"input_ids": ids, "labels": ids.clone()}
 
 
 class LossPrintingTrainer(Trainer):
@@ -78,7 +70,15 @@ class LossPrintingTrainer(Trainer):
         return result
 
 
-class SayDone(TrainerCallback):
+class Monitor(TrainerCallback):
+    def __init__(self):
+        self.limits = {"max_grad_norm": 1.0}
+
+    def on_step_end(self, targs, state, control, **kwargs):
+        hit = state.global_step == 5 and (args.inject == "keyerror-all" or
+                                          (args.inject == "keyerror" and RANK == args.fail_rank))
+        self.limits["clip" if hit else "max_grad_norm"]  # FAULT: keyerror
+
     def on_train_end(self, targs, state, control, **kwargs):
         say(f"rank {RANK} done")
 
@@ -92,7 +92,6 @@ if __name__ == "__main__":
                               logging_steps=4, eval_strategy="epoch", save_strategy="no",
                               report_to="none", use_cpu=True, learning_rate=5e-4, seed=0,
                               dataloader_num_workers=workers)
-    collator = Collator()
-    LossPrintingTrainer(model=model, args=targs, data_collator=collator,
+    LossPrintingTrainer(model=model, args=targs, data_collator=collate,
                         train_dataset=RandomTokens(128), eval_dataset=RandomTokens(32),
-                        callbacks=[SayDone()]).train()
+                        callbacks=[Monitor()]).train()
