@@ -19,6 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import flightrecorder
 import framework
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -473,6 +474,12 @@ GOALS = {
     "framework_wall_ratio_vs_torchrun": ("<=", 0.9),
     # Reported: the merged log view's collapsing of identical lines, 1M lines from 64 ranks.
     "log_collapse_lines_per_s": (">", 0.0),
+    # Issue 26: the collective verdict in `show`, after the last rank stopped making progress.
+    "hang_verdict_s": ("<=", 13.0),  # --hang-timeout 10 + 3 s
+    "desync_verdict_s": ("<=", 5.0),
+    "flight_recorder_overhead_pct": ("<=", 1.0),
+    # Reported beside it: the same A/B on the steady step rate (wall clock).
+    "flight_recorder_overhead_wall_pct": ("reported", None),
 }
 
 
@@ -507,6 +514,7 @@ def main():
         "program": lambda: bench_program(reps, args.quick),
         "crash": lambda: bench_program_crash(reps, args.quick),
         "logs": lambda: bench_cpp("bench_logcollapse", reps, args.quick),
+        "flightrecorder": lambda: flightrecorder.bench(reps, args.quick, isolated_env),
         "framework": lambda: framework.bench(reps, ROOT, BIN, VENV_BIN, isolated_env, free_port),
     }
     only = [b for b in args.only.split(",") if b]

@@ -154,6 +154,11 @@ int LaunchCommand::run(const QStringList &argsIn)
         QStringLiteral("sync-limit"),
         CliUtil::tr("--sync: the most DIR may hold, e.g. 500M or 2G (default 200M; 0: no limit)."),
         QStringLiteral("SIZE"));
+    const QCommandLineOption noFlightRecorderOpt(
+        QStringLiteral("no-flight-recorder"),
+        CliUtil::tr("Do not record the ranks' collectives with torch's flight recorder (on by "
+                    "default; a hang is then explained by the ranks' stacks alone). The "
+                    "profile's flight_recorder = false does the same."));
     QCommandLineOption runIdOpt(QStringLiteral("run-id"),
                                 CliUtil::tr("Use this run id (internal, for --detach)."),
                                 QStringLiteral("ID"));
@@ -179,6 +184,7 @@ int LaunchCommand::run(const QStringList &argsIn)
                        syncOpt,
                        syncLimitOpt,
                        warmOpt,
+                       noFlightRecorderOpt,
                        runIdOpt});
     parser.addPositionalArgument(
         QStringLiteral("--"),
@@ -338,6 +344,7 @@ int LaunchCommand::run(const QStringList &argsIn)
         config.workerArguments = workerArgs;
     }
     config.name = parser.value(nameOpt);
+    config.flightRecorder = !parser.isSet(noFlightRecorderOpt);
     if (!CliUtil::parseInt(parser.value(restartsOpt), 0, 1000, &config.maxRestarts))
         return CliUtil::usageError(
             CliUtil::tr("--max-restarts: \"%1\" is not a number from 0 to 1000")

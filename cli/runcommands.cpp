@@ -2,6 +2,7 @@
 #include "runcommands.h"
 
 #include "cliutil.h"
+#include "collectiveoutput.h"
 #include "run/failurereport.h"
 #include "run/rankstackdump.h"
 #include "run/runrecord.h"
@@ -21,9 +22,11 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QThread>
 
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <unistd.h>
 
@@ -82,24 +85,6 @@ QString stateText(const RunInfo &i)
     if (i.launcherGone)
         s += CliUtil::tr(" (launcher gone)");
     return s;
-}
-
-// The newest dump in a stacks-rank-<R>.txt: its header line ("=== <µs> (<reason>)") and body.
-bool lastStackDump(const QString &path, qint64 *timeUs, QString *reason, QString *body)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return false;
-    const QString text = QString::fromUtf8(f.readAll());
-    const qsizetype at = text.lastIndexOf(QStringLiteral("=== "));
-    if (at < 0)
-        return false;
-    const qsizetype eol = text.indexOf(QLatin1Char('\n'), at);
-    const QString header = text.mid(at + 4, eol < 0 ? -1 : eol - at - 4);
-    *timeUs = header.section(QLatin1Char(' '), 0, 0).toLongLong();
-    *reason = header.section(QLatin1Char('('), 1).chopped(1);
-    *body = eol < 0 ? QString() : text.mid(eol + 1).trimmed();
-    return true;
 }
 
 } // namespace
@@ -181,7 +166,11 @@ int RunCommands::show(const QStringList &args)
     const QCommandLineOption scriptOpt(
         QStringLiteral("script"),
         CliUtil::tr("Print the batch script(s) a Slurm run submitted, exactly as they ran."));
-    parser.addOption(scriptOpt);
+    const QCommandLineOption jsonOpt(
+        QStringLiteral("json"),
+        CliUtil::tr("Print the run as JSON: its state.json, its failure report and the collective "
+                    "verdict."));
+    parser.addOptions({scriptOpt, jsonOpt});
     int code = 0;
     if (!CliUtil::parse(
             parser, args,
@@ -199,6 +188,13 @@ int RunCommands::show(const QStringList &args)
     QTextStream &out = CliUtil::out();
     if (parser.isSet(scriptOpt))
         return printArtifacts(record);
+    if (parser.isSet(jsonOpt)) {
+        out << QJsonDocument(CollectiveOutput::showJson(record, state)).toJson();
+        out.flush();
+        return ExitOk;
+    }
+    // Why the ranks are stuck comes first: it is what a hung run's reader came for.
+    CollectiveOutput::print(out, record, state);
     out << CliUtil::tr("Run:       %1").arg(info.id) << '\n';
     out << CliUtil::tr("Name:      %1").arg(printableLabel(info.name)) << '\n';
     out << CliUtil::tr("Profile:   %1 (%2, %3 node(s))")
@@ -264,6 +260,8 @@ int RunCommands::show(const QStringList &args)
             line += QStringLiteral("  ") + CliUtil::formatDuration(s.endTimeUs - s.startTimeUs);
         if (!s.detail.isEmpty())
             line += QStringLiteral("  (") + printableLabel(s.detail, 1000) + QLatin1Char(')');
+        if (!s.inCollective.isEmpty())
+            line += CliUtil::tr("  in collective %1").arg(printableLabel(s.inCollective, 200));
         if (s.rootCause)
             line += CliUtil::tr("  <- root cause");
         out << line << '\n';
@@ -293,7 +291,7 @@ int RunCommands::show(const QStringList &args)
     for (int r = 0; r < info.worldSize; ++r) {
         qint64 t = 0;
         QString reason, body;
-        if (!lastStackDump(record.stacksPath(r), &t, &reason, &body))
+        if (!CollectiveOutput::lastStackDump(record.stacksPath(r), &t, &reason, &body))
             continue;
         if (!stacksHeader) {
             out << '\n'
@@ -544,16 +542,51 @@ int RunCommands::exportRun(const QStringList &args)
                     "(tensorboard --logdir DIR --samples_per_plugin scalars=0 shows all of "
                     "them)."),
         QStringLiteral("DIR"));
-    parser.addOptions({csvOpt, tensorBoardOpt, metricOpt});
+    const QCommandLineOption flightRecorderOpt(
+        QStringLiteral("flight-recorder"),
+        CliUtil::tr("Write the newest flight-recorder collection's dumps (torch's pickles) into "
+                    "DIR as rank_<r>, for torch's analyser: torchfrtrace DIR --prefix rank_."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption collectionOpt(
+        QStringLiteral("collection"),
+        CliUtil::tr("--flight-recorder: this collection (flight-recorder/ID in the record) instead "
+                    "of the newest."),
+        QStringLiteral("ID"));
+    parser.addOptions({csvOpt, tensorBoardOpt, metricOpt, flightRecorderOpt, collectionOpt});
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
-    if (!CliUtil::parse(parser, args, CliUtil::tr("Export a run's metrics."), &code))
+    if (!CliUtil::parse(parser, args,
+                        CliUtil::tr("Export a run's metrics, or its flight-recorder dumps."),
+                        &code))
         return code;
     if (!oneRunArgument(parser, args.value(0), &code))
         return code;
-    if (!parser.isSet(csvOpt) && !parser.isSet(tensorBoardOpt))
-        return CliUtil::usageError(CliUtil::tr("missing --csv FILE or --tensorboard DIR"),
+    if (parser.isSet(flightRecorderOpt)) {
+        int id = 0;
+        if (parser.isSet(collectionOpt) &&
+            !CliUtil::parseInt(parser.value(collectionOpt), 1, INT_MAX, &id))
+            return CliUtil::usageError(CliUtil::tr("--collection: \"%1\" is not a collection id")
+                                           .arg(parser.value(collectionOpt)),
+                                       args.value(0));
+        RunRecord record;
+        if (!openRun(parser.positionalArguments().first(), &record, &code))
+            return code;
+        QString summary, error;
+        if (!CollectiveOutput::exportPickles(record, id, parser.value(flightRecorderOpt), &summary,
+                                             &error)) {
+            CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+            return ExitFailed;
+        }
+        CliUtil::err() << summary << '\n';
+        return ExitOk;
+    }
+    if (parser.isSet(collectionOpt))
+        return CliUtil::usageError(CliUtil::tr("--collection needs --flight-recorder DIR"),
                                    args.value(0));
+    if (!parser.isSet(csvOpt) && !parser.isSet(tensorBoardOpt))
+        return CliUtil::usageError(
+            CliUtil::tr("missing --csv FILE, --tensorboard DIR or --flight-recorder DIR"),
+            args.value(0));
     QList<MetricPattern> patterns;
     for (const QString &spec : parser.values(metricOpt)) {
         MetricPattern p;
@@ -671,7 +704,9 @@ int RunCommands::stacks(const QStringList &args)
     auto dumpTime = [&](int r) {
         qint64 t = 0;
         QString reason, body;
-        return lastStackDump(record.stacksPath(r), &t, &reason, &body) ? t : qint64(0);
+        return CollectiveOutput::lastStackDump(record.stacksPath(r), &t, &reason, &body)
+                   ? t
+                   : qint64(0);
     };
     if (!parser.isSet(lastOpt)) {
         if (isTerminal(info.state) || info.launcherGone) {
@@ -684,6 +719,7 @@ int RunCommands::stacks(const QStringList &args)
         QHash<int, qint64> before;
         for (int r : ranks)
             before.insert(r, dumpTime(r));
+        const qint64 collectionBefore = CollectiveOutput::newestCollection(record);
         if (!record.requestStackDump(&error)) {
             CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
             return ExitFailed;
@@ -698,13 +734,20 @@ int RunCommands::stacks(const QStringList &args)
                 break;
             QThread::msleep(100);
         }
+        // The launcher collects the flight recorders with the stacks: their verdict comes
+        // first in what is printed.
+        for (bool verdict = false; t.elapsed() <= timeout * 1000; QThread::msleep(100))
+            if (CollectiveOutput::newestCollection(record, &verdict) > collectionBefore && verdict)
+                break;
     }
     QTextStream &out = CliUtil::out();
+    if (rank < 0)
+        CollectiveOutput::print(out, record, record.readState());
     int printed = 0;
     for (int r : ranks) {
         qint64 t = 0;
         QString reason, body;
-        if (!lastStackDump(record.stacksPath(r), &t, &reason, &body)) {
+        if (!CollectiveOutput::lastStackDump(record.stacksPath(r), &t, &reason, &body)) {
             out << CliUtil::tr("rank %1: no stack dump").arg(r) << '\n';
             continue;
         }

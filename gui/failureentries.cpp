@@ -3,6 +3,7 @@
 
 #include "util/translation.h"
 
+#include "run/collectiveverdict.h"
 #include "run/failuregrouping.h"
 #include "run/failurereport.h"
 #include "run/rankstackdump.h"
@@ -309,6 +310,68 @@ QString rootCauseBanner(const FailureReport &report)
     if (!root->message.isEmpty() && !root->summary().contains(root->message))
         text += QStringLiteral(" — ") + root->message;
     return text;
+}
+
+FailureEntry collectiveVerdictEntry(const CollectiveVerdict &v, qint64 collection,
+                                    const QString &trigger, const QString &torchFolder)
+{
+    FailureEntry e;
+    e.rootCause = true;
+    e.title =
+        QCoreApplication::translate("rankdeck::FailuresPage", "Collective — %1").arg(v.headline());
+    // The page does not wrap (stack frames want their width): the paragraph is cut into lines.
+    QStringList lines{QString()};
+    for (const QString &word : v.text().split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        if (!lines.last().isEmpty() && lines.last().size() + 1 + word.size() > 110)
+            lines << QString();
+        lines.last() += (lines.last().isEmpty() ? QString() : QStringLiteral(" ")) + word;
+    }
+    for (QString &line : lines)
+        line = line.toHtmlEscaped();
+    QString html = QStringLiteral("<h3>%1</h3><p>%2</p>")
+                       .arg(v.headline().toHtmlEscaped(), lines.join(QStringLiteral("<br>")));
+    QString text = v.headline() + QLatin1Char('\n') + v.text() + QLatin1Char('\n');
+    if (!v.inCollective().isEmpty()) {
+        html += heading(tr("Where each rank is, by its flight recorder"));
+        html += QStringLiteral("<table cellspacing=\"0\" cellpadding=\"2\">");
+        for (const RankInCollective &c : v.inCollective()) {
+            QString role;
+            if (v.culprits().contains(c.rank))
+                role = tr("culprit");
+            else if (v.victims().contains(c.rank))
+                role = tr("victim");
+            html += QStringLiteral("<tr><td>%1</td><td>%2</td><td><i>%3</i></td></tr>")
+                        .arg(tr("rank %1").arg(c.rank).toHtmlEscaped(), c.text().toHtmlEscaped(),
+                             role.toHtmlEscaped());
+            text +=
+                tr("rank %1: %2%3")
+                    .arg(c.rank)
+                    .arg(c.text(), role.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(role)) +
+                QLatin1Char('\n');
+        }
+        html += QStringLiteral("</table>");
+    }
+    const QString source = tr("Flight-recorder collection %1 (%2).").arg(collection).arg(trigger);
+    html += QStringLiteral("<p>%1</p>").arg(source.toHtmlEscaped());
+    text += source + QLatin1Char('\n');
+    if (!torchFolder.isEmpty()) {
+        const QString command =
+            QStringLiteral("python -m torch.distributed.flight_recorder.fr_trace %1 --prefix rank_")
+                .arg(torchFolder);
+        html += QStringLiteral("<p>%1</p><pre>%2</pre>")
+                    .arg(tr("torch's own analyser reads the dumps kept:").toHtmlEscaped(),
+                         command.toHtmlEscaped());
+        text += command + QLatin1Char('\n');
+    }
+    e.html = html;
+    e.plainText = text;
+    return e;
+}
+
+QString collectiveVerdictBanner(const CollectiveVerdict &v)
+{
+    return QCoreApplication::translate("rankdeck::FailuresPage", "Why the ranks are stuck: %1")
+        .arg(v.text());
 }
 
 } // namespace rankdeck

@@ -151,6 +151,13 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     m_maxRestarts->setRange(0, 100);
     m_maxRestarts->setToolTip(
         tr("Restart the whole gang from the last checkpoint this many times after a failure"));
+    m_flightRecorder = new QCheckBox(tr("Record collectives (flight recorder)"), this);
+    m_flightRecorder->setObjectName(QStringLiteral("launchFlightRecorderCheck"));
+    m_flightRecorder->setChecked(true);
+    m_flightRecorder->setToolTip(
+        tr("torch's flight recorder keeps each rank's last collectives, so that a hang names the "
+           "rank and the collective where the ranks parted. Off, a hang is explained by the "
+           "ranks' stacks alone (rankdeck-cli launch --no-flight-recorder)."));
     m_detach = new QCheckBox(tr("&Detach (keep running when RankDeck closes)"), this);
     m_detach->setObjectName(QStringLiteral("launchDetachCheck"));
     // Only SSH ranks can outlive their launcher (local ranks stop when its stdin closes);
@@ -190,6 +197,7 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     where->addRow(tr("Run &name:"), m_runName);
     where->addRow(tr("Max &restarts:"), m_maxRestarts);
     where->addRow(QString(), m_detach);
+    where->addRow(QString(), m_flightRecorder);
     auto *whereBox = new QGroupBox(tr("Where"), this);
     whereBox->setLayout(where);
 
@@ -395,6 +403,7 @@ TrainingConfig LaunchDialog::config() const
     TrainingConfig c;
     c.name = m_runName->text().trimmed();
     c.maxRestarts = m_maxRestarts->value();
+    c.flightRecorder = m_flightRecorder->isChecked();
     if (m_task->currentData().toString() == QLatin1String("program")) {
         c.program = QProcess::splitCommand(m_programCommand->text());
         c.workingDirectory = m_programDirectory->text().trimmed();

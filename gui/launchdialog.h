@@ -83,6 +83,7 @@ private:
     QLineEdit *m_runName = nullptr;
     QSpinBox *m_maxRestarts = nullptr;
     QCheckBox *m_detach = nullptr;
+    QCheckBox *m_flightRecorder = nullptr;
     QLineEdit *m_extra = nullptr;
     // "Your program": the command line run on every rank, its directory, environment, metrics.
     QFormLayout *m_what = nullptr; // rows shown for the chosen task only

@@ -9,6 +9,7 @@
 #include "models/stepheatmapcache.h"
 #include "overviewpage.h"
 #include "rankstatedelegate.h"
+#include "run/flightrecordercollector.h"
 #include "run/runcontroller.h"
 #include "run/stragglerreport.h"
 #include "stepheatmapview.h"
@@ -148,6 +149,7 @@ void RunView::setRun(RunController *run)
     showScript();
     connect(run, &RunController::artifactKept, this, showScript);
     connect(run, &RunController::failureReportChanged, this, &RunView::refreshFailures);
+    connect(run, &RunController::collectiveVerdictChanged, this, &RunView::refreshFailures);
     connect(run, &RunController::stacksReceived, this, &RunView::refreshFailures);
     connect(run, &RunController::recordProblemChanged, this, &RunView::refreshFailures);
     connect(run, &RunController::stateChanged, this, &RunView::refreshOverview);
@@ -277,12 +279,25 @@ void RunView::refreshFailures()
         if (!stacks.isEmpty())
             dumps.insert(rank, stacks);
     }
-    m_failures->setEntries(failureEntries(report, dumps, palette()),
-                           report.isEmpty() ? QString() : report.toText());
+    QList<FailureEntry> entries = failureEntries(report, dumps, palette());
+    // Why the ranks are stuck, by their flight recorders, comes first.
+    const FlightRecorderCollector &fr = m_run->flightRecorder();
+    const CollectiveVerdict *verdict = fr.shownVerdict();
+    if (verdict)
+        entries.prepend(collectiveVerdictEntry(*verdict, fr.verdictCollection(),
+                                               fr.verdictTrigger(), fr.torchFolder()));
+    m_overview->rankTable()->setColumnHidden(RankTableModel::InCollectiveColumn, !verdict);
+    QString reportText = report.isEmpty() ? QString() : report.toText();
+    if (verdict)
+        reportText = verdict->text() + QStringLiteral("\n\n") + reportText;
+    m_failures->setEntries(entries, reportText);
     // A record that stopped being written comes first: nothing else on the page is complete.
-    QString banner = m_run->recordProblem().isEmpty()
-                         ? rootCauseBanner(report)
-                         : tr("Run record incomplete: %1").arg(m_run->rootCauseSummary());
+    const RankFailure *root = report.rootCause();
+    QString banner = !m_run->recordProblem().isEmpty()
+                         ? tr("Run record incomplete: %1").arg(m_run->rootCauseSummary())
+                     : verdict && (!root || root->kind == QLatin1String("collective"))
+                         ? collectiveVerdictBanner(*verdict)
+                         : rootCauseBanner(report);
     if (banner.isEmpty())
         banner = m_run->rootCauseSummary().isEmpty()
                      ? QString()

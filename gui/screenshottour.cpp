@@ -2,6 +2,7 @@
 #include "screenshottour.h"
 
 #include "config/profilestore.h"
+#include "failurespage.h"
 #include "launchdialog.h"
 #include "logspage.h"
 #include "losspage.h"
@@ -10,6 +11,7 @@
 #include "models/runlistmodel.h"
 #include "overviewpage.h"
 #include "profileeditordialog.h"
+#include "run/flightrecordercollector.h"
 #include "run/runcontroller.h"
 #include "runview.h"
 #include "sidepanel.h"
@@ -23,6 +25,7 @@
 #include <QTreeView>
 
 #include <cstdio>
+#include <memory>
 
 namespace rankdeck {
 
@@ -280,6 +283,53 @@ void ScreenshotTour::afterProgramRun()
     shoot(QStringLiteral("logs-program"));
     m_window->showPage(RunView::Failures);
     shoot(QStringLiteral("failures-program"));
+    startHangRun();
+}
+
+// Uneven data shards: the ranks part at a collective and wait for ever. The pages are shot once
+// the flight recorder's verdict names both sides with their lines (their stacks come a moment
+// after the desync is seen); then the run is stopped.
+void ScreenshotTour::startHangRun()
+{
+    const QString python = qEnvironmentVariable("RANKDECK_TORCH_PYTHON");
+    const QString script = qEnvironmentVariable("RANKDECK_SOURCE_DIR") +
+                           QStringLiteral("/resources/examples/ddp_uneven_shards.py");
+    TrainingConfig config;
+    config.name = QStringLiteral("uneven-shards");
+    config.program = {python, script};
+    QString error;
+    RunController *run = m_window->launch(Profile::builtinLocal(2), config, &error);
+    if (!run) {
+        fail(error);
+        return;
+    }
+    QPointer<RunController> guard(run);
+    const auto shot = std::make_shared<bool>(false);
+    connect(run, &RunController::collectiveVerdictChanged, this, [this, guard, shot] {
+        const CollectiveVerdict *v = guard ? guard->flightRecorder().shownVerdict() : nullptr;
+        if (*shot || !v || v->text().count(QStringLiteral(".py:")) < 2)
+            return;
+        *shot = true;
+        QTimer::singleShot(1000, this, [this, guard] {
+            if (!guard)
+                return fail(tr("the hung run went away"));
+            m_window->showPage(RunView::Overview);
+            shoot(QStringLiteral("overview-hang"));
+            m_window->showPage(RunView::Failures);
+            m_window->runView()->failuresPage()->selectEntry(0);
+            shoot(QStringLiteral("failures-hang"));
+            guard->stop();
+            waitForEnd(guard, &ScreenshotTour::finish);
+        });
+    });
+    QTimer::singleShot(240000, this, [this, shot, guard] {
+        if (guard && !*shot)
+            fail(tr("no collective verdict for the uneven shards within 240 s"));
+    });
+}
+
+void ScreenshotTour::finish()
+{
     emit done(m_ok);
 }
 

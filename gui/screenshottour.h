@@ -2,7 +2,9 @@
 //
 // `rankdeck --screenshots DIR` (scripts/screenshots.sh runs it under Xvfb): runs a healthy
 // 4-rank run, the same at another learning rate (the two compared on the Loss page), one with
-// an injected crash and one with a slowed rank on the local profile, and saves each page, the
+// an injected crash and one with a slowed rank on the local profile, a user's script whose ranks
+// part at a collective (uneven shards: the verdict on the Overview and Failures pages), and saves
+// each page, the
 // launch form and the profile editor as PNG files for the README. Then quits.
 #pragma once
 
@@ -45,6 +47,8 @@ private:
     void afterStragglerRun();
     void startProgramRun();
     void afterProgramRun();
+    void startHangRun();
+    void finish();
     void fail(const QString &message);
 
     MainWindow *m_window;

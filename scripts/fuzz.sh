@@ -65,7 +65,10 @@ for t in "${targets[@]}"; do
     [[ " ${all[*]} " == *" $t "* ]] || { echo "fuzz: no target $t (have: ${all[*]})" >&2; exit 2; }
 done
 say "building ${targets[*]} in $build"
+build_start=$SECONDS
 cmake --build "$build" -j "$jobs" --target "${targets[@]/#/fuzz_}"
+# To stderr, with the per-target times: the gate's stdout is only what seed and counts decide.
+printf 'fuzz: built in %d s\n' $((SECONDS - build_start)) >&2
 ((build_only)) && exit 0
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1}
@@ -102,7 +105,18 @@ if ((gate)); then
     fi
 fi
 
+# CPU seconds the finished children used so far, into $children_cpu (bash's `times`, second line;
+# not in a $(...) subshell, which starts its own count at zero): the gate is sized by CPU time,
+# which a busy machine changes far less than wall time.
+read_children_cpu() {
+    local f=${TMPDIR:-/tmp}/fuzz-times.$$
+    times >"$f"
+    children_cpu=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); n += p[1] * 60 + p[2] } printf "%d", n }' "$f")
+    rm -f "$f"
+}
+
 failed=()
+run_start=$SECONDS
 for t in "${targets[@]}"; do
     work=$build/fuzz-work/$t
     mkdir -p "$work/corpus"
@@ -123,6 +137,8 @@ for t in "${targets[@]}"; do
         set -- -max_total_time="$seconds" -timeout=10 -artifact_prefix="$work/" "$work/corpus"
     fi
     start=$SECONDS
+    read_children_cpu
+    cpu_start=$children_cpu
     if "${runner[@]}" "$build/bin/fuzz_$t" "$@" -rss_limit_mb=2048 -max_len=65536 \
         -print_final_stats=1 "$here/tests/fuzz/corpus/$t" >"$log" 2>&1; then
         done_runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
@@ -131,7 +147,8 @@ for t in "${targets[@]}"; do
             # Only what the seed and the run count decide, so two runs print the same lines;
             # the time goes to stderr.
             say "$t: ok, $done_runs inputs, $cov, $(find "$gate_dir/corpus" -type f | wc -l) new corpus files"
-            printf 'fuzz: %s: %d s\n' "$t" $((SECONDS - start)) >&2
+            read_children_cpu
+            printf 'fuzz: %s: %d s (%d s of CPU)\n' "$t" $((SECONDS - start)) $((children_cpu - cpu_start)) >&2
         else
             say "$t: ok, $done_runs inputs, $cov, corpus $(find "$work/corpus" -type f | wc -l) files"
         fi
@@ -141,6 +158,7 @@ for t in "${targets[@]}"; do
         say "$t: FAILED (log: $log)"
     fi
 done
+printf 'fuzz: ran the targets in %d s\n' $((SECONDS - run_start)) >&2
 if ((${#failed[@]})); then
     say "failed: ${failed[*]}"
     exit 1

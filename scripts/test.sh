@@ -66,7 +66,9 @@ export QT_QPA_PLATFORM=offscreen
 # Tests start real worker processes (2–4 ranks each), so running them one at a time is faster
 # on a 2-core machine than fighting over the cores.
 suite=0
+suite_start=$SECONDS
 ctest --test-dir "$build" --output-on-failure --timeout 900 ${RANKDECK_CTEST_ARGS:-} || suite=$?
+printf 'test: the suite took %d s\n' $((SECONDS - suite_start))
 if ((fuzz_failed)); then
     printf 'test: fuzzing failed (scripts/fuzz.sh above names the target and the input it kept)\n' >&2
     exit 1

@@ -59,6 +59,8 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
             args << QStringLiteral("--run-dir") << nodeRunDirectory;
         if (config.warmPython || profile.warmPython)
             args << QStringLiteral("--warm-python");
+        if (!config.flightRecorder || !profile.flightRecorder)
+            args << QStringLiteral("--no-flight-recorder");
         if (!config.tensorBoardDir.isEmpty())
             args << QStringLiteral("--tensorboard-dir") << config.tensorBoardDir;
         args << QStringLiteral("--") << programInSyncedDirectory(config);
@@ -94,9 +96,30 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
     args << QStringLiteral("--control-stdin");
     if (!nodeRunDirectory.isEmpty())
         args << QStringLiteral("--run-dir") << nodeRunDirectory;
+    if ((!config.flightRecorder || !profile.flightRecorder) &&
+        !c.hasFlag(QStringLiteral("--no-flight-recorder")))
+        args << QStringLiteral("--no-flight-recorder");
     args << c.workerArguments;
     plan.m_arguments = args;
     return plan;
+}
+
+QString LaunchPlan::flightRecorderOffReason(const Profile &profile, const TrainingConfig &config)
+{
+    if (!config.flightRecorder)
+        return tr("flight recorder off (--no-flight-recorder)");
+    if (!profile.flightRecorder)
+        return tr("flight recorder off (the profile's flight_recorder = false)");
+    if (!config.isProgram() &&
+        config.workerArguments.contains(QStringLiteral("--no-flight-recorder")))
+        return tr("flight recorder off (the worker's --no-flight-recorder)");
+    for (const QMap<QString, QString> *env : {&profile.environment, &config.environment}) {
+        if (env->value(QStringLiteral("RANKDECK_FLIGHT_RECORDER")) == QLatin1String("0"))
+            return tr("flight recorder off (RANKDECK_FLIGHT_RECORDER=0)");
+        if (env->value(QStringLiteral("TORCH_FR_BUFFER_SIZE")) == QLatin1String("0"))
+            return tr("flight recorder off (TORCH_FR_BUFFER_SIZE=0)");
+    }
+    return QString();
 }
 
 QStringList LaunchPlan::programInSyncedDirectory(const TrainingConfig &config)

@@ -55,6 +55,11 @@ public:
     // relative to where it runs: "python3 /home/me/proj/train.py" with --sync /home/me/proj runs
     // "python3 train.py" in the node's copy, not a path that only this machine has.
     static QStringList programInSyncedDirectory(const TrainingConfig &config);
+    // Why torch's flight recorder is off for this launch ("flight recorder off
+    // (--no-flight-recorder)"), empty when it is on. Off: launch --no-flight-recorder, the
+    // profile's flight_recorder = false, the worker's own --no-flight-recorder, or
+    // RANKDECK_FLIGHT_RECORDER=0 / TORCH_FR_BUFFER_SIZE=0 in the profile's or launch's environment.
+    static QString flightRecorderOffReason(const Profile &profile, const TrainingConfig &config);
 
 private:
     QString m_error;

@@ -112,6 +112,7 @@ QJsonObject Profile::toJson() const
     o[QStringLiteral("environment")] = env;
     o[QStringLiteral("metrics")] = QJsonArray::fromStringList(metricPatterns);
     o[QStringLiteral("warm_python")] = warmPython;
+    o[QStringLiteral("flight_recorder")] = flightRecorder;
     o[QStringLiteral("backend")] = backend;
     o[QStringLiteral("connect_timeout")] = connectTimeoutSec;
     o[QStringLiteral("rendezvous_timeout")] = rendezvousTimeoutSec;
@@ -166,6 +167,7 @@ Profile Profile::fromJson(const QJsonObject &o)
     for (const QJsonValue &v : o.value(QStringLiteral("metrics")).toArray())
         p.metricPatterns << v.toString();
     p.warmPython = o.value(QStringLiteral("warm_python")).toBool();
+    p.flightRecorder = o.value(QStringLiteral("flight_recorder")).toBool(true);
     p.backend = o.value(QStringLiteral("backend")).toString(QStringLiteral("auto"));
     p.connectTimeoutSec = o.value(QStringLiteral("connect_timeout")).toInt(10);
     p.rendezvousTimeoutSec = o.value(QStringLiteral("rendezvous_timeout")).toInt(60);

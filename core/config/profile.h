@@ -65,6 +65,9 @@ struct Profile
     QStringList metricPatterns;
     // A user's Python program starts warm on this cluster (as `launch --warm`).
     bool warmPython = false;
+    // torch's flight recorder on the ranks (`flight_recorder = false` turns it off, as
+    // `launch --no-flight-recorder`).
+    bool flightRecorder = true;
     QString backend = QStringLiteral("auto");
     int connectTimeoutSec = 10;
     int rendezvousTimeoutSec = 60;

@@ -206,6 +206,8 @@ public:
                 readString(value, k, &p->libtorchPath);
             } else if (k == QLatin1String("warm_python")) {
                 readBool(value, k, &p->warmPython);
+            } else if (k == QLatin1String("flight_recorder")) {
+                readBool(value, k, &p->flightRecorder);
             } else if (k == QLatin1String("backend")) {
                 if (readString(value, k, &p->backend) && p->backend != QLatin1String("auto") &&
                     p->backend != QLatin1String("nccl") && p->backend != QLatin1String("gloo")) {
@@ -622,6 +624,8 @@ QString ProfileStore::serialize(const Profile &p)
         root.insert("worker_directory", s(p.workerDirectory));
     if (p.warmPython)
         root.insert("warm_python", true);
+    if (!p.flightRecorder)
+        root.insert("flight_recorder", false);
     if (!p.libtorchPath.isEmpty())
         root.insert("libtorch_path", s(p.libtorchPath));
     toml::table timeouts;

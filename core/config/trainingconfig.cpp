@@ -131,6 +131,8 @@ QJsonObject TrainingConfig::toJson() const
     for (int r : consoleRanks)
         ranks.append(r);
     o[QStringLiteral("console_ranks")] = ranks;
+    if (!flightRecorder)
+        o[QStringLiteral("flight_recorder")] = false;
     if (isProgram()) {
         o[QStringLiteral("program")] = QJsonArray::fromStringList(program);
         o[QStringLiteral("working_directory")] = workingDirectory;
@@ -172,6 +174,7 @@ TrainingConfig TrainingConfig::fromJson(const QJsonObject &o)
     c.syncDirectory = o.value(QStringLiteral("sync_directory")).toString();
     c.syncLimitBytes = o.value(QStringLiteral("sync_limit_bytes")).toInteger();
     c.warmPython = o.value(QStringLiteral("warm_python")).toBool();
+    c.flightRecorder = o.value(QStringLiteral("flight_recorder")).toBool(true);
     return c;
 }
 

@@ -36,6 +36,9 @@ struct TrainingConfig
     // launch --warm: a Python program is forked from a warm server on each node that imported
     // torch before (rankdeck-supervisor --warm-python); the profile's warm_python does the same.
     bool warmPython = false;
+    // torch's flight recorder on every rank (the collective verdict of a hang); launch
+    // --no-flight-recorder turns it off.
+    bool flightRecorder = true;
 
     bool isProgram() const { return !program.isEmpty(); }
 

@@ -80,7 +80,7 @@ QVariant RankTableModel::data(const QModelIndex &index, int role) const
         return s.hung || s.silent;
     case Qt::TextAlignmentRole:
         if (index.column() != HostColumn && index.column() != StateColumn &&
-            index.column() != DetailColumn)
+            index.column() != DetailColumn && index.column() != InCollectiveColumn)
             return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     default:
@@ -134,6 +134,8 @@ QVariant RankTableModel::data(const QModelIndex &index, int role) const
         if (sort)
             return s.pid;
         return s.pid > 0 ? QString::number(s.pid) : QString();
+    case InCollectiveColumn:
+        return s.inCollective;
     case DetailColumn:
         return s.detail;
     case ColumnCount:
@@ -163,6 +165,8 @@ QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, in
         return tr("Heartbeat");
     case PidColumn:
         return tr("PID");
+    case InCollectiveColumn:
+        return tr("In collective");
     case DetailColumn:
         return tr("Detail");
     case ColumnCount:

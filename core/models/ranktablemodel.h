@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// One row per rank of a run: state, host, step, loss, throughput, heartbeat age, pid, detail.
+// One row per rank of a run: state, host, step, loss, throughput, heartbeat age, pid, the
+// collective it waits in (the flight recorder's, while a hang is suspected or a desync was
+// seen; empty otherwise), detail.
 // Rank changes arrive per event; the model folds them into one dataChanged per interval so a
 // view repaints a few times a second, not once per step of every rank.
 #pragma once
@@ -30,6 +32,7 @@ public:
         ThroughputColumn,
         HeartbeatColumn,
         PidColumn,
+        InCollectiveColumn,
         DetailColumn,
         ColumnCount
     };

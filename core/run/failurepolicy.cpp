@@ -12,6 +12,7 @@ namespace rankdeck {
 namespace {
 
 const QString kConsequence = QStringLiteral("consequence");
+const QString kCollective = QStringLiteral("collective");
 
 } // namespace
 
@@ -189,6 +190,24 @@ void FailurePolicy::addConsequence(const RankFailure &failure, QList<RankStatus>
     rebuild(ranks, stacks);
 }
 
+void FailurePolicy::setCollectiveVerdict(const CollectiveVerdict *verdict, qint64 atUs,
+                                         QList<RankStatus> &ranks,
+                                         const QHash<int, QString> &stacks)
+{
+    const bool names = verdict && !verdict->culprits().isEmpty() &&
+                       (verdict->kind() == CollectiveVerdict::Kind::Desync ||
+                        verdict->kind() == CollectiveVerdict::Kind::MissingRanks);
+    if (!names && !m_collective)
+        return;
+    if (names) {
+        m_collective = *verdict;
+        m_collectiveUs = atUs;
+    } else {
+        m_collective.reset();
+    }
+    rebuild(ranks, stacks);
+}
+
 void FailurePolicy::rebuild(QList<RankStatus> &ranks, const QHash<int, QString> &stacks)
 {
     // Echoes of another rank's death (peer closed the connection, collective timed out) are
@@ -205,6 +224,30 @@ void FailurePolicy::rebuild(QList<RankStatus> &ranks, const QHash<int, QString> 
                 f.reason = tr("a peer failed first (this rank's own %1 followed)").arg(f.kind);
                 f.kind = kConsequence;
             }
+        }
+    }
+    m_victimFailed = false;
+    if (m_collective) {
+        const CollectiveVerdict &v = *m_collective;
+        const QString headline = v.headline();
+        for (RankFailure &f : observed) {
+            if (!v.victims().contains(f.rank) || f.kind == kConsequence)
+                continue;
+            f.reason = tr("a victim: %1 (its own %2 followed)").arg(headline, f.kind);
+            f.kind = kConsequence;
+            m_victimFailed = true;
+        }
+        for (int rank : v.culprits()) {
+            RankFailure f;
+            f.rank = rank;
+            if (rank >= 0 && rank < ranks.size()) {
+                f.host = ranks[rank].host;
+                f.localRank = ranks[rank].localRank;
+            }
+            f.timeUs = m_collectiveUs;
+            f.kind = kCollective;
+            f.message = headline + QLatin1Char('\n') + v.text();
+            observed << f;
         }
     }
     for (RankFailure &f : observed) {
@@ -226,6 +269,8 @@ QString FailurePolicy::summaryOf(const FailureReport &report)
     if (!root)
         return QString();
     const RankFailure &f = *root;
+    if (f.kind == kCollective)
+        return tr("rank %1 (%2): %3").arg(f.rank).arg(f.host, f.summary());
     QString what;
     if (f.kind == QLatin1String("crash") || f.kind == QLatin1String("signal"))
         what = f.signalName.isEmpty() ? tr("signal %1").arg(f.signal) : f.signalName;
@@ -249,8 +294,12 @@ int FailurePolicy::rootCauseRank() const
 
 bool FailurePolicy::anyOwnFailure() const
 {
+    // A culprit named by the flight recorder did not fail by itself (a hung run the user
+    // stopped stays stopped); a victim that did, still failed.
+    if (m_victimFailed)
+        return true;
     for (const RankFailure &f : m_report.failures) {
-        if (f.kind != kConsequence)
+        if (f.kind != kConsequence && f.kind != kCollective)
             return true;
     }
     return false;

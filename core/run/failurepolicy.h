@@ -12,6 +12,7 @@
 // on plain data.
 #pragma once
 
+#include "run/collectiveverdict.h"
 #include "run/failurereport.h"
 #include "run/rankruntime.h"
 #include "run/runstate.h"
@@ -21,6 +22,8 @@
 #include <QHash>
 #include <QList>
 #include <QString>
+
+#include <optional>
 
 namespace rankdeck {
 
@@ -70,6 +73,13 @@ public:
                         const QHash<int, QString> &stacks);
     // The run failed before any rank could (a node could not be prepared).
     void markFailed() { m_failureSeen = true; }
+    // The flight recorder's verdict (nullptr: none). A desync, or ranks missing from a
+    // collective while the others wait, names the root cause: each culprit gets an entry of
+    // kind "collective" (which wins the root cause over the first failure by time, since under
+    // a desync the first rank to die is a victim), and the failures of the victims become
+    // consequences that say so. Other kinds change nothing. atUs: when it was seen.
+    void setCollectiveVerdict(const CollectiveVerdict *verdict, qint64 atUs,
+                              QList<RankStatus> &ranks, const QHash<int, QString> &stacks);
 
     bool failureSeen() const { return m_failureSeen; }
     int firstFailedRank() const { return m_firstFailedRank; }
@@ -91,6 +101,9 @@ private:
     void rebuild(QList<RankStatus> &ranks, const QHash<int, QString> &stacks);
 
     QList<RankFailure> m_failures; // observed in this attempt
+    std::optional<CollectiveVerdict> m_collective;
+    qint64 m_collectiveUs = 0;
+    bool m_victimFailed = false; // a victim's own failure was made a consequence
     FailureReport m_report;
     QString m_rootCauseSummary;
     bool m_failureSeen = false;

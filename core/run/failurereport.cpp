@@ -292,6 +292,8 @@ QString RankFailure::summary() const
         return tr("lost");
     if (kind == QLatin1String("hang"))
         return tr("hung");
+    if (kind == QLatin1String("collective"))
+        return message.section(QLatin1Char('\n'), 0, 0);
     if (kind == QLatin1String("consequence")) {
         if (signal != 0)
             return tr("stopped as a consequence, killed by %1").arg(signalText(signal, signalName));
@@ -338,7 +340,12 @@ FailureReport FailureReport::build(QList<RankFailure> observed)
     if (merged.isEmpty())
         return report;
     qsizetype root = -1;
-    for (qsizetype i = 0; i < merged.size(); ++i) {
+    // The rank the flight recorder named (its collective differs, or the others wait for it)
+    // comes before the first failure by time: under a desync the first rank to die is a victim.
+    for (qsizetype i = 0; i < merged.size() && root < 0; ++i)
+        if (merged[i].kind == QLatin1String("collective"))
+            root = i;
+    for (qsizetype i = 0; i < merged.size() && root < 0; ++i) {
         if (!isConsequence(merged[i])) {
             root = i;
             break;
@@ -375,7 +382,9 @@ QString FailureReport::toText() const
     QString out;
     const RankFailure *root = rootCause();
     const RankFailure &r = root ? *root : failures.first();
-    out += tr("Root cause (first failure): %1\n").arg(rankHeader(r));
+    out += r.kind == QLatin1String("collective")
+               ? tr("Root cause (named by the flight recorder): %1\n").arg(rankHeader(r))
+               : tr("Root cause (first failure): %1\n").arg(rankHeader(r));
     // Under a millisecond is below what the measurement (and the text) can tell.
     if (qAbs(r.clockOffsetUs) >= 1000)
         out += tr("  time:    %1 (on this computer's clock; the node's clock is %2 s %3)\n")
@@ -385,7 +394,10 @@ QString FailureReport::toText() const
     else
         out += tr("  time:    %1\n").arg(formatTime(r.timeUs));
     out += tr("  what:    %1\n").arg(r.summary());
-    if (!r.message.isEmpty()) {
+    if (r.kind == QLatin1String("collective")) {
+        // The headline is `what`; the verdict's paragraph follows.
+        out += tr("  verdict: %1\n").arg(r.message.section(QLatin1Char('\n'), 1));
+    } else if (!r.message.isEmpty()) {
         const QStringList lines = r.message.split(QLatin1Char('\n'));
         out += tr("  message: %1\n").arg(lines.first());
         for (qsizetype i = 1; i < lines.size(); ++i)
@@ -456,7 +468,7 @@ QString FailureReport::toText() const
                        .arg(formatRankRanges(g.ranks), same)
                        .arg(f.rank)
                        .arg(g.ranks.size());
-        if (!f.message.isEmpty()) {
+        if (!f.message.isEmpty() && f.kind != QLatin1String("collective")) {
             // One line per rank: the root cause above has the full text.
             constexpr qsizetype kMaxMessage = 200;
             QString first = f.message.section(QLatin1Char('\n'), 0, 0);

@@ -28,7 +28,9 @@ struct RankFailure
     // "crash" (fatal signal, reported by the worker), "exception" (uncaught, reported by the
     // worker), "error" (the worker's error event), "exit" (non-zero exit, nothing reported),
     // "signal" (killed by a signal, nothing reported), "lost" (connection/process lost),
-    // "hang" (no progress), "consequence" (stopped because another rank failed).
+    // "hang" (no progress), "consequence" (stopped because another rank failed), "collective"
+    // (named by the flight recorder: its collective differs from the others', or the others
+    // wait in one it never entered; message: the verdict's headline, then its text).
     QString kind;
     int exitCode = 0;
     int signal = 0;

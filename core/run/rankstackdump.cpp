@@ -8,6 +8,24 @@
 namespace rankdeck {
 
 namespace {
+// Started by `threading`: its outermost frame is threading.py's _bootstrap.
+bool startedByThreading(const PythonThreadStack &t)
+{
+    if (t.frames.isEmpty())
+        return false;
+    const PythonFrame &outer = t.frames.last();
+    return outer.function == QLatin1String("_bootstrap") &&
+           outer.file.endsWith(QLatin1String("threading.py"));
+}
+
+QString frameText(const PythonFrame &f)
+{
+    return QStringLiteral("%1:%2 in %3")
+        .arg(f.file.section(QLatin1Char('/'), -1))
+        .arg(f.line)
+        .arg(f.function);
+}
+
 const QString &pythonMarker()
 {
     static const QString marker = QStringLiteral("python stacks (faulthandler):");
@@ -53,7 +71,7 @@ QStringList whereRankWaits(const RankStackDump &dump)
                    .arg(where);
     }
     for (const PythonThreadStack &t : parseFaultHandlerDump(dump.python).threads) {
-        if (t.frames.isEmpty())
+        if (t.frames.isEmpty() || isHelperPythonThread(t))
             continue;
         const int own = innermostUserFrame(t.frames);
         const PythonFrame &f = t.frames[own >= 0 ? own : 0];
@@ -69,6 +87,52 @@ QStringList whereRankWaits(const RankStackDump &dump)
                         t.current ? tr(" (current)") : QString(), where);
     }
     return out;
+}
+
+bool isHelperPythonThread(const PythonThreadStack &t)
+{
+    for (const PythonFrame &f : t.frames)
+        if (f.function.startsWith(QLatin1String("_rankdeck_fr_")))
+            return true;
+    return startedByThreading(t) && innermostUserFrame(t.frames) < 0;
+}
+
+RankPlace rankPlace(const RankStackDump &dump)
+{
+    RankPlace place;
+    // The main thread first (the one `threading` did not start), then any other thread of the
+    // user's own.
+    const PythonThreadStack *chosen = nullptr;
+    const QList<PythonThreadStack> threads = parseFaultHandlerDump(dump.python).threads;
+    for (const PythonThreadStack &t : threads)
+        if (!t.frames.isEmpty() && !startedByThreading(t) && !isHelperPythonThread(t)) {
+            chosen = &t;
+            break;
+        }
+    for (const PythonThreadStack &t : threads)
+        if (!chosen && !t.frames.isEmpty() && !isHelperPythonThread(t))
+            chosen = &t;
+    if (chosen) {
+        const int own = innermostUserFrame(chosen->frames);
+        place.where = frameText(chosen->frames[own >= 0 ? own : 0]);
+    }
+    for (const ThreadStack &t : parseThreadStacks(dump.native)) {
+        if (!t.mainThread || t.frames.isEmpty())
+            continue;
+        place.nativeFrame = waitLocation(t.frames);
+        // A native program (the built-in worker): its own code says where.
+        const int own = firstOwnFrame(t.frames);
+        if (dump.python.isEmpty() && own >= 0) {
+            const FrameParts p = parseFrame(t.frames[own]);
+            place.where = p.file.isEmpty() ? p.function
+                                           : QStringLiteral("%1:%2 in %3")
+                                                 .arg(p.file.section(QLatin1Char('/'), -1))
+                                                 .arg(p.line)
+                                                 .arg(p.function);
+        }
+        break;
+    }
+    return place;
 }
 
 } // namespace rankdeck

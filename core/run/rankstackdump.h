@@ -12,6 +12,8 @@
 
 namespace rankdeck {
 
+struct PythonThreadStack;
+
 struct RankStackDump
 {
     QString native; // "thread N (name):" blocks of frames
@@ -27,5 +29,21 @@ struct RankStackDump
 // code (else its innermost frame), e.g. "python thread 0x7f… (current): time.sleep? at
 // train.py:42 in fail".
 QStringList whereRankWaits(const RankStackDump &dump);
+
+// Where a rank is, for the collective verdict: `where` is its main Python thread's innermost
+// frame in the user's own code ("train.py:22 in main"; for a native program, the main
+// thread's first frame of its own code), `nativeFrame` the native main thread's wait
+// ("gloo::transport::tcp::UnboundBuffer::waitRecv", "clock_nanosleep"). Either may be empty.
+struct RankPlace
+{
+    QString where;
+    QString nativeFrame;
+};
+RankPlace rankPlace(const RankStackDump &dump);
+
+// A Python thread of RankDeck's own or one idle in a library: the startup hook's
+// `rankdeck-flight-recorder` thread, or a thread started by `threading` that has no frame in
+// the user's code (a pool worker waiting for work). Stack summaries skip them.
+bool isHelperPythonThread(const PythonThreadStack &thread);
 
 } // namespace rankdeck

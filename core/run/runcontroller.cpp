@@ -2,6 +2,7 @@
 #include "run/runcontroller.h"
 
 #include "config/syncmanifest.h"
+#include "run/flightrecordercollector.h"
 #include "run/hangwatchdog.h"
 #include "run/pythonfailure.h"
 #include "run/rankeventtracker.h"
@@ -34,15 +35,26 @@ constexpr int kProgramStartupGraceSec = 120;
 } // namespace
 
 RunController::RunController(QObject *parent)
-    : QObject(parent), m_stops(new StopEscalation(0, 0, this))
+    : QObject(parent), m_stops(new StopEscalation(0, 0, this)),
+      m_collector(new FlightRecorderCollector(this))
 {}
 
 RunController::RunController(const Profile &profile, const TrainingConfig &config,
                              const Options &options, QObject *parent)
     : QObject(parent), m_profile(profile), m_config(config), m_options(options),
-      m_stops(new StopEscalation(options.stopGraceMs, options.termGraceMs, this))
+      m_stops(new StopEscalation(options.stopGraceMs, options.termGraceMs, this)),
+      m_collector(new FlightRecorderCollector(this))
 {
     connect(m_stops, &StopEscalation::message, this, &RunController::note);
+    connect(m_collector, &FlightRecorderCollector::message, this, &RunController::note);
+    connect(m_collector, &FlightRecorderCollector::verdictChanged, this,
+            &RunController::applyCollectiveVerdict);
+    connect(m_collector, &FlightRecorderCollector::stacksWanted, this, [this](const QList<int> &r) {
+        for (int rank : r)
+            dumpStacks(rank);
+    });
+    connect(this, &RunController::stacksReceived, m_collector,
+            &FlightRecorderCollector::stacksReceived);
     // The profile's metric patterns first, then the launch's: the run record keeps them all, so
     // a re-extraction (export --metric) and a reopen see what this run used.
     if (m_config.isProgram()) {
@@ -153,6 +165,7 @@ bool RunController::start(QString *error)
     if (m_transport->can(Transport::Capability::Reattach))
         m_offsetsFile.open(m_record.directory());
     connectTransport();
+    setupFlightRecorder();
     m_startedUs = nowUs();
     m_state = RunState::Preparing;
     writeState();
@@ -371,8 +384,12 @@ void RunController::recordOutput(int rank, const RankStream::Output &out)
         m_logs->append(out.lines);
     }
     if (!out.events.isEmpty()) {
-        m_logs->appendEvents(rank, out.events);
-        m_metrics->appendEvents(out.events);
+        // Flight-recorder chunks are kept whole in flight-recorder/<id>/, not event by event.
+        QList<WorkerEvent> events = out.events;
+        events.removeIf(
+            [](const WorkerEvent &e) { return e.type() == WorkerEvent::Type::FlightRecorder; });
+        m_logs->appendEvents(rank, events);
+        m_metrics->appendEvents(events);
     }
     checkRecord();
 }
@@ -528,6 +545,9 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
         recordFailure(FailurePolicy::failureFromEvent(e, s, now, m_clocks.value(s.nodeIndex)),
                       e.string("python"));
         break;
+    case WorkerEvent::Type::FlightRecorder:
+        m_collector->handleEvent(rank, e, now);
+        break;
     case WorkerEvent::Type::Stacks: {
         // A user's Python program answers with its Python threads too (the supervisor's
         // faulthandler dump); they travel with the native ones.
@@ -596,6 +616,14 @@ void RunController::rebuildReport()
 }
 
 void RunController::triggerFailurePolicy(int failedRank)
+{
+    // The living ranks' flight recorders first: a desync that made this rank fail shows only
+    // there, and stopping them would lose it. Their stop waits for that, at most 2 s.
+    m_collector->collectThen(FlightRecorderCollector::Trigger::RankFailed, nowUs(),
+                             [this, failedRank] { stopOthers(failedRank); });
+}
+
+void RunController::stopOthers(int failedRank)
 {
     QStringList others;
     for (int r = 0; r < m_ranks.size(); ++r) {
@@ -689,6 +717,8 @@ void RunController::dumpStacks(int rank)
 {
     if (m_readOnly || !m_transport)
         return;
+    if (rank < 0)
+        m_collector->collect(FlightRecorderCollector::Trigger::Stacks, nowUs());
     for (int r = 0; r < m_ranks.size(); ++r) {
         if ((rank < 0 || r == rank) && m_runtime[r].started && !m_runtime[r].exited)
             m_transport->writeStdin(r, QByteArray("dump-stacks\n"));
@@ -713,6 +743,7 @@ void RunController::onRankExited(int rank, const RankExit &exit)
     rt.exited = true;
     rt.started = true;
     m_stops->rankExited(rank);
+    m_collector->rankExited(rank, nowUs());
     RankStatus &s = m_ranks[rank];
     s.endTimeUs = exit.timeUs > 0 ? exit.timeUs : nowUs();
     s.exitCode = exit.crashed ? 0 : exit.exitCode;
@@ -809,11 +840,15 @@ void RunController::watch()
         m_hung = found.anyHung;
         m_stateDirty = true;
     }
+    m_collector->tick(now, m_ranks, m_runtime);
+    if (!found.hung.isEmpty())
+        m_collector->collect(FlightRecorderCollector::Trigger::Hang, now);
     if (!found.hung.isEmpty()) {
         QStringList list;
         for (int r : found.hung)
             list << QString::number(r);
-        note(tr("run looks hung: rank(s) %1 make no progress; asked for their stacks")
+        note(tr("run looks hung: rank(s) %1 make no progress; asked for their stacks and "
+                "flight recorders")
                  .arg(list.join(QStringLiteral(", "))));
         emit hangDetected(found.hung);
     }
@@ -891,6 +926,7 @@ void RunController::finalize()
         m_pythonGeneration.clear();
         m_exactPython.clear();
         m_hung = false;
+        m_collector->reset();
         note(tr("restarting the whole gang: attempt %1 of %2%3")
                  .arg(m_attempt + 1)
                  .arg(m_config.maxRestarts + 1)
@@ -991,6 +1027,7 @@ RunStateFile RunController::stateFile() const
     }
     f.recordMissingPoints = m_metrics ? m_metrics->missingPoints() : 0;
     f.rootCauseRank = m_policy.rootCauseRank();
+    f.flightRecorder = m_collector->toStateJson();
     f.ranks = m_ranks;
     f.attempts = m_attempts;
     f.detach = m_options.detach;
@@ -1090,6 +1127,8 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
     c->openStores();
     c->m_offsetsFile.open(record.directory());
     c->setupMetricExtraction();
+    c->setupFlightRecorder();
+    c->m_collector->restoreStateJson(st.flightRecorder);
 
     QString transportError;
     Transport *t =
@@ -1214,7 +1253,43 @@ QString RunController::recordGapSummary() const
 
 QString RunController::rootCauseSummary() const
 {
-    return m_recordProblem.isEmpty() ? m_rootCauseSummary : recordGapSummary();
+    if (!m_recordProblem.isEmpty())
+        return recordGapSummary();
+    // No rank failed: a hung run says why it is stuck (the verdict), or at least that it is.
+    return m_rootCauseSummary.isEmpty() ? m_collector->summary(m_ranks) : m_rootCauseSummary;
+}
+
+void RunController::setupFlightRecorder()
+{
+    m_collector->setRun(
+        int(m_ranks.size()),
+        [this](int rank, const QByteArray &line) {
+            if (m_transport)
+                m_transport->writeStdin(rank, line);
+        },
+        [this] {
+            QList<int> living;
+            for (int r = 0; r < m_runtime.size(); ++r)
+                if (m_runtime[r].started && m_runtime[r].pidKnown && !m_runtime[r].exited)
+                    living << r;
+            return living;
+        });
+    m_collector->setRunDirectory(m_record.directory());
+    m_collector->setOffReason(LaunchPlan::flightRecorderOffReason(m_profile, m_config));
+}
+
+void RunController::applyCollectiveVerdict()
+{
+    for (int r : m_collector->applyTo(m_ranks))
+        emit rankChanged(r);
+    m_policy.setCollectiveVerdict(m_collector->shownVerdict(), m_collector->verdictTimeUs(),
+                                  m_ranks, m_stacks);
+    rebuildReport();
+    // The stop does not wait for the verdict: one that comes after the end goes in too.
+    if (m_finalized && !m_readOnly && !m_policy.report().isEmpty())
+        m_record.writeFailureReport(m_policy.report().toJson(), m_policy.report().toText());
+    writeState();
+    emit collectiveVerdictChanged();
 }
 
 RunController *RunController::reopen(const QString &runDirectory, QObject *parent, QString *error)
@@ -1240,6 +1315,8 @@ RunController *RunController::reopen(const QString &runDirectory, QObject *paren
     c->m_attempts = st.attempts;
     c->m_clocks = st.clocks;
     c->m_runtime.resize(c->m_ranks.size());
+    c->m_collector->setRunDirectory(c->m_record.directory());
+    c->m_collector->restoreStateJson(st.flightRecorder);
     const QJsonObject failure = c->m_record.readFailureReport();
     if (!failure.isEmpty())
         c->m_policy.restore(FailureReport::fromJson(failure));

@@ -8,7 +8,8 @@
 //   - StopEscalation: stop → SIGTERM → SIGKILL for every other rank once one failed;
 //   - HangWatchdog: silent and stuck ranks, and a rank 0 that never reports its port;
 //   - RunStateFile: state.json, written here and read back by reopen() and reattach();
-//   - ReattachPlan: what a detached run's directory allows a new launcher to take over.
+//   - ReattachPlan: what a detached run's directory allows a new launcher to take over;
+//   - FlightRecorderCollector: the ranks' flight-recorder dumps and the collective verdict.
 // No port race: rank 0 starts with MASTER_PORT=0, binds a free port itself and reports it with
 // its `store` event; only then are the other ranks started, with that port.
 // A controller can also be built on a finished run directory (reopen()): the same object then
@@ -54,6 +55,7 @@
 
 namespace rankdeck {
 
+class FlightRecorderCollector;
 class LogStore;
 class MetricsStore;
 class SshInteraction;
@@ -116,6 +118,7 @@ public:
     // Every rank has a process (the moment `launch --detach` leaves).
     bool allRanksStarted() const;
     // Asks ranks (-1: every running rank) for a stack dump; answers come as stacksReceived().
+    // -1 also collects every rank's flight recorder (collectiveVerdictChanged()).
     void dumpStacks(int rank = -1);
 
     bool isReadOnly() const { return m_readOnly; }
@@ -133,6 +136,8 @@ public:
     RankStatus rankStatus(int rank) const { return m_ranks.value(rank); }
     QString stacks(int rank) const { return m_stacks.value(rank); }
     const FailureReport &failureReport() const { return m_policy.report(); }
+    // The ranks' flight-recorder collections and the collective verdict (shownVerdict()).
+    const FlightRecorderCollector &flightRecorder() const { return *m_collector; }
     // One line, e.g. "rank 1 (localhost): exit code 3: bad batch"; empty when nothing failed.
     // The root cause; when the run record could not be written (a full disk), that, with what
     // the record lacks.
@@ -158,6 +163,8 @@ signals:
     void hangDetected(const QList<int> &ranks);
     void stacksReceived(int rank, const QString &stacks);
     void failureReportChanged();
+    // flightRecorder().shownVerdict() changed (ranks' "in collective" cells too).
+    void collectiveVerdictChanged();
     // A node's clock offset was measured (first, or it moved): nodeClocks().
     void nodeClocksChanged();
     // What the launcher itself does ("stopping ranks 0, 2 after rank 1 failed").
@@ -200,6 +207,9 @@ private:
     RankFailure withPython(RankFailure failure, const QString &pythonText = {});
     void addPythonLater(int rank);
     void triggerFailurePolicy(int failedRank);
+    void stopOthers(int failedRank);
+    void setupFlightRecorder();
+    void applyCollectiveVerdict();
     void stopRank(int rank, bool consequence);
     void applyExit(int rank, const FailurePolicy::ExitVerdict &verdict);
     void checkRendezvous(qint64 now);
@@ -247,6 +257,7 @@ private:
     QHash<int, quint64> m_pythonGeneration; // per rank: what addPythonLater() has seen
     QSet<int> m_exactPython;                // ranks whose chain came from their error file
     StopEscalation *m_stops = nullptr;
+    FlightRecorderCollector *m_collector = nullptr;
     QList<QJsonObject> m_attempts; // history of earlier attempts
     QString m_rootCauseSummary;
     QString m_errorMessage;

@@ -125,6 +125,8 @@ QJsonObject RankStatus::toJson() const
     o[QStringLiteral("hung")] = hung;
     o[QStringLiteral("root_cause")] = rootCause;
     o[QStringLiteral("detail")] = detail;
+    if (!inCollective.isEmpty())
+        o[QStringLiteral("in_collective")] = inCollective;
     return o;
 }
 
@@ -152,6 +154,7 @@ RankStatus RankStatus::fromJson(const QJsonObject &o)
     s.hung = o.value(QStringLiteral("hung")).toBool();
     s.rootCause = o.value(QStringLiteral("root_cause")).toBool();
     s.detail = o.value(QStringLiteral("detail")).toString();
+    s.inCollective = o.value(QStringLiteral("in_collective")).toString();
     return s;
 }
 

@@ -69,6 +69,9 @@ struct RankStatus
     bool hung = false;          // heartbeats go on but steps do not
     bool rootCause = false;
     QString detail; // short reason shown next to the state
+    // The collective it waits in, by the flight recorder ("#19 all_reduce", "no dump"), while
+    // a hang is suspected or a desync was seen; empty otherwise.
+    QString inCollective;
 
     qint64 shownStep() const { return step >= 0 ? step : printedStep; }
 

@@ -59,6 +59,8 @@ QJsonObject RunStateFile::toJson() const
         clockArray.append(c);
     }
     o[QStringLiteral("clocks")] = clockArray;
+    if (!flightRecorder.isEmpty())
+        o[QStringLiteral("flight_recorder")] = flightRecorder;
     return o;
 }
 
@@ -104,6 +106,7 @@ RunStateFile RunStateFile::fromJson(const QJsonObject &o)
         if (node >= 0)
             f.clocks.insert(node, NodeClock::fromJson(v.toObject()));
     }
+    f.flightRecorder = o.value(QStringLiteral("flight_recorder")).toObject();
     return f;
 }
 

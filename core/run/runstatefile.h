@@ -57,6 +57,9 @@ struct RunStateFile
     // Each node's clock offset as last measured (by profile node index): what the ranks' own
     // timestamps were corrected by.
     QMap<int, NodeClock> clocks;
+    // FlightRecorderCollector's state: collections made, recording off and why, the latest
+    // collective verdict and whether it is shown.
+    QJsonObject flightRecorder;
 
     QJsonObject toJson() const;
     // Missing keys keep their defaults (an empty object gives a default state).

@@ -24,7 +24,7 @@ struct TypeName
     std::string_view name;
 };
 
-constexpr std::array<TypeName, 12> kTypes{{
+constexpr std::array<TypeName, 13> kTypes{{
     {WorkerEvent::Type::Hello, wire::event::Hello},
     {WorkerEvent::Type::Store, wire::event::Store},
     {WorkerEvent::Type::Rendezvous, wire::event::Rendezvous},
@@ -37,6 +37,7 @@ constexpr std::array<TypeName, 12> kTypes{{
     {WorkerEvent::Type::Crash, wire::event::Crash},
     {WorkerEvent::Type::Stacks, wire::event::Stacks},
     {WorkerEvent::Type::TfEvents, wire::event::TfEvents},
+    {WorkerEvent::Type::FlightRecorder, wire::event::FlightRecorder},
 }};
 
 QString key(std::string_view k)

@@ -32,7 +32,8 @@ public:
         Error,
         Crash,
         Stacks,
-        TfEvents, // bytes of a TensorBoard event file (rankdeck-supervisor)
+        TfEvents,       // bytes of a TensorBoard event file (rankdeck-supervisor)
+        FlightRecorder, // a chunk (or the end) of a flight-recorder dump (frdump)
     };
 
     WorkerEvent() = default;

@@ -408,10 +408,11 @@ inline bool parseDumpFlightRecorder(std::string_view line, std::int64_t *id)
 }
 
 // The frdump chunk events of one file (`file`: kFlightRecorderJson or kFlightRecorderPickle),
-// each line passed to `emit` (write each with one write()).
+// each line passed to `out` (write each with one write()). Not named `emit`: Qt defines that
+// word away, and in a Qt translation unit the call would vanish without a warning.
 template <typename Emit>
 void emitFlightRecorderChunks(int rank, std::int64_t id, std::string_view file,
-                              std::string_view bytes, std::int64_t timeUs, Emit &&emit)
+                              std::string_view bytes, std::int64_t timeUs, Emit &&out)
 {
     for (std::size_t offset = 0; offset < bytes.size(); offset += kFlightRecorderChunkBytes) {
         WireEventWriter w(event::FlightRecorder, rank, timeUs);
@@ -420,7 +421,7 @@ void emitFlightRecorderChunks(int rank, std::int64_t id, std::string_view file,
             .addInt(field::Offset, std::int64_t(offset))
             .addInt(field::Size, std::int64_t(bytes.size()))
             .addBase64(field::Data, bytes.substr(offset, kFlightRecorderChunkBytes));
-        emit(w.line());
+        out(w.line());
     }
 }
 

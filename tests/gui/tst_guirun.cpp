@@ -4,9 +4,11 @@
 // clicks, watch the rank table, the loss plot and the log tabs fill, see an injected crash come
 // out as the root-cause banner and a Failures entry naming the faulting function, and stop a
 // running run with the Stop button; a 4-rank run with one slowed rank names it on the Overview,
-// whose heatmap shows the others waiting for it; two runs with different --lr selected together
-// in the side panel are overlaid on the Loss page (each run's mean and min–max band across its
-// ranks, or every rank) over a table that names --lr, and keep their colours when a third joins.
+// whose heatmap shows the others waiting for it; a 4-rank run whose rank 1 skips a bucket
+// all-reduce is named by the flight recorders (banner, Failures, In collective); two runs with
+// different --lr selected together in the side panel are overlaid on the Loss page (each run's mean
+// and min–max band across its ranks, or every rank) over a table that names --lr, and keep their
+// colours when a third joins.
 #include "comparedruncurves.h"
 #include "failurespage.h"
 #include "launchdialog.h"
@@ -17,6 +19,7 @@
 #include "models/logmodel.h"
 #include "models/ranktablemodel.h"
 #include "overviewpage.h"
+#include "run/flightrecordercollector.h"
 #include "run/runcontroller.h"
 #include "run/runmanager.h"
 #include "runview.h"
@@ -74,6 +77,7 @@ private slots:
     void twoRankRunFinishes();
     void injectedFaultShowsRootCause();
     void stopEndsRunningRun();
+    void collectiveDesyncNamedOnOverview();
     void yourProgramFromTheDialog();
     void stragglerNamedOnOverview();
     void twoRunsCompared();
@@ -278,6 +282,43 @@ void TestGuiRun::stopEndsRunningRun()
         QVERIFY2(isTerminal(s.state), qPrintable(rankStateName(s.state)));
     QTRY_VERIFY_WITH_TIMEOUT(m_window->runManager()->activeRuns().isEmpty(), 10000);
     QTRY_VERIFY(!stop->isEnabled());
+}
+
+// Rank 1 of 4 skips its bucket all-reduce at step 3 (issue 26): every rank waits for ever, and
+// their flight recorders name rank 1 (the odd one out) on the Overview's banner, as the first
+// Failures entry and in the rank table's In collective column, which only a verdict shows.
+void TestGuiRun::collectiveDesyncNamedOnOverview()
+{
+    RunController *run = launchWithClicks(
+        8, QStringLiteral("--task linear --fault skip-allreduce@3 --fault-rank 1"), 4);
+    QVERIFY(run);
+    OverviewPage *overview = m_window->runView()->overviewPage();
+    QVERIFY(overview->rankTable()->isColumnHidden(RankTableModel::InCollectiveColumn));
+    QTRY_VERIFY_WITH_TIMEOUT(run->flightRecorder().shownVerdict(), RunTimeoutMs);
+    const CollectiveVerdict *verdict = run->flightRecorder().shownVerdict();
+    QCOMPARE(verdict->kind(), CollectiveVerdict::Kind::Desync);
+    QCOMPARE(verdict->culprits(), QList<int>{1});
+    QTRY_VERIFY(overview->isBannerVisible());
+    QVERIFY2(overview->rootCauseText().startsWith(QStringLiteral("Why the ranks are stuck: ")) &&
+                 overview->rootCauseText().contains(QStringLiteral("rank 1")),
+             qPrintable(overview->rootCauseText()));
+    QVERIFY(!overview->rankTable()->isColumnHidden(RankTableModel::InCollectiveColumn));
+    RankTableModel *model = m_window->runView()->rankModel();
+    model->flush();
+    for (int rank = 0; rank < 4; ++rank) {
+        const QString cell =
+            model->index(rank, RankTableModel::InCollectiveColumn).data().toString();
+        QCOMPARE(cell, verdict->inCollective(rank)->text());
+        QVERIFY2(cell.startsWith(u'#'), qPrintable(cell));
+    }
+    FailuresPage *failures = m_window->runView()->failuresPage();
+    QVERIFY(failures->entryCount() >= 1);
+    QVERIFY(failures->entries().first().rootCause);
+    QVERIFY2(failures->entries().first().title.startsWith(QStringLiteral("Collective — ")),
+             qPrintable(failures->entries().first().title));
+    failures->selectEntry(0);
+    QVERIFY2(failures->detailsText().contains(QStringLiteral("fr_trace")),
+             qPrintable(failures->detailsText()));
 }
 
 QTEST_MAIN(TestGuiRun)

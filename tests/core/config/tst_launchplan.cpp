@@ -326,6 +326,60 @@ private slots:
         QCOMPARE(args.mid(dashes + 1), c.program);
         QCOMPARE(TrainingConfig::fromJson(c.toJson()).warmPython, launch);
     }
+    // launch --no-flight-recorder or the profile's flight_recorder = false: the supervisor and
+    // the worker get --no-flight-recorder, and the launcher knows why there will be no dump. A
+    // user who turned torch's recorder off in the environment is told so too (the supervisor
+    // and the worker read that themselves: no flag).
+    void flightRecorderOff_data()
+    {
+        QTest::addColumn<bool>("program");
+        QTest::addColumn<bool>("launch");  // recording on at launch
+        QTest::addColumn<bool>("profile"); // and in the profile
+        QTest::addColumn<QString>("env");  // NAME=VALUE in the launch's environment
+        QTest::addColumn<QString>("reason");
+        for (bool program : {true, false}) {
+            const char *what = program ? "program" : "worker";
+            QTest::addRow("%s, on", what) << program << true << true << QString() << QString();
+            QTest::addRow("%s, launch --no-flight-recorder", what)
+                << program << false << true << QString()
+                << u"flight recorder off (--no-flight-recorder)"_qs;
+            QTest::addRow("%s, profile flight_recorder = false", what)
+                << program << true << false << QString()
+                << u"flight recorder off (the profile's flight_recorder = false)"_qs;
+            QTest::addRow("%s, TORCH_FR_BUFFER_SIZE=0", what)
+                << program << true << true << u"TORCH_FR_BUFFER_SIZE=0"_qs
+                << u"flight recorder off (TORCH_FR_BUFFER_SIZE=0)"_qs;
+            QTest::addRow("%s, TORCH_FR_BUFFER_SIZE=64", what)
+                << program << true << true << u"TORCH_FR_BUFFER_SIZE=64"_qs << QString();
+        }
+    }
+    void flightRecorderOff()
+    {
+        QFETCH(bool, program);
+        QFETCH(bool, launch);
+        QFETCH(bool, profile);
+        QFETCH(QString, env);
+        QFETCH(QString, reason);
+        Profile p = Profile::builtinLocal(2);
+        p.flightRecorder = profile;
+        TrainingConfig c;
+        if (program)
+            c.program = {u"python3"_qs, u"train.py"_qs};
+        else
+            c.workerArguments = {u"--task"_qs, u"linear"_qs};
+        c.flightRecorder = launch;
+        if (!env.isEmpty())
+            c.environment.insert(env.section(u'=', 0, 0), env.section(u'=', 1));
+        const LaunchPlan plan = LaunchPlan::create(p, c, u"r"_qs, u"/run"_qs);
+        QVERIFY(plan.isValid());
+        const QStringList args = plan.spec(0, u"/w"_qs, 0).arguments;
+        const qsizetype end = program ? args.indexOf(u"--"_qs) : args.size();
+        const bool flag = !launch || !profile;
+        QCOMPARE(args.first(end).count(u"--no-flight-recorder"_qs), flag ? 1 : 0);
+        QCOMPARE(LaunchPlan::flightRecorderOffReason(p, c), reason);
+        QCOMPARE(TrainingConfig::fromJson(c.toJson()).flightRecorder, launch);
+        QCOMPARE(Profile::fromJson(p.toJson()).flightRecorder, profile);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLaunchPlan)

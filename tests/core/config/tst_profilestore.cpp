@@ -84,6 +84,7 @@ private slots:
         ssh.metricPatterns = {QStringLiteral("tokens_per_s=([0-9.]+) tok/s"),
                               QStringLiteral("mfu=MFU \"?([0-9.]+)%")};
         ssh.warmPython = true;
+        ssh.flightRecorder = false;
         QTest::newRow("ssh, two nodes, hostile env") << ssh;
 
         Profile slurm;
@@ -178,6 +179,9 @@ private slots:
         QTest::newRow("warm_python not a boolean")
             << QByteArray(head + "warm_python = \"yes\"\n[[nodes]]\nhost = \"a\"\n") << 3
             << QStringLiteral("warm_python");
+        QTest::newRow("flight_recorder not a boolean")
+            << QByteArray(head + "flight_recorder = \"off\"\n[[nodes]]\nhost = \"a\"\n") << 3
+            << QStringLiteral("flight_recorder");
         QTest::newRow("metrics not a list")
             << QByteArray(head + "metrics = \"acc=(x)\"\n[[nodes]]\nhost = \"a\"\n") << 3
             << QStringLiteral("metrics");

@@ -6,8 +6,10 @@
 #include "models/runlistmodel.h"
 #include "run/runcontroller.h"
 #include "run/runmanager.h"
+#include "run/runrecord.h"
 
 #include <QAbstractItemModelTester>
+#include <QJsonArray>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -125,6 +127,47 @@ private slots:
         QCOMPARE(ranks.rowCount(), 3);
         other.closeRun(reopened->runId());
         QTRY_COMPARE(ranks.rowCount(), 0);
+    }
+
+    void inCollectiveColumn()
+    {
+        // A hung run's record once the flight recorder said where each rank waits: the rank
+        // table shows it in its "In collective" column (also for a reopened run).
+        RunManager manager(m_dir.path() + QStringLiteral("/runs3"));
+        QString error;
+        RunController *run = manager.launch(
+            Profile::builtinLocal(2),
+            config(QStringLiteral("fr"), {QStringLiteral("--steps"), QStringLiteral("5")}),
+            options(), &error);
+        QVERIFY2(run, qPrintable(error));
+        QSignalSpy finished(run, &RunController::finished);
+        QVERIFY(finished.wait(30000));
+        RunRecord record = run->record();
+        QJsonObject state = record.readState();
+        QJsonArray statuses = state.value(QStringLiteral("ranks")).toArray();
+        const QStringList cells{QStringLiteral("#19 barrier"), QStringLiteral("#19 all_reduce")};
+        for (int r = 0; r < 2; ++r) {
+            QJsonObject s = statuses[r].toObject();
+            s[QStringLiteral("in_collective")] = cells[r];
+            statuses[r] = s;
+        }
+        state[QStringLiteral("ranks")] = statuses;
+        QVERIFY(record.writeState(state));
+        std::unique_ptr<RunController> reopened(
+            RunController::reopen(record.directory(), nullptr, &error));
+        QVERIFY2(reopened, qPrintable(error));
+        RankTableModel ranks;
+        QAbstractItemModelTester tester(&ranks,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        ranks.setController(reopened.get());
+        QCOMPARE(ranks.headerData(RankTableModel::InCollectiveColumn, Qt::Horizontal).toString(),
+                 QStringLiteral("In collective"));
+        for (int r = 0; r < 2; ++r)
+            QCOMPARE(ranks.data(ranks.index(r, RankTableModel::InCollectiveColumn)).toString(),
+                     cells[r]);
+        ranks.setController(run);
+        QVERIFY(
+            ranks.data(ranks.index(0, RankTableModel::InCollectiveColumn)).toString().isEmpty());
     }
 
     void stopAllStopsEveryRun()

@@ -6,7 +6,8 @@
 // segfault on rank 3 is the root cause with its stack and ends the job; stop in the middle; a
 // job asking for more nodes than exist shows its pending reason and stops; a launcher killed
 // mid-run is taken over by `attach` with no line lost or doubled; an outside scancel is named
-// as such; a user's program (--exec); bad partition and a missing sbatch give clear errors.
+// as such; a user's program (--exec); the collective verdict of a worker whose rank 1 skips a
+// bucket all-reduce (issue 26); bad partition and a missing sbatch give clear errors.
 // After each: no job of the run in squeue, no process of the run on the machine.
 #include "config/profile.h"
 #include "config/profilestore.h"
@@ -18,6 +19,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -48,6 +50,7 @@ private slots:
     void killedLauncherThenAttachRecoversEveryLine();
     void outsideScancelIsReportedAsSuch();
     void usersProgramRunsOnSlurm();
+    void desyncOfTheWorkerIsNamed();
     void badInputNamesWhatIsWrong_data();
     void badInputNamesWhatIsWrong();
 
@@ -421,6 +424,45 @@ void TestSlurmLaunch::usersProgramRunsOnSlurm()
                  .size(),
              1);
     verifyNothingLeft(r.runId);
+}
+
+void TestSlurmLaunch::desyncOfTheWorkerIsNamed()
+{
+    // Rank 1 of 4 skips its bucket all-reduce at step 3: every rank hangs; the flight recorders
+    // collected through the job's ranks name rank 1 (the odd one out) before the hang watch.
+    QProcess launcher;
+    const QString runId = startAndWait(
+        &launcher, QStringLiteral("slurm2"),
+        {QStringLiteral("--hang-timeout"), QStringLiteral("300"), QStringLiteral("--"),
+         QStringLiteral("--task"), QStringLiteral("linear"), QStringLiteral("--steps"),
+         QStringLiteral("8"), QStringLiteral("--fault"), QStringLiteral("skip-allreduce@3"),
+         QStringLiteral("--fault-rank"), QStringLiteral("1")},
+        QStringLiteral("[r3]"));
+    QVERIFY(!runId.isEmpty());
+    QJsonObject fr;
+    QVERIFY2(QTest::qWaitFor(
+                 [&] {
+                     fr = readJson(runDir(runId) + QStringLiteral("/state.json"))
+                              .value(QStringLiteral("flight_recorder"))
+                              .toObject();
+                     return fr.value(QStringLiteral("verdict_shown")).toBool();
+                 },
+                 180000),
+             QJsonDocument(fr).toJson().constData());
+    const QJsonObject verdict = fr.value(QStringLiteral("verdict")).toObject();
+    QCOMPARE(verdict.value(QStringLiteral("kind")).toString(), QStringLiteral("desync"));
+    QCOMPARE(verdict.value(QStringLiteral("culprits")).toArray(), QJsonArray{1});
+    const testing::CommandResult show = cli({QStringLiteral("show"), runId});
+    QVERIFY2(show.out.startsWith(QStringLiteral("Why the ranks are stuck")),
+             qPrintable(show.out.left(2000)));
+    // The dumps are in the record, in torch's layout.
+    const QString torch =
+        runDir(runId) + QStringLiteral("/flight-recorder/%1/torch")
+                            .arg(fr.value(QStringLiteral("verdict_collection")).toInteger());
+    QCOMPARE(QDir(torch).entryList({QStringLiteral("rank_*")}, QDir::Files).size(), 4);
+    QCOMPARE(cli({QStringLiteral("stop"), runId}).code, 0);
+    QVERIFY(launcher.waitForFinished(60000));
+    verifyNothingLeft(runId);
 }
 
 void TestSlurmLaunch::badInputNamesWhatIsWrong_data()
