@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import flightrecorder
+import framework
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("RANKDECK_BUILD_DIR", ROOT / "build"))
@@ -469,6 +470,8 @@ GOALS = {
     "program_output_lines_per_s": (">", 0.0),
     "program_output_launcher_peak_rss_mb": ("<=", 400.0),
     "program_crash_report_ms": ("<=", 1000.0),
+    # A Lightning script's whole wall time under launch --exec ÷ under torchrun (issue 27).
+    "framework_wall_ratio_vs_torchrun": ("<=", 0.9),
     # Reported: the merged log view's collapsing of identical lines, 1M lines from 64 ranks.
     "log_collapse_lines_per_s": (">", 0.0),
     # Issue 26: the collective verdict in `show`, after the last rank stopped making progress.
@@ -512,6 +515,7 @@ def main():
         "crash": lambda: bench_program_crash(reps, args.quick),
         "logs": lambda: bench_cpp("bench_logcollapse", reps, args.quick),
         "flightrecorder": lambda: flightrecorder.bench(reps, args.quick, isolated_env),
+        "framework": lambda: framework.bench(reps, ROOT, BIN, VENV_BIN, isolated_env, free_port),
     }
     only = [b for b in args.only.split(",") if b]
     results, notes = {k: None for k in GOALS}, {}

@@ -105,10 +105,13 @@ int LaunchCommand::run(const QStringList &argsIn)
         QStringLiteral("heartbeat-timeout"),
         CliUtil::tr("Flag a rank silent after SEC without heartbeat (overrides the profile)."),
         QStringLiteral("SEC"));
-    const QCommandLineOption hangOpt(QStringLiteral("hang-timeout"),
-                                     CliUtil::tr("Flag the run hung after SEC without step "
-                                                 "progress (default: the heartbeat timeout)."),
-                                     QStringLiteral("SEC"));
+    const QCommandLineOption hangOpt(
+        QStringLiteral("hang-timeout"),
+        CliUtil::tr("Flag the run hung after SEC without progress: with --exec, no output and no "
+                    "new metric while the process lives; for the worker, no new step while its "
+                    "heartbeats go on (default: the heartbeat timeout, and with --exec at least "
+                    "3× the program's longest quiet gap and 120 s before its first line)."),
+        QStringLiteral("SEC"));
     const QCommandLineOption execOpt(
         QStringLiteral("exec"),
         CliUtil::tr("Run your own program on every rank: everything after -- is PROGRAM ARGS "
@@ -185,14 +188,21 @@ int LaunchCommand::run(const QStringList &argsIn)
                        runIdOpt});
     parser.addPositionalArgument(
         QStringLiteral("--"),
-        CliUtil::tr("Then the worker's own flags, e.g. -- --task linear --steps 20."),
-        QStringLiteral("-- WORKER-ARGS..."));
+        CliUtil::tr("With --exec: your program and its arguments, e.g. -- python train.py --lr "
+                    "3e-4. Without: the worker's own flags, e.g. -- --task linear --steps 20."),
+        QStringLiteral("--exec -- PROGRAM ARGS... | -- WORKER-ARGS..."));
     int code = 0;
     if (!CliUtil::parse(
             parser, args,
             CliUtil::tr("Launch a training run and follow it: every rank's lines as [rN] ..., a "
                         "live progress line on a "
                         "terminal, a summary at the end (root cause first when it failed).\n"
+                        "Your own program on every rank, with torchrun's environment:\n"
+                        "  rankdeck-cli launch --profile local --nproc-per-node 2 --exec -- "
+                        "python train.py\n"
+                        "RankDeck's libtorch worker:\n"
+                        "  rankdeck-cli launch --profile local --nproc-per-node 2 -- --task "
+                        "linear --steps 20\n"
                         "Exit status: 0 every rank finished, 1 the run failed or was stopped, 2 "
                         "usage error."),
             &code))
@@ -200,7 +210,8 @@ int LaunchCommand::run(const QStringList &argsIn)
     const QString cmd = args.value(0);
     if (!parser.positionalArguments().isEmpty())
         return CliUtil::usageError(
-            CliUtil::tr("unexpected argument \"%1\" (worker flags go after --)")
+            CliUtil::tr("unexpected argument \"%1\" (your program goes after --exec --, worker "
+                        "flags after --)")
                 .arg(parser.positionalArguments().first()),
             cmd);
 
@@ -322,6 +333,14 @@ int LaunchCommand::run(const QStringList &argsIn)
             return CliUtil::usageError(CliUtil::tr("--sync and --sync-limit need --exec"), cmd);
         if (parser.isSet(warmOpt))
             return CliUtil::usageError(CliUtil::tr("--warm needs --exec"), cmd);
+        // Every worker flag starts with '-': a first word that does not is a program, and the
+        // user forgot --exec (the worker would only say "unknown flag" once every rank started).
+        if (!workerArgs.isEmpty() && !workerArgs.first().startsWith(QLatin1Char('-')))
+            return CliUtil::usageError(
+                CliUtil::tr("\"%1\" after -- is not a worker flag; to run your own program, put "
+                            "--exec before --: rankdeck-cli launch ... --exec -- %2")
+                    .arg(workerArgs.first(), workerArgs.mid(0, 3).join(QLatin1Char(' '))),
+                cmd);
         config.workerArguments = workerArgs;
     }
     config.name = parser.value(nameOpt);

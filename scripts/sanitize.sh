@@ -49,9 +49,11 @@ if [[ $mode == address ]]; then
     build=${RANKDECK_ASAN_BUILD_DIR:-$here/build-asan}
     rankdeck_configure_instrumented "$build" address || exit $?
     if ((${#ctest_args[@]})); then
-        # Test names are their targets; the programs tests start are built with them.
-        mapfile -t picked < <(ctest --test-dir "$build" -N "${ctest_args[@]}" |
-            sed -n 's/^ *Test *#[0-9]*: *//p')
+        # The tests' executables are their targets (a SPLIT test's entries share one); the
+        # programs tests start are built with them.
+        mapfile -t picked < <(ctest --test-dir "$build" --show-only=json-v1 "${ctest_args[@]}" |
+            python3 -c 'import json, os, sys
+print("\n".join(sorted({os.path.basename(t["command"][0]) for t in json.load(sys.stdin)["tests"]})))')
         ((${#picked[@]})) || { echo "sanitize: no test matches ${ctest_args[*]}" >&2; exit 2; }
         say "building ${#picked[@]} tests and the programs they start in $build"
         cmake --build "$build" -j "$jobs" --target "${picked[@]}" rankdeck-cli \

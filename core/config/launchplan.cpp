@@ -44,6 +44,7 @@ LaunchPlan LaunchPlan::create(const Profile &profile, const TrainingConfig &conf
         for (int l = 0; l < node.ranksPerNode; ++l)
             plan.m_ranks.append(PlannedRank{rank++, n, l, node.ranksPerNode, node.host});
     }
+    plan.m_nodeCount = int(profile.nodes.size());
     plan.m_masterAddress = profile.rendezvousAddress.isEmpty() ? profile.nodes.first().host
                                                                : profile.rendezvousAddress;
     if (profile.isLocal() && profile.rendezvousAddress.isEmpty())
@@ -193,6 +194,7 @@ RankLaunchSpec LaunchPlan::spec(int rank, const QString &program, int masterPort
     env.insert(QStringLiteral("LOCAL_RANK"), QString::number(p.localRank));
     env.insert(QStringLiteral("LOCAL_WORLD_SIZE"), QString::number(p.localWorldSize));
     env.insert(QStringLiteral("GROUP_RANK"), QString::number(p.nodeIndex));
+    env.insert(QStringLiteral("GROUP_WORLD_SIZE"), QString::number(m_nodeCount));
     env.insert(QStringLiteral("MASTER_ADDR"), m_masterAddress);
     env.insert(QStringLiteral("MASTER_PORT"), QString::number(masterPort));
     env.insert(QStringLiteral("RANKDECK_RUN_ID"), m_runId);

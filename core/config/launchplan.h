@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // Maps a profile's nodes × ranks to one launch spec per rank with the torchrun environment
-// (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT,
-// RANKDECK_RUN_ID), the GPU visibility policy and the profile's variables.
+// (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT, RANKDECK_RUN_ID), the GPU visibility policy and the profile's variables. The
+// rest of torchrun's variables, which a user may set, are the supervisor's defaults.
 //
 // No port race: rank 0 is started with MASTER_PORT=0, binds a free port itself and reports it in
 // its `store` event; the other ranks are then started with that port (spec(rank, …, port)).
@@ -67,6 +68,7 @@ private:
     QString m_nodeRunDirectory;
     QList<PlannedRank> m_ranks;
     QList<int> m_gpusPerNode;
+    int m_nodeCount = 0;
     QMap<QString, QString> m_profileEnvironment;
     QMap<QString, QString> m_programEnvironment; // launch --env, after the profile's
     QString m_workingDirectory;

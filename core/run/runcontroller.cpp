@@ -16,6 +16,7 @@
 #include "util/clock.h"
 #include "util/logging.h"
 #include "util/signalname.h"
+#include "wire/wireprotocol.h"
 
 #include <QFile>
 #include <QHostInfo>
@@ -494,6 +495,18 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
         emit rankChanged(rank);
     }
     switch (e.type()) {
+    case WorkerEvent::Type::Hello:
+        // torchrun's warning, once per run: the supervisor set OMP_NUM_THREADS=1 on a node with
+        // several ranks because the user had not set it.
+        if (!m_ompNoticeGiven && e.string(wire::field::EnvironmentDefaults)
+                                     .split(QLatin1Char(','))
+                                     .contains(QStringLiteral("OMP_NUM_THREADS=1"))) {
+            m_ompNoticeGiven = true;
+            note(tr("OMP_NUM_THREADS=1 on each rank of a node with several ranks, as torchrun "
+                    "sets it, so that they do not overload its cores; tune it with --env "
+                    "OMP_NUM_THREADS=N"));
+        }
+        break;
     case WorkerEvent::Type::Step:
         // The metrics the rank reports itself (rankdeck.log, or the worker) must not get a
         // second curve from its printed lines; the others still come from them.

@@ -269,6 +269,7 @@ private:
     bool m_hung = false;
     bool m_stateDirty = false;
     bool m_finalized = false;
+    bool m_ompNoticeGiven = false; // the OMP_NUM_THREADS=1 notice, once per run
     qint64 m_startedUs = 0;
     qint64 m_endedUs = 0;
     qint64 m_rank0StartUs = 0;

@@ -324,6 +324,15 @@ QList<LogMetricExtractor::Point> LogMetricExtractor::extract(int rank, const QSt
         fromBar(rank, *bar, nested, points);
         return points;
     }
+    // A print() that ended the bar's row: the bar's last state, then the printed text as a line
+    // of its own. Read as one line, the bar's postfix took the text's "step N" as its x, one
+    // step behind the bar's next redraw: every value twice, and x went back.
+    qsizetype textFrom = 0;
+    if (const std::optional<ProgressBarLine> bar = ProgressBarLine::parseLeading(line, &textFrom)) {
+        fromBar(rank, *bar, nested, points);
+        points += extract(rank, line.mid(textFrom), nested);
+        return points;
+    }
     const bool dict = m_defaults && fromDict(rank, line, points);
     if (!dict)
         fromPatterns(rank, line, points);

@@ -86,6 +86,29 @@ std::optional<ProgressBarLine> ProgressBarLine::parse(const QString &text)
     return bar;
 }
 
+std::optional<ProgressBarLine> ProgressBarLine::parseLeading(const QString &text,
+                                                             qsizetype *textFrom)
+{
+    // tqdm's brackets hold its elapsed time and rate ("?it/s", "1.2s/it"): without them, no bar.
+    if (text.size() > kMaxBarText ||
+        (!text.contains(QLatin1String("it/s")) && !text.contains(QLatin1String("s/it"))))
+        return std::nullopt;
+    // The bar's bracket holds no other: it ends at the first ']' after a '['. A description may
+    // have brackets of its own, so a few are tried, each with one anchored match.
+    qsizetype open = text.indexOf(u'[');
+    for (int tries = 0; open >= 0 && tries < 4; ++tries) {
+        const qsizetype close = text.indexOf(u']', open);
+        if (close < 0 || close + 1 >= text.size())
+            return std::nullopt;
+        if (std::optional<ProgressBarLine> bar = parse(text.left(close + 1))) {
+            *textFrom = close + 1;
+            return bar;
+        }
+        open = text.indexOf(u'[', close);
+    }
+    return std::nullopt;
+}
+
 QList<QPair<QString, double>> ProgressBarLine::postfixValues() const
 {
     QList<QPair<QString, double>> out;

@@ -34,6 +34,11 @@ struct ProgressBarLine
     QList<QPair<QString, double>> postfixValues() const;
 
     static std::optional<ProgressBarLine> parse(const QString &text);
+    // A bar with other text after its closing bracket, as a terminal shows a print() that came
+    // while the bar was drawn on the same stream (Lightning's bar and a callback's print on
+    // stdout): the bar, and in *textFrom where the rest begins; nothing when the text does not
+    // begin with a bar or is all bar (parse() takes that).
+    static std::optional<ProgressBarLine> parseLeading(const QString &text, qsizetype *textFrom);
 };
 
 } // namespace rankdeck

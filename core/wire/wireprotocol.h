@@ -70,6 +70,9 @@ inline constexpr std::string_view WorkerVersion = "worker";
 inline constexpr std::string_view BuildId = "build_id";
 inline constexpr std::string_view Task = "task";
 inline constexpr std::string_view TotalSteps = "total_steps";
+// hello of a supervised program: what the supervisor set that the user had not, comma-separated
+// NAME=VALUE ("OMP_NUM_THREADS=1", as torchrun with several ranks on a node); empty: nothing.
+inline constexpr std::string_view EnvironmentDefaults = "env_defaults";
 // store (rank 0 was started with MASTER_PORT=0 and bound a free port)
 inline constexpr std::string_view Port = "port";
 // rendezvous

@@ -112,6 +112,7 @@ private slots:
     void detachedProgramRunsInTheBackground();
     void badInput_data();
     void badInput();
+    void helpNamesYourProgram();
 };
 
 void TestProgramLaunch::initTestCase()
@@ -444,6 +445,14 @@ void TestProgramLaunch::badInput_data()
     QTest::newRow("bad env") << launch + QStringList{u"--exec"_s, u"--env"_s, u"NOEQUALS"_s,
                                                      u"--"_s, u"/bin/true"_s}
                              << 2 << u"--env: \"NOEQUALS\" is not NAME=VALUE"_s;
+    // Issue 27: `python train.py` without --exec went to the worker ("unknown flag").
+    QTest::newRow("a program without --exec")
+        << launch + QStringList{u"--"_s, m_python, u"train.py"_s} << 2
+        << u"\"%1\" after -- is not a worker flag; to run your own program, put --exec before "
+           u"--: rankdeck-cli launch ... --exec -- %1 train.py"_s.arg(m_python);
+    QTest::newRow("a program before --")
+        << launch + QStringList{u"python3"_s, u"train.py"_s} << 2
+        << u"unexpected argument \"python3\" (your program goes after --exec --"_s;
     QTest::newRow("program missing")
         << launch + QStringList{u"--exec"_s, u"--"_s, u"/nonexistent/train"_s} << 1
         << u"cannot run /nonexistent/train"_s;
@@ -458,6 +467,26 @@ void TestProgramLaunch::badInput()
     QVERIFY2(r.code == code, qPrintable(u"exit %1: %2"_s.arg(r.code).arg(r.err.right(2000))));
     // Usage errors go to stderr, a failed run's summary (root cause first) to stdout.
     QVERIFY2((r.err + r.out).contains(message), qPrintable(r.err.right(2000) + r.out.right(2000)));
+}
+
+// Issue 27: the help spoke of libtorch and worker arguments only, and of "step progress" for a
+// hang where `show` says "no output and no new metric".
+void TestProgramLaunch::helpNamesYourProgram()
+{
+    const Result top = cli({u"--help"_s}, 30000);
+    QCOMPARE(top.code, 0);
+    QVERIFY2(top.out.contains(u"Launch distributed PyTorch training, your own program or "_s),
+             qPrintable(top.out));
+    QVERIFY2(top.out.contains(u"--exec -- PROGRAM ARGS..."_s), qPrintable(top.out));
+    const Result launch = cli({u"launch"_s, u"--help"_s}, 30000);
+    QCOMPARE(launch.code, 0);
+    const QString help = launch.out.simplified();
+    for (const QString &words :
+         {u"rankdeck-cli launch --profile local --nproc-per-node 2 --exec -- python train.py"_s,
+          u"--exec -- PROGRAM ARGS... | -- WORKER-ARGS..."_s,
+          u"with --exec, no output and no new metric while the process lives"_s})
+        QVERIFY2(help.contains(words), qPrintable(u"no \"%1\" in:\n%2"_s.arg(words, launch.out)));
+    QVERIFY2(!help.contains(u"without step progress"_s), qPrintable(launch.out));
 }
 
 QTEST_GUILESS_MAIN(TestProgramLaunch)

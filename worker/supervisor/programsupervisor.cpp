@@ -137,8 +137,9 @@ private:
     std::string m_host;
     std::string m_programName;
     PortReservation m_port;
-    StoreProxy m_proxy;            // rank 0: the other ranks' way to the program's store
-    std::string m_pythonDirectory; // the run's copy of the rankdeck module, on PYTHONPATH
+    StoreProxy m_proxy;                // rank 0: the other ranks' way to the program's store
+    std::string m_pythonDirectory;     // the run's copy of the rankdeck module, on PYTHONPATH
+    std::string m_environmentDefaults; // NAME=VALUE the user did not set and we did (hello)
     WarmStartClient m_warm;
     bool m_warmStarted = false; // the program runs in the warm server (m_child stays -1)
     ProgramDiagnostics m_diagnostics;
@@ -170,6 +171,24 @@ void Supervisor::prepareEnvironment()
     if (const char *runId = std::getenv("RANKDECK_RUN_ID"))
         setDefault("TORCHELASTIC_RUN_ID", runId);
     setDefault("MASTER_ADDR", "127.0.0.1");
+    setDefault("GROUP_WORLD_SIZE", "1");
+    setDefault("TORCHELASTIC_RESTART_COUNT", "0");
+    setDefault("TORCHELASTIC_MAX_RESTARTS", "0");
+    setDefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+    setDefault("TORCHELASTIC_SIGNALS_TO_HANDLE", "SIGTERM,SIGINT,SIGHUP,SIGQUIT");
+    // torchrun says True: its agent serves the store at MASTER_ADDR:MASTER_PORT and every rank,
+    // rank 0 too, is a client of it. Here rank 0's program serves the store itself, so True
+    // would make it a client of a store nobody hosts (torch.distributed.rendezvous); False is
+    // what torchrun says too when its agent keeps its store to itself
+    // (TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1).
+    setDefault("TORCHELASTIC_USE_AGENT_STORE", "False");
+    // As torchrun does (and with a notice, which the launcher prints once from the hello event):
+    // several ranks on a node, each with as many OpenMP threads as the node has cores,
+    // oversubscribe it. Only when the user did not set it, even to an empty value, as torchrun.
+    if (envInt("LOCAL_WORLD_SIZE", 1) > 1 && !std::getenv("OMP_NUM_THREADS")) {
+        setenv("OMP_NUM_THREADS", "1", 1);
+        m_environmentDefaults = "OMP_NUM_THREADS=1";
+    }
     // Without it Python block-buffers a pipe: lines would reach the launcher late, in bursts.
     setDefault("PYTHONUNBUFFERED", "1");
     // `import rankdeck` works on every node: the module travels inside this binary.
@@ -407,15 +426,18 @@ int Supervisor::run()
     sigprocmask(SIG_BLOCK, &handled, nullptr);
     m_signalFd = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
 
-    emit(event(wire::event::Hello)
-             .addInt(wire::field::Protocol, wire::kProtocolVersion)
-             .addString(wire::field::Host, m_host)
-             .addInt(wire::field::Pid, getpid())
-             .addInt(wire::field::LocalRank, envInt("LOCAL_RANK", 0))
-             .addInt(wire::field::WorldSize, envInt("WORLD_SIZE", 1))
-             .addString(wire::field::Task, m_programName)
-             .addString(wire::field::WorkerVersion, RANKDECK_VERSION)
-             .addBool("supervised", true));
+    wire::WireEventWriter hello = event(wire::event::Hello);
+    hello.addInt(wire::field::Protocol, wire::kProtocolVersion)
+        .addString(wire::field::Host, m_host)
+        .addInt(wire::field::Pid, getpid())
+        .addInt(wire::field::LocalRank, envInt("LOCAL_RANK", 0))
+        .addInt(wire::field::WorldSize, envInt("WORLD_SIZE", 1))
+        .addString(wire::field::Task, m_programName)
+        .addString(wire::field::WorkerVersion, RANKDECK_VERSION)
+        .addBool("supervised", true);
+    if (!m_environmentDefaults.empty())
+        hello.addString(wire::field::EnvironmentDefaults, m_environmentDefaults);
+    emit(hello);
 
     const char *port = std::getenv("MASTER_PORT");
     if (m_rank == 0 && (!port || !*port || std::string_view(port) == "0")) {

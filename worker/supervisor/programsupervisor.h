@@ -3,10 +3,13 @@
 // rankdeck-supervisor: runs the user's own training program as one rank, the way the launcher
 // runs rankdeck-worker, with no libtorch at all (a node may have only the user's Python).
 //   - The program gets torchrun's environment contract (RANK, LOCAL_RANK, WORLD_SIZE,
-//     LOCAL_WORLD_SIZE, GROUP_RANK, ROLE_RANK, ROLE_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
-//     TORCHELASTIC_RUN_ID) and PYTHONUNBUFFERED=1 unless the user set it. On rank 0 a
-//     MASTER_PORT of 0 is replaced by a reserved free port (PortReservation), announced in a
-//     `store` event before the program starts.
+//     LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, ROLE_*, MASTER_ADDR, MASTER_PORT,
+//     TORCHELASTIC_RUN_ID, _RESTART_COUNT, _MAX_RESTARTS, _SIGNALS_TO_HANDLE,
+//     TORCH_NCCL_ASYNC_ERROR_HANDLING=1, OMP_NUM_THREADS=1 with several ranks on the node, as
+//     torchrun sets them; TORCHELASTIC_USE_AGENT_STORE=False, as no agent serves the store) and
+//     PYTHONUNBUFFERED=1, each unless the user set it; the hello event names the defaults
+//     worth a notice (env_defaults). On rank 0 a MASTER_PORT of 0 is replaced by a reserved
+//     free port (PortReservation), announced in a `store` event before the program starts.
 //   - The program writes straight to the supervisor's stdout and stderr (it inherits them), so
 //     every byte reaches the launcher, from print() as from C++, NCCL or the interpreter. The
 //     supervisor's own events are single write()s of whole lines, never torn by the program's

@@ -98,6 +98,8 @@ private slots:
                 QCOMPARE(s.environment.value(QStringLiteral("LOCAL_WORLD_SIZE")),
                          QString::number(ranksPerNode[node]));
                 QCOMPARE(s.environment.value(QStringLiteral("GROUP_RANK")), QString::number(node));
+                QCOMPARE(s.environment.value(QStringLiteral("GROUP_WORLD_SIZE")),
+                         QString::number(ranksPerNode.size()));
                 QCOMPARE(s.environment.value(QStringLiteral("MASTER_ADDR")),
                          QStringLiteral("node0"));
                 QCOMPARE(s.environment.value(QStringLiteral("MASTER_PORT")),

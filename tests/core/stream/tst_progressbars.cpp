@@ -152,6 +152,8 @@ private slots:
     void tqdmLoop();
     void lightning_data();
     void lightning();
+    void lightningWithPrints_data();
+    void lightningWithPrints();
     void transformers_data();
     void transformers();
     void transformersPipesInEitherOrder();
@@ -274,6 +276,31 @@ void TestProgressBars::lightning()
         QVERIFY2(l.text.trimmed().isEmpty() || l.text.contains(u"Validation"_s) ||
                      l.text.contains(u"Sanity"_s),
                  qPrintable(l.text));
+}
+
+// tests/cli/programs/frameworks/lightning_module.py --epochs 2, one process: a callback prints
+// "rank 0 step N batch_loss=…" after each batch on stdout, where Lightning draws its bar, so each
+// print ends the bar's row (issue 27). 16 steps an epoch.
+void TestProgressBars::lightningWithPrints_data()
+{
+    tqdmLoop_data();
+}
+
+void TestProgressBars::lightningWithPrints()
+{
+    QFETCH(int, seed);
+    const Run run = replay(rechunk(readChunks(u"lightning_printing"_s), seed));
+    // The bar's value once per step at the bar's step, never twice, never back; the printed
+    // value at the printed step.
+    QCOMPARE(stepsOf(run, u"train_loss"_s), range(1, 32));
+    QCOMPARE(stepsOf(run, u"batch_loss"_s), range(1, 32));
+    QCOMPARE(stepsOf(run, u"val_loss"_s), (QList<qint64>{16, 32}));
+    const QList<double> bar = valuesOf(run, u"train_loss"_s);
+    const QList<double> printed = valuesOf(run, u"batch_loss"_s);
+    for (qsizetype i = 0; i < bar.size(); ++i)
+        QVERIFY2(
+            std::abs(bar[i] - printed[i]) <= 0.005 * std::max(1.0, std::abs(printed[i])),
+            qPrintable(u"step %1: bar %2, printed %3"_s.arg(i + 1).arg(bar[i]).arg(printed[i])));
 }
 
 // transformers_trainer.py: Trainer on a 2-layer GPT-2, 64 steps over 2 epochs, logging every 5
