@@ -39,9 +39,11 @@ function(roff_block out_var text)
 endfunction()
 
 cli_help(top)
-# The description is the help's third line; the commands are its two-space-indented words.
-string(REGEX MATCH "\n\n([^\n]+)\n" _ "${top}")
-set(description "${CMAKE_MATCH_1}")
+# The description is the help's paragraph after "Usage:", however many lines it wraps to (one
+# line of it alone cut the NAME mid-sentence); the commands are its two-space-indented words.
+string(REGEX MATCH "\n\n(([^\n]+\n)+)\n" _ "${top}")
+string(STRIP "${CMAKE_MATCH_1}" description)
+string(REGEX REPLACE "[ \n]+" " " description "${description}")
 string(REGEX REPLACE "\\.$" "" description "${description}")
 if(NAME STREQUAL "rankdeck")
     # The GUI's help (QCommandLineParser): its description is the second line.
