@@ -66,6 +66,33 @@ QString failureSignature(const RankFailure &f)
     return key;
 }
 
+bool sameAsRootCause(const RankFailure &other, const RankFailure &root)
+{
+    if (!other.python.isEmpty() || !root.python.isEmpty()) {
+        if (other.python.size() != root.python.size())
+            return false;
+        for (qsizetype i = 0; i < root.python.size(); ++i) {
+            const PythonException &a = other.python[i];
+            const PythonException &b = root.python[i];
+            if (a.type != b.type || a.chainedBy != b.chainedBy ||
+                withoutNumbers(a.message) != withoutNumbers(b.message))
+                return false;
+            QString ka;
+            QString kb;
+            addFrames(ka, a.frames);
+            addFrames(kb, b.frames);
+            if (ka != kb)
+                return false;
+        }
+        return true;
+    }
+    RankFailure a = other;
+    RankFailure b = root;
+    a.reason.clear();
+    b.reason.clear();
+    return failureSignature(a) == failureSignature(b);
+}
+
 QList<FailureGroup> FailureReport::groups() const
 {
     QList<FailureGroup> out;
@@ -85,8 +112,10 @@ QList<FailureGroup> FailureReport::groups() const
         index.insert(key, out.size());
         out << FailureGroup{{f.rank}, f};
     }
-    for (FailureGroup &g : out)
+    for (FailureGroup &g : out) {
         std::sort(g.ranks.begin(), g.ranks.end());
+        g.sameAsRoot = root && &g != &out.first() && sameAsRootCause(g.representative, *root);
+    }
     return out;
 }
 

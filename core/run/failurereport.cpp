@@ -146,6 +146,8 @@ RankFailure merge(const QList<RankFailure> &records)
             best.python = f.python;
         if (best.pythonDump.isEmpty())
             best.pythonDump = f.pythonDump;
+        if (best.child.isEmpty())
+            best.child = f.child;
     }
     if (best.firstOwnFrame < 0 || best.firstOwnFrame >= best.stack.size())
         best.firstOwnFrame = firstOwnFrame(best.stack);
@@ -185,6 +187,22 @@ const QRegularExpression &collectiveRegex()
     return re;
 }
 
+// OpenMP's runtime (GNU libgomp, LLVM/Intel libomp): its pool threads wait for work in
+// gomp_barrier_wait_end or __kmp_wait_template, whose names say "barrier" but which are no
+// collective of the program's (issue 27: every CPU rank showed one "waits in a collective").
+bool isOpenMpRuntime(const QString &function)
+{
+    static const QRegularExpression re(
+        QStringLiteral(R"(^(?:gomp_|GOMP_|__kmp|__kmpc|kmp_|omp_))"));
+    return re.match(function).hasMatch();
+}
+
+bool isCollectiveFrame(const QString &function)
+{
+    return !function.isEmpty() && !isOpenMpRuntime(function) &&
+           collectiveRegex().match(function).hasMatch();
+}
+
 // A deployed worker carries its build id in its file name ("rankdeck-worker-<hash>").
 bool isOwnModule(const QString &module, const QString &ownModule)
 {
@@ -210,6 +228,40 @@ QString shortFunction(const QString &function)
 }
 
 } // namespace
+
+QString signalNameForNumber(int signal)
+{
+    return signalNameFor(signal);
+}
+
+QJsonObject ChildFailure::toJson() const
+{
+    QJsonObject o;
+    o[QStringLiteral("pid")] = pid;
+    o[QStringLiteral("role")] = role;
+    o[QStringLiteral("signal")] = signal;
+    o[QStringLiteral("signal_name")] = signalName;
+    o[QStringLiteral("exit_code")] = exitCode;
+    return o;
+}
+
+ChildFailure ChildFailure::fromJson(const QJsonObject &o)
+{
+    ChildFailure c;
+    c.pid = o.value(QStringLiteral("pid")).toInteger(0);
+    c.role = o.value(QStringLiteral("role")).toString().left(100);
+    c.signal = o.value(QStringLiteral("signal")).toInt(0);
+    c.signalName = o.value(QStringLiteral("signal_name")).toString().left(20);
+    c.exitCode = o.value(QStringLiteral("exit_code")).toInt(0);
+    return c;
+}
+
+QString ChildFailure::summary() const
+{
+    const QString how =
+        signal != 0 ? signalText(signal, signalName) : tr("exit code %1").arg(exitCode);
+    return tr("%1 in %2 (pid %3)").arg(how, role).arg(pid);
+}
 
 QJsonObject RankFailure::toJson() const
 {
@@ -238,6 +290,8 @@ QJsonObject RankFailure::toJson() const
         o[QStringLiteral("python")] = pythonChainToJson(python);
     if (!pythonDump.isEmpty())
         o[QStringLiteral("python_dump")] = pythonDump.toJson();
+    if (!child.isEmpty())
+        o[QStringLiteral("child")] = child.toJson();
     return o;
 }
 
@@ -269,11 +323,14 @@ RankFailure RankFailure::fromJson(const QJsonObject &o)
     // Records from before Python support have neither.
     f.python = pythonChainFromJson(o.value(QStringLiteral("python")).toArray());
     f.pythonDump = PythonFaultDump::fromJson(o.value(QStringLiteral("python_dump")).toObject());
+    f.child = ChildFailure::fromJson(o.value(QStringLiteral("child")).toObject());
     return f;
 }
 
 QString RankFailure::summary() const
 {
+    if (!child.isEmpty() && kind == QLatin1String("exception"))
+        return rank >= 0 ? tr("%1 of rank %2").arg(child.summary()).arg(rank) : child.summary();
     if (!python.isEmpty() && (kind == QLatin1String("exception") ||
                               kind == QLatin1String("error") || kind == QLatin1String("exit")))
         return pythonSummary(python);
@@ -458,6 +515,23 @@ QString FailureReport::toText() const
                        .arg(delta, 0, 'f', 3);
         } else {
             when = formatTime(f.timeUs);
+        }
+        if (g.sameAsRoot) {
+            // Printed once, above: only how this rank ended, where that differs.
+            out += tr("  %1, %2: %3 as rank %4 above").arg(rankHeader(f), when, same).arg(r.rank);
+            if (f.signal != r.signal || f.exitCode != r.exitCode)
+                out += f.signal != 0
+                           ? tr("; then killed by %1").arg(signalText(f.signal, f.signalName))
+                           : tr("; exit code %1").arg(f.exitCode);
+            if (!f.reason.isEmpty())
+                out += tr(" — %1").arg(f.reason);
+            out += QLatin1Char('\n');
+            if (g.ranks.size() > 1)
+                out += tr("      ranks %1: %2 as rank %3 above (%4 ranks)\n")
+                           .arg(formatRankRanges(g.ranks), same)
+                           .arg(r.rank)
+                           .arg(g.ranks.size());
+            continue;
         }
         out += tr("  %1, %2: %3").arg(rankHeader(f), when, f.summary());
         if (!f.reason.isEmpty())
@@ -648,17 +722,25 @@ int firstOwnFrame(const QStringList &stack, const QString &ownModule)
 bool waitsInCollective(const QStringList &frames)
 {
     // The threads c10d, Gloo and NCCL keep for themselves (event loops, the store's daemon,
-    // watchdogs) always sit in their code: they wait for work, not for a peer.
+    // watchdogs) always sit in their code: they wait for work, not for a peer. Gloo's work loop
+    // (the pt_gloo_runloop thread) is the exception: it runs the collectives of async work
+    // (DDP's all-reduce), so inside gloo::allreduce/waitRecv it does wait for its peers; idle,
+    // it waits on a condition variable with no collective frame inside the loop.
     static const QRegularExpression serviceLoop(QStringLiteral(
         R"(tcp::Loop::run\b|ProcessGroupGloo::runLoop|StoreDaemon::run|Watchdog|HeartbeatMonitor|ncclProxy|workCleanupLoop)"));
+    static const QRegularExpression glooWorkLoop(QStringLiteral(R"(ProcessGroupGloo::runLoop)"));
     bool collective = false;
     for (const QString &line : frames) {
         const FrameParts p = parseFrame(line);
         if (p.function.isEmpty())
             continue;
-        if (serviceLoop.match(p.function).hasMatch())
+        // An OpenMP pool thread is idle or computing, never in a collective.
+        if (p.function.startsWith(QLatin1String("gomp_thread_start")) ||
+            p.function.startsWith(QLatin1String("__kmp_launch_thread")))
             return false;
-        collective = collective || collectiveRegex().match(p.function).hasMatch();
+        if (serviceLoop.match(p.function).hasMatch())
+            return collective && glooWorkLoop.match(p.function).hasMatch();
+        collective = collective || isCollectiveFrame(p.function);
     }
     return collective;
 }
@@ -683,7 +765,7 @@ QString waitLocation(const QStringList &frames, const QString &ownModule)
         return {};
     };
     for (qsizetype i = 0; i < parts.size(); ++i) {
-        if (!parts[i].function.isEmpty() && collectiveRegex().match(parts[i].function).hasMatch()) {
+        if (isCollectiveFrame(parts[i].function)) {
             const QString caller = ownCaller(i + 1);
             return caller.isEmpty()
                        ? shortFunction(parts[i].function)

@@ -16,6 +16,26 @@
 
 namespace rankdeck {
 
+// A process the rank started that died and took the rank down with it: a DataLoader worker
+// whose Dataset segfaulted (the rank itself then raises "DataLoader worker (pid(s) N) exited
+// unexpectedly"; issue 27). What the rank's chained traceback said of it; its faulthandler dump,
+// written to the stderr it shares with the rank, is the failure's pythonDump.
+struct ChildFailure
+{
+    qint64 pid = 0;
+    QString role;   // "DataLoader worker"
+    int signal = 0; // what killed it; 0 when it exited
+    QString signalName;
+    int exitCode = 0;
+
+    bool isEmpty() const { return pid == 0; }
+    bool operator==(const ChildFailure &other) const = default;
+    QJsonObject toJson() const;
+    static ChildFailure fromJson(const QJsonObject &json);
+    // "SIGSEGV (signal 11) in DataLoader worker (pid 4242)", "exit code 3 in …"
+    QString summary() const;
+};
+
 struct RankFailure
 {
     int rank = -1;
@@ -50,13 +70,15 @@ struct RankFailure
     // it (printed order), and its Python stacks at a fatal signal (faulthandler).
     QList<PythonException> python;
     PythonFaultDump pythonDump;
+    ChildFailure child; // pythonfailure.h: mergePython() finds it in the traceback
 
     bool operator==(const RankFailure &other) const = default;
 
     QJsonObject toJson() const;
     static RankFailure fromJson(const QJsonObject &json);
     // One line: "SIGSEGV (signal 11)", "uncaught c10::Error", "ValueError: bad batch" (a
-    // Python exception), "exit code 3", …
+    // Python exception), "exit code 3", "SIGSEGV (signal 11) in DataLoader worker (pid 42) of
+    // rank 1" (a child's death that ended the rank), …
     QString summary() const;
 };
 
@@ -66,6 +88,8 @@ struct FailureGroup
 {
     QList<int> ranks;           // ascending
     RankFailure representative; // the first of them in the report's order (the earliest)
+    // Other ranks that died as the root cause did (failuregrouping.h: sameAsRootCause()).
+    bool sameAsRoot = false;
 };
 
 struct FailureReport
@@ -132,6 +156,9 @@ QString waitLocation(const QStringList &frames,
 
 // True when the frames show the thread blocked in a collective (waiting for its peers).
 bool waitsInCollective(const QStringList &frames);
+
+// "SIGSEGV" for 11; empty for a number without a name here.
+QString signalNameForNumber(int signal);
 
 // Parts of one frame line; empty strings for what the line does not have.
 struct FrameParts

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/pythonfailure.h"
 
+#include <QHash>
 #include <QRegularExpression>
 
 #include <algorithm>
@@ -26,19 +27,82 @@ namespace {
 
 // Whether a fatal signal came after `chain` had ended the program: the exception reached the
 // module's top level (uncaught), and at the signal no thread ran Python code any more.
-bool diedExitingAfter(const QList<PythonException> &chain, const PythonFaultDump &dump)
+// Whether the last exception of `chain` reached the module's top level: uncaught, it ends the
+// program (a traceback printed by a handler, or a thread's, stops short of `<module>`).
+bool reachedModule(const QList<PythonException> &chain)
 {
     const QList<PythonFrame> &frames = chain.last().frames;
     // The module's frame is the outermost one (which end that is depends on the source).
     const auto isModule = [](const PythonFrame &f) {
         return f.function == QLatin1String("<module>");
     };
-    if (frames.isEmpty() || !(isModule(frames.first()) || isModule(frames.last())))
+    return !frames.isEmpty() && (isModule(frames.first()) || isModule(frames.last()));
+}
+
+bool diedExitingAfter(const QList<PythonException> &chain, const PythonFaultDump &dump)
+{
+    if (!reachedModule(chain))
         return false;
     if (dump.fatalError.isEmpty() || dump.threads.isEmpty())
         return false;
     return std::all_of(dump.threads.cbegin(), dump.threads.cend(),
                        [](const PythonThreadStack &t) { return t.frames.isEmpty(); });
+}
+
+// What torch's DataLoader says in the rank when a worker dies (its SIGCHLD handler,
+// torch/csrc/DataLoader.cpp): "DataLoader worker (pid 42) is killed by signal: Segmentation
+// fault." (strsignal's text) or "… (pid 42) exited unexpectedly with exit code 3.". The rank then
+// raises "DataLoader worker (pid(s) 42) exited unexpectedly" from it.
+ChildFailure dataLoaderWorkerDeath(const QList<PythonException> &chain)
+{
+    static const QRegularExpression killed(QStringLiteral(
+        R"(DataLoader worker \(pid (\d+)\) (?:is killed by signal: ([^.\n]+)|exited unexpectedly with exit code (\d+)))"));
+    // glibc's strsignal() texts of the signals a worker dies of.
+    static const QHash<QString, int> bySignalText{
+        {QStringLiteral("Segmentation fault"), 11},
+        {QStringLiteral("Aborted"), 6},
+        {QStringLiteral("Bus error"), 7},
+        {QStringLiteral("Floating point exception"), 8},
+        {QStringLiteral("Killed"), 9},
+        {QStringLiteral("Illegal instruction"), 4},
+        {QStringLiteral("Terminated"), 15},
+        {QStringLiteral("Trace/breakpoint trap"), 5},
+        {QStringLiteral("Bad system call"), 31},
+        {QStringLiteral("Interrupt"), 2},
+        {QStringLiteral("Hangup"), 1},
+        {QStringLiteral("Broken pipe"), 13},
+    };
+    ChildFailure c;
+    for (const PythonException &e : chain) {
+        const QRegularExpressionMatch m = killed.match(e.message);
+        if (!m.hasMatch())
+            continue;
+        c.pid = m.captured(1).toLongLong();
+        c.role = QStringLiteral("DataLoader worker");
+        if (m.capturedLength(2) > 0) {
+            c.signal = bySignalText.value(m.captured(2).trimmed(), 0);
+            c.signalName = signalNameForNumber(c.signal);
+            if (c.signal == 0)
+                c.signalName = m.captured(2).trimmed().left(40); // a text we do not know
+        } else {
+            c.exitCode = m.captured(3).toInt();
+        }
+        break;
+    }
+    return c;
+}
+
+// The dump was written by a DataLoader worker: its thread runs torch's worker loop.
+bool isDataLoaderWorkerDump(const PythonFaultDump &dump)
+{
+    const PythonThreadStack *t = dump.currentThread();
+    if (!t)
+        return false;
+    for (const PythonFrame &f : t->frames)
+        if (f.function == QLatin1String("_worker_loop") &&
+            f.file.endsWith(QLatin1String("/utils/data/_utils/worker.py")))
+            return true;
+    return false;
 }
 
 } // namespace
@@ -57,6 +121,16 @@ void mergePython(RankFailure *failure, const QList<PythonException> &chain,
         f.exceptionType = chain.last().type;
         f.message = chain.last().message;
     }
+    if (!chain.isEmpty() && f.kind == QLatin1String("consequence") && f.reason.isEmpty() &&
+        reachedModule(chain)) {
+        // Its own uncaught exception was ending it when the launcher's stop came (issue 27: a
+        // rank's KeyError overtaken by the stop's SIGTERM was listed as "stopped"): a failure
+        // of its own, whose signal stays in the signal fields. (A peer's echo — Gloo's closed
+        // connection — is made a consequence again by the policy, with its reason.)
+        f.kind = QStringLiteral("exception");
+        f.exceptionType.clear();
+        f.message.clear();
+    }
     if (!chain.isEmpty()) {
         f.python = chain.mid(qMax<qsizetype>(0, chain.size() - pythonlimits::MaxChain));
         const PythonException &last = chain.last();
@@ -74,6 +148,8 @@ void mergePython(RankFailure *failure, const QList<PythonException> &chain,
         else if (onlyExited && !last.message.isEmpty() && !f.message.contains(last.message))
             f.message = last.message + QLatin1Char('\n') + f.message;
     }
+    if (!chain.isEmpty() && f.kind == QLatin1String("exception") && f.child.isEmpty())
+        f.child = dataLoaderWorkerDeath(chain);
     if (!dump.isEmpty()) {
         f.pythonDump = dump;
         if (f.message.isEmpty() && !dump.fatalError.isEmpty())
@@ -108,9 +184,16 @@ QString pythonFailureText(const RankFailure &f, const QString &indent)
     if (!f.pythonDump.isEmpty()) {
         const PythonThreadStack *current = f.pythonDump.currentThread();
         const bool marked = current && innermostUserFrame(current->frames) >= 0;
-        const QString what = f.pythonDump.fatalError.isEmpty()
-                                 ? tr("Python stacks (faulthandler)")
-                                 : tr("Python stacks at the fatal error (faulthandler)");
+        // A DataLoader worker shares the rank's stderr: its dump at its own fatal signal is
+        // what the rank printed last, and it names the Dataset's line.
+        const QString what =
+            !f.child.isEmpty() && isDataLoaderWorkerDump(f.pythonDump)
+                ? tr("Python stacks of %1 (pid %2) at its fatal error (faulthandler)")
+                      .arg(f.child.role)
+                      .arg(f.child.pid)
+            : f.pythonDump.fatalError.isEmpty()
+                ? tr("Python stacks (faulthandler)")
+                : tr("Python stacks at the fatal error (faulthandler)");
         out += indent + what +
                (marked ? tr(" (→ marks the innermost frame of your own code):\n")
                        : QStringLiteral(":\n"));

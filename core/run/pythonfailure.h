@@ -17,6 +17,8 @@ namespace rankdeck {
 //   - the chain (bounded) and the dump are stored (a non-empty one replaces an older one);
 //   - a rank that only exited non-zero or sent an `error` event ("exit", "error", or no kind
 //     yet) with a chain becomes kind "exception": it died of an uncaught Python exception;
+//   - so does a "consequence" (stopped by the launcher) whose chain reached the module's top
+//     level: its own uncaught exception was ending it when the stop came;
 //   - the exception type is filled when there was none (not for a fatal signal's "crash");
 //   - the message becomes the last exception's message; an earlier, different message (the
 //     `error` event's) is kept after it on its own line; a dump gives an empty message

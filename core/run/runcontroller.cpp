@@ -750,10 +750,13 @@ void RunController::onRankExited(int rank, const RankExit &exit)
     s.signal = exit.crashed ? exit.signal : 0;
     // A wrapper reports a signal the rank died of as 128+N; a transport that cannot name the
     // signal says 0, and then any signal the launcher sent counts.
-    const bool bySignalWeSent =
-        exit.crashed && exit.signal <= 0
-            ? m_stops->sentAny(rank)
-            : m_stops->sent(rank, exit.crashed ? exit.signal : exit.exitCode - 128);
+    // A rank asked to stop is ended by its supervisor's SIGTERM, then SIGKILL, which that
+    // supervisor mirrors (-15, as torchrun reports it): those are the launcher's doing too.
+    const int diedOf = exit.crashed ? exit.signal : exit.exitCode - 128;
+    const bool byStop = rt.launcherStopped && (diedOf == SIGTERM || diedOf == SIGKILL);
+    const bool bySignalWeSent = exit.crashed && exit.signal <= 0
+                                    ? m_stops->sentAny(rank) || rt.launcherStopped
+                                    : m_stops->sent(rank, diedOf) || byStop;
     applyExit(rank, FailurePolicy::classifyExit(exit, s, rt, bySignalWeSent, m_stacks.value(rank)));
     // Rank 0 gone before it told us its port: the others can never start.
     if (rank == 0 && m_masterPort == 0 && !m_policy.failureSeen() && m_ranks.size() > 1 &&

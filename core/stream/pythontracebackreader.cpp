@@ -112,6 +112,11 @@ QString cleanLine(QStringView raw, bool *prefixed)
     QStringView v = raw.left(MaxLine);
     while (!v.isEmpty() && (v.back() == u'\r' || v.back() == u'\n'))
         v.chop(1);
+    // torch writes a NUL byte before the "[rank1]: Traceback …" of a rank whose DataLoader
+    // worker died (issue 27: the traceback that said "is killed by signal: Segmentation fault"
+    // was not recognised); no traceback or dump line starts with one.
+    while (!v.isEmpty() && v.front() == u'\0')
+        v = v.mid(1);
     QString line = v.toString();
     // Python 3.13 colours its tracebacks under FORCE_COLOR/PYTHON_COLORS even into a pipe.
     if (line.contains(QChar(0x1b))) {

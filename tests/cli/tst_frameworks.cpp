@@ -224,13 +224,6 @@ void TestFrameworks::run(const QString &framework)
         QSKIP(qPrintable(m_missing.value(framework)));
     if (profile == u"ssh"_s && !m_sshWhy.isEmpty())
         QSKIP(qPrintable(m_sshWhy));
-    // The failure rows check issue 27's defects 1-4 (real statuses, grouping, a DataLoader
-    // worker's crash), whose fixes are on the fwfailures branch, not yet on main: with main alone
-    // they fail as the issue describes. They run when asked for, and stop being skipped in the
-    // commit that lands those fixes.
-    if (inject != u"none"_s && qEnvironmentVariableIsEmpty("RANKDECK_FRAMEWORK_FAILURE_ROWS"))
-        QSKIP(
-            "a failure row: set RANKDECK_FRAMEWORK_FAILURE_ROWS=1 (its fixes are not on main yet)");
     const Framework &fw = frameworks().value(framework);
     const QString script = m_programs + fw.script;
     // No name the start of another's: the run directory is found by "*-<name>-*".

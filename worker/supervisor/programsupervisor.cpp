@@ -542,13 +542,22 @@ int Supervisor::run()
 int Supervisor::finish()
 {
     const int status = m_childStatus;
-    if (m_stopRequested && m_stopSignal != 0) {
-        // Stopped by a signal the launcher sent us: end by it too, so that the launcher sees
-        // its own SIGTERM and counts the rank as stopped, not failed.
-        return endBySignal(m_stopSignal);
-    }
-    if (m_stopRequested) {
-        // A stop we were asked for on the control channel: done as asked, like the worker's.
+    // A stop (the launcher's `stop`, or its SIGTERM) sends the program SIGTERM, then SIGKILL.
+    // How the program ended is still its own to tell (issue 27: a rank whose own KeyError
+    // ended it, or that died of the stop's SIGTERM, was reported "exit code 0"): an exit code
+    // of its own or a crash of its own go the usual way below; what the stop's signals did is
+    // mirrored, so that the launcher sees SIGTERM (-15, as torchrun says) and counts the rank
+    // as stopped.
+    const bool ownExit = WIFEXITED(status) && WEXITSTATUS(status) != 0;
+    const bool ownSignal = WIFSIGNALED(status) && WTERMSIG(status) != SIGTERM &&
+                           WTERMSIG(status) != SIGKILL && WTERMSIG(status) != SIGINT &&
+                           WTERMSIG(status) != SIGHUP;
+    if (m_stopRequested && !ownExit && !ownSignal) {
+        if (m_stopSignal != 0)
+            return endBySignal(m_stopSignal); // the launcher's own signal, as it sent it
+        if (WIFSIGNALED(status))
+            return endBySignal(WTERMSIG(status));
+        // It ended cleanly when asked: done as asked, like the worker's.
         return 0;
     }
     if (WIFEXITED(status)) {

@@ -4,6 +4,7 @@
 #include "run/failurereport.h"
 
 #include "run/failuregrouping.h"
+#include "run/failurepolicy.h"
 #include "run/pythonfailure.h"
 #include "stream/pythontraceback.h"
 #include "wire/wireprotocol.h"
@@ -127,6 +128,32 @@ private slots:
             << false;
         QTest::newRow("a plain sleep")
             << QStringList{u"#0 0x00007f0000000006 in clock_nanosleep [libc.so.6]"_s} << false;
+        // Issue 27: an idle OpenMP pool thread of every CPU rank was said to wait in one.
+        QTest::newRow("an idle OpenMP pool thread")
+            << QStringList{u"#0 0x00007f0000000007 in do_wait [libgomp.so.1]"_s,
+                           u"#1 0x00007f0000000008 in gomp_barrier_wait_end [libgomp.so.1]"_s,
+                           u"#2 0x00007f0000000009 in gomp_thread_start [libgomp.so.1]"_s,
+                           u"#3 0x00007f000000000a in start_thread [libc.so.6]"_s}
+            << false;
+        QTest::newRow("LLVM's OpenMP pool thread")
+            << QStringList{u"#0 0x00007f000000000b in __kmp_wait_template [libomp.so]"_s,
+                           u"#1 0x00007f000000000c in __kmp_barrier_template [libomp.so]"_s,
+                           u"#2 0x00007f000000000d in __kmp_launch_thread [libomp.so]"_s}
+            << false;
+        // Gloo's work loop runs DDP's async all-reduce: inside it, it waits for its peers.
+        QTest::newRow("Gloo's work loop inside an all-reduce")
+            << QStringList{u"#0 0x00007f000000000e in pthread_cond_wait [libc.so.6]"_s,
+                           u"#1 0x00007f000000000f in gloo::transport::tcp::UnboundBuffer::waitRecv(int*, std::chrono::duration<long, std::ratio<1l, 1000l> >) [libtorch_cpu.so]"_s,
+                           u"#2 0x00007f0000000010 in gloo::allreduce(gloo::AllreduceOptions&) [libtorch_cpu.so]"_s,
+                           u"#3 0x00007f0000000011 in c10d::(anonymous namespace)::AsyncAllreduceWork::run() [libtorch_cpu.so]"_s,
+                           u"#4 0x00007f0000000012 in c10d::ProcessGroupGloo::runLoop(int) [libtorch_cpu.so]"_s,
+                           u"#5 0x00007f0000000013 in start_thread [libc.so.6]"_s}
+            << true;
+        QTest::newRow("Gloo's work loop, idle")
+            << QStringList{u"#0 0x00007f0000000014 in pthread_cond_wait [libc.so.6]"_s,
+                           u"#1 0x00007f0000000015 in std::condition_variable::wait(std::unique_lock<std::mutex>&) [libstdc++.so.6]"_s,
+                           u"#2 0x00007f0000000016 in c10d::ProcessGroupGloo::runLoop(int) [libtorch_cpu.so]"_s}
+            << false;
     }
     void collectiveWaitsAreNotServiceLoops()
     {
@@ -507,10 +534,101 @@ private slots:
             << u"exception"_s << u"c10::Error"_s << u"CUDA error"_s << true << false
             << u"exception"_s << u"c10::Error"_s << u"CUDA error"_s
             << u"ValueError: bad batch on rank 7"_s;
-        QTest::newRow("consequence stays one")
-            << u"consequence"_s << QString() << QString() << true << false << u"consequence"_s
-            << u"ValueError"_s << u"bad batch on rank 7"_s
-            << u"stopped as a consequence, killed by SIGSEGV (signal 11)"_s;
+        // Issue 27: its own uncaught exception was ending it when the launcher's stop came.
+        QTest::newRow("consequence with an uncaught traceback is its own exception")
+            << u"consequence"_s << QString() << QString() << true << false << u"exception"_s
+            << u"ValueError"_s << u"bad batch on rank 7"_s << u"ValueError: bad batch on rank 7"_s;
+    }
+
+    // Issue 27: a Dataset segfaulted in a DataLoader worker of rank 1. The worker's
+    // faulthandler dump, then the rank's chained traceback (a NUL first), share its stderr.
+    void namesTheDataLoaderWorker()
+    {
+        const QString site = u"/venv/lib/python3.11/site-packages/torch/utils/data/"_s;
+        const QString printed =
+            u"Fatal Python error: Segmentation fault\n\n"
+            u"Current thread 0x00007f5e4b7fe740 (most recent call first):\n"
+            u"  File \"/usr/lib/python3.11/ctypes/__init__.py\", line 519 in string_at\n"
+            u"  File \"/job/train.py\", line 52 in __getitem__\n"_s +
+            u"  File \"%1_utils/fetch.py\", line 52 in fetch\n"
+            u"  File \"%1_utils/worker.py\", line 351 in _worker_loop\n"
+            u"  File \"/usr/lib/python3.11/multiprocessing/process.py\", line 108 in run\n"
+            u"  File \"/job/train.py\", line 82 in <module>\n\n"
+            u"Extension modules: numpy.core._multiarray_umath, torch._C (total: 2)\n"_s.arg(site) +
+            QChar(0) +
+            u"[rank1]: Traceback (most recent call last):\n"
+            u"[rank1]:   File \"%1dataloader.py\", line 1275, in _try_get_data\n"
+            u"[rank1]:     data = self._data_queue.get(timeout=timeout)\n"
+            u"[rank1]:   File \"%1_utils/signal_handling.py\", line 73, in handler\n"
+            u"[rank1]:     _error_if_any_worker_fails()\n"
+            u"[rank1]: RuntimeError: DataLoader worker (pid 4242) is killed by signal: "
+            u"Segmentation fault. \n"
+            u"[rank1]: \n"
+            u"[rank1]: The above exception was the direct cause of the following exception:\n"
+            u"[rank1]: \n"
+            u"[rank1]: Traceback (most recent call last):\n"
+            u"[rank1]:   File \"/job/train.py\", line 82, in <module>\n"
+            u"[rank1]:     main()\n"
+            u"[rank1]:   File \"/job/train.py\", line 70, in main\n"
+            u"[rank1]:     for batch in loader:\n"
+            u"[rank1]:   File \"%1dataloader.py\", line 1288, in _try_get_data\n"
+            u"[rank1]:     raise RuntimeError(f'DataLoader worker (pid(s) {pids_str}) exited "
+            u"unexpectedly') from e\n"
+            u"[rank1]: RuntimeError: DataLoader worker (pid(s) 4242) exited unexpectedly\n"_s.arg(
+                site);
+        RankFailure f = failure(1, 1000, u"error"_s);
+        f.exitCode = 1;
+        const QList<PythonException> chain = parsePythonTraceback(printed);
+        QCOMPARE(chain.size(), 2); // the worker's part too
+        mergePython(&f, chain, parseFaultHandlerDump(printed));
+        QCOMPARE(f.kind, u"exception"_s);
+        QCOMPARE(f.child.pid, qint64(4242));
+        QCOMPARE(f.child.role, u"DataLoader worker"_s);
+        QCOMPARE(f.child.signal, 11);
+        QCOMPARE(f.child.signalName, u"SIGSEGV"_s);
+        QCOMPARE(f.summary(), u"SIGSEGV (signal 11) in DataLoader worker (pid 4242) of rank 1"_s);
+        QCOMPARE(RankFailure::fromJson(f.toJson()), f);
+        QCOMPARE(FailurePolicy::summaryOf(FailureReport::build({f})),
+                 u"rank 1 (node0): SIGSEGV (signal 11) in DataLoader worker (pid 4242)"_s);
+        const QString text = FailureReport::build({f}).toText();
+        QVERIFY2(text.contains(u"  what:    SIGSEGV (signal 11) in DataLoader worker (pid 4242) of "
+                               u"rank 1\n"_s),
+                 qPrintable(text));
+        QVERIFY2(
+            text.contains(u"Python stacks of DataLoader worker (pid 4242) at its fatal error"_s),
+            qPrintable(text));
+        QVERIFY2(text.contains(u"→ File \"/job/train.py\", line 52 in __getitem__\n"_s),
+                 qPrintable(text));
+        QVERIFY2(text.contains(u"is killed by signal: Segmentation fault."_s), qPrintable(text));
+
+        // A worker that exited with a code of its own.
+        RankFailure exited = failure(1, 1000, u"exit"_s);
+        exited.exitCode = 1;
+        mergePython(&exited,
+                    parsePythonTraceback(
+                        u"Traceback (most recent call last):\n"
+                        u"  File \"/job/train.py\", line 82, in <module>\n"
+                        u"RuntimeError: DataLoader worker (pid 77) exited unexpectedly with exit "
+                        u"code 3. Details are lost due to multiprocessing.\n"_s));
+        QCOMPARE(exited.summary(), u"exit code 3 in DataLoader worker (pid 77) of rank 1"_s);
+    }
+
+    // A traceback that stopped short of the module (a handler printed it, or a thread's) did
+    // not end the rank: a rank the launcher stopped stays stopped.
+    void consequenceWithHandledTracebackStaysOne()
+    {
+        RankFailure f = failure(7, 1000, u"consequence"_s);
+        f.signal = 15;
+        const QList<PythonException> handled =
+            parsePython(u"Traceback (most recent call last):\n"
+                        u"  File \"/job/train.py\", line 12, in load\n"
+                        u"    return int(x)\n"
+                        u"ValueError: bad batch on rank 7\n"_s);
+        QCOMPARE(handled.size(), 1);
+        mergePython(&f, handled);
+        QCOMPARE(f.kind, u"consequence"_s);
+        QCOMPARE(f.summary(), u"stopped as a consequence, killed by SIGTERM (signal 15)"_s);
+        QCOMPARE(f.python, handled);
     }
 
     void mergesPython()
@@ -664,6 +782,26 @@ private slots:
         QCOMPARE(g2.size(), 2);
         QCOMPARE(g2[0].ranks, QList<int>{0});
         QCOMPARE(g2[1].ranks, (QList<int>{1, 2, 3}));
+        // ... but the others say that they died as it did, without its traceback again
+        // (issue 27: every FSDP2 rank's identical ValueError was printed in full).
+        QVERIFY(!g2[0].sameAsRoot);
+        QVERIFY(g2[1].sameAsRoot);
+        const QString sameText = FailureReport::build(same).toText();
+        QVERIFY2(
+            sameText.contains(QRegularExpression(
+                u"\\n  rank 1 \\(local rank 1\\) on [^,]+, \\+0\\.000 s: same traceback as rank 0 "
+                u"above\\n      ranks 1–3: same traceback as rank 0 above \\(3 ranks\\)\\n"_s)),
+            qPrintable(sameText));
+        QCOMPARE(sameText.count(u"Traceback (most recent call last)"_s), 1);
+        // Stopped by the launcher's SIGTERM after it printed the same traceback: still the same.
+        RankFailure stopped = same[1];
+        stopped.exitCode = 0;
+        stopped.signal = 15;
+        stopped.signalName = u"SIGTERM"_s;
+        const QString stoppedText = FailureReport::build({same[0], stopped}).toText();
+        QVERIFY2(stoppedText.contains(u": same traceback as rank 0 above; then killed by SIGTERM "
+                                      u"(signal 15)\n"_s),
+                 qPrintable(stoppedText));
         // A different frame, or a different type, is another group.
         RankFailure other = same[3];
         other.python.last().frames.first().line = 13;
