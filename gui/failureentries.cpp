@@ -254,6 +254,13 @@ QList<FailureEntry> failureEntries(const FailureReport &report,
             e.html = QStringLiteral("<p><i>%1</i></p>").arg(note.toHtmlEscaped()) + e.html;
             e.plainText = note + QLatin1Char('\n') + e.plainText;
         }
+        if (g.sameAsRoot && report.rootCause()) {
+            // Said first, as `show` says it: the entry below repeats the root cause's failure.
+            const QString note =
+                tr("same failure as rank %1, the root cause").arg(report.rootCause()->rank);
+            e.html = QStringLiteral("<p><i>%1</i></p>").arg(note.toHtmlEscaped()) + e.html;
+            e.plainText = note + QLatin1Char('\n') + e.plainText;
+        }
         out << e;
     }
     QList<int> ranks = stackDumps.keys();
