@@ -83,6 +83,9 @@ bool oneRunArgument(QCommandLineParser &parser, const QString &cmd, int *code)
 QString stateText(const RunInfo &i)
 {
     QString s = runStateName(i.state);
+    // Issue 27, defect 5: a hung run the user stopped read "stopped", as a healthy one would.
+    if (i.hung)
+        s += CliUtil::tr(" (hung)");
     if (i.launcherGone)
         s += CliUtil::tr(" (launcher gone)");
     return s;

@@ -461,7 +461,10 @@ void RunController::noteProgramActivity(int rank)
         rt.maxActivityIntervalUs = std::max(rt.maxActivityIntervalUs, now - rt.lastActivityUs);
     rt.lastActivityUs = now;
     RankStatus &s = m_ranks[rank];
-    if (s.hung && !s.silent && !isTerminal(s.state)) {
+    // What a rank prints while the launcher stops it (a survivor's "Connection closed by peer"
+    // traceback, torch's shutdown warnings) is no progress: it must not clear the hang that
+    // the stop ends, or `runs` loses why the run stopped (issue 27, defect 5).
+    if (s.hung && !s.silent && !isTerminal(s.state) && !rt.launcherStopped && !m_userStop) {
         s.hung = false;
         s.detail.clear();
         m_runtime[rank].dumpRequested = false;

@@ -338,6 +338,7 @@ RunInfo RunRecord::info() const
         i.attempt = state.value(QStringLiteral("attempt")).toInt();
         i.worldSize = state.value(QStringLiteral("world_size")).toInt(i.worldSize);
         i.rootCause = state.value(QStringLiteral("root_cause_summary")).toString();
+        i.hung = state.value(QStringLiteral("hung")).toBool();
         i.detachable = state.value(QStringLiteral("detach")).toBool();
         if (!isTerminal(i.state)) {
             i.detached = state.value(QStringLiteral("detached")).toBool();

@@ -44,6 +44,7 @@ struct RunInfo
     int worldSize = 0;
     int attempt = 0;
     QString rootCause; // one-line summary, empty when none
+    bool hung = false; // flagged hung when it ended (or now): `runs` says "stopped (hung)"
 };
 
 // A directory in the runs directory that is not a readable run (run.json missing, cut or

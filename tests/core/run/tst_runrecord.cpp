@@ -76,6 +76,7 @@ private slots:
         state[QStringLiteral("launcher_pid")] = qint64(::getpid());
         QVERIFY(a.writeState(state));
         state[QStringLiteral("state")] = QStringLiteral("running");
+        state[QStringLiteral("hung")] = true; // `runs` says "running (hung)"
         QVERIFY(b.writeState(state));
 
         const QList<RunInfo> list = RunRecord::list(runs);
@@ -86,6 +87,8 @@ private slots:
         QCOMPARE(list[2].rootCause, QStringLiteral("rank 1: exit code 3"));
         QCOMPARE(list[2].worldSize, 2);
         QCOMPARE(list[1].state, RunState::Running);
+        QVERIFY(list[1].hung);
+        QVERIFY(!list[2].hung);
         QVERIFY(!list[1].launcherGone); // this process is its launcher
 
         QCOMPARE(RunRecord::resolve(runs, QStringLiteral("x"), &error),
