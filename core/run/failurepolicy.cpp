@@ -143,6 +143,10 @@ bool FailurePolicy::looksLikePeerFailure(const QString &text)
 
 bool FailurePolicy::looksLikePeerFailure(const RankFailure &failure)
 {
+    // A rank whose own DataLoader worker died failed of its own, whatever its exception then
+    // said (a ConnectionResetError from the dead worker's socket; issue 27).
+    if (!failure.child.isEmpty())
+        return false;
     if (looksLikePeerFailure(failure.message) || looksLikePeerFailure(failure.exceptionType))
         return true;
     // The exception that ended a Python rank: its type says as much as its message
@@ -165,6 +169,8 @@ bool FailurePolicy::record(const RankFailure &failure, QList<RankStatus> &ranks,
                 f.signal = failure.signal;
                 f.signalName = failure.signalName;
             }
+            if (f.child.isEmpty() && !failure.child.isEmpty())
+                f.child = failure.child;
             // Its traceback may come after its first report (from its stderr, at its exit).
             if ((f.python.isEmpty() && !failure.python.isEmpty()) ||
                 (f.pythonDump.isEmpty() && !failure.pythonDump.isEmpty()))

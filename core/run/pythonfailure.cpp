@@ -25,8 +25,6 @@ void appendIndented(QString &out, const QString &text, const QString &indent)
 
 namespace {
 
-// Whether a fatal signal came after `chain` had ended the program: the exception reached the
-// module's top level (uncaught), and at the signal no thread ran Python code any more.
 // Whether the last exception of `chain` reached the module's top level: uncaught, it ends the
 // program (a traceback printed by a handler, or a thread's, stops short of `<module>`).
 bool reachedModule(const QList<PythonException> &chain)
@@ -39,6 +37,8 @@ bool reachedModule(const QList<PythonException> &chain)
     return !frames.isEmpty() && (isModule(frames.first()) || isModule(frames.last()));
 }
 
+// Whether a fatal signal came after `chain` had ended the program: the exception reached the
+// module's top level (uncaught), and at the signal no thread ran Python code any more.
 bool diedExitingAfter(const QList<PythonException> &chain, const PythonFaultDump &dump)
 {
     if (!reachedModule(chain))
@@ -53,7 +53,7 @@ bool diedExitingAfter(const QList<PythonException> &chain, const PythonFaultDump
 // torch/csrc/DataLoader.cpp): "DataLoader worker (pid 42) is killed by signal: Segmentation
 // fault." (strsignal's text) or "… (pid 42) exited unexpectedly with exit code 3.". The rank then
 // raises "DataLoader worker (pid(s) 42) exited unexpectedly" from it.
-ChildFailure dataLoaderWorkerDeath(const QList<PythonException> &chain)
+ChildFailure dataLoaderWorkerDeath(const QList<PythonException> &chain, const QString &childDeath)
 {
     static const QRegularExpression killed(QStringLiteral(
         R"(DataLoader worker \(pid (\d+)\) (?:is killed by signal: ([^.\n]+)|exited unexpectedly with exit code (\d+)))"));
@@ -73,8 +73,12 @@ ChildFailure dataLoaderWorkerDeath(const QList<PythonException> &chain)
         {QStringLiteral("Broken pipe"), 13},
     };
     ChildFailure c;
-    for (const PythonException &e : chain) {
-        const QRegularExpressionMatch m = killed.match(e.message);
+    QStringList texts;
+    for (const PythonException &e : chain)
+        texts << e.message;
+    texts << childDeath;
+    for (const QString &text : std::as_const(texts)) {
+        const QRegularExpressionMatch m = killed.match(text);
         if (!m.hasMatch())
             continue;
         c.pid = m.captured(1).toLongLong();
@@ -108,7 +112,7 @@ bool isDataLoaderWorkerDump(const PythonFaultDump &dump)
 } // namespace
 
 void mergePython(RankFailure *failure, const QList<PythonException> &chain,
-                 const PythonFaultDump &dump)
+                 const PythonFaultDump &dump, const QString &childDeath)
 {
     if (!failure)
         return;
@@ -148,8 +152,8 @@ void mergePython(RankFailure *failure, const QList<PythonException> &chain,
         else if (onlyExited && !last.message.isEmpty() && !f.message.contains(last.message))
             f.message = last.message + QLatin1Char('\n') + f.message;
     }
-    if (!chain.isEmpty() && f.kind == QLatin1String("exception") && f.child.isEmpty())
-        f.child = dataLoaderWorkerDeath(chain);
+    if (f.kind == QLatin1String("exception") && f.child.isEmpty())
+        f.child = dataLoaderWorkerDeath(chain, childDeath);
     if (!dump.isEmpty()) {
         f.pythonDump = dump;
         if (f.message.isEmpty() && !dump.fatalError.isEmpty())

@@ -24,8 +24,10 @@ namespace rankdeck {
 //     `error` event's) is kept after it on its own line; a dump gives an empty message
 //     "Fatal Python error: …".
 // Calling it twice with the same data changes nothing the second time.
+//   - a DataLoader worker's death that ended an "exception" rank becomes its `child`: from the
+//     chain's messages, else from childDeath (PythonFailureScanner::lastChildDeath()).
 void mergePython(RankFailure *failure, const QList<PythonException> &chain,
-                 const PythonFaultDump &dump = {});
+                 const PythonFaultDump &dump = {}, const QString &childDeath = {});
 
 // "ValueError: bad batch": the last exception, the first line of its message (bounded); empty
 // for an empty chain.

@@ -578,7 +578,8 @@ RankFailure RunController::withPython(RankFailure failure, const QString &python
     else if (!m_exactPython.contains(failure.rank))
         // What the rank printed, unless the error file said it exactly: that one stays.
         chain = m_python.lastException(failure.rank);
-    mergePython(&failure, chain, m_python.lastFaultDump(failure.rank));
+    mergePython(&failure, chain, m_python.lastFaultDump(failure.rank),
+                m_python.lastChildDeath(failure.rank));
     return failure;
 }
 

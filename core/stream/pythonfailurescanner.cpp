@@ -1,11 +1,24 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "stream/pythonfailurescanner.h"
 
+#include <QRegularExpression>
+
 namespace rankdeck {
 
 void PythonFailureScanner::addLine(int rank, const QString &line)
 {
     m_readers[rank].addLine(line);
+    // torch/csrc/DataLoader.cpp's words; cheap test first, most lines have no "DataLoader".
+    if (line.contains(QLatin1String("DataLoader worker (pid "))) {
+        static const QRegularExpression death(QStringLiteral(
+            R"(DataLoader worker \(pid \d+\) (?:is killed by signal: [^.\n]{1,60}\.|exited unexpectedly with exit code -?\d+))"));
+        const QRegularExpressionMatch m =
+            death.match(QStringView(line).left(pythonlimits::MaxLine));
+        if (m.hasMatch()) {
+            m_childDeaths.insert(rank, m.captured(0));
+            ++m_childDeathCount;
+        }
+    }
 }
 
 QList<PythonException> PythonFailureScanner::lastException(int rank) const
@@ -23,7 +36,7 @@ PythonFaultDump PythonFailureScanner::lastFaultDump(int rank) const
 quint64 PythonFailureScanner::generation(int rank) const
 {
     const auto it = m_readers.constFind(rank);
-    return it == m_readers.cend() ? 0 : it->generation();
+    return (it == m_readers.cend() ? 0 : it->generation()) + m_childDeathCount;
 }
 
 } // namespace rankdeck

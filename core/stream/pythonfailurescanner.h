@@ -28,15 +28,30 @@ public:
     // when the rank printed none since its last reset().
     QList<PythonException> lastException(int rank) const;
     PythonFaultDump lastFaultDump(int rank) const;
+    // The last line torch printed of a DataLoader worker's death ("DataLoader worker (pid 42)
+    // is killed by signal: Segmentation fault."), from any traceback: torch may raise it inside
+    // its own sys.excepthook, whose "Error in sys.excepthook:" traceback is then followed by the
+    // rank's original one (a ConnectionResetError), so it is not in lastException(). Bounded.
+    QString lastChildDeath(int rank) const { return m_childDeaths.value(rank); }
     // Changes whenever lastException(rank) or lastFaultDump(rank) does: cheap polling.
     quint64 generation(int rank) const;
 
     // A new attempt of the rank: what it printed before no longer counts.
-    void reset(int rank) { m_readers.remove(rank); }
-    void resetAll() { m_readers.clear(); }
+    void reset(int rank)
+    {
+        m_readers.remove(rank);
+        m_childDeaths.remove(rank);
+    }
+    void resetAll()
+    {
+        m_readers.clear();
+        m_childDeaths.clear();
+    }
 
 private:
     QHash<int, PythonTracebackReader> m_readers;
+    QHash<int, QString> m_childDeaths;
+    quint64 m_childDeathCount = 0; // part of generation()
 };
 
 } // namespace rankdeck

@@ -159,6 +159,9 @@ class _Rank:
         # ... and its flight-recorder thread, which a fork does not carry over.
         if hook is not None and hasattr(hook, "_rankdeck_start_flight_recorder"):
             hook._rankdeck_flight_recorder_thread = hook._rankdeck_start_flight_recorder()
+        # ... and the crash dumps of DataLoader workers (torch may be imported already).
+        if hook is not None and hasattr(hook, "_rankdeck_watch_dataloader_workers"):
+            hook._rankdeck_watch_dataloader_workers()
 
     def _streams(self):
         import io

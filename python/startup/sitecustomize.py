@@ -11,6 +11,8 @@ It also starts a daemon thread that dumps torch's flight recorder when the super
 (``dump-flight-recorder``): blocked reading a FIFO named after the process, it costs nothing
 until a request comes, and it never imports torch (it dumps only if the program itself
 initialised torch.distributed).
+It lets a DataLoader worker's crash dump its Python stacks, which torch's own handlers in the
+worker would otherwise replace (below).
 Then it runs the ``sitecustomize`` that Python would have imported without us (the user's,
 or Debian's /usr/lib/python3.X/sitecustomize.py), the way ``site`` would have.
 Only the standard library is used; any failure leaves the program as it was.
@@ -42,6 +44,76 @@ def _rankdeck_register_stack_dump():
         return out
     except Exception:
         return None
+
+
+# ---- DataLoader workers' crash dumps -----------------------------------------------------------
+# A DataLoader worker (a fork of the rank) replaces the SIGSEGV/SIGBUS/SIGFPE handlers it inherits
+# (faulthandler's, PYTHONFAULTHANDLER=1) with torch's, which print only "ERROR: Unexpected
+# segmentation fault encountered in worker." and die: the Dataset line that crashed was lost
+# (issue 27). Around torch's _set_worker_signal_handlers() faulthandler is disabled and then
+# enabled again, so that torch's handlers are what it chains to: the worker dumps its Python
+# stacks to the stderr it shares with the rank, then torch's handler prints its line and the
+# worker dies of the same signal as before.
+_RANKDECK_WORKER_SIGNALS = "torch.utils.data._utils.signal_handling"
+
+
+def _rankdeck_wrap_worker_handlers(module):
+    original = getattr(module, "_set_worker_signal_handlers", None)
+    if original is None or getattr(original, "_rankdeck_wrapped", False):
+        return
+
+    def _set_worker_signal_handlers(*args, **kwargs):
+        import faulthandler
+
+        enabled = faulthandler.is_enabled()
+        if enabled:
+            faulthandler.disable()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            if enabled:
+                faulthandler.enable(file=sys.stderr, all_threads=True)
+
+    _set_worker_signal_handlers._rankdeck_wrapped = True
+    _set_worker_signal_handlers.__doc__ = original.__doc__
+    module._set_worker_signal_handlers = _set_worker_signal_handlers
+
+
+class _RankdeckWorkerSignalsFinder:
+    """Wraps the module when it is imported (torch imports it with torch.utils.data)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != _RANKDECK_WORKER_SIGNALS:
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        execute = loader.exec_module
+
+        def exec_module(module):
+            execute(module)
+            try:
+                _rankdeck_wrap_worker_handlers(module)
+            except Exception:
+                pass
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def _rankdeck_watch_dataloader_workers():
+    try:
+        module = sys.modules.get(_RANKDECK_WORKER_SIGNALS)
+        if module is not None:  # imported already (a warm start's pre-imported torch)
+            _rankdeck_wrap_worker_handlers(module)
+        elif not any(isinstance(f, _RankdeckWorkerSignalsFinder) for f in sys.meta_path):
+            sys.meta_path.insert(0, _RankdeckWorkerSignalsFinder())
+    except Exception:
+        pass
 
 
 # ---- flight recorder ------------------------------------------------------------------------
@@ -271,4 +343,5 @@ def _rankdeck_run_next_sitecustomize():
 # faulthandler keeps its own reference to the file; this one documents that it must stay open.
 _rankdeck_stacks_file = _rankdeck_register_stack_dump()
 _rankdeck_flight_recorder_thread = _rankdeck_start_flight_recorder()
+_rankdeck_watch_dataloader_workers()
 _rankdeck_run_next_sitecustomize()

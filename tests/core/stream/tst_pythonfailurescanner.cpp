@@ -77,6 +77,42 @@ private slots:
         QCOMPARE(live.kind, u"crash"_s);
         QVERIFY(live.exceptionType.isEmpty());
     }
+    // Issue 27: a Dataset segfaulted in a DataLoader worker of rank 1 (real stderr of
+    // tests/cli/programs/frameworks/torchrun_dataloader.py --inject workersegv with RankDeck's
+    // sitecustomize: the worker's faulthandler dump, torch's line, then a NUL and torch's
+    // RuntimeError raised inside its own excepthook, then the rank's original
+    // ConnectionResetError). The report names the worker, its signal and the Dataset's line.
+    void namesTheDataLoaderWorkersDeath()
+    {
+        PythonFailureScanner scanner;
+        for (const QString &line : sampleLines(u"dataloader_worker_segv.txt"_s))
+            scanner.addLine(1, line);
+        QCOMPARE(lastType(scanner, 1), u"ConnectionResetError"_s);
+        QCOMPARE(scanner.lastChildDeath(1),
+                 u"DataLoader worker (pid 16863) is killed by signal: Segmentation fault."_s);
+        QCOMPARE(scanner.lastFaultDump(1).fatalError, u"Segmentation fault"_s);
+        QVERIFY(scanner.lastChildDeath(0).isEmpty());
+
+        RankFailure f;
+        f.rank = 1;
+        f.kind = u"error"_s;
+        f.exitCode = 1;
+        mergePython(&f, scanner.lastException(1), scanner.lastFaultDump(1),
+                    scanner.lastChildDeath(1));
+        QCOMPARE(f.child.pid, qint64(16863));
+        QCOMPARE(f.child.signalName, u"SIGSEGV"_s);
+        QCOMPARE(f.summary(), u"SIGSEGV (signal 11) in DataLoader worker (pid 16863) of rank 1"_s);
+        const QString text = pythonFailureText(f, QString());
+        QVERIFY2(text.contains(u"Python stacks of DataLoader worker (pid 16863) at its fatal "
+                               u"error"_s),
+                 qPrintable(text));
+        QVERIFY2(text.contains(u"→ File \"/work/wt/fwfailures/tests/cli/programs/frameworks/"
+                               u"torchrun_dataloader.py\", line 52 in __getitem__\n"_s),
+                 qPrintable(text));
+        scanner.reset(1);
+        QVERIFY(scanner.lastChildDeath(1).isEmpty());
+    }
+
     // Rank r prints its sample among other ranks' lines, one line each in turn.
     void keepsEachRanksLast_data()
     {
