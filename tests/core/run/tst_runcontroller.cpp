@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // The run controller's state machine and failure policy, with real processes: the scripted
-// worker (scriptedworker.cpp) speaks the real protocol, so every case runs in about a second.
+// worker (scriptedworker.cpp) speaks the real protocol, so every case runs in about a second;
+// one case runs a shell program under the real rankdeck-supervisor (launch --exec).
 #include "run/runcontroller.h"
 #include "run/runrecord.h"
 #include "store/logstore.h"
@@ -14,6 +15,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <unistd.h>
@@ -351,6 +353,46 @@ private slots:
         c.stop();
         QVERIFY(done.wait(15000));
         QVERIFY(QFile::exists(c.runDirectory() + QStringLiteral("/stacks-rank-1.txt")));
+    }
+
+    void hungProgramStaysHungWhenItPrintsWhileStopped()
+    {
+        // Issue 27, defect 5: what a hung program printed while it was being stopped (a
+        // survivor's "Connection closed by peer") counted as progress and cleared its hang, so
+        // the stopped run's root cause in `runs` came out empty. The program here prints once,
+        // then nothing until the stop's SIGTERM, at which it prints a line and ends cleanly.
+        RunController::Options o = options(2000, 2000);
+        o.supervisorPath =
+            qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-supervisor");
+        QVERIFY2(QFileInfo(o.supervisorPath).isExecutable(), qPrintable(o.supervisorPath));
+        o.hangTimeoutSec = 1;
+        TrainingConfig cfg;
+        cfg.name = QStringLiteral("hungprogram");
+        cfg.program = {QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                       QStringLiteral("trap 'echo closing after the stop; exit 0' TERM; "
+                                      "echo started; while :; do sleep 0.1; done")};
+        RunController c(local(1), cfg, o);
+        QSignalSpy hang(&c, &RunController::hangDetected);
+        QSignalSpy done(&c, &RunController::finished);
+        QString error;
+        QVERIFY2(c.start(&error), qPrintable(error));
+        QVERIFY(hang.wait(30000));
+        QVERIFY(c.rankStatus(0).hung);
+        c.stop();
+        QVERIFY(done.wait(30000));
+        QCOMPARE(c.state(), RunState::Stopped);
+        QVERIFY(fileLines(c.runDirectory() + QStringLiteral("/rank-0.log"))
+                    .join(QLatin1Char('\n'))
+                    .contains(QStringLiteral("closing after the stop")));
+        QVERIFY(c.rankStatus(0).hung);
+        // What `runs` shows: "stopped (hung)" and why.
+        const QList<RunInfo> runs = RunRecord::list(o.runsDirectory);
+        const auto it = std::find_if(runs.cbegin(), runs.cend(), [&](const RunInfo &i) {
+            return c.runDirectory().endsWith(i.id);
+        });
+        QVERIFY(it != runs.cend());
+        QVERIFY(it->hung);
+        QVERIFY2(it->rootCause.startsWith(QStringLiteral("hung: rank")), qPrintable(it->rootCause));
     }
 
     void silentRankIsFlagged()

@@ -2,7 +2,8 @@
 // What killed a rank of the user's own program, and where, as rankdeck-supervisor reports it:
 // the real supervisor runs small programs (Python via RANKDECK_TORCH_PYTHON, and a native
 // program built with -g) that segfault, abort, are SIGKILLed or OOM-killed, write torchelastic's
-// error file, or hang while the launcher asks for their stacks. Every case checks the event
+// error file, hang while the launcher asks for their stacks, or are stopped and end their own
+// way (killed by the stop's SIGTERM, or an exit code of their own). Every case checks the event
 // fields the launcher reads, and that no process of the run is left.
 #include "testprocesses.h"
 #include "wire/wireprotocol.h"
@@ -201,6 +202,8 @@ private slots:
     void dumpStacks_data();
     void dumpStacks();
     void userSitecustomizeStillRuns();
+    void stopEndsAsTheProgramDid_data();
+    void stopEndsAsTheProgramDid();
     void outOfMemoryKill();
     void tracingOverhead();
 };
@@ -486,6 +489,47 @@ void TestSupervisorCrash::userSitecustomizeStillRuns()
     // …and the hook registered the stack dump before handing over.
     QVERIFY(QFile::exists(dir.filePath(u"python-stacks-rank0.ready"_s)));
     QVERIFY(!run.event("finished"_L1).isEmpty());
+}
+
+void TestSupervisorCrash::stopEndsAsTheProgramDid_data()
+{
+    QTest::addColumn<QString>("mode");
+    QTest::addColumn<bool>("bySignal"); // the supervisor mirrors the program's death by signal
+    QTest::addColumn<int>("code");      // that signal, or its exit code
+    QTest::addColumn<QString>("event"); // the final event it must send ("" none)
+
+    // Issue 27, defect 2: every stopped rank was "exit code 0", whatever ended it.
+    QTest::newRow("killed by the stop's SIGTERM")
+        << u"default"_s << true << int(SIGTERM) << QString();
+    QTest::newRow("its own exit code") << u"exit3"_s << false << 3 << u"error"_s;
+    QTest::newRow("its own uncaught exception") << u"keyerror"_s << false << 1 << u"error"_s;
+    QTest::newRow("ends cleanly when asked") << u"exit0"_s << false << 0 << QString();
+}
+
+void TestSupervisorCrash::stopEndsAsTheProgramDid()
+{
+    QFETCH(QString, mode);
+    QFETCH(bool, bySignal);
+    QFETCH(int, code);
+    QFETCH(QString, event);
+    QTemporaryDir dir;
+    Run run(dir.path(), {python(), program(u"onstop.py"_s), mode});
+    QVERIFY2(run.waitFor([&] { return run.hasLog(u"ready"_s); }, 60000),
+             qPrintable(run.stderrText()));
+    run.send("stop");
+    QVERIFY(run.finish(60000));
+    QVERIFY(!run.hasLog(u"never stopped"_s));
+    QVERIFY(!run.event("stopping"_L1).isEmpty());
+    QCOMPARE(run.process().exitStatus() == QProcess::CrashExit, bySignal);
+    QCOMPARE(run.process().exitCode(), code);
+    QVERIFY(run.event("finished"_L1).isEmpty());
+    if (event.isEmpty()) {
+        QVERIFY2(run.event("error"_L1).isEmpty(), qPrintable(run.stderrText()));
+        QVERIFY(run.event("crash"_L1).isEmpty());
+    } else {
+        QCOMPARE(run.event(QLatin1StringView(event.toLatin1())).value(u"exit_code"_s).toInt(),
+                 code);
+    }
 }
 
 void TestSupervisorCrash::outOfMemoryKill()
