@@ -114,8 +114,9 @@ QString cleanLine(QStringView raw, bool *prefixed)
         v.chop(1);
     // torch writes a NUL byte before the "[rank1]: Traceback …" of a rank whose DataLoader
     // worker died (issue 27: the traceback that said "is killed by signal: Segmentation fault"
-    // was not recognised); no traceback or dump line starts with one.
-    while (!v.isEmpty() && v.front() == u'\0')
+    // was not recognised); no traceback or dump line starts with one. The launcher's lines show
+    // it as "␀" (U+2400, LineSplitter::displayText()), raw text as itself.
+    while (!v.isEmpty() && (v.front() == u'\0' || v.front() == QChar(0x2400)))
         v = v.mid(1);
     QString line = v.toString();
     // Python 3.13 colours its tracebacks under FORCE_COLOR/PYTHON_COLORS even into a pipe.

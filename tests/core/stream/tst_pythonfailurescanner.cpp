@@ -6,6 +6,7 @@
 
 #include "run/failurereport.h"
 #include "run/pythonfailure.h"
+#include "stream/linesplitter.h"
 
 #include <QFile>
 #include <QTest>
@@ -82,14 +83,36 @@ private slots:
     // sitecustomize: the worker's faulthandler dump, torch's line, then a NUL and torch's
     // RuntimeError raised inside its own excepthook, then the rank's original
     // ConnectionResetError). The report names the worker, its signal and the Dataset's line.
+    // A Dataset that segfaults in a DataLoader worker of rank 1. torch tells the rank in one
+    // of two ways, depending on where the worker's SIGCHLD finds it: a RuntimeError raised in
+    // its own excepthook, then the rank's original exception (a ConnectionResetError from the
+    // dead worker's socket); or a RuntimeError raised by the SIGCHLD handler itself wherever
+    // the rank was (here in backward), which ends the rank.
+    void namesTheDataLoaderWorkersDeath_data()
+    {
+        QTest::addColumn<QString>("sample");
+        QTest::addColumn<QString>("type"); // of the last exception
+        QTest::addColumn<qint64>("pid");
+        QTest::newRow("in torch's excepthook")
+            << u"dataloader_worker_segv.txt"_s << u"ConnectionResetError"_s << qint64(16863);
+        QTest::newRow("raised in backward")
+            << u"dataloader_worker_segv_in_backward.txt"_s << u"RuntimeError"_s << qint64(6811);
+    }
+
     void namesTheDataLoaderWorkersDeath()
     {
+        QFETCH(QString, sample);
+        QFETCH(QString, type);
+        QFETCH(qint64, pid);
+        // As the launcher hands them over: LineSplitter::displayText() shows the NUL as "␀".
+        QFile file(QStringLiteral(RANKDECK_TEST_DATA "/") + sample);
+        QVERIFY(file.open(QIODevice::ReadOnly));
         PythonFailureScanner scanner;
-        for (const QString &line : sampleLines(u"dataloader_worker_segv.txt"_s))
-            scanner.addLine(1, line);
-        QCOMPARE(lastType(scanner, 1), u"ConnectionResetError"_s);
+        for (const QByteArray &line : file.readAll().split('\n'))
+            scanner.addLine(1, LineSplitter::displayText(line));
+        QCOMPARE(lastType(scanner, 1), type);
         QCOMPARE(scanner.lastChildDeath(1),
-                 u"DataLoader worker (pid 16863) is killed by signal: Segmentation fault."_s);
+                 u"DataLoader worker (pid %1) is killed by signal: Segmentation fault."_s.arg(pid));
         QCOMPARE(scanner.lastFaultDump(1).fatalError, u"Segmentation fault"_s);
         QVERIFY(scanner.lastChildDeath(0).isEmpty());
 
@@ -99,12 +122,14 @@ private slots:
         f.exitCode = 1;
         mergePython(&f, scanner.lastException(1), scanner.lastFaultDump(1),
                     scanner.lastChildDeath(1));
-        QCOMPARE(f.child.pid, qint64(16863));
+        QCOMPARE(f.kind, u"exception"_s);
+        QCOMPARE(f.child.pid, pid);
         QCOMPARE(f.child.signalName, u"SIGSEGV"_s);
-        QCOMPARE(f.summary(), u"SIGSEGV (signal 11) in DataLoader worker (pid 16863) of rank 1"_s);
+        QCOMPARE(f.summary(),
+                 u"SIGSEGV (signal 11) in DataLoader worker (pid %1) of rank 1"_s.arg(pid));
         const QString text = pythonFailureText(f, QString());
-        QVERIFY2(text.contains(u"Python stacks of DataLoader worker (pid 16863) at its fatal "
-                               u"error"_s),
+        QVERIFY2(text.contains(u"Python stacks of DataLoader worker (pid %1) at its fatal "
+                               u"error"_s.arg(pid)),
                  qPrintable(text));
         QVERIFY2(text.contains(u"→ File \"/work/wt/fwfailures/tests/cli/programs/frameworks/"
                                u"torchrun_dataloader.py\", line 52 in __getitem__\n"_s),

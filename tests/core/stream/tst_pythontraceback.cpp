@@ -176,6 +176,17 @@ private slots:
             << QStringList{u"RuntimeError"_s} << QStringList{QString()}
             << u"DataLoader worker (pid 42) is killed by signal: Segmentation fault. "_s << 1
             << u"train.py:7 <module>"_s << u"main()"_s;
+        // …which the launcher's lines show as "␀" (LineSplitter::displayText()).
+        QTest::newRow("a NUL shown as ␀ before torch's [rank1]: prefix")
+            << QString(u"step 3\n"_s + QChar(0x2400) +
+                       u"[rank1]: Traceback (most recent call last):\n"
+                       u"[rank1]:   File \"/job/train.py\", line 7, in <module>\n"
+                       u"[rank1]:     main()\n"
+                       u"[rank1]: RuntimeError: DataLoader worker (pid 42) is killed by signal: "
+                       u"Segmentation fault. \n"_s)
+            << QStringList{u"RuntimeError"_s} << QStringList{QString()}
+            << u"DataLoader worker (pid 42) is killed by signal: Segmentation fault. "_s << 1
+            << u"train.py:7 <module>"_s << u"main()"_s;
         QTest::newRow("nothing") << u"epoch 1 loss=0.3\nTraceback is a word\n"_s << QStringList()
                                  << QStringList() << QString() << 0 << QString() << QString();
     }
