@@ -3,6 +3,8 @@
 
 #include <QRegularExpression>
 
+#include <algorithm>
+
 namespace rankdeck {
 
 namespace {
@@ -123,6 +125,22 @@ QString cleanLine(QStringView raw, bool *prefixed)
     if (line.contains(QChar(0x1b))) {
         static const QRegularExpression ansi(QStringLiteral(R"(\x{1b}\[[0-9;]*[A-Za-z])"));
         line.remove(ansi);
+    }
+    // A row someone left unfinished (a progress bar, redrawn without a newline) and the header
+    // Python then wrote share one line: "… 4/16 [00:00<00:00][rank0]: Traceback (most recent
+    // call last):" (issue 27: Transformers' tqdm bar on rank 0 hid that rank's KeyError). The
+    // header is what counts; a line that only ends with these words is left to the next lines.
+    if (QStringView(line).trimmed().endsWith(QLatin1String("(most recent call last):"))) {
+        static const QRegularExpression trailing(QStringLiteral(
+            R"(((?:\[[A-Za-z_]*\d+\]: ?)?Traceback \(most recent call last\):\s*)$)"));
+        const QRegularExpressionMatch t = trailing.match(line);
+        // Not an ExceptionGroup's own header, nor its sub-tracebacks' "  | " indents.
+        const QStringView before = QStringView(line).left(t.hasMatch() ? t.capturedStart(1) : 0);
+        const bool indentOnly = std::all_of(before.begin(), before.end(), [](QChar c) {
+            return c == u' ' || c == u'|' || c == u'+';
+        });
+        if (!indentOnly && !before.endsWith(QLatin1String("Exception Group ")))
+            line = t.captured(1);
     }
     const QRegularExpressionMatch m = rankPrefix().match(line);
     *prefixed = m.hasMatch();

@@ -187,6 +187,16 @@ private slots:
             << QStringList{u"RuntimeError"_s} << QStringList{QString()}
             << u"DataLoader worker (pid 42) is killed by signal: Segmentation fault. "_s << 1
             << u"train.py:7 <module>"_s << u"main()"_s;
+        // A progress bar's unfinished row, then the traceback on the same line (issue 27).
+        QTest::newRow("a header after a progress bar's row")
+            << u" 25%|██▌       | 4/16 [00:00<00:00, 15.96it/s][rank0]: Traceback (most "
+               u"recent call last):\n"
+               u"[rank0]:   File \"/job/train.py\", line 80, in on_step_end\n"
+               u"[rank0]:     self.limits[\"clip\"]\n"
+               u"[rank0]: KeyError: 'clip'\n"
+               u" 25%|██▌       | 4/16 [00:01<00:03,  3.90it/s]\n"_s
+            << QStringList{u"KeyError"_s} << QStringList{QString()} << u"'clip'"_s << 1
+            << u"train.py:80 on_step_end"_s << u"self.limits[\"clip\"]"_s;
         QTest::newRow("nothing") << u"epoch 1 loss=0.3\nTraceback is a word\n"_s << QStringList()
                                  << QStringList() << QString() << 0 << QString() << QString();
     }
