@@ -3,7 +3,7 @@
 // What the Failures page makes of a Python rank's failure: one stack of native frames down to
 // the interpreter and then the Python frames, the user's own frames highlighted (the innermost
 // one marked), a "copy" that reads like Python's own traceback, and many ranks that died alike
-// as one entry.
+// as one entry, and ranks that died of the root cause's own traceback said so first.
 #include "failureentries.h"
 #include "run/failurereport.h"
 #include "run/pythonfailure.h"
@@ -24,6 +24,7 @@ private slots:
     void pythonExceptionReadsLikeATraceback();
     void fatalSignalShowsNativeThenPython();
     void manyRanksAliasOneEntry();
+    void sameTracebackAsTheRootCauseSaysSo();
 
 private:
     static QString sample(const QString &name)
@@ -110,6 +111,32 @@ void TestFailureEntries::manyRanksAliasOneEntry()
     QCOMPARE(entries.size(), 2);
     QVERIFY2(entries[1].title.startsWith(u"Ranks 1–199"_s), qPrintable(entries[1].title));
     QVERIFY2(entries[1].html.contains(u"(199 ranks)"_s), qPrintable(entries[1].html));
+}
+
+void TestFailureEntries::sameTracebackAsTheRootCauseSaysSo()
+{
+    // Issue 27: every FSDP2 rank raised the same ValueError; the Failures page showed rank 1's
+    // entry as if it were a failure of its own.
+    const QList<PythonException> chain = parsePythonTraceback(sample(u"chained_cause.txt"_s));
+    QVERIFY(!chain.isEmpty());
+    QList<RankFailure> observed;
+    for (int rank = 0; rank < 2; ++rank) {
+        RankFailure f;
+        f.rank = rank;
+        f.kind = u"error"_s;
+        f.exitCode = 1;
+        f.timeUs = 1000 + rank;
+        mergePython(&f, chain);
+        observed << f;
+    }
+    const FailureReport r = FailureReport::build(observed);
+    QVERIFY(r.rootCause());
+    QCOMPARE(r.rootCause()->rank, 0);
+    const QList<FailureEntry> entries = failureEntries(r, {}, QApplication::palette());
+    QCOMPARE(entries.size(), 2);
+    QVERIFY2(!entries[0].plainText.contains(u"the root cause"_s), qPrintable(entries[0].plainText));
+    QVERIFY2(entries[1].plainText.startsWith(u"same failure as rank 0, the root cause\n"_s),
+             qPrintable(entries[1].plainText));
 }
 
 QTEST_MAIN(TestFailureEntries)
