@@ -204,8 +204,17 @@ QByteArray SlurmScript::rankSpec(const RankLaunchSpec &spec, const QString &libr
         out += "LD_LIBRARY_PATH=" + shell::quote(libraryDirectory) +
                "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; export LD_LIBRARY_PATH\n";
     out += "set -- " + shell::quote(spec.program);
-    for (const QString &a : spec.arguments)
-        out += ' ' + shell::quote(a);
+    bool runDir = false, programWords = false;
+    for (const QString &a : spec.arguments) {
+        // The launcher's --run-dir in the home directory ("~/…"), absolute on the node: the rank
+        // starts in its working directory. Not after "--": those are the user's program's words.
+        if (runDir && !programWords && !a.startsWith(QLatin1Char('/')))
+            out += " \"$HOME\"/" + shell::quote(a.startsWith(QLatin1String("~/")) ? a.mid(2) : a);
+        else
+            out += ' ' + shell::quote(a);
+        runDir = a == QLatin1String("--run-dir");
+        programWords = programWords || a == QLatin1String("--");
+    }
     return out + '\n';
 }
 
