@@ -610,15 +610,16 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
         for (int i = 0; i < sl.sbatchArgs.size(); ++i)
             fields.append({QStringLiteral("slurm.sbatch_args"), sl.sbatchArgs[i]});
     }
-    for (const auto &[field, value] : std::as_const(fields)) {
-        const QString what = controlCharacter(value);
+    for (const std::pair<QString, QString> &f : std::as_const(fields)) {
+        const QString what = controlCharacter(f.second);
         if (what.isEmpty())
             continue;
+        // (Not a structured binding: clang 14, the sanitizer build's, cannot capture one.)
         const bool said = std::any_of(errors.cbegin(), errors.cend(),
-                                      [&](const ProfileError &e) { return e.field == field; });
+                                      [&](const ProfileError &e) { return e.field == f.first; });
         if (!said)
-            add(field, tr("\"%1\" contains %2 (profile \"%3\")")
-                           .arg(printableLabel(value, 80), what, printableLabel(p.name, 64)));
+            add(f.first, tr("\"%1\" contains %2 (profile \"%3\")")
+                             .arg(printableLabel(f.second, 80), what, printableLabel(p.name, 64)));
     }
     return errors;
 }
