@@ -43,7 +43,8 @@ void expectLine(QByteArrayView line, qsizetype maxLine, qsizetype maxDisplay, QL
     }
     const QString text =
         LineSplitter::displayText(line.first(maxDisplay + 1), maxDisplay, nullptr, line.size());
-    if (!LineSplitter::isOverdrawn(line.last(512), LineSplitter::hasRedraw(line), text))
+    if (!LineSplitter::isOverdrawn(line.last(qMin<qsizetype>(line.size(), 512)),
+                                   LineSplitter::hasRedraw(line), text))
         out.append(text);
 }
 
