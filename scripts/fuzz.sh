@@ -11,7 +11,8 @@
 #     scripts/fuzz.sh -t 600 profile     only the profile reader, 10 minutes
 #   gating (--gate; what CI runs): a fixed seed and a fixed number of inputs per target
 #   (tests/fuzz/gate-runs.txt), on the committed seeds only, in a fresh folder. The same commit
-#   gives the same inputs, the same coverage and the same answer on every run and machine.
+#   gives the same inputs, the same coverage and the same answer on every run, from any clone
+#   (machines whose kernels lay out memory differently may still part; docs/reliability.md).
 #     scripts/fuzz.sh --gate             every target
 #     scripts/fuzz.sh --gate --seed 7    the same, another fixed seed
 #
