@@ -67,8 +67,10 @@ bool CollectiveOutput::lastStackDump(const QString &path, qint64 *timeUs, QStrin
     const qsizetype eol = text.indexOf(QLatin1Char('\n'), at);
     const QString header = text.mid(at + 4, eol < 0 ? -1 : eol - at - 4);
     *timeUs = header.section(QLatin1Char(' '), 0, 0).toLongLong();
-    *reason = header.section(QLatin1Char('('), 1).chopped(1);
-    *body = eol < 0 ? QString() : text.mid(eol + 1).trimmed();
+    // A rank's stacks carry its bytes (thread names, Python strings, file names): every reader
+    // gets them made safe for a terminal.
+    *reason = printableLabel(header.section(QLatin1Char('('), 1).chopped(1), 200);
+    *body = eol < 0 ? QString() : printableLines(text.mid(eol + 1).trimmed());
     return true;
 }
 

@@ -11,6 +11,7 @@
 #include "stream/rankstream.h"
 #include "terminalsshinteraction.h"
 #include "util/bundledbinary.h"
+#include "util/printabletext.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -609,7 +610,8 @@ void LaunchCommand::printLines(const QList<LogLine> &lines)
 void LaunchCommand::printMessage(const QString &message)
 {
     clearProgress();
-    CliUtil::err() << QStringLiteral("[rankdeck] ") << message << '\n';
+    // The launcher's messages quote nodes and ranks (a failure's detail, a node's answer).
+    CliUtil::err() << QStringLiteral("[rankdeck] ") << printableLines(message) << '\n';
     CliUtil::err().flush();
 }
 
@@ -674,10 +676,12 @@ void LaunchCommand::printSummary()
     out << '\n';
     if (c.state() != RunState::Finished) {
         // Root cause first: it is what the user needs, the rest explains it.
+        // Both quote the ranks' own output: made safe for the terminal like their lines.
         if (!c.failureReport().failures.isEmpty())
-            out << c.failureReport().toText() << '\n';
+            out << printableLines(c.failureReport().toText()) << '\n';
         else if (!c.rootCauseSummary().isEmpty())
-            out << CliUtil::tr("Root cause: %1").arg(c.rootCauseSummary()) << '\n';
+            out << CliUtil::tr("Root cause: %1").arg(printableLabel(c.rootCauseSummary(), 1000))
+                << '\n';
     }
     out << CliUtil::tr("Run %1 %2 after %3 (%4 ranks%5)")
                .arg(c.runId(), runStateLabel(c.state()), CliUtil::formatDuration(duration))
@@ -694,7 +698,7 @@ void LaunchCommand::printSummary()
         if (!qIsNaN(s.loss))
             line += CliUtil::tr("  loss %1").arg(s.loss, 0, 'g', 6);
         if (!s.detail.isEmpty())
-            line += QStringLiteral("  (") + s.detail + QLatin1Char(')');
+            line += QStringLiteral("  (") + printableLabel(s.detail, 1000) + QLatin1Char(')');
         if (s.rootCause)
             line += CliUtil::tr("  <- root cause");
         out << line << '\n';

@@ -9,10 +9,10 @@
 #include "run/runstatefile.h"
 #include "run/stragglerreport.h"
 #include "store/csvexport.h"
+#include "store/logfollower.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
 #include "store/tensorboardexport.h"
-#include "stream/linesplitter.h"
 #include "stream/logmetricextractor.h"
 #include "util/buildversion.h"
 #include "util/printabletext.h"
@@ -231,11 +231,13 @@ int RunCommands::show(const QStringList &args)
                .arg(record.profile().nodes.size())
         << '\n';
     if (record.config().isProgram())
-        out << CliUtil::tr("Program:   %1").arg(record.config().program.join(QLatin1Char(' ')))
+        out << CliUtil::tr("Program:   %1")
+                   .arg(printableLabel(record.config().program.join(QLatin1Char(' ')), 4000))
             << '\n';
     else
         out << CliUtil::tr("Worker:    %1")
-                   .arg(record.config().workerArguments.join(QLatin1Char(' ')))
+                   .arg(
+                       printableLabel(record.config().workerArguments.join(QLatin1Char(' ')), 4000))
             << '\n';
     if (!record.config().syncDirectory.isEmpty())
         out << CliUtil::tr("Synced:    %1").arg(record.config().syncDirectory) << '\n';
@@ -333,7 +335,8 @@ int RunCommands::show(const QStringList &args)
         for (const QString &line : whereRankWaits(RankStackDump::split(body)))
             out << QStringLiteral("    ") << line << '\n';
     }
-    const QString failure = record.readFailureText();
+    // failure.txt quotes the ranks' own output (tracebacks, messages).
+    const QString failure = printableLines(record.readFailureText());
     if (!failure.isEmpty())
         out << '\n' << failure << (failure.endsWith(QLatin1Char('\n')) ? "" : "\n");
     out.flush();
@@ -348,7 +351,12 @@ int RunCommands::logs(const QStringList &args)
                                      QStringLiteral("N"));
     const QCommandLineOption followOpt({QStringLiteral("f"), QStringLiteral("follow")},
                                        CliUtil::tr("Keep printing new lines until the run ends."));
-    parser.addOptions({rankOpt, followOpt});
+    const QCommandLineOption rawOpt(
+        QStringLiteral("raw"),
+        CliUtil::tr("Print the ranks' bytes exactly as they wrote them: escape sequences, control "
+                    "characters, every redraw and whole long lines (for a pipe; a rank's escape "
+                    "sequences act on a terminal)."));
+    parser.addOptions({rankOpt, followOpt, rawOpt});
     parser.addPositionalArgument(QStringLiteral("RUN"), CliUtil::tr("Run id or name."));
     int code = 0;
     if (!CliUtil::parse(parser, args,
@@ -377,16 +385,27 @@ int RunCommands::logs(const QStringList &args)
                        << '\n';
         return ExitUsage;
     }
+    const bool raw = parser.isSet(rawOpt);
     if (!parser.isSet(followOpt)) {
         LogStore store;
         if (!store.open(dir, &error)) {
             CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
             return ExitFailed;
         }
+        QFile rawOut;
+        if (raw && !rawOut.open(stdout, QIODevice::WriteOnly))
+            return ExitFailed;
         const qint64 total = store.lineCount(rank);
         for (qint64 first = 0; first < total; first += 10000) {
             const QList<LogLine> lines = store.readLines(rank, first, 10000, &error);
             for (const LogLine &l : lines) {
+                if (raw) {
+                    // The record's bytes as they came, every redraw included.
+                    if (rank == LogStore::AllRanks)
+                        rawOut.write(QStringLiteral("[r%1] ").arg(l.rank).toUtf8());
+                    rawOut.write(store.readRawLine(l.rank, l.number, &error) + '\n');
+                    continue;
+                }
                 if (l.overdrawn)
                     continue; // what a terminal draws over (a nested progress bar's redraw)
                 if (rank == LogStore::AllRanks)
@@ -397,6 +416,7 @@ int RunCommands::logs(const QStringList &args)
                 break;
         }
         out.flush();
+        rawOut.flush();
         if (!error.isEmpty()) {
             CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
             return ExitFailed;
@@ -404,9 +424,32 @@ int RunCommands::logs(const QStringList &args)
         return ExitOk;
     }
     // Follow: tail the rank files another process is appending to, until the run has ended and
-    // everything is printed.
+    // everything is printed. Bounded: a rank that writes faster than this prints, or a line
+    // that never ends, costs at most a chunk and a line's head (LogFollower).
     QList<qint64> offsets(worldSize, 0);
-    QList<QByteArray> partial(worldSize);
+    QList<LogFollower> followers(worldSize, LogFollower(raw));
+    QList<bool> midLine(worldSize, false); // raw: a piece of a long line went out already
+    QFile rawOut;
+    if (raw && !rawOut.open(stdout, QIODevice::WriteOnly))
+        return ExitFailed;
+    QList<LogFollower::Line> lines;
+    auto print = [&](int r) {
+        for (const LogFollower::Line &l : std::as_const(lines)) {
+            if (raw) {
+                if (rank == LogStore::AllRanks && !midLine[r])
+                    rawOut.write(QStringLiteral("[r%1] ").arg(r).toUtf8());
+                rawOut.write(l.raw);
+                if (l.complete)
+                    rawOut.write("\n", 1);
+                midLine[r] = !l.complete;
+                continue;
+            }
+            if (rank == LogStore::AllRanks)
+                out << QStringLiteral("[r%1] ").arg(r);
+            out << l.text << '\n';
+        }
+        lines.clear();
+    };
     for (;;) {
         const RunInfo info = record.info();
         const bool ended = isTerminal(info.state) || info.launcherGone;
@@ -414,25 +457,28 @@ int RunCommands::logs(const QStringList &args)
             if (rank != LogStore::AllRanks && r != rank)
                 continue;
             QFile f(dir + QStringLiteral("/rank-%1.log").arg(r));
-            if (!f.open(QIODevice::ReadOnly) || f.size() <= offsets[r])
+            if (!f.open(QIODevice::ReadOnly) || f.size() <= offsets[r] || !f.seek(offsets[r]))
                 continue;
-            f.seek(offsets[r]);
-            const QByteArray chunk = f.readAll();
-            offsets[r] += chunk.size();
-            partial[r] += chunk;
-            qsizetype start = 0;
-            for (qsizetype nl; (nl = partial[r].indexOf('\n', start)) >= 0; start = nl + 1) {
-                // As the views show it: a progress bar's last state, not every redraw.
-                const QByteArray line = partial[r].mid(start, nl - start);
-                if (LineSplitter::isOverdrawn(line))
-                    continue;
-                if (rank == LogStore::AllRanks)
-                    out << QStringLiteral("[r%1] ").arg(r);
-                out << LineSplitter::displayText(line) << '\n';
+            // Up to what the file held when this turn began, a chunk at a time.
+            for (qint64 left = f.size() - offsets[r]; left > 0;) {
+                const QByteArray chunk = f.read(qMin(left, LogFollower::kReadChunk));
+                if (chunk.isEmpty())
+                    break;
+                offsets[r] += chunk.size();
+                left -= chunk.size();
+                followers[r].feed(chunk, lines);
+                print(r);
             }
-            partial[r] = partial[r].mid(start);
+        }
+        if (ended) {
+            // The run is over: a last line without its newline is all there will be of it.
+            for (int r = 0; r < worldSize; ++r) {
+                followers[r].finish(lines);
+                print(r);
+            }
         }
         out.flush();
+        rawOut.flush();
         if (ended)
             break;
         QThread::msleep(200);

@@ -312,7 +312,7 @@ QStringList ProfileEditorDialog::problems() const
         out << tr("name: \"%1\" is not valid (letters, digits, '.', '_', '-')").arg(p.name);
     else if (!m_existing && m_store && m_store->exists(p.name))
         out << tr("name: a profile called \"%1\" exists already").arg(p.name);
-    static const QRegularExpression envName(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+    static const QRegularExpression envName(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*\\z"));
     for (int row = 0; row < m_environment->rowCount(); ++row) {
         const QTableWidgetItem *key = m_environment->item(row, 0);
         const QString name = key ? key->text().trimmed() : QString();

@@ -11,7 +11,8 @@
 #     scripts/fuzz.sh -t 600 profile     only the profile reader, 10 minutes
 #   gating (--gate; what CI runs): a fixed seed and a fixed number of inputs per target
 #   (tests/fuzz/gate-runs.txt), on the committed seeds only, in a fresh folder. The same commit
-#   gives the same inputs, the same coverage and the same answer on every run and machine.
+#   gives the same inputs, the same coverage and the same answer on every run, from any clone
+#   (machines whose kernels lay out memory differently may still part; docs/reliability.md).
 #     scripts/fuzz.sh --gate             every target
 #     scripts/fuzz.sh --gate --seed 7    the same, another fixed seed
 #
@@ -94,15 +95,39 @@ gate_runs() {
 # The gate runs each target with address-space randomisation off (setarch -R). libFuzzer takes
 # the operands of the target's comparisons as material for new inputs, and some of them are
 # pointers: with the addresses moving from run to run, two gates parted after ~3,000 inputs
-# (one mutated with the bytes "\210\354\035\000`a\000\000", an address). Without
-# randomisation they ran identically, also from another folder with another environment size.
+# (one mutated with the bytes "\210\354\035\000`a\000\000", an address).
+# Randomisation off is not enough: where the stack's contents begin depends on the bytes the
+# kernel puts above them (argv, the environment, the path the binary was started by), so the
+# same binaries in /work/main and /work/ci1 (one byte longer or shorter a path) parted too
+# (linesplitter: 188 against 189 new corpus files). So a target runs in a fixed place, the same
+# on every clone: a folder of this user's under /dev/shm (or /tmp) holding a link to the binary,
+# a copy of the seeds, the corpus it grows and its scratch files, started as ./fuzz_<target>
+# with relative paths, an environment of fixed names and values (env -i) and an 8 MiB stack
+# limit (the kernel places the mappings below the stack by that limit). Results are copied back
+# to <build>/fuzz-work/<target>/gate/ afterwards; a lock keeps two gates out of each other's way.
 runner=()
+gate_root=""
 if ((gate)); then
     if setarch -R true 2>/dev/null; then
         runner=(setarch -R)
     else
         say "warning: setarch -R does not work here; the gate's inputs may differ from run to run"
     fi
+    shm=/tmp
+    [[ -d /dev/shm && -w /dev/shm ]] && shm=/dev/shm
+    gate_root=$shm/rankdeck-fuzz-gate-$(id -u)
+    # Ours alone: a folder another user made (or a link) is refused, not used.
+    mkdir -m 700 "$gate_root" 2>/dev/null || true
+    if [[ -L $gate_root || ! -d $gate_root || ! -O $gate_root ]]; then
+        echo "fuzz: $gate_root is not a folder of this user's; remove it or run as its owner" >&2
+        exit 2
+    fi
+    chmod 700 "$gate_root"
+    exec 9>"$gate_root/lock"
+    flock 9
+    cp "$here/tests/sanitizers/ubsan.supp" "$gate_root/ubsan.supp"
+    # Fixed, whatever the caller's ASAN_OPTIONS: they are part of what the gate's answer depends on.
+    gate_asan=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
 fi
 
 # CPU seconds the finished children used so far, into $children_cpu (bash's `times`, second line;
@@ -127,10 +152,10 @@ for t in "${targets[@]}"; do
         rm -rf "$gate_dir" && mkdir -p "$gate_dir/corpus"
         log=$gate_dir/run.log
         say "$t: seed $seed, $runs inputs"
-        # -reload=0: libFuzzer re-reads its corpus folder every second by default, and what it
-        # finds there at that moment shifts every input after it (two runs parted after ~8,600
-        # inputs). A timeout of 60 s: a machine under load must not turn slowness into a failure.
-        set -- -seed="$seed" -runs="$runs" -reload=0 -timeout=60 -artifact_prefix="$gate_dir/" "$gate_dir/corpus"
+        # run_target below: -reload=0, since libFuzzer re-reads its corpus folder every second by
+        # default, and what it finds there at that moment shifts every input after it (two runs
+        # parted after ~8,600 inputs); a timeout of 60 s, since a machine under load must not
+        # turn slowness into a failure.
     else
         log=$work/last-run.log
         say "$t: ${seconds}s"
@@ -139,8 +164,35 @@ for t in "${targets[@]}"; do
     start=$SECONDS
     read_children_cpu
     cpu_start=$children_cpu
-    if "${runner[@]}" "$build/bin/fuzz_$t" "$@" -rss_limit_mb=2048 -max_len=65536 \
-        -print_final_stats=1 "$here/tests/fuzz/corpus/$t" >"$log" 2>&1; then
+    if ((gate)); then
+        run_target() {
+            local place=$gate_root/run
+            rm -rf "$place" && mkdir -p "$place/tmp" "$place/corpus"
+            cp -r "$here/tests/fuzz/corpus/$t" "$place/seeds"
+            ln -s "$build/bin/fuzz_$t" "$place/fuzz_$t"
+            local status=0
+            (
+                cd "$place" && ulimit -s 8192 &&
+                    exec env -i PATH=/usr/bin:/bin HOME="$place" LANG=C.UTF-8 QT_HASH_SEED=0 \
+                        TMPDIR="$place/tmp" ASAN_OPTIONS="$gate_asan" \
+                        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$gate_root/ubsan.supp" \
+                        "${runner[@]}" "./fuzz_$t" -seed="$seed" -runs="$runs" -reload=0 -timeout=60 \
+                        -artifact_prefix=./ -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+                        corpus seeds
+            ) >"$log" 2>&1 || status=$?
+            cp -r "$place/corpus/." "$gate_dir/corpus/"
+            find "$place" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+                -o -name 'oom-*' \) -exec cp {} "$gate_dir/" \;
+            rm -rf "$place"
+            return $status
+        }
+    else
+        run_target() {
+            "$build/bin/fuzz_$t" "$@" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+                "$here/tests/fuzz/corpus/$t" >"$log" 2>&1
+        }
+    fi
+    if run_target "$@"; then
         done_runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
         cov=$(grep -oE 'DONE[[:space:]]+cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 | sed -E 's/DONE[[:space:]]+//' || true)
         if ((gate)); then

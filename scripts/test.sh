@@ -21,12 +21,14 @@ fi
 build=${RANKDECK_BUILD_DIR:-$here/build}
 
 if [[ -n ${CI:-} ]]; then
+    format_start=$SECONDS
     if [[ -f $here/.ci/format-enforced ]]; then
         "$here/scripts/check-format.sh"
     else
         n=$("$here/scripts/check-format.sh" --count)
         printf 'test: %s files differ from .clang-format (not enforced until .ci/format-enforced exists)\n' "$n"
     fi
+    printf 'test: the format check took %d s\n' $((SECONDS - format_start))
 fi
 
 # Fuzzing (scripts/fuzz.sh; clang-14, its own instrumented build in build-asan/). In CI the gate:

@@ -9,7 +9,7 @@ bool parseMetricPattern(const QString &spec, MetricPattern *pattern, QString *er
 {
     const qsizetype eq = spec.indexOf(QLatin1Char('='));
     const QString name = eq < 0 ? QString() : spec.left(eq).trimmed();
-    static const QRegularExpression validName(QStringLiteral(R"(^[A-Za-z_][A-Za-z0-9_./-]*$)"));
+    static const QRegularExpression validName(QStringLiteral(R"(^[A-Za-z_][A-Za-z0-9_./-]*\z)"));
     if (eq < 0 || name.isEmpty()) {
         *error = tr("metric pattern \"%1\": expected NAME=REGEX").arg(spec);
         return false;

@@ -225,7 +225,7 @@ public:
                     const QString name = qs(ek.str());
                     const QString field = QStringLiteral("environment.") + name;
                     static const QRegularExpression valid(
-                        QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+                        QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*\\z"));
                     if (!valid.match(name).hasMatch()) {
                         error(int(ek.source().begin.line), field,
                               tr("not a valid environment variable name"));
@@ -351,7 +351,7 @@ QString ProfileStore::filePath(const QString &name) const
 
 bool ProfileStore::isValidName(const QString &name)
 {
-    static const QRegularExpression re(QStringLiteral("^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$"));
+    static const QRegularExpression re(QStringLiteral("^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}\\z"));
     return re.match(name).hasMatch();
 }
 
@@ -406,7 +406,7 @@ QList<ProfileError> ProfileStore::validateSlurm(const SlurmSettings &s, const QS
     auto add = [&](const QString &field, const QString &msg) {
         errors.append(ProfileError{fileName, 0, QStringLiteral("slurm.") + field, msg});
     };
-    static const QRegularExpression word(QStringLiteral("^[^\\s'\"\\\\$`;|&<>]*$"));
+    static const QRegularExpression word(QStringLiteral("^[^\\s'\"\\\\$`;|&<>]*\\z"));
     const std::pair<const char *, const QString *> words[] = {{"login", &s.login},
                                                               {"user", &s.user},
                                                               {"partition", &s.partition},
@@ -416,7 +416,7 @@ QList<ProfileError> ProfileStore::validateSlurm(const SlurmSettings &s, const QS
         if (!word.match(*value).hasMatch())
             add(QLatin1String(name),
                 tr("\"%1\" is not a valid name (no spaces, quotes or shell characters)")
-                    .arg(*value));
+                    .arg(printableLabel(*value, 80)));
     // What the word rule lets through but ssh would misread (a leading '-', control bytes).
     const auto reported = [&](const QString &field) {
         return std::any_of(errors.cbegin(), errors.cend(), [&](const ProfileError &e) {
@@ -442,11 +442,11 @@ QList<ProfileError> ProfileStore::validateSlurm(const SlurmSettings &s, const QS
     // sbatch's forms: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or no limit.
     static const QRegularExpression time(QStringLiteral(
         "^(\\d+|\\d+:\\d+|\\d+:\\d+:\\d+|\\d+-\\d+|\\d+-\\d+:\\d+|\\d+-\\d+:\\d+:\\d+|"
-        "UNLIMITED|unlimited|infinite|INFINITE)$"));
+        "UNLIMITED|unlimited|infinite|INFINITE)\\z"));
     if (!s.timeLimit.isEmpty() && !time.match(s.timeLimit).hasMatch())
         add(QStringLiteral("time"),
             tr("\"%1\" is not a Slurm time limit (minutes, H:MM:SS or D-HH:MM:SS)")
-                .arg(s.timeLimit));
+                .arg(printableLabel(s.timeLimit, 80)));
     // What the launcher sets itself; a user's value would break the one-task-per-rank step or
     // the files it follows.
     static const QStringList owned{QStringLiteral("--nodes"),
@@ -465,7 +465,8 @@ QList<ProfileError> ProfileStore::validateSlurm(const SlurmSettings &s, const QS
         const QString flag = arg.section(QLatin1Char('='), 0, 0);
         if (!arg.startsWith(QLatin1Char('-')))
             add(QStringLiteral("sbatch_args"),
-                tr("\"%1\" is not an sbatch option (options start with -)").arg(arg));
+                tr("\"%1\" is not an sbatch option (options start with -)")
+                    .arg(printableLabel(arg, 80)));
         else if (owned.contains(flag))
             add(QStringLiteral("sbatch_args"),
                 tr("%1 is set by RankDeck from the profile; remove it").arg(flag));
@@ -497,6 +498,19 @@ QString namePartProblem(const QString &text, const QString &what, const QString 
     return {};
 }
 
+// The first control character of `text` (C0, DEL or C1), named; empty when there is none. A
+// newline in a field that ends up in a batch script line (#SBATCH --partition=…) or a
+// command would start a line of the user's shell there (issue 29).
+QString controlCharacter(const QString &text)
+{
+    for (const QChar c : text) {
+        const ushort u = c.unicode();
+        if (u < 0x20 || u == 0x7f || (u >= 0x80 && u <= 0x9f))
+            return tr("a control character (U+%1)").arg(u, 4, 16, QLatin1Char('0'));
+    }
+    return {};
+}
+
 } // namespace
 
 QString ProfileStore::hostProblem(const QString &host)
@@ -521,13 +535,15 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
     if (p.transport != QLatin1String("local") && p.transport != QLatin1String("ssh") &&
         p.transport != QLatin1String("slurm"))
         add(QStringLiteral("transport"),
-            tr("\"%1\" is not a transport (use \"local\", \"ssh\" or \"slurm\")").arg(p.transport));
+            tr("\"%1\" is not a transport (use \"local\", \"ssh\" or \"slurm\")")
+                .arg(printableLabel(p.transport, 80)));
     if (p.isSlurm())
         errors.append(validateSlurm(p.slurm, fileName));
     if (p.backend != QLatin1String("auto") && p.backend != QLatin1String("nccl") &&
         p.backend != QLatin1String("gloo"))
         add(QStringLiteral("backend"),
-            tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")").arg(p.backend));
+            tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")")
+                .arg(printableLabel(p.backend, 80)));
     if (p.nodes.isEmpty() && !p.isSlurm())
         add(QStringLiteral("nodes"), tr("the profile has no nodes"));
     if (const QString why =
@@ -561,6 +577,50 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
         add(QStringLiteral("timeouts.collective"), tr("must be at least 1 second"));
     if (p.orphanGraceSec < 1)
         add(QStringLiteral("timeouts.orphan_grace"), tr("must be at least 1 second"));
+    // No field may hold a control character; those checked above by their own rules already say
+    // so in their own words. The environment's values are the exception: they are the program's
+    // data, passed on exactly (quoted as one word wherever a shell reads them), and a newline in
+    // one is the user's to choose (roundTrip's "hostile env").
+    QList<std::pair<QString, QString>> fields{
+        {QStringLiteral("name"), p.name},
+        {QStringLiteral("transport"), p.transport},
+        {QStringLiteral("backend"), p.backend},
+        {QStringLiteral("rendezvous_address"), p.rendezvousAddress},
+        {QStringLiteral("worker_directory"), p.workerDirectory},
+        {QStringLiteral("libtorch_path"), p.libtorchPath}};
+    for (int i = 0; i < p.metricPatterns.size(); ++i)
+        fields.append({QStringLiteral("metric_patterns"), p.metricPatterns[i]});
+    for (int i = 0; i < (p.isSlurm() ? 0 : p.nodes.size()); ++i) {
+        const QString prefix = QStringLiteral("nodes[%1].").arg(i);
+        fields.append({prefix + QStringLiteral("host"), p.nodes[i].host});
+        fields.append({prefix + QStringLiteral("user"), p.nodes[i].user});
+        fields.append({prefix + QStringLiteral("identity_file"), p.nodes[i].identityFile});
+    }
+    if (p.isSlurm()) {
+        const SlurmSettings &sl = p.slurm;
+        for (const auto &[field, value] : {std::pair{"login", &sl.login},
+                                           {"user", &sl.user},
+                                           {"identity_file", &sl.identityFile},
+                                           {"partition", &sl.partition},
+                                           {"account", &sl.account},
+                                           {"qos", &sl.qos},
+                                           {"time", &sl.timeLimit},
+                                           {"shared_dir", &sl.sharedDir}})
+            fields.append({QStringLiteral("slurm.") + QLatin1String(field), *value});
+        for (int i = 0; i < sl.sbatchArgs.size(); ++i)
+            fields.append({QStringLiteral("slurm.sbatch_args"), sl.sbatchArgs[i]});
+    }
+    for (const std::pair<QString, QString> &f : std::as_const(fields)) {
+        const QString what = controlCharacter(f.second);
+        if (what.isEmpty())
+            continue;
+        // (Not a structured binding: clang 14, the sanitizer build's, cannot capture one.)
+        const bool said = std::any_of(errors.cbegin(), errors.cend(),
+                                      [&](const ProfileError &e) { return e.field == f.first; });
+        if (!said)
+            add(f.first, tr("\"%1\" contains %2 (profile \"%3\")")
+                             .arg(printableLabel(f.second, 80), what, printableLabel(p.name, 64)));
+    }
     return errors;
 }
 

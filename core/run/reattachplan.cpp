@@ -44,7 +44,7 @@ bool ReattachPlan::load(const QString &runDirectory, QString *error)
     StreamOffsetsFile::takeNewer(&m_state.streams,
                                  StreamOffsetsFile::read(runDirectory, int(m_state.ranks.size())));
     m_plan = LaunchPlan::create(m_record.profile(), m_record.config(), id,
-                                QStringLiteral(".cache/rankdeck/runs/") + id);
+                                QStringLiteral("~/.cache/rankdeck/runs/") + id);
     if (!m_plan.isValid()) {
         *error = tr("run %1: its profile snapshot does not give the recorded ranks: %2")
                      .arg(id, m_plan.error());

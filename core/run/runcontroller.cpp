@@ -104,8 +104,10 @@ bool RunController::start(QString *error)
         m_options.runId.isEmpty() ? RunRecord::newRunId(m_config.effectiveName()) : m_options.runId;
     if (!m_record.create(runsDir, runId, m_config.effectiveName(), m_profile, m_config, error))
         return false;
+    // On a node: in the home directory, which each transport makes absolute there (a relative
+    // path would be taken from the program's working directory, a --sync copy's).
     const QString nodeDir = m_profile.isLocal() ? m_record.nodeRunDirectory()
-                                                : QStringLiteral(".cache/rankdeck/runs/") + runId;
+                                                : QStringLiteral("~/.cache/rankdeck/runs/") + runId;
     m_plan = LaunchPlan::create(m_profile, m_config, runId, nodeDir);
     if (!m_plan.isValid()) {
         *error = m_plan.error();

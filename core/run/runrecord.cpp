@@ -110,7 +110,7 @@ QString RunRecord::newRunId(const QString &name)
 bool RunRecord::create(const QString &runsDirectory, const QString &runId, const QString &name,
                        const Profile &profile, const TrainingConfig &config, QString *error)
 {
-    static const QRegularExpression validId(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]*$"));
+    static const QRegularExpression validId(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]*\\z"));
     if (!validId.match(runId).hasMatch()) {
         *error = tr("invalid run id \"%1\"").arg(runId);
         return false;
@@ -281,7 +281,7 @@ bool RunRecord::takeStackDumpRequest() const
 bool RunRecord::writeArtifact(const QString &fileName, const QByteArray &content,
                               QString *error) const
 {
-    static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"));
+    static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\\z"));
     if (!plain.match(fileName).hasMatch() || fileName.endsWith(QLatin1String(".json")) ||
         fileName.endsWith(QLatin1String(".log"))) {
         *error = tr("not kept: \"%1\" is not a name for a file of the run record").arg(fileName);

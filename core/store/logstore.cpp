@@ -223,7 +223,7 @@ LogStore::RankFiles *LogStore::rankFiles(int rank)
 void LogStore::loadExisting()
 {
     const QDir dir(m_directory);
-    static const QRegularExpression re(QStringLiteral("^rank-(\\d+)\\.idx$"));
+    static const QRegularExpression re(QStringLiteral("^rank-(\\d+)\\.idx\\z"));
     const QStringList names = dir.entryList({QStringLiteral("rank-*.idx")}, QDir::Files);
     for (const QString &name : names) {
         const auto m = re.match(name);

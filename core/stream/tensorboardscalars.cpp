@@ -110,7 +110,24 @@ void TensorBoardScalars::feed(int rank, const WorkerEvent &event, Output &out)
             << tr("rank %1 sent a tfevents event without a file or offset; ignored").arg(rank);
         return;
     }
-    File &file = m_files[{rank, name}];
+    auto found = m_files.find({rank, name});
+    if (found == m_files.end()) {
+        int &count = m_filesPerRank[rank];
+        if (count >= kMaxFilesPerRank) {
+            if (!(m_noted[rank] & 1)) {
+                m_noted[rank] |= 1;
+                out.problems << tr("rank %1 sent more than %2 TensorBoard event files; the "
+                                   "others (first %3) are ignored")
+                                    .arg(rank)
+                                    .arg(kMaxFilesPerRank)
+                                    .arg(shown);
+            }
+            return;
+        }
+        ++count;
+        found = m_files.insert({rank, name}, File());
+    }
+    File &file = *found;
     if (file.nextOffset < 0) {
         // The first bytes of it to come. Past 0 only for a launcher that re-attached to a
         // running rank: the earlier ones went to the launcher before it.
@@ -133,14 +150,50 @@ void TensorBoardScalars::feed(int rank, const WorkerEvent &event, Output &out)
                                 .arg(shown);
         }
         // A fresh reader: it finds the next record whose header checks out.
-        file.reader = tensorboard::TfRecordReader();
-        file.corruptSeen = 0;
+        dropHeld(file);
         file.nextOffset = offset;
-        file.resync = true;
     }
+    const qsizetype before = file.reader.pendingBytes();
     file.reader.feed(data);
     file.nextOffset += data.size();
     takeRecords(rank, name, file, out);
+    m_held += file.reader.pendingBytes() - before;
+    // Bounded whatever the rank sends: a record that claims more than a reader may hold, or
+    // more bytes held across the files than all may, is skipped.
+    const bool tooLong = file.reader.pendingBytes() > kMaxHeldPerFile;
+    if (tooLong || m_held > kMaxHeldTotal) {
+        const int bit = tooLong ? 2 : 4;
+        if (!(m_noted[rank] & bit)) {
+            m_noted[rank] |= bit;
+            out.problems << (tooLong ? tr("rank %1: a record of TensorBoard event file %2 is "
+                                          "longer than %3 MiB; skipped")
+                                           .arg(rank)
+                                           .arg(shown)
+                                           .arg(kMaxHeldPerFile / (1024 * 1024))
+                                     : tr("rank %1: TensorBoard event files hold more than %2 "
+                                          "MiB of unfinished records; a record of %3 is skipped")
+                                           .arg(rank)
+                                           .arg(kMaxHeldTotal / (1024 * 1024))
+                                           .arg(shown));
+        }
+        dropHeld(file);
+    }
+}
+
+qsizetype TensorBoardScalars::heldBytes() const
+{
+    qsizetype held = 0;
+    for (const File &f : m_files)
+        held += f.reader.pendingBytes();
+    return held;
+}
+
+void TensorBoardScalars::dropHeld(File &file)
+{
+    m_held -= file.reader.pendingBytes();
+    file.reader = tensorboard::TfRecordReader();
+    file.corruptSeen = 0;
+    file.resync = true;
 }
 
 void TensorBoardScalars::takeRecords(int rank, const QString &name, File &file, Output &out)
@@ -181,6 +234,7 @@ void TensorBoardScalars::finish(int rank, Output &out)
                             .arg(printableLabel(it.key().second, 300))
                             .arg(it->reader.pendingBytes());
         // Said once: a restarted rank writes new files.
+        m_held -= it->reader.pendingBytes();
         it->reader = tensorboard::TfRecordReader();
     }
 }

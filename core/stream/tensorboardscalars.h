@@ -18,6 +18,11 @@
 // A file that is damaged or not an event file at all is named once in problems; what can be
 // read of it still is. Bytes that did not arrive (a gap in the offsets) and a file that shrank
 // start its reader afresh, named once each too. Plain data in and out, one per run.
+// The bytes come from a rank, which may be hostile or broken (issue 29): at most kMaxFilesPerRank
+// files per rank are read (as the supervisor follows), a reader holds at most kMaxHeldPerFile
+// bytes of a record that has not ended (a longer one is skipped), and all readers together at
+// most kMaxHeldTotal (the file that would pass it is skipped to its next record). Each excess is
+// named once per rank.
 #pragma once
 
 #include "stream/workerevent.h"
@@ -36,6 +41,9 @@ class TensorBoardScalars
 {
 public:
     static constexpr QLatin1StringView kNamePrefix{"tb/"};
+    static constexpr int kMaxFilesPerRank = 256;
+    static constexpr qsizetype kMaxHeldPerFile = 16 * 1024 * 1024;
+    static constexpr qsizetype kMaxHeldTotal = 64 * 1024 * 1024;
 
     struct Point
     {
@@ -63,6 +71,8 @@ public:
 
     int fileCount() const { return int(m_files.size()); }
     qint64 recordCount() const { return m_records; }
+    // Bytes of unfinished records held by all readers (counted afresh, for tests and checks).
+    qsizetype heldBytes() const;
 
 private:
     struct File
@@ -78,8 +88,13 @@ private:
     };
 
     void takeRecords(int rank, const QString &name, File &file, Output &out);
+    // Drops what `file`'s reader holds (its record is skipped); it reads on at the next record.
+    void dropHeld(File &file);
 
     QHash<QPair<int, QString>, File> m_files;
+    QHash<int, int> m_filesPerRank;
+    QHash<int, int> m_noted; // per rank: which of the excesses below were named (bits)
+    qsizetype m_held = 0;
     qint64 m_records = 0;
 };
 

@@ -7,6 +7,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QProcess>
 #include <QProcessEnvironment>
@@ -87,8 +88,12 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
     proc->setArguments(spec.arguments);
     if (!spec.workingDirectory.isEmpty())
         proc->setWorkingDirectory(spec.workingDirectory);
-    if (!spec.nodeRunDirectory.isEmpty())
-        QDir().mkpath(spec.nodeRunDirectory);
+    // Private, whatever the umask: the supervisor refuses a run directory others may write to
+    // (it puts code there, first on PYTHONPATH).
+    if (!spec.nodeRunDirectory.isEmpty() && QDir().mkpath(spec.nodeRunDirectory))
+        QFile::setPermissions(spec.nodeRunDirectory, QFileDevice::ReadOwner |
+                                                         QFileDevice::WriteOwner |
+                                                         QFileDevice::ExeOwner);
     // Own session and process group: signals then reach the rank's children too, and a terminal's
     // Ctrl+C reaches only the launcher, which stops the ranks in order.
     proc->setChildProcessModifier([] { ::setsid(); });

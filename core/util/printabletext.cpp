@@ -33,8 +33,9 @@ QByteArray stripAnsi(QByteArrayView in)
                 i = j;
             else
                 i = j - 1;
-        } else if (kind == ']') {
-            // OSC: ends with BEL or ESC '\'.
+        } else if (kind == ']' || kind == 'P' || kind == 'X' || kind == '^' || kind == '_') {
+            // OSC, DCS, SOS, PM, APC: a string that ends with BEL or ESC '\' (ST); its body is
+            // for the terminal (a title, a clipboard write, a sixel), not text.
             qsizetype j = i + 2;
             while (j < n && in[j] != '\a' && !(in[j] == '\x1b' && j + 1 < n && in[j + 1] == '\\'))
                 ++j;
@@ -67,6 +68,9 @@ QString printableText(QByteArrayView line, qsizetype maxBytes, bool *cut, bool k
             ch = QChar(ushort(0x2400 + u)); // Control Pictures block: NUL shows as ␀
         else if (u == 0x7f)
             ch = QChar(ushort(0x2421));
+        else if ((u >= 0x80 && u <= 0x9f) || (u >= 0x202a && u <= 0x202e) ||
+                 (u >= 0x2066 && u <= 0x2069))
+            ch = QChar(QChar::ReplacementCharacter);
     }
     if (cut)
         *cut = wasCut;
@@ -77,6 +81,29 @@ QString printableLabel(const QString &text, qsizetype maxBytes)
 {
     bool cut = false;
     QString out = printableText(text.toUtf8(), maxBytes, &cut, false);
+    if (cut)
+        out += QChar(0x2026);
+    return out;
+}
+
+QString printableLines(const QString &text, qsizetype maxBytes)
+{
+    bool cut = false;
+    const QByteArray bytes = text.toUtf8();
+    const QByteArrayView head =
+        maxBytes > 0 && bytes.size() > maxBytes ? QByteArrayView(bytes).first(maxBytes) : bytes;
+    cut = head.size() < bytes.size();
+    QString out;
+    out.reserve(head.size());
+    qsizetype start = 0;
+    for (;;) {
+        const qsizetype nl = head.indexOf('\n', start);
+        out += printableText(head.sliced(start, (nl < 0 ? head.size() : nl) - start));
+        if (nl < 0)
+            break;
+        out += QLatin1Char('\n');
+        start = nl + 1;
+    }
     if (cut)
         out += QChar(0x2026);
     return out;

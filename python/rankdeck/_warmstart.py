@@ -66,11 +66,17 @@ def _children_map():
     return children
 
 
-def _descendants(root):
-    children = _children_map()
-    out, todo = [], [root]
+def _descendants(root, children=None):
+    # /proc is read one process at a time while pids are freed and reused, so the map may hold
+    # a cycle: each pid is visited once, and the walk ends.
+    if children is None:
+        children = _children_map()
+    out, todo, seen = [], [root], {root}
     while todo:
         for pid in children.get(todo.pop(), ()):
+            if pid in seen:
+                continue
+            seen.add(pid)
             out.append(pid)
             todo.append(pid)
     return out

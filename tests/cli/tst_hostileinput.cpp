@@ -3,8 +3,10 @@
 // rankdeck-cli fed what a new user, a typo or a hostile file gives it (issue #18's list), each
 // tried the way a user would: export to device nodes, FIFOs, directories and a full disk;
 // oversized profiles and hosts that are no hosts; run names with newlines, escape sequences and
-// 10 kB; a run whose run.json is garbage; a worker flag without its value at the end. Every one
-// must end in a clear message naming the thing, lose nothing, and never replace a device.
+// 10 kB, C1 controls and bidi overrides; a run whose run.json is garbage; a worker flag without
+// its value at the end; a rank whose output and failure carry escape sequences, and one that
+// writes a 1.5 GiB line (issue 29). Every one must end in a clear message naming the thing, lose
+// nothing, never replace a device, and never let others' bytes act on the user's terminal.
 #include "fiforeader.h"
 #include "smalltmpfs.h"
 #include "testprocesses.h"
@@ -57,6 +59,23 @@ private:
     {
         struct stat st = {};
         return ::stat(path.toLocal8Bit().constData(), &st) == 0 && S_ISCHR(st.st_mode);
+    }
+
+    // What must never reach a terminal from others' bytes: ESC (escape sequences), C1
+    // controls (U+009B is CSI to some terminals) and the bidi overrides and isolates that
+    // reorder what follows them. Empty when the text is clean, else what was found.
+    static QString unsafeFor(const QString &text)
+    {
+        for (qsizetype i = 0; i < text.size(); ++i) {
+            const ushort u = text[i].unicode();
+            if (u == 0x1b || (u >= 0x80 && u <= 0x9f) || (u >= 0x202a && u <= 0x202e) ||
+                (u >= 0x2066 && u <= 0x2069))
+                return QStringLiteral("U+%1 at %2 in: %3")
+                    .arg(u, 4, 16, QLatin1Char('0'))
+                    .arg(i)
+                    .arg(text.mid(qMax<qsizetype>(0, i - 60), 120));
+        }
+        return {};
     }
 
     // A copy of the seed run under another id, with run.json's name replaced.
@@ -193,6 +212,11 @@ private slots:
         QTest::newRow("escape sequences") << QStringLiteral("\x1b[2J\x1b]0;owned\x07\x1b[31mred");
         QTest::newRow("10 kB") << QString(10240, QLatin1Char('n'));
         QTest::newRow("carriage return and tab") << QStringLiteral("abc\rXYZ\tq");
+        // U+009B is a one-character CSI: "\u009b2J" clears the screen where C1 is honoured.
+        QTest::newRow("C1 controls") << QStringLiteral("c1\u009b2J\u009d0;owned\u009c\u0085x");
+        // "exe.txt" that shows as "txt.exe", and an isolate that is never closed.
+        QTest::newRow("bidi overrides") << QStringLiteral(
+            "run\u202etxt.exe\u202c \u2066isolated \u202a\u202b\u202d\u2067\u2068\u2069");
     }
     void hostileRunNames()
     {
@@ -215,6 +239,7 @@ private slots:
         QCOMPARE(show.code, 0);
         for (const Result *r : {&runs, &show}) {
             QVERIFY2(!r->out.contains(QChar(0x1b)), "an escape sequence reached the terminal");
+            QVERIFY2(unsafeFor(r->out).isEmpty(), qPrintable(unsafeFor(r->out)));
             QVERIFY(!r->out.contains(QLatin1Char('\r')));
             QVERIFY(!r->out.contains(QLatin1Char('\t')));
         }
@@ -223,6 +248,121 @@ private slots:
         QCOMPARE(nameLines.size(), 1);
         QVERIFY2(nameLines.first().size() < 300, qPrintable(nameLines.first().left(400)));
         QVERIFY(show.out.contains(QStringLiteral("\nState: ")));
+        QVERIFY(QDir(dir).removeRecursively());
+    }
+
+    // A rank's own bytes on every way to the terminal (issue 29, problem 4): a program that
+    // writes a clipboard write (OSC 52), a title change, a C1 CSI and bidi overrides, then
+    // fails with them in its exception; a stack dump that holds them too. launch, logs,
+    // logs --follow, show and stacks --last show them harmless; logs --raw keeps them exactly.
+    void hostileRankOutput()
+    {
+        requireSeed();
+        const QString payload = QStringLiteral("\x1b]52;c;cm0gLXJmIH4K\x07"
+                                               "clip \x1b]0;owned\x07title \x1bP1$qm\x1b\\dcs "
+                                               "\u009b2Jc1 \u202etxt.exe\u202c \u2066iso");
+        const QString code = QStringLiteral("import sys\n"
+                                            "p = %1\n"
+                                            "sys.stdout.write(p + '\\n')\n"
+                                            "sys.stdout.write('no newline at the end ' + p)\n"
+                                            "sys.stdout.flush()\n"
+                                            "raise ValueError(p)\n")
+                                 .arg(QStringLiteral("'") +
+                                      QString(payload)
+                                          .replace(QLatin1Char('\\'), QStringLiteral("\\\\"))
+                                          .replace(QChar(0x1b), QStringLiteral("\\x1b"))
+                                          .replace(QChar(0x07), QStringLiteral("\\x07"))
+                                          .replace(QChar(0x9b), QStringLiteral("\\u009b"))
+                                          .replace(QChar(0x202e), QStringLiteral("\\u202e"))
+                                          .replace(QChar(0x202c), QStringLiteral("\\u202c"))
+                                          .replace(QChar(0x2066), QStringLiteral("\\u2066")) +
+                                      QStringLiteral("'"));
+        const Result launch = cli(
+            {QStringLiteral("launch"), QStringLiteral("--nproc-per-node"), QStringLiteral("1"),
+             QStringLiteral("--name"), QStringLiteral("hostile-output"), QStringLiteral("--exec"),
+             QStringLiteral("--"), QStringLiteral("python3"), QStringLiteral("-c"), code});
+        QVERIFY2(launch.code != 0, qPrintable(launch.err));
+        QVERIFY2(launch.out.contains(QStringLiteral("ValueError")), qPrintable(launch.out));
+        static const QRegularExpression re(QStringLiteral("\\[rankdeck\\] run (\\S+) \\("));
+        const QString id = re.match(launch.err).captured(1);
+        QVERIFY2(!id.isEmpty(), qPrintable(launch.err));
+        // Each as a user would run it; the follow ends because the run has.
+        const QString dir = runsDir() + QLatin1Char('/') + id;
+        {
+            // The record's copy of the rank's stack dumps (what `stacks --last` and `show` read).
+            QFile stacks(dir + QStringLiteral("/stacks-rank-0.txt"));
+            QVERIFY(stacks.open(QIODevice::Append));
+            stacks.write("=== 1700000000000000 (on request " + payload.toUtf8() + ")\nThread 1 \"" +
+                         payload.toUtf8() + "\":\n  File \"" + payload.toUtf8() +
+                         ".py\", line 1 in f\n");
+        }
+        const QList<QStringList> commands{{QStringLiteral("logs"), id},
+                                          {QStringLiteral("logs"), id, QStringLiteral("--follow")},
+                                          {QStringLiteral("logs"), id, QStringLiteral("--follow"),
+                                           QStringLiteral("--rank"), QStringLiteral("0")},
+                                          {QStringLiteral("show"), id},
+                                          {QStringLiteral("stacks"), id, QStringLiteral("--last")}};
+        QVERIFY2(unsafeFor(launch.out + launch.err).isEmpty(),
+                 qPrintable(QStringLiteral("launch: ") + unsafeFor(launch.out + launch.err)));
+        for (const QStringList &args : commands) {
+            const Result r = cli(args);
+            QVERIFY2(r.code == 0,
+                     qPrintable(args.join(QLatin1Char(' ')) + QLatin1Char(' ') + r.err));
+            QVERIFY2(r.out.contains(QStringLiteral("clip")) ||
+                         args.first() == QLatin1String("stacks"),
+                     qPrintable(r.out));
+            QVERIFY2(unsafeFor(r.out + r.err).isEmpty(),
+                     qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(": ") +
+                                unsafeFor(r.out + r.err)));
+        }
+        // --raw: the bytes exactly, for a pipe that wants them.
+        for (const QString &follow : {QString(), QStringLiteral("--follow")}) {
+            QStringList args{QStringLiteral("logs"), id, QStringLiteral("--raw")};
+            if (!follow.isEmpty())
+                args << follow;
+            const Result r = cli(args);
+            QCOMPARE(r.code, 0);
+            QVERIFY2(r.out.contains(QStringLiteral("[r0] ") + payload + QLatin1Char('\n')),
+                     qPrintable(r.out.left(2000)));
+        }
+    }
+
+    // A rank that writes a 1.5 GiB line without a newline (issue 29, problem 4): logs --follow
+    // reads the file a chunk at a time and keeps only the line's head, so it prints the line cut
+    // (with its full length) inside an address space far smaller than the line.
+    void followLongLineInBoundedMemory()
+    {
+        requireSeed();
+        const QString id = QStringLiteral("20990103-000000-longline");
+        const QString dir = copyOfSeedNamed(id, QStringLiteral("longline"));
+        QVERIFY(!dir.isEmpty());
+        const qint64 extra = qint64(1536) * 1024 * 1024;
+        QFile log(dir + QStringLiteral("/rank-0.log"));
+        QVERIFY(log.open(QIODevice::ReadWrite));
+        const qint64 before = log.size();
+        QVERIFY(log.seek(before) && log.write("no newline: ") == 12);
+        QVERIFY(log.resize(before + 12 + extra)); // sparse: NUL bytes that take no disk
+        log.close();
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.path() + QStringLiteral("/data"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.path() + QStringLiteral("/config"));
+        // 1 GiB of address space: room for the CLI, none for the line.
+        const Result r = rankdeck::testing::runCommand(
+            QStringLiteral("/bin/sh"),
+            {QStringLiteral("-c"), QStringLiteral("ulimit -v 1048576 && exec \"$0\" \"$@\""), m_cli,
+             QStringLiteral("logs"), id, QStringLiteral("--follow"), QStringLiteral("--rank"),
+             QStringLiteral("0")},
+            env, 120000);
+        QVERIFY2(r.code == 0,
+                 qPrintable(QString::number(r.code) + QLatin1Char(' ') + r.err.right(2000)));
+        const QStringList lines = r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QVERIFY(!lines.isEmpty());
+        QVERIFY2(lines.last().startsWith(QStringLiteral("no newline: \u2400\u2400")),
+                 qPrintable(lines.last().left(100)));
+        QVERIFY2(lines.last().endsWith(
+                     QStringLiteral("%1 bytes in full in the run record]").arg(12 + extra)),
+                 qPrintable(lines.last().right(200)));
+        QVERIFY2(lines.last().size() < 20000, qPrintable(QString::number(lines.last().size())));
         QVERIFY(QDir(dir).removeRecursively());
     }
 

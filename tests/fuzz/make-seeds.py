@@ -82,6 +82,18 @@ samples = {
 for name, content in samples.items():
     put("linesplitter", name, bytes([4, 40]) + content)
 
+# logs --follow: the same samples, as the file grows (line limit 16 + 4 * byte, display bytes,
+# raw), plus what a hostile rank writes: OSC 52, C1, bidi overrides, a line longer than the limit
+# that redraws itself, and a nested progress bar that moves the cursor up.
+follow = dict(samples)
+follow["hostile"] = ("\x1b]52;c;cm0gLXJmIH4K\x07clip \x1b]0;owned\x07 \u009b2J "
+                     "\u202etxt.exe\u202c \u2066iso\n").encode() + b"\x1bP1$qm\x1b\\dcs\n"
+follow["long-redraw"] = b"z" * 700 + b"\r" + b"w" * 700 + b"\x1b[A\n" + b"q" * 2000 + b"\r\n"
+follow["nested-bar"] = b"\rValidation 25%|##  |\x1b[A\nmain 10%|#  |\n"
+for name, content in follow.items():
+    put("logfollower", name, bytes([60, 40, 0]) + content)
+    put("logfollower", name + "-raw", bytes([60, 40, 1]) + content)
+
 # Python failures: every real sample, as rank 0's and (split byte) partly rank 1's stderr.
 for sample in sorted(data.glob("*.txt")):
     put("pythontraceback", sample.stem, b"\xaa" + sample.read_bytes())

@@ -99,8 +99,8 @@ void emitCrashReport(const CrashReport &r)
     writeAll(STDOUT_FILENO, line.data(), line.size());
     writeAll(STDERR_FILENO, text.data(), text.size());
     if (g_settings.reportPath[0]) {
-        const int out =
-            ::open(g_settings.reportPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        const int out = ::open(g_settings.reportPath,
+                               O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (out >= 0) {
             writeAll(out, text.data(), text.size());
             // The event as the last line lets the launcher read the report back from the file

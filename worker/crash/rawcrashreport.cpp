@@ -260,8 +260,8 @@ void writeRawCrashReport()
     writeAll(STDERR_FILENO, st.data, st.size);
     writeAll(STDERR_FILENO, "\n", 1);
     if (g_settings.reportPath[0]) {
-        const int out =
-            ::open(g_settings.reportPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        const int out = ::open(g_settings.reportPath,
+                               O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (out >= 0) {
             writeAll(out, header, sizeof header - 1);
             writeAll(out, st.data, st.size);

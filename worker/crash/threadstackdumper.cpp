@@ -223,8 +223,8 @@ void dumpAllThreads(const std::string &reason)
     writeAll(STDOUT_FILENO, line.data(), line.size());
 
     if (g_settings.stacksPath[0]) {
-        const int out =
-            ::open(g_settings.stacksPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        const int out = ::open(g_settings.stacksPath,
+                               O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (out >= 0) {
             const std::string head = "Stacks of rank " + std::to_string(g_settings.rank) +
                                      " (pid " + std::to_string(pid) + "), reason: " + reason + "\n";

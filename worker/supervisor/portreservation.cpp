@@ -16,7 +16,7 @@ PortReservation::~PortReservation()
         close(m_fd);
 }
 
-int bindFreePort(int extraFlags, int *port)
+int bindFreePort(int extraFlags, int *port, std::uint32_t address)
 {
     // Close-on-exec: the program must not inherit it and hold the port after we are gone.
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | extraFlags, 0);
@@ -26,7 +26,7 @@ int bindFreePort(int extraFlags, int *port)
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    addr.sin_addr.s_addr = htonl(address);
     addr.sin_port = 0;
     socklen_t len = sizeof addr;
     if (bind(fd, reinterpret_cast<const sockaddr *>(&addr), sizeof addr) != 0 ||

@@ -9,12 +9,15 @@
 // starts the program, so the launcher can start the other ranks at once (docs/protocol.md).
 #pragma once
 
+#include <cstdint>
+
 namespace rankdeck::supervisor {
 
 // A TCP socket (close-on-exec, SO_REUSEADDR, plus extraFlags such as SOCK_NONBLOCK) bound to a
-// port the kernel picked on every IPv4 address, with that port in *port; -1 (errno set) when
-// none can be had. PortReservation keeps one unlistened; StoreProxy listens on one.
-int bindFreePort(int extraFlags, int *port);
+// port the kernel picked on `address` (IPv4, host byte order; 0: every address), with that port
+// in *port; -1 (errno set) when none can be had. PortReservation keeps one unlistened;
+// StoreProxy listens on one.
+int bindFreePort(int extraFlags, int *port, std::uint32_t address = 0);
 
 class PortReservation
 {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace rankdeck::supervisor {
 
@@ -55,13 +56,21 @@ std::vector<pid_t> descendantsOf(pid_t root)
         }
         closedir(d);
     }
+    return descendantsIn(children, root);
+}
+
+std::vector<pid_t> descendantsIn(const std::unordered_multimap<pid_t, pid_t> &children, pid_t root)
+{
     std::vector<pid_t> out;
+    std::unordered_set<pid_t> seen{root};
     std::vector<pid_t> todo{root};
     while (!todo.empty()) {
         const pid_t p = todo.back();
         todo.pop_back();
         auto [first, last] = children.equal_range(p);
         for (auto it = first; it != last; ++it) {
+            if (!seen.insert(it->second).second)
+                continue; // seen already: a pid reused during the scan closed a loop
             out.push_back(it->second);
             todo.push_back(it->second);
         }

@@ -9,12 +9,17 @@
 
 #include <sys/types.h>
 
+#include <unordered_map>
 #include <vector>
 
 namespace rankdeck::supervisor {
 
 // The pids of every descendant of `root` (not root itself), parents before children.
 std::vector<pid_t> descendantsOf(pid_t root);
+// The same in a snapshot of parent -> child pairs. /proc is read one process at a time while
+// pids are freed and reused, so the snapshot may hold a cycle (a pid recorded as its own
+// ancestor): each pid is visited once, and the walk ends.
+std::vector<pid_t> descendantsIn(const std::unordered_multimap<pid_t, pid_t> &children, pid_t root);
 
 // Whether `pid` is a live descendant of `root` (its parent chain in /proc leads there).
 bool isDescendant(pid_t pid, pid_t root);

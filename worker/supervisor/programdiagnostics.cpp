@@ -31,7 +31,9 @@ std::string signalName(int sig)
 void writeFile(const std::string &path, const std::string &text)
 {
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    // A new file of ours, never through a link someone left under the name (issue 29).
+    ::unlink(tmp.c_str());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return;
     std::string_view rest = text;

@@ -4,6 +4,7 @@
 #include "supervisor/eventfilefollower.h"
 #include "supervisor/flightrecorderdumper.h"
 #include "supervisor/portreservation.h"
+#include "supervisor/privatedirectory.h"
 #include "supervisor/processtree.h"
 #include "supervisor/programdiagnostics.h"
 #include "supervisor/pythonmodule.h"
@@ -20,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -139,6 +141,7 @@ private:
     PortReservation m_port;
     StoreProxy m_proxy;                // rank 0: the other ranks' way to the program's store
     std::string m_pythonDirectory;     // the run's copy of the rankdeck module, on PYTHONPATH
+    std::string m_setupError;          // why the run directory cannot be used (the rank ends)
     std::string m_environmentDefaults; // NAME=VALUE the user did not set and we did (hello)
     WarmStartClient m_warm;
     bool m_warmStarted = false; // the program runs in the warm server (m_child stays -1)
@@ -198,6 +201,12 @@ void Supervisor::prepareEnvironment()
         dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/rankdeck-" + std::to_string(getuid());
     }
     std::string error;
+    // Code goes into it and first on PYTHONPATH: a directory someone else made or can write to
+    // (the default is in /tmp) ends the rank before anything of it runs.
+    if (!ensurePrivateDirectory(dir, &error)) {
+        m_setupError = "refusing the run directory: " + error;
+        return;
+    }
     m_pythonDirectory = dir + "/python";
     if (!installPythonModule(m_pythonDirectory, &error))
         writeAll(STDERR_FILENO,
@@ -438,6 +447,13 @@ int Supervisor::run()
     if (!m_environmentDefaults.empty())
         hello.addString(wire::field::EnvironmentDefaults, m_environmentDefaults);
     emit(hello);
+    if (!m_setupError.empty()) {
+        emit(event(wire::event::Error)
+                 .addInt(wire::field::ExitCode, 1)
+                 .addString(wire::field::Message, m_setupError));
+        writeAll(STDERR_FILENO, "rankdeck-supervisor: " + m_setupError + "\n");
+        return 1;
+    }
 
     const char *port = std::getenv("MASTER_PORT");
     if (m_rank == 0 && (!port || !*port || std::string_view(port) == "0")) {
@@ -454,7 +470,14 @@ int Supervisor::run()
         // The other ranks come in through the proxy, which accepts them before the program's
         // store listens (StoreProxy); without one they go to the program's port directly.
         const char *noProxy = std::getenv("RANKDECK_NO_STORE_PROXY");
-        const bool proxied = !(noProxy && *noProxy) && m_proxy.listenFor(m_port.port());
+        // Bound where the other ranks connect (MASTER_ADDR) and capped: a few store connections
+        // per rank, not whatever the network sends.
+        const char *master = std::getenv("MASTER_ADDR");
+        const int world = envInt("WORLD_SIZE", 1);
+        const bool proxied =
+            !(noProxy && *noProxy) &&
+            m_proxy.listenFor(m_port.port(), master ? master : "",
+                              world <= envInt("LOCAL_WORLD_SIZE", 1), std::max(64, 4 * world));
         emit(event(wire::event::Store)
                  .addInt(wire::field::Port, proxied ? m_proxy.port() : m_port.port()));
     }

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "supervisor/pythonmodule.h"
 
+#include "supervisor/privatedirectory.h"
+
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,46 +25,47 @@ extern const std::size_t kPythonWarmStartSize;
 
 namespace {
 
-bool makeDirectories(const std::string &path)
-{
-    for (size_t i = 1; i <= path.size(); ++i) {
-        if (i == path.size() || path[i] == '/') {
-            const std::string part = path.substr(0, i);
-            if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST)
-                return false;
-        }
-    }
-    return true;
-}
-
 bool sameContent(const std::string &path, std::string_view content)
 {
-    FILE *f = std::fopen(path.c_str(), "rbe");
-    if (!f)
+    // Never through a link: only a file of ours in our private directory counts.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
         return false;
     std::string have(content.size() + 1, '\0');
-    const size_t n = std::fread(have.data(), 1, have.size(), f);
-    std::fclose(f);
+    size_t n = 0;
+    for (ssize_t got; n < have.size() && (got = ::read(fd, have.data() + n, have.size() - n)) > 0;)
+        n += size_t(got);
+    ::close(fd);
     return n == content.size() && std::string_view(have.data(), n) == content;
 }
 
 // Writes `file` in `directory` (atomically: ranks sharing a node write it at once) unless it is
-// there already with this content.
+// there already with this content. The directory must be private (ensurePrivateDirectory):
+// otherwise a file someone else put there with the same content, or with other content
+// between our check and the program's import, would run as the user.
 bool installFile(const std::string &directory, const std::string &file, std::string_view content,
                  std::string *error)
 {
+    if (!ensurePrivateDirectory(directory, error))
+        return false;
     if (sameContent(file, content))
         return true;
-    if (!makeDirectories(directory)) {
-        *error = directory + ": " + std::strerror(errno);
-        return false;
-    }
     const std::string tmp = file + ".tmp." + std::to_string(getpid());
-    FILE *f = std::fopen(tmp.c_str(), "wbe");
-    if (!f || std::fwrite(content.data(), 1, content.size(), f) != content.size() ||
-        std::fclose(f) != 0 || std::rename(tmp.c_str(), file.c_str()) != 0) {
+    ::unlink(tmp.c_str()); // a leftover of a pid before ours
+    // O_EXCL | O_NOFOLLOW: a new file of ours, never a link to another.
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    bool ok = fd >= 0;
+    for (std::string_view rest = content; ok && !rest.empty();) {
+        const ssize_t n = ::write(fd, rest.data(), rest.size());
+        ok = n > 0;
+        if (ok)
+            rest.remove_prefix(size_t(n));
+    }
+    if (fd >= 0 && ::close(fd) != 0)
+        ok = false;
+    if (!ok || std::rename(tmp.c_str(), file.c_str()) != 0) {
         *error = file + ": " + std::strerror(errno);
-        std::remove(tmp.c_str());
+        ::unlink(tmp.c_str());
         return false;
     }
     return true;

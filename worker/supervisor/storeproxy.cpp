@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -36,10 +37,44 @@ StoreProxy::~StoreProxy()
         close(m_listen);
 }
 
-bool StoreProxy::listenFor(int upstreamPort)
+namespace {
+
+// The IPv4 address `host` has on this machine: resolved, and bindable here. 0 when not.
+std::uint32_t localAddressOf(const std::string &host, bool allowLoopback)
+{
+    if (host.empty())
+        return 0;
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *found = nullptr;
+    if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || !found)
+        return 0;
+    const std::uint32_t address =
+        ntohl(reinterpret_cast<const sockaddr_in *>(found->ai_addr)->sin_addr.s_addr);
+    freeaddrinfo(found);
+    if ((address >> 24) == 127 && !allowLoopback)
+        return 0;
+    // Bindable: one of this host's addresses (another node's would fail with EADDRNOTAVAIL).
+    int port = 0;
+    const int probe = bindFreePort(0, &port, address);
+    if (probe < 0)
+        return 0;
+    close(probe);
+    return address;
+}
+
+} // namespace
+
+bool StoreProxy::listenFor(int upstreamPort, const std::string &masterAddress, bool allRanksLocal,
+                           int maxRelays)
 {
     m_upstreamPort = upstreamPort;
-    m_listen = bindFreePort(SOCK_NONBLOCK, &m_port);
+    m_maxRelays = size_t(std::max(1, maxRelays));
+    // A rank on another node resolves MASTER_ADDR with its own resolver: a loopback answer here
+    // (Debian's 127.0.1.1 for the host name) says nothing of where it connects to.
+    m_address = localAddressOf(masterAddress, allRanksLocal);
+    m_listen = bindFreePort(SOCK_NONBLOCK, &m_port, m_address);
     if (m_listen < 0)
         return false;
     if (listen(m_listen, 1024) != 0) {
@@ -131,6 +166,10 @@ void StoreProxy::accept()
         const int fd = accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
             return;
+        if (m_relays.size() >= m_maxRelays) {
+            close(fd); // over the cap: refused, so that the backlog does not fill with them
+            continue;
+        }
         noDelay(fd);
         Relay r;
         r.client = fd;

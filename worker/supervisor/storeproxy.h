@@ -15,6 +15,7 @@
 #include <poll.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,17 @@ public:
     StoreProxy(const StoreProxy &) = delete;
     StoreProxy &operator=(const StoreProxy &) = delete;
 
-    // Listens on a free port on every IPv4 address; relays to 127.0.0.1:upstreamPort. false
-    // (errno set) when it cannot listen.
-    bool listenFor(int upstreamPort);
+    // Listens on a free port; relays to 127.0.0.1:upstreamPort. Only where the other ranks
+    // come in: the address `masterAddress` (MASTER_ADDR) has here when it is one of this host's
+    // (with ranks on other nodes only a non-loopback one, which they resolve the same way),
+    // else every IPv4 address. At most `maxRelays` connections at once: more are closed as
+    // they come (a store has a few per rank; the rest would only cost memory and descriptors).
+    // false (errno set) when it cannot listen.
+    bool listenFor(int upstreamPort, const std::string &masterAddress, bool allRanksLocal,
+                   int maxRelays);
     int port() const { return m_port; }
+    // The IPv4 address it listens on (host byte order; 0: every address).
+    std::uint32_t address() const { return m_address; }
 
     // The descriptors to poll and what for; after poll() returns, handle() does what can be
     // done without blocking on every one of them (a handful: one per rank and store client).
@@ -61,6 +69,8 @@ private:
 
     int m_listen = -1;
     int m_port = 0;
+    std::uint32_t m_address = 0;
+    size_t m_maxRelays = 64;
     int m_upstreamPort = 0;
     std::vector<Relay> m_relays;
 };

@@ -360,7 +360,7 @@ bool spawnServer(const Command &c, const std::string &directory, const std::stri
             if (sig != SIGKILL && sig != SIGSTOP)
                 signal(sig, SIG_DFL);
         const int in = ::open("/dev/null", O_RDONLY);
-        const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
         if (in >= 0)
             ::dup2(in, STDIN_FILENO);
         if (out >= 0) {

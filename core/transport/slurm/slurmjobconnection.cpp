@@ -24,7 +24,10 @@ namespace {
 // partitions), the partition, then (with a binary to deploy) the directories and whether the
 // binary is there. Answers key=value lines.
 //   $1 shared dir, $2 run dir, $3 partition (may be empty), $4 binary path to look for (may be
-//   empty).
+//   empty), $5 its SHA-256. The binary counts as there only with that SHA-256 (its name is
+//   public, so a file under it proves nothing), and the shared directory, its bin/ and runs/
+//   must be this user's and writable by nobody else: another user who can write there could
+//   put a program that every rank runs (issue 29).
 const char kCheck[] = R"SH(
 for c in sbatch squeue scancel scontrol sinfo; do
   command -v "$c" >/dev/null 2>&1 || { echo "missing=$c"; echo "path=$PATH"; exit 0; }
@@ -34,7 +37,19 @@ echo "partitions=$(printf '%s' "$parts" | sort -u | tr '\n' ' ')"
 if [ -n "$3" ] && ! scontrol -o show partition "$3" >/dev/null 2>&1; then echo "no-partition=$3"; exit 0; fi
 if [ -n "$4" ]; then
   (umask 077; mkdir -p -- "$1/bin" "$2") || { echo "mkdir-error=$2"; exit 0; }
-  if [ -x "$4" ]; then echo "binary=present"; fi
+  for x in "$1" "$1/bin" "$1/runs"; do
+    if [ -L "$x" ] || [ -n "$(find "$x" -prune \( -perm -0002 -o -perm -0020 \) -print)" ] ||
+       { [ "$x" != "$1" ] && [ -n "$(find "$x" -prune ! -user "$(id -u)" -print)" ]; }; then
+      echo "shared-error=$x"; exit 0
+    fi
+  done
+  if [ -f "$4" ] && [ -x "$4" ] && [ ! -L "$4" ]; then
+    if command -v sha256sum >/dev/null 2>&1; then h=$(sha256sum <"$4")
+    elif command -v shasum >/dev/null 2>&1; then h=$(shasum -a 256 <"$4")
+    else h=$(openssl dgst -sha256 -r <"$4"); fi
+    h=${h%% *}; h=${h##*= }
+    [ "$h" = "$5" ] && echo "binary=present"
+  fi
 fi
 echo "ok=1"
 )SH";
@@ -115,9 +130,11 @@ bool SlurmJobConnection::checkLogin(const QString &localBinary, QString *binary,
             return false;
         target = shared + QStringLiteral("/bin/") + QFileInfo(localBinary).fileName() +
                  QLatin1Char('-') + QString::fromLatin1(sha);
+        m_binarySha256 = QString::fromLatin1(sha);
     }
     const SshExecResult r =
-        m_login->run(sh(kCheck, {shared, m_runDirectory, m_profile.slurm.partition, target}));
+        m_login->run(sh(kCheck, {shared, m_runDirectory, m_profile.slurm.partition, target,
+                                 QString::fromLatin1(sha)}));
     const QMap<QString, QString> kv = keyValues(r.out);
     if (!r.error.isEmpty()) {
         *error = tr("%1: %2").arg(where, r.error);
@@ -145,6 +162,13 @@ bool SlurmJobConnection::checkLogin(const QString &localBinary, QString *binary,
         *error = tr("%1: cannot create %2 (slurm.shared_dir)").arg(where, m_runDirectory);
         return false;
     }
+    if (kv.contains(QStringLiteral("shared-error"))) {
+        *error = tr("%1: refusing %2 (slurm.shared_dir): it is not a directory of this user that "
+                    "only this user may write to, so another user could put a program there "
+                    "that every rank would run")
+                     .arg(where, kv.value(QStringLiteral("shared-error")));
+        return false;
+    }
     if (!kv.contains(QStringLiteral("ok"))) {
         *error = tr("%1: the Slurm check failed: %2").arg(where, r.describeFailure());
         return false;
@@ -158,7 +182,14 @@ bool SlurmJobConnection::checkLogin(const QString &localBinary, QString *binary,
             *error = tr("%1: %2").arg(where, *error);
             return false;
         }
-        const SshExecResult mv = m_login->run(sh("mv -f -- \"$1\" \"$2\"", {part, target}));
+        // What arrived, by its hash, before it takes the name every rank runs.
+        const SshExecResult mv = m_login->run(
+            sh("if command -v sha256sum >/dev/null 2>&1; then h=$(sha256sum <\"$1\"); "
+               "elif command -v shasum >/dev/null 2>&1; then h=$(shasum -a 256 <\"$1\"); "
+               "else h=$(openssl dgst -sha256 -r <\"$1\"); fi; h=${h%% *}; h=${h##*= }; "
+               "[ \"$h\" = \"$3\" ] || { rm -f -- \"$1\"; echo \"SHA-256 $h, not $3\" >&2; "
+               "exit 1; }; chmod 755 -- \"$1\" && mv -f -- \"$1\" \"$2\"",
+               {part, target, QString::fromLatin1(sha)}));
         if (!mv.ok()) {
             *error = tr("%1: cannot move the worker into %2: %3")
                          .arg(where, target, mv.describeFailure());
@@ -209,7 +240,9 @@ void SlurmJobConnection::startRank(const RankLaunchSpec &spec)
     r.baseName = SlurmScript::baseName(spec.rank, attempt);
     QString error;
     if (!writeFile(rankPath(spec.rank, QStringLiteral(".spec")),
-                   SlurmScript::rankSpec(spec, m_libraryDirectory), &error)) {
+                   SlurmScript::rankSpec(spec, m_libraryDirectory,
+                                         spec.program == m_binary ? m_binarySha256 : QString()),
+                   &error)) {
         RankExit e;
         e.exitCode = -1;
         e.detail = tr("failed to start: %1").arg(error);

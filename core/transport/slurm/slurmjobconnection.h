@@ -96,6 +96,7 @@ private:
     QString m_runId;
     std::unique_ptr<SlurmLogin> m_login;
     QString m_runDirectory;
+    QString m_binarySha256; // of m_binary: each rank checks it on its node before the exec
     QString m_binary;
     QString m_libraryDirectory;
     QMap<int, Rank> m_ranks;

@@ -30,7 +30,7 @@ if [ "$r" = 0 ]; then
   echo "$addr" >"$d/master.a$a.$$" && mv -f -- "$d/master.a$a.$$" "$d/master.a$a"
 fi
 while [ ! -e "$f.spec" ] || [ ! -e "$d/master.a$a" ]; do sleep 0.1; done
-wd=
+wd=; rankdeck_sha256=
 . "$f.spec" || { echo "rankdeck: cannot read $f.spec on $SLURMD_NODENAME" >&2; exit 125; }
 # After the spec: Slurm's view of the rank and rank 0's own address win over the plan's.
 MASTER_ADDR=$(cat -- "$d/master.a$a")
@@ -49,6 +49,14 @@ case $1 in
   */*) [ -f "$1" ] && [ -x "$1" ] ;;
   *) command -v -- "$1" >/dev/null 2>&1 ;;
 esac || { echo "rankdeck: $1 is not an executable file on $SLURMD_NODENAME" >&2; exit 127; }
+# The deployed binary by its content, on this node, right before it runs: its name is public.
+if [ -n "$rankdeck_sha256" ]; then
+  if command -v sha256sum >/dev/null 2>&1; then h=$(sha256sum <"$1")
+  elif command -v shasum >/dev/null 2>&1; then h=$(shasum -a 256 <"$1")
+  else h=$(openssl dgst -sha256 -r <"$1"); fi
+  h=${h%% *}; h=${h##*= }
+  [ "$h" = "$rankdeck_sha256" ] || { echo "rankdeck: $1 on $SLURMD_NODENAME is not the binary RankDeck deployed (SHA-256 $h); not running it" >&2; exit 127; }
+fi
 : >>"$f.in" || exit 125
 fifo=$(mktemp -u "${TMPDIR:-/tmp}/rankdeck-in.XXXXXX") && mkfifo -m 600 -- "$fifo" || exit 125
 exec 5<>"$fifo"
@@ -177,10 +185,13 @@ QByteArray SlurmScript::rankWrapper()
     return QByteArray(kWrapper);
 }
 
-QByteArray SlurmScript::rankSpec(const RankLaunchSpec &spec, const QString &libraryDirectory)
+QByteArray SlurmScript::rankSpec(const RankLaunchSpec &spec, const QString &libraryDirectory,
+                                 const QString &sha256)
 {
     QByteArray out = "# rank " + QByteArray::number(spec.rank) + " (sourced by rank.sh)\n";
     out += "wd=" + shell::quote(spec.workingDirectory) + '\n';
+    if (!sha256.isEmpty())
+        out += "rankdeck_sha256=" + shell::quote(sha256) + '\n';
     QStringList names = spec.environment.keys();
     names.sort();
     for (const QString &name : std::as_const(names)) {
@@ -193,8 +204,17 @@ QByteArray SlurmScript::rankSpec(const RankLaunchSpec &spec, const QString &libr
         out += "LD_LIBRARY_PATH=" + shell::quote(libraryDirectory) +
                "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; export LD_LIBRARY_PATH\n";
     out += "set -- " + shell::quote(spec.program);
-    for (const QString &a : spec.arguments)
-        out += ' ' + shell::quote(a);
+    bool runDir = false, programWords = false;
+    for (const QString &a : spec.arguments) {
+        // The launcher's --run-dir in the home directory ("~/…"), absolute on the node: the rank
+        // starts in its working directory. Not after "--": those are the user's program's words.
+        if (runDir && !programWords && !a.startsWith(QLatin1Char('/')))
+            out += " \"$HOME\"/" + shell::quote(a.startsWith(QLatin1String("~/")) ? a.mid(2) : a);
+        else
+            out += ' ' + shell::quote(a);
+        runDir = a == QLatin1String("--run-dir");
+        programWords = programWords || a == QLatin1String("--");
+    }
     return out + '\n';
 }
 

@@ -53,7 +53,10 @@ public:
     static QByteArray rankWrapper();
     // What the wrapper sources for a rank: its directory, environment and command line.
     // libraryDirectory is prepended to LD_LIBRARY_PATH when set.
-    static QByteArray rankSpec(const RankLaunchSpec &spec, const QString &libraryDirectory);
+    // sha256: what the program must hash to on the node (the deployed binary's); the wrapper
+    // refuses to run it otherwise. Empty: not checked (a program of the user's).
+    static QByteArray rankSpec(const RankLaunchSpec &spec, const QString &libraryDirectory,
+                               const QString &sha256 = QString());
     static QString baseName(int rank, int attempt);
 
     struct PollRank

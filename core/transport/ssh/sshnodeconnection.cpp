@@ -264,6 +264,11 @@ void SshNodeConnection::startRank(const RankLaunchSpec &spec)
     s.environment = env;
     s.program = spec.program.contains(QLatin1Char('/')) ? expand(spec.program) : spec.program;
     s.arguments = spec.arguments;
+    // The launcher's --run-dir (before any "--": after it come the user's program's own words)
+    // as an absolute path: the rank starts in its working directory, not in the home.
+    for (qsizetype i = 0; i + 1 < s.arguments.size() && s.arguments[i] != QLatin1String("--"); ++i)
+        if (s.arguments[i] == QLatin1String("--run-dir"))
+            s.arguments[i + 1] = expand(s.arguments[i + 1]);
     QString error;
     bool opened = r.open(SshRankScript::start(s), false, &error);
     if (!opened && !m_session->isConnected() && m_ranks.isEmpty()) {

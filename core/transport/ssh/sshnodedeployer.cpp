@@ -44,8 +44,11 @@ QByteArray sh(const QByteArray &script, const QStringList &args = {})
 //   $8 non-empty on the pass after an upload: the probe's answers are known already.
 // Answers "key=value" lines. Without the worker at $1/rankdeck-worker-$2 it names the temporary
 // file in rankdeck-send=PATH and ends; the launcher uploads the worker there over SFTP and runs
-// the script once more, which renames the file into place when its size is right (so a node
+// the script once more, which renames the file into place when its SHA-256 is right (so a node
 // never sees a half-written worker under the final name) and goes on to the library check.
+// A worker already there is used only when its SHA-256 is $2 (issue 29: its name is public,
+// so a file under it proves nothing), and only from a directory of this user that nobody else
+// may write to; the node hashes it with sha256sum, shasum or openssl, as SshExecUpload does.
 // The library check runs once per worker and libtorchPath: its result is kept next to the
 // worker in .rankdeck-worker-$2.libs ("libtorchPath\nlibrary directory\n"), written only when
 // nothing was missing. It is what ldd does without ldd's own shell and its --verify run: the
@@ -72,19 +75,30 @@ if [ ! -d "$d" ] || { [ -n "$r" ] && [ ! -d "$r" ]; }; then
   mkdir -p -- "$d" ${r:+"$r"}
   [ -d "$d" ] || { printf 'rankdeck-fail=workerdir %s\n' "$d"; exit 1; }
 fi
+# Others who may write to the directory could put their own program under the worker's name.
+if [ -n "$(find "$d" -prune \( -perm -0002 -o -perm -0020 \) -print 2>/dev/null)" ] || [ -L "$d" ] ||
+   [ -n "$(find "$d" -prune ! -user "$(id -u)" -print 2>/dev/null)" ]; then
+  printf 'rankdeck-fail=shared %s\n' "$d"; exit 1
+fi
+sha() {
+  if command -v sha256sum >/dev/null 2>&1; then h=$(sha256sum <"$1")
+  elif command -v shasum >/dev/null 2>&1; then h=$(shasum -a 256 <"$1")
+  elif command -v openssl >/dev/null 2>&1; then h=$(openssl dgst -sha256 -r <"$1")
+  else printf 'rankdeck-fail=nohash\n'; exit 1; fi
+  h=${h%% *}; h=${h##*= }
+}
 have=
-if [ -f "$w" ] && [ -x "$w" ]; then
-  if [ -f "$m" ]; then have=1
-  else sz=$(wc -c <"$w") && [ "$((sz))" -eq "$3" ] && have=1
-  fi
+if [ -f "$w" ] && [ -x "$w" ] && [ ! -L "$w" ]; then
+  # By its content, not its name: the name is public (the binary is).
+  sha "$w"; [ "$h" = "$2" ] && have=1
 fi
 if [ -n "$have" ]; then
   printf 'rankdeck-have\n'
 else
   t=$d/$5
   [ -f "$t" ] || { printf 'rankdeck-send=%s\n' "$t"; exit 0; }
-  sz=$(wc -c <"$t")
-  [ "$((sz))" -eq "$3" ] || { rm -f -- "$t"; printf 'rankdeck-fail=upload %s\n' "$w"; exit 1; }
+  sha "$t"
+  [ "$h" = "$2" ] || { rm -f -- "$t"; printf 'rankdeck-fail=upload %s\n' "$w"; exit 1; }
   { chmod 755 -- "$t" && mv -f -- "$t" "$w"; } || { rm -f -- "$t"; printf 'rankdeck-fail=install\n'; exit 1; }
   printf 'rankdeck-uploaded\n'
 fi
@@ -400,6 +414,20 @@ bool SshNodeDeployer::checkAndDeploy(const QString &localWorkerPath, SshNodeInfo
         info->error = tr("%1: cannot create the worker directory %2: %3")
                           .arg(info->host, failDetail,
                                stderrText.isEmpty() ? tr("mkdir failed") : stderrText);
+        return false;
+    }
+    if (fail == QLatin1String("shared")) {
+        info->error = tr("%1: refusing the worker directory %2: it is not a directory of this user "
+                         "that only this user may write to, so another user could put a program "
+                         "there that every launch would run; set worker_directory in the profile "
+                         "to a private one")
+                          .arg(info->host, failDetail);
+        return false;
+    }
+    if (fail == QLatin1String("nohash")) {
+        info->error = tr("%1: the node has no sha256sum, shasum or openssl to check the worker "
+                         "with")
+                          .arg(info->host);
         return false;
     }
     if (fail == QLatin1String("upload")) {

@@ -363,6 +363,21 @@ private slots:
         QTest::newRow("sbatch word that is no option")
             << QStringLiteral("sbatch_args") << QStringLiteral("exclusive")
             << QStringLiteral("not an sbatch option");
+        // Issue 29: each of these is written into a "#SBATCH …" line of the batch script, where
+        // a newline turns the rest of the value into a command of the job.
+        QTest::newRow("sbatch option with a newline")
+            << QStringLiteral("sbatch_args") << QStringLiteral("--comment=x\ntouch /tmp/pwned")
+            << QStringLiteral("a control character (U+000a)");
+        QTest::newRow("shared_dir with a newline")
+            << QStringLiteral("shared_dir") << QStringLiteral("/shared/x\ntouch /tmp/pwned")
+            << QStringLiteral("a control character (U+000a)");
+        QTest::newRow("partition with a control character")
+            << QStringLiteral("partition") << QStringLiteral("gpu\x01")
+            << QStringLiteral("a control character (U+0001)");
+        // '$' matches before a last newline too: the patterns end at \z.
+        QTest::newRow("time with a newline at the end")
+            << QStringLiteral("time") << QStringLiteral("1:00:00\n")
+            << QStringLiteral("not a Slurm time limit");
     }
     void slurmValuesAreChecked()
     {
@@ -378,6 +393,8 @@ private slots:
             p.slurm.partition = value;
         else if (field == QLatin1String("login"))
             p.slurm.login = value;
+        else if (field == QLatin1String("shared_dir"))
+            p.slurm.sharedDir = value;
         else
             p.slurm.sbatchArgs = {value};
         p.syncSlurmNodes();
@@ -392,6 +409,47 @@ private slots:
             QStringLiteral("schema_version = 1\ntransport = \"slurm\"\n[[nodes]]\nhost = \"a\"\n"),
             QStringLiteral("x.toml"), &parsed, &parseErrors));
         QCOMPARE(parseErrors.value(0).field, QStringLiteral("nodes"));
+    }
+
+    // Every field refuses control characters, naming the field (issue 29, problem 6).
+    void controlCharactersInEveryField_data()
+    {
+        QTest::addColumn<QString>("field");
+        for (const char *f : {"name", "worker_directory", "libtorch_path", "metric_patterns",
+                              "nodes[0].identity_file"})
+            QTest::newRow(f) << QString::fromLatin1(f);
+    }
+    void controlCharactersInEveryField()
+    {
+        QFETCH(QString, field);
+        Profile p = Profile::builtinLocal(1);
+        p.transport = QStringLiteral("ssh");
+        p.nodes[0].host = QStringLiteral("gpu1");
+        const QString bad = QStringLiteral("x\ny\u0085");
+        if (field == QLatin1String("name"))
+            p.name = bad;
+        else if (field == QLatin1String("worker_directory"))
+            p.workerDirectory = bad;
+        else if (field == QLatin1String("libtorch_path"))
+            p.libtorchPath = bad;
+        else if (field == QLatin1String("metric_patterns"))
+            p.metricPatterns = {bad};
+        else if (field == QLatin1String("nodes[0].identity_file"))
+            p.nodes[0].identityFile = bad;
+        QStringList fields;
+        for (const ProfileError &e : ProfileStore::validate(p))
+            fields << e.field + QStringLiteral(": ") + e.message;
+        QVERIFY2(fields.size() >= 1 && fields.filter(field + QStringLiteral(": ")).size() == 1,
+                 qPrintable(fields.join(u'\n')));
+        QVERIFY(fields.join(u' ').contains(QStringLiteral("U+000a")));
+        QVERIFY(!fields.join(u' ').contains(u'\n'));
+    }
+
+    void namesEndAtTheEnd()
+    {
+        // '$' would accept these: it matches before a final newline.
+        QVERIFY(ProfileStore::isValidName(QStringLiteral("gpu")));
+        QVERIFY(!ProfileStore::isValidName(QStringLiteral("gpu\n")));
     }
 
     void validateCatchesProgrammaticMistakes()

@@ -63,6 +63,12 @@ private slots:
                           Profile::builtinLocal(1), config, &error));
         QVERIFY(!d.create(runs, QStringLiteral("../evil"), QStringLiteral("x"),
                           Profile::builtinLocal(1), config, &error));
+        // A newline at the end of an id ('$' would match before it; issue 29).
+        QVERIFY(!d.create(runs, QStringLiteral("20260101-000000-z-0004\n"), QStringLiteral("z"),
+                          Profile::builtinLocal(1), config, &error));
+        QVERIFY2(error.contains(QStringLiteral("invalid run id")), qPrintable(error));
+        // Artifacts are named like ids.
+        QVERIFY(!a.writeArtifact(QStringLiteral("job.a1.sbatch\n"), "x", &error));
         // Private: other users cannot read logs or profiles.
         QCOMPARE(QFile::permissions(a.directory()) &
                      (QFile::ReadGroup | QFile::ReadOther | QFile::ExeGroup | QFile::ExeOther),

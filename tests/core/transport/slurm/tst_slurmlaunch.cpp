@@ -16,6 +16,7 @@
 #include "sshfixture.h"
 #include "testprocesses.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -43,6 +44,8 @@ private slots:
     void cleanupTestCase();
     void fixtureRunsTasksOnTwoNodes();
     void trainingOnTwoNodesLosesNoLine();
+    void plantedBinaryIsNeverRun_data();
+    void plantedBinaryIsNeverRun();
     void throughAnSshLoginNode();
     void segfaultOnRank3IsTheRootCause();
     void stopInTheMiddle();
@@ -61,7 +64,8 @@ private:
         QString output;
         QString runId;
     };
-    bool saveProfile(const QString &name, int nodes, const QString &partition = QString());
+    bool saveProfile(const QString &name, int nodes, const QString &partition = QString(),
+                     const QString &sharedDir = QString());
     QStringList runIds() const;
     Run launch(const QString &profile, const QStringList &args, int timeoutMs = 240000,
                const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment());
@@ -104,7 +108,8 @@ void TestSlurmLaunch::cleanupTestCase()
     m_slurm.stop();
 }
 
-bool TestSlurmLaunch::saveProfile(const QString &name, int nodes, const QString &partition)
+bool TestSlurmLaunch::saveProfile(const QString &name, int nodes, const QString &partition,
+                                  const QString &sharedDir)
 {
     Profile p;
     p.name = name;
@@ -115,7 +120,7 @@ bool TestSlurmLaunch::saveProfile(const QString &name, int nodes, const QString 
     p.slurm.partition = partition;
     p.slurm.nodes = nodes;
     p.slurm.nprocPerNode = 2;
-    p.slurm.sharedDir = m_tmp.filePath(QStringLiteral("shared"));
+    p.slurm.sharedDir = sharedDir.isEmpty() ? m_tmp.filePath(QStringLiteral("shared")) : sharedDir;
     p.syncSlurmNodes();
     QString error;
     if (!ProfileStore().save(p, true, &error)) {
@@ -256,6 +261,53 @@ void TestSlurmLaunch::trainingOnTwoNodesLosesNoLine()
                  .entryList({QStringLiteral("rankdeck-worker-*")}, QDir::Files)
                  .size(),
              1);
+    verifyNothingLeft(r.runId);
+}
+
+void TestSlurmLaunch::plantedBinaryIsNeverRun_data()
+{
+    QTest::addColumn<QString>("kind");
+    // What another user who can write to the shared directory leaves under the worker's public
+    // name (issue 29, problem 2): an executable that every rank would run.
+    QTest::newRow("planted under the worker's name") << QStringLiteral("planted");
+    QTest::newRow("shared directory others may write to") << QStringLiteral("open");
+}
+
+void TestSlurmLaunch::plantedBinaryIsNeverRun()
+{
+    QFETCH(QString, kind);
+    const QString worker =
+        qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-worker");
+    QFile real(worker);
+    QVERIFY(real.open(QIODevice::ReadOnly));
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    QVERIFY(hash.addData(&real));
+    const QString shared = m_tmp.filePath(
+        kind == QLatin1String("open") ? QStringLiteral("shared-open") : QStringLiteral("shared"));
+    const QString name =
+        QStringLiteral("rankdeck-worker-") + QString::fromLatin1(hash.result().toHex());
+    const QString marker = m_tmp.filePath(QStringLiteral("planted-binary-ran"));
+    QVERIFY(QDir().mkpath(shared + QStringLiteral("/bin")));
+    if (kind == QLatin1String("open"))
+        QVERIFY(QFile::setPermissions(shared, QFileDevice::Permissions(0x7777)));
+    QFile::remove(shared + QStringLiteral("/bin/") + name);
+    QVERIFY(testing::writeFile(shared + QStringLiteral("/bin/") + name,
+                               "#!/bin/sh\necho planted >" + marker.toUtf8() + "\nexit 0\n", true));
+    QVERIFY(saveProfile(QStringLiteral("slurmplanted"), 2, m_slurm.partition(), shared));
+    const Run r =
+        launch(QStringLiteral("slurmplanted"), QStringList{QStringLiteral("--")} + mlp(3, 0));
+    QVERIFY2(!QFile::exists(marker), "the planted binary ran");
+    if (kind == QLatin1String("open")) {
+        QVERIFY(r.exitCode != 0);
+        QVERIFY2(r.output.contains(QStringLiteral("refusing ") + shared), qPrintable(r.output));
+        QVERIFY(m_slurm.jobs().isEmpty());
+        return;
+    }
+    QVERIFY2(r.exitCode == 0, qPrintable(r.output));
+    // The real worker took the name back.
+    QFile deployed(shared + QStringLiteral("/bin/") + name);
+    QVERIFY(deployed.open(QIODevice::ReadOnly) && real.seek(0));
+    QVERIFY(deployed.readAll() == real.readAll());
     verifyNothingLeft(r.runId);
 }
 

@@ -7,6 +7,7 @@
 #include "transport/slurm/slurmjobstate.h"
 #include "transport/slurm/slurmscript.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -40,6 +41,8 @@ private slots:
     void pollReadsFromTheOffsets();
     void wrapperRunsTheRankWithItsSpec();
     void wrapperDeliversSignalFiles();
+    void wrapperRunsOnlyTheDeployedBinary_data();
+    void wrapperRunsOnlyTheDeployedBinary();
     void jobStateFromScontrol_data();
     void jobStateFromScontrol();
     void pendingNamesReasonAndPosition();
@@ -179,6 +182,69 @@ void TestSlurmScript::wrapperRunsTheRankWithItsSpec()
     QVERIFY(writeFile(dir.filePath(QStringLiteral("rank1.a1.in")), "later\n"));
     QVERIFY(r1->waitForFinished(10000));
     QVERIFY(r1->readAllStandardOutput().startsWith("rank=1 local=1 world=2"));
+}
+
+void TestSlurmScript::wrapperRunsOnlyTheDeployedBinary_data()
+{
+    QTest::addColumn<bool>("planted");
+    QTest::newRow("the deployed binary") << false;
+    QTest::newRow("another under its name") << true;
+}
+
+// Issue 29: each rank hashes the deployed binary on its node right before the exec (its name is
+// public; someone who can write to the shared directory could have replaced it since the
+// launcher looked), and gets its run directory as an absolute path (it starts in its working
+// directory, a --sync copy's; words after "--" are the program's own and stay as they are).
+void TestSlurmScript::wrapperRunsOnlyTheDeployedBinary()
+{
+    QFETCH(bool, planted);
+    QTemporaryDir dir;
+    QVERIFY(writeFile(dir.filePath(QStringLiteral("rank.sh")), SlurmScript::rankWrapper()));
+    const QString binary = dir.filePath(QStringLiteral("bin/rankdeck-supervisor-x"));
+    QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("bin"))));
+    QVERIFY(QFile::copy(QStringLiteral("/bin/echo"), binary));
+    QFile f(binary);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    QVERIFY(hash.addData(&f));
+    f.close();
+    if (planted) {
+        QVERIFY(QFile::remove(binary));
+        QVERIFY(writeFile(binary, "#!/bin/sh\necho planted-binary-ran\n"));
+        QVERIFY(QFile::setPermissions(binary, QFileDevice::ReadOwner | QFileDevice::ExeOwner));
+    }
+    RankLaunchSpec spec;
+    spec.program = binary;
+    spec.arguments = {QStringLiteral("--run-dir"), QStringLiteral("~/.cache/rankdeck/runs/r1"),
+                      QStringLiteral("--"), QStringLiteral("--run-dir"), QStringLiteral("~/mine")};
+    QVERIFY(writeFile(
+        dir.filePath(QStringLiteral("rank0.a1.spec")),
+        SlurmScript::rankSpec(spec, QString(), QString::fromLatin1(hash.result().toHex()))));
+    QVERIFY(writeFile(dir.filePath(QStringLiteral("rank0.a1.in")), ""));
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SLURM_PROCID"), QStringLiteral("0"));
+    env.insert(QStringLiteral("SLURMD_NODENAME"), QStringLiteral("n1"));
+    env.insert(QStringLiteral("HOME"), dir.path());
+    env.insert(QStringLiteral("PATH"), QStringLiteral("/usr/bin:/bin"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral("/bin/sh"),
+            {dir.filePath(QStringLiteral("rank.sh")), dir.path(), QStringLiteral("1")});
+    QVERIFY(p.waitForFinished(20000));
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    if (planted) {
+        QCOMPARE(p.exitCode(), 127);
+        QVERIFY2(!out.contains(QStringLiteral("planted-binary-ran")), qPrintable(out));
+        QVERIFY2(
+            err.contains(binary + QStringLiteral(" on n1 is not the binary RankDeck deployed")),
+            qPrintable(err));
+        return;
+    }
+    QVERIFY2(p.exitCode() == 0, qPrintable(err));
+    QCOMPARE(
+        out.trimmed(),
+        QStringLiteral("--run-dir %1/.cache/rankdeck/runs/r1 -- --run-dir ~/mine").arg(dir.path()));
 }
 
 void TestSlurmScript::wrapperDeliversSignalFiles()

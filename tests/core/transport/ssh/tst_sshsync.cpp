@@ -54,6 +54,7 @@ private slots:
     void initTestCase();
     void syncedProgramRunsFromTheCopy();
     void noChangeResyncOfManyFiles();
+    void nodeRunDirectoryStaysOutOfTheCopy();
     void workingDirectoryDefaultsToHome();
     void programUnusableOnOneNode_data();
     void programUnusableOnOneNode();
@@ -255,6 +256,44 @@ void TestSshSync::noChangeResyncOfManyFiles()
         qInfo("no-change re-sync: %s", qPrintable(line));
     }
     qInfo("launch wall time: first %lld ms, unchanged %lld ms", first.wallMs, again.wallMs);
+}
+
+// The rank's run directory on the node (the rankdeck module in python/, error and stack files)
+// is ~/.cache/rankdeck/runs/<id> whatever the working directory: passed relative, it landed in
+// the synced copy, where the program starts, and the failure report pointed nowhere (issue 29,
+// problem 5). A rank that segfaults under --sync --workdir shows where its stacks really are.
+void TestSshSync::nodeRunDirectoryStaysOutOfTheCopy()
+{
+    const QString proj = m_tmp.filePath(u"crashproj"_s);
+    QVERIFY(writeFile(proj + u"/lib/crash.py"_s,
+                      "import ctypes, os, rankdeck\nprint('module from', rankdeck.__file__)\n"
+                      "print('error file', os.environ['TORCHELASTIC_ERROR_FILE'], flush=True)\n"
+                      "ctypes.string_at(0)\n"));
+    const Launch l =
+        launch({u"--sync"_s, proj, u"--workdir"_s, u"lib"_s}, {u"python3"_s, u"crash.py"_s});
+    QVERIFY2(l.exitCode != 0 && !l.runId.isEmpty(), qPrintable(l.output));
+    // A crash report, when the failure names one, is where the rank wrote it.
+    static const QRegularExpression report(u"report:\\s+(\\S+) \\(on the node\\)"_s);
+    const QString reported = report.match(l.output).captured(1);
+    bool found = reported.isEmpty();
+    for (int node = 0; node < 2; ++node) {
+        const QString copy = copyOnNode(node, u"crashproj"_s);
+        QVERIFY(!copy.isEmpty());
+        const QString runDir = m_ssh.home(node) + u"/.cache/rankdeck/runs/"_s + l.runId;
+        QVERIFY2(QFileInfo(runDir + u"/python/rankdeck/__init__.py"_s).isFile(),
+                 qPrintable(runDir));
+        QVERIFY2(l.output.contains(
+                     u"[r%1] module from %2/python/rankdeck/__init__.py"_s.arg(node).arg(runDir)),
+                 qPrintable(l.output));
+        QVERIFY2(
+            l.output.contains(u"[r%1] error file %2/error-rank%1.json"_s.arg(node).arg(runDir)),
+            qPrintable(l.output));
+        for (const QString &inside : {copy + u"/.cache"_s, copy + u"/lib/.cache"_s})
+            QVERIFY2(!QFileInfo::exists(inside), qPrintable(inside));
+        found = found || (reported.startsWith(runDir + u'/') && QFileInfo(reported).isFile());
+    }
+    QVERIFY2(found, qPrintable(reported));
+    QTRY_VERIFY_WITH_TIMEOUT(processesMatching(l.runId).isEmpty(), 15000);
 }
 
 // Without --sync a user's program runs in the node's home directory, and a relative program or

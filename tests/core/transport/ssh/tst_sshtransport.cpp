@@ -4,7 +4,8 @@
 // SshTransport against two real sshd nodes: deploy once per content, node check, ranks on exec
 // channels with separate streams, exit codes and signals, the stdin control channel, process
 // group signals, shell injection through every field, a connection cut mid-run (resume without
-// loss or duplicate), a node lost past the deadline, and the prepare failures a user meets.
+// loss or duplicate), a node lost past the deadline, the prepare failures a user meets, and a
+// worker another user planted under the worker's name.
 // The "worker" here is a small sh script, so that these tests do not depend on libtorch; the
 // real worker runs through SSH in tst_sshlaunch.
 #include "config/profile.h"
@@ -15,6 +16,7 @@
 
 #include "testprocesses.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -127,6 +129,8 @@ private slots:
     void idleConnectionDroppedBeforeStartIsReopened();
     void prepareFailures_data();
     void prepareFailures();
+    void plantedWorkerIsNeverRun_data();
+    void plantedWorkerIsNeverRun();
     void libraryCheckRunsOncePerWorkerAndLibtorchPath();
     void uploadOverSftpHandlesBinaryAndLargeFiles();
 
@@ -629,6 +633,69 @@ void TestSshTransport::prepareFailures()
     if (kind == QLatin1String("changed") || kind == QLatin1String("closed")) {
         // Later tests get a healthy node back.
         QVERIFY(m_ssh.startNode(1));
+    }
+}
+
+void TestSshTransport::plantedWorkerIsNeverRun_data()
+{
+    QTest::addColumn<QString>("kind");
+    // Under the worker's public name, as large as the worker, with the record of a library
+    // check beside it: what another user of a shared directory can leave (issue 29, problem 2).
+    QTest::newRow("same name, size and .libs") << QStringLiteral("planted");
+    QTest::newRow("worker directory others may write to") << QStringLiteral("shared");
+}
+
+void TestSshTransport::plantedWorkerIsNeverRun()
+{
+    QFETCH(QString, kind);
+    QFile f(m_fakeWorker);
+    QVERIFY(f.open(QIODevice::Append));
+    f.write(QByteArray("# ") + m_runId.toUtf8() + '\n');
+    f.close();
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray real = f.readAll();
+    f.close();
+    const QString sha =
+        QString::fromLatin1(QCryptographicHash::hash(real, QCryptographicHash::Sha256).toHex());
+    Profile p = profile();
+    const QString shared = QStringLiteral("shared-workers-") + m_runId;
+    if (kind == QLatin1String("shared"))
+        p.workerDirectory = QStringLiteral("~/") + shared;
+    for (int i = 0; i < 2; ++i) {
+        const QString dir = kind == QLatin1String("shared")
+                                ? m_ssh.home(i) + QLatin1Char('/') + shared
+                                : m_ssh.home(i) + QStringLiteral("/.cache/rankdeck/worker");
+        QVERIFY(QDir().mkpath(dir));
+        if (kind == QLatin1String("shared"))
+            QVERIFY(QFile::setPermissions(dir, QFileDevice::Permissions(0x7777)));
+        QByteArray planted = "#!/bin/sh\necho planted-worker-ran\nexit 0\n";
+        planted += QByteArray(real.size() - planted.size(), '#');
+        QCOMPARE(planted.size(), real.size());
+        QVERIFY(rankdeck::testing::writeFile(dir + QStringLiteral("/rankdeck-worker-") + sha,
+                                             planted, true));
+        QVERIFY(rankdeck::testing::writeFile(
+            dir + QStringLiteral("/.rankdeck-worker-") + sha + QStringLiteral(".libs"), "\n\n"));
+    }
+    SshTransport t(p, m_runId, &m_refuse);
+    QSignalSpy ok(&t, &Transport::prepared);
+    QSignalSpy failed(&t, &Transport::prepareFailed);
+    t.prepare(m_fakeWorker);
+    QTRY_VERIFY_WITH_TIMEOUT(!ok.isEmpty() || !failed.isEmpty(), 30000);
+    if (kind == QLatin1String("shared")) {
+        QVERIFY(ok.isEmpty());
+        const QString message = failed.first().first().toString();
+        QVERIFY2(message.contains(QStringLiteral("refusing the worker directory")) &&
+                     message.contains(shared),
+                 qPrintable(message));
+        return;
+    }
+    QVERIFY2(failed.isEmpty(), qPrintable(failed.value(0).value(0).toString()));
+    for (int i = 0; i < 2; ++i) {
+        // The node found the planted file's content wrong and put the real worker in its place.
+        QVERIFY(t.nodeInfo(i).workerUploaded);
+        QFile remote(t.workerPath(i));
+        QVERIFY(remote.open(QIODevice::ReadOnly));
+        QCOMPARE(remote.readAll(), real);
     }
 }
 
