@@ -29,7 +29,9 @@ QString key(std::string_view k)
     return QString::fromLatin1(k.data(), static_cast<qsizetype>(k.size()));
 }
 
-QString signalNameFor(int sig)
+} // namespace
+
+QString signalNameForNumber(int sig)
 {
     switch (sig) {
     case SIGHUP:
@@ -73,9 +75,11 @@ QString signalNameFor(int sig)
     }
 }
 
+namespace {
+
 QString signalText(int sig, const QString &name)
 {
-    const QString n = name.isEmpty() ? signalNameFor(sig) : name;
+    const QString n = name.isEmpty() ? signalNameForNumber(sig) : name;
     if (n.isEmpty())
         return tr("signal %1").arg(sig);
     return tr("%1 (signal %2)").arg(n).arg(sig);
@@ -228,11 +232,6 @@ QString shortFunction(const QString &function)
 }
 
 } // namespace
-
-QString signalNameForNumber(int signal)
-{
-    return signalNameFor(signal);
-}
 
 QJsonObject ChildFailure::toJson() const
 {
@@ -598,7 +597,7 @@ RankFailure failureFromCrashEvent(const QJsonObject &e)
         f.signal = e.value(key(wire::field::Signal)).toInt(0);
         f.signalName = e.value(key(wire::field::SignalName)).toString();
         if (f.signalName.isEmpty())
-            f.signalName = signalNameFor(f.signal);
+            f.signalName = signalNameForNumber(f.signal);
     }
     f.exceptionType = e.value(key(wire::field::ExceptionType)).toString();
     f.message = e.value(key(wire::field::Message)).toString();
