@@ -165,28 +165,23 @@ private slots:
                u"KeyError: 'lr'\nretrying step 4\n\nstep 5 loss=0.2\n"_s
             << QStringList{u"KeyError"_s} << QStringList{QString()} << u"'lr'\nretrying step 4"_s
             << 1 << u"a.py:3 f"_s << QString();
-        // Issue 27: torch writes a NUL before a DataLoader worker's death's traceback.
-        QTest::newRow("a NUL before torch's [rank1]: prefix")
-            << QString(u"step 3\n"_s + QChar(0) +
-                       u"[rank1]: Traceback (most recent call last):\n"
-                       u"[rank1]:   File \"/job/train.py\", line 7, in <module>\n"
-                       u"[rank1]:     main()\n"
-                       u"[rank1]: RuntimeError: DataLoader worker (pid 42) is killed by signal: "
-                       u"Segmentation fault. \n"_s)
-            << QStringList{u"RuntimeError"_s} << QStringList{QString()}
-            << u"DataLoader worker (pid 42) is killed by signal: Segmentation fault. "_s << 1
-            << u"train.py:7 <module>"_s << u"main()"_s;
-        // …which the launcher's lines show as "␀" (LineSplitter::displayText()).
-        QTest::newRow("a NUL shown as ␀ before torch's [rank1]: prefix")
-            << QString(u"step 3\n"_s + QChar(0x2400) +
-                       u"[rank1]: Traceback (most recent call last):\n"
-                       u"[rank1]:   File \"/job/train.py\", line 7, in <module>\n"
-                       u"[rank1]:     main()\n"
-                       u"[rank1]: RuntimeError: DataLoader worker (pid 42) is killed by signal: "
-                       u"Segmentation fault. \n"_s)
-            << QStringList{u"RuntimeError"_s} << QStringList{QString()}
-            << u"DataLoader worker (pid 42) is killed by signal: Segmentation fault. "_s << 1
-            << u"train.py:7 <module>"_s << u"main()"_s;
+        // Issue 27: torch writes a NUL before a DataLoader worker's death's traceback, which the
+        // launcher's lines show as "␀" (LineSplitter::displayText()).
+        const auto workerDeathAfter =
+            [](QChar lead, const char *name) {
+                QTest::newRow(name)
+                    << QString(u"step 3\n"_s + lead +
+                               u"[rank1]: Traceback (most recent call last):\n"
+                               u"[rank1]:   File \"/job/train.py\", line 7, in <module>\n"
+                               u"[rank1]:     main()\n"
+                               u"[rank1]: RuntimeError: DataLoader worker (pid 42) is killed by "
+                               u"signal: Segmentation fault. \n"_s)
+                    << QStringList{u"RuntimeError"_s} << QStringList{QString()}
+                    << u"DataLoader worker (pid 42) is killed by signal: Segmentation fault. "_s
+                    << 1 << u"train.py:7 <module>"_s << u"main()"_s;
+            };
+        workerDeathAfter(QChar(0), "a NUL before torch's [rank1]: prefix");
+        workerDeathAfter(QChar(0x2400), "a NUL shown as ␀ before torch's [rank1]: prefix");
         // A progress bar's unfinished row, then the traceback on the same line (issue 27).
         QTest::newRow("a header after a progress bar's row")
             << u" 25%|██▌       | 4/16 [00:00<00:00, 15.96it/s][rank0]: Traceback (most "
