@@ -140,6 +140,37 @@ read_children_cpu() {
     rm -f "$f"
 }
 
+# One target's run, in the gate's fixed place or in its exploration folder ($t, $runs, $log
+# and $gate_dir are the loop's below).
+if ((gate)); then
+    run_target() {
+        local place=$gate_root/run
+        rm -rf "$place" && mkdir -p "$place/tmp" "$place/corpus"
+        cp -r "$here/tests/fuzz/corpus/$t" "$place/seeds"
+        ln -s "$build/bin/fuzz_$t" "$place/fuzz_$t"
+        local status=0
+        (
+            cd "$place" && ulimit -s 8192 &&
+                exec env -i PATH=/usr/bin:/bin HOME="$place" LANG=C.UTF-8 QT_HASH_SEED=0 \
+                    TMPDIR="$place/tmp" ASAN_OPTIONS="$gate_asan" \
+                    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$gate_root/ubsan.supp" \
+                    "${runner[@]}" "./fuzz_$t" -seed="$seed" -runs="$runs" -reload=0 -timeout=60 \
+                    -artifact_prefix=./ -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+                    corpus seeds
+        ) >"$log" 2>&1 || status=$?
+        cp -r "$place/corpus/." "$gate_dir/corpus/"
+        find "$place" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+            -o -name 'oom-*' \) -exec cp {} "$gate_dir/" \;
+        rm -rf "$place"
+        return $status
+    }
+else
+    run_target() {
+        "$build/bin/fuzz_$t" "$@" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+            "$here/tests/fuzz/corpus/$t" >"$log" 2>&1
+    }
+fi
+
 failed=()
 run_start=$SECONDS
 for t in "${targets[@]}"; do
@@ -164,34 +195,6 @@ for t in "${targets[@]}"; do
     start=$SECONDS
     read_children_cpu
     cpu_start=$children_cpu
-    if ((gate)); then
-        run_target() {
-            local place=$gate_root/run
-            rm -rf "$place" && mkdir -p "$place/tmp" "$place/corpus"
-            cp -r "$here/tests/fuzz/corpus/$t" "$place/seeds"
-            ln -s "$build/bin/fuzz_$t" "$place/fuzz_$t"
-            local status=0
-            (
-                cd "$place" && ulimit -s 8192 &&
-                    exec env -i PATH=/usr/bin:/bin HOME="$place" LANG=C.UTF-8 QT_HASH_SEED=0 \
-                        TMPDIR="$place/tmp" ASAN_OPTIONS="$gate_asan" \
-                        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$gate_root/ubsan.supp" \
-                        "${runner[@]}" "./fuzz_$t" -seed="$seed" -runs="$runs" -reload=0 -timeout=60 \
-                        -artifact_prefix=./ -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-                        corpus seeds
-            ) >"$log" 2>&1 || status=$?
-            cp -r "$place/corpus/." "$gate_dir/corpus/"
-            find "$place" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
-                -o -name 'oom-*' \) -exec cp {} "$gate_dir/" \;
-            rm -rf "$place"
-            return $status
-        }
-    else
-        run_target() {
-            "$build/bin/fuzz_$t" "$@" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-                "$here/tests/fuzz/corpus/$t" >"$log" 2>&1
-        }
-    fi
     if run_target "$@"; then
         done_runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
         cov=$(grep -oE 'DONE[[:space:]]+cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 | sed -E 's/DONE[[:space:]]+//' || true)
