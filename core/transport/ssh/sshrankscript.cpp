@@ -33,6 +33,10 @@ keep() {
 // words, the program and its arguments. Every external command is a fork and exec on a node that
 // may be starting tens of ranks at once, so the setup runs only the ones it needs (mkfifo; mkdir
 // and rm only when the directory is missing or files of an earlier try are there).
+// The shell's own stderr is the channel's, which a detached launcher has closed: when the rank
+// dies of a signal, `wait` has the shell print "Terminated" or "Segmentation fault" there, the
+// write's SIGPIPE killed the shell before it wrote $f.exit, and a re-attached launcher could
+// only say "exit status unknown". So the shell writes nothing once the tails carry the streams.
 const char kStart[] = R"SH(
 d=$1; b=$2; wd=$3; grace=$4; n=$5; shift 5
 f=$d/$b
@@ -64,6 +68,7 @@ tail -c +1 -s 0.2 --pid="$pid" -f -- "$f.out" &
 t1=$!
 tail -c +1 -s 0.2 --pid="$pid" -f -- "$f.err" >&2 &
 t2=$!
+exec 2>/dev/null
 wait "$pid"; st=$?
 echo "$st" >"$f.exit.tmp" && mv -f -- "$f.exit.tmp" "$f.exit"
 wait "$t1"; wait "$t2"

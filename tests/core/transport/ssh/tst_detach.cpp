@@ -196,6 +196,8 @@ void TestDetach::detachedProgramReattachesAndStops()
         QVERIFY2(expected > 5, qPrintable(QString::number(expected)));
     }
     const QJsonObject done = readJson(local + QStringLiteral("/state.json"));
+    if (done.value(QStringLiteral("state")).toString() != QLatin1String("stopped"))
+        qWarning("%s", qPrintable(cli({QStringLiteral("show"), runId}).out));
     QCOMPARE(done.value(QStringLiteral("state")).toString(), QStringLiteral("stopped"));
 }
 
