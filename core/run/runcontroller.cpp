@@ -217,8 +217,15 @@ void RunController::connectTransport()
     connect(m_transport, &Transport::nodeClock, this, &RunController::onNodeClock);
     connect(m_transport, &Transport::nodeProgress, this,
             [this](int node, const QString &stage, int percent) {
-                note(percent >= 0 ? tr("node %1: %2 (%3%)").arg(node).arg(stage).arg(percent)
-                                  : tr("node %1: %2").arg(node).arg(stage));
+                // Front ends get every percent; the log a stage's start, each quarter and its
+                // end (an upload noted every percent was 200 lines of a 2-node launch's output).
+                const QString noted =
+                    stage + QLatin1Char('/') + QString::number(percent < 0 ? -1 : percent / 25);
+                if (m_progressNoted.value(node) != noted) {
+                    m_progressNoted.insert(node, noted);
+                    note(percent >= 0 ? tr("node %1: %2 (%3%)").arg(node).arg(stage).arg(percent)
+                                      : tr("node %1: %2").arg(node).arg(stage));
+                }
                 const QString host = node >= 0 && node < m_profile.nodes.size()
                                          ? m_profile.nodes[node].host
                                          : QString();

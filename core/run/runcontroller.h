@@ -248,6 +248,7 @@ private:
     bool m_released = false;         // detachAndRelease() done
     bool m_reattaching = false;      // prepared() means: attach the ranks, not start them
     QMap<int, NodeClock> m_clocks;   // by node; a rank's own timestamps are corrected by its node's
+    QHash<int, QString> m_progressNoted; // by node: the stage and quarter last written to the log
     bool m_ranksStartedSent = false;
     QHash<int, QString> m_stacks;
     FailurePolicy m_policy;                 // this attempt's failures
