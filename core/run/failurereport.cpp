@@ -259,7 +259,12 @@ QString ChildFailure::summary() const
 {
     const QString how =
         signal != 0 ? signalText(signal, signalName) : tr("exit code %1").arg(exitCode);
-    return tr("%1 in %2 (pid %3)").arg(how, role).arg(pid);
+    return tr("%1 in %2").arg(how, who());
+}
+
+QString ChildFailure::who() const
+{
+    return pid > 0 ? tr("%1 (pid %2)").arg(role).arg(pid) : tr("a %1").arg(role);
 }
 
 QJsonObject RankFailure::toJson() const

@@ -22,16 +22,18 @@ namespace rankdeck {
 // written to the stderr it shares with the rank, is the failure's pythonDump.
 struct ChildFailure
 {
-    qint64 pid = 0;
+    qint64 pid = 0; // 0: not known (only the child's own crash dump named it)
     QString role;   // "DataLoader worker"
     int signal = 0; // what killed it; 0 when it exited
     QString signalName;
     int exitCode = 0;
 
-    bool isEmpty() const { return pid == 0; }
+    bool isEmpty() const { return role.isEmpty(); }
     bool operator==(const ChildFailure &other) const = default;
     QJsonObject toJson() const;
     static ChildFailure fromJson(const QJsonObject &json);
+    // "DataLoader worker (pid 4242)", or "a DataLoader worker" when its pid is not known
+    QString who() const;
     // "SIGSEGV (signal 11) in DataLoader worker (pid 4242)", "exit code 3 in …"
     QString summary() const;
 };

@@ -49,15 +49,10 @@ bool diedExitingAfter(const QList<PythonException> &chain, const PythonFaultDump
                        [](const PythonThreadStack &t) { return t.frames.isEmpty(); });
 }
 
-// What torch's DataLoader says in the rank when a worker dies (its SIGCHLD handler,
-// torch/csrc/DataLoader.cpp): "DataLoader worker (pid 42) is killed by signal: Segmentation
-// fault." (strsignal's text) or "… (pid 42) exited unexpectedly with exit code 3.". The rank then
-// raises "DataLoader worker (pid(s) 42) exited unexpectedly" from it.
-ChildFailure dataLoaderWorkerDeath(const QList<PythonException> &chain, const QString &childDeath)
+// glibc's strsignal() texts of the signals a worker dies of; faulthandler's "Fatal Python
+// error: <text>" uses the same words for the ones it catches.
+int signalOfText(const QString &text)
 {
-    static const QRegularExpression killed(QStringLiteral(
-        R"(DataLoader worker \(pid (\d+)\) (?:is killed by signal: ([^.\n]+)|exited unexpectedly with exit code (\d+)))"));
-    // glibc's strsignal() texts of the signals a worker dies of.
     static const QHash<QString, int> bySignalText{
         {QStringLiteral("Segmentation fault"), 11},
         {QStringLiteral("Aborted"), 6},
@@ -72,28 +67,7 @@ ChildFailure dataLoaderWorkerDeath(const QList<PythonException> &chain, const QS
         {QStringLiteral("Hangup"), 1},
         {QStringLiteral("Broken pipe"), 13},
     };
-    ChildFailure c;
-    QStringList texts;
-    for (const PythonException &e : chain)
-        texts << e.message;
-    texts << childDeath;
-    for (const QString &text : std::as_const(texts)) {
-        const QRegularExpressionMatch m = killed.match(text);
-        if (!m.hasMatch())
-            continue;
-        c.pid = m.captured(1).toLongLong();
-        c.role = QStringLiteral("DataLoader worker");
-        if (m.capturedLength(2) > 0) {
-            c.signal = bySignalText.value(m.captured(2).trimmed(), 0);
-            c.signalName = signalNameForNumber(c.signal);
-            if (c.signal == 0)
-                c.signalName = m.captured(2).trimmed().left(40); // a text we do not know
-        } else {
-            c.exitCode = m.captured(3).toInt();
-        }
-        break;
-    }
-    return c;
+    return bySignalText.value(text.trimmed(), 0);
 }
 
 // The dump was written by a DataLoader worker: its thread runs torch's worker loop.
@@ -107,6 +81,48 @@ bool isDataLoaderWorkerDump(const PythonFaultDump &dump)
             f.file.endsWith(QLatin1String("/utils/data/_utils/worker.py")))
             return true;
     return false;
+}
+
+// What torch's DataLoader says in the rank when a worker dies (its SIGCHLD handler,
+// torch/csrc/DataLoader.cpp): "DataLoader worker (pid 42) is killed by signal: Segmentation
+// fault." (strsignal's text) or "… (pid 42) exited unexpectedly with exit code 3.". The rank then
+// raises "DataLoader worker (pid(s) 42) exited unexpectedly" from it.
+// When the rank tripped over the dead worker before torch noticed the death (unpickling a batch
+// whose tensor the worker shares by file descriptor: "ConnectionResetError: [Errno 104]",
+// issue 27, one run in two with two busy loops beside it), nothing in the rank names the worker;
+// the worker's own faulthandler dump on the stderr they share says what killed it (not its pid).
+ChildFailure dataLoaderWorkerDeath(const QList<PythonException> &chain, const QString &childDeath,
+                                   const PythonFaultDump &dump)
+{
+    static const QRegularExpression killed(QStringLiteral(
+        R"(DataLoader worker \(pid (\d+)\) (?:is killed by signal: ([^.\n]+)|exited unexpectedly with exit code (\d+)))"));
+    ChildFailure c;
+    QStringList texts;
+    for (const PythonException &e : chain)
+        texts << e.message;
+    texts << childDeath;
+    for (const QString &text : std::as_const(texts)) {
+        const QRegularExpressionMatch m = killed.match(text);
+        if (!m.hasMatch())
+            continue;
+        c.pid = m.captured(1).toLongLong();
+        c.role = QStringLiteral("DataLoader worker");
+        if (m.capturedLength(2) > 0) {
+            c.signal = signalOfText(m.captured(2));
+            c.signalName = signalNameForNumber(c.signal);
+            if (c.signal == 0)
+                c.signalName = m.captured(2).trimmed().left(40); // a text we do not know
+        } else {
+            c.exitCode = m.captured(3).toInt();
+        }
+        return c;
+    }
+    if (const int sig = signalOfText(dump.fatalError); sig != 0 && isDataLoaderWorkerDump(dump)) {
+        c.role = QStringLiteral("DataLoader worker");
+        c.signal = sig;
+        c.signalName = signalNameForNumber(sig);
+    }
+    return c;
 }
 
 } // namespace
@@ -153,7 +169,7 @@ void mergePython(RankFailure *failure, const QList<PythonException> &chain,
             f.message = last.message + QLatin1Char('\n') + f.message;
     }
     if (f.kind == QLatin1String("exception") && f.child.isEmpty())
-        f.child = dataLoaderWorkerDeath(chain, childDeath);
+        f.child = dataLoaderWorkerDeath(chain, childDeath, dump);
     if (!dump.isEmpty()) {
         f.pythonDump = dump;
         if (f.message.isEmpty() && !dump.fatalError.isEmpty())
@@ -192,9 +208,7 @@ QString pythonFailureText(const RankFailure &f, const QString &indent)
         // what the rank printed last, and it names the Dataset's line.
         const QString what =
             !f.child.isEmpty() && isDataLoaderWorkerDump(f.pythonDump)
-                ? tr("Python stacks of %1 (pid %2) at its fatal error (faulthandler)")
-                      .arg(f.child.role)
-                      .arg(f.child.pid)
+                ? tr("Python stacks of %1 at its fatal error (faulthandler)").arg(f.child.who())
             : f.pythonDump.fatalError.isEmpty()
                 ? tr("Python stacks (faulthandler)")
                 : tr("Python stacks at the fatal error (faulthandler)");
