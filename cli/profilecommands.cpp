@@ -5,7 +5,7 @@
 #include "config/metricpattern.h"
 #include "config/profilestore.h"
 #include "terminalsshinteraction.h"
-#include "transport/transportfactory.h"
+#include "transport/connectioncheck.h"
 #include "util/bundledbinary.h"
 
 #include <QCoreApplication>
@@ -165,44 +165,31 @@ int ProfileCommands::check(const QStringList &args)
             ? parser.value(workerOpt)
             : bundledBinary("RANKDECK_WORKER", QStringLiteral("rankdeck-worker"));
     TerminalSshInteraction interaction(parser.isSet(acceptOpt));
+    ConnectionCheck check(p, &interaction);
+    QEventLoop loop;
+    QObject::connect(&check, &ConnectionCheck::progress, &loop,
+                     [&](int node, const QString &name, const QString &stage, int percent) {
+                         out << CliUtil::tr("node %1 (%2): %3").arg(node).arg(name, stage)
+                             << (percent >= 0 ? QStringLiteral(" %1%").arg(percent) : QString())
+                             << '\n';
+                         out.flush();
+                     });
+    QObject::connect(&check, &ConnectionCheck::finished, &loop, &QEventLoop::quit);
     QString error;
-    std::unique_ptr<Transport> t(
-        TransportFactory::create(p, QStringLiteral("check"), &interaction, nullptr, &error));
-    if (!t) {
+    if (!check.start(worker, &error)) {
         CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
         return ExitFailed;
     }
-    QEventLoop loop;
-    bool ok = false;
-    QObject::connect(
-        t.get(), &Transport::nodeProgress, &loop, [&](int node, const QString &stage, int percent) {
-            out << CliUtil::tr("node %1 (%2): %3").arg(node).arg(p.nodes.value(node).host, stage)
-                << (percent >= 0 ? QStringLiteral(" %1%").arg(percent) : QString()) << '\n';
-            out.flush();
-        });
-    QObject::connect(t.get(), &Transport::prepared, &loop, [&] {
-        ok = true;
-        loop.quit();
-    });
-    QObject::connect(t.get(), &Transport::prepareFailed, &loop, [&](const QString &message) {
-        error = message;
-        loop.quit();
-    });
-    t->prepare(worker);
     loop.exec();
-    if (!ok) {
-        CliUtil::err() << QStringLiteral("rankdeck-cli: %1: %2").arg(p.name, error) << '\n';
+    // What each node turned out to be (its system, CPUs, GPUs), then the verdict.
+    for (const QString &line : check.nodeLines())
+        out << line << '\n';
+    out.flush();
+    if (!check.succeeded()) {
+        CliUtil::err() << QStringLiteral("rankdeck-cli: %1: %2").arg(p.name, check.error()) << '\n';
         return ExitFailed;
     }
-    if (p.isSlurm())
-        out << CliUtil::tr("%1: sbatch, squeue and scancel answer, partition %2, worker ready (%3)")
-                   .arg(p.name,
-                        p.slurm.partition.isEmpty() ? CliUtil::tr("(default)") : p.slurm.partition,
-                        t->describe())
-            << '\n';
-    else
-        out << CliUtil::tr("%1: every node reachable, worker ready (%2)").arg(p.name, t->describe())
-            << '\n';
+    out << QStringLiteral("%1: %2").arg(p.name, check.summary()) << '\n';
     return ExitOk;
 }
 

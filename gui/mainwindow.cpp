@@ -17,13 +17,11 @@
 #include "runlistsortmodel.h"
 #include "runview.h"
 #include "sidepanel.h"
-#include "transport/slurm/slurmtransport.h"
-#include "transport/ssh/sshtransport.h"
+#include "transport/connectioncheck.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QDateTime>
 #include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -314,88 +312,23 @@ bool MainWindow::showRun(const QString &runId, QString *error)
     return true;
 }
 
-void MainWindow::testSlurmConnection(ProfileEditorDialog *dialog, const Profile &profile)
-{
-    // prepare("") checks the login: sbatch, squeue, scancel and sinfo answer, the partition
-    // exists. Nothing is submitted.
-    auto *transport = new SlurmTransport(
-        profile, QStringLiteral("check-%1").arg(QDateTime::currentSecsSinceEpoch()), m_ssh.get(),
-        dialog);
-    const QString where = profile.slurm.login.isEmpty() ? tr("this machine")
-                                                        : tr("login %1").arg(profile.slurm.login);
-    dialog->setConnectionReport(tr("%1: checking Slurm…").arg(where));
-    connect(transport, &Transport::nodeProgress, dialog,
-            [dialog, where](int, const QString &stage, int) {
-                dialog->setConnectionReport(tr("%1: %2").arg(where, stage));
-            });
-    connect(transport, &Transport::prepared, dialog, [dialog, transport, where, profile] {
-        dialog->setConnectionReport(tr("%1: OK — sbatch, squeue and scancel answer; partition %2")
-                                        .arg(where, profile.slurm.partition.isEmpty()
-                                                        ? tr("(the cluster's default)")
-                                                        : profile.slurm.partition));
-        transport->deleteLater();
-    });
-    connect(transport, &Transport::prepareFailed, dialog,
-            [dialog, transport](const QString &error) {
-                dialog->setConnectionReport(tr("FAILED — %1").arg(error));
-                transport->deleteLater();
-            });
-    transport->prepare(QString());
-}
-
 void MainWindow::testConnection(const Profile &profile)
 {
     auto *dialog = qobject_cast<ProfileEditorDialog *>(sender());
     if (!dialog || profile.isLocal())
         return;
-    if (profile.isSlurm()) {
-        testSlurmConnection(dialog, profile);
+    // What `profiles check` asks too, without deploying the worker: connect and check.
+    auto *check = new ConnectionCheck(profile, m_ssh.get(), dialog);
+    connect(check, &ConnectionCheck::linesChanged, dialog,
+            [dialog, check] { dialog->setConnectionReport(check->lines().join(u'\n')); });
+    connect(check, &ConnectionCheck::finished, check, &QObject::deleteLater);
+    QString error;
+    if (!check->start(QString(), &error)) {
+        dialog->setConnectionReport(tr("FAILED — %1").arg(error));
+        check->deleteLater();
         return;
     }
-    // prepare("") only connects and checks the nodes: SshTransport's "test connection".
-    auto *transport = new SshTransport(
-        profile, QStringLiteral("check-%1").arg(QDateTime::currentSecsSinceEpoch()), m_ssh.get(),
-        dialog);
-    auto lines = std::make_shared<QStringList>();
-    for (int i = 0; i < profile.nodes.size(); ++i)
-        lines->append(tr("%1: waiting").arg(profile.nodes[i].host));
-    auto report = [dialog, lines] { dialog->setConnectionReport(lines->join(QLatin1Char('\n'))); };
-    connect(transport, &Transport::nodeProgress, dialog,
-            [profile, lines, report](int node, const QString &stage, int percent) {
-                if (node < 0 || node >= lines->size())
-                    return;
-                (*lines)[node] =
-                    percent >= 0
-                        ? tr("%1: %2 %3%").arg(profile.nodes[node].host, stage).arg(percent)
-                        : tr("%1: %2").arg(profile.nodes[node].host, stage);
-                report();
-            });
-    auto finish = [transport, profile, lines, report](const QString &failure) {
-        for (int i = 0; i < profile.nodes.size(); ++i) {
-            const SshNodeInfo info = transport->nodeInfo(i);
-            if (!info.error.isEmpty()) {
-                (*lines)[i] = tr("%1: FAILED — %2").arg(profile.nodes[i].host, info.error);
-                continue;
-            }
-            (*lines)[i] =
-                tr("%1: OK — %2, %3 CPUs, %4, libtorch: %5")
-                    .arg(info.label.isEmpty() ? profile.nodes[i].host : info.label,
-                         info.distribution.isEmpty() ? info.os : info.distribution)
-                    .arg(info.cpus)
-                    .arg(info.gpus.isEmpty() ? tr("no GPUs")
-                                             : tr("%n GPU(s)", nullptr, int(info.gpus.size())),
-                         info.libtorchDirectory.isEmpty() ? tr("not needed or from Python torch")
-                                                          : info.libtorchDirectory);
-        }
-        if (!failure.isEmpty())
-            lines->append(failure);
-        report();
-        transport->deleteLater();
-    };
-    connect(transport, &Transport::prepared, dialog, [finish] { finish(QString()); });
-    connect(transport, &Transport::prepareFailed, dialog, finish);
-    report();
-    transport->prepare(QString());
+    dialog->setConnectionReport(check->lines().join(u'\n'));
 }
 
 void MainWindow::startDemo()

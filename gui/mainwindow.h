@@ -69,7 +69,6 @@ protected:
 private slots:
     void onLaunchAccepted(LaunchDialog *dialog);
     void testConnection(const Profile &profile);
-    void testSlurmConnection(ProfileEditorDialog *dialog, const Profile &profile);
 
 private:
     void createActions();

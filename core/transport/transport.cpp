@@ -42,6 +42,22 @@ QString Transport::syncedDirectory(int nodeIndex) const
     return m_syncDirectory;
 }
 
+QString Transport::nodeReport(int nodeIndex) const
+{
+    Q_UNUSED(nodeIndex);
+    return {};
+}
+
+QString Transport::checkSummary() const
+{
+    return tr("every node reachable");
+}
+
+QString Transport::nodeName(int nodeIndex) const
+{
+    return tr("node %1").arg(nodeIndex);
+}
+
 void Transport::reportExitLater(int rank, const RankExit &exit)
 {
     QMetaObject::invokeMethod(

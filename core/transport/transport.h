@@ -119,6 +119,16 @@ public:
     // itself. Empty without a sync directory.
     virtual QString syncedDirectory(int nodeIndex) const;
 
+    // What a check (prepare(), then prepared() or prepareFailed()) found, for a person, so that
+    // `profiles check` and the GUI's "Test connection" say the same without knowing the kind:
+    // of one node ("OK — Debian 12, 4 CPUs, no GPUs, …" or "FAILED — why"; empty: nothing to
+    // say of it), and of the whole ("every node reachable", "sbatch, squeue and scancel answer,
+    // partition gpu").
+    virtual QString nodeReport(int nodeIndex) const;
+    virtual QString checkSummary() const;
+    // The node as the user knows it in such a report ("gpu-node-3", "login slurm-head").
+    virtual QString nodeName(int nodeIndex) const;
+
 protected:
     QString m_syncDirectory;
     qint64 m_syncLimitBytes = 0;

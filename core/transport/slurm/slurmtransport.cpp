@@ -46,6 +46,21 @@ QString SlurmTransport::describe() const
     return d;
 }
 
+QString SlurmTransport::checkSummary() const
+{
+    const QString &partition = m_profile.slurm.partition;
+    return tr("sbatch, squeue and scancel answer, partition %1")
+        .arg(partition.isEmpty() ? tr("(the cluster's default)") : partition);
+}
+
+QString SlurmTransport::nodeName(int nodeIndex) const
+{
+    // Its progress is the login's: sbatch and squeue there, not on the job's nodes.
+    Q_UNUSED(nodeIndex);
+    return m_profile.slurm.login.isEmpty() ? tr("this machine")
+                                           : tr("login %1").arg(m_profile.slurm.login);
+}
+
 void SlurmTransport::setPollIntervalMs(int ms)
 {
     m_pollIntervalMs = std::max(20, ms);

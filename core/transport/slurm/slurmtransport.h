@@ -39,6 +39,8 @@ public:
 
     Capabilities capabilities() const override { return Capability::Detach | Capability::Reattach; }
     QString describe() const override;
+    QString checkSummary() const override;
+    QString nodeName(int nodeIndex) const override;
     void prepare(const QString &localWorkerPath) override;
     QString workerPath(int nodeIndex) const override;
     void startRank(const RankLaunchSpec &spec) override;

@@ -231,6 +231,27 @@ SshNodeInfo SshTransport::nodeInfo(int nodeIndex) const
                                                         : SshNodeInfo{};
 }
 
+QString SshTransport::nodeReport(int nodeIndex) const
+{
+    const SshNodeInfo info = nodeInfo(nodeIndex);
+    if (!info.error.isEmpty())
+        return tr("FAILED — %1").arg(info.error);
+    if (info.os.isEmpty() && info.distribution.isEmpty())
+        return {}; // not reached: the check ended before this node answered
+    return tr("OK — %1, %2 CPUs, %3, libtorch: %4")
+        .arg(info.distribution.isEmpty() ? info.os : info.distribution)
+        .arg(info.cpus)
+        .arg(info.gpus.isEmpty() ? tr("no GPUs") : tr("%n GPU(s)", nullptr, int(info.gpus.size())),
+             info.libtorchDirectory.isEmpty() ? tr("not needed or from Python torch")
+                                              : info.libtorchDirectory);
+}
+
+QString SshTransport::nodeName(int nodeIndex) const
+{
+    return nodeIndex >= 0 && nodeIndex < m_profile.nodes.size() ? m_profile.nodes[nodeIndex].host
+                                                                : Transport::nodeName(nodeIndex);
+}
+
 QString SshTransport::workerPath(int nodeIndex) const
 {
     return nodeInfo(nodeIndex).workerPath;

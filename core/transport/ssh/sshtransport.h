@@ -68,6 +68,8 @@ public:
 
     // After prepared()/prepareFailed(): what each node check found.
     SshNodeInfo nodeInfo(int nodeIndex) const;
+    QString nodeReport(int nodeIndex) const override;
+    QString nodeName(int nodeIndex) const override;
     int nodeCount() const { return int(m_nodes.size()); }
 
     // Before prepare(): how long a lost connection is retried (default: max(30, 3 × connect
