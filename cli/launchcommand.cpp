@@ -2,8 +2,8 @@
 #include "launchcommand.h"
 
 #include "cliutil.h"
+#include "config/launchrequest.h"
 #include "config/profilestore.h"
-#include "config/syncmanifest.h"
 #include "run/runcontroller.h"
 #include "run/runrecord.h"
 #include "store/logstore.h"
@@ -34,6 +34,31 @@ void onUnixSignal(int)
 {
     const char c = 1;
     (void)::write(s_signalPipe[1], &c, 1);
+}
+
+// The flag a LaunchRequest problem is about, as the user typed it.
+QString flagOf(LaunchRequest::Field field)
+{
+    using Field = LaunchRequest::Field;
+    switch (field) {
+    case Field::Program:
+        return QStringLiteral("--exec");
+    case Field::Environment:
+        return QStringLiteral("--env");
+    case Field::Metric:
+        return QStringLiteral("--metric");
+    case Field::WorkingDirectory:
+        return QStringLiteral("--workdir");
+    case Field::SyncFolder:
+        return QStringLiteral("--sync");
+    case Field::SyncLimit:
+        return QStringLiteral("--sync-limit");
+    case Field::WorkerArguments:
+        return QStringLiteral("--");
+    case Field::Name:
+        return QStringLiteral("--name");
+    }
+    return {};
 }
 
 } // namespace
@@ -262,69 +287,16 @@ int LaunchCommand::run(const QStringList &argsIn)
                 cmd);
         options.hangTimeoutSec = n;
     }
-    TrainingConfig config;
+    // What only the command line can get wrong; the launch's own rules are LaunchRequest's.
     if (parser.isSet(execOpt)) {
         if (workerArgs.isEmpty() || workerArgs.first().isEmpty())
             return CliUtil::usageError(
                 CliUtil::tr("--exec needs a program after --, e.g. -- python3 train.py"), cmd);
-        config.program = workerArgs;
-        config.warmPython = parser.isSet(warmOpt);
-        if (parser.isSet(syncOpt)) {
-            const QString dir = parser.value(syncOpt);
-            const QFileInfo fi(dir);
-            if (dir.isEmpty() || !fi.exists())
-                return CliUtil::usageError(
-                    CliUtil::tr("--sync: directory \"%1\" does not exist").arg(dir), cmd);
-            if (!fi.isDir())
-                return CliUtil::usageError(
-                    CliUtil::tr("--sync: \"%1\" is not a directory").arg(dir), cmd);
-            if (!fi.isReadable())
-                return CliUtil::usageError(
-                    CliUtil::tr("--sync: directory \"%1\" is not readable").arg(dir), cmd);
-            config.syncDirectory = fi.absoluteFilePath();
-            if (parser.isSet(syncLimitOpt) &&
-                !SyncManifest::parseSize(parser.value(syncLimitOpt), &config.syncLimitBytes))
-                return CliUtil::usageError(
-                    CliUtil::tr("--sync-limit: \"%1\" is not a size such as 500M or 2G")
-                        .arg(parser.value(syncLimitOpt)),
-                    cmd);
-            // 0 means no limit: the transport takes any negative limit as none.
-            if (parser.isSet(syncLimitOpt) && config.syncLimitBytes == 0)
-                config.syncLimitBytes = -1;
-        } else if (parser.isSet(syncLimitOpt)) {
+        if (parser.isSet(syncLimitOpt) && !parser.isSet(syncOpt))
             return CliUtil::usageError(CliUtil::tr("--sync-limit needs --sync"), cmd);
-        }
-        if (parser.isSet(workdirOpt)) {
-            config.workingDirectory = parser.value(workdirOpt);
-            if (!config.syncDirectory.isEmpty()) {
-                // Inside the copy, whose place on a node this launcher does not choose.
-                if (QDir::isAbsolutePath(config.workingDirectory) ||
-                    config.workingDirectory.startsWith(QLatin1Char('~')))
-                    return CliUtil::usageError(
-                        CliUtil::tr("--workdir: with --sync, \"%1\" must be a directory inside "
-                                    "the synced one (a relative path)")
-                            .arg(config.workingDirectory),
-                        cmd);
-            } else if (profile.isLocal()) {
-                // A local run starts here: a relative directory means one below the current one.
-                config.workingDirectory = QFileInfo(config.workingDirectory).absoluteFilePath();
-            }
-        }
-        for (const QString &kv : parser.values(envOpt)) {
-            const qsizetype eq = kv.indexOf(QLatin1Char('='));
-            if (eq <= 0)
-                return CliUtil::usageError(CliUtil::tr("--env: \"%1\" is not NAME=VALUE").arg(kv),
-                                           cmd);
-            config.environment.insert(kv.left(eq), kv.mid(eq + 1));
-        }
-        for (const QString &spec : parser.values(metricOpt)) {
-            MetricPattern pattern;
-            QString error;
-            if (!parseMetricPattern(spec, &pattern, &error))
-                return CliUtil::usageError(error, cmd);
-            config.metricPatterns << spec;
-        }
-        config.tensorBoardDir = parser.value(tensorBoardOpt);
+        if (parser.isSet(syncOpt) && parser.value(syncOpt).isEmpty())
+            return CliUtil::usageError(CliUtil::tr("--sync: the directory to copy is missing"),
+                                       cmd);
     } else {
         if (parser.isSet(workdirOpt) || parser.isSet(envOpt) || parser.isSet(metricOpt) ||
             parser.isSet(tensorBoardOpt))
@@ -342,20 +314,30 @@ int LaunchCommand::run(const QStringList &argsIn)
                             "--exec before --: rankdeck-cli launch ... --exec -- %2")
                     .arg(workerArgs.first(), workerArgs.mid(0, 3).join(QLatin1Char(' '))),
                 cmd);
-        config.workerArguments = workerArgs;
     }
-    config.name = parser.value(nameOpt);
-    config.flightRecorder = !parser.isSet(noFlightRecorderOpt);
-    if (!CliUtil::parseInt(parser.value(restartsOpt), 0, 1000, &config.maxRestarts))
+    LaunchRequest request;
+    request.runsProgram = parser.isSet(execOpt);
+    request.command = workerArgs;
+    request.environment = parser.values(envOpt);
+    request.metricPatterns = parser.values(metricOpt);
+    request.workingDirectory = parser.value(workdirOpt);
+    request.syncFolder = parser.value(syncOpt);
+    request.syncLimit = parser.value(syncLimitOpt);
+    request.tensorBoardDir = parser.value(tensorBoardOpt);
+    request.warmPython = parser.isSet(warmOpt);
+    request.name = parser.value(nameOpt);
+    request.flightRecorder = !parser.isSet(noFlightRecorderOpt);
+    if (!CliUtil::parseInt(parser.value(restartsOpt), 0, 1000, &request.maxRestarts))
         return CliUtil::usageError(
             CliUtil::tr("--max-restarts: \"%1\" is not a number from 0 to 1000")
                 .arg(parser.value(restartsOpt)),
             cmd);
+    if (const QList<LaunchRequest::Problem> problems = request.problems(); !problems.isEmpty())
+        return CliUtil::usageError(
+            LaunchRequest::text(problems.first(), flagOf(problems.first().field)), cmd);
+    TrainingConfig config = request.config(profile);
     if (!parseConsoleRanks(parser, followOpts.ranks, cmd, &config.consoleRanks, &code))
         return code;
-    if (!config.name.isEmpty() && config.name.contains(QLatin1Char('/')))
-        return CliUtil::usageError(
-            CliUtil::tr("--name: \"%1\" must not contain '/'").arg(config.name), cmd);
 
     options.workerPath = parser.isSet(workerOpt)
                              ? parser.value(workerOpt)

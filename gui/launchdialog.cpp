@@ -26,6 +26,31 @@
 namespace rankdeck {
 
 namespace {
+
+// The field a LaunchRequest problem is about, as this form labels it.
+QString labelOf(LaunchRequest::Field field)
+{
+    using Field = LaunchRequest::Field;
+    switch (field) {
+    case Field::Program:
+        return LaunchDialog::tr("program command");
+    case Field::Environment:
+        return LaunchDialog::tr("program environment");
+    case Field::Metric:
+        return LaunchDialog::tr("metric patterns");
+    case Field::WorkingDirectory:
+        return LaunchDialog::tr("program directory");
+    case Field::SyncFolder:
+        return LaunchDialog::tr("sync folder");
+    case Field::SyncLimit:
+        return LaunchDialog::tr("sync limit");
+    case Field::WorkerArguments:
+        return LaunchDialog::tr("extra worker flags");
+    case Field::Name:
+        return LaunchDialog::tr("run name");
+    }
+    return {};
+}
 // Spin boxes whose minimum means "the worker's default" (the flag is left out).
 QSpinBox *optionalSpin(QWidget *parent, int max)
 {
@@ -398,27 +423,25 @@ Profile LaunchDialog::profile() const
     return p;
 }
 
-TrainingConfig LaunchDialog::config() const
+LaunchRequest LaunchDialog::request() const
 {
-    TrainingConfig c;
-    c.name = m_runName->text().trimmed();
-    c.maxRestarts = m_maxRestarts->value();
-    c.flightRecorder = m_flightRecorder->isChecked();
+    LaunchRequest r;
+    r.name = m_runName->text().trimmed();
+    r.maxRestarts = m_maxRestarts->value();
+    r.flightRecorder = m_flightRecorder->isChecked();
     if (m_task->currentData().toString() == QLatin1String("program")) {
-        c.program = QProcess::splitCommand(m_programCommand->text());
-        c.workingDirectory = m_programDirectory->text().trimmed();
-        for (const QString &kv : QProcess::splitCommand(m_programEnvironment->text())) {
-            const qsizetype eq = kv.indexOf(QLatin1Char('='));
-            if (eq > 0)
-                c.environment.insert(kv.left(eq), kv.mid(eq + 1));
-        }
-        c.metricPatterns = QProcess::splitCommand(m_programMetrics->text());
-        c.tensorBoardDir = m_programTensorBoard->text().trimmed();
+        r.runsProgram = true;
+        r.command = QProcess::splitCommand(m_programCommand->text());
+        r.workingDirectory = m_programDirectory->text().trimmed();
+        r.environment = QProcess::splitCommand(m_programEnvironment->text());
+        r.metricPatterns = QProcess::splitCommand(m_programMetrics->text());
+        r.tensorBoardDir = m_programTensorBoard->text().trimmed();
         if (syncEnabled())
-            c.syncDirectory = QFileInfo(syncFolder()).absoluteFilePath();
-        c.warmPython = m_programWarm->isChecked();
-        return c;
+            r.syncFolder = syncFolder();
+        r.warmPython = m_programWarm->isChecked();
+        return r;
     }
+    TrainingConfig c; // its flag setters build the worker's command line
     auto set = [&c](const char *flag, const QString &value) {
         if (!value.isEmpty())
             c.setValue(QString::fromLatin1(flag), value);
@@ -445,8 +468,13 @@ TrainingConfig LaunchDialog::config() const
     if (m_scriptData->isEnabled())
         set("--data", m_scriptData->text().trimmed());
     // Extra flags go last: the worker's parser lets the last occurrence win.
-    c.workerArguments << QProcess::splitCommand(m_extra->text());
-    return c;
+    r.command = c.workerArguments + QProcess::splitCommand(m_extra->text());
+    return r;
+}
+
+TrainingConfig LaunchDialog::config() const
+{
+    return request().config(profile());
 }
 
 bool LaunchDialog::detach() const
@@ -459,36 +487,11 @@ QStringList LaunchDialog::problems() const
     QStringList out;
     if (!m_profileError.isEmpty())
         out << m_profileError;
+    // What only this form can get wrong: an empty sync folder, the script task's two files, extra
+    // flags that do not split; the launch's own rules are LaunchRequest's, as for the CLI.
     const QString task = m_task->currentData().toString();
-    if (task == QLatin1String("program")) {
-        if (QProcess::splitCommand(m_programCommand->text()).isEmpty())
-            out << tr("program command: the program to run on every rank, e.g. python3 train.py");
-        for (const QString &kv : QProcess::splitCommand(m_programEnvironment->text())) {
-            if (kv.indexOf(QLatin1Char('=')) <= 0)
-                out << tr("program environment: \"%1\" is not NAME=VALUE").arg(kv);
-        }
-        for (const QString &spec : QProcess::splitCommand(m_programMetrics->text())) {
-            MetricPattern pattern;
-            QString error;
-            if (!parseMetricPattern(spec, &pattern, &error))
-                out << error;
-        }
-        if (syncEnabled()) {
-            const QFileInfo folder(syncFolder());
-            if (syncFolder().isEmpty())
-                out << tr("sync folder: the folder to upload to the nodes, e.g. your script's");
-            else if (!folder.exists())
-                out << tr("sync folder: \"%1\" does not exist").arg(syncFolder());
-            else if (!folder.isDir())
-                out << tr("sync folder: \"%1\" is not a folder").arg(syncFolder());
-            const QString dir = m_programDirectory->text().trimmed();
-            if (QDir::isAbsolutePath(dir) || dir.startsWith(QLatin1Char('~')))
-                out << tr("program directory: with a sync folder, \"%1\" must be a folder inside "
-                          "it (a relative path)")
-                           .arg(dir);
-        }
-        return out;
-    }
+    if (task == QLatin1String("program") && syncEnabled() && syncFolder().isEmpty())
+        out << tr("sync folder: the folder to upload to the nodes, e.g. your script's");
     if (task == QLatin1String("script")) {
         if (m_scriptModel->text().trimmed().isEmpty())
             out << tr("script model: a TorchScript file is needed for the script task");
@@ -496,13 +499,11 @@ QStringList LaunchDialog::problems() const
             out << tr("script data: a tensor file is needed for the script task");
     }
     const QString extra = m_extra->text().trimmed();
-    if (!extra.isEmpty() && QProcess::splitCommand(extra).isEmpty())
+    if (task != QLatin1String("program") && !extra.isEmpty() &&
+        QProcess::splitCommand(extra).isEmpty())
         out << tr("extra worker flags: cannot split \"%1\" into arguments").arg(extra);
-    for (const QString &arg : QProcess::splitCommand(extra)) {
-        if (arg == QLatin1String("--rank") || arg == QLatin1String("--world-size") ||
-            arg == QLatin1String("--master-port") || arg == QLatin1String("--master-addr"))
-            out << tr("extra worker flags: %1 is set by the launcher for every rank").arg(arg);
-    }
+    for (const LaunchRequest::Problem &p : request().problems())
+        out << LaunchRequest::text(p, labelOf(p.field));
     return out;
 }
 

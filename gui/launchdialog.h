@@ -5,6 +5,7 @@
 // chosen nodes × ranks; starting the run is core's RunManager's job.
 #pragma once
 
+#include "config/launchrequest.h"
 #include "config/profile.h"
 #include "config/trainingconfig.h"
 
@@ -33,6 +34,8 @@ public:
     QString profileName() const;
     // The chosen profile, with the node count and ranks per node the form asks for.
     Profile profile() const;
+    // What the form asks for; config() is the run it makes, on profile().
+    LaunchRequest request() const;
     TrainingConfig config() const;
     bool detach() const;
     // Problems with the form ("field: message"); Launch is disabled while there are any.

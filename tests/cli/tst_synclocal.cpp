@@ -111,7 +111,7 @@ void TestSyncLocal::usageErrors_data()
         << u"--sync-limit needs --sync"_s;
     QTest::newRow("missing directory")
         << launch + QStringList{u"--exec"_s, u"--sync"_s, u"nope"_s, u"--"_s, u"true"_s}
-        << u"--sync: directory \"nope\" does not exist"_s;
+        << u"--sync: \"nope\" does not exist"_s;
     QTest::newRow("bad limit") << launch + QStringList{u"--exec"_s,       u"--sync"_s, m_tmp.path(),
                                                        u"--sync-limit"_s, u"12Q"_s,    u"--"_s,
                                                        u"true"_s}

@@ -89,7 +89,8 @@ void TestLaunchDialog::configAndProblems()
         u"sync folder: \"/nonexistent/proj\" does not exist"_s));
     QVERIFY(!dialog.launchButton()->isEnabled());
     dialog.setSyncFolder(true, m_proj + u"/train.py"_s);
-    QVERIFY(dialog.problems().join(u'\n').contains(u"is not a folder"_s));
+    QVERIFY(dialog.problems().join(u'\n').contains(
+        u"sync folder: \"%1/train.py\" is not a directory"_s.arg(m_proj)));
     dialog.setSyncFolder(true, m_proj);
     auto *dir = dialog.findChild<QLineEdit *>(u"launchProgramDirEdit"_s);
     QVERIFY(dir);
@@ -97,6 +98,12 @@ void TestLaunchDialog::configAndProblems()
     QVERIFY(dialog.problems().join(u'\n').contains(
         u"program directory: with a sync folder, \"/srv/work\" must be a folder inside it"_s));
     dir->setText(u"sub"_s);
+    QVERIFY(dialog.problems().isEmpty());
+    // The CLI's rules, in the CLI's words after the form's own field name (LaunchRequest).
+    dialog.setRunName(u"a/b"_s);
+    QVERIFY2(dialog.problems().contains(u"run name: \"a/b\" must not contain '/'"_s),
+             qPrintable(dialog.problems().join(u'\n')));
+    dialog.setRunName(QString());
     QVERIFY(dialog.problems().isEmpty());
     QCOMPARE(dialog.config().workingDirectory, u"sub"_s);
 }

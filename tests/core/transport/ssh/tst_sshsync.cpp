@@ -365,14 +365,14 @@ void TestSshSync::badSyncDirectory_data()
     const QString big = m_tmp.filePath(u"big"_s);
     QVERIFY(writeFile(big + u"/weights.bin"_s, QByteArray(2 << 20, 'w')));
     QTest::newRow("missing") << QStringList{u"--sync"_s, u"/nonexistent/proj"_s} << 2
-                             << u"--sync: directory \"/nonexistent/proj\" does not exist"_s;
+                             << u"--sync: \"/nonexistent/proj\" does not exist"_s;
     QTest::newRow("a file") << QStringList{u"--sync"_s, file} << 2
                             << u"--sync: \"%1\" is not a directory"_s.arg(file);
     QTest::newRow("bad limit") << QStringList{u"--sync"_s, big, u"--sync-limit"_s, u"lots"_s} << 2
                                << u"--sync-limit: \"lots\" is not a size"_s;
     QTest::newRow("absolute workdir")
         << QStringList{u"--sync"_s, big, u"--workdir"_s, u"/tmp"_s} << 2
-        << u"--workdir: with --sync, \"/tmp\" must be a directory inside the synced one"_s;
+        << u"--workdir: with a sync folder, \"/tmp\" must be a folder inside it"_s;
     QTest::newRow("over the limit")
         << QStringList{u"--sync"_s, big, u"--sync-limit"_s, u"1M"_s} << 1
         << u"holds 2.0 MiB in 1 file, more than the limit of 1.0 MiB; largest: weights.bin"_s;
