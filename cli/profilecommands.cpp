@@ -5,7 +5,7 @@
 #include "config/metricpattern.h"
 #include "config/profilestore.h"
 #include "terminalsshinteraction.h"
-#include "transport/transportfactory.h"
+#include "transport/factory/transportfactory.h"
 #include "util/bundledbinary.h"
 
 #include <QCoreApplication>

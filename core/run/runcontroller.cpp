@@ -12,7 +12,7 @@
 #include "store/logstore.h"
 #include "store/metricsstore.h"
 #include "stream/logmetricextractor.h"
-#include "transport/transportfactory.h"
+#include "transport/factory/transportfactory.h"
 #include "util/clock.h"
 #include "util/logging.h"
 #include "util/signalname.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "transport/transportfactory.h"
+#include "transport/factory/transportfactory.h"
 
 #include "transport/localtransport.h"
 #include "transport/slurm/slurmtransport.h"
