@@ -9,6 +9,7 @@
 #include "supervisor/programdiagnostics.h"
 #include "supervisor/pythonmodule.h"
 #include "supervisor/storeproxy.h"
+#include "supervisor/wallclock.h"
 #include "supervisor/warmstartclient.h"
 #include "wire/wireprotocol.h"
 
@@ -40,13 +41,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kHeartbeatInterval = std::chrono::milliseconds(500);
 constexpr auto kTensorBoardInterval = std::chrono::milliseconds(250);
-
-std::int64_t wallUs()
-{
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 int envInt(const char *name, int fallback)
 {
