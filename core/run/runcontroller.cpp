@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: runcontroller.h says why; issue 28 splits it.
 #include "run/runcontroller.h"
 
 #include "config/syncmanifest.h"

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: Supervisor is the supervisor process's one event
+// loop (environment, start, signals, control input, reaping, the end); what it decides about
+// the program is in the parts it calls (ProgramDiagnostics, WarmStartClient, …).
 #include "supervisor/programsupervisor.h"
 
 #include "supervisor/eventfilefollower.h"
