@@ -10,7 +10,8 @@ Rules:
   1. core/'s folders form a DAG. A folder is a node by itself: core/transport/ssh is one node
      and core/transport another, so transport/ssh may include transport but then transport may
      not include transport/ssh (not even from a .cpp). An edge A -> B means some file of A
-     (.h or .cpp) includes a file of B. A cycle is named with the includes that make it.
+     (.h or .cpp) includes a file of B. Folders that reach each other are named, with their
+     shortest cycle and the includes that make it.
   2. Inside each folder of core/, files form a DAG too (a file is its .h and .cpp together),
      but for the cycles KNOWN_FILE_CYCLES lists, each with why it is still there: a new one
      fails, and one that is gone is reported so that its line can go too.
@@ -35,14 +36,14 @@ LONG_LIMIT = 600
 LONG_MARKER = "// Longer than the house's ~600 lines:"
 
 # File cycles inside a folder that were there when the check came (issue 28) and that no pure
-# move breaks; they are not folder cycles. Each is the set of files (without .h/.cpp) in it.
+# move breaks; they are not folder cycles. Each is the set of files (without .h/.cpp) that reach
+# each other: a file that joins one makes it another set, and the check fails.
 KNOWN_FILE_CYCLES = {
     # FailureReport's grouping (failuregrouping.cpp defines FailureReport::groups() and uses
     # parseFrame()) and Python parts (pythonfailure.cpp uses signalNameForNumber()) live in files
     # of their own, and failurereport.cpp prints with formatRankRanges(), mergePython() and
     # pythonFailureText(): one unit in three files; moving RankFailure out alone does not end it.
-    frozenset({"run/failurereport", "run/failuregrouping"}),
-    frozenset({"run/failurereport", "run/pythonfailure"}),
+    frozenset({"run/failurereport", "run/failuregrouping", "run/pythonfailure"}),
     # CollectiveGroupAnalysis is CollectiveVerdict's working part: compute() builds one, and its
     # examine() gives a group's CollectiveVerdict.
     frozenset({"run/collectivegroupanalysis", "run/collectiveverdict"}),
@@ -91,45 +92,60 @@ def resolve(root, path, name):
     return None
 
 
-def find_cycle(graph):
-    """One cycle of graph (node -> set of nodes) as a list of nodes, or None."""
-    WHITE, GREY, BLACK = 0, 1, 2
-    colour = {n: WHITE for n in graph}
-    stack = []
+def components(graph):
+    """The strongly connected components of graph (node -> set of nodes) with more than one
+    node: each is a set of nodes that all reach each other, i.e. that lie on a cycle."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
 
     def visit(n):
-        colour[n] = GREY
+        index[n] = low[n] = len(index)
         stack.append(n)
+        on_stack.add(n)
         for m in sorted(graph.get(n, ())):
-            if colour.get(m, WHITE) == GREY:
-                return stack[stack.index(m):] + [m]
-            if colour.get(m, WHITE) == WHITE:
-                found = visit(m)
-                if found:
-                    return found
-        stack.pop()
-        colour[n] = BLACK
-        return None
+            if m not in index:
+                visit(m)
+                low[n] = min(low[n], low[m])
+            elif m in on_stack:
+                low[n] = min(low[n], index[m])
+        if low[n] == index[n]:
+            component = set()
+            while True:
+                m = stack.pop()
+                on_stack.discard(m)
+                component.add(m)
+                if m == n:
+                    break
+            if len(component) > 1:
+                found.append(component)
 
     for n in sorted(graph):
-        if colour[n] == WHITE:
-            found = visit(n)
-            if found:
-                return found
-    return None
+        if n not in index:
+            visit(n)
+    return found
 
 
-def all_cycles(graph):
-    """Cycles until none is left: each found cycle's last edge is dropped, so every cycle that
-    does not share that edge is still reported."""
-    graph = {n: set(ms) for n, ms in graph.items()}
-    cycles = []
-    while True:
-        cycle = find_cycle(graph)
-        if not cycle:
-            return cycles
-        cycles.append(cycle)
-        graph[cycle[-2]].discard(cycle[-1])
+def shortest_cycle(graph, component):
+    """The shortest cycle inside component, as [a, b, ..., a]: the one to cut first."""
+    best = None
+    for start in sorted(component):
+        previous = {start: None}
+        queue = [start]
+        while queue:
+            n = queue.pop(0)
+            for m in sorted(graph.get(n, ())):
+                if m == start:
+                    path = [n]
+                    while previous[path[-1]] is not None:
+                        path.append(previous[path[-1]])
+                    cycle = [start] + path[::-1][1:] + [start]
+                    if best is None or len(cycle) < len(best):
+                        best = cycle
+                    queue = []
+                    break
+                if m in component and m not in previous:
+                    previous[m] = n
+                    queue.append(m)
+    return best
 
 
 def describe(cycle, why):
@@ -180,22 +196,24 @@ def main():
                 files[folder][unit].add(target_unit)
                 file_why.setdefault((unit, target_unit), []).append(where)
 
-    for cycle in all_cycles(folders):
-        problems.append("core/'s folders include each other in a cycle (move the value type "
-                        "that one needs into a header of its own, lower in the pipeline):\n"
-                        + describe(cycle, folder_why))
+    for component in components(folders):
+        problems.append("core/'s folders %s include each other (move the value type that one "
+                        "needs into a header of its own, lower in the pipeline); the shortest "
+                        "cycle:\n%s" % (", ".join(sorted(component)),
+                                         describe(shortest_cycle(folders, component), folder_why)))
     known_seen = set()
     for folder in sorted(files):
-        for cycle in all_cycles(files[folder]):
-            key = frozenset(cycle)
+        for component in components(files[folder]):
+            key = frozenset(component)
             if key in KNOWN_FILE_CYCLES:
                 known_seen.add(key)
                 continue
-            problems.append("files of core/%s include each other in a cycle:\n%s"
-                            % (folder or ".", describe(cycle, file_why)))
+            problems.append("files of core/%s include each other: %s; the shortest cycle:\n%s"
+                            % (folder or ".", ", ".join(sorted(component)),
+                               describe(shortest_cycle(files[folder], component), file_why)))
     for key in sorted(KNOWN_FILE_CYCLES - known_seen, key=sorted):
-        print("check-layout: note: the known file cycle %s is gone; take it out of "
-              "KNOWN_FILE_CYCLES" % " <-> ".join(sorted(key)))
+        print("check-layout: note: the known file cycle of %s is gone or changed; update "
+              "KNOWN_FILE_CYCLES" % ", ".join(sorted(key)))
 
     for path in sources(root, "worker"):
         for number, kind, name in includes(path):
