@@ -241,7 +241,7 @@ def main():
     if args.graph:
         print("core/'s folder include graph (A -> what A includes):")
         for folder in sorted(folders):
-            print("  %-16s -> %s" % (folder or ".", ", ".join(sorted(folders[folder])) or "-"))
+            print("  %-18s -> %s" % (folder or ".", ", ".join(sorted(folders[folder])) or "-"))
     if problems:
         for p in problems:
             print("check-layout: " + p, file=sys.stderr)
