@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Checks the architecture rules that the #include lines show (docs/architecture.md, Layout).
+"""Checks the architecture rules that the #include lines show (docs/architecture.md, "Which folder of core/ may include which").
 
   scripts/check-layout.py            check; exit 1 naming every broken rule
   scripts/check-layout.py --graph    print core/'s folder include graph (and check)
@@ -15,7 +15,8 @@ Rules:
   2. Inside each folder of core/, files form a DAG too (a file is its .h and .cpp together),
      but for the cycles KNOWN_FILE_CYCLES lists, each with why it is still there: a new one
      fails, and one that is gone is reported so that its line can go too.
-  3. worker/ includes no Qt header: it runs on the nodes, where no Qt is installed.
+  3. worker/ includes no Qt header (it runs on the nodes, where no Qt is installed) and
+     nothing of core/ but core/wire/.
   4. core/ includes no QtWidgets header: core/ serves the CLI, which has no widgets.
   5. A first-party .h/.cpp (core gui cli worker bench tests) over 600 lines says why in its
      header comment (the // lines it starts with), on a line that starts with
@@ -221,6 +222,13 @@ def main():
                 problems.append("worker/ includes a Qt header (the worker and the supervisor run "
                                 "on nodes without Qt):\n  %s:%d includes <%s>"
                                 % (os.path.relpath(path, root), number, name))
+            if kind == '"' and not os.path.isfile(os.path.join(os.path.dirname(path), name)) \
+                    and not os.path.isfile(os.path.join(root, "worker", name)):
+                target = resolve(root, path, name)
+                if target is not None and not target.startswith("wire" + os.sep):
+                    problems.append("worker/ includes core/ beyond core/wire/ (only the wire "
+                                    "format is shared with the worker):\n  %s:%d includes \"%s\""
+                                    % (os.path.relpath(path, root), number, name))
 
     for top in ("core", "gui", "cli", "worker", "bench", "tests"):
         for path in sources(root, top):
@@ -245,11 +253,11 @@ def main():
     if problems:
         for p in problems:
             print("check-layout: " + p, file=sys.stderr)
-        print("check-layout: %d problem(s); docs/architecture.md (Layout) says what may include "
-              "what" % len(problems), file=sys.stderr)
+        print("check-layout: %d problem(s); docs/architecture.md (\"Which folder of core/ may "
+              "include which\") says what may include what" % len(problems), file=sys.stderr)
         return 1
-    print("check-layout: core/'s %d folders form a DAG, worker/ has no Qt, core/ no widgets, "
-          "long files say why" % len(folders))
+    print("check-layout: core/'s %d folders form a DAG, worker/ has no Qt and only core/wire/, "
+          "core/ no widgets, long files say why" % len(folders))
     return 0
 
 

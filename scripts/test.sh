@@ -30,7 +30,7 @@ if [[ -n ${CI:-} ]]; then
     fi
     printf 'test: the format check took %d s\n' $((SECONDS - format_start))
     # core/'s folders include each other one way only, worker/ has no Qt, core/ no widgets, a
-    # long file says why (docs/architecture.md, Layout). The suite's layout_check runs it too.
+    # long file says why (docs/architecture.md). The suite's layout_check runs it too.
     layout_start=$SECONDS
     python3 "$here/scripts/check-layout.py"
     printf 'test: the layout check took %d s\n' $((SECONDS - layout_start))
