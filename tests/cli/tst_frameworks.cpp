@@ -101,6 +101,12 @@ QByteArray readFile(const QString &path)
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
+QByteArray lastLines(const QString &path, int n)
+{
+    const QList<QByteArray> lines = readFile(path).split('\n');
+    return lines.mid(qMax<qsizetype>(0, lines.size() - n)).join('\n');
+}
+
 // torch 2.14.1 sometimes aborts a rank at exit, after its training (issue 27, defect 11: seen
 // once in about 20 runs when the issue was filed; 0 in 179 RankDeck and 0 in 45 torchrun runs of
 // the DDP tutorial script since): the program's crash, not this test's subject.
@@ -152,6 +158,27 @@ private:
             .object()
             .value(u"failures"_s)
             .toArray();
+    }
+    // A failure without its tracebacks and stacks (QtTest cuts a long message), its exception
+    // chain as "Type: message" lines: what a failing check says.
+    static QByteArray brief(const QJsonObject &failure)
+    {
+        QJsonObject b = failure;
+        for (const QString &key : {u"python"_s, u"python_dump"_s, u"stack"_s})
+            b.remove(key);
+        QJsonArray chain;
+        for (const QJsonValue &e : failure.value(u"python"_s).toArray())
+            chain.append(e.toObject().value(u"type"_s).toString() + u": "_s +
+                         e.toObject().value(u"message"_s).toString());
+        b.insert(u"python"_s, chain);
+        return QJsonDocument(b).toJson(QJsonDocument::Compact);
+    }
+    static QByteArray brief(const QJsonArray &all)
+    {
+        QByteArray out;
+        for (const QJsonValue &f : all)
+            out += brief(f.toObject()) + '\n';
+        return out;
     }
     // The line of the script that ends with "# FAULT: <what>".
     static int faultLine(const QString &script, const QString &what)
@@ -346,11 +373,7 @@ void TestFrameworks::checkKeyErrorEverywhere(const QString &script, const QStrin
     int rootRank = -1;
     for (const QJsonValue &v : all) {
         const QJsonObject f = v.toObject();
-        QJsonObject brief = f; // what is not the traceback or the stacks
-        for (const QString &key : {u"python"_s, u"python_dump"_s, u"stack"_s})
-            brief.remove(key);
-        QVERIFY2(f.value(u"exception"_s).toString() == u"KeyError"_s,
-                 QJsonDocument(brief).toJson(QJsonDocument::Compact).constData());
+        QVERIFY2(f.value(u"exception"_s).toString() == u"KeyError"_s, brief(f).constData());
         if (f.value(u"root_cause"_s).toBool())
             rootRank = f.value(u"rank"_s).toInt();
     }
@@ -375,16 +398,21 @@ void TestFrameworks::checkWorkerSegfault(const QString &script, const QString &d
     QVERIFY2(root.value(u"root_cause"_s).toBool(), qPrintable(r.out));
     QCOMPARE(root.value(u"rank"_s).toInt(), 1);
     const QJsonObject child = root.value(u"child"_s).toObject();
+    // torch tells the rank of its worker's death in ways that depend on timing: what the rank
+    // printed last says which way this run took.
     QVERIFY2(child.value(u"signal_name"_s).toString() == u"SIGSEGV"_s,
-             readFile(dir + u"/failure.json"_s).constData());
+             (brief(all) + "rank 1 printed last:\n" + lastLines(dir + u"/rank-1.log"_s, 40))
+                 .constData());
     QCOMPARE(child.value(u"role"_s).toString(), u"DataLoader worker"_s);
+    // torch names the worker's pid when its SIGCHLD handler ran before the rank tripped over
+    // the dead worker; otherwise only the worker's own dump tells (tst_pythonfailurescanner).
     const qint64 pid = child.value(u"pid"_s).toInteger();
-    QVERIFY(pid > 0);
+    const QString worker =
+        pid > 0 ? u"DataLoader worker (pid %1)"_s.arg(pid) : u"a DataLoader worker"_s;
     const QString shown = show(dir).out;
     QVERIFY2(shown.contains(u"Root cause (first failure): rank 1"_s), qPrintable(shown));
-    QVERIFY2(
-        shown.contains(u"SIGSEGV (signal 11) in DataLoader worker (pid %1) of rank 1"_s.arg(pid)),
-        qPrintable(shown));
+    QVERIFY2(shown.contains(u"SIGSEGV (signal 11) in %1 of rank 1"_s.arg(worker)),
+             qPrintable(shown));
     const QRegularExpression dataset(
         u"→ File \"[^\"]*%1\", line %2 in __getitem__"_s
             .arg(QRegularExpression::escape(QFileInfo(script).fileName()))
