@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: one benchmark program whose five phases each run in a
+// child process of this same binary; they share its measuring helpers and its JSON output.
 //
 // bench_gui: how the app holds up under cluster-scale load. Five phases, each in a fresh child
 // process of this program so that one phase's memory does not colour another's:

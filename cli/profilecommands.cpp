@@ -5,7 +5,7 @@
 #include "config/metricpattern.h"
 #include "config/profilestore.h"
 #include "terminalsshinteraction.h"
-#include "transport/connectioncheck.h"
+#include "transport/factory/connectioncheck.h"
 #include "util/bundledbinary.h"
 
 #include <QCoreApplication>

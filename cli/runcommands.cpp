@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: six commands on recorded runs (runs, show, logs,
+// stop, export, stacks), each a small parser and printer over the run lookup and option helpers
+// they share; a command that grows is the one to move into a class of its own.
 #include "runcommands.h"
 
 #include "cliutil.h"

@@ -17,7 +17,7 @@
 #include "runlistsortmodel.h"
 #include "runview.h"
 #include "sidepanel.h"
-#include "transport/connectioncheck.h"
+#include "transport/factory/connectioncheck.h"
 
 #include <QAction>
 #include <QApplication>

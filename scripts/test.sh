@@ -3,9 +3,9 @@
 # README command 2: set everything up, build, run the whole test suite. .ci/run calls this.
 #
 # In CI (CI set to anything but empty): compiler warnings are errors (RANKDECK_WERROR=ON), and the
-# formatting of the C++ sources is checked before the tests run. The format check fails the run
-# only once the tree has been formatted, which the file .ci/format-enforced marks; until then it
-# prints how many files differ. After the build, every parser is fuzzed by the gate: a fixed
+# formatting of the C++ sources and the include layout (scripts/check-layout.py) are checked
+# before the tests run. The format check fails the run only once the tree has been formatted,
+# which the file .ci/format-enforced marks; until then it prints how many files differ. After the build, every parser is fuzzed by the gate: a fixed
 # seed and a fixed number of inputs, so the same commit gets the same answer (below).
 #
 #   RANKDECK_TEST_LOAD=N     run N busy loops beside the suite (ended with it): CI shares its
@@ -29,6 +29,11 @@ if [[ -n ${CI:-} ]]; then
         printf 'test: %s files differ from .clang-format (not enforced until .ci/format-enforced exists)\n' "$n"
     fi
     printf 'test: the format check took %d s\n' $((SECONDS - format_start))
+    # core/'s folders include each other one way only, worker/ has no Qt, core/ no widgets, a
+    # long file says why (docs/architecture.md). The suite's layout_check runs it too.
+    layout_start=$SECONDS
+    python3 "$here/scripts/check-layout.py"
+    printf 'test: the layout check took %d s\n' $((SECONDS - layout_start))
 fi
 
 # Fuzzing (scripts/fuzz.sh; clang-14, its own instrumented build in build-asan/). In CI the gate:

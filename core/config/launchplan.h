@@ -10,8 +10,8 @@
 #pragma once
 
 #include "config/profile.h"
+#include "config/ranklaunchspec.h"
 #include "config/trainingconfig.h"
-#include "transport/transport.h"
 
 #include <QList>
 #include <QString>

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: a profile's TOML is read, validated and written here
+// side by side, so that a field's name, its check and its output change together; the Slurm
+// section (its reading and validateSlurm()) is the next cut, into the kind's own folder (issue 28).
 #include "config/profilestore.h"
 
 #include "config/metricpattern.h"

@@ -21,7 +21,7 @@
 // keys (older ones are pruned as entries are added), so it stays bounded however long the run.
 #pragma once
 
-#include "stream/rankstream.h"
+#include "stream/logline.h"
 
 #include <QHash>
 #include <QList>

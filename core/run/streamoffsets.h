@@ -5,7 +5,7 @@
 // in the line splitter are not on disk yet, so they are not committed.
 #pragma once
 
-#include "transport/transport.h"
+#include "transport/streamkind.h"
 
 #include <QByteArray>
 #include <QJsonObject>

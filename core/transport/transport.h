@@ -5,7 +5,9 @@
 // touch widgets and never block the thread they live on.
 #pragma once
 
+#include "config/ranklaunchspec.h"
 #include "transport/nodeclock.h"
+#include "transport/streamkind.h"
 
 #include <QByteArray>
 #include <QHash>
@@ -14,24 +16,6 @@
 #include <QStringList>
 
 namespace rankdeck {
-
-enum class StreamKind
-{
-    Stdout,
-    Stderr
-};
-
-// What a transport needs to start one rank.
-struct RankLaunchSpec
-{
-    int rank = 0;
-    int nodeIndex = 0; // index into the profile's nodes
-    QString program;   // worker path as seen from the node
-    QStringList arguments;
-    QHash<QString, QString> environment; // added to (and overriding) the node's environment
-    QString workingDirectory;            // empty: transport default
-    QString nodeRunDirectory; // run directory on the node (complete output is kept there)
-};
 
 // What copying a local directory to one node did (launch --sync, Capability::Sync).
 struct SyncStats
@@ -160,6 +144,5 @@ Q_DECLARE_OPERATORS_FOR_FLAGS(Transport::Capabilities)
 
 } // namespace rankdeck
 
-Q_DECLARE_METATYPE(rankdeck::StreamKind)
 Q_DECLARE_METATYPE(rankdeck::RankExit)
 Q_DECLARE_METATYPE(rankdeck::SyncStats)

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: one test class for the CLI end to end, each case a
+// real run of rankdeck-cli.
 //
 // rankdeck-cli end to end, with the real worker on the built-in local profile: usage and exit
 // codes, scripted profiles, a 2-rank run whose record holds every line each rank printed, a run

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "supervisor/eventfilefollower.h"
 
+#include "supervisor/wallclock.h"
 #include "wire/wireprotocol.h"
 
 #include <dirent.h>
@@ -21,13 +22,6 @@ namespace rankdeck::supervisor {
 namespace {
 
 constexpr std::string_view kPrefix = "events.out.tfevents.";
-
-std::int64_t wallUs()
-{
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 // Digits only, no sign, at most 18 of them (fits int64); false for anything else.
 bool parseDigits(std::string_view s, std::int64_t *out)

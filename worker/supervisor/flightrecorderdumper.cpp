@@ -2,6 +2,7 @@
 #include "supervisor/flightrecorderdumper.h"
 
 #include "supervisor/processtree.h"
+#include "supervisor/wallclock.h"
 #include "wire/wireprotocol.h"
 
 #include <fcntl.h>
@@ -25,13 +26,6 @@ using Clock = std::chrono::steady_clock;
 // workers); more would only be more requests nobody answers with a dump.
 constexpr size_t kMaxAsked = 16;
 constexpr size_t kMaxQueued = 16;
-
-std::int64_t wallUs()
-{
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 const char *envValue(const char *name)
 {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "supervisor/programdiagnostics.h"
 
+#include "supervisor/wallclock.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -13,13 +14,6 @@
 namespace rankdeck::supervisor {
 
 namespace {
-
-std::int64_t wallUs()
-{
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 std::string signalName(int sig)
 {

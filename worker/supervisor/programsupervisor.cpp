@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: Supervisor is the supervisor process's one event
+// loop (environment, start, signals, control input, reaping, the end); what it decides about
+// the program is in the parts it calls (ProgramDiagnostics, WarmStartClient, …).
 #include "supervisor/programsupervisor.h"
 
 #include "supervisor/eventfilefollower.h"
@@ -9,6 +12,7 @@
 #include "supervisor/programdiagnostics.h"
 #include "supervisor/pythonmodule.h"
 #include "supervisor/storeproxy.h"
+#include "supervisor/wallclock.h"
 #include "supervisor/warmstartclient.h"
 #include "wire/wireprotocol.h"
 
@@ -40,13 +44,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kHeartbeatInterval = std::chrono::milliseconds(500);
 constexpr auto kTensorBoardInterval = std::chrono::milliseconds(250);
-
-std::int64_t wallUs()
-{
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 int envInt(const char *name, int fallback)
 {

@@ -2,6 +2,7 @@
 #include "supervisor/programtracer.h"
 
 #include "supervisor/threadunwinder.h"
+#include "supervisor/wallclock.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -29,13 +30,6 @@ constexpr std::int64_t kRecaptureAfterUs = 2'000'000;
 constexpr int kMaxCaptures = 8;
 // How long a thread may take to stop for a dump.
 constexpr auto kInterruptTimeout = std::chrono::milliseconds(500);
-
-std::int64_t wallUs()
-{
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 bool isFatal(int sig)
 {

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: the client's protocol with the warm server and what
+// decides whether a command may start warm (its parsing, the server key, the private
+// directory) are one contract with python/rankdeck/_warmstart.py, kept in one place.
 #include "supervisor/warmstartclient.h"
 
 #include "supervisor/flightrecorderdumper.h"

@@ -258,8 +258,8 @@ bool SshDirectorySync::runOverExec(const SyncManifest &manifest, const SyncDiff 
         QString why;
         const qint64 before = sent;
         if (!SshExecUpload::upload(
-                *m_session, manifest.directory() + QLatin1Char('/') + f.path, remote(f.path),
-                f.mode,
+                m_session->handle(), m_session->label(),
+                manifest.directory() + QLatin1Char('/') + f.path, remote(f.path), f.mode,
                 [&](qint64 done, qint64) {
                     const int percent = total > 0 ? int((before + done) * 100 / total) : 100;
                     if (percent / 10 != lastTenth) {
@@ -282,7 +282,8 @@ bool SshDirectorySync::runOverExec(const SyncManifest &manifest, const SyncDiff 
     QBuffer buffer(&json);
     buffer.open(QIODevice::ReadOnly);
     QString why;
-    if (!SshExecUpload::upload(*m_session, buffer, manifestPath, 0600, {}, &why)) {
+    if (!SshExecUpload::upload(m_session->handle(), m_session->label(), buffer, manifestPath, 0600,
+                               {}, &why)) {
         *error = tr("%1: sync: cannot write the manifest %2: %3").arg(m_host, manifestPath, why);
         return false;
     }

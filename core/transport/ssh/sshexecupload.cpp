@@ -5,7 +5,6 @@
 #include "util/translation.h"
 
 #include "transport/ssh/shellquote.h"
-#include "transport/ssh/sshsession.h"
 
 #include <QCoreApplication>
 #include <QCryptographicHash>
@@ -36,21 +35,23 @@ mv -f -- "$1" "$2" || { rm -f -- "$1"; exit 13; }
 
 } // namespace
 
-bool SshExecUpload::upload(SshSession &session, const QString &localPath, const QString &remotePath,
-                           int mode, const std::function<void(qint64, qint64)> &progress,
-                           QString *error, QByteArray *sha256)
+bool SshExecUpload::upload(ssh_session_struct *session, const QString &label,
+                           const QString &localPath, const QString &remotePath, int mode,
+                           const std::function<void(qint64, qint64)> &progress, QString *error,
+                           QByteArray *sha256)
 {
     QFile local(localPath);
     if (!local.open(QIODevice::ReadOnly)) {
         *error = tr("cannot read %1: %2").arg(localPath, local.errorString());
         return false;
     }
-    return upload(session, local, remotePath, mode, progress, error, sha256);
+    return upload(session, label, local, remotePath, mode, progress, error, sha256);
 }
 
-bool SshExecUpload::upload(SshSession &session, QIODevice &local, const QString &remotePath,
-                           int mode, const std::function<void(qint64, qint64)> &progress,
-                           QString *error, QByteArray *sha256)
+bool SshExecUpload::upload(ssh_session_struct *session, const QString &label, QIODevice &local,
+                           const QString &remotePath, int mode,
+                           const std::function<void(qint64, qint64)> &progress, QString *error,
+                           QByteArray *sha256)
 {
     // Hashed before it is sent, and the same bytes sent: a file that changes in between
     // arrives as a hash mismatch, never as a silent mix.
@@ -69,18 +70,18 @@ bool SshExecUpload::upload(SshSession &session, QIODevice &local, const QString 
         shell::quoteAll({temporary, remotePath, QString::number(mode & 07777, 8)}) + ' ' +
         shell::quote(digest);
 
-    ssh_session s = session.handle();
+    ssh_session s = session;
     ssh_channel ch = ssh_channel_new(s);
     if (!ch || ssh_channel_open_session(ch) != SSH_OK ||
         ssh_channel_request_exec(ch, command.constData()) != SSH_OK) {
         *error = tr("%1: cannot run a command to receive %2: %3")
-                     .arg(session.label(), remotePath, QString::fromUtf8(ssh_get_error(s)));
+                     .arg(label, remotePath, QString::fromUtf8(ssh_get_error(s)));
         if (ch)
             ssh_channel_free(ch);
         return false;
     }
-    qCDebug(lcSsh) << session.label() << "no SFTP: uploading" << local.size() << "bytes to"
-                   << remotePath << "over an exec channel";
+    qCDebug(lcSsh) << label << "no SFTP: uploading" << local.size() << "bytes to" << remotePath
+                   << "over an exec channel";
     const qint64 total = local.size();
     qint64 sent = 0;
     while (!local.atEnd()) {
@@ -89,7 +90,7 @@ bool SshExecUpload::upload(SshSession &session, QIODevice &local, const QString 
             break;
         if (ssh_channel_write(ch, chunk.constData(), uint32_t(chunk.size())) != chunk.size()) {
             *error = tr("%1: writing %2 failed: %3")
-                         .arg(session.label(), remotePath, QString::fromUtf8(ssh_get_error(s)));
+                         .arg(label, remotePath, QString::fromUtf8(ssh_get_error(s)));
             ssh_channel_free(ch);
             return false;
         }
@@ -109,8 +110,8 @@ bool SshExecUpload::upload(SshSession &session, QIODevice &local, const QString 
         for (int stream = 0; stream < 2; ++stream) {
             const int n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, stream);
             if (n == SSH_ERROR) {
-                *error = tr("%1: the connection was lost while %2 was checked")
-                             .arg(session.label(), remotePath);
+                *error =
+                    tr("%1: the connection was lost while %2 was checked").arg(label, remotePath);
                 ssh_channel_free(ch);
                 return false;
             }
@@ -124,8 +125,7 @@ bool SshExecUpload::upload(SshSession &session, QIODevice &local, const QString 
         if (ssh_channel_is_eof(ch))
             break;
         if (deadline.hasExpired()) {
-            *error =
-                tr("%1: checking %2 did not finish within 120 s").arg(session.label(), remotePath);
+            *error = tr("%1: checking %2 did not finish within 120 s").arg(label, remotePath);
             ssh_channel_close(ch);
             ssh_channel_free(ch);
             return false;
@@ -142,30 +142,28 @@ bool SshExecUpload::upload(SshSession &session, QIODevice &local, const QString 
             *sha256 = digest;
         return true;
     case 10:
-        *error = tr("%1: cannot write %2: %3").arg(session.label(), temporary, why);
+        *error = tr("%1: cannot write %2: %3").arg(label, temporary, why);
         break;
     case 11:
-        *error = tr("%1: cannot set the mode of %2: %3").arg(session.label(), temporary, why);
+        *error = tr("%1: cannot set the mode of %2: %3").arg(label, temporary, why);
         break;
     case 12: {
         const QByteArray got = out.mid(out.indexOf("rankdeck-hash=") + 14).trimmed();
         *error = tr("%1: %2 arrived damaged (SHA-256 %3 on the node, %4 here); it was removed")
-                     .arg(session.label(), remotePath, QString::fromLatin1(got),
-                          QString::fromLatin1(digest));
+                     .arg(label, remotePath, QString::fromLatin1(got), QString::fromLatin1(digest));
         break;
     }
     case 13:
-        *error =
-            tr("%1: cannot rename %2 to %3: %4").arg(session.label(), temporary, remotePath, why);
+        *error = tr("%1: cannot rename %2 to %3: %4").arg(label, temporary, remotePath, why);
         break;
     case 14:
         *error = tr("%1: the node has no sha256sum, shasum or openssl to check %2 with, and no "
                     "SFTP")
-                     .arg(session.label(), remotePath);
+                     .arg(label, remotePath);
         break;
     default:
         *error = tr("%1: receiving %2 failed (exit status %3): %4")
-                     .arg(session.label(), remotePath)
+                     .arg(label, remotePath)
                      .arg(status)
                      .arg(why);
     }

@@ -13,21 +13,24 @@
 #include <functional>
 
 class QIODevice;
+struct ssh_session_struct;
 
 namespace rankdeck {
-
-class SshSession;
 
 class SshExecUpload
 {
 public:
+    // session: a connected libssh session (SshSession::handle()), label: how messages name it
+    // (SshSession::label()); the raw handle, not SshSession, so that SshSession can use this.
     // remotePath absolute (or relative to the login directory); progress gets (sent, total);
     // *sha256 (hex), when given, is the hash of what was sent and checked.
-    static bool upload(SshSession &session, const QString &localPath, const QString &remotePath,
-                       int mode, const std::function<void(qint64, qint64)> &progress,
-                       QString *error, QByteArray *sha256 = nullptr);
+    static bool upload(ssh_session_struct *session, const QString &label, const QString &localPath,
+                       const QString &remotePath, int mode,
+                       const std::function<void(qint64, qint64)> &progress, QString *error,
+                       QByteArray *sha256 = nullptr);
     // The same from a device open for reading (a file, or bytes in a QBuffer).
-    static bool upload(SshSession &session, QIODevice &source, const QString &remotePath, int mode,
+    static bool upload(ssh_session_struct *session, const QString &label, QIODevice &source,
+                       const QString &remotePath, int mode,
                        const std::function<void(qint64, qint64)> &progress, QString *error,
                        QByteArray *sha256 = nullptr);
 };

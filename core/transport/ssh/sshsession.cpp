@@ -467,7 +467,8 @@ bool SshSession::upload(const QString &localPath, const QString &remotePath, int
         return false;
     }
     if (!m_sftpAvailable)
-        return SshExecUpload::upload(*this, localPath, remotePath, mode, progress, error);
+        return SshExecUpload::upload(m_session, label(), localPath, remotePath, mode, progress,
+                                     error);
     sftp_session sftp = sftp_new(m_session);
     if (!sftp || sftp_init(sftp) != SSH_OK) {
         // Hardened sshd configurations often have no SFTP subsystem: an exec channel does it,
@@ -480,7 +481,8 @@ bool SshSession::upload(const QString &localPath, const QString &remotePath, int
             return false;
         }
         m_sftpAvailable = false;
-        return SshExecUpload::upload(*this, localPath, remotePath, mode, progress, error);
+        return SshExecUpload::upload(m_session, label(), localPath, remotePath, mode, progress,
+                                     error);
     }
     const QByteArray remote = remotePath.toUtf8();
     sftp_file file =

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: one test class for one class, case by case.
 #include "run/failurepolicy.h"
 
 #include "run/pythonfailure.h"

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: one test class for the report, case by case
+// (its rules and its three forms change together, as failurereport.cpp says).
 // FailureReport: root cause selection, per-rank merging, text and JSON, and reading the
 // worker's crash/stacks events (made here with the worker's own WireEventWriter).
 #include "run/failurereport.h"

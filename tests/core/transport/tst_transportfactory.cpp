@@ -2,7 +2,7 @@
 //
 // TransportFactory turns a profile's "transport" field into a transport, and refuses, naming
 // the profile and the kind, what it does not know.
-#include "transport/transportfactory.h"
+#include "transport/factory/transportfactory.h"
 
 #include "transport/localtransport.h"
 #include "transport/slurm/slurmtransport.h"

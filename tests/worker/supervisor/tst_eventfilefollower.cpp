@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: one test class for the follower end to end,
+// case by case.
 //
 // The TensorBoard follower end to end on real files: the supervisor's EventFileFollower reads
 // event files in a directory as a program writes them, its `tfevents` lines go through the wire

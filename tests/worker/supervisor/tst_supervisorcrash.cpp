@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: one test class for the supervisor's crash
+// reports, each case a real program that dies.
 // What killed a rank of the user's own program, and where, as rankdeck-supervisor reports it:
 // the real supervisor runs small programs (Python via RANKDECK_TORCH_PYTHON, and a native
 // program built with -g) that segfault, abort, are SIGKILLed or OOM-killed, write torchelastic's

@@ -3,7 +3,7 @@
 // ConnectionCheck, what `profiles check` and the GUI's "Test connection" both ask, against real
 // sshds: a node that answers is reported with what it is, a node that does not is named with
 // why, and the check deploys the worker only when given one.
-#include "transport/connectioncheck.h"
+#include "transport/factory/connectioncheck.h"
 
 #include "fixtureprofile.h"
 #include "sshfixture.h"

@@ -13,7 +13,7 @@ class SshInteraction;
 class TransportFactory
 {
 public:
-    // nullptr and *error when the profile's transport is unknown or not built in.
+    // nullptr and *error when the profile's transport is unknown.
     static Transport *create(const Profile &profile, const QString &runId,
                              SshInteraction *interaction, QObject *parent, QString *error);
     static bool sshAvailable();

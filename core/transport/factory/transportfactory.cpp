@@ -1,25 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "transport/transportfactory.h"
+#include "transport/factory/transportfactory.h"
 
 #include "transport/localtransport.h"
 #include "transport/slurm/slurmtransport.h"
+#include "transport/ssh/sshtransport.h"
 
 #include <QCoreApplication>
 
-#if __has_include("ssh/sshtransport.h")
-#include "transport/ssh/sshtransport.h"
-#define RANKDECK_HAVE_SSH_TRANSPORT 1
-#endif
-
 namespace rankdeck {
 
+// The SSH transport is always built (core/transport/ssh is added unconditionally and libssh is a
+// required dependency; the Slurm transport needs it too), so this is always true.
 bool TransportFactory::sshAvailable()
 {
-#ifdef RANKDECK_HAVE_SSH_TRANSPORT
     return true;
-#else
-    return false;
-#endif
 }
 
 Transport *TransportFactory::create(const Profile &profile, const QString &runId,
@@ -27,20 +21,8 @@ Transport *TransportFactory::create(const Profile &profile, const QString &runId
 {
     if (profile.isLocal())
         return new LocalTransport(parent);
-    if (profile.transport == QLatin1String("ssh")) {
-#ifdef RANKDECK_HAVE_SSH_TRANSPORT
+    if (profile.transport == QLatin1String("ssh"))
         return new SshTransport(profile, runId, interaction, parent);
-#else
-        Q_UNUSED(runId);
-        Q_UNUSED(interaction);
-        if (error)
-            *error = QCoreApplication::translate(
-                         "rankdeck::TransportFactory",
-                         "profile \"%1\": the SSH transport is not part of this build")
-                         .arg(profile.name);
-        return nullptr;
-#endif
-    }
     if (profile.isSlurm())
         return new SlurmTransport(profile, runId, interaction, parent);
     if (error)
