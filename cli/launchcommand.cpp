@@ -57,7 +57,7 @@ QString flagOf(LaunchRequest::Field field)
     case Field::SyncLimit:
         return QStringLiteral("--sync-limit");
     case Field::WorkerArguments:
-        return QStringLiteral("--");
+        return CliUtil::tr("the worker's flags after --");
     case Field::Name:
         return QStringLiteral("--name");
     }
