@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/factory/connectioncheck.h"
 
-#include "transport/transport.h"
 #include "transport/factory/transportfactory.h"
+#include "transport/transport.h"
 
 #include <QDateTime>
 
