@@ -4,19 +4,14 @@
 #include "config/metricpattern.h"
 #include "config/profile.h"
 #include "config/syncmanifest.h"
+#include "util/translation.h"
 
-#include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 
 namespace rankdeck {
 
 namespace {
-
-QString tr(const char *text)
-{
-    return QCoreApplication::translate("rankdeck::LaunchRequest", text);
-}
 
 bool isAbsoluteOrHome(const QString &path)
 {
