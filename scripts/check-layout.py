@@ -21,6 +21,8 @@ Rules:
   5. A first-party .h/.cpp (core gui cli worker bench tests) over 600 lines says why in its
      header comment (the // lines it starts with), on a line that starts with
      "// Longer than the house's ~600 lines:" and goes on with the reason.
+  6. No first-party file includes the same header twice (clang-tidy's
+     readability-duplicate-include cannot tell, as scripts/static-analysis.py runs it on batches).
 
 Only quoted includes are followed (they are the project's own); the tree's files are read from
 disk, so it needs no build. Python 3 from the system, nothing else.
@@ -232,6 +234,12 @@ def main():
 
     for top in ("core", "gui", "cli", "worker", "bench", "tests"):
         for path in sources(root, top):
+            seen = {}
+            for number, kind, name in includes(path):
+                if (kind, name) in seen:
+                    problems.append("%s:%d includes %s again (first on line %d)"
+                                    % (os.path.relpath(path, root), number, name, seen[(kind, name)]))
+                seen.setdefault((kind, name), number)
             with open(path, encoding="utf-8", errors="replace") as f:
                 lines = f.readlines()
             if len(lines) <= LONG_LIMIT:
@@ -257,7 +265,7 @@ def main():
               "include which\") says what may include what" % len(problems), file=sys.stderr)
         return 1
     print("check-layout: core/'s %d folders form a DAG, worker/ has no Qt and only core/wire/, "
-          "core/ no widgets, long files say why" % len(folders))
+          "core/ no widgets, long files say why, no include twice" % len(folders))
     return 0
 
 

@@ -5,12 +5,15 @@
 # In CI (CI set to anything but empty): compiler warnings are errors (RANKDECK_WERROR=ON), and the
 # formatting of the C++ sources and the include layout (scripts/check-layout.py) are checked
 # before the tests run. The format check fails the run only once the tree has been formatted,
-# which the file .ci/format-enforced marks; until then it prints how many files differ. After the build, every parser is fuzzed by the gate: a fixed
-# seed and a fixed number of inputs, so the same commit gets the same answer (below).
+# which the file .ci/format-enforced marks; until then it prints how many files differ. After the
+# build, clang-tidy and clazy check every first-party source, and every parser is fuzzed by the
+# gate: a fixed seed and a fixed number of inputs, so the same commit gets the same answer (below).
 #
 #   RANKDECK_TEST_LOAD=N     run N busy loops beside the suite (ended with it): CI shares its
 #                            machine, and a test that only passes on an idle one is a defect
 #   RANKDECK_FUZZ_SECONDS=N  fuzz exploratorily instead (random seed, N s a target); 0: no fuzzing
+#   RANKDECK_STATIC_ANALYSIS=0|1  clang-tidy + clazy (scripts/static-analysis.py): on in CI,
+#                            off elsewhere unless 1
 #   RANKDECK_CTEST_ARGS=...  passed to ctest (e.g. "-R tst_guirun --repeat until-fail:3")
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,6 +37,18 @@ if [[ -n ${CI:-} ]]; then
     layout_start=$SECONDS
     python3 "$here/scripts/check-layout.py"
     printf 'test: the layout check took %d s\n' $((SECONDS - layout_start))
+fi
+
+# Static analysis (scripts/static-analysis.py): clang-tidy with .clang-tidy and clazy's level 1
+# on every first-party source of the build, findings are errors. Results are kept per batch of
+# sources in ~/.cache/rankdeck/static-analysis, so a run analyses again only what changed;
+# docs/reliability.md (Static analysis) says what a full run costs. RANKDECK_STATIC_ANALYSIS=0
+# skips it, =1 runs it outside CI too.
+analysis_failed=0
+if [[ ${RANKDECK_STATIC_ANALYSIS:-${CI:+1}} == 1 ]]; then
+    analysis_start=$SECONDS
+    python3 "$here/scripts/static-analysis.py" -B "$build" || analysis_failed=1
+    printf 'test: static analysis took %d s\n' $((SECONDS - analysis_start))
 fi
 
 # Fuzzing (scripts/fuzz.sh; clang-14, its own instrumented build in build-asan/). In CI the gate:
@@ -78,6 +93,10 @@ ctest --test-dir "$build" --output-on-failure --timeout 900 ${RANKDECK_CTEST_ARG
 printf 'test: the suite took %d s\n' $((SECONDS - suite_start))
 if ((fuzz_failed)); then
     printf 'test: fuzzing failed (scripts/fuzz.sh above names the target and the input it kept)\n' >&2
+    exit 1
+fi
+if ((analysis_failed)); then
+    printf 'test: static analysis failed (scripts/static-analysis.py above names each finding)\n' >&2
     exit 1
 fi
 exit "$suite"
