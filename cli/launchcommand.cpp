@@ -241,7 +241,7 @@ int LaunchCommand::run(const QStringList &argsIn)
         return CliUtil::usageError(
             CliUtil::tr("unexpected argument \"%1\" (your program goes after --exec --, worker "
                         "flags after --)")
-                .arg(parser.positionalArguments().first()),
+                .arg(parser.positionalArguments().constFirst()),
             cmd);
 
     ProfileStore store;
@@ -449,7 +449,7 @@ int LaunchCommand::attach(const QStringList &args)
     options.sshInteraction = m_interaction.get();
     QString error;
     const QString dir = RunRecord::resolve(RunRecord::defaultRunsDirectory(),
-                                           parser.positionalArguments().first(), &error);
+                                           parser.positionalArguments().constFirst(), &error);
     if (dir.isEmpty()) {
         CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
         return ExitFailed;

@@ -115,7 +115,7 @@ int PlotCommand::run(const QStringList &args)
             CliUtil::tr("--compare-ranks applies to compared runs: give --compare RUN too"), cmd);
 
     const QString metricName = parser.value(metricOpt);
-    QStringList runs{parser.positionalArguments().first()};
+    QStringList runs{parser.positionalArguments().constFirst()};
     runs += parser.values(compareOpt);
     std::vector<LoadedRun> loaded;
     for (const QString &run : std::as_const(runs)) {

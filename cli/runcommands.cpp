@@ -108,7 +108,7 @@ int RunCommands::runs(const QStringList &args)
         return code;
     if (!parser.positionalArguments().isEmpty())
         return CliUtil::usageError(
-            CliUtil::tr("unexpected argument \"%1\"").arg(parser.positionalArguments().first()),
+            CliUtil::tr("unexpected argument \"%1\"").arg(parser.positionalArguments().constFirst()),
             args.value(0));
     const QList<RunInfo> list = RunRecord::list(CliUtil::runsDirectory());
     if (parser.isSet(namesOpt)) {
@@ -204,7 +204,7 @@ int RunCommands::show(const QStringList &args)
     if (!oneRunArgument(parser, args.value(0), &code))
         return code;
     RunRecord record;
-    if (!openRun(parser.positionalArguments().first(), &record, &code))
+    if (!openRun(parser.positionalArguments().constFirst(), &record, &code))
         return code;
     const RunInfo info = record.info();
     const QJsonObject state = record.readState();
@@ -278,7 +278,7 @@ int RunCommands::show(const QStringList &args)
     }
     out << '\n' << CliUtil::tr("Ranks:") << '\n';
     QHash<int, QString> hosts;
-    for (const QJsonValue &v : state.value(QStringLiteral("ranks")).toArray()) {
+    for (const QJsonArray items = state.value(QStringLiteral("ranks")).toArray(); const QJsonValue &v : items) {
         const RankStatus s = RankStatus::fromJson(v.toObject());
         hosts.insert(s.rank, s.host);
         QString line = QStringLiteral("  rank %1  %2  pid %3  %4")
@@ -375,7 +375,7 @@ int RunCommands::logs(const QStringList &args)
             CliUtil::tr("--rank: \"%1\" is not a rank number").arg(parser.value(rankOpt)),
             args.value(0));
     RunRecord record;
-    if (!openRun(parser.positionalArguments().first(), &record, &code))
+    if (!openRun(parser.positionalArguments().constFirst(), &record, &code))
         return code;
     const QString dir = record.directory();
     QString error;
@@ -512,7 +512,7 @@ int RunCommands::stop(const QStringList &args)
             CliUtil::tr("--timeout: \"%1\" is not a number of seconds").arg(parser.value(waitOpt)),
             args.value(0));
     RunRecord record;
-    if (!openRun(parser.positionalArguments().first(), &record, &code))
+    if (!openRun(parser.positionalArguments().constFirst(), &record, &code))
         return code;
     QString error;
     RunInfo info = record.info();
@@ -527,7 +527,7 @@ int RunCommands::stop(const QStringList &args)
         int killed = 0;
         const QJsonObject state = record.readState();
         if (record.profile().isLocal()) {
-            for (const QJsonValue &v : state.value(QStringLiteral("ranks")).toArray()) {
+            for (const QJsonArray items = state.value(QStringLiteral("ranks")).toArray(); const QJsonValue &v : items) {
                 const qint64 pid = v.toObject().value(QStringLiteral("pid")).toInteger();
                 // Only a process that still carries this run's id: pids get reused.
                 QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
@@ -647,7 +647,7 @@ int RunCommands::exportRun(const QStringList &args)
                                            .arg(parser.value(collectionOpt)),
                                        args.value(0));
         RunRecord record;
-        if (!openRun(parser.positionalArguments().first(), &record, &code))
+        if (!openRun(parser.positionalArguments().constFirst(), &record, &code))
             return code;
         QString summary, error;
         if (!CollectiveOutput::exportPickles(record, id, parser.value(flightRecorderOpt), &summary,
@@ -675,7 +675,7 @@ int RunCommands::exportRun(const QStringList &args)
     }
     // The same check as show: a directory whose run.json is garbage is no run to export.
     RunRecord record;
-    if (!openRun(parser.positionalArguments().first(), &record, &code))
+    if (!openRun(parser.positionalArguments().constFirst(), &record, &code))
         return code;
     const QString dir = record.directory();
     MetricsStore store;
@@ -701,7 +701,7 @@ int RunCommands::exportRun(const QStringList &args)
     }
     if (parser.isSet(tensorBoardOpt)) {
         QHash<int, QString> hosts;
-        for (const QJsonValue &v : record.readState().value(QStringLiteral("ranks")).toArray()) {
+        for (const QJsonArray items = record.readState().value(QStringLiteral("ranks")).toArray(); const QJsonValue &v : items) {
             const RankStatus s = RankStatus::fromJson(v.toObject());
             hosts.insert(s.rank, s.host);
         }
@@ -771,7 +771,7 @@ int RunCommands::stacks(const QStringList &args)
             CliUtil::tr("--timeout: \"%1\" is not a number of seconds").arg(parser.value(waitOpt)),
             args.value(0));
     RunRecord record;
-    if (!openRun(parser.positionalArguments().first(), &record, &code))
+    if (!openRun(parser.positionalArguments().constFirst(), &record, &code))
         return code;
     QString error;
     const RunInfo info = record.info();

@@ -288,8 +288,8 @@ QList<FailureEntry> failureEntries(const FailureReport &report,
             html += QStringLiteral("<h4>%1</h4>")
                         .arg(QCoreApplication::translate("rankdeck::FailuresPage", "Thread %1 %2%3")
                                  .arg(t.tid)
-                                 .arg(t.name.toHtmlEscaped())
-                                 .arg(t.mainThread ? tr(" (main thread)") : QString()));
+                                 .arg(t.name.toHtmlEscaped(),
+                                      t.mainThread ? tr(" (main thread)") : QString()));
             if (!t.note.isEmpty())
                 html += QStringLiteral("<i>%1</i>").arg(t.note.toHtmlEscaped());
             html += stackHtml(nativeLines(t.frames, firstOwnFrame(t.frames), false), palette);

@@ -19,7 +19,7 @@ namespace rankdeck {
 class GuiSshInteraction;
 class LaunchDialog;
 class ProfileEditorDialog;
-class Profile;
+struct Profile;
 class ProfileStore;
 class RunController;
 class RunListModel;
@@ -67,8 +67,8 @@ protected:
     void closeEvent(QCloseEvent *event) override;
 
 private slots:
-    void onLaunchAccepted(LaunchDialog *dialog);
-    void testConnection(const Profile &profile);
+    void onLaunchAccepted(rankdeck::LaunchDialog *dialog);
+    void testConnection(const rankdeck::Profile &profile);
 
 private:
     void createActions();

@@ -581,16 +581,14 @@ void LossPlot::rebuild()
         c.smooth->setPen(smoothPen);
     }
     // Curves whose rank disappeared (another run bound to the same plot) are dropped.
-    for (auto it = m_curves.begin(); it != m_curves.end();) {
-        if (!curves.contains(it.key())) {
-            m_plot->removeGraph(it->raw);
-            m_plot->removeGraph(it->smooth);
-            delete m_legendItems.take(it.key());
-            it = m_curves.erase(it);
-        } else {
-            ++it;
-        }
-    }
+    m_curves.removeIf([&](QHash<int, Curves>::iterator it) {
+        if (curves.contains(it.key()))
+            return false;
+        m_plot->removeGraph(it->raw);
+        m_plot->removeGraph(it->smooth);
+        delete m_legendItems.take(it.key());
+        return true;
+    });
     if (m_autoRange)
         autoRange();
     m_rebuilding = false;

@@ -274,7 +274,8 @@ void SyncManifest::setSha256(const QString &path, const QByteArray &sha256)
 QString SyncManifest::remoteName() const
 {
     QString name = QFileInfo(m_directory).fileName();
-    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));
+    static const QRegularExpression unsafe(QStringLiteral("[^A-Za-z0-9._-]"));
+    name.replace(unsafe, QStringLiteral("_"));
     if (name.isEmpty() || name.startsWith(QLatin1Char('.')))
         name.prepend(QStringLiteral("dir"));
     const QByteArray id =
@@ -315,7 +316,7 @@ bool SyncManifest::parseJson(const QByteArray &json, QHash<QString, SyncFile> *f
         return false;
     }
     files->clear();
-    for (const QJsonValue &v : doc.object().value(QStringLiteral("files")).toArray()) {
+    for (const QJsonArray items = doc.object().value(QStringLiteral("files")).toArray(); const QJsonValue &v : items) {
         const QJsonObject o = v.toObject();
         SyncFile f;
         f.path = o.value(QStringLiteral("path")).toString();

@@ -125,7 +125,7 @@ void LogLineGroups::prune()
             if (open.count > 0 && open.serials[0] == r.serial)
                 open.removeFirst();
             if (open.count == 0)
-                m_open[r.stream].erase(it);
+                m_open[r.stream].remove(r.text);
         }
         m_recent.pop_front();
     }

@@ -29,7 +29,7 @@ void addFrames(QString &key, const QList<PythonFrame> &frames)
 QString formatRankRanges(QList<int> ranks)
 {
     std::sort(ranks.begin(), ranks.end());
-    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    ranks.resize(std::unique(ranks.begin(), ranks.end()) - ranks.begin());
     QStringList parts;
     for (qsizetype i = 0; i < ranks.size();) {
         qsizetype j = i;

@@ -114,7 +114,7 @@ public:
                                        .arg(QLatin1String(field))
                                        .arg(frlimits::MaxDims));
             QList<qint64> dims;
-            for (const QJsonValue &d : t.toArray()) {
+            for (const QJsonArray items = t.toArray(); const QJsonValue &d : items) {
                 qint64 n = 0;
                 if (!integer(d, where, field, 0, &n))
                     return false;
@@ -131,7 +131,7 @@ public:
             return fail(where, tr("%1 is not a list of at most %2 strings")
                                    .arg(QLatin1String(field))
                                    .arg(frlimits::MaxTensors));
-        for (const QJsonValue &s : v.toArray()) {
+        for (const QJsonArray items = v.toArray(); const QJsonValue &s : items) {
             if (!s.isString())
                 return fail(
                     where, tr("%1 holds something that is not a string").arg(QLatin1String(field)));
@@ -215,7 +215,6 @@ public:
         const QJsonObject o = value.toObject();
         if (!value.isObject())
             return fail(where, tr("not an object"));
-        QString ranks;
         if (!optional(
                 o, "name", &g->name,
                 [&](const QJsonValue &v, QString *out) { return string(v, where, "name", out); }) ||

@@ -66,9 +66,7 @@ QStringList whereRankWaits(const RankStackDump &dump)
         const QString where = t.frames.isEmpty() ? t.note : waitLocation(t.frames);
         out << tr("thread %1 (%2)%3: %4")
                    .arg(t.tid)
-                   .arg(t.name)
-                   .arg(inCollective ? tr(", waits in a collective") : QString())
-                   .arg(where);
+                   .arg(t.name, inCollective ? tr(", waits in a collective") : QString(), where);
     }
     for (const PythonThreadStack &t : parseFaultHandlerDump(dump.python).threads) {
         if (t.frames.isEmpty() || isHelperPythonThread(t))

@@ -30,7 +30,7 @@ QJsonArray framesToJson(const QList<PythonFrame> &frames)
 QList<PythonFrame> framesFromJson(const QJsonValue &v, int max = MaxFrames)
 {
     QList<PythonFrame> out;
-    for (const QJsonValue &f : v.toArray()) {
+    for (const QJsonArray items = v.toArray(); const QJsonValue &f : items) {
         if (out.size() >= max)
             break;
         if (f.isObject())
@@ -219,7 +219,7 @@ PythonFaultDump PythonFaultDump::fromJson(const QJsonObject &o)
 {
     PythonFaultDump d;
     d.fatalError = str(o, QLatin1String("fatal_error"));
-    for (const QJsonValue &v : o.value(QLatin1String("threads")).toArray()) {
+    for (const QJsonArray items = o.value(QLatin1String("threads")).toArray(); const QJsonValue &v : items) {
         if (d.threads.size() >= MaxThreads)
             break;
         if (v.isObject())

@@ -218,8 +218,8 @@ void TensorBoardScalars::takeRecords(int rank, const QString &name, File &file, 
         out.problems << tr("rank %1: TensorBoard event file %2 is damaged or no event file (%3); "
                            "what cannot be read is skipped")
                             .arg(rank)
-                            .arg(printableLabel(name, 300))
-                            .arg(damaged ? file.reader.lastError() : undecodable);
+                            .arg(printableLabel(name, 300),
+                                 damaged ? file.reader.lastError() : undecodable);
     }
 }
 

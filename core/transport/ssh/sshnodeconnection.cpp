@@ -357,7 +357,7 @@ void SshNodeConnection::finishRank(int rank)
     if (it == m_ranks.end())
         return;
     const RankExit exit = it->finish();
-    m_ranks.erase(it);
+    m_ranks.remove(rank);
     if (m_ranks.isEmpty())
         m_lease->close(m_session->isConnected());
     emit rankExited(rank, exit);
@@ -368,7 +368,7 @@ void SshNodeConnection::failRank(int rank, const QString &detail, int exitCode)
     auto it = m_ranks.find(rank);
     if (it != m_ranks.end()) {
         it->drop();
-        m_ranks.erase(it);
+        m_ranks.remove(rank);
     }
     if (m_ranks.isEmpty())
         m_lease->close(m_session->isConnected());
