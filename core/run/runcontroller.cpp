@@ -118,9 +118,6 @@ bool RunController::start(QString *error)
         writeState();
         return false;
     }
-    openStores();
-    setupMetricExtraction();
-
     for (const PlannedRank &p : m_plan.ranks()) {
         RankStatus s;
         s.rank = p.rank;
@@ -130,8 +127,8 @@ bool RunController::start(QString *error)
         s.totalSteps = m_config.totalSteps();
         m_ranks.append(s);
         m_runtime.append(RankRuntime());
-        m_offsets.append(StreamOffsets());
     }
+    openPipelines();
 
     if (!m_transport) {
         QString transportError;
@@ -305,9 +302,8 @@ void RunController::launchAttempt()
 
 void RunController::restartStatuses(qint64 now)
 {
-    m_streams.clear();
     for (int r = 0; r < m_ranks.size(); ++r) {
-        m_streams.push_back(std::make_unique<RankStream>(r));
+        m_pipelines[r]->restart();
         RankStatus &s = m_ranks[r];
         RankStatus fresh;
         fresh.rank = s.rank;
@@ -328,7 +324,7 @@ void RunController::startRank(int rank, int masterPort)
     if (rt.started)
         return;
     rt.started = true;
-    m_offsets[rank].restart();
+    m_pipelines[rank]->restartOffsets();
     const bool resume = m_attempt > 0 && !m_config.checkpointDir().isEmpty();
     RankLaunchSpec spec =
         m_plan.spec(rank, m_transport->workerPath(m_plan.rank(rank).nodeIndex), masterPort, resume);
@@ -369,101 +365,58 @@ void RunController::onRankStarted(int rank, qint64 pid)
 
 void RunController::onRankOutput(int rank, StreamKind stream, const QByteArray &chunk)
 {
-    if (rank < 0 || rank >= int(m_streams.size()))
+    if (rank < 0 || rank >= int(m_pipelines.size()))
         return;
-    RankStream::Output out;
-    m_streams[rank]->feed(stream, chunk, out);
-    recordOutput(rank, out);
-    // After the record has the lines: the offsets never run ahead of what is on disk. Before
-    // anyone sees them: a launcher killed right after printing a line has its offset kept.
-    m_offsets[rank].add(stream, chunk);
-    // state.json carries them; watch() writes it at most every 0.5 s. Where ranks outlive a
-    // launcher that dies (a Slurm job, SSH ranks within their grace), streams.bin has them
-    // right away: a new launcher then resumes at the next byte even after a SIGKILL.
-    if (m_offsetsFile.isOpen())
-        m_offsetsFile.write(rank, m_offsets[rank]);
-    if (m_options.detach)
-        m_stateDirty = true;
-    handleOutput(rank, out);
+    m_pipelines[rank]->feed(stream, chunk);
 }
 
-void RunController::recordOutput(int rank, const RankStream::Output &out)
+void RunController::pipelineRecorded()
 {
-    // The run record first: a view or a console never sees a line the disk has not got.
-    if (!out.lines.isEmpty()) {
-        m_logs->append(out.lines);
-    }
-    if (!out.events.isEmpty()) {
-        // Flight-recorder chunks are kept whole in flight-recorder/<id>/, not event by event.
-        QList<WorkerEvent> events = out.events;
-        events.removeIf(
-            [](const WorkerEvent &e) { return e.type() == WorkerEvent::Type::FlightRecorder; });
-        m_logs->appendEvents(rank, events);
-        m_metrics->appendEvents(events);
-    }
     checkRecord();
 }
 
-void RunController::handleOutput(int rank, RankStream::Output &out)
+void RunController::pipelineOffsetsMoved(int)
 {
-    if (m_extractor.isActive()) {
-        // Curves with no code change: scalars printed in the user program's own lines, and in
-        // the redraws of its progress bars.
-        for (const LogMetricExtractor::Point &p : m_extractor.extract(rank, out)) {
-            m_metrics->append(rank, p.name, p.step, p.timeUs, p.value, p.basis);
-            // The rank table and the summaries show the last loss the program printed and its
-            // epoch or step, apart from `step` (events' steps are what the watchdog knows).
-            if (p.name == metric::Loss && rank < m_ranks.size()) {
-                m_ranks[rank].loss = p.value;
-                m_ranks[rank].printedStep = p.step;
-                m_stateDirty = true;
-                emit rankChanged(rank);
-            }
-        }
-    }
-    if (!out.live.isEmpty())
-        m_logs->setLive(out.live); // the row a progress bar redraws, for the views
-    // A progress bar redrawing its line is output too, newline or not (a whole epoch may pass
-    // before it prints one).
-    const bool printed = !out.lines.isEmpty() || !out.redraws.isEmpty() || !out.live.isEmpty();
-    if (m_config.isProgram() && rank < m_runtime.size() && printed) {
-        noteProgramActivity(rank);
-        // Tracebacks and faulthandler dumps in what the program printed.
-        for (const LogLine &line : std::as_const(out.lines))
-            if (!line.partial)
-                m_python.addLine(rank, line.text);
-        addPythonLater(rank);
-    }
-    if (!out.lines.isEmpty())
-        emit linesAppended(out.lines);
-    for (const WorkerEvent &e : out.events)
-        handleEvent(rank, e);
+    if (m_options.detach)
+        m_stateDirty = true;
 }
 
-void RunController::takeTensorBoard(int rank, const TensorBoardScalars::Output &out)
+void RunController::pipelinePrintedLoss(int rank, double value, qint64 step)
 {
-    for (const QString &problem : out.problems)
-        note(problem);
-    if (out.points.isEmpty())
+    if (rank >= m_ranks.size())
         return;
-    for (const TensorBoardScalars::Point &p : out.points) {
-        // The wall time the program gave the point; the launcher's clock if it gave none.
-        // Named apart from the printed lines' curves (TensorBoardScalars: "tb/" + tag): the two
-        // sources never share a series.
-        m_metrics->append(rank, p.name, p.step, p.wallTimeUs > 0 ? p.wallTimeUs : nowUs(), p.value);
-        if (p.tag == metric::Loss) {
-            m_ranks[rank].loss = p.value;
-            m_stateDirty = true;
-            emit rankChanged(rank);
-        }
-    }
-    // A program that writes its scalars makes progress (the hang watch judges by that).
-    if (m_config.isProgram())
-        noteProgramActivity(rank);
+    m_ranks[rank].loss = value;
+    m_ranks[rank].printedStep = step;
+    m_stateDirty = true;
+    emit rankChanged(rank);
 }
 
-void RunController::noteProgramActivity(int rank)
+void RunController::pipelineLoggedLoss(int rank, double value)
 {
+    m_ranks[rank].loss = value;
+    m_stateDirty = true;
+    emit rankChanged(rank);
+}
+
+void RunController::pipelineLines(const QList<LogLine> &lines)
+{
+    emit linesAppended(lines);
+}
+
+void RunController::pipelineEventDone(const WorkerEvent &event)
+{
+    emit eventReceived(event);
+}
+
+void RunController::pipelineMessage(const QString &message)
+{
+    note(message);
+}
+
+void RunController::pipelineActivity(int rank)
+{
+    if (rank >= m_runtime.size())
+        return;
     // What a user's program prints is its progress (the hang watch judges it by that).
     RankRuntime &rt = m_runtime[rank];
     const qint64 now = nowUs();
@@ -484,12 +437,26 @@ void RunController::noteProgramActivity(int rank)
     }
 }
 
-void RunController::handleEvent(int rank, const WorkerEvent &e)
+const QHash<int, RunController::EventHandler> &RunController::eventHandlers()
+{
+    // What the run does with an event beyond what the tracker reads from it; the rank's own
+    // pipeline has taken what its stages need (a Step's metric names, a TfEvents' bytes).
+    static const QHash<int, EventHandler> handlers{
+        {int(WorkerEvent::Type::Hello), &RunController::onHello},
+        {int(WorkerEvent::Type::Store), &RunController::onStore},
+        {int(WorkerEvent::Type::Error), &RunController::onFailureEvent},
+        {int(WorkerEvent::Type::Crash), &RunController::onFailureEvent},
+        {int(WorkerEvent::Type::FlightRecorder), &RunController::onFlightRecorder},
+        {int(WorkerEvent::Type::Stacks), &RunController::onStacks},
+    };
+    return handlers;
+}
+
+void RunController::pipelineEvent(int rank, const WorkerEvent &e)
 {
     RankStatus &s = m_ranks[rank];
     RankRuntime &rt = m_runtime[rank];
-    const qint64 now = nowUs();
-    const RankEventTracker::Result tracked = RankEventTracker::apply(e, now, s, rt);
+    const RankEventTracker::Result tracked = RankEventTracker::apply(e, nowUs(), s, rt);
     if (tracked.heartbeatsResumed)
         note(tr("rank %1 is sending heartbeats again").arg(rank));
     if (tracked.progressResumed)
@@ -507,100 +474,71 @@ void RunController::handleEvent(int rank, const WorkerEvent &e)
         m_stateDirty = true;
         emit rankChanged(rank);
     }
-    switch (e.type()) {
-    case WorkerEvent::Type::Hello:
-        // torchrun's warning, once per run: the supervisor set OMP_NUM_THREADS=1 on a node with
-        // several ranks because the user had not set it.
-        if (!m_ompNoticeGiven && e.string(wire::field::EnvironmentDefaults)
-                                     .split(QLatin1Char(','))
-                                     .contains(QStringLiteral("OMP_NUM_THREADS=1"))) {
-            m_ompNoticeGiven = true;
-            note(tr("OMP_NUM_THREADS=1 on each rank of a node with several ranks, as torchrun "
-                    "sets it, so that they do not overload its cores; tune it with --env "
-                    "OMP_NUM_THREADS=N"));
-        }
-        break;
-    case WorkerEvent::Type::Step:
-        // The metrics the rank reports itself (rankdeck.log, or the worker) must not get a
-        // second curve from its printed lines; the others still come from them.
-        if (m_extractor.isActive()) {
-            const QJsonObject &fields = e.fields();
-            for (auto it = fields.constBegin(); it != fields.constEnd(); ++it)
-                m_extractor.reportedInEvents(rank, it.key());
-            const QJsonObject scalars = fields.value(QStringLiteral("scalars")).toObject();
-            for (auto it = scalars.constBegin(); it != scalars.constEnd(); ++it)
-                m_extractor.reportedInEvents(rank, it.key());
-        }
-        break;
-    case WorkerEvent::Type::TfEvents: {
-        TensorBoardScalars::Output out;
-        m_tensorboard.feed(rank, e, out);
-        takeTensorBoard(rank, out);
-        break;
+    if (const EventHandler handler = eventHandlers().value(int(e.type())))
+        (this->*handler)(rank, e);
+}
+
+void RunController::onHello(int, const WorkerEvent &e)
+{
+    // torchrun's warning, once per run: the supervisor set OMP_NUM_THREADS=1 on a node with
+    // several ranks because the user had not set it.
+    if (!m_ompNoticeGiven && e.string(wire::field::EnvironmentDefaults)
+                                 .split(QLatin1Char(','))
+                                 .contains(QStringLiteral("OMP_NUM_THREADS=1"))) {
+        m_ompNoticeGiven = true;
+        note(tr("OMP_NUM_THREADS=1 on each rank of a node with several ranks, as torchrun "
+                "sets it, so that they do not overload its cores; tune it with --env "
+                "OMP_NUM_THREADS=N"));
     }
-    case WorkerEvent::Type::Store:
-        if (rank == 0 && e.port() > 0 && m_masterPort == 0 && !m_policy.failureSeen() &&
-            !m_userStop) {
-            m_masterPort = e.port();
-            note(tr("rank 0 serves the rendezvous store on %1:%2")
-                     .arg(m_plan.masterAddress())
-                     .arg(m_masterPort));
-            for (int r = 1; r < m_ranks.size(); ++r)
-                startRank(r, m_masterPort);
-            m_stateDirty = true;
-        }
-        break;
-    case WorkerEvent::Type::Error:
-    case WorkerEvent::Type::Crash:
-        rt.ownFailure = true;
-        // A supervised Python program: the supervisor's `python` field (torchelastic's error
-        // file) is exact; otherwise what the rank printed on its stderr.
-        recordFailure(FailurePolicy::failureFromEvent(e, s, now, m_clocks.value(s.nodeIndex)),
-                      e.string("python"));
-        break;
-    case WorkerEvent::Type::FlightRecorder:
-        m_collector->handleEvent(rank, e, now);
-        break;
-    case WorkerEvent::Type::Stacks: {
-        // A user's Python program answers with its Python threads too (the supervisor's
-        // faulthandler dump); they travel with the native ones.
-        const QString dump = RankStackDump{e.stack(), e.string("python")}.joined();
-        m_stacks.insert(rank, dump);
-        m_record.appendStacks(rank, e.timeUs(), e.string("reason"), dump);
-        emit stacksReceived(rank, dump);
-        break;
+}
+
+void RunController::onStore(int rank, const WorkerEvent &e)
+{
+    if (rank == 0 && e.port() > 0 && m_masterPort == 0 && !m_policy.failureSeen() && !m_userStop) {
+        m_masterPort = e.port();
+        note(tr("rank 0 serves the rendezvous store on %1:%2")
+                 .arg(m_plan.masterAddress())
+                 .arg(m_masterPort));
+        for (int r = 1; r < m_ranks.size(); ++r)
+            startRank(r, m_masterPort);
+        m_stateDirty = true;
     }
-    default:
-        break;
-    }
-    emit eventReceived(e);
+}
+
+void RunController::onFailureEvent(int rank, const WorkerEvent &e)
+{
+    const RankStatus &s = m_ranks[rank];
+    m_runtime[rank].ownFailure = true;
+    // A supervised Python program: the supervisor's `python` field (torchelastic's error
+    // file) is exact; otherwise what the rank printed on its stderr.
+    recordFailure(FailurePolicy::failureFromEvent(e, s, nowUs(), m_clocks.value(s.nodeIndex)),
+                  e.string("python"));
+}
+
+void RunController::onFlightRecorder(int rank, const WorkerEvent &e)
+{
+    m_collector->handleEvent(rank, e, nowUs());
+}
+
+void RunController::onStacks(int rank, const WorkerEvent &e)
+{
+    // A user's Python program answers with its Python threads too (the supervisor's
+    // faulthandler dump); they travel with the native ones.
+    const QString dump = RankStackDump{e.stack(), e.string("python")}.joined();
+    m_stacks.insert(rank, dump);
+    m_record.appendStacks(rank, e.timeUs(), e.string("reason"), dump);
+    emit stacksReceived(rank, dump);
 }
 
 RankFailure RunController::withPython(RankFailure failure, const QString &pythonText)
 {
-    if (!m_config.isProgram() || failure.rank < 0)
+    if (!m_config.isProgram() || failure.rank < 0 || failure.rank >= int(m_pipelines.size()))
         return failure;
-    QList<PythonException> chain;
-    if (!pythonText.isEmpty())
-        chain = parsePythonTraceback(pythonText);
-    if (!chain.isEmpty())
-        m_exactPython.insert(failure.rank);
-    else if (!m_exactPython.contains(failure.rank))
-        // What the rank printed, unless the error file said it exactly: that one stays.
-        chain = m_python.lastException(failure.rank);
-    mergePython(&failure, chain, m_python.lastFaultDump(failure.rank),
-                m_python.lastChildDeath(failure.rank));
-    return failure;
+    return m_pipelines[failure.rank]->withPython(failure, pythonText);
 }
 
-void RunController::addPythonLater(int rank)
+void RunController::pipelinePythonChanged(int rank)
 {
-    // A traceback or faulthandler dump completed after the rank's failure was recorded (its
-    // stderr and the supervisor's event travel apart): the rank's entry gets it now.
-    const quint64 generation = m_python.generation(rank);
-    if (generation == m_pythonGeneration.value(rank))
-        return;
-    m_pythonGeneration.insert(rank, generation);
     for (const RankFailure &f : m_policy.report().failures) {
         if (f.rank != rank)
             continue;
@@ -744,16 +682,8 @@ void RunController::onRankExited(int rank, const RankExit &exit)
     if (rank < 0 || rank >= m_ranks.size() || m_runtime[rank].exited)
         return;
     RankRuntime &rt = m_runtime[rank];
-    if (rank < int(m_streams.size())) {
-        RankStream::Output out;
-        m_streams[rank]->finish(out);
-        recordOutput(rank, out);
-        handleOutput(rank, out);
-        m_offsets[rank].flush();
-        TensorBoardScalars::Output tb;
-        m_tensorboard.finish(rank, tb);
-        takeTensorBoard(rank, tb);
-    }
+    if (rank < int(m_pipelines.size()))
+        m_pipelines[rank]->finish();
     rt.exited = true;
     rt.started = true;
     m_stops->rankExited(rank);
@@ -940,8 +870,8 @@ void RunController::finalize()
         ++m_attempt;
         m_policy.reset();
         m_python.resetAll();
-        m_pythonGeneration.clear();
-        m_exactPython.clear();
+        for (const std::unique_ptr<RankPipeline> &pipeline : m_pipelines)
+            pipeline->forgetPython();
         m_hung = false;
         m_collector->reset();
         note(tr("restarting the whole gang: attempt %1 of %2%3")
@@ -1049,7 +979,7 @@ RunStateFile RunController::stateFile() const
     f.attempts = m_attempts;
     f.detach = m_options.detach;
     f.detached = m_released;
-    f.streams = m_offsets;
+    f.streams = streamOffsets();
     f.clocks = m_clocks;
     return f;
 }
@@ -1123,27 +1053,18 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
     c->m_record = record;
     c->m_plan = plan.launchPlan();
     c->m_config.maxRestarts = plan.maxRestarts();
-    c->m_state = st.state;
-    c->m_attempt = st.attempt;
-    c->m_startedUs = st.startedUs;
-    c->m_masterPort = st.masterPort;
+    c->restoreFrom(st, plan.failureReport());
     c->m_userStop = st.userStop;
-    c->m_attempts = st.attempts;
-    c->m_policy.restore(plan.failureReport());
-    c->m_rootCauseSummary = c->m_policy.rootCauseSummary().isEmpty()
-                                ? st.rootCauseSummary
-                                : c->m_policy.rootCauseSummary();
+    if (!c->m_policy.rootCauseSummary().isEmpty())
+        c->m_rootCauseSummary = c->m_policy.rootCauseSummary();
     const qint64 now = nowUs();
-    c->m_ranks = st.ranks;
     c->m_runtime = plan.runtimes(now);
-    c->m_offsets = st.streams;
-    for (int r = 0; r < c->m_ranks.size(); ++r) {
+    for (int r = 0; r < c->m_ranks.size(); ++r)
         c->m_ranks[r].lastHeartbeatUs = now;
-        c->m_streams.push_back(std::make_unique<RankStream>(r));
-    }
-    c->openStores();
+    c->openPipelines();
+    for (int r = 0; r < c->m_ranks.size(); ++r)
+        c->m_pipelines[r]->setOffsets(st.streams.value(r));
     c->m_offsetsFile.open(record.directory());
-    c->setupMetricExtraction();
     c->setupFlightRecorder();
     c->m_collector->restoreStateJson(st.flightRecorder);
 
@@ -1178,14 +1099,21 @@ void RunController::attachRanks()
 {
     m_reattaching = false;
     const QList<int> neverStarted =
-        ReattachPlan::attach(*m_transport, m_plan, m_runtime, m_offsets, m_masterPort);
+        ReattachPlan::attach(*m_transport, m_plan, m_runtime, streamOffsets(), m_masterPort);
     for (int r : neverStarted)
         setRankState(r, RankState::Stopped, tr("not started"));
     checkAllDone();
 }
 
-void RunController::setupMetricExtraction()
+void RunController::openPipelines()
 {
+    m_logs = std::make_unique<LogStore>();
+    QString storeError;
+    if (!m_logs->open(m_record.directory(), &storeError))
+        note(tr("cannot write logs to the run record: %1").arg(storeError));
+    m_metrics = std::make_unique<MetricsStore>();
+    if (!m_metrics->open(m_record.directory(), &storeError))
+        note(tr("cannot write metrics to the run record: %1").arg(storeError));
     // The built-in worker reports every metric in events; a user's program may only print them.
     m_extractor.setDefaultPatternsEnabled(m_config.isProgram());
     QList<MetricPattern> patterns;
@@ -1198,17 +1126,40 @@ void RunController::setupMetricExtraction()
             note(error);
     }
     m_extractor.setUserPatterns(patterns);
+    RankPipeline::Stages stages;
+    stages.logs = m_logs.get();
+    stages.metrics = m_metrics.get();
+    stages.extractor = &m_extractor;
+    stages.tensorboard = &m_tensorboard;
+    stages.python = &m_python;
+    stages.offsetsFile = &m_offsetsFile;
+    stages.program = m_config.isProgram();
+    stages.listener = this;
+    m_pipelines.clear();
+    for (int r = 0; r < m_ranks.size(); ++r)
+        m_pipelines.push_back(std::make_unique<RankPipeline>(r, stages));
 }
 
-void RunController::openStores()
+QList<StreamOffsets> RunController::streamOffsets() const
 {
-    m_logs = std::make_unique<LogStore>();
-    QString storeError;
-    if (!m_logs->open(m_record.directory(), &storeError))
-        note(tr("cannot write logs to the run record: %1").arg(storeError));
-    m_metrics = std::make_unique<MetricsStore>();
-    if (!m_metrics->open(m_record.directory(), &storeError))
-        note(tr("cannot write metrics to the run record: %1").arg(storeError));
+    QList<StreamOffsets> offsets;
+    for (const std::unique_ptr<RankPipeline> &pipeline : m_pipelines)
+        offsets.append(pipeline->offsets());
+    return offsets;
+}
+
+void RunController::restoreFrom(const RunStateFile &st, const FailureReport &report)
+{
+    // What reopen() and reattach() both take back; each then adds its own (a past run's end,
+    // a followed run's runtimes and offsets).
+    m_state = st.state;
+    m_attempt = st.attempt;
+    m_startedUs = st.startedUs;
+    m_masterPort = st.masterPort;
+    m_attempts = st.attempts;
+    m_ranks = st.ranks;
+    m_policy.restore(report);
+    m_rootCauseSummary = st.rootCauseSummary;
 }
 
 void RunController::writeState()
@@ -1320,23 +1271,15 @@ RunController *RunController::reopen(const QString &runDirectory, QObject *paren
     c->m_profile = c->m_record.profile();
     c->m_config = c->m_record.config();
     const RunStateFile st = RunStateFile::fromJson(c->m_record.readState());
-    c->m_state = st.state;
-    c->m_attempt = st.attempt;
-    c->m_startedUs = st.startedUs;
+    const QJsonObject failure = c->m_record.readFailureReport();
+    c->restoreFrom(st, failure.isEmpty() ? FailureReport() : FailureReport::fromJson(failure));
     c->m_endedUs = st.endedUs;
-    c->m_masterPort = st.masterPort;
     c->m_hung = st.hung;
     c->m_errorMessage = st.error;
-    c->m_rootCauseSummary = st.rootCauseSummary;
-    c->m_ranks = st.ranks;
-    c->m_attempts = st.attempts;
     c->m_clocks = st.clocks;
     c->m_runtime.resize(c->m_ranks.size());
     c->m_collector->setRunDirectory(c->m_record.directory());
     c->m_collector->restoreStateJson(st.flightRecorder);
-    const QJsonObject failure = c->m_record.readFailureReport();
-    if (!failure.isEmpty())
-        c->m_policy.restore(FailureReport::fromJson(failure));
     for (int r = 0; r < c->m_ranks.size(); ++r) {
         QFile f(runDirectory + QStringLiteral("/stacks-rank-%1.txt").arg(r));
         if (f.open(QIODevice::ReadOnly))

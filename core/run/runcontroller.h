@@ -29,6 +29,7 @@
 #include "config/trainingconfig.h"
 #include "run/failurepolicy.h"
 #include "run/failurereport.h"
+#include "run/rankpipeline.h"
 #include "run/rankruntime.h"
 #include "run/runrecord.h"
 #include "run/runstate.h"
@@ -37,7 +38,6 @@
 #include "run/streamoffsetsfile.h"
 #include "stream/logmetricextractor.h"
 #include "stream/pythonfailurescanner.h"
-#include "stream/rankstream.h"
 #include "stream/tensorboardscalars.h"
 #include "stream/workerevent.h"
 #include "transport/transport.h"
@@ -61,7 +61,7 @@ class MetricsStore;
 class SshInteraction;
 class StopEscalation;
 
-class RunController : public QObject
+class RunController : public QObject, private RankPipeline::Listener
 {
     Q_OBJECT
 public:
@@ -195,17 +195,29 @@ private:
     void onRankStarted(int rank, qint64 pid);
     void onRankOutput(int rank, StreamKind stream, const QByteArray &chunk);
     void onRankExited(int rank, const RankExit &exit);
-    // The lines and events onto disk (before anything else sees them), then the rest.
-    void recordOutput(int rank, const RankStream::Output &out);
-    void handleOutput(int rank, RankStream::Output &out);
-    void handleEvent(int rank, const WorkerEvent &event);
-    void noteProgramActivity(int rank);
-    void takeTensorBoard(int rank, const TensorBoardScalars::Output &out);
+    // RankPipeline::Listener: what a rank's output asks of the run.
+    void pipelineRecorded() override;
+    void pipelineOffsetsMoved(int rank) override;
+    void pipelinePrintedLoss(int rank, double value, qint64 step) override;
+    void pipelineLoggedLoss(int rank, double value) override;
+    void pipelineActivity(int rank) override;
+    void pipelinePythonChanged(int rank) override;
+    void pipelineLines(const QList<LogLine> &lines) override;
+    void pipelineEvent(int rank, const WorkerEvent &event) override;
+    void pipelineEventDone(const WorkerEvent &event) override;
+    void pipelineMessage(const QString &message) override;
+    // What the run does with an event, by its type (the tracker has read it first).
+    using EventHandler = void (RunController::*)(int rank, const WorkerEvent &event);
+    static const QHash<int, EventHandler> &eventHandlers();
+    void onHello(int rank, const WorkerEvent &event);
+    void onStore(int rank, const WorkerEvent &event);
+    void onFailureEvent(int rank, const WorkerEvent &event);
+    void onFlightRecorder(int rank, const WorkerEvent &event);
+    void onStacks(int rank, const WorkerEvent &event);
     // pythonText: the traceback of torchelastic's error file (a supervised program's `error`
     // event), which wins over what the rank printed.
     void recordFailure(const RankFailure &failure, const QString &pythonText = {});
     RankFailure withPython(RankFailure failure, const QString &pythonText = {});
-    void addPythonLater(int rank);
     void triggerFailurePolicy(int failedRank);
     void stopOthers(int failedRank);
     void setupFlightRecorder();
@@ -226,8 +238,11 @@ private:
     QString recordGapSummary() const;
     RunStateFile stateFile() const;
     void failRun(const QString &message);
-    void openStores();
-    void setupMetricExtraction();
+    // The record's stores, the shared stages and one RankPipeline per rank.
+    void openPipelines();
+    QList<StreamOffsets> streamOffsets() const;
+    // What reopen() and reattach() both take back from the run directory.
+    void restoreFrom(const RunStateFile &state, const FailureReport &report);
     void restartStatuses(qint64 now);
 
     bool m_readOnly = false;
@@ -240,23 +255,20 @@ private:
     bool m_transportInjected = false;
     std::unique_ptr<LogStore> m_logs;
     std::unique_ptr<MetricsStore> m_metrics;
-    std::vector<std::unique_ptr<RankStream>> m_streams;
+    std::vector<std::unique_ptr<RankPipeline>> m_pipelines; // by rank, for the whole run
     QList<RankStatus> m_ranks;
     QList<RankRuntime> m_runtime;
-    QList<StreamOffsets> m_offsets;
-    StreamOffsetsFile m_offsetsFile; // the same, right after each chunk (Capability::Reattach)
+    StreamOffsetsFile m_offsetsFile; // the offsets, right after each chunk (Capability::Reattach)
     bool m_released = false;         // detachAndRelease() done
     bool m_reattaching = false;      // prepared() means: attach the ranks, not start them
     QMap<int, NodeClock> m_clocks;   // by node; a rank's own timestamps are corrected by its node's
     QHash<int, QString> m_progressNoted; // by node: the stage and quarter last written to the log
     bool m_ranksStartedSent = false;
     QHash<int, QString> m_stacks;
-    FailurePolicy m_policy;                 // this attempt's failures
-    LogMetricExtractor m_extractor;         // curves from the lines of a user's program
-    TensorBoardScalars m_tensorboard;       // curves from its TensorBoard event files
-    PythonFailureScanner m_python;          // tracebacks and faulthandler dumps in those lines
-    QHash<int, quint64> m_pythonGeneration; // per rank: what addPythonLater() has seen
-    QSet<int> m_exactPython;                // ranks whose chain came from their error file
+    FailurePolicy m_policy;           // this attempt's failures
+    LogMetricExtractor m_extractor;   // curves from the lines of a user's program
+    TensorBoardScalars m_tensorboard; // curves from its TensorBoard event files
+    PythonFailureScanner m_python;    // tracebacks and faulthandler dumps in those lines
     StopEscalation *m_stops = nullptr;
     FlightRecorderCollector *m_collector = nullptr;
     QList<QJsonObject> m_attempts; // history of earlier attempts
