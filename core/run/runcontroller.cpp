@@ -10,6 +10,7 @@
 #include "run/rankstackdump.h"
 #include "run/reattachplan.h"
 #include "run/stopescalation.h"
+#include "run/transportreports.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
 #include "stream/logmetricextractor.h"
@@ -190,62 +191,22 @@ void RunController::connectTransport()
     connect(m_transport, &Transport::rankStarted, this, &RunController::onRankStarted);
     connect(m_transport, &Transport::rankOutput, this, &RunController::onRankOutput);
     connect(m_transport, &Transport::rankExited, this, &RunController::onRankExited);
-    connect(m_transport, &Transport::synced, this, [this](int node, const SyncStats &stats) {
-        const QString host =
-            node >= 0 && node < m_profile.nodes.size() ? m_profile.nodes[node].host : QString();
-        const QString files =
-            stats.filesUploaded == 1 ? tr("1 file") : tr("%1 files").arg(stats.filesUploaded);
-        QString line = tr("sync: %1: %2, %3 (%4 unchanged")
-                           .arg(host, files, SyncManifest::formatSize(stats.bytesUploaded))
-                           .arg(stats.filesUnchanged);
-        if (stats.filesRemoved > 0)
-            line += tr(", %1 removed").arg(stats.filesRemoved);
-        note(line + tr(") in %1 ms, into %2").arg(stats.elapsedMs).arg(stats.directory));
-    });
-    connect(m_transport, &Transport::artifact, this,
-            [this](const QString &fileName, const QByteArray &content) {
-                QString error;
-                if (m_record.writeArtifact(fileName, content, &error)) {
-                    note(tr("kept %1 in the run record").arg(fileName));
-                    emit artifactKept(fileName);
-                } else {
-                    note(error);
-                }
-            });
-    connect(m_transport, &Transport::nodeClock, this, &RunController::onNodeClock);
-    connect(m_transport, &Transport::nodeProgress, this,
-            [this](int node, const QString &stage, int percent) {
-                // Front ends get every percent; the log a stage's start, each quarter and its
-                // end (an upload noted every percent was 200 lines of a 2-node launch's output).
-                const QString noted =
-                    stage + QLatin1Char('/') + QString::number(percent < 0 ? -1 : percent / 25);
-                if (m_progressNoted.value(node) != noted) {
-                    m_progressNoted.insert(node, noted);
-                    note(percent >= 0 ? tr("node %1: %2 (%3%)").arg(node).arg(stage).arg(percent)
-                                      : tr("node %1: %2").arg(node).arg(stage));
-                }
-                const QString host = node >= 0 && node < m_profile.nodes.size()
-                                         ? m_profile.nodes[node].host
-                                         : QString();
-                emit nodeProgress(node, host, stage, percent);
-            });
-}
-
-void RunController::onNodeClock(int node, const NodeClock &clock)
-{
-    const NodeClock before = m_clocks.value(node);
-    m_clocks.insert(node, clock);
-    m_stateDirty = true;
-    // Noted when first known, and when it moved by more than the measurement can tell (a clock
-    // stepped during the run); a refresh that agrees says nothing.
-    const qint64 moved = qAbs(clock.offsetUs - before.offsetUs);
-    if (before.isKnown() && clock.error == before.error &&
-        moved <= qMax<qint64>(1000, qMax(clock.rttUs, before.rttUs)))
-        return;
-    const QString host =
-        node >= 0 && node < m_profile.nodes.size() ? m_profile.nodes[node].host : QString();
-    note(tr("clock: node %1 (%2): %3").arg(node).arg(host, clock.describe()));
-    emit nodeClocksChanged();
+    if (!m_reports) {
+        QStringList hosts;
+        for (const ProfileNode &node : std::as_const(m_profile.nodes))
+            hosts << node.host;
+        m_reports = new TransportReports(hosts, &m_record, this);
+        connect(m_reports, &TransportReports::message, this, &RunController::note);
+        connect(m_reports, &TransportReports::nodeProgress, this, &RunController::nodeProgress);
+        connect(m_reports, &TransportReports::artifactKept, this, &RunController::artifactKept);
+        connect(m_reports, &TransportReports::clockMeasured, this,
+                [this](int node, const NodeClock &clock) {
+                    m_clocks.insert(node, clock);
+                    m_stateDirty = true;
+                });
+        connect(m_reports, &TransportReports::clockNoted, this, &RunController::nodeClocksChanged);
+    }
+    m_reports->follow(m_transport);
 }
 
 void RunController::onPrepared()
@@ -1030,6 +991,7 @@ bool RunController::detachAndRelease(QString *error)
     // Nothing the sessions still deliver may reach the record: the offsets above are final.
     Transport *t = m_transport.data();
     t->disconnect(this);
+    t->disconnect(m_reports);
     m_transport = nullptr;
     if (!m_transportInjected)
         t->deleteLater();

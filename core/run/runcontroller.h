@@ -60,6 +60,7 @@ class LogStore;
 class MetricsStore;
 class SshInteraction;
 class StopEscalation;
+class TransportReports;
 
 class RunController : public QObject, private RankPipeline::Listener
 {
@@ -188,7 +189,6 @@ private:
     void connectTransport();
     void attachRanks();
     void onPrepared();
-    void onNodeClock(int node, const rankdeck::NodeClock &clock);
     void onPrepareFailed(const QString &message);
     void launchAttempt();
     void startRank(int rank, int masterPort);
@@ -262,7 +262,6 @@ private:
     bool m_released = false;         // detachAndRelease() done
     bool m_reattaching = false;      // prepared() means: attach the ranks, not start them
     QMap<int, NodeClock> m_clocks;   // by node; a rank's own timestamps are corrected by its node's
-    QHash<int, QString> m_progressNoted; // by node: the stage and quarter last written to the log
     bool m_ranksStartedSent = false;
     QHash<int, QString> m_stacks;
     FailurePolicy m_policy;           // this attempt's failures
@@ -270,6 +269,7 @@ private:
     TensorBoardScalars m_tensorboard; // curves from its TensorBoard event files
     PythonFailureScanner m_python;    // tracebacks and faulthandler dumps in those lines
     StopEscalation *m_stops = nullptr;
+    TransportReports *m_reports = nullptr; // the transport's node reports, in words
     FlightRecorderCollector *m_collector = nullptr;
     QList<QJsonObject> m_attempts; // history of earlier attempts
     QString m_rootCauseSummary;
