@@ -31,6 +31,8 @@
 #include "run/failurereport.h"
 #include "run/rankpipeline.h"
 #include "run/rankruntime.h"
+#include "run/runactions.h"
+#include "run/rundata.h"
 #include "run/runrecord.h"
 #include "run/runstate.h"
 #include "run/runstatefile.h"
@@ -61,8 +63,9 @@ class MetricsStore;
 class SshInteraction;
 class StopEscalation;
 class TransportReports;
+class RunWatch;
 
-class RunController : public QObject, private RankPipeline::Listener
+class RunController : public QObject, private RankPipeline::Listener, private RunActions
 {
     Q_OBJECT
 public:
@@ -114,7 +117,7 @@ public:
     // inert (isDetached()) and reattach() can pick the run up. false and *error otherwise.
     bool detachAndRelease(QString *error);
     bool canDetach() const;
-    bool isDetached() const { return m_released; }
+    bool isDetached() const { return m_run.released; }
     bool detachRequested() const { return m_options.detach; }
     // Every rank has a process (the moment `launch --detach` leaves).
     bool allRanksStarted() const;
@@ -122,21 +125,21 @@ public:
     // -1 also collects every rank's flight recorder (collectiveVerdictChanged()).
     void dumpStacks(int rank = -1);
 
-    bool isReadOnly() const { return m_readOnly; }
-    QString runId() const { return m_record.id(); }
-    QString name() const { return m_record.name(); }
-    QString runDirectory() const { return m_record.directory(); }
-    const RunRecord &record() const { return m_record; }
-    const Profile &profile() const { return m_profile; }
-    const TrainingConfig &config() const { return m_config; }
-    RunState state() const { return m_state; }
-    int worldSize() const { return int(m_ranks.size()); }
-    int attempt() const { return m_attempt; }
-    bool isHung() const { return m_hung; }
-    QList<RankStatus> rankStatuses() const { return m_ranks; }
-    RankStatus rankStatus(int rank) const { return m_ranks.value(rank); }
-    QString stacks(int rank) const { return m_stacks.value(rank); }
-    const FailureReport &failureReport() const { return m_policy.report(); }
+    bool isReadOnly() const { return m_run.readOnly; }
+    QString runId() const { return m_run.record.id(); }
+    QString name() const { return m_run.record.name(); }
+    QString runDirectory() const { return m_run.record.directory(); }
+    const RunRecord &record() const { return m_run.record; }
+    const Profile &profile() const { return m_run.profile; }
+    const TrainingConfig &config() const { return m_run.config; }
+    RunState state() const { return m_run.state; }
+    int worldSize() const { return int(m_run.ranks.size()); }
+    int attempt() const { return m_run.attempt; }
+    bool isHung() const { return m_run.hung; }
+    QList<RankStatus> rankStatuses() const { return m_run.ranks; }
+    RankStatus rankStatus(int rank) const { return m_run.ranks.value(rank); }
+    QString stacks(int rank) const { return m_run.stacks.value(rank); }
+    const FailureReport &failureReport() const { return m_run.policy.report(); }
     // The ranks' flight-recorder collections and the collective verdict (shownVerdict()).
     const FlightRecorderCollector &flightRecorder() const { return *m_collector; }
     // One line, e.g. "rank 1 (localhost): exit code 3: bad batch"; empty when nothing failed.
@@ -144,16 +147,16 @@ public:
     // the record lacks.
     QString rootCauseSummary() const;
     // Empty while the run record is whole; else why not (the directory named).
-    QString recordProblem() const { return m_recordProblem; }
-    QString errorMessage() const { return m_errorMessage; }
-    qint64 startedUs() const { return m_startedUs; }
-    qint64 endedUs() const { return m_endedUs; }
-    int masterPort() const { return m_masterPort; }
+    QString recordProblem() const { return m_run.recordProblem; }
+    QString errorMessage() const { return m_run.errorMessage; }
+    qint64 startedUs() const { return m_run.startedUs; }
+    qint64 endedUs() const { return m_run.endedUs; }
+    int masterPort() const { return m_run.masterPort; }
     // Each node's clock offset, by profile node index (nodes never measured are missing).
-    QMap<int, NodeClock> nodeClocks() const { return m_clocks; }
+    QMap<int, NodeClock> nodeClocks() const { return m_run.clocks; }
 
-    LogStore *logStore() const { return m_logs.get(); }
-    MetricsStore *metricsStore() const { return m_metrics.get(); }
+    LogStore *logStore() const { return m_run.logs.get(); }
+    MetricsStore *metricsStore() const { return m_run.metrics.get(); }
 
 signals:
     void stateChanged(rankdeck::RunState state);
@@ -216,23 +219,28 @@ private:
     void onStacks(int rank, const WorkerEvent &event);
     // pythonText: the traceback of torchelastic's error file (a supervised program's `error`
     // event), which wins over what the rank printed.
-    void recordFailure(const RankFailure &failure, const QString &pythonText = {});
+    void recordFailure(const RankFailure &failure, const QString &pythonText = {}) override;
     RankFailure withPython(RankFailure failure, const QString &pythonText = {});
     void triggerFailurePolicy(int failedRank);
     void stopOthers(int failedRank);
     void setupFlightRecorder();
     void applyCollectiveVerdict();
-    void stopRank(int rank, bool consequence);
+    void stopRank(int rank, bool consequence) override;
     void applyExit(int rank, const FailurePolicy::ExitVerdict &verdict);
-    void checkRendezvous(qint64 now);
-    void watch();
+    // RunActions: what RunWatch and RunStateWriter ask of the run.
+    void requestStop() override;
+    void requestStacks(int rank) override;
+    Transport *runTransport() const override;
+    void announceRank(int rank) override;
+    void announceHang(const QList<int> &ranks) override;
+    void announceRecordProblem(const QString &message) override;
     void checkAllDone();
     void finalize();
     void rebuildReport();
     void setState(RunState state);
     void setRankState(int rank, RankState state, const QString &detail = QString());
-    void note(const QString &message);
-    void writeState();
+    void note(const QString &message) override;
+    void writeState() override;
     void checkRecord();
     void recordUnwritable(const QString &why);
     QString recordGapSummary() const;
@@ -241,52 +249,23 @@ private:
     // The record's stores, the shared stages and one RankPipeline per rank.
     void openPipelines();
     QList<StreamOffsets> streamOffsets() const;
-    // What reopen() and reattach() both take back from the run directory.
-    void restoreFrom(const RunStateFile &state, const FailureReport &report);
     void restartStatuses(qint64 now);
 
-    bool m_readOnly = false;
-    Profile m_profile;
-    TrainingConfig m_config;
+    RunData m_run;
     Options m_options;
-    RunRecord m_record;
-    LaunchPlan m_plan;
     QPointer<Transport> m_transport;
     bool m_transportInjected = false;
-    std::unique_ptr<LogStore> m_logs;
-    std::unique_ptr<MetricsStore> m_metrics;
-    std::vector<std::unique_ptr<RankPipeline>> m_pipelines; // by rank, for the whole run
-    QList<RankStatus> m_ranks;
-    QList<RankRuntime> m_runtime;
     StreamOffsetsFile m_offsetsFile; // the offsets, right after each chunk (Capability::Reattach)
-    bool m_released = false;         // detachAndRelease() done
     bool m_reattaching = false;      // prepared() means: attach the ranks, not start them
-    QMap<int, NodeClock> m_clocks;   // by node; a rank's own timestamps are corrected by its node's
     bool m_ranksStartedSent = false;
-    QHash<int, QString> m_stacks;
-    FailurePolicy m_policy;           // this attempt's failures
     LogMetricExtractor m_extractor;   // curves from the lines of a user's program
     TensorBoardScalars m_tensorboard; // curves from its TensorBoard event files
     PythonFailureScanner m_python;    // tracebacks and faulthandler dumps in those lines
     StopEscalation *m_stops = nullptr;
     TransportReports *m_reports = nullptr; // the transport's node reports, in words
     FlightRecorderCollector *m_collector = nullptr;
-    QList<QJsonObject> m_attempts; // history of earlier attempts
-    QString m_rootCauseSummary;
-    QString m_errorMessage;
-    QString m_recordProblem;
-    RunState m_state = RunState::Preparing;
-    int m_attempt = 0;
-    int m_masterPort = 0;
-    bool m_userStop = false;
-    bool m_hung = false;
-    bool m_stateDirty = false;
-    bool m_finalized = false;
     bool m_ompNoticeGiven = false; // the OMP_NUM_THREADS=1 notice, once per run
-    qint64 m_startedUs = 0;
-    qint64 m_endedUs = 0;
-    qint64 m_rank0StartUs = 0;
-    QTimer m_watchTimer;
+    RunWatch *m_watch = nullptr;   // the timers: stop requests, rendezvous, hangs
 };
 
 } // namespace rankdeck
