@@ -8,6 +8,7 @@
 #include "run/rankeventtracker.h"
 #include "run/rankstackdump.h"
 #include "run/reattachplan.h"
+#include "run/runstatewriter.h"
 #include "run/runwatch.h"
 #include "run/stopescalation.h"
 #include "run/transportreports.h"
@@ -21,18 +22,17 @@
 #include "wire/wireprotocol.h"
 
 #include <QFile>
-#include <QHostInfo>
 #include <QJsonArray>
 
 #include <algorithm>
 #include <csignal>
-#include <unistd.h>
 
 namespace rankdeck {
 
 RunController::RunController(QObject *parent)
     : QObject(parent), m_stops(new StopEscalation(0, 0, this)),
       m_collector(new FlightRecorderCollector(this)),
+      m_writer(new RunStateWriter(m_run, *this, *m_collector, false)),
       m_watch(new RunWatch(m_run, *this, *m_collector, {}, this))
 {}
 
@@ -41,6 +41,7 @@ RunController::RunController(const Profile &profile, const TrainingConfig &confi
     : QObject(parent), m_options(options),
       m_stops(new StopEscalation(options.stopGraceMs, options.termGraceMs, this)),
       m_collector(new FlightRecorderCollector(this)),
+      m_writer(new RunStateWriter(m_run, *this, *m_collector, options.detach)),
       m_watch(new RunWatch(
           m_run, *this, *m_collector,
           {options.hangTimeoutSec, options.storeTimeoutSec, options.autoDumpStacks}, this))
@@ -334,7 +335,7 @@ void RunController::onRankOutput(int rank, StreamKind stream, const QByteArray &
 
 void RunController::pipelineRecorded()
 {
-    checkRecord();
+    m_writer->checkRecord();
 }
 
 void RunController::pipelineOffsetsMoved(int)
@@ -736,6 +737,16 @@ void RunController::announceRecordProblem(const QString &message)
     emit recordProblemChanged(message);
 }
 
+void RunController::writeState()
+{
+    m_writer->write();
+}
+
+QString RunController::rootCauseSummary() const
+{
+    return m_writer->rootCauseSummary();
+}
+
 void RunController::checkAllDone()
 {
     if (m_run.finalized || m_run.startedUs == 0)
@@ -811,7 +822,7 @@ void RunController::finalize()
                                         m_run.policy.report().toText());
     m_run.state = final;
     if (!m_run.recordProblem.isEmpty())
-        note(recordGapSummary());
+        note(m_writer->recordGapSummary());
     note(tr("run %1: %2").arg(m_run.record.id(), runStateName(final)));
     writeState();
     if (m_run.logs)
@@ -855,42 +866,6 @@ void RunController::note(const QString &message)
     if (!m_run.record.directory().isEmpty())
         m_run.record.appendLauncherLog(message);
     emit launcherMessage(message);
-}
-
-RunStateFile RunController::stateFile() const
-{
-    RunStateFile f;
-    f.id = m_run.record.id();
-    f.name = m_run.record.name();
-    f.state = m_run.state;
-    f.attempt = m_run.attempt;
-    f.maxRestarts = m_run.config.maxRestarts;
-    f.launcherPid = qint64(::getpid());
-    f.launcherHost = QHostInfo::localHostName();
-    f.createdUs = m_run.record.createdUs();
-    f.startedUs = m_run.startedUs;
-    f.endedUs = m_run.endedUs;
-    f.masterAddress = m_run.plan.masterAddress();
-    f.masterPort = m_run.masterPort;
-    f.userStop = m_run.userStop;
-    f.hung = m_run.hung;
-    f.error = m_run.errorMessage;
-    f.rootCauseSummary = rootCauseSummary();
-    f.recordProblem = m_run.recordProblem;
-    for (int r = 0; !m_run.recordProblem.isEmpty() && m_run.logs && r < m_run.ranks.size(); ++r) {
-        if (const qint64 bytes = m_run.logs->missingBytes(r); bytes > 0)
-            f.recordGaps.append({r, bytes, m_run.logs->missingLines(r)});
-    }
-    f.recordMissingPoints = m_run.metrics ? m_run.metrics->missingPoints() : 0;
-    f.rootCauseRank = m_run.policy.rootCauseRank();
-    f.flightRecorder = m_collector->toStateJson();
-    f.ranks = m_run.ranks;
-    f.attempts = m_run.attempts;
-    f.detach = m_options.detach;
-    f.detached = m_run.released;
-    f.streams = streamOffsets();
-    f.clocks = m_run.clocks;
-    return f;
 }
 
 bool RunController::allRanksStarted() const
@@ -1009,8 +984,8 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
 void RunController::attachRanks()
 {
     m_reattaching = false;
-    const QList<int> neverStarted = ReattachPlan::attach(*m_transport, m_run.plan, m_run.runtime,
-                                                         streamOffsets(), m_run.masterPort);
+    const QList<int> neverStarted = ReattachPlan::attach(
+        *m_transport, m_run.plan, m_run.runtime, m_writer->streamOffsets(), m_run.masterPort);
     for (int r : neverStarted)
         setRankState(r, RankState::Stopped, tr("not started"));
     checkAllDone();
@@ -1049,80 +1024,6 @@ void RunController::openPipelines()
     m_run.pipelines.clear();
     for (int r = 0; r < m_run.ranks.size(); ++r)
         m_run.pipelines.push_back(std::make_unique<RankPipeline>(r, stages));
-}
-
-QList<StreamOffsets> RunController::streamOffsets() const
-{
-    QList<StreamOffsets> offsets;
-    for (const std::unique_ptr<RankPipeline> &pipeline : m_run.pipelines)
-        offsets.append(pipeline->offsets());
-    return offsets;
-}
-
-void RunController::writeState()
-{
-    m_run.stateDirty = false;
-    if (m_run.readOnly || m_run.record.directory().isEmpty())
-        return;
-    QString error;
-    if (!m_run.record.writeState(stateFile().toJson(), &error) && m_run.recordProblem.isEmpty())
-        recordUnwritable(error);
-}
-
-void RunController::checkRecord()
-{
-    if (!m_run.recordProblem.isEmpty() || m_run.readOnly)
-        return;
-    if (m_run.logs && m_run.logs->diskFailed())
-        recordUnwritable(m_run.logs->diskError());
-    else if (m_run.metrics && m_run.metrics->diskFailed())
-        recordUnwritable(m_run.metrics->diskError());
-}
-
-void RunController::recordUnwritable(const QString &why)
-{
-    // Said at once and once. The run is stopped rather than left running unrecorded: local
-    // ranks keep no copy of their output anywhere else, and a record with a silent hole is
-    // worse than a run that ended early and says why.
-    m_run.recordProblem =
-        tr("the run record in %1 cannot be written (%2)").arg(m_run.record.directory(), why);
-    // The room kept for this moment: the state, the report and the launcher log must say it.
-    m_run.record.releaseReserve();
-    const QString message = tr("%1; stopping the run, since its output could no longer be "
-                               "recorded")
-                                .arg(m_run.recordProblem);
-    m_run.errorMessage = m_run.recordProblem;
-    note(message);
-    emit recordProblemChanged(message);
-    stop();
-    writeState();
-}
-
-QString RunController::recordGapSummary() const
-{
-    QStringList gaps;
-    for (int r = 0; m_run.logs && r < m_run.ranks.size(); ++r) {
-        if (const qint64 bytes = m_run.logs->missingBytes(r); bytes > 0)
-            gaps << tr("rank %1: %2 bytes (%3 lines)")
-                        .arg(r)
-                        .arg(bytes)
-                        .arg(m_run.logs->missingLines(r));
-    }
-    if (m_run.metrics && m_run.metrics->missingPoints() > 0)
-        gaps << tr("%1 metric points").arg(m_run.metrics->missingPoints());
-    if (gaps.isEmpty())
-        return m_run.recordProblem;
-    return tr("%1; missing from the record: %2")
-        .arg(m_run.recordProblem, gaps.join(QStringLiteral(", ")));
-}
-
-QString RunController::rootCauseSummary() const
-{
-    if (!m_run.recordProblem.isEmpty())
-        return recordGapSummary();
-    // No rank failed: a hung run says why it is stuck (the verdict), or at least that it is.
-    return m_run.rootCauseSummary.isEmpty() ? m_collector->summary(m_run.ranks)
-                                            : m_run.rootCauseSummary;
 }
 
 void RunController::setupFlightRecorder()

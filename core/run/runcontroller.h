@@ -64,6 +64,7 @@ class SshInteraction;
 class StopEscalation;
 class TransportReports;
 class RunWatch;
+class RunStateWriter;
 
 class RunController : public QObject, private RankPipeline::Listener, private RunActions
 {
@@ -241,14 +242,9 @@ private:
     void setRankState(int rank, RankState state, const QString &detail = QString());
     void note(const QString &message) override;
     void writeState() override;
-    void checkRecord();
-    void recordUnwritable(const QString &why);
-    QString recordGapSummary() const;
-    RunStateFile stateFile() const;
     void failRun(const QString &message);
     // The record's stores, the shared stages and one RankPipeline per rank.
     void openPipelines();
-    QList<StreamOffsets> streamOffsets() const;
     void restartStatuses(qint64 now);
 
     RunData m_run;
@@ -264,8 +260,9 @@ private:
     StopEscalation *m_stops = nullptr;
     TransportReports *m_reports = nullptr; // the transport's node reports, in words
     FlightRecorderCollector *m_collector = nullptr;
-    bool m_ompNoticeGiven = false; // the OMP_NUM_THREADS=1 notice, once per run
-    RunWatch *m_watch = nullptr;   // the timers: stop requests, rendezvous, hangs
+    bool m_ompNoticeGiven = false;            // the OMP_NUM_THREADS=1 notice, once per run
+    std::unique_ptr<RunStateWriter> m_writer; // state.json and the record's health
+    RunWatch *m_watch = nullptr;              // the timers: stop requests, rendezvous, hangs
 };
 
 } // namespace rankdeck
