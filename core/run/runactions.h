@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// What the parts that work on a run (RunWatch, RunStateWriter) may ask of the run itself:
-// its decisions (stop, a failure, a rank's stop, stacks) and what it tells its front ends stay
-// in RunController, which implements this; a part never reaches into the controller otherwise.
+// What the parts that work on a run (RunWatch, RunStateWriter, RunFailures) may ask of the run
+// itself: its decisions (stop, a failure, a rank's stop, stacks) and what it tells its front ends
+// stay in RunController, which implements this; a part never reaches into the controller otherwise.
 #pragma once
+
+#include "run/runstate.h"
 
 #include <QList>
 #include <QString>
@@ -27,6 +29,10 @@ public:
     virtual void recordFailure(const RankFailure &failure, const QString &pythonText) = 0;
     virtual void stopRank(int rank, bool consequence) = 0;
     virtual void writeState() = 0;
+    virtual void setState(RunState state) = 0;
+    virtual void setRankState(int rank, RankState state, const QString &detail) = 0;
+    // Every rank ended: the run ends (or restarts) once the events queued are handled.
+    virtual void checkAllDone() = 0;
     // The run's transport; nullptr once there is none (a reopened or a released run).
     virtual Transport *runTransport() const = 0;
     // What front ends are told (RunController's rankChanged, hangDetected and
@@ -34,6 +40,9 @@ public:
     virtual void announceRank(int rank) = 0;
     virtual void announceHang(const QList<int> &ranks) = 0;
     virtual void announceRecordProblem(const QString &message) = 0;
+    // failureReportChanged(), collectiveVerdictChanged().
+    virtual void announceReport() = 0;
+    virtual void announceVerdict() = 0;
 };
 
 } // namespace rankdeck

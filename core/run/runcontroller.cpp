@@ -8,6 +8,7 @@
 #include "run/rankeventtracker.h"
 #include "run/rankstackdump.h"
 #include "run/reattachplan.h"
+#include "run/runfailures.h"
 #include "run/runstatewriter.h"
 #include "run/runwatch.h"
 #include "run/stopescalation.h"
@@ -32,6 +33,7 @@ namespace rankdeck {
 RunController::RunController(QObject *parent)
     : QObject(parent), m_stops(new StopEscalation(0, 0, this)),
       m_collector(new FlightRecorderCollector(this)),
+      m_failures(new RunFailures(m_run, *this, *m_collector, *m_stops)),
       m_writer(new RunStateWriter(m_run, *this, *m_collector, false)),
       m_watch(new RunWatch(m_run, *this, *m_collector, {}, this))
 {}
@@ -41,6 +43,7 @@ RunController::RunController(const Profile &profile, const TrainingConfig &confi
     : QObject(parent), m_options(options),
       m_stops(new StopEscalation(options.stopGraceMs, options.termGraceMs, this)),
       m_collector(new FlightRecorderCollector(this)),
+      m_failures(new RunFailures(m_run, *this, *m_collector, *m_stops)),
       m_writer(new RunStateWriter(m_run, *this, *m_collector, options.detach)),
       m_watch(new RunWatch(
           m_run, *this, *m_collector,
@@ -51,7 +54,7 @@ RunController::RunController(const Profile &profile, const TrainingConfig &confi
     connect(m_stops, &StopEscalation::message, this, &RunController::note);
     connect(m_collector, &FlightRecorderCollector::message, this, &RunController::note);
     connect(m_collector, &FlightRecorderCollector::verdictChanged, this,
-            &RunController::applyCollectiveVerdict);
+            [this] { m_failures->applyCollectiveVerdict(); });
     connect(m_collector, &FlightRecorderCollector::stacksWanted, this, [this](const QList<int> &r) {
         for (int rank : r)
             dumpStacks(rank);
@@ -494,105 +497,40 @@ void RunController::onStacks(int rank, const WorkerEvent &e)
     emit stacksReceived(rank, dump);
 }
 
-RankFailure RunController::withPython(RankFailure failure, const QString &pythonText)
+void RunController::onRankExited(int rank, const RankExit &exit)
 {
-    if (!m_run.config.isProgram() || failure.rank < 0 ||
-        failure.rank >= int(m_run.pipelines.size()))
-        return failure;
-    return m_run.pipelines[failure.rank]->withPython(failure, pythonText);
-}
-
-void RunController::pipelinePythonChanged(int rank)
-{
-    for (const RankFailure &f : m_run.policy.report().failures) {
-        if (f.rank != rank)
-            continue;
-        const RankFailure enriched = withPython(f);
-        if (enriched != f) {
-            m_run.policy.record(enriched, m_run.ranks, m_run.stacks);
-            rebuildReport();
-        }
+    if (rank < 0 || rank >= m_run.ranks.size() || m_run.runtime[rank].exited)
         return;
-    }
-}
-
-void RunController::recordFailure(const RankFailure &given, const QString &pythonText)
-{
-    const RankFailure failure = withPython(given, pythonText);
-    const bool starts = m_run.policy.record(failure, m_run.ranks, m_run.stacks);
-    rebuildReport();
-    if (starts)
-        triggerFailurePolicy(failure.rank);
-}
-
-void RunController::rebuildReport()
-{
-    m_run.rootCauseSummary = m_run.policy.rootCauseSummary();
+    if (rank < int(m_run.pipelines.size()))
+        m_run.pipelines[rank]->finish();
+    m_failures->rankExited(rank, exit);
     m_run.stateDirty = true;
-    emit failureReportChanged();
+    checkAllDone();
 }
 
-void RunController::triggerFailurePolicy(int failedRank)
+void RunController::recordFailure(const RankFailure &failure, const QString &pythonText)
 {
-    // The living ranks' flight recorders first: a desync that made this rank fail shows only
-    // there, and stopping them would lose it. Their stop waits for that, at most 2 s.
-    m_collector->collectThen(FlightRecorderCollector::Trigger::RankFailed, nowUs(),
-                             [this, failedRank] { stopOthers(failedRank); });
-}
-
-void RunController::stopOthers(int failedRank)
-{
-    QStringList others;
-    for (int r = 0; r < m_run.ranks.size(); ++r) {
-        if (r != failedRank && !isTerminal(m_run.ranks[r].state) && !m_run.runtime[r].exited)
-            others << QString::number(r);
-    }
-    note(others.isEmpty() ? tr("rank %1 failed").arg(failedRank)
-                          : tr("rank %1 failed; stopping rank(s) %2")
-                                .arg(failedRank)
-                                .arg(others.join(QStringLiteral(", "))));
-    if (!isTerminal(m_run.state))
-        setState(RunState::Stopping);
-    for (int r = 0; r < m_run.ranks.size(); ++r) {
-        if (r != failedRank)
-            stopRank(r, true);
-    }
-    // The failed rank itself may still be alive (it sent an error and is tearing down): make
-    // sure it ends too, without counting it as stopped by us.
-    if (failedRank >= 0 && failedRank < m_run.ranks.size() && m_run.runtime[failedRank].started &&
-        !m_run.runtime[failedRank].exited)
-        m_stops->killIfStillRunningAfterGrace(failedRank);
+    m_failures->record(failure, pythonText);
 }
 
 void RunController::stopRank(int rank, bool consequence)
 {
-    RankRuntime &rt = m_run.runtime[rank];
-    if (rt.exited || isTerminal(m_run.ranks[rank].state))
-        return;
-    if (!rt.started) {
-        rt.launcherStopped = true;
-        rt.consequence = consequence;
-        setRankState(rank, RankState::Stopped, tr("not started"));
-        if (consequence && m_run.policy.firstFailedRank() >= 0) {
-            RankFailure f;
-            f.rank = rank;
-            f.host = m_run.ranks[rank].host;
-            f.localRank = m_run.ranks[rank].localRank;
-            f.timeUs = nowUs();
-            f.kind = QStringLiteral("consequence");
-            f.reason =
-                tr("never started: rank %1 failed first").arg(m_run.policy.firstFailedRank());
-            m_run.policy.addConsequence(f, m_run.ranks, m_run.stacks);
-            rebuildReport();
-        }
-        checkAllDone();
-        return;
-    }
-    if (rt.launcherStopped)
-        return;
-    rt.launcherStopped = true;
-    rt.consequence = consequence;
-    m_stops->stop(rank);
+    m_failures->stopRank(rank, consequence);
+}
+
+void RunController::pipelinePythonChanged(int rank)
+{
+    m_failures->pythonChanged(rank);
+}
+
+void RunController::announceReport()
+{
+    emit failureReportChanged();
+}
+
+void RunController::announceVerdict()
+{
+    emit collectiveVerdictChanged();
 }
 
 void RunController::stop()
@@ -640,70 +578,6 @@ void RunController::dumpStacks(int rank)
     for (int r = 0; r < m_run.ranks.size(); ++r) {
         if ((rank < 0 || r == rank) && m_run.runtime[r].started && !m_run.runtime[r].exited)
             m_transport->writeStdin(r, QByteArray("dump-stacks\n"));
-    }
-}
-
-void RunController::onRankExited(int rank, const RankExit &exit)
-{
-    if (rank < 0 || rank >= m_run.ranks.size() || m_run.runtime[rank].exited)
-        return;
-    RankRuntime &rt = m_run.runtime[rank];
-    if (rank < int(m_run.pipelines.size()))
-        m_run.pipelines[rank]->finish();
-    rt.exited = true;
-    rt.started = true;
-    m_stops->rankExited(rank);
-    m_collector->rankExited(rank, nowUs());
-    RankStatus &s = m_run.ranks[rank];
-    s.endTimeUs = exit.timeUs > 0 ? exit.timeUs : nowUs();
-    s.exitCode = exit.crashed ? 0 : exit.exitCode;
-    s.signal = exit.crashed ? exit.signal : 0;
-    // A wrapper reports a signal the rank died of as 128+N; a transport that cannot name the
-    // signal says 0, and then any signal the launcher sent counts.
-    // A rank asked to stop is ended by its supervisor's SIGTERM, then SIGKILL, which that
-    // supervisor mirrors (-15, as torchrun reports it): those are the launcher's doing too.
-    const int diedOf = exit.crashed ? exit.signal : exit.exitCode - 128;
-    const bool byStop = rt.launcherStopped && (diedOf == SIGTERM || diedOf == SIGKILL);
-    const bool bySignalWeSent = exit.crashed && exit.signal <= 0
-                                    ? m_stops->sentAny(rank) || rt.launcherStopped
-                                    : m_stops->sent(rank, diedOf) || byStop;
-    applyExit(rank,
-              FailurePolicy::classifyExit(exit, s, rt, bySignalWeSent, m_run.stacks.value(rank)));
-    // Rank 0 gone before it told us its port: the others can never start.
-    if (rank == 0 && m_run.masterPort == 0 && !m_run.policy.failureSeen() &&
-        m_run.ranks.size() > 1 && !m_run.userStop) {
-        RankFailure f;
-        f.rank = 0;
-        f.host = s.host;
-        f.timeUs = s.endTimeUs;
-        f.kind = QStringLiteral("exit");
-        f.message = tr("rank 0 ended before it reported its rendezvous port");
-        recordFailure(f);
-    }
-    m_run.stateDirty = true;
-    checkAllDone();
-}
-
-void RunController::applyExit(int rank, const FailurePolicy::ExitVerdict &v)
-{
-    using Action = FailurePolicy::ExitVerdict::Action;
-    switch (v.action) {
-    case Action::CompleteOwnReport:
-        recordFailure(v.failure);
-        setRankState(rank, v.state, v.how);
-        break;
-    case Action::Consequence:
-        m_run.policy.addConsequence(withPython(v.failure), m_run.ranks, m_run.stacks);
-        rebuildReport();
-        setRankState(rank, v.state, v.how);
-        break;
-    case Action::NewFailure:
-        setRankState(rank, v.state, v.how);
-        recordFailure(v.failure);
-        break;
-    case Action::None:
-        setRankState(rank, v.state, v.state == RankState::Finished ? QString() : v.how);
-        break;
     }
 }
 
@@ -1044,21 +918,6 @@ void RunController::setupFlightRecorder()
         });
     m_collector->setRunDirectory(m_run.record.directory());
     m_collector->setOffReason(LaunchPlan::flightRecorderOffReason(m_run.profile, m_run.config));
-}
-
-void RunController::applyCollectiveVerdict()
-{
-    for (int r : m_collector->applyTo(m_run.ranks))
-        emit rankChanged(r);
-    m_run.policy.setCollectiveVerdict(m_collector->shownVerdict(), m_collector->verdictTimeUs(),
-                                      m_run.ranks, m_run.stacks);
-    rebuildReport();
-    // The stop does not wait for the verdict: one that comes after the end goes in too.
-    if (m_run.finalized && !m_run.readOnly && !m_run.policy.report().isEmpty())
-        m_run.record.writeFailureReport(m_run.policy.report().toJson(),
-                                        m_run.policy.report().toText());
-    writeState();
-    emit collectiveVerdictChanged();
 }
 
 RunController *RunController::reopen(const QString &runDirectory, QObject *parent, QString *error)

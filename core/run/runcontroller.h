@@ -65,6 +65,7 @@ class StopEscalation;
 class TransportReports;
 class RunWatch;
 class RunStateWriter;
+class RunFailures;
 
 class RunController : public QObject, private RankPipeline::Listener, private RunActions
 {
@@ -221,13 +222,8 @@ private:
     // pythonText: the traceback of torchelastic's error file (a supervised program's `error`
     // event), which wins over what the rank printed.
     void recordFailure(const RankFailure &failure, const QString &pythonText = {}) override;
-    RankFailure withPython(RankFailure failure, const QString &pythonText = {});
-    void triggerFailurePolicy(int failedRank);
-    void stopOthers(int failedRank);
     void setupFlightRecorder();
-    void applyCollectiveVerdict();
     void stopRank(int rank, bool consequence) override;
-    void applyExit(int rank, const FailurePolicy::ExitVerdict &verdict);
     // RunActions: what RunWatch and RunStateWriter ask of the run.
     void requestStop() override;
     void requestStacks(int rank) override;
@@ -235,11 +231,12 @@ private:
     void announceRank(int rank) override;
     void announceHang(const QList<int> &ranks) override;
     void announceRecordProblem(const QString &message) override;
-    void checkAllDone();
+    void announceReport() override;
+    void announceVerdict() override;
+    void checkAllDone() override;
     void finalize();
-    void rebuildReport();
-    void setState(RunState state);
-    void setRankState(int rank, RankState state, const QString &detail = QString());
+    void setState(RunState state) override;
+    void setRankState(int rank, RankState state, const QString &detail = QString()) override;
     void note(const QString &message) override;
     void writeState() override;
     void failRun(const QString &message);
@@ -261,6 +258,7 @@ private:
     TransportReports *m_reports = nullptr; // the transport's node reports, in words
     FlightRecorderCollector *m_collector = nullptr;
     bool m_ompNoticeGiven = false;            // the OMP_NUM_THREADS=1 notice, once per run
+    std::unique_ptr<RunFailures> m_failures;  // failures, their consequences, exits
     std::unique_ptr<RunStateWriter> m_writer; // state.json and the record's health
     RunWatch *m_watch = nullptr;              // the timers: stop requests, rendezvous, hangs
 };
