@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// What the parts that work on a run (RunWatch, RunStateWriter, RunFailures) may ask of the run
+// What the parts that work on a run (RunWatch, RunStateWriter, RunFailures,
+// RankEventHandlers) may ask of the run
 // itself: its decisions (stop, a failure, a rank's stop, stacks) and what it tells its front ends
 // stay in RunController, which implements this; a part never reaches into the controller otherwise.
 #pragma once
 
 #include "run/runstate.h"
+#include "stream/logline.h"
+#include "stream/workerevent.h"
 
 #include <QList>
 #include <QString>
@@ -28,6 +31,8 @@ public:
     virtual void requestStacks(int rank) = 0;
     virtual void recordFailure(const RankFailure &failure, const QString &pythonText) = 0;
     virtual void stopRank(int rank, bool consequence) = 0;
+    // Rank 0 reported its port: the others start with it.
+    virtual void startRank(int rank, int masterPort) = 0;
     virtual void writeState() = 0;
     virtual void setState(RunState state) = 0;
     virtual void setRankState(int rank, RankState state, const QString &detail) = 0;
@@ -40,7 +45,11 @@ public:
     virtual void announceRank(int rank) = 0;
     virtual void announceHang(const QList<int> &ranks) = 0;
     virtual void announceRecordProblem(const QString &message) = 0;
-    // failureReportChanged(), collectiveVerdictChanged().
+    // linesAppended(), eventReceived(), stacksReceived(), failureReportChanged(),
+    // collectiveVerdictChanged().
+    virtual void announceLines(const QList<LogLine> &lines) = 0;
+    virtual void announceEvent(const WorkerEvent &event) = 0;
+    virtual void announceStacks(int rank, const QString &stacks) = 0;
     virtual void announceReport() = 0;
     virtual void announceVerdict() = 0;
 };

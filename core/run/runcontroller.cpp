@@ -5,8 +5,7 @@
 #include "config/syncmanifest.h"
 #include "run/flightrecordercollector.h"
 #include "run/pythonfailure.h"
-#include "run/rankeventtracker.h"
-#include "run/rankstackdump.h"
+#include "run/rankeventhandlers.h"
 #include "run/reattachplan.h"
 #include "run/runfailures.h"
 #include "run/runstatewriter.h"
@@ -20,12 +19,10 @@
 #include "util/clock.h"
 #include "util/logging.h"
 #include "util/signalname.h"
-#include "wire/wireprotocol.h"
 
 #include <QFile>
 #include <QJsonArray>
 
-#include <algorithm>
 #include <csignal>
 
 namespace rankdeck {
@@ -35,6 +32,7 @@ RunController::RunController(QObject *parent)
       m_collector(new FlightRecorderCollector(this)),
       m_failures(new RunFailures(m_run, *this, *m_collector, *m_stops)),
       m_writer(new RunStateWriter(m_run, *this, *m_collector, false)),
+      m_events(new RankEventHandlers(m_run, *this, *m_failures, *m_writer, *m_collector, false)),
       m_watch(new RunWatch(m_run, *this, *m_collector, {}, this))
 {}
 
@@ -45,6 +43,8 @@ RunController::RunController(const Profile &profile, const TrainingConfig &confi
       m_collector(new FlightRecorderCollector(this)),
       m_failures(new RunFailures(m_run, *this, *m_collector, *m_stops)),
       m_writer(new RunStateWriter(m_run, *this, *m_collector, options.detach)),
+      m_events(new RankEventHandlers(m_run, *this, *m_failures, *m_writer, *m_collector,
+                                     options.detach)),
       m_watch(new RunWatch(
           m_run, *this, *m_collector,
           {options.hangTimeoutSec, options.storeTimeoutSec, options.autoDumpStacks}, this))
@@ -336,167 +336,6 @@ void RunController::onRankOutput(int rank, StreamKind stream, const QByteArray &
     m_run.pipelines[rank]->feed(stream, chunk);
 }
 
-void RunController::pipelineRecorded()
-{
-    m_writer->checkRecord();
-}
-
-void RunController::pipelineOffsetsMoved(int)
-{
-    if (m_options.detach)
-        m_run.stateDirty = true;
-}
-
-void RunController::pipelinePrintedLoss(int rank, double value, qint64 step)
-{
-    if (rank >= m_run.ranks.size())
-        return;
-    m_run.ranks[rank].loss = value;
-    m_run.ranks[rank].printedStep = step;
-    m_run.stateDirty = true;
-    emit rankChanged(rank);
-}
-
-void RunController::pipelineLoggedLoss(int rank, double value)
-{
-    m_run.ranks[rank].loss = value;
-    m_run.stateDirty = true;
-    emit rankChanged(rank);
-}
-
-void RunController::pipelineLines(const QList<LogLine> &lines)
-{
-    emit linesAppended(lines);
-}
-
-void RunController::pipelineEventDone(const WorkerEvent &event)
-{
-    emit eventReceived(event);
-}
-
-void RunController::pipelineMessage(const QString &message)
-{
-    note(message);
-}
-
-void RunController::pipelineActivity(int rank)
-{
-    if (rank >= m_run.runtime.size())
-        return;
-    // What a user's program prints is its progress (the hang watch judges it by that).
-    RankRuntime &rt = m_run.runtime[rank];
-    const qint64 now = nowUs();
-    if (rt.lastActivityUs > 0)
-        rt.maxActivityIntervalUs = std::max(rt.maxActivityIntervalUs, now - rt.lastActivityUs);
-    rt.lastActivityUs = now;
-    RankStatus &s = m_run.ranks[rank];
-    // What a rank prints while the launcher stops it (a survivor's "Connection closed by peer"
-    // traceback, torch's shutdown warnings) is no progress: it must not clear the hang that
-    // the stop ends, or `runs` loses why the run stopped (issue 27, defect 5).
-    if (s.hung && !s.silent && !isTerminal(s.state) && !rt.launcherStopped && !m_run.userStop) {
-        s.hung = false;
-        s.detail.clear();
-        m_run.runtime[rank].dumpRequested = false;
-        note(tr("rank %1 prints again").arg(rank));
-        m_run.stateDirty = true;
-        emit rankChanged(rank);
-    }
-}
-
-const QHash<int, RunController::EventHandler> &RunController::eventHandlers()
-{
-    // What the run does with an event beyond what the tracker reads from it; the rank's own
-    // pipeline has taken what its stages need (a Step's metric names, a TfEvents' bytes).
-    static const QHash<int, EventHandler> handlers{
-        {int(WorkerEvent::Type::Hello), &RunController::onHello},
-        {int(WorkerEvent::Type::Store), &RunController::onStore},
-        {int(WorkerEvent::Type::Error), &RunController::onFailureEvent},
-        {int(WorkerEvent::Type::Crash), &RunController::onFailureEvent},
-        {int(WorkerEvent::Type::FlightRecorder), &RunController::onFlightRecorder},
-        {int(WorkerEvent::Type::Stacks), &RunController::onStacks},
-    };
-    return handlers;
-}
-
-void RunController::pipelineEvent(int rank, const WorkerEvent &e)
-{
-    RankStatus &s = m_run.ranks[rank];
-    RankRuntime &rt = m_run.runtime[rank];
-    const RankEventTracker::Result tracked = RankEventTracker::apply(e, nowUs(), s, rt);
-    if (tracked.heartbeatsResumed)
-        note(tr("rank %1 is sending heartbeats again").arg(rank));
-    if (tracked.progressResumed)
-        note(tr("rank %1 makes progress again (step %2)").arg(rank).arg(s.step));
-    if (tracked.newState)
-        setRankState(rank, *tracked.newState);
-    if (tracked.newState == RankState::Running && m_run.state == RunState::Starting) {
-        bool all = true;
-        for (const RankStatus &o : m_run.ranks)
-            all = all && o.state == RankState::Running;
-        if (all)
-            setState(RunState::Running);
-    }
-    if (tracked.stepChanged) {
-        m_run.stateDirty = true;
-        emit rankChanged(rank);
-    }
-    if (const EventHandler handler = eventHandlers().value(int(e.type())))
-        (this->*handler)(rank, e);
-}
-
-void RunController::onHello(int, const WorkerEvent &e)
-{
-    // torchrun's warning, once per run: the supervisor set OMP_NUM_THREADS=1 on a node with
-    // several ranks because the user had not set it.
-    if (!m_ompNoticeGiven && e.string(wire::field::EnvironmentDefaults)
-                                 .split(QLatin1Char(','))
-                                 .contains(QStringLiteral("OMP_NUM_THREADS=1"))) {
-        m_ompNoticeGiven = true;
-        note(tr("OMP_NUM_THREADS=1 on each rank of a node with several ranks, as torchrun "
-                "sets it, so that they do not overload its cores; tune it with --env "
-                "OMP_NUM_THREADS=N"));
-    }
-}
-
-void RunController::onStore(int rank, const WorkerEvent &e)
-{
-    if (rank == 0 && e.port() > 0 && m_run.masterPort == 0 && !m_run.policy.failureSeen() &&
-        !m_run.userStop) {
-        m_run.masterPort = e.port();
-        note(tr("rank 0 serves the rendezvous store on %1:%2")
-                 .arg(m_run.plan.masterAddress())
-                 .arg(m_run.masterPort));
-        for (int r = 1; r < m_run.ranks.size(); ++r)
-            startRank(r, m_run.masterPort);
-        m_run.stateDirty = true;
-    }
-}
-
-void RunController::onFailureEvent(int rank, const WorkerEvent &e)
-{
-    const RankStatus &s = m_run.ranks[rank];
-    m_run.runtime[rank].ownFailure = true;
-    // A supervised Python program: the supervisor's `python` field (torchelastic's error
-    // file) is exact; otherwise what the rank printed on its stderr.
-    recordFailure(FailurePolicy::failureFromEvent(e, s, nowUs(), m_run.clocks.value(s.nodeIndex)),
-                  e.string("python"));
-}
-
-void RunController::onFlightRecorder(int rank, const WorkerEvent &e)
-{
-    m_collector->handleEvent(rank, e, nowUs());
-}
-
-void RunController::onStacks(int rank, const WorkerEvent &e)
-{
-    // A user's Python program answers with its Python threads too (the supervisor's
-    // faulthandler dump); they travel with the native ones.
-    const QString dump = RankStackDump{e.stack(), e.string("python")}.joined();
-    m_run.stacks.insert(rank, dump);
-    m_run.record.appendStacks(rank, e.timeUs(), e.string("reason"), dump);
-    emit stacksReceived(rank, dump);
-}
-
 void RunController::onRankExited(int rank, const RankExit &exit)
 {
     if (rank < 0 || rank >= m_run.ranks.size() || m_run.runtime[rank].exited)
@@ -518,9 +357,19 @@ void RunController::stopRank(int rank, bool consequence)
     m_failures->stopRank(rank, consequence);
 }
 
-void RunController::pipelinePythonChanged(int rank)
+void RunController::announceLines(const QList<LogLine> &lines)
 {
-    m_failures->pythonChanged(rank);
+    emit linesAppended(lines);
+}
+
+void RunController::announceEvent(const WorkerEvent &event)
+{
+    emit eventReceived(event);
+}
+
+void RunController::announceStacks(int rank, const QString &stacks)
+{
+    emit stacksReceived(rank, stacks);
 }
 
 void RunController::announceReport()
@@ -894,7 +743,7 @@ void RunController::openPipelines()
     stages.python = &m_python;
     stages.offsetsFile = &m_offsetsFile;
     stages.program = m_run.config.isProgram();
-    stages.listener = this;
+    stages.listener = m_events.get();
     m_run.pipelines.clear();
     for (int r = 0; r < m_run.ranks.size(); ++r)
         m_run.pipelines.push_back(std::make_unique<RankPipeline>(r, stages));

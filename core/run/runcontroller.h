@@ -66,8 +66,9 @@ class TransportReports;
 class RunWatch;
 class RunStateWriter;
 class RunFailures;
+class RankEventHandlers;
 
-class RunController : public QObject, private RankPipeline::Listener, private RunActions
+class RunController : public QObject, private RunActions
 {
     Q_OBJECT
 public:
@@ -196,29 +197,10 @@ private:
     void onPrepared();
     void onPrepareFailed(const QString &message);
     void launchAttempt();
-    void startRank(int rank, int masterPort);
+    void startRank(int rank, int masterPort) override;
     void onRankStarted(int rank, qint64 pid);
     void onRankOutput(int rank, StreamKind stream, const QByteArray &chunk);
     void onRankExited(int rank, const RankExit &exit);
-    // RankPipeline::Listener: what a rank's output asks of the run.
-    void pipelineRecorded() override;
-    void pipelineOffsetsMoved(int rank) override;
-    void pipelinePrintedLoss(int rank, double value, qint64 step) override;
-    void pipelineLoggedLoss(int rank, double value) override;
-    void pipelineActivity(int rank) override;
-    void pipelinePythonChanged(int rank) override;
-    void pipelineLines(const QList<LogLine> &lines) override;
-    void pipelineEvent(int rank, const WorkerEvent &event) override;
-    void pipelineEventDone(const WorkerEvent &event) override;
-    void pipelineMessage(const QString &message) override;
-    // What the run does with an event, by its type (the tracker has read it first).
-    using EventHandler = void (RunController::*)(int rank, const WorkerEvent &event);
-    static const QHash<int, EventHandler> &eventHandlers();
-    void onHello(int rank, const WorkerEvent &event);
-    void onStore(int rank, const WorkerEvent &event);
-    void onFailureEvent(int rank, const WorkerEvent &event);
-    void onFlightRecorder(int rank, const WorkerEvent &event);
-    void onStacks(int rank, const WorkerEvent &event);
     // pythonText: the traceback of torchelastic's error file (a supervised program's `error`
     // event), which wins over what the rank printed.
     void recordFailure(const RankFailure &failure, const QString &pythonText = {}) override;
@@ -231,6 +213,9 @@ private:
     void announceRank(int rank) override;
     void announceHang(const QList<int> &ranks) override;
     void announceRecordProblem(const QString &message) override;
+    void announceLines(const QList<LogLine> &lines) override;
+    void announceEvent(const WorkerEvent &event) override;
+    void announceStacks(int rank, const QString &stacks) override;
     void announceReport() override;
     void announceVerdict() override;
     void checkAllDone() override;
@@ -257,10 +242,11 @@ private:
     StopEscalation *m_stops = nullptr;
     TransportReports *m_reports = nullptr; // the transport's node reports, in words
     FlightRecorderCollector *m_collector = nullptr;
-    bool m_ompNoticeGiven = false;            // the OMP_NUM_THREADS=1 notice, once per run
-    std::unique_ptr<RunFailures> m_failures;  // failures, their consequences, exits
-    std::unique_ptr<RunStateWriter> m_writer; // state.json and the record's health
-    RunWatch *m_watch = nullptr;              // the timers: stop requests, rendezvous, hangs
+    bool m_ompNoticeGiven = false;               // the OMP_NUM_THREADS=1 notice, once per run
+    std::unique_ptr<RunFailures> m_failures;     // failures, their consequences, exits
+    std::unique_ptr<RunStateWriter> m_writer;    // state.json and the record's health
+    std::unique_ptr<RankEventHandlers> m_events; // what the run does with ranks' output
+    RunWatch *m_watch = nullptr;                 // the timers: stop requests, rendezvous, hangs
 };
 
 } // namespace rankdeck
