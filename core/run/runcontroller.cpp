@@ -21,7 +21,6 @@
 #include "util/signalname.h"
 
 #include <QFile>
-#include <QJsonArray>
 
 #include <csignal>
 
@@ -124,16 +123,7 @@ bool RunController::start(QString *error)
         writeState();
         return false;
     }
-    for (const PlannedRank &p : m_run.plan.ranks()) {
-        RankStatus s;
-        s.rank = p.rank;
-        s.nodeIndex = p.nodeIndex;
-        s.localRank = p.localRank;
-        s.host = p.host;
-        s.totalSteps = m_run.config.totalSteps();
-        m_run.ranks.append(s);
-        m_run.runtime.append(RankRuntime());
-    }
+    m_run.addPlannedRanks();
     openPipelines();
 
     if (!m_transport) {
@@ -270,16 +260,7 @@ void RunController::restartStatuses(qint64 now)
 {
     for (int r = 0; r < m_run.ranks.size(); ++r) {
         m_run.pipelines[r]->restart();
-        RankStatus &s = m_run.ranks[r];
-        RankStatus fresh;
-        fresh.rank = s.rank;
-        fresh.nodeIndex = s.nodeIndex;
-        fresh.localRank = s.localRank;
-        fresh.host = s.host;
-        fresh.totalSteps = s.totalSteps;
-        s = fresh;
-        m_run.runtime[r] = RankRuntime();
-        m_run.runtime[r].lastStepChangeUs = now;
+        m_run.restartRank(r, now);
         emit rankChanged(r);
     }
 }
@@ -499,22 +480,10 @@ void RunController::finalize()
 
     if (ownFailure && !m_run.userStop && m_run.errorMessage.isEmpty() &&
         m_run.attempt < m_run.config.maxRestarts) {
-        QJsonObject a;
-        a[QStringLiteral("attempt")] = m_run.attempt;
-        a[QStringLiteral("ended_us")] = nowUs();
-        a[QStringLiteral("root_cause_summary")] = m_run.rootCauseSummary;
-        a[QStringLiteral("failure")] = m_run.policy.report().toJson();
-        QJsonArray ranks;
-        for (const RankStatus &s : m_run.ranks)
-            ranks.append(s.toJson());
-        a[QStringLiteral("ranks")] = ranks;
-        m_run.attempts.append(a);
-        ++m_run.attempt;
-        m_run.policy.reset();
+        m_run.archiveAttempt(nowUs());
         m_python.resetAll();
         for (const std::unique_ptr<RankPipeline> &pipeline : m_run.pipelines)
             pipeline->forgetPython();
-        m_run.hung = false;
         m_collector->reset();
         note(tr("restarting the whole gang: attempt %1 of %2%3")
                  .arg(m_run.attempt + 1)
@@ -529,17 +498,7 @@ void RunController::finalize()
     m_run.finalized = true;
     m_run.endedUs = nowUs();
     m_watch->stop();
-    RunState final = RunState::Finished;
-    if (ownFailure)
-        final = RunState::Failed;
-    else if (m_run.userStop)
-        final = RunState::Stopped;
-    else {
-        for (const RankStatus &s : m_run.ranks) {
-            if (s.state != RankState::Finished)
-                final = RunState::Failed;
-        }
-    }
+    const RunState final = m_run.finalState(ownFailure);
     if (!m_run.policy.report().isEmpty())
         m_run.record.writeFailureReport(m_run.policy.report().toJson(),
                                         m_run.policy.report().toText());
@@ -593,13 +552,7 @@ void RunController::note(const QString &message)
 
 bool RunController::allRanksStarted() const
 {
-    if (m_run.ranks.isEmpty())
-        return false;
-    for (int r = 0; r < m_run.ranks.size(); ++r) {
-        if (!m_run.runtime[r].pidKnown && !m_run.runtime[r].exited)
-            return false;
-    }
-    return true;
+    return m_run.allRanksStarted();
 }
 
 bool RunController::canDetach() const
@@ -659,17 +612,7 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
     o.detach = true;
     o.runId = record.id();
     auto *c = new RunController(record.profile(), record.config(), o, parent);
-    c->m_run.record = record;
-    c->m_run.plan = plan.launchPlan();
-    c->m_run.config.maxRestarts = plan.maxRestarts();
-    c->m_run.restoreFrom(st, plan.failureReport());
-    c->m_run.userStop = st.userStop;
-    if (!c->m_run.policy.rootCauseSummary().isEmpty())
-        c->m_run.rootCauseSummary = c->m_run.policy.rootCauseSummary();
-    const qint64 now = nowUs();
-    c->m_run.runtime = plan.runtimes(now);
-    for (int r = 0; r < c->m_run.ranks.size(); ++r)
-        c->m_run.ranks[r].lastHeartbeatUs = now;
+    c->m_run.restoreFrom(plan, nowUs());
     c->openPipelines();
     for (int r = 0; r < c->m_run.ranks.size(); ++r)
         c->m_run.pipelines[r]->setOffsets(st.streams.value(r));
@@ -772,34 +715,13 @@ void RunController::setupFlightRecorder()
 RunController *RunController::reopen(const QString &runDirectory, QObject *parent, QString *error)
 {
     auto *c = new RunController(parent);
-    c->m_run.readOnly = true;
-    if (!c->m_run.record.open(runDirectory, error)) {
+    RunStateFile st;
+    if (!c->m_run.reopen(runDirectory, &st, error)) {
         delete c;
         return nullptr;
     }
-    c->m_run.profile = c->m_run.record.profile();
-    c->m_run.config = c->m_run.record.config();
-    const RunStateFile st = RunStateFile::fromJson(c->m_run.record.readState());
-    const QJsonObject failure = c->m_run.record.readFailureReport();
-    c->m_run.restoreFrom(st,
-                         failure.isEmpty() ? FailureReport() : FailureReport::fromJson(failure));
-    c->m_run.endedUs = st.endedUs;
-    c->m_run.hung = st.hung;
-    c->m_run.errorMessage = st.error;
-    c->m_run.clocks = st.clocks;
-    c->m_run.runtime.resize(c->m_run.ranks.size());
     c->m_collector->setRunDirectory(c->m_run.record.directory());
     c->m_collector->restoreStateJson(st.flightRecorder);
-    for (int r = 0; r < c->m_run.ranks.size(); ++r) {
-        QFile f(runDirectory + QStringLiteral("/stacks-rank-%1.txt").arg(r));
-        if (f.open(QIODevice::ReadOnly))
-            c->m_run.stacks.insert(r, QString::fromUtf8(f.readAll()));
-    }
-    c->m_run.logs = std::make_unique<LogStore>();
-    c->m_run.logs->open(c->m_run.record.directory());
-    c->m_run.metrics = std::make_unique<MetricsStore>();
-    c->m_run.metrics->open(c->m_run.record.directory());
-    c->m_run.finalized = true;
     return c;
 }
 

@@ -33,6 +33,7 @@ namespace rankdeck {
 class LogStore;
 class MetricsStore;
 class RankPipeline;
+class ReattachPlan;
 
 struct RunData
 {
@@ -45,6 +46,23 @@ struct RunData
     // attempts, the ranks as last written and the failure report. Each then adds its own (a
     // past run's end, a followed run's runtimes and offsets).
     void restoreFrom(const RunStateFile &state, const FailureReport &report);
+    // A past run, read-only, from its directory: state.json, the failure report, the stacks
+    // and the stores as they are. false and *error when unreadable; *state: what it read.
+    bool reopen(const QString &runDirectory, RunStateFile *state, QString *error);
+    // A detached run taken over: what the plan found, every rank as last seen, alive now.
+    void restoreFrom(const ReattachPlan &plan, qint64 nowUs);
+
+    // The plan's ranks, none started yet.
+    void addPlannedRanks();
+    // A new attempt of the rank: its place kept, the rest as before it started.
+    void restartRank(int rank, qint64 nowUs);
+    // Every rank has a process (or ended).
+    bool allRanksStarted() const;
+    // The attempt that just ended into the history (ranks, failure report, root cause); the
+    // next one starts with no failures.
+    void archiveAttempt(qint64 nowUs);
+    // How the run ended: its own failure, a user's stop, or every rank finished.
+    RunState finalState(bool ownFailure) const;
 
     bool readOnly = false; // a past run's views (reopen())
     Profile profile;
