@@ -328,41 +328,6 @@ void RunController::onRankExited(int rank, const RankExit &exit)
     checkAllDone();
 }
 
-void RunController::recordFailure(const RankFailure &failure, const QString &pythonText)
-{
-    m_failures->record(failure, pythonText);
-}
-
-void RunController::stopRank(int rank, bool consequence)
-{
-    m_failures->stopRank(rank, consequence);
-}
-
-void RunController::announceLines(const QList<LogLine> &lines)
-{
-    emit linesAppended(lines);
-}
-
-void RunController::announceEvent(const WorkerEvent &event)
-{
-    emit eventReceived(event);
-}
-
-void RunController::announceStacks(int rank, const QString &stacks)
-{
-    emit stacksReceived(rank, stacks);
-}
-
-void RunController::announceReport()
-{
-    emit failureReportChanged();
-}
-
-void RunController::announceVerdict()
-{
-    emit collectiveVerdictChanged();
-}
-
 void RunController::stop()
 {
     if (m_run.readOnly || isTerminal(m_run.state) || m_run.finalized)
@@ -411,44 +376,24 @@ void RunController::dumpStacks(int rank)
     }
 }
 
-void RunController::requestStop()
+QString RunController::rootCauseSummary() const
 {
-    stop();
+    return m_writer->rootCauseSummary();
 }
 
-void RunController::requestStacks(int rank)
+void RunController::recordFailure(const RankFailure &failure, const QString &pythonText)
 {
-    dumpStacks(rank);
+    m_failures->record(failure, pythonText);
 }
 
-Transport *RunController::runTransport() const
+void RunController::stopRank(int rank, bool consequence)
 {
-    return m_transport.data();
-}
-
-void RunController::announceRank(int rank)
-{
-    emit rankChanged(rank);
-}
-
-void RunController::announceHang(const QList<int> &ranks)
-{
-    emit hangDetected(ranks);
-}
-
-void RunController::announceRecordProblem(const QString &message)
-{
-    emit recordProblemChanged(message);
+    m_failures->stopRank(rank, consequence);
 }
 
 void RunController::writeState()
 {
     m_writer->write();
-}
-
-QString RunController::rootCauseSummary() const
-{
-    return m_writer->rootCauseSummary();
 }
 
 void RunController::checkAllDone()
@@ -548,11 +493,6 @@ void RunController::note(const QString &message)
     if (!m_run.record.directory().isEmpty())
         m_run.record.appendLauncherLog(message);
     emit launcherMessage(message);
-}
-
-bool RunController::allRanksStarted() const
-{
-    return m_run.allRanksStarted();
 }
 
 bool RunController::canDetach() const

@@ -123,7 +123,7 @@ public:
     bool isDetached() const { return m_run.released; }
     bool detachRequested() const { return m_options.detach; }
     // Every rank has a process (the moment `launch --detach` leaves).
-    bool allRanksStarted() const;
+    bool allRanksStarted() const { return m_run.allRanksStarted(); }
     // Asks ranks (-1: every running rank) for a stack dump; answers come as stacksReceived().
     // -1 also collects every rank's flight recorder (collectiveVerdictChanged()).
     void dumpStacks(int rank = -1);
@@ -192,42 +192,51 @@ signals:
 
 private:
     RunController(QObject *parent);
+    // The attempt's sequence: prepare, rank 0, the others with its port, end or restart.
     void connectTransport();
-    void attachRanks();
     void onPrepared();
     void onPrepareFailed(const QString &message);
+    void failRun(const QString &message);
     void launchAttempt();
-    void startRank(int rank, int masterPort) override;
+    void restartStatuses(qint64 now);
     void onRankStarted(int rank, qint64 pid);
     void onRankOutput(int rank, StreamKind stream, const QByteArray &chunk);
     void onRankExited(int rank, const RankExit &exit);
+    void attachRanks();
+    void finalize();
+    // The record's stores, the shared stages and one RankPipeline per rank.
+    void openPipelines();
+    void setupFlightRecorder();
+
+    // RunActions: what the parts (RunWatch, RunStateWriter, RunFailures, RankEventHandlers)
+    // ask of the run.
+    void note(const QString &message) override;
+    void requestStop() override { stop(); }
+    void requestStacks(int rank) override { dumpStacks(rank); }
     // pythonText: the traceback of torchelastic's error file (a supervised program's `error`
     // event), which wins over what the rank printed.
     void recordFailure(const RankFailure &failure, const QString &pythonText = {}) override;
-    void setupFlightRecorder();
     void stopRank(int rank, bool consequence) override;
-    // RunActions: what RunWatch and RunStateWriter ask of the run.
-    void requestStop() override;
-    void requestStacks(int rank) override;
-    Transport *runTransport() const override;
-    void announceRank(int rank) override;
-    void announceHang(const QList<int> &ranks) override;
-    void announceRecordProblem(const QString &message) override;
-    void announceLines(const QList<LogLine> &lines) override;
-    void announceEvent(const WorkerEvent &event) override;
-    void announceStacks(int rank, const QString &stacks) override;
-    void announceReport() override;
-    void announceVerdict() override;
-    void checkAllDone() override;
-    void finalize();
+    void startRank(int rank, int masterPort) override;
+    void writeState() override;
     void setState(RunState state) override;
     void setRankState(int rank, RankState state, const QString &detail = QString()) override;
-    void note(const QString &message) override;
-    void writeState() override;
-    void failRun(const QString &message);
-    // The record's stores, the shared stages and one RankPipeline per rank.
-    void openPipelines();
-    void restartStatuses(qint64 now);
+    void checkAllDone() override;
+    Transport *runTransport() const override { return m_transport.data(); }
+    void announceRank(int rank) override { emit rankChanged(rank); }
+    void announceHang(const QList<int> &ranks) override { emit hangDetected(ranks); }
+    void announceRecordProblem(const QString &message) override
+    {
+        emit recordProblemChanged(message);
+    }
+    void announceLines(const QList<LogLine> &lines) override { emit linesAppended(lines); }
+    void announceEvent(const WorkerEvent &event) override { emit eventReceived(event); }
+    void announceStacks(int rank, const QString &stacks) override
+    {
+        emit stacksReceived(rank, stacks);
+    }
+    void announceReport() override { emit failureReportChanged(); }
+    void announceVerdict() override { emit collectiveVerdictChanged(); }
 
     RunData m_run;
     Options m_options;
@@ -242,7 +251,6 @@ private:
     StopEscalation *m_stops = nullptr;
     TransportReports *m_reports = nullptr; // the transport's node reports, in words
     FlightRecorderCollector *m_collector = nullptr;
-    bool m_ompNoticeGiven = false;               // the OMP_NUM_THREADS=1 notice, once per run
     std::unique_ptr<RunFailures> m_failures;     // failures, their consequences, exits
     std::unique_ptr<RunStateWriter> m_writer;    // state.json and the record's health
     std::unique_ptr<RankEventHandlers> m_events; // what the run does with ranks' output
