@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Longer than the house's ~600 lines: runcontroller.h says why; issue 28 splits it.
 #include "run/runcontroller.h"
 
-#include "config/syncmanifest.h"
 #include "run/flightrecordercollector.h"
+#include "run/pipelinestages.h"
 #include "run/pythonfailure.h"
 #include "run/rankeventhandlers.h"
 #include "run/reattachplan.h"
@@ -12,6 +11,7 @@
 #include "run/runwatch.h"
 #include "run/stopescalation.h"
 #include "run/transportreports.h"
+#include "run/transportsetup.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
 #include "stream/logmetricextractor.h"
@@ -19,8 +19,6 @@
 #include "util/clock.h"
 #include "util/logging.h"
 #include "util/signalname.h"
-
-#include <QFile>
 
 #include <csignal>
 
@@ -48,8 +46,7 @@ RunController::RunController(const Profile &profile, const TrainingConfig &confi
           m_run, *this, *m_collector,
           {options.hangTimeoutSec, options.storeTimeoutSec, options.autoDumpStacks}, this))
 {
-    m_run.profile = profile;
-    m_run.config = config;
+    m_run.setUp(profile, config);
     connect(m_stops, &StopEscalation::message, this, &RunController::note);
     connect(m_collector, &FlightRecorderCollector::message, this, &RunController::note);
     connect(m_collector, &FlightRecorderCollector::verdictChanged, this,
@@ -60,15 +57,6 @@ RunController::RunController(const Profile &profile, const TrainingConfig &confi
     });
     connect(this, &RunController::stacksReceived, m_collector,
             &FlightRecorderCollector::stacksReceived);
-    // The profile's metric patterns first, then the launch's: the run record keeps them all, so
-    // a re-extraction (export --metric) and a reopen see what this run used.
-    if (m_run.config.isProgram()) {
-        QStringList patterns = m_run.profile.metricPatterns;
-        for (const QString &spec : std::as_const(config.metricPatterns))
-            if (!patterns.contains(spec))
-                patterns << spec;
-        m_run.config.metricPatterns = patterns;
-    }
 }
 
 RunController::~RunController()
@@ -138,28 +126,10 @@ bool RunController::start(QString *error)
         m_transport = t;
     }
     m_stops->setTransport(m_transport);
-    if (m_options.detach) {
-        if (m_transport->can(Transport::Capability::Detach))
-            m_transport->setDetached(true);
-        else
-            note(tr("detach: %1 ranks cannot outlive their launcher; this run stops with it")
-                     .arg(m_transport->describe()));
-    }
-    if (!m_run.config.syncDirectory.isEmpty()) {
-        if (m_transport->can(Transport::Capability::Sync))
-            m_transport->setSyncDirectory(m_run.config.syncDirectory,
-                                          m_run.config.syncLimitBytes > 0
-                                              ? m_run.config.syncLimitBytes
-                                              : SyncManifest::kDefaultLimitBytes);
-        else {
-            m_transport->setSyncDirectory(m_run.config.syncDirectory, 0);
-            note(tr("sync: %1 ranks see this machine's files; the program runs in %2 itself (no "
-                    "copy)")
-                     .arg(m_transport->describe(), m_run.config.syncDirectory));
-        }
-    }
+    for (const QString &line : TransportSetup::apply(*m_transport, m_run.config, m_options.detach))
+        note(line);
     if (m_transport->can(Transport::Capability::Reattach))
-        m_offsetsFile.open(m_run.record.directory());
+        m_stages.openOffsetsFile(m_run.record.directory());
     connectTransport();
     setupFlightRecorder();
     m_run.startedUs = nowUs();
@@ -426,9 +396,7 @@ void RunController::finalize()
     if (ownFailure && !m_run.userStop && m_run.errorMessage.isEmpty() &&
         m_run.attempt < m_run.config.maxRestarts) {
         m_run.archiveAttempt(nowUs());
-        m_python.resetAll();
-        for (const std::unique_ptr<RankPipeline> &pipeline : m_run.pipelines)
-            pipeline->forgetPython();
+        m_stages.forgetPython(m_run);
         m_collector->reset();
         note(tr("restarting the whole gang: attempt %1 of %2%3")
                  .arg(m_run.attempt + 1)
@@ -452,12 +420,7 @@ void RunController::finalize()
         note(m_writer->recordGapSummary());
     note(tr("run %1: %2").arg(m_run.record.id(), runStateName(final)));
     writeState();
-    if (m_run.logs)
-        m_run.logs->close();
-    if (m_run.metrics)
-        m_run.metrics->close();
-    m_run.record.releaseReserve();
-    QFile::remove(m_run.record.stopRequestPath());
+    m_run.closeRecord();
     emit stateChanged(final);
     emit finished(final);
 }
@@ -524,10 +487,7 @@ bool RunController::detachAndRelease(QString *error)
     note(tr("detached: the ranks go on on the nodes; re-attach with: rankdeck-cli attach %1")
              .arg(m_run.record.id()));
     writeState();
-    if (m_run.logs)
-        m_run.logs->close();
-    if (m_run.metrics)
-        m_run.metrics->close();
+    m_run.closeStores();
     // Nothing the sessions still deliver may reach the record: the offsets above are final.
     Transport *t = m_transport.data();
     t->disconnect(this);
@@ -556,7 +516,7 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
     c->openPipelines();
     for (int r = 0; r < c->m_run.ranks.size(); ++r)
         c->m_run.pipelines[r]->setOffsets(st.streams.value(r));
-    c->m_offsetsFile.open(record.directory());
+    c->m_stages.openOffsetsFile(record.directory());
     c->setupFlightRecorder();
     c->m_collector->restoreStateJson(st.flightRecorder);
 
@@ -599,37 +559,8 @@ void RunController::attachRanks()
 
 void RunController::openPipelines()
 {
-    m_run.logs = std::make_unique<LogStore>();
-    QString storeError;
-    if (!m_run.logs->open(m_run.record.directory(), &storeError))
-        note(tr("cannot write logs to the run record: %1").arg(storeError));
-    m_run.metrics = std::make_unique<MetricsStore>();
-    if (!m_run.metrics->open(m_run.record.directory(), &storeError))
-        note(tr("cannot write metrics to the run record: %1").arg(storeError));
-    // The built-in worker reports every metric in events; a user's program may only print them.
-    m_extractor.setDefaultPatternsEnabled(m_run.config.isProgram());
-    QList<MetricPattern> patterns;
-    for (const QString &spec : std::as_const(m_run.config.metricPatterns)) {
-        MetricPattern p;
-        QString error;
-        if (parseMetricPattern(spec, &p, &error))
-            patterns << p;
-        else
-            note(error);
-    }
-    m_extractor.setUserPatterns(patterns);
-    RankPipeline::Stages stages;
-    stages.logs = m_run.logs.get();
-    stages.metrics = m_run.metrics.get();
-    stages.extractor = &m_extractor;
-    stages.tensorboard = &m_tensorboard;
-    stages.python = &m_python;
-    stages.offsetsFile = &m_offsetsFile;
-    stages.program = m_run.config.isProgram();
-    stages.listener = m_events.get();
-    m_run.pipelines.clear();
-    for (int r = 0; r < m_run.ranks.size(); ++r)
-        m_run.pipelines.push_back(std::make_unique<RankPipeline>(r, stages));
+    for (const QString &problem : m_stages.open(m_run, m_events.get()))
+        note(problem);
 }
 
 void RunController::setupFlightRecorder()

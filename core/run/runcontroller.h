@@ -1,27 +1,29 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// One run: turns a profile and a training config into running ranks through a Transport,
-// follows each rank's stream (RankStream → LogStore on disk first → views) and owns the run's
-// lifecycle and its attempts (gang restarts). What it decides with is in parts of its own:
-//   - RankEventTracker: what each event says about its rank;
-//   - FailurePolicy: root cause by the ranks' own timestamps, consequences, exit classification;
-//   - StopEscalation: stop → SIGTERM → SIGKILL for every other rank once one failed;
-//   - HangWatchdog: silent and stuck ranks, and a rank 0 that never reports its port;
-//   - RunStateFile: state.json, written here and read back by reopen() and reattach();
-//   - ReattachPlan: what a detached run's directory allows a new launcher to take over;
-//   - FlightRecorderCollector: the ranks' flight-recorder dumps and the collective verdict.
+// One run: turns a profile and a training config into running ranks through a Transport and
+// sequences its attempts (prepare → rank 0 → the others with its port → end or gang restart;
+// stop, kill, detach, reopen, re-attach). The run itself is data (RunData), which its parts
+// read and update; what they ask of the run goes through RunActions, implemented here:
+//   - RankPipeline (one per rank, made by PipelineStages): a chunk of the rank's output through
+//     splitter → parser → record (disk first) → offsets → extractors → Python scanner;
+//   - RankEventHandlers: what the pipelines report; each event through RankEventTracker, then
+//     its type's handler in a table;
+//   - RunFailures: failures with their Python side, consequences (FailurePolicy, StopEscalation
+//     after the flight recorders), exits judged, the collective verdict;
+//   - RunWatch: the 0.5 s watch (stop and stack requests, rank 0's deadline, HangWatchdog);
+//   - RunStateWriter: state.json (RunStateFile) and the record's health (a full disk);
+//   - TransportReports, TransportSetup: the transport's node reports in words, and what a
+//     launch asks of it;
+//   - ReattachPlan, FlightRecorderCollector: what a detached run allows a new launcher to take
+//     over; the ranks' flight-recorder dumps and the collective verdict.
 // No port race: rank 0 starts with MASTER_PORT=0, binds a free port itself and reports it with
 // its `store` event; only then are the other ranks started, with that port.
 // A controller can also be built on a finished run directory (reopen()): the same object then
-// serves the views of a past run, read-only.
+// serves the views of a past run, read-only. reopen() and reattach() restore through RunData.
 // Detached runs (Options::detach, transports with Capability::Detach): the ranks keep running
 // on the nodes when this launcher leaves (detachAndRelease(), or it dies); state.json keeps, per
 // rank, the attempt and the stdout/stderr bytes already in the run record, so that reattach()
 // resumes every stream at the next byte: no gap, no duplicate.
-// runcontroller.cpp is longer than the house's ~600 lines: it is the one state machine of a run
-// across its attempts (prepare → rank 0 → the others → end or restart, stop, kill, detach,
-// reopen, re-attach). Every decision in it is made by one of the parts above; cutting the
-// machine itself across files would hide its transitions from each other.
 #pragma once
 
 #include "config/launchplan.h"
@@ -29,6 +31,7 @@
 #include "config/trainingconfig.h"
 #include "run/failurepolicy.h"
 #include "run/failurereport.h"
+#include "run/pipelinestages.h"
 #include "run/rankpipeline.h"
 #include "run/rankruntime.h"
 #include "run/runactions.h"
@@ -242,12 +245,9 @@ private:
     Options m_options;
     QPointer<Transport> m_transport;
     bool m_transportInjected = false;
-    StreamOffsetsFile m_offsetsFile; // the offsets, right after each chunk (Capability::Reattach)
-    bool m_reattaching = false;      // prepared() means: attach the ranks, not start them
+    bool m_reattaching = false; // prepared() means: attach the ranks, not start them
     bool m_ranksStartedSent = false;
-    LogMetricExtractor m_extractor;   // curves from the lines of a user's program
-    TensorBoardScalars m_tensorboard; // curves from its TensorBoard event files
-    PythonFailureScanner m_python;    // tracebacks and faulthandler dumps in those lines
+    PipelineStages m_stages; // what the ranks' pipelines share
     StopEscalation *m_stops = nullptr;
     TransportReports *m_reports = nullptr; // the transport's node reports, in words
     FlightRecorderCollector *m_collector = nullptr;

@@ -15,6 +15,36 @@ RunData::RunData() = default;
 
 RunData::~RunData() = default;
 
+void RunData::setUp(const Profile &newProfile, const TrainingConfig &newConfig)
+{
+    profile = newProfile;
+    config = newConfig;
+    // The profile's metric patterns first, then the launch's: the run record keeps them all, so
+    // a re-extraction (export --metric) and a reopen see what this run used.
+    if (config.isProgram()) {
+        QStringList patterns = profile.metricPatterns;
+        for (const QString &spec : std::as_const(newConfig.metricPatterns))
+            if (!patterns.contains(spec))
+                patterns << spec;
+        config.metricPatterns = patterns;
+    }
+}
+
+void RunData::closeStores()
+{
+    if (logs)
+        logs->close();
+    if (metrics)
+        metrics->close();
+}
+
+void RunData::closeRecord()
+{
+    closeStores();
+    record.releaseReserve();
+    QFile::remove(record.stopRequestPath());
+}
+
 void RunData::restoreFrom(const RunStateFile &st, const FailureReport &report)
 {
     state = st.state;

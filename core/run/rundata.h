@@ -42,6 +42,15 @@ struct RunData
     RunData(const RunData &) = delete;
     RunData &operator=(const RunData &) = delete;
 
+    // A new run of this profile and config: a user's program gets the profile's metric
+    // patterns too.
+    void setUp(const Profile &profile, const TrainingConfig &config);
+    // The stores' files closed (the run ended, or the launcher left it).
+    void closeStores();
+    // The run ended: the stores closed, the room kept for a full disk and the stop request
+    // released.
+    void closeRecord();
+
     // What reopen() and reattach() both take back from a run directory: the state, the
     // attempts, the ranks as last written and the failure report. Each then adds its own (a
     // past run's end, a followed run's runtimes and offsets).
