@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Longer than the house's ~600 lines: runcontroller.h says why; issue 28 splits it.
 #include "run/runcontroller.h"
 
-#include "config/syncmanifest.h"
 #include "run/flightrecordercollector.h"
-#include "run/hangwatchdog.h"
+#include "run/pipelinestages.h"
 #include "run/pythonfailure.h"
-#include "run/rankeventtracker.h"
-#include "run/rankstackdump.h"
+#include "run/rankeventhandlers.h"
 #include "run/reattachplan.h"
+#include "run/runfailures.h"
+#include "run/runstatewriter.h"
+#include "run/runwatch.h"
 #include "run/stopescalation.h"
+#include "run/transportreports.h"
+#include "run/transportsetup.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
 #include "stream/logmetricextractor.h"
@@ -17,64 +19,52 @@
 #include "util/clock.h"
 #include "util/logging.h"
 #include "util/signalname.h"
-#include "wire/wireprotocol.h"
 
-#include <QFile>
-#include <QHostInfo>
-#include <QJsonArray>
-
-#include <algorithm>
 #include <csignal>
-#include <unistd.h>
 
 namespace rankdeck {
 
-namespace {
-// How long a user's program that has printed nothing yet may stay quiet before the hang watch
-// judges it: `import torch` alone takes seconds, minutes on a loaded node or a cold cache.
-constexpr int kProgramStartupGraceSec = 120;
-} // namespace
-
 RunController::RunController(QObject *parent)
     : QObject(parent), m_stops(new StopEscalation(0, 0, this)),
-      m_collector(new FlightRecorderCollector(this))
+      m_collector(new FlightRecorderCollector(this)),
+      m_failures(new RunFailures(m_run, *this, *m_collector, *m_stops)),
+      m_writer(new RunStateWriter(m_run, *this, *m_collector, false)),
+      m_events(new RankEventHandlers(m_run, *this, *m_failures, *m_writer, *m_collector, false)),
+      m_watch(new RunWatch(m_run, *this, *m_collector, {}, this))
 {}
 
 RunController::RunController(const Profile &profile, const TrainingConfig &config,
                              const Options &options, QObject *parent)
-    : QObject(parent), m_profile(profile), m_config(config), m_options(options),
+    : QObject(parent), m_options(options),
       m_stops(new StopEscalation(options.stopGraceMs, options.termGraceMs, this)),
-      m_collector(new FlightRecorderCollector(this))
+      m_collector(new FlightRecorderCollector(this)),
+      m_failures(new RunFailures(m_run, *this, *m_collector, *m_stops)),
+      m_writer(new RunStateWriter(m_run, *this, *m_collector, options.detach)),
+      m_events(new RankEventHandlers(m_run, *this, *m_failures, *m_writer, *m_collector,
+                                     options.detach)),
+      m_watch(new RunWatch(
+          m_run, *this, *m_collector,
+          {options.hangTimeoutSec, options.storeTimeoutSec, options.autoDumpStacks}, this))
 {
+    m_run.setUp(profile, config);
     connect(m_stops, &StopEscalation::message, this, &RunController::note);
     connect(m_collector, &FlightRecorderCollector::message, this, &RunController::note);
     connect(m_collector, &FlightRecorderCollector::verdictChanged, this,
-            &RunController::applyCollectiveVerdict);
+            [this] { m_failures->applyCollectiveVerdict(); });
     connect(m_collector, &FlightRecorderCollector::stacksWanted, this, [this](const QList<int> &r) {
         for (int rank : r)
             dumpStacks(rank);
     });
     connect(this, &RunController::stacksReceived, m_collector,
             &FlightRecorderCollector::stacksReceived);
-    // The profile's metric patterns first, then the launch's: the run record keeps them all, so
-    // a re-extraction (export --metric) and a reopen see what this run used.
-    if (m_config.isProgram()) {
-        QStringList patterns = m_profile.metricPatterns;
-        for (const QString &spec : std::as_const(config.metricPatterns))
-            if (!patterns.contains(spec))
-                patterns << spec;
-        m_config.metricPatterns = patterns;
-    }
-    m_watchTimer.setInterval(500);
-    connect(&m_watchTimer, &QTimer::timeout, this, &RunController::watch);
 }
 
 RunController::~RunController()
 {
     // Never leave ranks behind when the controller goes away mid-run.
-    if (m_transport && !m_readOnly && !m_released && !isTerminal(m_state)) {
-        for (int r = 0; r < m_ranks.size(); ++r) {
-            if (m_runtime[r].started && !m_runtime[r].exited)
+    if (m_transport && !m_run.readOnly && !m_run.released && !isTerminal(m_run.state)) {
+        for (int r = 0; r < m_run.ranks.size(); ++r) {
+            if (m_run.runtime[r].started && !m_run.runtime[r].exited)
                 m_transport->signalRank(r, SIGKILL);
         }
     }
@@ -95,48 +85,39 @@ void RunController::setTransport(Transport *transport)
 
 bool RunController::start(QString *error)
 {
-    if (m_readOnly || m_startedUs != 0) {
+    if (m_run.readOnly || m_run.startedUs != 0) {
         *error = tr("this run was already started");
         return false;
     }
     const QString runsDir = m_options.runsDirectory.isEmpty() ? RunRecord::defaultRunsDirectory()
                                                               : m_options.runsDirectory;
-    const QString runId =
-        m_options.runId.isEmpty() ? RunRecord::newRunId(m_config.effectiveName()) : m_options.runId;
-    if (!m_record.create(runsDir, runId, m_config.effectiveName(), m_profile, m_config, error))
+    const QString runId = m_options.runId.isEmpty()
+                              ? RunRecord::newRunId(m_run.config.effectiveName())
+                              : m_options.runId;
+    if (!m_run.record.create(runsDir, runId, m_run.config.effectiveName(), m_run.profile,
+                             m_run.config, error))
         return false;
     // On a node: in the home directory, which each transport makes absolute there (a relative
     // path would be taken from the program's working directory, a --sync copy's).
-    const QString nodeDir = m_profile.isLocal() ? m_record.nodeRunDirectory()
-                                                : QStringLiteral("~/.cache/rankdeck/runs/") + runId;
-    m_plan = LaunchPlan::create(m_profile, m_config, runId, nodeDir);
-    if (!m_plan.isValid()) {
-        *error = m_plan.error();
-        m_errorMessage = *error;
-        m_state = RunState::Failed;
-        m_rootCauseSummary = *error;
+    const QString nodeDir = m_run.profile.isLocal()
+                                ? m_run.record.nodeRunDirectory()
+                                : QStringLiteral("~/.cache/rankdeck/runs/") + runId;
+    m_run.plan = LaunchPlan::create(m_run.profile, m_run.config, runId, nodeDir);
+    if (!m_run.plan.isValid()) {
+        *error = m_run.plan.error();
+        m_run.errorMessage = *error;
+        m_run.state = RunState::Failed;
+        m_run.rootCauseSummary = *error;
         writeState();
         return false;
     }
-    openStores();
-    setupMetricExtraction();
-
-    for (const PlannedRank &p : m_plan.ranks()) {
-        RankStatus s;
-        s.rank = p.rank;
-        s.nodeIndex = p.nodeIndex;
-        s.localRank = p.localRank;
-        s.host = p.host;
-        s.totalSteps = m_config.totalSteps();
-        m_ranks.append(s);
-        m_runtime.append(RankRuntime());
-        m_offsets.append(StreamOffsets());
-    }
+    m_run.addPlannedRanks();
+    openPipelines();
 
     if (!m_transport) {
         QString transportError;
-        Transport *t = TransportFactory::create(m_profile, runId, m_options.sshInteraction, this,
-                                                &transportError);
+        Transport *t = TransportFactory::create(m_run.profile, runId, m_options.sshInteraction,
+                                                this, &transportError);
         if (!t) {
             *error = transportError;
             failRun(transportError);
@@ -145,43 +126,25 @@ bool RunController::start(QString *error)
         m_transport = t;
     }
     m_stops->setTransport(m_transport);
-    if (m_options.detach) {
-        if (m_transport->can(Transport::Capability::Detach))
-            m_transport->setDetached(true);
-        else
-            note(tr("detach: %1 ranks cannot outlive their launcher; this run stops with it")
-                     .arg(m_transport->describe()));
-    }
-    if (!m_config.syncDirectory.isEmpty()) {
-        if (m_transport->can(Transport::Capability::Sync))
-            m_transport->setSyncDirectory(m_config.syncDirectory,
-                                          m_config.syncLimitBytes > 0
-                                              ? m_config.syncLimitBytes
-                                              : SyncManifest::kDefaultLimitBytes);
-        else {
-            m_transport->setSyncDirectory(m_config.syncDirectory, 0);
-            note(tr("sync: %1 ranks see this machine's files; the program runs in %2 itself (no "
-                    "copy)")
-                     .arg(m_transport->describe(), m_config.syncDirectory));
-        }
-    }
+    for (const QString &line : TransportSetup::apply(*m_transport, m_run.config, m_options.detach))
+        note(line);
     if (m_transport->can(Transport::Capability::Reattach))
-        m_offsetsFile.open(m_record.directory());
+        m_stages.openOffsetsFile(m_run.record.directory());
     connectTransport();
     setupFlightRecorder();
-    m_startedUs = nowUs();
-    m_state = RunState::Preparing;
+    m_run.startedUs = nowUs();
+    m_run.state = RunState::Preparing;
     writeState();
     // A user's program runs under the supervisor, which the transport deploys instead.
-    const QString binary = m_config.isProgram() && !m_options.supervisorPath.isEmpty()
+    const QString binary = m_run.config.isProgram() && !m_options.supervisorPath.isEmpty()
                                ? m_options.supervisorPath
                                : m_options.workerPath;
     note(tr("run %1: profile %2, %3 ranks on %4 node(s), %5 %6")
-             .arg(runId, m_profile.name)
-             .arg(m_plan.worldSize())
-             .arg(m_profile.nodes.size())
-             .arg(m_config.isProgram() ? tr("supervisor") : tr("worker"), binary));
-    m_watchTimer.start();
+             .arg(runId, m_run.profile.name)
+             .arg(m_run.plan.worldSize())
+             .arg(m_run.profile.nodes.size())
+             .arg(m_run.config.isProgram() ? tr("supervisor") : tr("worker"), binary));
+    m_watch->start();
     m_transport->prepare(binary);
     return true;
 }
@@ -193,74 +156,34 @@ void RunController::connectTransport()
     connect(m_transport, &Transport::rankStarted, this, &RunController::onRankStarted);
     connect(m_transport, &Transport::rankOutput, this, &RunController::onRankOutput);
     connect(m_transport, &Transport::rankExited, this, &RunController::onRankExited);
-    connect(m_transport, &Transport::synced, this, [this](int node, const SyncStats &stats) {
-        const QString host =
-            node >= 0 && node < m_profile.nodes.size() ? m_profile.nodes[node].host : QString();
-        const QString files =
-            stats.filesUploaded == 1 ? tr("1 file") : tr("%1 files").arg(stats.filesUploaded);
-        QString line = tr("sync: %1: %2, %3 (%4 unchanged")
-                           .arg(host, files, SyncManifest::formatSize(stats.bytesUploaded))
-                           .arg(stats.filesUnchanged);
-        if (stats.filesRemoved > 0)
-            line += tr(", %1 removed").arg(stats.filesRemoved);
-        note(line + tr(") in %1 ms, into %2").arg(stats.elapsedMs).arg(stats.directory));
-    });
-    connect(m_transport, &Transport::artifact, this,
-            [this](const QString &fileName, const QByteArray &content) {
-                QString error;
-                if (m_record.writeArtifact(fileName, content, &error)) {
-                    note(tr("kept %1 in the run record").arg(fileName));
-                    emit artifactKept(fileName);
-                } else {
-                    note(error);
-                }
-            });
-    connect(m_transport, &Transport::nodeClock, this, &RunController::onNodeClock);
-    connect(m_transport, &Transport::nodeProgress, this,
-            [this](int node, const QString &stage, int percent) {
-                // Front ends get every percent; the log a stage's start, each quarter and its
-                // end (an upload noted every percent was 200 lines of a 2-node launch's output).
-                const QString noted =
-                    stage + QLatin1Char('/') + QString::number(percent < 0 ? -1 : percent / 25);
-                if (m_progressNoted.value(node) != noted) {
-                    m_progressNoted.insert(node, noted);
-                    note(percent >= 0 ? tr("node %1: %2 (%3%)").arg(node).arg(stage).arg(percent)
-                                      : tr("node %1: %2").arg(node).arg(stage));
-                }
-                const QString host = node >= 0 && node < m_profile.nodes.size()
-                                         ? m_profile.nodes[node].host
-                                         : QString();
-                emit nodeProgress(node, host, stage, percent);
-            });
-}
-
-void RunController::onNodeClock(int node, const NodeClock &clock)
-{
-    const NodeClock before = m_clocks.value(node);
-    m_clocks.insert(node, clock);
-    m_stateDirty = true;
-    // Noted when first known, and when it moved by more than the measurement can tell (a clock
-    // stepped during the run); a refresh that agrees says nothing.
-    const qint64 moved = qAbs(clock.offsetUs - before.offsetUs);
-    if (before.isKnown() && clock.error == before.error &&
-        moved <= qMax<qint64>(1000, qMax(clock.rttUs, before.rttUs)))
-        return;
-    const QString host =
-        node >= 0 && node < m_profile.nodes.size() ? m_profile.nodes[node].host : QString();
-    note(tr("clock: node %1 (%2): %3").arg(node).arg(host, clock.describe()));
-    emit nodeClocksChanged();
+    if (!m_reports) {
+        QStringList hosts;
+        for (const ProfileNode &node : std::as_const(m_run.profile.nodes))
+            hosts << node.host;
+        m_reports = new TransportReports(hosts, &m_run.record, this);
+        connect(m_reports, &TransportReports::message, this, &RunController::note);
+        connect(m_reports, &TransportReports::nodeProgress, this, &RunController::nodeProgress);
+        connect(m_reports, &TransportReports::artifactKept, this, &RunController::artifactKept);
+        connect(m_reports, &TransportReports::clockMeasured, this,
+                [this](int node, const NodeClock &clock) {
+                    m_run.clocks.insert(node, clock);
+                    m_run.stateDirty = true;
+                });
+        connect(m_reports, &TransportReports::clockNoted, this, &RunController::nodeClocksChanged);
+    }
+    m_reports->follow(m_transport);
 }
 
 void RunController::onPrepared()
 {
-    if (m_finalized)
+    if (m_run.finalized)
         return;
     if (m_reattaching) {
         attachRanks();
         return;
     }
-    if (m_userStop) {
-        for (int r = 0; r < m_ranks.size(); ++r)
+    if (m_run.userStop) {
+        for (int r = 0; r < m_run.ranks.size(); ++r)
             setRankState(r, RankState::Stopped, tr("not started"));
         checkAllDone();
         return;
@@ -270,7 +193,7 @@ void RunController::onPrepared()
 
 void RunController::onPrepareFailed(const QString &message)
 {
-    if (m_finalized)
+    if (m_run.finalized)
         return;
     // Transports name the node in their messages already.
     failRun(message);
@@ -278,84 +201,74 @@ void RunController::onPrepareFailed(const QString &message)
 
 void RunController::failRun(const QString &message)
 {
-    m_errorMessage = message;
-    m_rootCauseSummary = message;
+    m_run.errorMessage = message;
+    m_run.rootCauseSummary = message;
     note(message);
-    for (int r = 0; r < m_ranks.size(); ++r) {
-        if (!isTerminal(m_ranks[r].state) && !m_runtime[r].started)
+    for (int r = 0; r < m_run.ranks.size(); ++r) {
+        if (!isTerminal(m_run.ranks[r].state) && !m_run.runtime[r].started)
             setRankState(r, RankState::Stopped, tr("not started"));
     }
-    m_policy.markFailed();
+    m_run.policy.markFailed();
     checkAllDone();
-    if (!m_finalized && m_ranks.isEmpty())
+    if (!m_run.finalized && m_run.ranks.isEmpty())
         finalize();
 }
 
 void RunController::launchAttempt()
 {
     const qint64 t = nowUs();
-    m_masterPort = 0;
+    m_run.masterPort = 0;
     m_stops->reset();
     restartStatuses(t);
     setState(RunState::Starting);
     // Rank 0 first: it binds the store on a free port and tells us which (no port race).
-    m_rank0StartUs = t;
+    m_run.rank0StartUs = t;
     startRank(0, 0);
 }
 
 void RunController::restartStatuses(qint64 now)
 {
-    m_streams.clear();
-    for (int r = 0; r < m_ranks.size(); ++r) {
-        m_streams.push_back(std::make_unique<RankStream>(r));
-        RankStatus &s = m_ranks[r];
-        RankStatus fresh;
-        fresh.rank = s.rank;
-        fresh.nodeIndex = s.nodeIndex;
-        fresh.localRank = s.localRank;
-        fresh.host = s.host;
-        fresh.totalSteps = s.totalSteps;
-        s = fresh;
-        m_runtime[r] = RankRuntime();
-        m_runtime[r].lastStepChangeUs = now;
+    for (int r = 0; r < m_run.ranks.size(); ++r) {
+        m_run.pipelines[r]->restart();
+        m_run.restartRank(r, now);
         emit rankChanged(r);
     }
 }
 
 void RunController::startRank(int rank, int masterPort)
 {
-    RankRuntime &rt = m_runtime[rank];
+    RankRuntime &rt = m_run.runtime[rank];
     if (rt.started)
         return;
     rt.started = true;
-    m_offsets[rank].restart();
-    const bool resume = m_attempt > 0 && !m_config.checkpointDir().isEmpty();
-    RankLaunchSpec spec =
-        m_plan.spec(rank, m_transport->workerPath(m_plan.rank(rank).nodeIndex), masterPort, resume);
+    m_run.pipelines[rank]->restartOffsets();
+    const bool resume = m_run.attempt > 0 && !m_run.config.checkpointDir().isEmpty();
+    RankLaunchSpec spec = m_run.plan.spec(
+        rank, m_transport->workerPath(m_run.plan.rank(rank).nodeIndex), masterPort, resume);
     // torchrun's restart contract: a user's script resumes from its checkpoint by these.
     spec.environment.insert(QStringLiteral("TORCHELASTIC_RESTART_COUNT"),
-                            QString::number(m_attempt));
+                            QString::number(m_run.attempt));
     spec.environment.insert(QStringLiteral("TORCHELASTIC_MAX_RESTARTS"),
-                            QString::number(m_config.maxRestarts));
-    if (!m_config.syncDirectory.isEmpty())
+                            QString::number(m_run.config.maxRestarts));
+    if (!m_run.config.syncDirectory.isEmpty())
         spec.workingDirectory = LaunchPlan::workingDirectoryIn(
-            m_transport->syncedDirectory(spec.nodeIndex), m_config.workingDirectory);
-    m_ranks[rank].lastHeartbeatUs = nowUs();
+            m_transport->syncedDirectory(spec.nodeIndex), m_run.config.workingDirectory);
+    m_run.ranks[rank].lastHeartbeatUs = nowUs();
     setRankState(rank, RankState::Starting);
     m_transport->startRank(spec);
 }
 
 void RunController::onRankStarted(int rank, qint64 pid)
 {
-    if (rank < 0 || rank >= m_ranks.size())
+    if (rank < 0 || rank >= m_run.ranks.size())
         return;
-    m_ranks[rank].pid = pid;
+    m_run.ranks[rank].pid = pid;
     // A re-attach reports the start again; the process is the one that started back then.
-    if (!m_runtime[rank].pidKnown || m_ranks[rank].startTimeUs == 0)
-        m_ranks[rank].startTimeUs = nowUs();
-    m_ranks[rank].lastHeartbeatUs = nowUs();
-    m_runtime[rank].pidKnown = true;
-    m_stateDirty = true;
+    if (!m_run.runtime[rank].pidKnown || m_run.ranks[rank].startTimeUs == 0)
+        m_run.ranks[rank].startTimeUs = nowUs();
+    m_run.ranks[rank].lastHeartbeatUs = nowUs();
+    m_run.runtime[rank].pidKnown = true;
+    m_run.stateDirty = true;
     emit rankChanged(rank);
     if (!m_ranksStartedSent && allRanksStarted()) {
         m_ranksStartedSent = true;
@@ -363,358 +276,52 @@ void RunController::onRankStarted(int rank, qint64 pid)
         emit ranksStarted();
     }
     // A stop that came while the process was being created reaches it now.
-    if (m_runtime[rank].launcherStopped)
+    if (m_run.runtime[rank].launcherStopped)
         m_transport->writeStdin(rank, QByteArray("stop\n"));
 }
 
 void RunController::onRankOutput(int rank, StreamKind stream, const QByteArray &chunk)
 {
-    if (rank < 0 || rank >= int(m_streams.size()))
+    if (rank < 0 || rank >= int(m_run.pipelines.size()))
         return;
-    RankStream::Output out;
-    m_streams[rank]->feed(stream, chunk, out);
-    recordOutput(rank, out);
-    // After the record has the lines: the offsets never run ahead of what is on disk. Before
-    // anyone sees them: a launcher killed right after printing a line has its offset kept.
-    m_offsets[rank].add(stream, chunk);
-    // state.json carries them; watch() writes it at most every 0.5 s. Where ranks outlive a
-    // launcher that dies (a Slurm job, SSH ranks within their grace), streams.bin has them
-    // right away: a new launcher then resumes at the next byte even after a SIGKILL.
-    if (m_offsetsFile.isOpen())
-        m_offsetsFile.write(rank, m_offsets[rank]);
-    if (m_options.detach)
-        m_stateDirty = true;
-    handleOutput(rank, out);
+    m_run.pipelines[rank]->feed(stream, chunk);
 }
 
-void RunController::recordOutput(int rank, const RankStream::Output &out)
+void RunController::onRankExited(int rank, const RankExit &exit)
 {
-    // The run record first: a view or a console never sees a line the disk has not got.
-    if (!out.lines.isEmpty()) {
-        m_logs->append(out.lines);
-    }
-    if (!out.events.isEmpty()) {
-        // Flight-recorder chunks are kept whole in flight-recorder/<id>/, not event by event.
-        QList<WorkerEvent> events = out.events;
-        events.removeIf(
-            [](const WorkerEvent &e) { return e.type() == WorkerEvent::Type::FlightRecorder; });
-        m_logs->appendEvents(rank, events);
-        m_metrics->appendEvents(events);
-    }
-    checkRecord();
-}
-
-void RunController::handleOutput(int rank, RankStream::Output &out)
-{
-    if (m_extractor.isActive()) {
-        // Curves with no code change: scalars printed in the user program's own lines, and in
-        // the redraws of its progress bars.
-        for (const LogMetricExtractor::Point &p : m_extractor.extract(rank, out)) {
-            m_metrics->append(rank, p.name, p.step, p.timeUs, p.value, p.basis);
-            // The rank table and the summaries show the last loss the program printed and its
-            // epoch or step, apart from `step` (events' steps are what the watchdog knows).
-            if (p.name == metric::Loss && rank < m_ranks.size()) {
-                m_ranks[rank].loss = p.value;
-                m_ranks[rank].printedStep = p.step;
-                m_stateDirty = true;
-                emit rankChanged(rank);
-            }
-        }
-    }
-    if (!out.live.isEmpty())
-        m_logs->setLive(out.live); // the row a progress bar redraws, for the views
-    // A progress bar redrawing its line is output too, newline or not (a whole epoch may pass
-    // before it prints one).
-    const bool printed = !out.lines.isEmpty() || !out.redraws.isEmpty() || !out.live.isEmpty();
-    if (m_config.isProgram() && rank < m_runtime.size() && printed) {
-        noteProgramActivity(rank);
-        // Tracebacks and faulthandler dumps in what the program printed.
-        for (const LogLine &line : std::as_const(out.lines))
-            if (!line.partial)
-                m_python.addLine(rank, line.text);
-        addPythonLater(rank);
-    }
-    if (!out.lines.isEmpty())
-        emit linesAppended(out.lines);
-    for (const WorkerEvent &e : out.events)
-        handleEvent(rank, e);
-}
-
-void RunController::takeTensorBoard(int rank, const TensorBoardScalars::Output &out)
-{
-    for (const QString &problem : out.problems)
-        note(problem);
-    if (out.points.isEmpty())
+    if (rank < 0 || rank >= m_run.ranks.size() || m_run.runtime[rank].exited)
         return;
-    for (const TensorBoardScalars::Point &p : out.points) {
-        // The wall time the program gave the point; the launcher's clock if it gave none.
-        // Named apart from the printed lines' curves (TensorBoardScalars: "tb/" + tag): the two
-        // sources never share a series.
-        m_metrics->append(rank, p.name, p.step, p.wallTimeUs > 0 ? p.wallTimeUs : nowUs(), p.value);
-        if (p.tag == metric::Loss) {
-            m_ranks[rank].loss = p.value;
-            m_stateDirty = true;
-            emit rankChanged(rank);
-        }
-    }
-    // A program that writes its scalars makes progress (the hang watch judges by that).
-    if (m_config.isProgram())
-        noteProgramActivity(rank);
-}
-
-void RunController::noteProgramActivity(int rank)
-{
-    // What a user's program prints is its progress (the hang watch judges it by that).
-    RankRuntime &rt = m_runtime[rank];
-    const qint64 now = nowUs();
-    if (rt.lastActivityUs > 0)
-        rt.maxActivityIntervalUs = std::max(rt.maxActivityIntervalUs, now - rt.lastActivityUs);
-    rt.lastActivityUs = now;
-    RankStatus &s = m_ranks[rank];
-    // What a rank prints while the launcher stops it (a survivor's "Connection closed by peer"
-    // traceback, torch's shutdown warnings) is no progress: it must not clear the hang that
-    // the stop ends, or `runs` loses why the run stopped (issue 27, defect 5).
-    if (s.hung && !s.silent && !isTerminal(s.state) && !rt.launcherStopped && !m_userStop) {
-        s.hung = false;
-        s.detail.clear();
-        m_runtime[rank].dumpRequested = false;
-        note(tr("rank %1 prints again").arg(rank));
-        m_stateDirty = true;
-        emit rankChanged(rank);
-    }
-}
-
-void RunController::handleEvent(int rank, const WorkerEvent &e)
-{
-    RankStatus &s = m_ranks[rank];
-    RankRuntime &rt = m_runtime[rank];
-    const qint64 now = nowUs();
-    const RankEventTracker::Result tracked = RankEventTracker::apply(e, now, s, rt);
-    if (tracked.heartbeatsResumed)
-        note(tr("rank %1 is sending heartbeats again").arg(rank));
-    if (tracked.progressResumed)
-        note(tr("rank %1 makes progress again (step %2)").arg(rank).arg(s.step));
-    if (tracked.newState)
-        setRankState(rank, *tracked.newState);
-    if (tracked.newState == RankState::Running && m_state == RunState::Starting) {
-        bool all = true;
-        for (const RankStatus &o : m_ranks)
-            all = all && o.state == RankState::Running;
-        if (all)
-            setState(RunState::Running);
-    }
-    if (tracked.stepChanged) {
-        m_stateDirty = true;
-        emit rankChanged(rank);
-    }
-    switch (e.type()) {
-    case WorkerEvent::Type::Hello:
-        // torchrun's warning, once per run: the supervisor set OMP_NUM_THREADS=1 on a node with
-        // several ranks because the user had not set it.
-        if (!m_ompNoticeGiven && e.string(wire::field::EnvironmentDefaults)
-                                     .split(QLatin1Char(','))
-                                     .contains(QStringLiteral("OMP_NUM_THREADS=1"))) {
-            m_ompNoticeGiven = true;
-            note(tr("OMP_NUM_THREADS=1 on each rank of a node with several ranks, as torchrun "
-                    "sets it, so that they do not overload its cores; tune it with --env "
-                    "OMP_NUM_THREADS=N"));
-        }
-        break;
-    case WorkerEvent::Type::Step:
-        // The metrics the rank reports itself (rankdeck.log, or the worker) must not get a
-        // second curve from its printed lines; the others still come from them.
-        if (m_extractor.isActive()) {
-            const QJsonObject &fields = e.fields();
-            for (auto it = fields.constBegin(); it != fields.constEnd(); ++it)
-                m_extractor.reportedInEvents(rank, it.key());
-            const QJsonObject scalars = fields.value(QStringLiteral("scalars")).toObject();
-            for (auto it = scalars.constBegin(); it != scalars.constEnd(); ++it)
-                m_extractor.reportedInEvents(rank, it.key());
-        }
-        break;
-    case WorkerEvent::Type::TfEvents: {
-        TensorBoardScalars::Output out;
-        m_tensorboard.feed(rank, e, out);
-        takeTensorBoard(rank, out);
-        break;
-    }
-    case WorkerEvent::Type::Store:
-        if (rank == 0 && e.port() > 0 && m_masterPort == 0 && !m_policy.failureSeen() &&
-            !m_userStop) {
-            m_masterPort = e.port();
-            note(tr("rank 0 serves the rendezvous store on %1:%2")
-                     .arg(m_plan.masterAddress())
-                     .arg(m_masterPort));
-            for (int r = 1; r < m_ranks.size(); ++r)
-                startRank(r, m_masterPort);
-            m_stateDirty = true;
-        }
-        break;
-    case WorkerEvent::Type::Error:
-    case WorkerEvent::Type::Crash:
-        rt.ownFailure = true;
-        // A supervised Python program: the supervisor's `python` field (torchelastic's error
-        // file) is exact; otherwise what the rank printed on its stderr.
-        recordFailure(FailurePolicy::failureFromEvent(e, s, now, m_clocks.value(s.nodeIndex)),
-                      e.string("python"));
-        break;
-    case WorkerEvent::Type::FlightRecorder:
-        m_collector->handleEvent(rank, e, now);
-        break;
-    case WorkerEvent::Type::Stacks: {
-        // A user's Python program answers with its Python threads too (the supervisor's
-        // faulthandler dump); they travel with the native ones.
-        const QString dump = RankStackDump{e.stack(), e.string("python")}.joined();
-        m_stacks.insert(rank, dump);
-        m_record.appendStacks(rank, e.timeUs(), e.string("reason"), dump);
-        emit stacksReceived(rank, dump);
-        break;
-    }
-    default:
-        break;
-    }
-    emit eventReceived(e);
-}
-
-RankFailure RunController::withPython(RankFailure failure, const QString &pythonText)
-{
-    if (!m_config.isProgram() || failure.rank < 0)
-        return failure;
-    QList<PythonException> chain;
-    if (!pythonText.isEmpty())
-        chain = parsePythonTraceback(pythonText);
-    if (!chain.isEmpty())
-        m_exactPython.insert(failure.rank);
-    else if (!m_exactPython.contains(failure.rank))
-        // What the rank printed, unless the error file said it exactly: that one stays.
-        chain = m_python.lastException(failure.rank);
-    mergePython(&failure, chain, m_python.lastFaultDump(failure.rank),
-                m_python.lastChildDeath(failure.rank));
-    return failure;
-}
-
-void RunController::addPythonLater(int rank)
-{
-    // A traceback or faulthandler dump completed after the rank's failure was recorded (its
-    // stderr and the supervisor's event travel apart): the rank's entry gets it now.
-    const quint64 generation = m_python.generation(rank);
-    if (generation == m_pythonGeneration.value(rank))
-        return;
-    m_pythonGeneration.insert(rank, generation);
-    for (const RankFailure &f : m_policy.report().failures) {
-        if (f.rank != rank)
-            continue;
-        const RankFailure enriched = withPython(f);
-        if (enriched != f) {
-            m_policy.record(enriched, m_ranks, m_stacks);
-            rebuildReport();
-        }
-        return;
-    }
-}
-
-void RunController::recordFailure(const RankFailure &given, const QString &pythonText)
-{
-    const RankFailure failure = withPython(given, pythonText);
-    const bool starts = m_policy.record(failure, m_ranks, m_stacks);
-    rebuildReport();
-    if (starts)
-        triggerFailurePolicy(failure.rank);
-}
-
-void RunController::rebuildReport()
-{
-    m_rootCauseSummary = m_policy.rootCauseSummary();
-    m_stateDirty = true;
-    emit failureReportChanged();
-}
-
-void RunController::triggerFailurePolicy(int failedRank)
-{
-    // The living ranks' flight recorders first: a desync that made this rank fail shows only
-    // there, and stopping them would lose it. Their stop waits for that, at most 2 s.
-    m_collector->collectThen(FlightRecorderCollector::Trigger::RankFailed, nowUs(),
-                             [this, failedRank] { stopOthers(failedRank); });
-}
-
-void RunController::stopOthers(int failedRank)
-{
-    QStringList others;
-    for (int r = 0; r < m_ranks.size(); ++r) {
-        if (r != failedRank && !isTerminal(m_ranks[r].state) && !m_runtime[r].exited)
-            others << QString::number(r);
-    }
-    note(others.isEmpty() ? tr("rank %1 failed").arg(failedRank)
-                          : tr("rank %1 failed; stopping rank(s) %2")
-                                .arg(failedRank)
-                                .arg(others.join(QStringLiteral(", "))));
-    if (!isTerminal(m_state))
-        setState(RunState::Stopping);
-    for (int r = 0; r < m_ranks.size(); ++r) {
-        if (r != failedRank)
-            stopRank(r, true);
-    }
-    // The failed rank itself may still be alive (it sent an error and is tearing down): make
-    // sure it ends too, without counting it as stopped by us.
-    if (failedRank >= 0 && failedRank < m_ranks.size() && m_runtime[failedRank].started &&
-        !m_runtime[failedRank].exited)
-        m_stops->killIfStillRunningAfterGrace(failedRank);
-}
-
-void RunController::stopRank(int rank, bool consequence)
-{
-    RankRuntime &rt = m_runtime[rank];
-    if (rt.exited || isTerminal(m_ranks[rank].state))
-        return;
-    if (!rt.started) {
-        rt.launcherStopped = true;
-        rt.consequence = consequence;
-        setRankState(rank, RankState::Stopped, tr("not started"));
-        if (consequence && m_policy.firstFailedRank() >= 0) {
-            RankFailure f;
-            f.rank = rank;
-            f.host = m_ranks[rank].host;
-            f.localRank = m_ranks[rank].localRank;
-            f.timeUs = nowUs();
-            f.kind = QStringLiteral("consequence");
-            f.reason = tr("never started: rank %1 failed first").arg(m_policy.firstFailedRank());
-            m_policy.addConsequence(f, m_ranks, m_stacks);
-            rebuildReport();
-        }
-        checkAllDone();
-        return;
-    }
-    if (rt.launcherStopped)
-        return;
-    rt.launcherStopped = true;
-    rt.consequence = consequence;
-    m_stops->stop(rank);
+    if (rank < int(m_run.pipelines.size()))
+        m_run.pipelines[rank]->finish();
+    m_failures->rankExited(rank, exit);
+    m_run.stateDirty = true;
+    checkAllDone();
 }
 
 void RunController::stop()
 {
-    if (m_readOnly || isTerminal(m_state) || m_finalized)
+    if (m_run.readOnly || isTerminal(m_run.state) || m_run.finalized)
         return;
-    if (!m_userStop)
+    if (!m_run.userStop)
         note(tr("stop requested"));
-    m_userStop = true;
+    m_run.userStop = true;
     setState(RunState::Stopping);
-    if (m_startedUs == 0)
+    if (m_run.startedUs == 0)
         return;
-    for (int r = 0; r < m_ranks.size(); ++r)
+    for (int r = 0; r < m_run.ranks.size(); ++r)
         stopRank(r, false);
     checkAllDone();
 }
 
 void RunController::kill()
 {
-    if (m_readOnly || isTerminal(m_state))
+    if (m_run.readOnly || isTerminal(m_run.state))
         return;
-    m_userStop = true;
+    m_run.userStop = true;
     note(tr("kill requested"));
     setState(RunState::Stopping);
-    for (int r = 0; r < m_ranks.size(); ++r) {
-        RankRuntime &rt = m_runtime[r];
+    for (int r = 0; r < m_run.ranks.size(); ++r) {
+        RankRuntime &rt = m_run.runtime[r];
         if (!rt.started) {
             setRankState(r, RankState::Stopped, tr("not started"));
             continue;
@@ -729,193 +336,53 @@ void RunController::kill()
 
 void RunController::dumpStacks(int rank)
 {
-    if (m_readOnly || !m_transport)
+    if (m_run.readOnly || !m_transport)
         return;
     if (rank < 0)
         m_collector->collect(FlightRecorderCollector::Trigger::Stacks, nowUs());
-    for (int r = 0; r < m_ranks.size(); ++r) {
-        if ((rank < 0 || r == rank) && m_runtime[r].started && !m_runtime[r].exited)
+    for (int r = 0; r < m_run.ranks.size(); ++r) {
+        if ((rank < 0 || r == rank) && m_run.runtime[r].started && !m_run.runtime[r].exited)
             m_transport->writeStdin(r, QByteArray("dump-stacks\n"));
     }
 }
 
-void RunController::onRankExited(int rank, const RankExit &exit)
+QString RunController::rootCauseSummary() const
 {
-    if (rank < 0 || rank >= m_ranks.size() || m_runtime[rank].exited)
-        return;
-    RankRuntime &rt = m_runtime[rank];
-    if (rank < int(m_streams.size())) {
-        RankStream::Output out;
-        m_streams[rank]->finish(out);
-        recordOutput(rank, out);
-        handleOutput(rank, out);
-        m_offsets[rank].flush();
-        TensorBoardScalars::Output tb;
-        m_tensorboard.finish(rank, tb);
-        takeTensorBoard(rank, tb);
-    }
-    rt.exited = true;
-    rt.started = true;
-    m_stops->rankExited(rank);
-    m_collector->rankExited(rank, nowUs());
-    RankStatus &s = m_ranks[rank];
-    s.endTimeUs = exit.timeUs > 0 ? exit.timeUs : nowUs();
-    s.exitCode = exit.crashed ? 0 : exit.exitCode;
-    s.signal = exit.crashed ? exit.signal : 0;
-    // A wrapper reports a signal the rank died of as 128+N; a transport that cannot name the
-    // signal says 0, and then any signal the launcher sent counts.
-    // A rank asked to stop is ended by its supervisor's SIGTERM, then SIGKILL, which that
-    // supervisor mirrors (-15, as torchrun reports it): those are the launcher's doing too.
-    const int diedOf = exit.crashed ? exit.signal : exit.exitCode - 128;
-    const bool byStop = rt.launcherStopped && (diedOf == SIGTERM || diedOf == SIGKILL);
-    const bool bySignalWeSent = exit.crashed && exit.signal <= 0
-                                    ? m_stops->sentAny(rank) || rt.launcherStopped
-                                    : m_stops->sent(rank, diedOf) || byStop;
-    applyExit(rank, FailurePolicy::classifyExit(exit, s, rt, bySignalWeSent, m_stacks.value(rank)));
-    // Rank 0 gone before it told us its port: the others can never start.
-    if (rank == 0 && m_masterPort == 0 && !m_policy.failureSeen() && m_ranks.size() > 1 &&
-        !m_userStop) {
-        RankFailure f;
-        f.rank = 0;
-        f.host = s.host;
-        f.timeUs = s.endTimeUs;
-        f.kind = QStringLiteral("exit");
-        f.message = tr("rank 0 ended before it reported its rendezvous port");
-        recordFailure(f);
-    }
-    m_stateDirty = true;
-    checkAllDone();
+    return m_writer->rootCauseSummary();
 }
 
-void RunController::applyExit(int rank, const FailurePolicy::ExitVerdict &v)
+void RunController::recordFailure(const RankFailure &failure, const QString &pythonText)
 {
-    using Action = FailurePolicy::ExitVerdict::Action;
-    switch (v.action) {
-    case Action::CompleteOwnReport:
-        recordFailure(v.failure);
-        setRankState(rank, v.state, v.how);
-        break;
-    case Action::Consequence:
-        m_policy.addConsequence(withPython(v.failure), m_ranks, m_stacks);
-        rebuildReport();
-        setRankState(rank, v.state, v.how);
-        break;
-    case Action::NewFailure:
-        setRankState(rank, v.state, v.how);
-        recordFailure(v.failure);
-        break;
-    case Action::None:
-        setRankState(rank, v.state, v.state == RankState::Finished ? QString() : v.how);
-        break;
-    }
+    m_failures->record(failure, pythonText);
 }
 
-void RunController::watch()
+void RunController::stopRank(int rank, bool consequence)
 {
-    if (m_readOnly || m_finalized)
-        return;
-    if (!m_userStop && m_record.stopRequested()) {
-        note(tr("stop requested through %1").arg(m_record.stopRequestPath()));
-        stop();
-    }
-    if (m_record.takeStackDumpRequest()) {
-        note(tr("stack dump requested"));
-        dumpStacks(-1);
-    }
-    const qint64 now = nowUs();
-    checkRendezvous(now);
-
-    HangWatchdog::Limits limits;
-    limits.heartbeatUs = qint64(m_profile.heartbeatTimeoutSec) * 1'000'000;
-    limits.hangUs = qint64(m_options.hangTimeoutSec > 0 ? m_options.hangTimeoutSec
-                                                        : m_profile.heartbeatTimeoutSec) *
-                    1'000'000;
-    limits.autoDumpStacks = m_options.autoDumpStacks;
-    // A program may report no steps: what it prints counts as progress.
-    limits.outputIsProgress = m_config.isProgram();
-    // Only the default: a --hang-timeout the user gave is taken as it is.
-    if (m_options.hangTimeoutSec <= 0)
-        limits.startupUs = qint64(kProgramStartupGraceSec) * 1'000'000;
-    const HangWatchdog::Findings found = HangWatchdog::check(now, limits, m_ranks, m_runtime);
-    for (int r : found.silent)
-        note(tr("rank %1: %2").arg(r).arg(m_ranks[r].detail));
-    for (int r : found.changed) {
-        m_stateDirty = true;
-        emit rankChanged(r);
-    }
-    // The control channel of a silent rank may be stuck too; SIGUSR1 also makes the worker dump.
-    for (int r : found.dumpBySignal) {
-        // SIGUSR1 would reach the user's program too, whose default action is to die.
-        if (m_config.isProgram())
-            m_transport->writeStdin(r, QByteArray("dump-stacks\n"));
-        else
-            m_transport->signalRank(r, SIGUSR1);
-    }
-    for (int r : found.dumpByCommand)
-        m_transport->writeStdin(r, QByteArray("dump-stacks\n"));
-    if (found.anyHung != m_hung) {
-        m_hung = found.anyHung;
-        m_stateDirty = true;
-    }
-    m_collector->tick(now, m_ranks, m_runtime);
-    if (!found.hung.isEmpty())
-        m_collector->collect(FlightRecorderCollector::Trigger::Hang, now);
-    if (!found.hung.isEmpty()) {
-        QStringList list;
-        for (int r : found.hung)
-            list << QString::number(r);
-        note(tr("run looks hung: rank(s) %1 make no progress; asked for their stacks and "
-                "flight recorders")
-                 .arg(list.join(QStringLiteral(", "))));
-        emit hangDetected(found.hung);
-    }
-    if (m_stateDirty)
-        writeState();
+    m_failures->stopRank(rank, consequence);
 }
 
-void RunController::checkRendezvous(qint64 now)
+void RunController::writeState()
 {
-    // Rank 0 must report its store port in time, or the others never start.
-    const int timeout =
-        m_options.storeTimeoutSec > 0 ? m_options.storeTimeoutSec : m_profile.rendezvousTimeoutSec;
-    if (m_state != RunState::Starting || m_masterPort != 0 || m_ranks.size() <= 1 ||
-        m_policy.failureSeen() || m_userStop || !m_runtime.value(0).started || m_runtime[0].exited)
-        return;
-    // From the moment rank 0 runs: a queued job (Slurm) may wait for hours before it does.
-    const qint64 since = m_runtime[0].pidKnown && m_ranks[0].startTimeUs > 0
-                             ? std::max(m_rank0StartUs, m_ranks[0].startTimeUs)
-                             : 0;
-    if (since == 0 || !HangWatchdog::rendezvousOverdue(now, since, timeout))
-        return;
-    RankFailure f;
-    f.rank = 0;
-    f.host = m_ranks[0].host;
-    f.timeUs = now;
-    f.kind = QStringLiteral("error");
-    f.message =
-        tr("rank 0 did not report its rendezvous port (store event) within %1 s").arg(timeout);
-    m_runtime[0].ownFailure = true;
-    recordFailure(f);
-    stopRank(0, false);
+    m_writer->write();
 }
 
 void RunController::checkAllDone()
 {
-    if (m_finalized || m_startedUs == 0)
+    if (m_run.finalized || m_run.startedUs == 0)
         return;
-    for (int r = 0; r < m_ranks.size(); ++r) {
-        if (!isTerminal(m_ranks[r].state))
+    for (int r = 0; r < m_run.ranks.size(); ++r) {
+        if (!isTerminal(m_run.ranks[r].state))
             return;
-        if (m_runtime[r].started && !m_runtime[r].exited)
+        if (m_run.runtime[r].started && !m_run.runtime[r].exited)
             return;
     }
     // Ranks may still deliver events (a crash event just before exiting); finish in the next
     // turn of the event loop so that everything queued is handled first.
     QTimer::singleShot(0, this, [this] {
-        if (m_finalized)
+        if (m_run.finalized)
             return;
-        for (int r = 0; r < m_ranks.size(); ++r) {
-            if (!isTerminal(m_ranks[r].state))
+        for (int r = 0; r < m_run.ranks.size(); ++r) {
+            if (!isTerminal(m_run.ranks[r].state))
                 return;
         }
         finalize();
@@ -924,81 +391,54 @@ void RunController::checkAllDone()
 
 void RunController::finalize()
 {
-    const bool ownFailure = m_policy.anyOwnFailure() || !m_errorMessage.isEmpty();
+    const bool ownFailure = m_run.policy.anyOwnFailure() || !m_run.errorMessage.isEmpty();
 
-    if (ownFailure && !m_userStop && m_errorMessage.isEmpty() && m_attempt < m_config.maxRestarts) {
-        QJsonObject a;
-        a[QStringLiteral("attempt")] = m_attempt;
-        a[QStringLiteral("ended_us")] = nowUs();
-        a[QStringLiteral("root_cause_summary")] = m_rootCauseSummary;
-        a[QStringLiteral("failure")] = m_policy.report().toJson();
-        QJsonArray ranks;
-        for (const RankStatus &s : m_ranks)
-            ranks.append(s.toJson());
-        a[QStringLiteral("ranks")] = ranks;
-        m_attempts.append(a);
-        ++m_attempt;
-        m_policy.reset();
-        m_python.resetAll();
-        m_pythonGeneration.clear();
-        m_exactPython.clear();
-        m_hung = false;
+    if (ownFailure && !m_run.userStop && m_run.errorMessage.isEmpty() &&
+        m_run.attempt < m_run.config.maxRestarts) {
+        m_run.archiveAttempt(nowUs());
+        m_stages.forgetPython(m_run);
         m_collector->reset();
         note(tr("restarting the whole gang: attempt %1 of %2%3")
-                 .arg(m_attempt + 1)
-                 .arg(m_config.maxRestarts + 1)
-                 .arg(m_config.checkpointDir().isEmpty()
+                 .arg(m_run.attempt + 1)
+                 .arg(m_run.config.maxRestarts + 1)
+                 .arg(m_run.config.checkpointDir().isEmpty()
                           ? tr(" (no --checkpoint-dir: from scratch)")
                           : tr(" (resuming from the last checkpoint)")));
         launchAttempt();
         return;
     }
 
-    m_finalized = true;
-    m_endedUs = nowUs();
-    m_watchTimer.stop();
-    RunState final = RunState::Finished;
-    if (ownFailure)
-        final = RunState::Failed;
-    else if (m_userStop)
-        final = RunState::Stopped;
-    else {
-        for (const RankStatus &s : m_ranks) {
-            if (s.state != RankState::Finished)
-                final = RunState::Failed;
-        }
-    }
-    if (!m_policy.report().isEmpty())
-        m_record.writeFailureReport(m_policy.report().toJson(), m_policy.report().toText());
-    m_state = final;
-    if (!m_recordProblem.isEmpty())
-        note(recordGapSummary());
-    note(tr("run %1: %2").arg(m_record.id(), runStateName(final)));
+    m_run.finalized = true;
+    m_run.endedUs = nowUs();
+    m_watch->stop();
+    const RunState final = m_run.finalState(ownFailure);
+    if (!m_run.policy.report().isEmpty())
+        m_run.record.writeFailureReport(m_run.policy.report().toJson(),
+                                        m_run.policy.report().toText());
+    m_run.state = final;
+    if (!m_run.recordProblem.isEmpty())
+        note(m_writer->recordGapSummary());
+    note(tr("run %1: %2").arg(m_run.record.id(), runStateName(final)));
     writeState();
-    if (m_logs)
-        m_logs->close();
-    if (m_metrics)
-        m_metrics->close();
-    m_record.releaseReserve();
-    QFile::remove(m_record.stopRequestPath());
+    m_run.closeRecord();
     emit stateChanged(final);
     emit finished(final);
 }
 
 void RunController::setState(RunState state)
 {
-    if (m_state == state)
+    if (m_run.state == state)
         return;
-    qCDebug(lcRun).noquote() << m_record.id() << runStateName(m_state) << "->"
+    qCDebug(lcRun).noquote() << m_run.record.id() << runStateName(m_run.state) << "->"
                              << runStateName(state);
-    m_state = state;
+    m_run.state = state;
     writeState();
     emit stateChanged(state);
 }
 
 void RunController::setRankState(int rank, RankState state, const QString &detail)
 {
-    RankStatus &s = m_ranks[rank];
+    RankStatus &s = m_run.ranks[rank];
     if (s.state == state && detail.isEmpty())
         return;
     s.state = state;
@@ -1006,100 +446,52 @@ void RunController::setRankState(int rank, RankState state, const QString &detai
         s.detail = detail;
     // state.json is rewritten by the watch timer (at most every 0.5 s) and when the run ends:
     // writing it here made 512 ranks ending cost 512 whole-run rewrites, each with an fsync.
-    m_stateDirty = true;
+    m_run.stateDirty = true;
     emit rankChanged(rank);
 }
 
 void RunController::note(const QString &message)
 {
-    qCDebug(lcRun).noquote() << m_record.id() << message;
-    if (!m_record.directory().isEmpty())
-        m_record.appendLauncherLog(message);
+    qCDebug(lcRun).noquote() << m_run.record.id() << message;
+    if (!m_run.record.directory().isEmpty())
+        m_run.record.appendLauncherLog(message);
     emit launcherMessage(message);
-}
-
-RunStateFile RunController::stateFile() const
-{
-    RunStateFile f;
-    f.id = m_record.id();
-    f.name = m_record.name();
-    f.state = m_state;
-    f.attempt = m_attempt;
-    f.maxRestarts = m_config.maxRestarts;
-    f.launcherPid = qint64(::getpid());
-    f.launcherHost = QHostInfo::localHostName();
-    f.createdUs = m_record.createdUs();
-    f.startedUs = m_startedUs;
-    f.endedUs = m_endedUs;
-    f.masterAddress = m_plan.masterAddress();
-    f.masterPort = m_masterPort;
-    f.userStop = m_userStop;
-    f.hung = m_hung;
-    f.error = m_errorMessage;
-    f.rootCauseSummary = rootCauseSummary();
-    f.recordProblem = m_recordProblem;
-    for (int r = 0; !m_recordProblem.isEmpty() && m_logs && r < m_ranks.size(); ++r) {
-        if (const qint64 bytes = m_logs->missingBytes(r); bytes > 0)
-            f.recordGaps.append({r, bytes, m_logs->missingLines(r)});
-    }
-    f.recordMissingPoints = m_metrics ? m_metrics->missingPoints() : 0;
-    f.rootCauseRank = m_policy.rootCauseRank();
-    f.flightRecorder = m_collector->toStateJson();
-    f.ranks = m_ranks;
-    f.attempts = m_attempts;
-    f.detach = m_options.detach;
-    f.detached = m_released;
-    f.streams = m_offsets;
-    f.clocks = m_clocks;
-    return f;
-}
-
-bool RunController::allRanksStarted() const
-{
-    if (m_ranks.isEmpty())
-        return false;
-    for (int r = 0; r < m_ranks.size(); ++r) {
-        if (!m_runtime[r].pidKnown && !m_runtime[r].exited)
-            return false;
-    }
-    return true;
 }
 
 bool RunController::canDetach() const
 {
-    return !m_readOnly && !m_released && !m_finalized && !isTerminal(m_state) && m_options.detach &&
-           m_transport && m_transport->can(Transport::Capability::Detach) && allRanksStarted();
+    return !m_run.readOnly && !m_run.released && !m_run.finalized && !isTerminal(m_run.state) &&
+           m_options.detach && m_transport && m_transport->can(Transport::Capability::Detach) &&
+           allRanksStarted();
 }
 
 bool RunController::detachAndRelease(QString *error)
 {
     if (!canDetach()) {
         QString why;
-        if (m_readOnly || m_finalized || isTerminal(m_state))
-            why = tr("run %1 is not running here").arg(m_record.id());
+        if (m_run.readOnly || m_run.finalized || isTerminal(m_run.state))
+            why = tr("run %1 is not running here").arg(m_run.record.id());
         else if (!m_options.detach || !m_transport ||
                  !m_transport->can(Transport::Capability::Detach))
             why = tr("run %1 was not launched detachable (a transport that can detach, and detach)")
-                      .arg(m_record.id());
+                      .arg(m_run.record.id());
         else
-            why = tr("run %1: not every rank has started yet").arg(m_record.id());
+            why = tr("run %1: not every rank has started yet").arg(m_run.record.id());
         if (error)
             *error = why;
         return false;
     }
-    m_released = true;
-    m_finalized = true;
-    m_watchTimer.stop();
+    m_run.released = true;
+    m_run.finalized = true;
+    m_watch->stop();
     note(tr("detached: the ranks go on on the nodes; re-attach with: rankdeck-cli attach %1")
-             .arg(m_record.id()));
+             .arg(m_run.record.id()));
     writeState();
-    if (m_logs)
-        m_logs->close();
-    if (m_metrics)
-        m_metrics->close();
+    m_run.closeStores();
     // Nothing the sessions still deliver may reach the record: the offsets above are final.
     Transport *t = m_transport.data();
     t->disconnect(this);
+    t->disconnect(m_reports);
     m_transport = nullptr;
     if (!m_transportInjected)
         t->deleteLater();
@@ -1120,36 +512,17 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
     o.detach = true;
     o.runId = record.id();
     auto *c = new RunController(record.profile(), record.config(), o, parent);
-    c->m_record = record;
-    c->m_plan = plan.launchPlan();
-    c->m_config.maxRestarts = plan.maxRestarts();
-    c->m_state = st.state;
-    c->m_attempt = st.attempt;
-    c->m_startedUs = st.startedUs;
-    c->m_masterPort = st.masterPort;
-    c->m_userStop = st.userStop;
-    c->m_attempts = st.attempts;
-    c->m_policy.restore(plan.failureReport());
-    c->m_rootCauseSummary = c->m_policy.rootCauseSummary().isEmpty()
-                                ? st.rootCauseSummary
-                                : c->m_policy.rootCauseSummary();
-    const qint64 now = nowUs();
-    c->m_ranks = st.ranks;
-    c->m_runtime = plan.runtimes(now);
-    c->m_offsets = st.streams;
-    for (int r = 0; r < c->m_ranks.size(); ++r) {
-        c->m_ranks[r].lastHeartbeatUs = now;
-        c->m_streams.push_back(std::make_unique<RankStream>(r));
-    }
-    c->openStores();
-    c->m_offsetsFile.open(record.directory());
-    c->setupMetricExtraction();
+    c->m_run.restoreFrom(plan, nowUs());
+    c->openPipelines();
+    for (int r = 0; r < c->m_run.ranks.size(); ++r)
+        c->m_run.pipelines[r]->setOffsets(st.streams.value(r));
+    c->m_stages.openOffsetsFile(record.directory());
     c->setupFlightRecorder();
     c->m_collector->restoreStateJson(st.flightRecorder);
 
     QString transportError;
-    Transport *t =
-        TransportFactory::create(c->m_profile, record.id(), o.sshInteraction, c, &transportError);
+    Transport *t = TransportFactory::create(c->m_run.profile, record.id(), o.sshInteraction, c,
+                                            &transportError);
     if (!t || !t->can(Transport::Capability::Reattach)) {
         *error =
             t ? tr("run %1: its transport (%2) cannot re-attach").arg(record.id(), t->describe())
@@ -1166,10 +539,10 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
     c->connectTransport();
     c->note(tr("re-attaching to run %1 (%2 ranks on %3 node(s))")
                 .arg(record.id())
-                .arg(c->m_ranks.size())
-                .arg(c->m_profile.nodes.size()));
+                .arg(c->m_run.ranks.size())
+                .arg(c->m_run.profile.nodes.size()));
     c->writeState();
-    c->m_watchTimer.start();
+    c->m_watch->start();
     t->prepare(QString());
     return c;
 }
@@ -1177,176 +550,49 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
 void RunController::attachRanks()
 {
     m_reattaching = false;
-    const QList<int> neverStarted =
-        ReattachPlan::attach(*m_transport, m_plan, m_runtime, m_offsets, m_masterPort);
+    const QList<int> neverStarted = ReattachPlan::attach(
+        *m_transport, m_run.plan, m_run.runtime, m_writer->streamOffsets(), m_run.masterPort);
     for (int r : neverStarted)
         setRankState(r, RankState::Stopped, tr("not started"));
     checkAllDone();
 }
 
-void RunController::setupMetricExtraction()
+void RunController::openPipelines()
 {
-    // The built-in worker reports every metric in events; a user's program may only print them.
-    m_extractor.setDefaultPatternsEnabled(m_config.isProgram());
-    QList<MetricPattern> patterns;
-    for (const QString &spec : std::as_const(m_config.metricPatterns)) {
-        MetricPattern p;
-        QString error;
-        if (parseMetricPattern(spec, &p, &error))
-            patterns << p;
-        else
-            note(error);
-    }
-    m_extractor.setUserPatterns(patterns);
-}
-
-void RunController::openStores()
-{
-    m_logs = std::make_unique<LogStore>();
-    QString storeError;
-    if (!m_logs->open(m_record.directory(), &storeError))
-        note(tr("cannot write logs to the run record: %1").arg(storeError));
-    m_metrics = std::make_unique<MetricsStore>();
-    if (!m_metrics->open(m_record.directory(), &storeError))
-        note(tr("cannot write metrics to the run record: %1").arg(storeError));
-}
-
-void RunController::writeState()
-{
-    m_stateDirty = false;
-    if (m_readOnly || m_record.directory().isEmpty())
-        return;
-    QString error;
-    if (!m_record.writeState(stateFile().toJson(), &error) && m_recordProblem.isEmpty())
-        recordUnwritable(error);
-}
-
-void RunController::checkRecord()
-{
-    if (!m_recordProblem.isEmpty() || m_readOnly)
-        return;
-    if (m_logs && m_logs->diskFailed())
-        recordUnwritable(m_logs->diskError());
-    else if (m_metrics && m_metrics->diskFailed())
-        recordUnwritable(m_metrics->diskError());
-}
-
-void RunController::recordUnwritable(const QString &why)
-{
-    // Said at once and once. The run is stopped rather than left running unrecorded: local
-    // ranks keep no copy of their output anywhere else, and a record with a silent hole is
-    // worse than a run that ended early and says why.
-    m_recordProblem =
-        tr("the run record in %1 cannot be written (%2)").arg(m_record.directory(), why);
-    // The room kept for this moment: the state, the report and the launcher log must say it.
-    m_record.releaseReserve();
-    const QString message = tr("%1; stopping the run, since its output could no longer be "
-                               "recorded")
-                                .arg(m_recordProblem);
-    m_errorMessage = m_recordProblem;
-    note(message);
-    emit recordProblemChanged(message);
-    stop();
-    writeState();
-}
-
-QString RunController::recordGapSummary() const
-{
-    QStringList gaps;
-    for (int r = 0; m_logs && r < m_ranks.size(); ++r) {
-        if (const qint64 bytes = m_logs->missingBytes(r); bytes > 0)
-            gaps << tr("rank %1: %2 bytes (%3 lines)")
-                        .arg(r)
-                        .arg(bytes)
-                        .arg(m_logs->missingLines(r));
-    }
-    if (m_metrics && m_metrics->missingPoints() > 0)
-        gaps << tr("%1 metric points").arg(m_metrics->missingPoints());
-    if (gaps.isEmpty())
-        return m_recordProblem;
-    return tr("%1; missing from the record: %2")
-        .arg(m_recordProblem, gaps.join(QStringLiteral(", ")));
-}
-
-QString RunController::rootCauseSummary() const
-{
-    if (!m_recordProblem.isEmpty())
-        return recordGapSummary();
-    // No rank failed: a hung run says why it is stuck (the verdict), or at least that it is.
-    return m_rootCauseSummary.isEmpty() ? m_collector->summary(m_ranks) : m_rootCauseSummary;
+    for (const QString &problem : m_stages.open(m_run, m_events.get()))
+        note(problem);
 }
 
 void RunController::setupFlightRecorder()
 {
     m_collector->setRun(
-        int(m_ranks.size()),
+        int(m_run.ranks.size()),
         [this](int rank, const QByteArray &line) {
             if (m_transport)
                 m_transport->writeStdin(rank, line);
         },
         [this] {
             QList<int> living;
-            for (int r = 0; r < m_runtime.size(); ++r)
-                if (m_runtime[r].started && m_runtime[r].pidKnown && !m_runtime[r].exited)
+            for (int r = 0; r < m_run.runtime.size(); ++r)
+                if (m_run.runtime[r].started && m_run.runtime[r].pidKnown &&
+                    !m_run.runtime[r].exited)
                     living << r;
             return living;
         });
-    m_collector->setRunDirectory(m_record.directory());
-    m_collector->setOffReason(LaunchPlan::flightRecorderOffReason(m_profile, m_config));
-}
-
-void RunController::applyCollectiveVerdict()
-{
-    for (int r : m_collector->applyTo(m_ranks))
-        emit rankChanged(r);
-    m_policy.setCollectiveVerdict(m_collector->shownVerdict(), m_collector->verdictTimeUs(),
-                                  m_ranks, m_stacks);
-    rebuildReport();
-    // The stop does not wait for the verdict: one that comes after the end goes in too.
-    if (m_finalized && !m_readOnly && !m_policy.report().isEmpty())
-        m_record.writeFailureReport(m_policy.report().toJson(), m_policy.report().toText());
-    writeState();
-    emit collectiveVerdictChanged();
+    m_collector->setRunDirectory(m_run.record.directory());
+    m_collector->setOffReason(LaunchPlan::flightRecorderOffReason(m_run.profile, m_run.config));
 }
 
 RunController *RunController::reopen(const QString &runDirectory, QObject *parent, QString *error)
 {
     auto *c = new RunController(parent);
-    c->m_readOnly = true;
-    if (!c->m_record.open(runDirectory, error)) {
+    RunStateFile st;
+    if (!c->m_run.reopen(runDirectory, &st, error)) {
         delete c;
         return nullptr;
     }
-    c->m_profile = c->m_record.profile();
-    c->m_config = c->m_record.config();
-    const RunStateFile st = RunStateFile::fromJson(c->m_record.readState());
-    c->m_state = st.state;
-    c->m_attempt = st.attempt;
-    c->m_startedUs = st.startedUs;
-    c->m_endedUs = st.endedUs;
-    c->m_masterPort = st.masterPort;
-    c->m_hung = st.hung;
-    c->m_errorMessage = st.error;
-    c->m_rootCauseSummary = st.rootCauseSummary;
-    c->m_ranks = st.ranks;
-    c->m_attempts = st.attempts;
-    c->m_clocks = st.clocks;
-    c->m_runtime.resize(c->m_ranks.size());
-    c->m_collector->setRunDirectory(c->m_record.directory());
+    c->m_collector->setRunDirectory(c->m_run.record.directory());
     c->m_collector->restoreStateJson(st.flightRecorder);
-    const QJsonObject failure = c->m_record.readFailureReport();
-    if (!failure.isEmpty())
-        c->m_policy.restore(FailureReport::fromJson(failure));
-    for (int r = 0; r < c->m_ranks.size(); ++r) {
-        QFile f(runDirectory + QStringLiteral("/stacks-rank-%1.txt").arg(r));
-        if (f.open(QIODevice::ReadOnly))
-            c->m_stacks.insert(r, QString::fromUtf8(f.readAll()));
-    }
-    c->m_logs = std::make_unique<LogStore>();
-    c->m_logs->open(c->m_record.directory());
-    c->m_metrics = std::make_unique<MetricsStore>();
-    c->m_metrics->open(c->m_record.directory());
-    c->m_finalized = true;
     return c;
 }
 

@@ -1,27 +1,29 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// One run: turns a profile and a training config into running ranks through a Transport,
-// follows each rank's stream (RankStream → LogStore on disk first → views) and owns the run's
-// lifecycle and its attempts (gang restarts). What it decides with is in parts of its own:
-//   - RankEventTracker: what each event says about its rank;
-//   - FailurePolicy: root cause by the ranks' own timestamps, consequences, exit classification;
-//   - StopEscalation: stop → SIGTERM → SIGKILL for every other rank once one failed;
-//   - HangWatchdog: silent and stuck ranks, and a rank 0 that never reports its port;
-//   - RunStateFile: state.json, written here and read back by reopen() and reattach();
-//   - ReattachPlan: what a detached run's directory allows a new launcher to take over;
-//   - FlightRecorderCollector: the ranks' flight-recorder dumps and the collective verdict.
+// One run: turns a profile and a training config into running ranks through a Transport and
+// sequences its attempts (prepare → rank 0 → the others with its port → end or gang restart;
+// stop, kill, detach, reopen, re-attach). The run itself is data (RunData), which its parts
+// read and update; what they ask of the run goes through RunActions, implemented here:
+//   - RankPipeline (one per rank, made by PipelineStages): a chunk of the rank's output through
+//     splitter → parser → record (disk first) → offsets → extractors → Python scanner;
+//   - RankEventHandlers: what the pipelines report; each event through RankEventTracker, then
+//     its type's handler in a table;
+//   - RunFailures: failures with their Python side, consequences (FailurePolicy, StopEscalation
+//     after the flight recorders), exits judged, the collective verdict;
+//   - RunWatch: the 0.5 s watch (stop and stack requests, rank 0's deadline, HangWatchdog);
+//   - RunStateWriter: state.json (RunStateFile) and the record's health (a full disk);
+//   - TransportReports, TransportSetup: the transport's node reports in words, and what a
+//     launch asks of it;
+//   - ReattachPlan, FlightRecorderCollector: what a detached run allows a new launcher to take
+//     over; the ranks' flight-recorder dumps and the collective verdict.
 // No port race: rank 0 starts with MASTER_PORT=0, binds a free port itself and reports it with
 // its `store` event; only then are the other ranks started, with that port.
 // A controller can also be built on a finished run directory (reopen()): the same object then
-// serves the views of a past run, read-only.
+// serves the views of a past run, read-only. reopen() and reattach() restore through RunData.
 // Detached runs (Options::detach, transports with Capability::Detach): the ranks keep running
 // on the nodes when this launcher leaves (detachAndRelease(), or it dies); state.json keeps, per
 // rank, the attempt and the stdout/stderr bytes already in the run record, so that reattach()
 // resumes every stream at the next byte: no gap, no duplicate.
-// runcontroller.cpp is longer than the house's ~600 lines: it is the one state machine of a run
-// across its attempts (prepare → rank 0 → the others → end or restart, stop, kill, detach,
-// reopen, re-attach). Every decision in it is made by one of the parts above; cutting the
-// machine itself across files would hide its transitions from each other.
 #pragma once
 
 #include "config/launchplan.h"
@@ -29,7 +31,11 @@
 #include "config/trainingconfig.h"
 #include "run/failurepolicy.h"
 #include "run/failurereport.h"
+#include "run/pipelinestages.h"
+#include "run/rankpipeline.h"
 #include "run/rankruntime.h"
+#include "run/runactions.h"
+#include "run/rundata.h"
 #include "run/runrecord.h"
 #include "run/runstate.h"
 #include "run/runstatefile.h"
@@ -37,7 +43,6 @@
 #include "run/streamoffsetsfile.h"
 #include "stream/logmetricextractor.h"
 #include "stream/pythonfailurescanner.h"
-#include "stream/rankstream.h"
 #include "stream/tensorboardscalars.h"
 #include "stream/workerevent.h"
 #include "transport/transport.h"
@@ -60,8 +65,13 @@ class LogStore;
 class MetricsStore;
 class SshInteraction;
 class StopEscalation;
+class TransportReports;
+class RunWatch;
+class RunStateWriter;
+class RunFailures;
+class RankEventHandlers;
 
-class RunController : public QObject
+class RunController : public QObject, private RunActions
 {
     Q_OBJECT
 public:
@@ -113,29 +123,29 @@ public:
     // inert (isDetached()) and reattach() can pick the run up. false and *error otherwise.
     bool detachAndRelease(QString *error);
     bool canDetach() const;
-    bool isDetached() const { return m_released; }
+    bool isDetached() const { return m_run.released; }
     bool detachRequested() const { return m_options.detach; }
     // Every rank has a process (the moment `launch --detach` leaves).
-    bool allRanksStarted() const;
+    bool allRanksStarted() const { return m_run.allRanksStarted(); }
     // Asks ranks (-1: every running rank) for a stack dump; answers come as stacksReceived().
     // -1 also collects every rank's flight recorder (collectiveVerdictChanged()).
     void dumpStacks(int rank = -1);
 
-    bool isReadOnly() const { return m_readOnly; }
-    QString runId() const { return m_record.id(); }
-    QString name() const { return m_record.name(); }
-    QString runDirectory() const { return m_record.directory(); }
-    const RunRecord &record() const { return m_record; }
-    const Profile &profile() const { return m_profile; }
-    const TrainingConfig &config() const { return m_config; }
-    RunState state() const { return m_state; }
-    int worldSize() const { return int(m_ranks.size()); }
-    int attempt() const { return m_attempt; }
-    bool isHung() const { return m_hung; }
-    QList<RankStatus> rankStatuses() const { return m_ranks; }
-    RankStatus rankStatus(int rank) const { return m_ranks.value(rank); }
-    QString stacks(int rank) const { return m_stacks.value(rank); }
-    const FailureReport &failureReport() const { return m_policy.report(); }
+    bool isReadOnly() const { return m_run.readOnly; }
+    QString runId() const { return m_run.record.id(); }
+    QString name() const { return m_run.record.name(); }
+    QString runDirectory() const { return m_run.record.directory(); }
+    const RunRecord &record() const { return m_run.record; }
+    const Profile &profile() const { return m_run.profile; }
+    const TrainingConfig &config() const { return m_run.config; }
+    RunState state() const { return m_run.state; }
+    int worldSize() const { return int(m_run.ranks.size()); }
+    int attempt() const { return m_run.attempt; }
+    bool isHung() const { return m_run.hung; }
+    QList<RankStatus> rankStatuses() const { return m_run.ranks; }
+    RankStatus rankStatus(int rank) const { return m_run.ranks.value(rank); }
+    QString stacks(int rank) const { return m_run.stacks.value(rank); }
+    const FailureReport &failureReport() const { return m_run.policy.report(); }
     // The ranks' flight-recorder collections and the collective verdict (shownVerdict()).
     const FlightRecorderCollector &flightRecorder() const { return *m_collector; }
     // One line, e.g. "rank 1 (localhost): exit code 3: bad batch"; empty when nothing failed.
@@ -143,16 +153,16 @@ public:
     // the record lacks.
     QString rootCauseSummary() const;
     // Empty while the run record is whole; else why not (the directory named).
-    QString recordProblem() const { return m_recordProblem; }
-    QString errorMessage() const { return m_errorMessage; }
-    qint64 startedUs() const { return m_startedUs; }
-    qint64 endedUs() const { return m_endedUs; }
-    int masterPort() const { return m_masterPort; }
+    QString recordProblem() const { return m_run.recordProblem; }
+    QString errorMessage() const { return m_run.errorMessage; }
+    qint64 startedUs() const { return m_run.startedUs; }
+    qint64 endedUs() const { return m_run.endedUs; }
+    int masterPort() const { return m_run.masterPort; }
     // Each node's clock offset, by profile node index (nodes never measured are missing).
-    QMap<int, NodeClock> nodeClocks() const { return m_clocks; }
+    QMap<int, NodeClock> nodeClocks() const { return m_run.clocks; }
 
-    LogStore *logStore() const { return m_logs.get(); }
-    MetricsStore *metricsStore() const { return m_metrics.get(); }
+    LogStore *logStore() const { return m_run.logs.get(); }
+    MetricsStore *metricsStore() const { return m_run.metrics.get(); }
 
 signals:
     void stateChanged(rankdeck::RunState state);
@@ -185,96 +195,66 @@ signals:
 
 private:
     RunController(QObject *parent);
+    // The attempt's sequence: prepare, rank 0, the others with its port, end or restart.
     void connectTransport();
-    void attachRanks();
     void onPrepared();
-    void onNodeClock(int node, const rankdeck::NodeClock &clock);
     void onPrepareFailed(const QString &message);
+    void failRun(const QString &message);
     void launchAttempt();
-    void startRank(int rank, int masterPort);
+    void restartStatuses(qint64 now);
     void onRankStarted(int rank, qint64 pid);
     void onRankOutput(int rank, StreamKind stream, const QByteArray &chunk);
     void onRankExited(int rank, const RankExit &exit);
-    // The lines and events onto disk (before anything else sees them), then the rest.
-    void recordOutput(int rank, const RankStream::Output &out);
-    void handleOutput(int rank, RankStream::Output &out);
-    void handleEvent(int rank, const WorkerEvent &event);
-    void noteProgramActivity(int rank);
-    void takeTensorBoard(int rank, const TensorBoardScalars::Output &out);
+    void attachRanks();
+    void finalize();
+    // The record's stores, the shared stages and one RankPipeline per rank.
+    void openPipelines();
+    void setupFlightRecorder();
+
+    // RunActions: what the parts (RunWatch, RunStateWriter, RunFailures, RankEventHandlers)
+    // ask of the run.
+    void note(const QString &message) override;
+    void requestStop() override { stop(); }
+    void requestStacks(int rank) override { dumpStacks(rank); }
     // pythonText: the traceback of torchelastic's error file (a supervised program's `error`
     // event), which wins over what the rank printed.
-    void recordFailure(const RankFailure &failure, const QString &pythonText = {});
-    RankFailure withPython(RankFailure failure, const QString &pythonText = {});
-    void addPythonLater(int rank);
-    void triggerFailurePolicy(int failedRank);
-    void stopOthers(int failedRank);
-    void setupFlightRecorder();
-    void applyCollectiveVerdict();
-    void stopRank(int rank, bool consequence);
-    void applyExit(int rank, const FailurePolicy::ExitVerdict &verdict);
-    void checkRendezvous(qint64 now);
-    void watch();
-    void checkAllDone();
-    void finalize();
-    void rebuildReport();
-    void setState(RunState state);
-    void setRankState(int rank, RankState state, const QString &detail = QString());
-    void note(const QString &message);
-    void writeState();
-    void checkRecord();
-    void recordUnwritable(const QString &why);
-    QString recordGapSummary() const;
-    RunStateFile stateFile() const;
-    void failRun(const QString &message);
-    void openStores();
-    void setupMetricExtraction();
-    void restartStatuses(qint64 now);
+    void recordFailure(const RankFailure &failure, const QString &pythonText = {}) override;
+    void stopRank(int rank, bool consequence) override;
+    void startRank(int rank, int masterPort) override;
+    void writeState() override;
+    void setState(RunState state) override;
+    void setRankState(int rank, RankState state, const QString &detail = QString()) override;
+    void checkAllDone() override;
+    Transport *runTransport() const override { return m_transport.data(); }
+    void announceRank(int rank) override { emit rankChanged(rank); }
+    void announceHang(const QList<int> &ranks) override { emit hangDetected(ranks); }
+    void announceRecordProblem(const QString &message) override
+    {
+        emit recordProblemChanged(message);
+    }
+    void announceLines(const QList<LogLine> &lines) override { emit linesAppended(lines); }
+    void announceEvent(const WorkerEvent &event) override { emit eventReceived(event); }
+    void announceStacks(int rank, const QString &stacks) override
+    {
+        emit stacksReceived(rank, stacks);
+    }
+    void announceReport() override { emit failureReportChanged(); }
+    void announceVerdict() override { emit collectiveVerdictChanged(); }
 
-    bool m_readOnly = false;
-    Profile m_profile;
-    TrainingConfig m_config;
+    RunData m_run;
     Options m_options;
-    RunRecord m_record;
-    LaunchPlan m_plan;
     QPointer<Transport> m_transport;
     bool m_transportInjected = false;
-    std::unique_ptr<LogStore> m_logs;
-    std::unique_ptr<MetricsStore> m_metrics;
-    std::vector<std::unique_ptr<RankStream>> m_streams;
-    QList<RankStatus> m_ranks;
-    QList<RankRuntime> m_runtime;
-    QList<StreamOffsets> m_offsets;
-    StreamOffsetsFile m_offsetsFile; // the same, right after each chunk (Capability::Reattach)
-    bool m_released = false;         // detachAndRelease() done
-    bool m_reattaching = false;      // prepared() means: attach the ranks, not start them
-    QMap<int, NodeClock> m_clocks;   // by node; a rank's own timestamps are corrected by its node's
-    QHash<int, QString> m_progressNoted; // by node: the stage and quarter last written to the log
+    bool m_reattaching = false; // prepared() means: attach the ranks, not start them
     bool m_ranksStartedSent = false;
-    QHash<int, QString> m_stacks;
-    FailurePolicy m_policy;                 // this attempt's failures
-    LogMetricExtractor m_extractor;         // curves from the lines of a user's program
-    TensorBoardScalars m_tensorboard;       // curves from its TensorBoard event files
-    PythonFailureScanner m_python;          // tracebacks and faulthandler dumps in those lines
-    QHash<int, quint64> m_pythonGeneration; // per rank: what addPythonLater() has seen
-    QSet<int> m_exactPython;                // ranks whose chain came from their error file
+    PipelineStages m_stages; // what the ranks' pipelines share
     StopEscalation *m_stops = nullptr;
+    TransportReports *m_reports = nullptr; // the transport's node reports, in words
     FlightRecorderCollector *m_collector = nullptr;
-    QList<QJsonObject> m_attempts; // history of earlier attempts
-    QString m_rootCauseSummary;
-    QString m_errorMessage;
-    QString m_recordProblem;
-    RunState m_state = RunState::Preparing;
-    int m_attempt = 0;
-    int m_masterPort = 0;
-    bool m_userStop = false;
-    bool m_hung = false;
-    bool m_stateDirty = false;
-    bool m_finalized = false;
-    bool m_ompNoticeGiven = false; // the OMP_NUM_THREADS=1 notice, once per run
-    qint64 m_startedUs = 0;
-    qint64 m_endedUs = 0;
-    qint64 m_rank0StartUs = 0;
-    QTimer m_watchTimer;
+    std::unique_ptr<RunFailures> m_failures;     // failures, their consequences, exits
+    std::unique_ptr<RunStateWriter> m_writer;    // state.json and the record's health
+    std::unique_ptr<RankEventHandlers> m_events; // what the run does with ranks' output
+    RunWatch *m_watch = nullptr;                 // the timers: stop requests, rendezvous, hangs
 };
 
 } // namespace rankdeck

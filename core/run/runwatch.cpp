@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "run/runwatch.h"
+
+#include "run/flightrecordercollector.h"
+#include "run/hangwatchdog.h"
+#include "run/runactions.h"
+#include "transport/transport.h"
+#include "util/clock.h"
+
+#include <algorithm>
+#include <csignal>
+
+namespace rankdeck {
+
+namespace {
+// How long a user's program that has printed nothing yet may stay quiet before the hang watch
+// judges it: `import torch` alone takes seconds, minutes on a loaded node or a cold cache.
+constexpr int kProgramStartupGraceSec = 120;
+} // namespace
+
+RunWatch::RunWatch(RunData &run, RunActions &actions, FlightRecorderCollector &collector,
+                   const Settings &settings, QObject *parent)
+    : QObject(parent), m_run(run), m_actions(actions), m_collector(collector), m_settings(settings)
+{
+    m_timer.setInterval(500);
+    connect(&m_timer, &QTimer::timeout, this, &RunWatch::tick);
+}
+
+void RunWatch::start()
+{
+    m_timer.start();
+}
+
+void RunWatch::stop()
+{
+    m_timer.stop();
+}
+
+void RunWatch::tick()
+{
+    if (m_run.readOnly || m_run.finalized)
+        return;
+    if (!m_run.userStop && m_run.record.stopRequested()) {
+        m_actions.note(tr("stop requested through %1").arg(m_run.record.stopRequestPath()));
+        m_actions.requestStop();
+    }
+    if (m_run.record.takeStackDumpRequest()) {
+        m_actions.note(tr("stack dump requested"));
+        m_actions.requestStacks(-1);
+    }
+    const qint64 now = nowUs();
+    checkRendezvous(now);
+
+    HangWatchdog::Limits limits;
+    limits.heartbeatUs = qint64(m_run.profile.heartbeatTimeoutSec) * 1'000'000;
+    limits.hangUs = qint64(m_settings.hangTimeoutSec > 0 ? m_settings.hangTimeoutSec
+                                                         : m_run.profile.heartbeatTimeoutSec) *
+                    1'000'000;
+    limits.autoDumpStacks = m_settings.autoDumpStacks;
+    // A program may report no steps: what it prints counts as progress.
+    limits.outputIsProgress = m_run.config.isProgram();
+    // Only the default: a --hang-timeout the user gave is taken as it is.
+    if (m_settings.hangTimeoutSec <= 0)
+        limits.startupUs = qint64(kProgramStartupGraceSec) * 1'000'000;
+    const HangWatchdog::Findings found =
+        HangWatchdog::check(now, limits, m_run.ranks, m_run.runtime);
+    Transport *transport = m_actions.runTransport();
+    for (int r : found.silent)
+        m_actions.note(tr("rank %1: %2").arg(r).arg(m_run.ranks[r].detail));
+    for (int r : found.changed) {
+        m_run.stateDirty = true;
+        m_actions.announceRank(r);
+    }
+    // The control channel of a silent rank may be stuck too; SIGUSR1 also makes the worker dump.
+    for (int r : found.dumpBySignal) {
+        // SIGUSR1 would reach the user's program too, whose default action is to die.
+        if (m_run.config.isProgram())
+            transport->writeStdin(r, QByteArray("dump-stacks\n"));
+        else
+            transport->signalRank(r, SIGUSR1);
+    }
+    for (int r : found.dumpByCommand)
+        transport->writeStdin(r, QByteArray("dump-stacks\n"));
+    if (found.anyHung != m_run.hung) {
+        m_run.hung = found.anyHung;
+        m_run.stateDirty = true;
+    }
+    m_collector.tick(now, m_run.ranks, m_run.runtime);
+    if (!found.hung.isEmpty())
+        m_collector.collect(FlightRecorderCollector::Trigger::Hang, now);
+    if (!found.hung.isEmpty()) {
+        QStringList list;
+        for (int r : found.hung)
+            list << QString::number(r);
+        m_actions.note(tr("run looks hung: rank(s) %1 make no progress; asked for their stacks and "
+                          "flight recorders")
+                           .arg(list.join(QStringLiteral(", "))));
+        m_actions.announceHang(found.hung);
+    }
+    if (m_run.stateDirty)
+        m_actions.writeState();
+}
+
+void RunWatch::checkRendezvous(qint64 now)
+{
+    // Rank 0 must report its store port in time, or the others never start.
+    const int timeout = m_settings.storeTimeoutSec > 0 ? m_settings.storeTimeoutSec
+                                                       : m_run.profile.rendezvousTimeoutSec;
+    if (m_run.state != RunState::Starting || m_run.masterPort != 0 || m_run.ranks.size() <= 1 ||
+        m_run.policy.failureSeen() || m_run.userStop || !m_run.runtime.value(0).started ||
+        m_run.runtime[0].exited)
+        return;
+    // From the moment rank 0 runs: a queued job (Slurm) may wait for hours before it does.
+    const qint64 since = m_run.runtime[0].pidKnown && m_run.ranks[0].startTimeUs > 0
+                             ? std::max(m_run.rank0StartUs, m_run.ranks[0].startTimeUs)
+                             : 0;
+    if (since == 0 || !HangWatchdog::rendezvousOverdue(now, since, timeout))
+        return;
+    RankFailure f;
+    f.rank = 0;
+    f.host = m_run.ranks[0].host;
+    f.timeUs = now;
+    f.kind = QStringLiteral("error");
+    f.message =
+        tr("rank 0 did not report its rendezvous port (store event) within %1 s").arg(timeout);
+    m_run.runtime[0].ownFailure = true;
+    m_actions.recordFailure(f, {});
+    m_actions.stopRank(0, false);
+}
+
+} // namespace rankdeck

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// A run's watch, every 0.5 s while it goes on: a stop or a stack dump asked for through the
+// run directory (`rankdeck-cli stop`, `stacks` from another shell), a rank 0 that does not
+// report its rendezvous port in time, silent and hung ranks (HangWatchdog: stacks asked for by
+// signal or command, the flight recorders collected), and state.json when something changed.
+// What it finds, the run decides on (RunActions).
+#pragma once
+
+#include "run/rundata.h"
+
+#include <QObject>
+#include <QTimer>
+
+namespace rankdeck {
+
+class FlightRecorderCollector;
+class RunActions;
+
+class RunWatch : public QObject
+{
+    Q_OBJECT
+public:
+    struct Settings
+    {
+        int hangTimeoutSec = 0;  // no step progress; 0: the profile's heartbeat timeout
+        int storeTimeoutSec = 0; // rank 0's port; 0: the profile's rendezvous timeout
+        bool autoDumpStacks = true;
+    };
+
+    RunWatch(RunData &run, RunActions &actions, FlightRecorderCollector &collector,
+             const Settings &settings, QObject *parent = nullptr);
+
+    void start();
+    void stop();
+
+private:
+    void tick();
+    void checkRendezvous(qint64 now);
+
+    RunData &m_run;
+    RunActions &m_actions;
+    FlightRecorderCollector &m_collector;
+    Settings m_settings;
+    QTimer m_timer;
+};
+
+} // namespace rankdeck
