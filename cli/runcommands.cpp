@@ -107,9 +107,9 @@ int RunCommands::runs(const QStringList &args)
     if (!CliUtil::parse(parser, args, CliUtil::tr("List recorded runs, newest first."), &code))
         return code;
     if (!parser.positionalArguments().isEmpty())
-        return CliUtil::usageError(
-            CliUtil::tr("unexpected argument \"%1\"").arg(parser.positionalArguments().constFirst()),
-            args.value(0));
+        return CliUtil::usageError(CliUtil::tr("unexpected argument \"%1\"")
+                                       .arg(parser.positionalArguments().constFirst()),
+                                   args.value(0));
     const QList<RunInfo> list = RunRecord::list(CliUtil::runsDirectory());
     if (parser.isSet(namesOpt)) {
         // What RUN accepts; names are others' bytes, so only printable ones, each once.
@@ -278,7 +278,8 @@ int RunCommands::show(const QStringList &args)
     }
     out << '\n' << CliUtil::tr("Ranks:") << '\n';
     QHash<int, QString> hosts;
-    for (const QJsonArray items = state.value(QStringLiteral("ranks")).toArray(); const QJsonValue &v : items) {
+    for (const QJsonArray items = state.value(QStringLiteral("ranks")).toArray();
+         const QJsonValue &v : items) {
         const RankStatus s = RankStatus::fromJson(v.toObject());
         hosts.insert(s.rank, s.host);
         QString line = QStringLiteral("  rank %1  %2  pid %3  %4")
@@ -527,7 +528,8 @@ int RunCommands::stop(const QStringList &args)
         int killed = 0;
         const QJsonObject state = record.readState();
         if (record.profile().isLocal()) {
-            for (const QJsonArray items = state.value(QStringLiteral("ranks")).toArray(); const QJsonValue &v : items) {
+            for (const QJsonArray items = state.value(QStringLiteral("ranks")).toArray();
+                 const QJsonValue &v : items) {
                 const qint64 pid = v.toObject().value(QStringLiteral("pid")).toInteger();
                 // Only a process that still carries this run's id: pids get reused.
                 QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
@@ -701,7 +703,8 @@ int RunCommands::exportRun(const QStringList &args)
     }
     if (parser.isSet(tensorBoardOpt)) {
         QHash<int, QString> hosts;
-        for (const QJsonArray items = record.readState().value(QStringLiteral("ranks")).toArray(); const QJsonValue &v : items) {
+        for (const QJsonArray items = record.readState().value(QStringLiteral("ranks")).toArray();
+             const QJsonValue &v : items) {
             const RankStatus s = RankStatus::fromJson(v.toObject());
             hosts.insert(s.rank, s.host);
         }

@@ -316,7 +316,8 @@ bool SyncManifest::parseJson(const QByteArray &json, QHash<QString, SyncFile> *f
         return false;
     }
     files->clear();
-    for (const QJsonArray items = doc.object().value(QStringLiteral("files")).toArray(); const QJsonValue &v : items) {
+    for (const QJsonArray items = doc.object().value(QStringLiteral("files")).toArray();
+         const QJsonValue &v : items) {
         const QJsonObject o = v.toObject();
         SyncFile f;
         f.path = o.value(QStringLiteral("path")).toString();

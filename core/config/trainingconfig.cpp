@@ -157,18 +157,22 @@ TrainingConfig TrainingConfig::fromJson(const QJsonObject &o)
 {
     TrainingConfig c;
     c.name = o.value(QStringLiteral("name")).toString();
-    for (const QJsonArray items = o.value(QStringLiteral("worker_arguments")).toArray(); const QJsonValue &v : items)
+    for (const QJsonArray items = o.value(QStringLiteral("worker_arguments")).toArray();
+         const QJsonValue &v : items)
         c.workerArguments.append(v.toString());
     c.maxRestarts = o.value(QStringLiteral("max_restarts")).toInt();
-    for (const QJsonArray items = o.value(QStringLiteral("console_ranks")).toArray(); const QJsonValue &v : items)
+    for (const QJsonArray items = o.value(QStringLiteral("console_ranks")).toArray();
+         const QJsonValue &v : items)
         c.consoleRanks.append(v.toInt());
-    for (const QJsonArray items = o.value(QStringLiteral("program")).toArray(); const QJsonValue &v : items)
+    for (const QJsonArray items = o.value(QStringLiteral("program")).toArray();
+         const QJsonValue &v : items)
         c.program.append(v.toString());
     c.workingDirectory = o.value(QStringLiteral("working_directory")).toString();
     const QJsonObject env = o.value(QStringLiteral("environment")).toObject();
     for (auto it = env.constBegin(); it != env.constEnd(); ++it)
         c.environment.insert(it.key(), it.value().toString());
-    for (const QJsonArray items = o.value(QStringLiteral("metric_patterns")).toArray(); const QJsonValue &v : items)
+    for (const QJsonArray items = o.value(QStringLiteral("metric_patterns")).toArray();
+         const QJsonValue &v : items)
         c.metricPatterns.append(v.toString());
     c.tensorBoardDir = o.value(QStringLiteral("tensorboard_dir")).toString();
     c.syncDirectory = o.value(QStringLiteral("sync_directory")).toString();

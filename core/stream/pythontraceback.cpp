@@ -219,7 +219,8 @@ PythonFaultDump PythonFaultDump::fromJson(const QJsonObject &o)
 {
     PythonFaultDump d;
     d.fatalError = str(o, QLatin1String("fatal_error"));
-    for (const QJsonArray items = o.value(QLatin1String("threads")).toArray(); const QJsonValue &v : items) {
+    for (const QJsonArray items = o.value(QLatin1String("threads")).toArray();
+         const QJsonValue &v : items) {
         if (d.threads.size() >= MaxThreads)
             break;
         if (v.isObject())
