@@ -191,12 +191,6 @@ public:
                           tr("\"%1\" is not a transport (use %2)")
                               .arg(p->transport, ProfileKinds::list(true)));
                 }
-            } else if (const ProfileKind *kind = ProfileKinds::find(k);
-                       kind && !kind->sectionFields().isEmpty()) {
-                if (const auto *t = value.as_table())
-                    readSection(*kind, *t, &sections[k]);
-                else
-                    error(lineOf(value), k, tr("expected a [%1] table").arg(k));
             } else if (k == QLatin1String("rendezvous_address")) {
                 readString(value, k, &p->rendezvousAddress);
             } else if (k == QLatin1String("worker_directory")) {
@@ -294,6 +288,12 @@ public:
                     }
                     ++index;
                 }
+            } else if (const ProfileKind *kind = ProfileKinds::find(k);
+                       kind && !kind->sectionFields().isEmpty()) {
+                if (const auto *t = value.as_table())
+                    readSection(*kind, *t, &sections[k]);
+                else
+                    error(lineOf(value), k, tr("expected a [%1] table").arg(k));
             } else {
                 unknown(key, k);
             }
