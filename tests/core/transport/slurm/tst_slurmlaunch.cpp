@@ -329,6 +329,7 @@ void TestSlurmLaunch::throughAnSshLoginNode()
     p.name = QStringLiteral("slurmssh");
     p.transport = QStringLiteral("slurm");
     p.backend = QStringLiteral("gloo");
+    SlurmSettings slurm;
     slurm.login = ssh.address(0);
     slurm.port = ssh.port(0);
     slurm.user = ssh.user();
