@@ -35,6 +35,7 @@
 #include "sshfixture.h"
 #include "stream/workerevent.h"
 #include "tcpproxy.h"
+#include "transport/slurm/slurmsettings.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -168,11 +169,12 @@ bool benchSlurm(int reps, const QString &runsDir, const QString &scratch, QJsonO
     Profile cluster = remote;
     cluster.name = QStringLiteral("bench-slurm");
     cluster.transport = QStringLiteral("slurm");
-    cluster.slurm.partition = slurm.partition();
-    cluster.slurm.nodes = 2;
-    cluster.slurm.nprocPerNode = 2;
-    cluster.slurm.sharedDir = scratch + QStringLiteral("/slurm-shared");
-    cluster.syncSlurmNodes();
+    SlurmSettings slurmSettings;
+    slurmSettings.partition = slurm.partition();
+    slurmSettings.nodes = 2;
+    slurmSettings.nprocPerNode = 2;
+    slurmSettings.sharedDir = scratch + QStringLiteral("/slurm-shared");
+    slurmSettings.applyTo(&cluster);
     // Cold runs first: both upload the worker once.
     for (const Profile *p : {&remote, static_cast<const Profile *>(&cluster)}) {
         const Timing cold = timedRun(*p, args, worker, runsDir, Until::AllFirstStep);

@@ -3,6 +3,7 @@
 
 #include "cliutil.h"
 #include "config/metricpattern.h"
+#include "config/profilekind.h"
 #include "config/profilestore.h"
 #include "terminalsshinteraction.h"
 #include "transport/factory/connectioncheck.h"
@@ -193,36 +194,6 @@ int ProfileCommands::check(const QStringList &args)
     return ExitOk;
 }
 
-namespace {
-
-// HOST or HOST:PORT, but not a bare IPv6 address; [v6]:PORT works.
-bool parseHostPort(const QString &spec, QString *host, int *port, QString *why)
-{
-    *host = spec;
-    const int colon = spec.lastIndexOf(QLatin1Char(':'));
-    if (colon > 0 && spec.count(QLatin1Char(':')) == 1) {
-        if (!CliUtil::parseInt(spec.mid(colon + 1), 1, 65535, port)) {
-            *why = CliUtil::tr("\"%1\" is not a port").arg(spec.mid(colon + 1));
-            return false;
-        }
-        *host = spec.left(colon);
-    } else if (spec.startsWith(QLatin1Char('[')) && spec.contains(QStringLiteral("]:"))) {
-        const int close = spec.indexOf(QStringLiteral("]:"));
-        if (!CliUtil::parseInt(spec.mid(close + 2), 1, 65535, port)) {
-            *why = CliUtil::tr("not a port");
-            return false;
-        }
-        *host = spec.mid(1, close - 1);
-    }
-    if (host->isEmpty()) {
-        *why = CliUtil::tr("missing host");
-        return false;
-    }
-    return true;
-}
-
-} // namespace
-
 int ProfileCommands::add(const QStringList &args)
 {
     QCommandLineParser parser;
@@ -240,10 +211,16 @@ int ProfileCommands::add(const QStringList &args)
     const QCommandLineOption gpusOpt(QStringLiteral("gpus-per-node"),
                                      CliUtil::tr("GPUs per node (default 0: CPU)."),
                                      QStringLiteral("N"), QStringLiteral("0"));
+    // Each kind's flag that picks it (Slurm's --slurm) is a default too.
+    QStringList defaults{CliUtil::tr("ssh with --node")};
+    for (const QString &name : ProfileKinds::names())
+        if (const QString flag = ProfileKinds::find(name)->selectingOption(); !flag.isEmpty())
+            defaults << CliUtil::tr("%1 with --%2").arg(name, flag);
+    defaults << CliUtil::tr("else local");
     const QCommandLineOption transportOpt(
         QStringLiteral("transport"),
-        CliUtil::tr("local, ssh or slurm (default: ssh with --node, slurm with --slurm, else "
-                    "local)."),
+        CliUtil::tr("%1 (default: %2).")
+            .arg(ProfileKinds::list(false), defaults.join(QStringLiteral(", "))),
         QStringLiteral("KIND"));
     const QCommandLineOption rdzvOpt(
         QStringLiteral("rendezvous-address"),
@@ -285,7 +262,9 @@ int ProfileCommands::add(const QStringList &args)
     parser.addOptions({nodeOpt, userOpt, identityOpt, nprocOpt, gpusOpt, transportOpt, rdzvOpt,
                        backendOpt, envOpt, libtorchOpt, workerDirOpt, forceOpt, metricOpt, warmOpt,
                        connectTimeoutOpt, orphanGraceOpt});
-    addSlurmOptions(parser);
+    // Each kind's own flags (Slurm's --login, --partition, …), after the command's.
+    for (const QString &name : ProfileKinds::names())
+        parser.addOptions(ProfileKinds::find(name)->addOptions());
     parser.addPositionalArgument(QStringLiteral("NAME"), CliUtil::tr("Profile name."));
     int code = 0;
     if (!CliUtil::parse(parser, args, CliUtil::tr("Create a cluster profile."), &code))
@@ -325,20 +304,24 @@ int ProfileCommands::add(const QStringList &args)
     }
     p.warmPython = parser.isSet(warmOpt);
     const QStringList nodes = parser.values(nodeOpt);
-    p.transport = parser.isSet(transportOpt)
-                      ? parser.value(transportOpt)
-                      : (parser.isSet(QStringLiteral("slurm"))
-                             ? QStringLiteral("slurm")
-                             : (nodes.isEmpty() ? QStringLiteral("local") : QStringLiteral("ssh")));
-    if (p.transport != QLatin1String("local") && p.transport != QLatin1String("ssh") &&
-        p.transport != QLatin1String("slurm"))
-        return CliUtil::usageError(
-            CliUtil::tr("--transport: \"%1\" is not local, ssh or slurm").arg(p.transport), cmd);
-    if (p.transport == QLatin1String("slurm") && !nodes.isEmpty())
-        return CliUtil::usageError(
-            CliUtil::tr("--node: Slurm chooses the nodes of a slurm profile; use --nodes N "
-                        "(and --login HOST for the login node)"),
-            cmd);
+    p.transport = nodes.isEmpty() ? QStringLiteral("local") : QStringLiteral("ssh");
+    for (const QString &name : ProfileKinds::names())
+        if (const QString flag = ProfileKinds::find(name)->selectingOption();
+            !flag.isEmpty() && parser.isSet(flag)) {
+            p.transport = name;
+            break;
+        }
+    if (parser.isSet(transportOpt))
+        p.transport = parser.value(transportOpt);
+    const ProfileKind *kind = ProfileKinds::find(p.transport);
+    if (!kind)
+        return CliUtil::usageError(CliUtil::tr("--transport: \"%1\" is not %2")
+                                       .arg(p.transport, ProfileKinds::list(false)),
+                                   cmd);
+    // A kind that picks the nodes itself refuses --node at once.
+    if (const QString why = kind->nodesProblem(!nodes.isEmpty(), true);
+        kind->choosesNodes() && !why.isEmpty())
+        return CliUtil::usageError(why, cmd);
     p.rendezvousAddress = parser.value(rdzvOpt);
     p.backend = parser.value(backendOpt);
     p.libtorchPath = parser.value(libtorchOpt);
@@ -357,11 +340,10 @@ int ProfileCommands::add(const QStringList &args)
             return CliUtil::usageError(why, cmd);
         p.metricPatterns << spec;
     }
-    if (p.transport == QLatin1String("ssh") && nodes.isEmpty())
-        return CliUtil::usageError(CliUtil::tr("an ssh profile needs at least one --node"), cmd);
-    if (p.transport == QLatin1String("slurm"))
-        return addSlurm(parser, p, cmd);
-    for (const QString &spec : nodes) {
+    if (const QString why = kind->nodesProblem(!nodes.isEmpty(), true);
+        !kind->choosesNodes() && !why.isEmpty())
+        return CliUtil::usageError(why, cmd);
+    for (const QString &spec : kind->choosesNodes() ? QStringList() : nodes) {
         ProfileNode n;
         QString why;
         if (!parseHostPort(spec, &n.host, &n.port, &why))
@@ -372,13 +354,17 @@ int ProfileCommands::add(const QStringList &args)
         n.gpusPerNode = gpus;
         p.nodes.append(n);
     }
-    if (p.nodes.isEmpty()) {
+    if (p.nodes.isEmpty() && !kind->choosesNodes()) {
         ProfileNode n;
         n.host = QStringLiteral("localhost");
         n.ranksPerNode = nproc;
         n.gpusPerNode = gpus;
         p.nodes.append(n);
     }
+    // The kind's own table from its flags (and a Slurm profile's placeholder nodes).
+    QString why;
+    if (!kind->applyOptions(parser, &p, &why))
+        return CliUtil::usageError(why, cmd);
     return saveNew(p, parser.isSet(forceOpt));
 }
 
@@ -400,73 +386,6 @@ int ProfileCommands::saveNew(const Profile &p, bool force)
     CliUtil::out() << CliUtil::tr("profile %1 written to %2").arg(p.name, store.filePath(p.name))
                    << '\n';
     return ExitOk;
-}
-
-void ProfileCommands::addSlurmOptions(QCommandLineParser &parser)
-{
-    parser.addOptions({
-        {QStringLiteral("slurm"), CliUtil::tr("A Slurm cluster: ranks run as one sbatch job.")},
-        {QStringLiteral("login"),
-         CliUtil::tr("Slurm: the login node that runs sbatch, over SSH (default: this machine)."),
-         QStringLiteral("HOST[:PORT]")},
-        {QStringLiteral("partition"), CliUtil::tr("Slurm: the partition (default: the cluster's)."),
-         QStringLiteral("P")},
-        {QStringLiteral("nodes"), CliUtil::tr("Slurm: nodes to allocate (default 1)."),
-         QStringLiteral("N"), QStringLiteral("1")},
-        {QStringLiteral("account"), CliUtil::tr("Slurm: the account to charge."),
-         QStringLiteral("A")},
-        {QStringLiteral("qos"), CliUtil::tr("Slurm: the quality of service."), QStringLiteral("Q")},
-        {QStringLiteral("time"), CliUtil::tr("Slurm: the time limit (sbatch --time)."),
-         QStringLiteral("T")},
-        {QStringLiteral("cpus-per-task"), CliUtil::tr("Slurm: CPUs per rank."), QStringLiteral("N"),
-         QStringLiteral("0")},
-        {QStringLiteral("sbatch-arg"),
-         CliUtil::tr("Slurm: one more sbatch option, e.g. --sbatch-arg=--exclusive (repeatable)."),
-         QStringLiteral("ARG")},
-        {QStringLiteral("shared-dir"),
-         CliUtil::tr("Slurm: a directory on the cluster's shared file system (default "
-                     "~/.cache/rankdeck)."),
-         QStringLiteral("DIR")},
-    });
-}
-
-int ProfileCommands::addSlurm(const QCommandLineParser &parser, Profile p, const QString &cmd)
-{
-    SlurmSettings &s = p.slurm;
-    if (parser.isSet(QStringLiteral("login"))) {
-        const QString spec = parser.value(QStringLiteral("login"));
-        QString why;
-        if (!parseHostPort(spec, &s.login, &s.port, &why))
-            return CliUtil::usageError(QStringLiteral("--login %1: %2").arg(spec, why), cmd);
-    }
-    s.user = parser.value(QStringLiteral("user"));
-    s.identityFile = parser.value(QStringLiteral("identity"));
-    s.partition = parser.value(QStringLiteral("partition"));
-    s.account = parser.value(QStringLiteral("account"));
-    s.qos = parser.value(QStringLiteral("qos"));
-    s.timeLimit = parser.value(QStringLiteral("time"));
-    s.sbatchArgs = parser.values(QStringLiteral("sbatch-arg"));
-    s.sharedDir = parser.value(QStringLiteral("shared-dir"));
-    const struct
-    {
-        const char *option;
-        int min, max;
-        int *value;
-    } numbers[] = {{"nodes", 1, 100000, &s.nodes},
-                   {"nproc-per-node", 1, 4096, &s.nprocPerNode},
-                   {"gpus-per-node", 0, 4096, &s.gpusPerNode},
-                   {"cpus-per-task", 0, 100000, &s.cpusPerTask}};
-    for (const auto &n : numbers) {
-        const QString v = parser.value(QString::fromLatin1(n.option));
-        if (!CliUtil::parseInt(v, n.min, n.max, n.value))
-            return CliUtil::usageError(CliUtil::tr("--%1: \"%2\" is not a number from %3 to %4")
-                                           .arg(QString::fromLatin1(n.option), v)
-                                           .arg(n.min)
-                                           .arg(n.max),
-                                       cmd);
-    }
-    p.syncSlurmNodes();
-    return saveNew(p, parser.isSet(QStringLiteral("force")));
 }
 
 int ProfileCommands::remove(const QStringList &args)

@@ -22,8 +22,6 @@ private:
     static int check(const QStringList &args);
     static int add(const QStringList &args);
     static int remove(const QStringList &args);
-    static void addSlurmOptions(QCommandLineParser &parser);
-    static int addSlurm(const QCommandLineParser &parser, Profile p, const QString &cmd);
     // Validates and writes a new profile; the exit code of `profiles add`.
     static int saveNew(const Profile &p, bool force);
 };

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "profileeditordialog.h"
 
-#include "slurmprofileform.h"
+#include "transport/profilekindform.h"
 
 #include "config/metricpattern.h"
-
+#include "config/profilekind.h"
 #include "config/profilestore.h"
 
 #include <QComboBox>
@@ -58,11 +58,16 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     m_name->setPlaceholderText(tr("e.g. gpu-cluster"));
     m_transport = new QComboBox(this);
     m_transport->setObjectName(QStringLiteral("profileTransportCombo"));
-    m_transport->addItem(tr("SSH to the nodes"), QStringLiteral("ssh"));
-    m_transport->addItem(tr("Local processes"), QStringLiteral("local"));
-    m_transport->addItem(tr("Slurm (sbatch)"), QStringLiteral("slurm"));
-    m_slurm = new SlurmProfileForm(this);
-    connect(m_slurm, &SlurmProfileForm::changed, this, &ProfileEditorDialog::revalidate);
+    // Every kind, SSH (a new profile's) first; a kind with a table of its own brings its form.
+    QStringList kinds = ProfileKinds::names();
+    kinds.move(kinds.indexOf(QStringLiteral("ssh")), 0);
+    for (const QString &kind : std::as_const(kinds)) {
+        m_transport->addItem(ProfileKinds::find(kind)->displayName(), kind);
+        if (ProfileKindForm *form = ProfileKindForms::create(kind, this)) {
+            m_kindForms.insert(kind, form);
+            connect(form, &ProfileKindForm::changed, this, &ProfileEditorDialog::revalidate);
+        }
+    }
 
     m_nodes = new QTableWidget(0, NodeColumnCount, this);
     m_nodes->setObjectName(QStringLiteral("profileNodesTable"));
@@ -175,7 +180,8 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     m_nodesLabel = new QLabel(tr("Nodes:"), this);
     layout->addWidget(m_nodesLabel);
     layout->addWidget(m_nodes, 1);
-    layout->addWidget(m_slurm, 1);
+    for (ProfileKindForm *form : std::as_const(m_kindForms))
+        layout->addWidget(form, 1);
     layout->addLayout(nodeButtons);
     layout->addWidget(new QLabel(tr("Environment on every rank:"), this));
     layout->addWidget(m_environment);
@@ -230,7 +236,8 @@ void ProfileEditorDialog::setProfile(const Profile &p, bool existing)
         m_nodes->setItem(row, ColRanks, new QTableWidgetItem(QString::number(n.ranksPerNode)));
         m_nodes->setItem(row, ColGpus, new QTableWidgetItem(QString::number(n.gpusPerNode)));
     }
-    m_slurm->setSettings(p.slurm);
+    for (ProfileKindForm *form : std::as_const(m_kindForms))
+        form->setProfile(p);
     m_metrics->setPlainText(p.metricPatterns.join(QLatin1Char('\n')));
     m_environment->setRowCount(0);
     for (auto it = p.environment.cbegin(); it != p.environment.cend(); ++it) {
@@ -267,12 +274,11 @@ Profile ProfileEditorDialog::profile() const
         const QTableWidgetItem *item = m_nodes->item(row, column);
         return item ? item->text().trimmed() : QString();
     };
-    if (p.isSlurm()) {
-        // Slurm picks the nodes: the table is not the profile's.
-        p.slurm = m_slurm->settings();
-        p.syncSlurmNodes();
-    }
-    for (int row = 0; row < m_nodes->rowCount() && !p.isSlurm(); ++row) {
+    if (const ProfileKindForm *form = m_kindForms.value(p.transport))
+        form->applyTo(&p);
+    // A kind that picks the nodes (Slurm): the table is not the profile's.
+    const bool kindChoosesNodes = p.kindChoosesNodes();
+    for (int row = 0; row < m_nodes->rowCount() && !kindChoosesNodes; ++row) {
         ProfileNode n;
         n.host = text(row, ColHost);
         n.user = text(row, ColUser);
@@ -325,9 +331,9 @@ QStringList ProfileEditorDialog::problems() const
         if (!parseMetricPattern(spec, &pattern, &why))
             out << tr("metrics: %1").arg(why);
     }
-    if (p.isSlurm())
-        out << m_slurm->problems();
-    for (int row = 0; row < m_nodes->rowCount() && !p.isSlurm(); ++row) {
+    if (const ProfileKindForm *form = m_kindForms.value(p.transport))
+        out << form->problems();
+    for (int row = 0; row < m_nodes->rowCount() && !p.kindChoosesNodes(); ++row) {
         bool ok = false;
         cellInt(row, ColPort, &ok);
         if (!ok)
@@ -349,12 +355,15 @@ void ProfileEditorDialog::revalidate()
     m_problems->setVisible(!list.isEmpty());
     m_buttons->button(QDialogButtonBox::Ok)->setEnabled(list.isEmpty());
     const QString transport = m_transport->currentData().toString();
-    const bool slurm = transport == QLatin1String("slurm");
-    m_testButton->setEnabled(list.isEmpty() && (transport == QLatin1String("ssh") || slurm));
+    // Every kind but local processes has something to reach (nodes, a login).
+    m_testButton->setEnabled(list.isEmpty() && transport != QLatin1String("local"));
+    const ProfileKind *kind = ProfileKinds::find(transport);
+    const bool kindChoosesNodes = kind && kind->choosesNodes();
     for (QWidget *w : {static_cast<QWidget *>(m_nodes), static_cast<QWidget *>(m_nodesLabel),
                        static_cast<QWidget *>(m_addNode), static_cast<QWidget *>(m_removeNode)})
-        w->setVisible(!slurm);
-    m_slurm->setVisible(slurm);
+        w->setVisible(!kindChoosesNodes);
+    for (auto it = m_kindForms.cbegin(); it != m_kindForms.cend(); ++it)
+        it.value()->setVisible(it.key() == transport);
 }
 
 void ProfileEditorDialog::addNode()

@@ -8,6 +8,7 @@
 #include "config/profile.h"
 
 #include <QDialog>
+#include <QMap>
 
 class QComboBox;
 class QDialogButtonBox;
@@ -20,8 +21,8 @@ class QTableWidget;
 
 namespace rankdeck {
 
+class ProfileKindForm;
 class ProfileStore;
-class SlurmProfileForm;
 
 class ProfileEditorDialog : public QDialog
 {
@@ -38,7 +39,8 @@ public:
 
     QLineEdit *nameEdit() const { return m_name; }
     QTableWidget *nodesTable() const { return m_nodes; }
-    SlurmProfileForm *slurmForm() const { return m_slurm; }
+    // The form of a kind's own table ([slurm]); nullptr for a kind without one.
+    ProfileKindForm *kindForm(const QString &kind) const { return m_kindForms.value(kind); }
     QPushButton *addNodeButton() const { return m_addNode; }
 
 public slots:
@@ -65,7 +67,7 @@ private:
     QComboBox *m_transport = nullptr;
     QTableWidget *m_nodes = nullptr;
     QLabel *m_nodesLabel = nullptr;
-    SlurmProfileForm *m_slurm = nullptr;
+    QMap<QString, ProfileKindForm *> m_kindForms; // by kind name (ProfileKindForms)
     QPushButton *m_addNode = nullptr;
     QPushButton *m_removeNode = nullptr;
     QLineEdit *m_rendezvous = nullptr;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "config/profile.h"
 
+#include "config/profilekind.h"
+
 #include <QJsonArray>
 
 namespace rankdeck {
@@ -10,38 +12,17 @@ bool Profile::isLocal() const
     return transport == QLatin1String("local");
 }
 
-bool Profile::isSlurm() const
+bool Profile::kindChoosesNodes() const
 {
-    return transport == QLatin1String("slurm");
+    const ProfileKind *kind = ProfileKinds::find(transport);
+    return kind && kind->choosesNodes();
 }
 
-QString SlurmSettings::effectiveSharedDir() const
+void Profile::syncNodes()
 {
-    return sharedDir.isEmpty() ? QStringLiteral("~/.cache/rankdeck") : sharedDir;
-}
-
-ProfileNode SlurmSettings::loginNode() const
-{
-    ProfileNode n;
-    n.host = login;
-    n.port = port;
-    n.user = user;
-    n.identityFile = identityFile;
-    return n;
-}
-
-void Profile::syncSlurmNodes()
-{
-    if (!isSlurm())
+    if (!kindChoosesNodes())
         return;
-    nodes.clear();
-    for (int i = 0; i < slurm.nodes; ++i) {
-        ProfileNode n;
-        n.host = QStringLiteral("slurm node %1").arg(i);
-        n.ranksPerNode = slurm.nprocPerNode;
-        n.gpusPerNode = slurm.gpusPerNode;
-        nodes.append(n);
-    }
+    nodes = ProfileKinds::find(transport)->placeholderNodes(section);
 }
 
 int Profile::worldSize() const
@@ -56,8 +37,8 @@ void Profile::setRanksPerNode(int n)
 {
     for (ProfileNode &node : nodes)
         node.ranksPerNode = n;
-    if (isSlurm())
-        slurm.nprocPerNode = n;
+    if (const ProfileKind *kind = ProfileKinds::find(transport))
+        kind->setRanksPerNode(&section, n);
 }
 
 QString Profile::effectiveWorkerDirectory() const
@@ -119,24 +100,10 @@ QJsonObject Profile::toJson() const
     o[QStringLiteral("heartbeat_timeout")] = heartbeatTimeoutSec;
     o[QStringLiteral("collective_timeout")] = collectiveTimeoutSec;
     o[QStringLiteral("orphan_grace")] = orphanGraceSec;
-    if (isSlurm()) {
-        QJsonObject j;
-        j[QStringLiteral("login")] = slurm.login;
-        j[QStringLiteral("port")] = slurm.port;
-        j[QStringLiteral("user")] = slurm.user;
-        j[QStringLiteral("identity_file")] = slurm.identityFile;
-        j[QStringLiteral("partition")] = slurm.partition;
-        j[QStringLiteral("account")] = slurm.account;
-        j[QStringLiteral("qos")] = slurm.qos;
-        j[QStringLiteral("time")] = slurm.timeLimit;
-        j[QStringLiteral("nodes")] = slurm.nodes;
-        j[QStringLiteral("nproc_per_node")] = slurm.nprocPerNode;
-        j[QStringLiteral("gpus_per_node")] = slurm.gpusPerNode;
-        j[QStringLiteral("cpus_per_task")] = slurm.cpusPerTask;
-        j[QStringLiteral("sbatch_args")] = QJsonArray::fromStringList(slurm.sbatchArgs);
-        j[QStringLiteral("shared_dir")] = slurm.sharedDir;
-        o[QStringLiteral("slurm")] = j;
-    }
+    // The kind's table under its name ("slurm"), every field.
+    if (const ProfileKind *kind = ProfileKinds::find(transport);
+        kind && !kind->sectionFields().isEmpty())
+        o[transport] = kind->completeSection(section);
     return o;
 }
 
@@ -174,24 +141,9 @@ Profile Profile::fromJson(const QJsonObject &o)
     p.heartbeatTimeoutSec = o.value(QStringLiteral("heartbeat_timeout")).toInt(10);
     p.collectiveTimeoutSec = o.value(QStringLiteral("collective_timeout")).toInt(300);
     p.orphanGraceSec = o.value(QStringLiteral("orphan_grace")).toInt(4);
-    const QJsonObject j = o.value(QStringLiteral("slurm")).toObject();
-    if (!j.isEmpty()) {
-        p.slurm.login = j.value(QStringLiteral("login")).toString();
-        p.slurm.port = j.value(QStringLiteral("port")).toInt(22);
-        p.slurm.user = j.value(QStringLiteral("user")).toString();
-        p.slurm.identityFile = j.value(QStringLiteral("identity_file")).toString();
-        p.slurm.partition = j.value(QStringLiteral("partition")).toString();
-        p.slurm.account = j.value(QStringLiteral("account")).toString();
-        p.slurm.qos = j.value(QStringLiteral("qos")).toString();
-        p.slurm.timeLimit = j.value(QStringLiteral("time")).toString();
-        p.slurm.nodes = j.value(QStringLiteral("nodes")).toInt(1);
-        p.slurm.nprocPerNode = j.value(QStringLiteral("nproc_per_node")).toInt(1);
-        p.slurm.gpusPerNode = j.value(QStringLiteral("gpus_per_node")).toInt(0);
-        p.slurm.cpusPerTask = j.value(QStringLiteral("cpus_per_task")).toInt(0);
-        for (const QJsonValue &v : j.value(QStringLiteral("sbatch_args")).toArray())
-            p.slurm.sbatchArgs << v.toString();
-        p.slurm.sharedDir = j.value(QStringLiteral("shared_dir")).toString();
-    }
+    if (const ProfileKind *kind = ProfileKinds::find(p.transport);
+        kind && !kind->sectionFields().isEmpty())
+        p.section = kind->completeSection(o.value(p.transport).toObject());
     return p;
 }
 

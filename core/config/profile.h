@@ -4,6 +4,8 @@
 // profile store, the launch plan, every transport and the front ends.
 #pragma once
 
+#include "config/profilenode.h"
+
 #include <QJsonObject>
 #include <QList>
 #include <QMap>
@@ -12,49 +14,12 @@
 
 namespace rankdeck {
 
-struct ProfileNode
-{
-    QString host; // host name, address or ~/.ssh/config alias
-    int port = 22;
-    QString user;         // empty: ssh config / current user
-    QString identityFile; // empty: agent and default keys
-    int ranksPerNode = 1;
-    int gpusPerNode = 0;
-
-    bool operator==(const ProfileNode &) const = default;
-};
-
-// A "slurm" profile: where sbatch runs and what the job asks for. The ranks' nodes are Slurm's
-// choice; Profile::nodes then holds `nodes` placeholders (host "slurm node I", nprocPerNode
-// ranks each) so that the launch plan and the views count ranks as for any profile.
-struct SlurmSettings
-{
-    QString login; // empty: sbatch on this machine; else an SSH host (alias, ProxyJump, keys)
-    int port = 22;
-    QString user;
-    QString identityFile;
-    QString partition; // empty: the cluster's default partition
-    QString account;
-    QString qos;
-    QString timeLimit; // sbatch --time (e.g. "1:00:00"); empty: the partition's default
-    int nodes = 1;
-    int nprocPerNode = 1; // tasks (ranks) per node
-    int gpusPerNode = 0;
-    int cpusPerTask = 0; // 0: Slurm's default
-    QStringList sbatchArgs;
-    QString sharedDir; // on the cluster's shared file system; empty: ~/.cache/rankdeck
-
-    QString effectiveSharedDir() const;
-    // The login node as a profile node (for SshEndpoint::fromProfileNode).
-    ProfileNode loginNode() const;
-    bool operator==(const SlurmSettings &) const = default;
-};
-
 struct Profile
 {
     int schemaVersion = 1;
     QString name;
-    QString transport = QStringLiteral("local"); // "local" | "ssh" | "slurm"
+    // A kind's name (ProfileKinds): "local", "ssh", "slurm", …
+    QString transport = QStringLiteral("local");
     QList<ProfileNode> nodes;
     QString rendezvousAddress; // empty: first node
     QString workerDirectory;   // on nodes; empty: ~/.cache/rankdeck/worker
@@ -79,14 +44,17 @@ struct Profile
     // time. 4 s: with the stop itself they are gone within 5 s, and a 3 s stall of the link is
     // still survived. A detachable run (launch --detach) keeps its ranks through any outage.
     int orphanGraceSec = 4;
-    SlurmSettings slurm; // transport "slurm" only
+    // The kind's own table ([slurm]), as ProfileKind::completeSection() makes it; empty for a
+    // kind without one. Only code of the kind's folder reads it (through its own settings type).
+    QJsonObject section;
 
     bool isLocal() const;
-    bool isSlurm() const;
-    // A slurm profile: nodes from slurm.nodes × slurm.nprocPerNode (see SlurmSettings).
-    void syncSlurmNodes();
+    // The kind picks the nodes itself (ProfileKind::choosesNodes(): Slurm).
+    bool kindChoosesNodes() const;
+    // Such a profile: its nodes made again from its table (ProfileKind::placeholderNodes()).
+    void syncNodes();
     int worldSize() const;
-    // Sets ranks per node on every node (the CLI's --nproc-per-node).
+    // Sets ranks per node on every node (the CLI's --nproc-per-node), and in the kind's table.
     void setRanksPerNode(int n);
     QString effectiveWorkerDirectory() const;
 

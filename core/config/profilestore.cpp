@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Longer than the house's ~600 lines: a profile's TOML is read, validated and written here
-// side by side, so that a field's name, its check and its output change together; the Slurm
-// section (its reading and validateSlurm()) is the next cut, into the kind's own folder (issue 28).
+// Longer than the house's ~600 lines: a profile's TOML is read, validated and written here side
+// by side, so that a field's name, its check and its output change together. A kind's own table
+// ([slurm]) is read and written by the fields its ProfileKind declares and checked by the kind
+// (core/transport/<kind>/).
 #include "config/profilestore.h"
 
 #include "config/metricpattern.h"
+#include "config/profilekind.h"
 #include "util/atomicfile.h"
 #include "util/printabletext.h"
 #include "util/translation.h"
@@ -13,6 +15,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QMap>
 #include <QRegularExpression>
 #include <QStandardPaths>
 
@@ -124,56 +128,49 @@ public:
         }
     }
 
-    void readSlurm(const toml::table &t, SlurmSettings *s)
+    // A kind's table ([slurm]) by the fields it declares.
+    void readSection(const ProfileKind &kind, const toml::table &t, QJsonObject *out)
     {
+        const QList<ProfileField> fields = kind.sectionFields();
         for (auto &&[key, value] : t) {
             const QString k = qs(key.str());
-            const QString field = QStringLiteral("slurm.") + k;
-            if (k == QLatin1String("login"))
-                readString(value, field, &s->login);
-            else if (k == QLatin1String("port"))
-                readInt(value, field, 1, 65535, &s->port);
-            else if (k == QLatin1String("user"))
-                readString(value, field, &s->user);
-            else if (k == QLatin1String("identity_file"))
-                readString(value, field, &s->identityFile);
-            else if (k == QLatin1String("partition"))
-                readString(value, field, &s->partition);
-            else if (k == QLatin1String("account"))
-                readString(value, field, &s->account);
-            else if (k == QLatin1String("qos"))
-                readString(value, field, &s->qos);
-            else if (k == QLatin1String("time"))
-                readString(value, field, &s->timeLimit);
-            else if (k == QLatin1String("nodes"))
-                readInt(value, field, 1, 100000, &s->nodes);
-            else if (k == QLatin1String("nproc_per_node"))
-                readInt(value, field, 1, 4096, &s->nprocPerNode);
-            else if (k == QLatin1String("gpus_per_node"))
-                readInt(value, field, 0, 4096, &s->gpusPerNode);
-            else if (k == QLatin1String("cpus_per_task"))
-                readInt(value, field, 0, 100000, &s->cpusPerTask);
-            else if (k == QLatin1String("shared_dir"))
-                readString(value, field, &s->sharedDir);
-            else if (k == QLatin1String("sbatch_args")) {
+            const QString field = kind.name() + QLatin1Char('.') + k;
+            const auto f = std::find_if(fields.cbegin(), fields.cend(),
+                                        [&](const ProfileField &pf) { return pf.key == k; });
+            if (f == fields.cend()) {
+                unknown(key, field);
+                continue;
+            }
+            if (f->type == ProfileField::String) {
+                QString v;
+                if (readString(value, field, &v))
+                    (*out)[k] = v;
+            } else if (f->type == ProfileField::Int) {
+                int v = 0;
+                if (readInt(value, field, f->min, f->max, &v))
+                    (*out)[k] = v;
+            } else {
                 const auto *a = value.as_array();
                 if (!a) {
                     error(lineOf(value), field, tr("expected a list of strings"));
                     continue;
                 }
+                QJsonArray list;
                 for (const toml::node &item : *a) {
-                    QString arg;
-                    if (readString(item, field, &arg))
-                        s->sbatchArgs << arg;
+                    QString v;
+                    if (readString(item, field, &v))
+                        list.append(v);
                 }
-            } else
-                unknown(key, field);
+                (*out)[k] = list;
+            }
         }
     }
 
     void read(const toml::table &root, Profile *p)
     {
         int nodesLine = 0;
+        // Every kind's table that the file has, by kind; the profile keeps its own kind's.
+        QMap<QString, QJsonObject> sections;
         bool sawVersion = false;
         for (auto &&[key, value] : root) {
             const QString k = qs(key.str());
@@ -189,18 +186,11 @@ public:
             } else if (k == QLatin1String("name")) {
                 readString(value, k, &p->name);
             } else if (k == QLatin1String("transport")) {
-                if (readString(value, k, &p->transport) && p->transport != QLatin1String("local") &&
-                    p->transport != QLatin1String("ssh") &&
-                    p->transport != QLatin1String("slurm")) {
+                if (readString(value, k, &p->transport) && !ProfileKinds::find(p->transport)) {
                     error(lineOf(value), k,
-                          tr("\"%1\" is not a transport (use \"local\", \"ssh\" or \"slurm\")")
-                              .arg(p->transport));
+                          tr("\"%1\" is not a transport (use %2)")
+                              .arg(p->transport, ProfileKinds::list(true)));
                 }
-            } else if (k == QLatin1String("slurm")) {
-                if (const auto *t = value.as_table())
-                    readSlurm(*t, &p->slurm);
-                else
-                    error(lineOf(value), k, tr("expected a [slurm] table"));
             } else if (k == QLatin1String("rendezvous_address")) {
                 readString(value, k, &p->rendezvousAddress);
             } else if (k == QLatin1String("worker_directory")) {
@@ -298,6 +288,12 @@ public:
                     }
                     ++index;
                 }
+            } else if (const ProfileKind *kind = ProfileKinds::find(k);
+                       kind && !kind->sectionFields().isEmpty()) {
+                if (const auto *t = value.as_table())
+                    readSection(*kind, *t, &sections[k]);
+                else
+                    error(lineOf(value), k, tr("expected a [%1] table").arg(k));
             } else {
                 unknown(key, k);
             }
@@ -305,13 +301,14 @@ public:
         if (!sawVersion)
             error(1, QStringLiteral("schema_version"),
                   tr("missing (add schema_version = %1)").arg(ProfileStore::kSchemaVersion));
-        if (p->isSlurm()) {
-            // Slurm picks the nodes; [slurm] says how many.
+        const ProfileKind *kind = ProfileKinds::find(p->transport);
+        if (kind && !kind->sectionFields().isEmpty())
+            p->section = kind->completeSection(sections.value(p->transport));
+        if (kind && kind->choosesNodes()) {
+            // The kind picks the nodes (Slurm); its table says how many.
             if (!p->nodes.isEmpty())
-                error(nodesLine, QStringLiteral("nodes"),
-                      tr("a slurm profile has no [[nodes]]: Slurm chooses them (set slurm.nodes "
-                         "and slurm.nproc_per_node)"));
-            p->syncSlurmNodes();
+                error(nodesLine, QStringLiteral("nodes"), kind->nodesProblem(true, false));
+            p->syncNodes();
         } else if (p->nodes.isEmpty()) {
             error(0, QStringLiteral("nodes"), tr("the profile has no [[nodes]]"));
         }
@@ -323,17 +320,6 @@ private:
 };
 
 } // namespace
-
-QString ProfileError::toString() const
-{
-    QString s = file;
-    if (line > 0)
-        s += QLatin1Char(':') + QString::number(line);
-    s += QStringLiteral(": ");
-    if (!field.isEmpty())
-        s += field + QStringLiteral(": ");
-    return s + message;
-}
 
 ProfileStore::ProfileStore(const QString &directory)
     : m_directory(directory.isEmpty() ? defaultDirectory() : directory)
@@ -403,80 +389,6 @@ bool ProfileStore::parse(const QString &text, const QString &fileName, Profile *
     return true;
 }
 
-QList<ProfileError> ProfileStore::validateSlurm(const SlurmSettings &s, const QString &fileName)
-{
-    QList<ProfileError> errors;
-    auto add = [&](const QString &field, const QString &msg) {
-        errors.append(ProfileError{fileName, 0, QStringLiteral("slurm.") + field, msg});
-    };
-    static const QRegularExpression word(QStringLiteral("^[^\\s'\"\\\\$`;|&<>]*\\z"));
-    const std::pair<const char *, const QString *> words[] = {{"login", &s.login},
-                                                              {"user", &s.user},
-                                                              {"partition", &s.partition},
-                                                              {"account", &s.account},
-                                                              {"qos", &s.qos}};
-    for (const auto &[name, value] : words)
-        if (!word.match(*value).hasMatch())
-            add(QLatin1String(name),
-                tr("\"%1\" is not a valid name (no spaces, quotes or shell characters)")
-                    .arg(printableLabel(*value, 80)));
-    // What the word rule lets through but ssh would misread (a leading '-', control bytes).
-    const auto reported = [&](const QString &field) {
-        return std::any_of(errors.cbegin(), errors.cend(), [&](const ProfileError &e) {
-            return e.field == QStringLiteral("slurm.") + field;
-        });
-    };
-    if (const QString why = s.login.isEmpty() ? QString() : hostProblem(s.login);
-        !why.isEmpty() && !reported(QStringLiteral("login")))
-        add(QStringLiteral("login"), why);
-    if (const QString why = userProblem(s.user);
-        !why.isEmpty() && !reported(QStringLiteral("user")))
-        add(QStringLiteral("user"), why);
-    if (s.port < 1 || s.port > 65535)
-        add(QStringLiteral("port"), tr("%1 is out of range (1 to 65535)").arg(s.port));
-    if (s.nodes < 1)
-        add(QStringLiteral("nodes"), tr("must be at least 1"));
-    if (s.nprocPerNode < 1)
-        add(QStringLiteral("nproc_per_node"), tr("must be at least 1"));
-    if (s.gpusPerNode < 0)
-        add(QStringLiteral("gpus_per_node"), tr("must not be negative"));
-    if (s.cpusPerTask < 0)
-        add(QStringLiteral("cpus_per_task"), tr("must not be negative"));
-    // sbatch's forms: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or no limit.
-    static const QRegularExpression time(QStringLiteral(
-        "^(\\d+|\\d+:\\d+|\\d+:\\d+:\\d+|\\d+-\\d+|\\d+-\\d+:\\d+|\\d+-\\d+:\\d+:\\d+|"
-        "UNLIMITED|unlimited|infinite|INFINITE)\\z"));
-    if (!s.timeLimit.isEmpty() && !time.match(s.timeLimit).hasMatch())
-        add(QStringLiteral("time"),
-            tr("\"%1\" is not a Slurm time limit (minutes, H:MM:SS or D-HH:MM:SS)")
-                .arg(printableLabel(s.timeLimit, 80)));
-    // What the launcher sets itself; a user's value would break the one-task-per-rank step or
-    // the files it follows.
-    static const QStringList owned{QStringLiteral("--nodes"),
-                                   QStringLiteral("-N"),
-                                   QStringLiteral("--ntasks"),
-                                   QStringLiteral("-n"),
-                                   QStringLiteral("--ntasks-per-node"),
-                                   QStringLiteral("--output"),
-                                   QStringLiteral("-o"),
-                                   QStringLiteral("--error"),
-                                   QStringLiteral("-e"),
-                                   QStringLiteral("--parsable"),
-                                   QStringLiteral("--open-mode"),
-                                   QStringLiteral("--wrap")};
-    for (const QString &arg : s.sbatchArgs) {
-        const QString flag = arg.section(QLatin1Char('='), 0, 0);
-        if (!arg.startsWith(QLatin1Char('-')))
-            add(QStringLiteral("sbatch_args"),
-                tr("\"%1\" is not an sbatch option (options start with -)")
-                    .arg(printableLabel(arg, 80)));
-        else if (owned.contains(flag))
-            add(QStringLiteral("sbatch_args"),
-                tr("%1 is set by RankDeck from the profile; remove it").arg(flag));
-    }
-    return errors;
-}
-
 namespace {
 
 // Why text that ends up on an ssh command line or in a libssh option cannot be what it claims
@@ -535,26 +447,27 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
     auto add = [&](const QString &field, const QString &msg) {
         errors.append(ProfileError{fileName, 0, field, msg});
     };
-    if (p.transport != QLatin1String("local") && p.transport != QLatin1String("ssh") &&
-        p.transport != QLatin1String("slurm"))
+    const ProfileKind *kind = ProfileKinds::find(p.transport);
+    const bool kindChoosesNodes = kind && kind->choosesNodes();
+    if (!kind)
         add(QStringLiteral("transport"),
-            tr("\"%1\" is not a transport (use \"local\", \"ssh\" or \"slurm\")")
-                .arg(printableLabel(p.transport, 80)));
-    if (p.isSlurm())
-        errors.append(validateSlurm(p.slurm, fileName));
+            tr("\"%1\" is not a transport (use %2)")
+                .arg(printableLabel(p.transport, 80), ProfileKinds::list(true)));
+    else
+        errors.append(kind->validateSection(p.section, fileName));
     if (p.backend != QLatin1String("auto") && p.backend != QLatin1String("nccl") &&
         p.backend != QLatin1String("gloo"))
         add(QStringLiteral("backend"),
             tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")")
                 .arg(printableLabel(p.backend, 80)));
-    if (p.nodes.isEmpty() && !p.isSlurm())
+    if (p.nodes.isEmpty() && !kindChoosesNodes)
         add(QStringLiteral("nodes"), tr("the profile has no nodes"));
     if (const QString why =
             p.rendezvousAddress.isEmpty() ? QString() : hostProblem(p.rendezvousAddress);
         !why.isEmpty())
         add(QStringLiteral("rendezvous_address"), tr("%1 (profile \"%2\")").arg(why, p.name));
     // A Slurm profile's nodes are placeholders made from its [slurm] table, checked above.
-    for (int i = 0; i < (p.isSlurm() ? 0 : p.nodes.size()); ++i) {
+    for (int i = 0; i < (kindChoosesNodes ? 0 : p.nodes.size()); ++i) {
         const ProfileNode &n = p.nodes[i];
         const QString prefix = QStringLiteral("nodes[%1].").arg(i);
         if (n.host.trimmed().isEmpty())
@@ -593,25 +506,23 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
         {QStringLiteral("libtorch_path"), p.libtorchPath}};
     for (int i = 0; i < p.metricPatterns.size(); ++i)
         fields.append({QStringLiteral("metric_patterns"), p.metricPatterns[i]});
-    for (int i = 0; i < (p.isSlurm() ? 0 : p.nodes.size()); ++i) {
+    for (int i = 0; i < (kindChoosesNodes ? 0 : p.nodes.size()); ++i) {
         const QString prefix = QStringLiteral("nodes[%1].").arg(i);
         fields.append({prefix + QStringLiteral("host"), p.nodes[i].host});
         fields.append({prefix + QStringLiteral("user"), p.nodes[i].user});
         fields.append({prefix + QStringLiteral("identity_file"), p.nodes[i].identityFile});
     }
-    if (p.isSlurm()) {
-        const SlurmSettings &sl = p.slurm;
-        for (const auto &[field, value] : {std::pair{"login", &sl.login},
-                                           {"user", &sl.user},
-                                           {"identity_file", &sl.identityFile},
-                                           {"partition", &sl.partition},
-                                           {"account", &sl.account},
-                                           {"qos", &sl.qos},
-                                           {"time", &sl.timeLimit},
-                                           {"shared_dir", &sl.sharedDir}})
-            fields.append({QStringLiteral("slurm.") + QLatin1String(field), *value});
-        for (int i = 0; i < sl.sbatchArgs.size(); ++i)
-            fields.append({QStringLiteral("slurm.sbatch_args"), sl.sbatchArgs[i]});
+    if (kind) {
+        // The kind's text fields, in the order it declares them.
+        const QJsonObject section = kind->completeSection(p.section);
+        for (const ProfileField &f : kind->sectionFields()) {
+            const QString field = kind->name() + QLatin1Char('.') + f.key;
+            if (f.type == ProfileField::String)
+                fields.append({field, section.value(f.key).toString()});
+            else if (f.type == ProfileField::StringList)
+                for (const QJsonValue &v : section.value(f.key).toArray())
+                    fields.append({field, v.toString()});
+        }
     }
     for (const std::pair<QString, QString> &f : std::as_const(fields)) {
         const QString what = controlCharacter(f.second);
@@ -708,41 +619,32 @@ QString ProfileStore::serialize(const Profile &p)
             metrics.push_back(s(spec));
         root.insert("metrics", std::move(metrics));
     }
-    if (p.isSlurm()) {
-        const SlurmSettings &sl = p.slurm;
+    const ProfileKind *kind = ProfileKinds::find(p.transport);
+    if (kind && !kind->sectionFields().isEmpty()) {
+        const QJsonObject section = kind->completeSection(p.section);
+        const QJsonObject defaults = kind->completeSection(QJsonObject());
         toml::table t;
-        t.insert("login", s(sl.login));
-        if (sl.port != 22)
-            t.insert("port", int64_t(sl.port));
-        if (!sl.user.isEmpty())
-            t.insert("user", s(sl.user));
-        if (!sl.identityFile.isEmpty())
-            t.insert("identity_file", s(sl.identityFile));
-        t.insert("partition", s(sl.partition));
-        if (!sl.account.isEmpty())
-            t.insert("account", s(sl.account));
-        if (!sl.qos.isEmpty())
-            t.insert("qos", s(sl.qos));
-        if (!sl.timeLimit.isEmpty())
-            t.insert("time", s(sl.timeLimit));
-        t.insert("nodes", int64_t(sl.nodes));
-        t.insert("nproc_per_node", int64_t(sl.nprocPerNode));
-        t.insert("gpus_per_node", int64_t(sl.gpusPerNode));
-        if (sl.cpusPerTask > 0)
-            t.insert("cpus_per_task", int64_t(sl.cpusPerTask));
-        if (!sl.sbatchArgs.isEmpty()) {
-            toml::array args;
-            for (const QString &a : sl.sbatchArgs)
-                args.push_back(s(a));
-            t.insert("sbatch_args", std::move(args));
+        for (const ProfileField &f : kind->sectionFields()) {
+            const QJsonValue v = section.value(f.key);
+            if (!f.alwaysWritten && v == defaults.value(f.key))
+                continue;
+            if (f.type == ProfileField::String) {
+                t.insert(s(f.key), s(v.toString()));
+            } else if (f.type == ProfileField::Int) {
+                t.insert(s(f.key), int64_t(v.toInt()));
+            } else {
+                toml::array list;
+                for (const QJsonValue &item : v.toArray())
+                    list.push_back(s(item.toString()));
+                t.insert(s(f.key), std::move(list));
+            }
         }
-        if (!sl.sharedDir.isEmpty())
-            t.insert("shared_dir", s(sl.sharedDir));
-        root.insert("slurm", std::move(t));
+        root.insert(s(kind->name()), std::move(t));
     }
     toml::array nodes;
     // A slurm profile's nodes are placeholders for what Slurm allocates (not written).
-    for (const ProfileNode &n : p.isSlurm() ? QList<ProfileNode>() : p.nodes) {
+    const bool kindChoosesNodes = kind && kind->choosesNodes();
+    for (const ProfileNode &n : kindChoosesNodes ? QList<ProfileNode>() : p.nodes) {
         toml::table t;
         t.insert("host", s(n.host));
         t.insert("port", int64_t(n.port));
@@ -754,7 +656,7 @@ QString ProfileStore::serialize(const Profile &p)
         t.insert("gpus_per_node", int64_t(n.gpusPerNode));
         nodes.push_back(std::move(t));
     }
-    if (!p.isSlurm())
+    if (!kindChoosesNodes)
         root.insert("nodes", std::move(nodes));
     std::ostringstream out;
     out << "# RankDeck cluster profile (see docs). Edit freely; unknown fields are reported.\n";

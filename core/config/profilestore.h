@@ -6,23 +6,13 @@
 #pragma once
 
 #include "config/profile.h"
+#include "config/profileerror.h"
 
 #include <QList>
 #include <QString>
 #include <QStringList>
 
 namespace rankdeck {
-
-struct ProfileError
-{
-    QString file;
-    int line = 0;  // 1-based; 0 when the problem is not tied to a line
-    QString field; // e.g. "nodes[1].port"; empty for syntax errors
-    QString message;
-
-    // "file:line: field: message", the form editors and terminals link to.
-    QString toString() const;
-};
 
 class ProfileStore
 {
@@ -56,9 +46,6 @@ public:
     // Checks values that parse but cannot work (no nodes, bad port, …).
     static QList<ProfileError> validate(const Profile &profile,
                                         const QString &fileName = QString());
-    // The [slurm] table's values (a "slurm" profile).
-    static QList<ProfileError> validateSlurm(const SlurmSettings &slurm,
-                                             const QString &fileName = QString());
     static bool isValidName(const QString &name);
     // Why a node's host or user cannot be used (a leading '-', ';', a newline, …); empty when it
     // can. Checked when a profile is read and before one is saved.

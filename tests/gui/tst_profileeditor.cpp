@@ -6,7 +6,7 @@
 #include "mainwindow.h"
 #include "profileeditordialog.h"
 #include "sidepanel.h"
-#include "slurmprofileform.h"
+#include "transport/slurm/slurmprofileform.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -277,7 +277,8 @@ void TestProfileEditor::slurmProfile()
     auto *transport = dialog.findChild<QComboBox *>(QStringLiteral("profileTransportCombo"));
     QVERIFY(transport);
     transport->setCurrentIndex(transport->findData(QStringLiteral("slurm")));
-    SlurmProfileForm *form = dialog.slurmForm();
+    auto *form = qobject_cast<SlurmProfileForm *>(dialog.kindForm(QStringLiteral("slurm")));
+    QVERIFY(form);
     QVERIFY(form->isVisible());
     QVERIFY(!dialog.nodesTable()->isVisible());
     QVERIFY(dialog.findChild<QPushButton *>(QStringLiteral("testConnectionButton"))->isEnabled());
@@ -312,15 +313,17 @@ void TestProfileEditor::slurmProfile()
     Profile loaded;
     QList<ProfileError> errors;
     QVERIFY(store.load(QStringLiteral("hpc"), &loaded, &errors));
-    QCOMPARE(loaded.slurm.login, QStringLiteral("login.example"));
-    QCOMPARE(loaded.slurm.port, 2222);
-    QCOMPARE(loaded.slurm.sbatchArgs,
+    const SlurmSettings slurm = SlurmSettings::of(loaded);
+    QCOMPARE(slurm.login, QStringLiteral("login.example"));
+    QCOMPARE(slurm.port, 2222);
+    QCOMPARE(slurm.sbatchArgs,
              QStringList({QStringLiteral("--exclusive"), QStringLiteral("--mem=0")}));
     QCOMPARE(loaded.worldSize(), 32);
 
     ProfileEditorDialog edit(&store);
     edit.setProfile(loaded, true);
-    QCOMPARE(edit.slurmForm()->settings(), loaded.slurm);
+    QCOMPARE(qobject_cast<SlurmProfileForm *>(edit.kindForm(QStringLiteral("slurm")))->settings(),
+             slurm);
     QCOMPARE(edit.profile(), loaded);
 }
 

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/factory/transportfactory.h"
 
-#include "transport/localtransport.h"
-#include "transport/slurm/slurmtransport.h"
-#include "transport/ssh/sshtransport.h"
+#include "transport/transportkind.h"
 
 #include <QCoreApplication>
 
@@ -19,18 +17,12 @@ bool TransportFactory::sshAvailable()
 Transport *TransportFactory::create(const Profile &profile, const QString &runId,
                                     SshInteraction *interaction, QObject *parent, QString *error)
 {
-    if (profile.isLocal())
-        return new LocalTransport(parent);
-    if (profile.transport == QLatin1String("ssh"))
-        return new SshTransport(profile, runId, interaction, parent);
-    if (profile.isSlurm())
-        return new SlurmTransport(profile, runId, interaction, parent);
+    if (const TransportKind *kind = TransportKindRegistry::find(profile.transport))
+        return kind->create(profile, runId, interaction, parent);
     if (error)
-        *error = QCoreApplication::translate(
-                     "rankdeck::TransportFactory",
-                     "profile \"%1\": unknown transport \"%2\" (use \"local\", \"ssh\" or "
-                     "\"slurm\")")
-                     .arg(profile.name, profile.transport);
+        *error = QCoreApplication::translate("rankdeck::TransportFactory",
+                                             "profile \"%1\": unknown transport \"%2\" (use %3)")
+                     .arg(profile.name, profile.transport, ProfileKinds::list(true));
     return nullptr;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// Picks the transport a profile asks for: local processes, or SSH channels to the nodes.
+// Makes the transport a profile asks for: its kind's (TransportKindRegistry).
 #pragma once
 
 #include "config/profile.h"

@@ -120,7 +120,7 @@ bool SlurmJobConnection::checkLogin(const QString &localBinary, QString *binary,
     const QString where = m_login->describe();
     if (!m_login->open(error))
         return false;
-    const QString shared = m_login->expand(m_profile.slurm.effectiveSharedDir());
+    const QString shared = m_login->expand(SlurmSettings::of(m_profile).effectiveSharedDir());
     m_runDirectory = shared + QStringLiteral("/runs/") + m_runId;
     QString target;
     QByteArray sha;
@@ -133,8 +133,8 @@ bool SlurmJobConnection::checkLogin(const QString &localBinary, QString *binary,
         m_binarySha256 = QString::fromLatin1(sha);
     }
     const SshExecResult r =
-        m_login->run(sh(kCheck, {shared, m_runDirectory, m_profile.slurm.partition, target,
-                                 QString::fromLatin1(sha)}));
+        m_login->run(sh(kCheck, {shared, m_runDirectory, SlurmSettings::of(m_profile).partition,
+                                 target, QString::fromLatin1(sha)}));
     const QMap<QString, QString> kv = keyValues(r.out);
     if (!r.error.isEmpty()) {
         *error = tr("%1: %2").arg(where, r.error);
@@ -154,7 +154,7 @@ bool SlurmJobConnection::checkLogin(const QString &localBinary, QString *binary,
     }
     if (kv.contains(QStringLiteral("no-partition"))) {
         *error = tr("%1: partition \"%2\" does not exist (the cluster has: %3)")
-                     .arg(where, m_profile.slurm.partition,
+                     .arg(where, SlurmSettings::of(m_profile).partition,
                           kv.value(QStringLiteral("partitions")).trimmed());
         return false;
     }
@@ -259,7 +259,7 @@ void SlurmJobConnection::submit(int attempt)
     job.runId = m_runId;
     job.runDirectory = m_runDirectory;
     job.attempt = attempt;
-    job.settings = m_profile.slurm;
+    job.settings = SlurmSettings::of(m_profile);
     const QByteArray script = SlurmScript::batchScript(job);
     const QString file = m_runDirectory + QStringLiteral("/job.a%1.sbatch").arg(attempt);
     QString error;
@@ -430,8 +430,9 @@ void SlurmJobConnection::poll()
         order.append(it.key());
     }
     const bool pending = m_job.phase() != SlurmJobState::Phase::Running && !m_jobFinished;
-    const SshExecResult r = m_login->run(SlurmScript::pollCommand(
-        m_runDirectory, m_jobId, m_profile.slurm.partition, pending, ranks, kMaxPollBytes));
+    const SshExecResult r = m_login->run(
+        SlurmScript::pollCommand(m_runDirectory, m_jobId, SlurmSettings::of(m_profile).partition,
+                                 pending, ranks, kMaxPollBytes));
     SlurmScript::PollReply reply;
     QString error;
     if (!r.error.isEmpty() || !SlurmScript::parsePoll(r.out, &reply, &error)) {

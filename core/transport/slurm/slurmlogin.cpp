@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/slurm/slurmlogin.h"
 
+#include "transport/slurm/slurmsettings.h"
+
 #include "util/translation.h"
 
 #include <QDir>
@@ -12,9 +14,10 @@ namespace rankdeck {
 
 SlurmLogin::SlurmLogin(const Profile &profile, SshInteraction *interaction, QMutex *interactionLock)
 {
-    if (!profile.slurm.login.isEmpty())
+    if (!SlurmSettings::of(profile).login.isEmpty())
         m_session = std::make_unique<SshSession>(
-            SshEndpoint::fromProfileNode(profile.slurm.loginNode(), profile.connectTimeoutSec),
+            SshEndpoint::fromProfileNode(SlurmSettings::of(profile).loginNode(),
+                                         profile.connectTimeoutSec),
             interaction, interactionLock);
 }
 

@@ -26,6 +26,7 @@
 #pragma once
 
 #include "config/profile.h"
+#include "transport/slurm/slurmsettings.h"
 #include "transport/transport.h"
 
 #include <QByteArray>

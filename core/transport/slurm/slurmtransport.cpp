@@ -38,7 +38,7 @@ template <typename F> void SlurmTransport::onConnection(F &&f)
 
 QString SlurmTransport::describe() const
 {
-    const SlurmSettings &s = m_profile.slurm;
+    const SlurmSettings s = SlurmSettings::of(m_profile);
     QString d =
         QStringLiteral("slurm ") + (s.login.isEmpty() ? QStringLiteral("(this machine)") : s.login);
     if (!s.partition.isEmpty())
@@ -48,7 +48,7 @@ QString SlurmTransport::describe() const
 
 QString SlurmTransport::checkSummary() const
 {
-    const QString &partition = m_profile.slurm.partition;
+    const QString partition = SlurmSettings::of(m_profile).partition;
     return tr("sbatch, squeue and scancel answer, partition %1")
         .arg(partition.isEmpty() ? tr("(the cluster's default)") : partition);
 }
@@ -57,8 +57,9 @@ QString SlurmTransport::nodeName(int nodeIndex) const
 {
     // Its progress is the login's: sbatch and squeue there, not on the job's nodes.
     Q_UNUSED(nodeIndex);
-    return m_profile.slurm.login.isEmpty() ? tr("this machine")
-                                           : tr("login %1").arg(m_profile.slurm.login);
+    return SlurmSettings::of(m_profile).login.isEmpty()
+               ? tr("this machine")
+               : tr("login %1").arg(SlurmSettings::of(m_profile).login);
 }
 
 void SlurmTransport::setPollIntervalMs(int ms)

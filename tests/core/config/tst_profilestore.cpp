@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "config/profilestore.h"
+#include "transport/slurm/slurmsettings.h"
 
 #include <QDir>
 #include <QFile>
@@ -90,26 +91,27 @@ private slots:
         Profile slurm;
         slurm.name = QStringLiteral("hpc");
         slurm.transport = QStringLiteral("slurm");
-        slurm.slurm.login = QStringLiteral("login.example");
-        slurm.slurm.port = 2222;
-        slurm.slurm.user = QStringLiteral("alice");
-        slurm.slurm.identityFile = QStringLiteral("~/.ssh/id_ed25519");
-        slurm.slurm.partition = QStringLiteral("gpu");
-        slurm.slurm.account = QStringLiteral("proj42");
-        slurm.slurm.qos = QStringLiteral("high");
-        slurm.slurm.timeLimit = QStringLiteral("1-12:00:00");
-        slurm.slurm.nodes = 3;
-        slurm.slurm.nprocPerNode = 4;
-        slurm.slurm.gpusPerNode = 4;
-        slurm.slurm.cpusPerTask = 8;
-        slurm.slurm.sbatchArgs = {QStringLiteral("--exclusive"), QStringLiteral("--mem=0")};
-        slurm.slurm.sharedDir = QStringLiteral("/scratch/alice/rankdeck");
-        slurm.syncSlurmNodes();
+        SlurmSettings settings;
+        settings.login = QStringLiteral("login.example");
+        settings.port = 2222;
+        settings.user = QStringLiteral("alice");
+        settings.identityFile = QStringLiteral("~/.ssh/id_ed25519");
+        settings.partition = QStringLiteral("gpu");
+        settings.account = QStringLiteral("proj42");
+        settings.qos = QStringLiteral("high");
+        settings.timeLimit = QStringLiteral("1-12:00:00");
+        settings.nodes = 3;
+        settings.nprocPerNode = 4;
+        settings.gpusPerNode = 4;
+        settings.cpusPerTask = 8;
+        settings.sbatchArgs = {QStringLiteral("--exclusive"), QStringLiteral("--mem=0")};
+        settings.sharedDir = QStringLiteral("/scratch/alice/rankdeck");
+        settings.applyTo(&slurm);
         QTest::newRow("slurm, every field") << slurm;
         Profile plainSlurm;
         plainSlurm.name = QStringLiteral("slurm-here");
         plainSlurm.transport = QStringLiteral("slurm");
-        plainSlurm.syncSlurmNodes();
+        SlurmSettings().applyTo(&plainSlurm);
         QTest::newRow("slurm, sbatch on this machine, defaults") << plainSlurm;
     }
     void roundTrip()
@@ -387,17 +389,18 @@ private slots:
         Profile p;
         p.name = QStringLiteral("hpc");
         p.transport = QStringLiteral("slurm");
+        SlurmSettings slurm;
         if (field == QLatin1String("time"))
-            p.slurm.timeLimit = value;
+            slurm.timeLimit = value;
         else if (field == QLatin1String("partition"))
-            p.slurm.partition = value;
+            slurm.partition = value;
         else if (field == QLatin1String("login"))
-            p.slurm.login = value;
+            slurm.login = value;
         else if (field == QLatin1String("shared_dir"))
-            p.slurm.sharedDir = value;
+            slurm.sharedDir = value;
         else
-            p.slurm.sbatchArgs = {value};
-        p.syncSlurmNodes();
+            slurm.sbatchArgs = {value};
+        slurm.applyTo(&p);
         const QList<ProfileError> errors = ProfileStore::validate(p);
         QCOMPARE(errors.size(), 1);
         QCOMPARE(errors.first().field, QStringLiteral("slurm.") + field);

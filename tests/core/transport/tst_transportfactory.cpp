@@ -5,6 +5,7 @@
 #include "transport/factory/transportfactory.h"
 
 #include "transport/localtransport.h"
+#include "transport/slurm/slurmsettings.h"
 #include "transport/slurm/slurmtransport.h"
 #include "transport/ssh/sshtransport.h"
 
@@ -79,10 +80,11 @@ void TestTransportFactory::slurmProfile()
     Profile p;
     p.name = QStringLiteral("hpc");
     p.transport = QStringLiteral("slurm");
-    p.slurm.login = QStringLiteral("login.example");
-    p.slurm.partition = QStringLiteral("gpu");
-    p.slurm.nodes = 2;
-    p.syncSlurmNodes();
+    SlurmSettings slurm;
+    slurm.login = QStringLiteral("login.example");
+    slurm.partition = QStringLiteral("gpu");
+    slurm.nodes = 2;
+    slurm.applyTo(&p);
     QObject owner;
     QString error;
     // Creating it runs no Slurm command and reaches no login node.

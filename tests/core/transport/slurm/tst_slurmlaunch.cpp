@@ -15,6 +15,7 @@
 #include "slurmfixture.h"
 #include "sshfixture.h"
 #include "testprocesses.h"
+#include "transport/slurm/slurmsettings.h"
 
 #include <QCryptographicHash>
 #include <QDir>
@@ -117,11 +118,12 @@ bool TestSlurmLaunch::saveProfile(const QString &name, int nodes, const QString 
     p.backend = QStringLiteral("gloo");
     p.rendezvousTimeoutSec = 60;
     p.heartbeatTimeoutSec = 30;
-    p.slurm.partition = partition;
-    p.slurm.nodes = nodes;
-    p.slurm.nprocPerNode = 2;
-    p.slurm.sharedDir = sharedDir.isEmpty() ? m_tmp.filePath(QStringLiteral("shared")) : sharedDir;
-    p.syncSlurmNodes();
+    SlurmSettings slurm;
+    slurm.partition = partition;
+    slurm.nodes = nodes;
+    slurm.nprocPerNode = 2;
+    slurm.sharedDir = sharedDir.isEmpty() ? m_tmp.filePath(QStringLiteral("shared")) : sharedDir;
+    slurm.applyTo(&p);
     QString error;
     if (!ProfileStore().save(p, true, &error)) {
         qWarning("%s", qPrintable(error));
@@ -327,15 +329,16 @@ void TestSlurmLaunch::throughAnSshLoginNode()
     p.name = QStringLiteral("slurmssh");
     p.transport = QStringLiteral("slurm");
     p.backend = QStringLiteral("gloo");
-    p.slurm.login = ssh.address(0);
-    p.slurm.port = ssh.port(0);
-    p.slurm.user = ssh.user();
-    p.slurm.identityFile = ssh.clientKey();
-    p.slurm.partition = m_slurm.partition();
-    p.slurm.nodes = 2;
-    p.slurm.nprocPerNode = 2;
-    p.slurm.sharedDir = m_tmp.filePath(QStringLiteral("shared-ssh"));
-    p.syncSlurmNodes();
+    SlurmSettings slurm;
+    slurm.login = ssh.address(0);
+    slurm.port = ssh.port(0);
+    slurm.user = ssh.user();
+    slurm.identityFile = ssh.clientKey();
+    slurm.partition = m_slurm.partition();
+    slurm.nodes = 2;
+    slurm.nprocPerNode = 2;
+    slurm.sharedDir = m_tmp.filePath(QStringLiteral("shared-ssh"));
+    slurm.applyTo(&p);
     QString error;
     QVERIFY2(ProfileStore().save(p, true, &error), qPrintable(error));
     // The launcher's own environment has no SLURM_CONF: everything must go through the login.

@@ -3,12 +3,12 @@
 // The [slurm] part of a cluster profile in the profile editor: the login node (empty: sbatch on
 // this machine), what the job asks for (partition, account, qos, time, nodes, ranks, GPUs, CPUs,
 // extra sbatch options) and the shared directory. Shown instead of the node table when the
-// profile's transport is "slurm"; validation stays core's (ProfileStore::validateSlurm).
+// profile's transport is "slurm"; validation stays core's (SlurmSettings::validate()).
 #pragma once
 
-#include "config/profile.h"
+#include "transport/profilekindform.h"
+#include "transport/slurm/slurmsettings.h"
 
-#include <QGroupBox>
 #include <QStringList>
 
 class QLineEdit;
@@ -16,7 +16,7 @@ class QSpinBox;
 
 namespace rankdeck {
 
-class SlurmProfileForm : public QGroupBox
+class SlurmProfileForm : public ProfileKindForm
 {
     Q_OBJECT
 public:
@@ -24,11 +24,10 @@ public:
 
     void setSettings(const SlurmSettings &settings);
     SlurmSettings settings() const;
+    void setProfile(const Profile &profile) override;
+    void applyTo(Profile *profile) const override;
     // What the form itself cannot turn into settings ("slurm.login: … is not a port").
-    QStringList problems() const;
-
-signals:
-    void changed();
+    QStringList problems() const override;
 
 private:
     QLineEdit *m_login = nullptr;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "slurmprofileform.h"
+#include "transport/slurm/slurmprofileform.h"
 
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -35,7 +35,7 @@ bool splitLogin(const QString &text, QString *host, int *port)
 
 } // namespace
 
-SlurmProfileForm::SlurmProfileForm(QWidget *parent) : QGroupBox(tr("Slurm"), parent)
+SlurmProfileForm::SlurmProfileForm(QWidget *parent) : ProfileKindForm(tr("Slurm"), parent)
 {
     setObjectName(QStringLiteral("slurmProfileForm"));
     auto line = [this](const QString &name, const QString &placeholder) {
@@ -121,6 +121,16 @@ SlurmSettings SlurmProfileForm::settings() const
     s.sbatchArgs = QProcess::splitCommand(m_sbatchArgs->text());
     s.sharedDir = m_sharedDir->text().trimmed();
     return s;
+}
+
+void SlurmProfileForm::setProfile(const Profile &profile)
+{
+    setSettings(SlurmSettings::of(profile));
+}
+
+void SlurmProfileForm::applyTo(Profile *profile) const
+{
+    settings().applyTo(profile);
 }
 
 QStringList SlurmProfileForm::problems() const
