@@ -246,7 +246,7 @@ int phaseReplot(int reps)
     const qint64 t0 = 1'700'000'000'000'000;
     const auto appendStep = [&](int r, qint64 s) {
         // A falling curve with noise and rare spikes, so bucketing has extremes to keep.
-        const double noise = double((s * 2654435761u + r * 40503u) % 1000) / 1e4;
+        const double noise = double((s * 2654435761U + qint64(r) * 40503U) % 1000) / 1e4;
         const double spike = (s % 99991 == 0) ? 5.0 : 0.0;
         store.append(r, QStringLiteral("loss"), s, t0 + s * 1000,
                      2.0 / (1.0 + s / 1e4) + noise + spike);
@@ -478,7 +478,7 @@ QJsonObject runPhase(const QString &phase, bool quick, int reps)
 int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
-    const QStringList args = app.arguments();
+    const QStringList args = QCoreApplication::arguments();
     const bool quick = args.contains(QStringLiteral("--quick"));
     const int repsAt = int(args.indexOf(QStringLiteral("--reps")));
     const int reps = repsAt > 0 ? std::max(1, args.value(repsAt + 1).toInt()) : 5;
@@ -511,7 +511,7 @@ int main(int argc, char **argv)
         results[QStringLiteral("plot_replot_wall_ms_64x1m_runs")] = wallRuns;
         const auto range = [](const QJsonArray &a) {
             std::vector<double> v;
-            for (const QJsonValue &ms : a)
+            for (const auto &ms : a)
                 v.push_back(ms.toDouble());
             return QStringLiteral("min %1, max %2")
                 .arg(percentile(v, 0), 0, 'f', 1)

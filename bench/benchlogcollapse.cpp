@@ -62,7 +62,7 @@ int phase(bool collapse, qint64 total)
         const bool shared = (i / kRanks) % 2 == 0;
         LogLine l;
         l.rank = rank;
-        l.timeUs = baseUs + step * 5000 + rank * 10;
+        l.timeUs = baseUs + step * 5000 + qint64(rank) * 10;
         l.text = shared
                      ? QStringLiteral("NCCL INFO comm 0x55d1c2 nRanks 64 - Init COMPLETE step %1")
                            .arg(step)
@@ -121,7 +121,7 @@ double median(QList<double> v)
 int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
-    const QStringList args = app.arguments();
+    const QStringList args = QCoreApplication::arguments();
     const bool quick = args.contains(QStringLiteral("--quick"));
     const qint64 total = quick ? 200'000 : 1'000'000;
     const int repsAt = int(args.indexOf(QStringLiteral("--reps")));

@@ -413,7 +413,7 @@ int main(int argc, char **argv)
     qputenv("OMP_NUM_THREADS", "1");
 
     QCoreApplication app(argc, argv);
-    const QStringList args = app.arguments();
+    const QStringList args = QCoreApplication::arguments();
     const bool quick = args.contains(QStringLiteral("--quick"));
     const int repsAt = int(args.indexOf(QStringLiteral("--reps")));
     const int reps = repsAt > 0 ? std::max(1, args.value(repsAt + 1).toInt()) : 5;

@@ -85,7 +85,7 @@ bool CollectiveOutput::print(QTextStream &out, const RunRecord &record, const QJ
             : CollectiveVerdict();
     bool hung = state.value(QStringLiteral("hung")).toBool();
     const QJsonArray ranks = state.value(QStringLiteral("ranks")).toArray();
-    for (const QJsonValue &r : ranks)
+    for (const auto &r : ranks)
         hung = hung || RankStatus::fromJson(r.toObject()).hung;
     if (!shown && !hung)
         return false;

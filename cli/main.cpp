@@ -74,10 +74,9 @@ int main(int argc, char **argv)
     std::unique_ptr<QCoreApplication> application =
         plot ? std::make_unique<QApplication>(argc, argv)
              : std::make_unique<QCoreApplication>(argc, argv);
-    QCoreApplication &app = *application;
     QCoreApplication::setApplicationName(QStringLiteral("rankdeck-cli"));
     QCoreApplication::setApplicationVersion(rankdeck::BuildVersion::describe());
-    const QStringList args = app.arguments();
+    const QStringList args = QCoreApplication::arguments();
     const QString command = args.value(1);
     if (command.isEmpty()) {
         printUsage(CliUtil::err());

@@ -42,7 +42,7 @@ namespace {
 QString resolveRun(const QString &run, const QString &cmd, int *code)
 {
     QString error;
-    const QString dir = RunRecord::resolve(CliUtil::runsDirectory(), run, &error);
+    QString dir = RunRecord::resolve(CliUtil::runsDirectory(), run, &error);
     if (dir.isEmpty()) {
         CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
         CliUtil::err().flush();
@@ -279,7 +279,7 @@ int RunCommands::show(const QStringList &args)
     out << '\n' << CliUtil::tr("Ranks:") << '\n';
     QHash<int, QString> hosts;
     for (const QJsonArray items = state.value(QStringLiteral("ranks")).toArray();
-         const QJsonValue &v : items) {
+         const auto &v : items) {
         const RankStatus s = RankStatus::fromJson(v.toObject());
         hosts.insert(s.rank, s.host);
         QString line = QStringLiteral("  rank %1  %2  pid %3  %4")
@@ -313,7 +313,7 @@ int RunCommands::show(const QStringList &args)
             out << '\n' << CliUtil::tr("Step time: %1").arg(straggler) << '\n';
     }
     const QJsonArray attempts = state.value(QStringLiteral("attempts")).toArray();
-    for (const QJsonValue &v : attempts) {
+    for (const auto &v : attempts) {
         const QJsonObject a = v.toObject();
         out << '\n'
             << CliUtil::tr("Attempt %1 failed: %2")
@@ -529,7 +529,7 @@ int RunCommands::stop(const QStringList &args)
         const QJsonObject state = record.readState();
         if (record.profile().isLocal()) {
             for (const QJsonArray items = state.value(QStringLiteral("ranks")).toArray();
-                 const QJsonValue &v : items) {
+                 const auto &v : items) {
                 const qint64 pid = v.toObject().value(QStringLiteral("pid")).toInteger();
                 // Only a process that still carries this run's id: pids get reused.
                 QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
@@ -559,7 +559,7 @@ int RunCommands::stop(const QStringList &args)
     }
     QElapsedTimer t;
     t.start();
-    while (t.elapsed() < timeout * 1000) {
+    while (t.elapsed() < qint64(timeout) * 1000) {
         info = record.info();
         if (isTerminal(info.state) || info.launcherGone)
             break;
@@ -704,7 +704,7 @@ int RunCommands::exportRun(const QStringList &args)
     if (parser.isSet(tensorBoardOpt)) {
         QHash<int, QString> hosts;
         for (const QJsonArray items = record.readState().value(QStringLiteral("ranks")).toArray();
-             const QJsonValue &v : items) {
+             const auto &v : items) {
             const RankStatus s = RankStatus::fromJson(v.toObject());
             hosts.insert(s.rank, s.host);
         }
@@ -811,13 +811,13 @@ int RunCommands::stacks(const QStringList &args)
             bool all = true;
             for (int r : ranks)
                 all = all && dumpTime(r) > before.value(r);
-            if (all || t.elapsed() > timeout * 1000)
+            if (all || t.elapsed() > qint64(timeout) * 1000)
                 break;
             QThread::msleep(100);
         }
         // The launcher collects the flight recorders with the stacks: their verdict comes
         // first in what is printed.
-        for (bool verdict = false; t.elapsed() <= timeout * 1000; QThread::msleep(100))
+        for (bool verdict = false; t.elapsed() <= qint64(timeout) * 1000; QThread::msleep(100))
             if (CollectiveOutput::newestCollection(record, &verdict) > collectionBefore && verdict)
                 break;
     }

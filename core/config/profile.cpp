@@ -114,7 +114,7 @@ Profile Profile::fromJson(const QJsonObject &o)
     p.name = o.value(QStringLiteral("name")).toString();
     p.transport = o.value(QStringLiteral("transport")).toString(QStringLiteral("local"));
     const QJsonArray ns = o.value(QStringLiteral("nodes")).toArray();
-    for (const QJsonValue &v : ns) {
+    for (const auto &v : ns) {
         const QJsonObject j = v.toObject();
         ProfileNode n;
         n.host = j.value(QStringLiteral("host")).toString();
@@ -131,7 +131,7 @@ Profile Profile::fromJson(const QJsonObject &o)
     const QJsonObject env = o.value(QStringLiteral("environment")).toObject();
     for (auto it = env.begin(); it != env.end(); ++it)
         p.environment.insert(it.key(), it.value().toString());
-    for (const QJsonValue &v : o.value(QStringLiteral("metrics")).toArray())
+    for (const auto &v : o.value(QStringLiteral("metrics")).toArray())
         p.metricPatterns << v.toString();
     p.warmPython = o.value(QStringLiteral("warm_python")).toBool();
     p.flightRecorder = o.value(QStringLiteral("flight_recorder")).toBool(true);

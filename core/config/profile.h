@@ -59,7 +59,7 @@ struct Profile
     QString effectiveWorkerDirectory() const;
 
     QJsonObject toJson() const;
-    static Profile fromJson(const QJsonObject &json);
+    static Profile fromJson(const QJsonObject &o);
 
     // This machine, N ranks as local processes, no SSH.
     static Profile builtinLocal(int nprocPerNode = 2);

@@ -45,7 +45,7 @@ QJsonObject ProfileKind::completeSection(const QJsonObject &section) const
             break;
         case ProfileField::StringList: {
             QJsonArray list;
-            for (const QJsonValue &item : v.isArray() ? v.toArray() : f.defaultValue.toArray())
+            for (const auto &item : v.isArray() ? v.toArray() : f.defaultValue.toArray())
                 list.append(item.toString());
             out[f.key] = list;
             break;

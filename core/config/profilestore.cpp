@@ -205,7 +205,7 @@ public:
                 if (readString(value, k, &p->backend) && p->backend != QLatin1String("auto") &&
                     p->backend != QLatin1String("nccl") && p->backend != QLatin1String("gloo")) {
                     error(lineOf(value), k,
-                          tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")")
+                          tr(R"("%1" is not a backend (use "auto", "nccl" or "gloo"))")
                               .arg(p->backend));
                 }
             } else if (k == QLatin1String("environment")) {
@@ -457,9 +457,8 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
         errors.append(kind->validateSection(p.section, fileName));
     if (p.backend != QLatin1String("auto") && p.backend != QLatin1String("nccl") &&
         p.backend != QLatin1String("gloo"))
-        add(QStringLiteral("backend"),
-            tr("\"%1\" is not a backend (use \"auto\", \"nccl\" or \"gloo\")")
-                .arg(printableLabel(p.backend, 80)));
+        add(QStringLiteral("backend"), tr(R"("%1" is not a backend (use "auto", "nccl" or "gloo"))")
+                                           .arg(printableLabel(p.backend, 80)));
     if (p.nodes.isEmpty() && !kindChoosesNodes)
         add(QStringLiteral("nodes"), tr("the profile has no nodes"));
     if (const QString why =
@@ -504,8 +503,8 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
         {QStringLiteral("rendezvous_address"), p.rendezvousAddress},
         {QStringLiteral("worker_directory"), p.workerDirectory},
         {QStringLiteral("libtorch_path"), p.libtorchPath}};
-    for (int i = 0; i < p.metricPatterns.size(); ++i)
-        fields.append({QStringLiteral("metric_patterns"), p.metricPatterns[i]});
+    for (const QString &pattern : p.metricPatterns)
+        fields.append({QStringLiteral("metric_patterns"), pattern});
     for (int i = 0; i < (kindChoosesNodes ? 0 : p.nodes.size()); ++i) {
         const QString prefix = QStringLiteral("nodes[%1].").arg(i);
         fields.append({prefix + QStringLiteral("host"), p.nodes[i].host});
@@ -520,7 +519,7 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
             if (f.type == ProfileField::String)
                 fields.append({field, section.value(f.key).toString()});
             else if (f.type == ProfileField::StringList)
-                for (const QJsonValue &v : section.value(f.key).toArray())
+                for (const auto &v : section.value(f.key).toArray())
                     fields.append({field, v.toString()});
         }
     }
@@ -532,7 +531,7 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
         const bool said = std::any_of(errors.cbegin(), errors.cend(),
                                       [&](const ProfileError &e) { return e.field == f.first; });
         if (!said)
-            add(f.first, tr("\"%1\" contains %2 (profile \"%3\")")
+            add(f.first, tr(R"("%1" contains %2 (profile "%3"))")
                              .arg(printableLabel(f.second, 80), what, printableLabel(p.name, 64)));
     }
     return errors;
@@ -568,7 +567,7 @@ bool ProfileStore::load(const QString &name, Profile *profile, QList<ProfileErro
         errors->append(ProfileError{
             path, 0, QString(),
             tr("the file is larger than %1 MiB, the limit for a profile; nothing was read")
-                .arg(kMaxFileBytes / (1024 * 1024))});
+                .arg(kMaxFileBytes / (qint64(1024) * 1024))});
         return false;
     }
     Profile p;
@@ -634,7 +633,7 @@ QString ProfileStore::serialize(const Profile &p)
                 t.insert(s(f.key), int64_t(v.toInt()));
             } else {
                 toml::array list;
-                for (const QJsonValue &item : v.toArray())
+                for (const auto &item : v.toArray())
                     list.push_back(s(item.toString()));
                 t.insert(s(f.key), std::move(list));
             }

@@ -18,7 +18,7 @@ class ProfileStore
 {
 public:
     static constexpr int kSchemaVersion = 1;
-    static constexpr qint64 kMaxFileBytes = 4 * 1024 * 1024;
+    static constexpr qint64 kMaxFileBytes = qint64(4) * 1024 * 1024;
 
     // An empty directory means the default: $XDG_CONFIG_HOME/rankdeck/profiles.
     explicit ProfileStore(const QString &directory = QString());

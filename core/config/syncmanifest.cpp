@@ -46,7 +46,7 @@ QByteArray cachedSha256(const QFileInfo &fi, QString *error)
     }
     QCryptographicHash hash(QCryptographicHash::Sha256);
     hash.addData(&f);
-    const QByteArray hex = hash.result().toHex();
+    QByteArray hex = hash.result().toHex();
     QMutexLocker lock(&mutex);
     cache.insert(key, hex);
     return hex;
@@ -317,7 +317,7 @@ bool SyncManifest::parseJson(const QByteArray &json, QHash<QString, SyncFile> *f
     }
     files->clear();
     for (const QJsonArray items = doc.object().value(QStringLiteral("files")).toArray();
-         const QJsonValue &v : items) {
+         const auto &v : items) {
         const QJsonObject o = v.toObject();
         SyncFile f;
         f.path = o.value(QStringLiteral("path")).toString();

@@ -4,6 +4,8 @@
 #include <QJsonArray>
 #include <QRegularExpression>
 
+#include <algorithm>
+
 namespace rankdeck {
 
 namespace {
@@ -32,11 +34,9 @@ QString TrainingConfig::value(const QString &flag, const QString &fallback) cons
 
 bool TrainingConfig::hasFlag(const QString &flag) const
 {
-    for (const QString &a : workerArguments) {
-        if (a == flag || a.startsWith(flag + QLatin1Char('=')))
-            return true;
-    }
-    return false;
+    return std::any_of(workerArguments.cbegin(), workerArguments.cend(), [&](const QString &a) {
+        return a == flag || a.startsWith(flag + QLatin1Char('='));
+    });
 }
 
 void TrainingConfig::removeFlag(const QString &flag)
@@ -68,7 +68,7 @@ QString TrainingConfig::programName(const QStringList &program)
 {
     if (program.isEmpty())
         return QString();
-    const QString base = program.first().section(QLatin1Char('/'), -1);
+    QString base = program.first().section(QLatin1Char('/'), -1);
     // Through an interpreter every run would be called "python": the script says what it is.
     static const QRegularExpression interpreter(
         QStringLiteral("^(python[0-9.]*|pypy[0-9.]*|bash|sh)$"));
@@ -158,21 +158,21 @@ TrainingConfig TrainingConfig::fromJson(const QJsonObject &o)
     TrainingConfig c;
     c.name = o.value(QStringLiteral("name")).toString();
     for (const QJsonArray items = o.value(QStringLiteral("worker_arguments")).toArray();
-         const QJsonValue &v : items)
+         const auto &v : items)
         c.workerArguments.append(v.toString());
     c.maxRestarts = o.value(QStringLiteral("max_restarts")).toInt();
     for (const QJsonArray items = o.value(QStringLiteral("console_ranks")).toArray();
-         const QJsonValue &v : items)
+         const auto &v : items)
         c.consoleRanks.append(v.toInt());
     for (const QJsonArray items = o.value(QStringLiteral("program")).toArray();
-         const QJsonValue &v : items)
+         const auto &v : items)
         c.program.append(v.toString());
     c.workingDirectory = o.value(QStringLiteral("working_directory")).toString();
     const QJsonObject env = o.value(QStringLiteral("environment")).toObject();
     for (auto it = env.constBegin(); it != env.constEnd(); ++it)
         c.environment.insert(it.key(), it.value().toString());
     for (const QJsonArray items = o.value(QStringLiteral("metric_patterns")).toArray();
-         const QJsonValue &v : items)
+         const auto &v : items)
         c.metricPatterns.append(v.toString());
     c.tensorBoardDir = o.value(QStringLiteral("tensorboard_dir")).toString();
     c.syncDirectory = o.value(QStringLiteral("sync_directory")).toString();

@@ -58,7 +58,7 @@ struct TrainingConfig
     QString effectiveName() const;
 
     QJsonObject toJson() const;
-    static TrainingConfig fromJson(const QJsonObject &json);
+    static TrainingConfig fromJson(const QJsonObject &o);
 };
 
 } // namespace rankdeck

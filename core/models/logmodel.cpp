@@ -72,9 +72,7 @@ bool LogModel::accepts(const LogLine &line) const
     const int bit = line.stream == StreamKind::Stderr ? StderrLines : StdoutLines;
     if (!(m_streams & bit))
         return false;
-    if (!m_regex.pattern().isEmpty() && !m_regex.match(line.text).hasMatch())
-        return false;
-    return true;
+    return m_regex.pattern().isEmpty() || m_regex.match(line.text).hasMatch();
 }
 
 QString LogModel::displayText(const LogLine &line) const

@@ -11,7 +11,9 @@
 #include <QJsonObject>
 #include <QMap>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace rankdeck {
 
@@ -57,11 +59,10 @@ QString formatDuration(qint64 us)
 bool RunSummary::higherIsBetter(const QString &metric)
 {
     const QString m = metric.toLower();
-    for (const char *word :
-         {"acc", "samples_per_s", "throughput", "f1", "auc", "score", "tokens_per_s"})
-        if (m.contains(QLatin1String(word)))
-            return true;
-    return false;
+    static const char *const kWords[] = {"acc", "samples_per_s", "throughput",  "f1",
+                                         "auc", "score",         "tokens_per_s"};
+    return std::any_of(std::begin(kWords), std::end(kWords),
+                       [&](const char *word) { return m.contains(QLatin1String(word)); });
 }
 
 bool RunSummary::fromRecord(const QString &directory, RunSummary *s, QString *error)

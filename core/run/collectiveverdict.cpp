@@ -252,7 +252,7 @@ struct JsonIn
         const QJsonValue v = o.value(QLatin1String(key));
         if (!v.isArray() || v.toArray().size() > kMaxJsonRanks)
             return fail(tr("%1 is not a list of ranks").arg(QLatin1String(key))), out;
-        for (const QJsonArray items = v.toArray(); const QJsonValue &r : items) {
+        for (const QJsonArray items = v.toArray(); const auto &r : items) {
             const qint64 n = r.toInteger(-1);
             if (n < 0 || n > std::numeric_limits<int>::max())
                 return fail(tr("%1 holds something that is not a rank").arg(QLatin1String(key))),
@@ -322,7 +322,7 @@ CollectiveVerdict CollectiveVerdict::fromJson(const QJsonObject &json, QString *
     const QJsonValue cells = json.value(QLatin1String("inCollective"));
     if (!cells.isArray() || cells.toArray().size() > kMaxJsonRanks)
         in.fail(tr("inCollective is not a list"));
-    for (const QJsonArray items = cells.toArray(); const QJsonValue &cell : items) {
+    for (const QJsonArray items = cells.toArray(); const auto &cell : items) {
         const QJsonObject o = cell.toObject();
         RankInCollective c;
         const qint64 rank = in.integer(o, "rank", 0);

@@ -313,8 +313,7 @@ RankFailure RankFailure::fromJson(const QJsonObject &o)
     f.signalName = o.value(QStringLiteral("signal_name")).toString();
     f.exceptionType = o.value(QStringLiteral("exception")).toString();
     f.message = o.value(QStringLiteral("message")).toString();
-    for (const QJsonArray items = o.value(QStringLiteral("stack")).toArray();
-         const QJsonValue &v : items)
+    for (const QJsonArray items = o.value(QStringLiteral("stack")).toArray(); const auto &v : items)
         f.stack << v.toString();
     f.firstOwnFrame = o.value(QStringLiteral("first_own_frame")).toInt(-1);
     if (f.firstOwnFrame >= f.stack.size())
@@ -586,7 +585,7 @@ FailureReport FailureReport::fromJson(const QJsonObject &json)
 {
     FailureReport r;
     for (const QJsonArray items = json.value(QStringLiteral("failures")).toArray();
-         const QJsonValue &v : items)
+         const auto &v : items)
         if (v.isObject())
             r.failures << RankFailure::fromJson(v.toObject());
     return r;

@@ -114,7 +114,7 @@ public:
                                        .arg(QLatin1String(field))
                                        .arg(frlimits::MaxDims));
             QList<qint64> dims;
-            for (const QJsonArray items = t.toArray(); const QJsonValue &d : items) {
+            for (const QJsonArray items = t.toArray(); const auto &d : items) {
                 qint64 n = 0;
                 if (!integer(d, where, field, 0, &n))
                     return false;
@@ -131,7 +131,7 @@ public:
             return fail(where, tr("%1 is not a list of at most %2 strings")
                                    .arg(QLatin1String(field))
                                    .arg(frlimits::MaxTensors));
-        for (const QJsonArray items = v.toArray(); const QJsonValue &s : items) {
+        for (const QJsonArray items = v.toArray(); const auto &s : items) {
             if (!s.isString())
                 return fail(
                     where, tr("%1 holds something that is not a string").arg(QLatin1String(field)));

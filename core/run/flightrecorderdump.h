@@ -48,12 +48,12 @@
 namespace rankdeck {
 
 namespace frlimits {
-constexpr qsizetype MaxBytes = 32 * 1024 * 1024; // 2000 Gloo all_reduces: 941,551 bytes
-constexpr qsizetype MaxEntries = 4096;           // the newest are kept
-constexpr qsizetype MaxGroups = 1024;            // pg_config and pg_status each
-constexpr qsizetype MaxString = 256;             // characters; longer strings are cut
-constexpr qsizetype MaxTensors = 64;             // sizes/dtypes per entry
-constexpr qsizetype MaxDims = 16;                // dimensions per tensor
+constexpr qsizetype MaxBytes = qsizetype(32) * 1024 * 1024; // 2000 Gloo all_reduces: 941,551 bytes
+constexpr qsizetype MaxEntries = 4096;                      // the newest are kept
+constexpr qsizetype MaxGroups = 1024;                       // pg_config and pg_status each
+constexpr qsizetype MaxString = 256;                        // characters; longer strings are cut
+constexpr qsizetype MaxTensors = 64;                        // sizes/dtypes per entry
+constexpr qsizetype MaxDims = 16;                           // dimensions per tensor
 constexpr qsizetype MaxGroupRanks = 65536;
 } // namespace frlimits
 

@@ -94,7 +94,7 @@ public:
     // to write state.json, failure.txt and launcher.log saying so. create() makes it (a disk
     // too full for it fails the launch there); releaseReserve() frees it, at the end or when
     // the disk is full.
-    static constexpr qint64 kReserveBytes = 256 * 1024;
+    static constexpr qint64 kReserveBytes = qint64(256) * 1024;
     bool releaseReserve();
 
     QString stopRequestPath() const;

@@ -84,21 +84,20 @@ RunStateFile RunStateFile::fromJson(const QJsonObject &o)
     f.error = o.value(QStringLiteral("error")).toString();
     f.rootCauseSummary = o.value(QStringLiteral("root_cause_summary")).toString();
     f.rootCauseRank = o.value(QStringLiteral("root_cause_rank")).toInt(-1);
-    for (const QJsonArray items = o.value(QStringLiteral("ranks")).toArray();
-         const QJsonValue &v : items)
+    for (const QJsonArray items = o.value(QStringLiteral("ranks")).toArray(); const auto &v : items)
         f.ranks.append(RankStatus::fromJson(v.toObject()));
     for (const QJsonArray items = o.value(QStringLiteral("attempts")).toArray();
-         const QJsonValue &v : items)
+         const auto &v : items)
         f.attempts.append(v.toObject());
     f.detach = o.value(QStringLiteral("detach")).toBool();
     f.detached = o.value(QStringLiteral("detached")).toBool();
     for (const QJsonArray items = o.value(QStringLiteral("streams")).toArray();
-         const QJsonValue &v : items)
+         const auto &v : items)
         f.streams.append(StreamOffsets::fromJson(v.toObject()));
     const QJsonObject record = o.value(QStringLiteral("record_incomplete")).toObject();
     f.recordProblem = record.value(QStringLiteral("problem")).toString();
     for (const QJsonArray items = record.value(QStringLiteral("missing")).toArray();
-         const QJsonValue &v : items) {
+         const auto &v : items) {
         const QJsonObject g = v.toObject();
         f.recordGaps.append(RecordGap{g.value(QStringLiteral("rank")).toInt(),
                                       g.value(QStringLiteral("bytes")).toInteger(),
@@ -106,7 +105,7 @@ RunStateFile RunStateFile::fromJson(const QJsonObject &o)
     }
     f.recordMissingPoints = record.value(QStringLiteral("missing_metric_points")).toInteger();
     for (const QJsonArray items = o.value(QStringLiteral("clocks")).toArray();
-         const QJsonValue &v : items) {
+         const auto &v : items) {
         const int node = v.toObject().value(QStringLiteral("node")).toInt(-1);
         if (node >= 0)
             f.clocks.insert(node, NodeClock::fromJson(v.toObject()));

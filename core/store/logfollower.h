@@ -28,12 +28,12 @@ public:
 
     // Up to this much of a line is read whole, as LogStore does (kMaxReadBack); a longer line
     // keeps only its head and tail. Raw lines leave in pieces of at most this size.
-    static constexpr qsizetype kMaxLineBytes = 1024 * 1024;
+    static constexpr qsizetype kMaxLineBytes = qsizetype(1024) * 1024;
     // The most bytes a reader takes from the file at once.
-    static constexpr qint64 kReadChunk = 1024 * 1024;
+    static constexpr qint64 kReadChunk = qint64(1024) * 1024;
 
     explicit LogFollower(bool raw = false, qsizetype maxLineBytes = kMaxLineBytes,
-                         qsizetype maxDisplayBytes = 16 * 1024);
+                         qsizetype maxDisplayBytes = qsizetype(16) * 1024);
 
     // The next bytes of the file; appends what they finish to `out`.
     void feed(QByteArrayView chunk, QList<Line> &out);

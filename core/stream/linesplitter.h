@@ -23,8 +23,8 @@ struct LinePiece
 class LineSplitter
 {
 public:
-    static constexpr qsizetype kDefaultMaxPieceBytes = 1024 * 1024;
-    static constexpr qsizetype kDefaultMaxDisplayBytes = 16 * 1024;
+    static constexpr qsizetype kDefaultMaxPieceBytes = qsizetype(1024) * 1024;
+    static constexpr qsizetype kDefaultMaxDisplayBytes = qsizetype(16) * 1024;
 
     explicit LineSplitter(qsizetype maxPieceBytes = kDefaultMaxPieceBytes);
 

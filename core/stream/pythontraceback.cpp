@@ -30,7 +30,7 @@ QJsonArray framesToJson(const QList<PythonFrame> &frames)
 QList<PythonFrame> framesFromJson(const QJsonValue &v, int max = MaxFrames)
 {
     QList<PythonFrame> out;
-    for (const QJsonArray items = v.toArray(); const QJsonValue &f : items) {
+    for (const QJsonArray items = v.toArray(); const auto &f : items) {
         if (out.size() >= max)
             break;
         if (f.isObject())
@@ -220,7 +220,7 @@ PythonFaultDump PythonFaultDump::fromJson(const QJsonObject &o)
     PythonFaultDump d;
     d.fatalError = str(o, QLatin1String("fatal_error"));
     for (const QJsonArray items = o.value(QLatin1String("threads")).toArray();
-         const QJsonValue &v : items) {
+         const auto &v : items) {
         if (d.threads.size() >= MaxThreads)
             break;
         if (v.isObject())

@@ -42,8 +42,8 @@ class TensorBoardScalars
 public:
     static constexpr QLatin1StringView kNamePrefix{"tb/"};
     static constexpr int kMaxFilesPerRank = 256;
-    static constexpr qsizetype kMaxHeldPerFile = 16 * 1024 * 1024;
-    static constexpr qsizetype kMaxHeldTotal = 64 * 1024 * 1024;
+    static constexpr qsizetype kMaxHeldPerFile = qsizetype(16) * 1024 * 1024;
+    static constexpr qsizetype kMaxHeldTotal = qsizetype(64) * 1024 * 1024;
 
     struct Point
     {
