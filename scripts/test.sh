@@ -6,7 +6,7 @@
 # formatting of the C++ sources and the include layout (scripts/check-layout.py) are checked
 # before the tests run. The format check fails the run only once the tree has been formatted,
 # which the file .ci/format-enforced marks; until then it prints how many files differ. After the
-# build, clang-tidy and clazy check every first-party source, and every parser is fuzzed by the
+# build, clang-tidy and clazy check the product's sources, and every parser is fuzzed by the
 # gate: a fixed seed and a fixed number of inputs, so the same commit gets the same answer (below).
 #
 #   RANKDECK_TEST_LOAD=N     run N busy loops beside the suite (ended with it): CI shares its
@@ -40,7 +40,8 @@ if [[ -n ${CI:-} ]]; then
 fi
 
 # Static analysis (scripts/static-analysis.py): clang-tidy with .clang-tidy and clazy's level 1
-# on every first-party source of the build, findings are errors. Results are kept per batch of
+# on the product's sources (core cli gui plot bench; tests/ and worker/ not yet), findings are
+# errors. Results are kept per batch of
 # sources in ~/.cache/rankdeck/static-analysis, so a run analyses again only what changed;
 # docs/reliability.md (Static analysis) says what a full run costs. RANKDECK_STATIC_ANALYSIS=0
 # skips it, =1 runs it outside CI too.
