@@ -32,7 +32,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRST_PARTY = ("core", "cli", "gui", "plot", "bench", "worker", "tests")
-# What CI checks (no PATH given): the product's Qt code. tests/ and worker/ are analysed with
+# What CI checks (no PATH given; with RANKDECK_STATIC_ANALYSIS=1 until the findings are fixed):
+# the product's Qt code. tests/ and worker/ are analysed with
 # --all or by PATH; their findings are not fixed yet, and worker/'s libtorch units are most of a
 # full run's cost (docs/reliability.md, Static analysis).
 GATED = ("core", "cli", "gui", "plot", "bench")
