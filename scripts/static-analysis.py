@@ -352,8 +352,13 @@ def main():
             todo.append((batch, key))
         cpu_before, runs = children_cpu(), 0
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
-            results = pool.map(lambda job: analyse(command_for, job[0], work_dir), todo)
-            for (batch, key), (found, seconds, n) in zip(todo, results):
+            # Each batch's result is kept as soon as it is known, so a run that is stopped (or
+            # that times out in CI) leaves what it finished for the next run.
+            futures = {pool.submit(analyse, command_for, batch, work_dir): (batch, key)
+                       for batch, key in todo}
+            for future in concurrent.futures.as_completed(futures):
+                batch, key = futures[future]
+                found, seconds, n = future.result()
                 runs += n
                 analysed += len(batch["sources"])
                 report(found)

@@ -71,7 +71,7 @@ public:
         AllEnteredNoneCompleted
     };
 
-    static CollectiveVerdict compute(const QList<RankCollectiveInput> &ranks, qint64 nowNs);
+    static CollectiveVerdict compute(const QList<RankCollectiveInput> &inputs, qint64 nowNs);
 
     Kind kind() const { return m_kind; }
     QString groupName() const { return m_groupName; } // "0"; empty for Healthy/Undecided

@@ -7,6 +7,8 @@
 
 #include <QRegularExpression>
 
+#include <algorithm>
+
 namespace rankdeck {
 
 namespace {
@@ -16,9 +18,10 @@ const QString kCollective = QStringLiteral("collective");
 
 } // namespace
 
-FailurePolicy::ExitVerdict FailurePolicy::classifyExit(const RankExit &exit, const RankStatus &s,
-                                                       const RankRuntime &rt, bool bySignalWeSent,
-                                                       const QString &stacks)
+FailurePolicy::ExitVerdict FailurePolicy::classifyExit(const RankExit &exit,
+                                                       const RankStatus &status,
+                                                       const RankRuntime &runtime,
+                                                       bool bySignalWeSent, const QString &stacks)
 {
     ExitVerdict v;
     const bool clean = !exit.crashed && exit.exitCode == 0;
@@ -37,11 +40,11 @@ FailurePolicy::ExitVerdict FailurePolicy::classifyExit(const RankExit &exit, con
         v.how = tr("exit code %1").arg(exit.exitCode);
 
     RankFailure &f = v.failure;
-    f.rank = s.rank;
+    f.rank = status.rank;
     // A rank the launcher was stopping can still have failed by itself first (its own exit
     // code, or a signal the launcher did not send): that is a failure, not a consequence.
     const bool ownExit = !clean && !bySignalWeSent;
-    if (rt.ownFailure) {
+    if (runtime.ownFailure) {
         // It reported its own error/crash; the exit completes that report.
         v.action = ExitVerdict::Action::CompleteOwnReport;
         v.state = RankState::Failed;
@@ -50,20 +53,20 @@ FailurePolicy::ExitVerdict FailurePolicy::classifyExit(const RankExit &exit, con
         f.signalName = signalName(f.signal);
         return v;
     }
-    if (rt.launcherStopped && !ownExit) {
+    if (runtime.launcherStopped && !ownExit) {
         v.state = RankState::Stopped;
-        if (!rt.consequence)
+        if (!runtime.consequence)
             return v;
         v.action = ExitVerdict::Action::Consequence;
-        f.host = s.host;
-        f.localRank = s.localRank;
-        f.timeUs = s.endTimeUs;
+        f.host = status.host;
+        f.localRank = status.localRank;
+        f.timeUs = status.endTimeUs;
         f.kind = kConsequence;
-        f.exitCode = s.exitCode;
-        f.signal = s.signal;
-        f.signalName = signalName(s.signal);
+        f.exitCode = status.exitCode;
+        f.signal = status.signal;
+        f.signalName = signalName(status.signal);
         // build() names the root cause in the reason of every other consequence.
-        if (s.hung) {
+        if (status.hung) {
             f.reason = tr("hung, then stopped by the launcher (%1)").arg(v.how);
             if (!stacks.isEmpty())
                 f.stack = stacks.split(QLatin1Char('\n'));
@@ -76,11 +79,11 @@ FailurePolicy::ExitVerdict FailurePolicy::classifyExit(const RankExit &exit, con
     }
     v.action = ExitVerdict::Action::NewFailure;
     v.state = lost ? RankState::Lost : RankState::Failed;
-    f.host = s.host;
-    f.localRank = s.localRank;
+    f.host = status.host;
+    f.localRank = status.localRank;
     // The exit is seen a little after the death; the rank's last word bounds it from below,
     // and its own events carry its clock, so prefer what the transport measured.
-    f.timeUs = s.endTimeUs;
+    f.timeUs = status.endTimeUs;
     if (lost) {
         f.kind = QStringLiteral("lost");
         f.message = exit.detail;
@@ -307,11 +310,9 @@ bool FailurePolicy::anyOwnFailure() const
     // stopped stays stopped); a victim that did, still failed.
     if (m_victimFailed)
         return true;
-    for (const RankFailure &f : m_report.failures) {
-        if (f.kind != kConsequence && f.kind != kCollective)
-            return true;
-    }
-    return false;
+    return std::ranges::any_of(m_report.failures, [](const RankFailure &f) {
+        return f.kind != kConsequence && f.kind != kCollective;
+    });
 }
 
 void FailurePolicy::reset()

@@ -244,14 +244,14 @@ QJsonObject ChildFailure::toJson() const
     return o;
 }
 
-ChildFailure ChildFailure::fromJson(const QJsonObject &o)
+ChildFailure ChildFailure::fromJson(const QJsonObject &json)
 {
     ChildFailure c;
-    c.pid = o.value(QStringLiteral("pid")).toInteger(0);
-    c.role = o.value(QStringLiteral("role")).toString().left(100);
-    c.signal = o.value(QStringLiteral("signal")).toInt(0);
-    c.signalName = o.value(QStringLiteral("signal_name")).toString().left(20);
-    c.exitCode = o.value(QStringLiteral("exit_code")).toInt(0);
+    c.pid = json.value(QStringLiteral("pid")).toInteger(0);
+    c.role = json.value(QStringLiteral("role")).toString().left(100);
+    c.signal = json.value(QStringLiteral("signal")).toInt(0);
+    c.signalName = json.value(QStringLiteral("signal_name")).toString().left(20);
+    c.exitCode = json.value(QStringLiteral("exit_code")).toInt(0);
     return c;
 }
 
@@ -299,35 +299,36 @@ QJsonObject RankFailure::toJson() const
     return o;
 }
 
-RankFailure RankFailure::fromJson(const QJsonObject &o)
+RankFailure RankFailure::fromJson(const QJsonObject &json)
 {
     RankFailure f;
-    f.rank = o.value(QStringLiteral("rank")).toInt(-1);
-    f.host = o.value(QStringLiteral("host")).toString();
-    f.localRank = o.value(QStringLiteral("local_rank")).toInt(-1);
-    f.timeUs = o.value(QStringLiteral("time_us")).toInteger(0);
-    f.clockOffsetUs = o.value(QStringLiteral("clock_offset_us")).toInteger(0);
-    f.kind = o.value(QStringLiteral("kind")).toString();
-    f.exitCode = o.value(QStringLiteral("exit_code")).toInt(0);
-    f.signal = o.value(QStringLiteral("signal")).toInt(0);
-    f.signalName = o.value(QStringLiteral("signal_name")).toString();
-    f.exceptionType = o.value(QStringLiteral("exception")).toString();
-    f.message = o.value(QStringLiteral("message")).toString();
-    for (const QJsonArray items = o.value(QStringLiteral("stack")).toArray(); const auto &v : items)
+    f.rank = json.value(QStringLiteral("rank")).toInt(-1);
+    f.host = json.value(QStringLiteral("host")).toString();
+    f.localRank = json.value(QStringLiteral("local_rank")).toInt(-1);
+    f.timeUs = json.value(QStringLiteral("time_us")).toInteger(0);
+    f.clockOffsetUs = json.value(QStringLiteral("clock_offset_us")).toInteger(0);
+    f.kind = json.value(QStringLiteral("kind")).toString();
+    f.exitCode = json.value(QStringLiteral("exit_code")).toInt(0);
+    f.signal = json.value(QStringLiteral("signal")).toInt(0);
+    f.signalName = json.value(QStringLiteral("signal_name")).toString();
+    f.exceptionType = json.value(QStringLiteral("exception")).toString();
+    f.message = json.value(QStringLiteral("message")).toString();
+    for (const QJsonArray items = json.value(QStringLiteral("stack")).toArray();
+         const auto &v : items)
         f.stack << v.toString();
-    f.firstOwnFrame = o.value(QStringLiteral("first_own_frame")).toInt(-1);
+    f.firstOwnFrame = json.value(QStringLiteral("first_own_frame")).toInt(-1);
     if (f.firstOwnFrame >= f.stack.size())
         f.firstOwnFrame = -1;
-    f.reason = o.value(QStringLiteral("reason")).toString();
-    f.rootCause = o.value(QStringLiteral("root_cause")).toBool(false);
-    f.pid = o.value(QStringLiteral("pid")).toInteger(0);
-    f.thread = o.value(QStringLiteral("thread")).toString();
-    f.buildId = o.value(QStringLiteral("build_id")).toString();
-    f.reportPath = o.value(QStringLiteral("report_path")).toString();
+    f.reason = json.value(QStringLiteral("reason")).toString();
+    f.rootCause = json.value(QStringLiteral("root_cause")).toBool(false);
+    f.pid = json.value(QStringLiteral("pid")).toInteger(0);
+    f.thread = json.value(QStringLiteral("thread")).toString();
+    f.buildId = json.value(QStringLiteral("build_id")).toString();
+    f.reportPath = json.value(QStringLiteral("report_path")).toString();
     // Records from before Python support have neither.
-    f.python = pythonChainFromJson(o.value(QStringLiteral("python")).toArray());
-    f.pythonDump = PythonFaultDump::fromJson(o.value(QStringLiteral("python_dump")).toObject());
-    f.child = ChildFailure::fromJson(o.value(QStringLiteral("child")).toObject());
+    f.python = pythonChainFromJson(json.value(QStringLiteral("python")).toArray());
+    f.pythonDump = PythonFaultDump::fromJson(json.value(QStringLiteral("python_dump")).toObject());
+    f.child = ChildFailure::fromJson(json.value(QStringLiteral("child")).toObject());
     return f;
 }
 
@@ -777,7 +778,7 @@ QString waitLocation(const QStringList &frames, const QString &ownModule)
                        : tr("%1, called from %2").arg(shortFunction(parts[i].function), caller);
         }
     }
-    const QString own = ownCaller(0);
+    QString own = ownCaller(0);
     if (!own.isEmpty())
         return own;
     for (const FrameParts &p : parts)

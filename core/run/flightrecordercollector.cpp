@@ -471,15 +471,15 @@ QJsonObject FlightRecorderCollector::toStateJson() const
     return o;
 }
 
-void FlightRecorderCollector::restoreStateJson(const QJsonObject &o)
+void FlightRecorderCollector::restoreStateJson(const QJsonObject &json)
 {
-    m_collections = o.value(QStringLiteral("collections")).toInt();
-    m_offReason = o.value(QStringLiteral("off")).toString();
-    m_verdictId = o.value(QStringLiteral("verdict_collection")).toInteger();
-    m_verdictTrigger = o.value(QStringLiteral("verdict_trigger")).toString();
-    m_verdictUs = o.value(QStringLiteral("verdict_us")).toInteger();
-    m_verdict = CollectiveVerdict::fromJson(o.value(QStringLiteral("verdict")).toObject());
-    m_shown = m_verdictId > 0 && o.value(QStringLiteral("verdict_shown")).toBool();
+    m_collections = json.value(QStringLiteral("collections")).toInt();
+    m_offReason = json.value(QStringLiteral("off")).toString();
+    m_verdictId = json.value(QStringLiteral("verdict_collection")).toInteger();
+    m_verdictTrigger = json.value(QStringLiteral("verdict_trigger")).toString();
+    m_verdictUs = json.value(QStringLiteral("verdict_us")).toInteger();
+    m_verdict = CollectiveVerdict::fromJson(json.value(QStringLiteral("verdict")).toObject());
+    m_shown = m_verdictId > 0 && json.value(QStringLiteral("verdict_shown")).toBool();
     m_shownId = m_shown ? m_verdictId : 0;
     // A verdict shown while the ranks were stuck stays shown while they still are.
     if (m_shown && m_verdict.kind() != CollectiveVerdict::Kind::Desync) {

@@ -107,7 +107,7 @@ public:
                                    .arg(QLatin1String(field))
                                    .arg(tensors.size())
                                    .arg(frlimits::MaxTensors));
-        for (const QJsonValue &t : tensors) {
+        for (const auto &t : tensors) {
             if (!t.isArray() || t.toArray().size() > frlimits::MaxDims)
                 return fail(where, tr("%1 holds something that is not a tensor's sizes (a list "
                                       "of at most %2 numbers)")
@@ -269,7 +269,7 @@ QString FlightRecorderEntry::profilingName() const
 
 QString FlightRecorderEntry::describe() const
 {
-    const QString name = printableLabel(op, 60);
+    QString name = printableLabel(op, 60);
     if (inputSizes.isEmpty())
         return name;
     QStringList tensors;
@@ -320,7 +320,7 @@ FlightRecorderDump FlightRecorderDump::parse(const QByteArray &json, QString *er
     if (json.size() > frlimits::MaxBytes)
         return failed(tr("the dump is %1 bytes, more than the %2 MiB a flight-recorder dump can be")
                           .arg(json.size())
-                          .arg(frlimits::MaxBytes / (1024 * 1024)));
+                          .arg(frlimits::MaxBytes / (qint64{1024} * 1024)));
     if (json.trimmed().isEmpty())
         return failed(tr("the dump is empty"));
     QJsonParseError parseError;

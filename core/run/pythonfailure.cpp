@@ -76,11 +76,10 @@ bool isDataLoaderWorkerDump(const PythonFaultDump &dump)
     const PythonThreadStack *t = dump.currentThread();
     if (!t)
         return false;
-    for (const PythonFrame &f : t->frames)
-        if (f.function == QLatin1String("_worker_loop") &&
-            f.file.endsWith(QLatin1String("/utils/data/_utils/worker.py")))
-            return true;
-    return false;
+    return std::ranges::any_of(t->frames, [](const PythonFrame &f) {
+        return f.function == QLatin1String("_worker_loop") &&
+               f.file.endsWith(QLatin1String("/utils/data/_utils/worker.py"));
+    });
 }
 
 // What torch's DataLoader says in the rank when a worker dies (its SIGCHLD handler,

@@ -5,75 +5,76 @@
 
 namespace rankdeck {
 
-RankEventTracker::Result RankEventTracker::apply(const WorkerEvent &e, qint64 now, RankStatus &s,
-                                                 RankRuntime &rt)
+RankEventTracker::Result RankEventTracker::apply(const WorkerEvent &event, qint64 nowUs,
+                                                 RankStatus &status, RankRuntime &runtime)
 {
     Result result;
     // Any event is a sign of life.
-    s.lastHeartbeatUs = now;
-    if (s.silent) {
-        s.silent = false;
+    status.lastHeartbeatUs = nowUs;
+    if (status.silent) {
+        status.silent = false;
         result.heartbeatsResumed = true;
     }
-    switch (e.type()) {
+    switch (event.type()) {
     case WorkerEvent::Type::Hello:
-        if (!e.host().isEmpty())
-            s.host = e.host();
-        if (e.pid() > 0 && s.pid == 0)
-            s.pid = e.pid();
-        s.device = e.string("device");
-        s.backend = e.string("backend");
-        if (e.integer("total_steps") > 0)
-            s.totalSteps = e.integer("total_steps");
+        if (!event.host().isEmpty())
+            status.host = event.host();
+        if (event.pid() > 0 && status.pid == 0)
+            status.pid = event.pid();
+        status.device = event.string("device");
+        status.backend = event.string("backend");
+        if (event.integer("total_steps") > 0)
+            status.totalSteps = event.integer("total_steps");
         // A supervised program is running once its supervisor speaks: the supervisor cannot see
         // the program's own rendezvous.
-        if (e.fields().value(QStringLiteral("supervised")).toBool()) {
-            if (s.state == RankState::Starting || s.state == RankState::Rendezvous) {
-                rt.lastStepChangeUs = now;
+        if (event.fields().value(QStringLiteral("supervised")).toBool()) {
+            if (status.state == RankState::Starting || status.state == RankState::Rendezvous) {
+                runtime.lastStepChangeUs = nowUs;
                 result.newState = RankState::Running;
             }
-        } else if (s.state == RankState::Starting) {
+        } else if (status.state == RankState::Starting) {
             result.newState = RankState::Rendezvous;
         }
         break;
     case WorkerEvent::Type::Rendezvous:
-        if (!e.string("backend").isEmpty())
-            s.backend = e.string("backend");
-        rt.lastStepChangeUs = now;
-        if (s.state == RankState::Starting || s.state == RankState::Rendezvous)
+        if (!event.string("backend").isEmpty())
+            status.backend = event.string("backend");
+        runtime.lastStepChangeUs = nowUs;
+        if (status.state == RankState::Starting || status.state == RankState::Rendezvous)
             result.newState = RankState::Running;
         break;
     case WorkerEvent::Type::Step: {
-        const qint64 step = e.step();
-        if (step != s.step) {
-            if (s.step >= 0)
-                rt.maxStepIntervalUs = std::max(rt.maxStepIntervalUs, now - rt.lastStepChangeUs);
-            rt.lastStepChangeUs = now;
+        const qint64 step = event.step();
+        if (step != status.step) {
+            if (status.step >= 0)
+                runtime.maxStepIntervalUs =
+                    std::max(runtime.maxStepIntervalUs, nowUs - runtime.lastStepChangeUs);
+            runtime.lastStepChangeUs = nowUs;
         }
-        s.step = step;
-        s.loss = e.loss();
-        s.samplesPerSec = e.number("samples_per_s", 0);
-        s.lastStepUs = now;
-        if (s.hung) {
-            s.hung = false;
-            rt.dumpRequested = false;
-            s.detail.clear();
+        status.step = step;
+        status.loss = event.loss();
+        status.samplesPerSec = event.number("samples_per_s", 0);
+        status.lastStepUs = nowUs;
+        if (status.hung) {
+            status.hung = false;
+            runtime.dumpRequested = false;
+            status.detail.clear();
             result.progressResumed = true;
         }
-        if (s.state == RankState::Rendezvous || s.state == RankState::Starting)
+        if (status.state == RankState::Rendezvous || status.state == RankState::Starting)
             result.newState = RankState::Running;
         result.stepChanged = true;
         break;
     }
     case WorkerEvent::Type::Heartbeat:
-        if (e.step() >= 0 && e.step() > s.step)
-            s.step = e.step();
+        if (event.step() >= 0 && event.step() > status.step)
+            status.step = event.step();
         break;
     case WorkerEvent::Type::Finished:
-        if (e.step() >= 0)
-            s.step = e.step();
-        if (!qIsNaN(e.loss()))
-            s.loss = e.loss();
+        if (event.step() >= 0)
+            status.step = event.step();
+        if (!qIsNaN(event.loss()))
+            status.loss = event.loss();
         break;
     default:
         break;

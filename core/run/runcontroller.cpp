@@ -381,8 +381,8 @@ void RunController::checkAllDone()
     QTimer::singleShot(0, this, [this] {
         if (m_run.finalized)
             return;
-        for (int r = 0; r < m_run.ranks.size(); ++r) {
-            if (!isTerminal(m_run.ranks[r].state))
+        for (const RankStatus &s : std::as_const(m_run.ranks)) {
+            if (!isTerminal(s.state))
                 return;
         }
         finalize();

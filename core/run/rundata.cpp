@@ -85,7 +85,7 @@ bool RunData::reopen(const QString &runDirectory, RunStateFile *st, QString *err
     return true;
 }
 
-void RunData::restoreFrom(const ReattachPlan &reattach, qint64 now)
+void RunData::restoreFrom(const ReattachPlan &reattach, qint64 nowUs)
 {
     record = reattach.record();
     plan = reattach.launchPlan();
@@ -95,9 +95,9 @@ void RunData::restoreFrom(const ReattachPlan &reattach, qint64 now)
     userStop = st.userStop;
     if (!policy.rootCauseSummary().isEmpty())
         rootCauseSummary = policy.rootCauseSummary();
-    runtime = reattach.runtimes(now);
+    runtime = reattach.runtimes(nowUs);
     for (RankStatus &s : ranks)
-        s.lastHeartbeatUs = now;
+        s.lastHeartbeatUs = nowUs;
 }
 
 void RunData::addPlannedRanks()

@@ -59,7 +59,7 @@ struct RunData
     // and the stores as they are. false and *error when unreadable; *state: what it read.
     bool reopen(const QString &runDirectory, RunStateFile *state, QString *error);
     // A detached run taken over: what the plan found, every rank as last seen, alive now.
-    void restoreFrom(const ReattachPlan &plan, qint64 nowUs);
+    void restoreFrom(const ReattachPlan &reattach, qint64 nowUs);
 
     // The plan's ranks, none started yet.
     void addPlannedRanks();

@@ -30,7 +30,7 @@ public:
 
     // pythonText: the traceback of torchelastic's error file (a supervised program's `error`
     // event), which wins over what the rank printed.
-    void record(const RankFailure &failure, const QString &pythonText = {});
+    void record(const RankFailure &given, const QString &pythonText = {});
     // The rank's traceback or faulthandler dump completed after its failure was recorded.
     void pythonChanged(int rank);
     // The launcher stops the rank (consequence: because another one failed).

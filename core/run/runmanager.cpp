@@ -12,10 +12,8 @@ RunManager::RunManager(const QString &runsDirectory, QObject *parent)
     refresh();
 }
 
-RunManager::~RunManager()
-{
-    // Controllers are children; their destructors kill what still runs.
-}
+// Controllers are children; their destructors kill what still runs.
+RunManager::~RunManager() = default;
 
 RunController *RunManager::launch(const Profile &profile, const TrainingConfig &config,
                                   RunController::Options options, QString *error)

@@ -386,7 +386,7 @@ QString RunRecord::resolve(const QString &runsDirectory, const QString &idOrName
         *error = tr("invalid run \"%1\"").arg(idOrName);
         return {};
     }
-    const QString direct = runsDirectory + QLatin1Char('/') + idOrName;
+    QString direct = runsDirectory + QLatin1Char('/') + idOrName;
     if (QFileInfo::exists(direct + QStringLiteral("/run.json")))
         return direct;
     for (const RunInfo &i : list(runsDirectory)) { // newest first

@@ -130,31 +130,31 @@ QJsonObject RankStatus::toJson() const
     return o;
 }
 
-RankStatus RankStatus::fromJson(const QJsonObject &o)
+RankStatus RankStatus::fromJson(const QJsonObject &json)
 {
     RankStatus s;
-    s.rank = o.value(QStringLiteral("rank")).toInt();
-    s.nodeIndex = o.value(QStringLiteral("node")).toInt();
-    s.localRank = o.value(QStringLiteral("local_rank")).toInt();
-    s.host = o.value(QStringLiteral("host")).toString();
-    s.pid = o.value(QStringLiteral("pid")).toInteger();
-    s.state = rankStateFromName(o.value(QStringLiteral("state")).toString());
-    s.device = o.value(QStringLiteral("device")).toString();
-    s.backend = o.value(QStringLiteral("backend")).toString();
-    s.startTimeUs = o.value(QStringLiteral("start_us")).toInteger();
-    s.endTimeUs = o.value(QStringLiteral("end_us")).toInteger();
-    s.exitCode = o.value(QStringLiteral("exit_code")).toInt();
-    s.signal = o.value(QStringLiteral("signal")).toInt();
-    s.step = o.value(QStringLiteral("step")).toInteger(-1);
-    s.printedStep = o.value(QStringLiteral("printed_step")).toInteger(-1);
-    s.totalSteps = o.value(QStringLiteral("total_steps")).toInteger();
-    s.loss = o.value(QStringLiteral("loss")).toDouble(qQNaN());
-    s.samplesPerSec = o.value(QStringLiteral("samples_per_s")).toDouble();
-    s.silent = o.value(QStringLiteral("silent")).toBool();
-    s.hung = o.value(QStringLiteral("hung")).toBool();
-    s.rootCause = o.value(QStringLiteral("root_cause")).toBool();
-    s.detail = o.value(QStringLiteral("detail")).toString();
-    s.inCollective = o.value(QStringLiteral("in_collective")).toString();
+    s.rank = json.value(QStringLiteral("rank")).toInt();
+    s.nodeIndex = json.value(QStringLiteral("node")).toInt();
+    s.localRank = json.value(QStringLiteral("local_rank")).toInt();
+    s.host = json.value(QStringLiteral("host")).toString();
+    s.pid = json.value(QStringLiteral("pid")).toInteger();
+    s.state = rankStateFromName(json.value(QStringLiteral("state")).toString());
+    s.device = json.value(QStringLiteral("device")).toString();
+    s.backend = json.value(QStringLiteral("backend")).toString();
+    s.startTimeUs = json.value(QStringLiteral("start_us")).toInteger();
+    s.endTimeUs = json.value(QStringLiteral("end_us")).toInteger();
+    s.exitCode = json.value(QStringLiteral("exit_code")).toInt();
+    s.signal = json.value(QStringLiteral("signal")).toInt();
+    s.step = json.value(QStringLiteral("step")).toInteger(-1);
+    s.printedStep = json.value(QStringLiteral("printed_step")).toInteger(-1);
+    s.totalSteps = json.value(QStringLiteral("total_steps")).toInteger();
+    s.loss = json.value(QStringLiteral("loss")).toDouble(qQNaN());
+    s.samplesPerSec = json.value(QStringLiteral("samples_per_s")).toDouble();
+    s.silent = json.value(QStringLiteral("silent")).toBool();
+    s.hung = json.value(QStringLiteral("hung")).toBool();
+    s.rootCause = json.value(QStringLiteral("root_cause")).toBool();
+    s.detail = json.value(QStringLiteral("detail")).toString();
+    s.inCollective = json.value(QStringLiteral("in_collective")).toString();
     return s;
 }
 

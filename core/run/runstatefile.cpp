@@ -64,37 +64,38 @@ QJsonObject RunStateFile::toJson() const
     return o;
 }
 
-RunStateFile RunStateFile::fromJson(const QJsonObject &o)
+RunStateFile RunStateFile::fromJson(const QJsonObject &json)
 {
     RunStateFile f;
-    f.id = o.value(QStringLiteral("id")).toString();
-    f.name = o.value(QStringLiteral("name")).toString();
-    f.state = runStateFromName(o.value(QStringLiteral("state")).toString());
-    f.attempt = o.value(QStringLiteral("attempt")).toInt();
-    f.maxRestarts = o.value(QStringLiteral("max_restarts")).toInt();
-    f.launcherPid = o.value(QStringLiteral("launcher_pid")).toInteger();
-    f.launcherHost = o.value(QStringLiteral("launcher_host")).toString();
-    f.createdUs = o.value(QStringLiteral("created_us")).toInteger();
-    f.startedUs = o.value(QStringLiteral("started_us")).toInteger();
-    f.endedUs = o.value(QStringLiteral("ended_us")).toInteger();
-    f.masterAddress = o.value(QStringLiteral("master_addr")).toString();
-    f.masterPort = o.value(QStringLiteral("master_port")).toInt();
-    f.userStop = o.value(QStringLiteral("user_stop")).toBool();
-    f.hung = o.value(QStringLiteral("hung")).toBool();
-    f.error = o.value(QStringLiteral("error")).toString();
-    f.rootCauseSummary = o.value(QStringLiteral("root_cause_summary")).toString();
-    f.rootCauseRank = o.value(QStringLiteral("root_cause_rank")).toInt(-1);
-    for (const QJsonArray items = o.value(QStringLiteral("ranks")).toArray(); const auto &v : items)
+    f.id = json.value(QStringLiteral("id")).toString();
+    f.name = json.value(QStringLiteral("name")).toString();
+    f.state = runStateFromName(json.value(QStringLiteral("state")).toString());
+    f.attempt = json.value(QStringLiteral("attempt")).toInt();
+    f.maxRestarts = json.value(QStringLiteral("max_restarts")).toInt();
+    f.launcherPid = json.value(QStringLiteral("launcher_pid")).toInteger();
+    f.launcherHost = json.value(QStringLiteral("launcher_host")).toString();
+    f.createdUs = json.value(QStringLiteral("created_us")).toInteger();
+    f.startedUs = json.value(QStringLiteral("started_us")).toInteger();
+    f.endedUs = json.value(QStringLiteral("ended_us")).toInteger();
+    f.masterAddress = json.value(QStringLiteral("master_addr")).toString();
+    f.masterPort = json.value(QStringLiteral("master_port")).toInt();
+    f.userStop = json.value(QStringLiteral("user_stop")).toBool();
+    f.hung = json.value(QStringLiteral("hung")).toBool();
+    f.error = json.value(QStringLiteral("error")).toString();
+    f.rootCauseSummary = json.value(QStringLiteral("root_cause_summary")).toString();
+    f.rootCauseRank = json.value(QStringLiteral("root_cause_rank")).toInt(-1);
+    for (const QJsonArray items = json.value(QStringLiteral("ranks")).toArray();
+         const auto &v : items)
         f.ranks.append(RankStatus::fromJson(v.toObject()));
-    for (const QJsonArray items = o.value(QStringLiteral("attempts")).toArray();
+    for (const QJsonArray items = json.value(QStringLiteral("attempts")).toArray();
          const auto &v : items)
         f.attempts.append(v.toObject());
-    f.detach = o.value(QStringLiteral("detach")).toBool();
-    f.detached = o.value(QStringLiteral("detached")).toBool();
-    for (const QJsonArray items = o.value(QStringLiteral("streams")).toArray();
+    f.detach = json.value(QStringLiteral("detach")).toBool();
+    f.detached = json.value(QStringLiteral("detached")).toBool();
+    for (const QJsonArray items = json.value(QStringLiteral("streams")).toArray();
          const auto &v : items)
         f.streams.append(StreamOffsets::fromJson(v.toObject()));
-    const QJsonObject record = o.value(QStringLiteral("record_incomplete")).toObject();
+    const QJsonObject record = json.value(QStringLiteral("record_incomplete")).toObject();
     f.recordProblem = record.value(QStringLiteral("problem")).toString();
     for (const QJsonArray items = record.value(QStringLiteral("missing")).toArray();
          const auto &v : items) {
@@ -104,13 +105,13 @@ RunStateFile RunStateFile::fromJson(const QJsonObject &o)
                                       g.value(QStringLiteral("lines")).toInteger()});
     }
     f.recordMissingPoints = record.value(QStringLiteral("missing_metric_points")).toInteger();
-    for (const QJsonArray items = o.value(QStringLiteral("clocks")).toArray();
+    for (const QJsonArray items = json.value(QStringLiteral("clocks")).toArray();
          const auto &v : items) {
         const int node = v.toObject().value(QStringLiteral("node")).toInt(-1);
         if (node >= 0)
             f.clocks.insert(node, NodeClock::fromJson(v.toObject()));
     }
-    f.flightRecorder = o.value(QStringLiteral("flight_recorder")).toObject();
+    f.flightRecorder = json.value(QStringLiteral("flight_recorder")).toObject();
     return f;
 }
 

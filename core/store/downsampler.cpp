@@ -188,7 +188,7 @@ DownsampledPoints Downsampler::bucket(std::span<const qint64> x, double offset, 
 
 void Downsampler::midSamples(std::span<const qint64> x, std::vector<qint64> &mid, qsizetype from)
 {
-    const size_t count = x.size() >= size_t(kMid + 1) ? (x.size() - kMid - 1) / kBlock + 1 : 0;
+    const size_t count = x.size() >= size_t(kMid) + 1 ? (x.size() - kMid - 1) / kBlock + 1 : 0;
     size_t j = mid.size();
     if (from >= 0)
         j = std::min(j, size_t(from) / kBlock);

@@ -32,7 +32,7 @@ constexpr quint64 kNumberMask = (quint64(1) << kRankShift) - 1;
 constexpr quint8 kFlagTruncated = 1;
 constexpr quint8 kFlagOverdrawn = 2;
 // Lines longer than this are shown from their head when read back from disk.
-constexpr qint64 kMaxReadBack = 1024 * 1024;
+constexpr qint64 kMaxReadBack = qint64{1024} * 1024;
 
 void encodeIndex(char *out, qint64 offset, qint64 timeUs, qint64 length, StreamKind stream,
                  quint8 flags)
@@ -649,7 +649,7 @@ bool LogStore::readRankRangeLocked(int rank, qint64 first, qint64 count, QList<L
     };
     const qint64 spanStart = offsetOf(0);
     const qint64 spanEnd = offsetOf(n - 1) + lengthOf(n - 1);
-    constexpr qint64 kMaxSpan = 8 * 1024 * 1024;
+    constexpr qint64 kMaxSpan = qint64{8} * 1024 * 1024;
     QByteArray block;
     const bool bulk = spanEnd - spanStart <= kMaxSpan && spanEnd >= spanStart;
     if (bulk && rf.logRead->seek(spanStart))

@@ -242,7 +242,7 @@ struct MetricsStore::MeanSeries
                     hit = &sm;
             }
             if (!hit) {
-                hit = smoothed[0].lastUse <= smoothed[1].lastUse ? &smoothed[0] : &smoothed[1];
+                hit = smoothed[0].lastUse <= smoothed[1].lastUse ? smoothed.data() : &smoothed[1];
                 *hit = Smoothed{};
                 hit->weight = weight;
                 hit->state = Smoothing(weight);
@@ -783,10 +783,10 @@ void MetricsStore::smoothEveryRankLocked(const QString &name, double weight) con
 {
     std::vector<const Series *> todo;
     size_t points = 0;
-    for (auto it = m_series.cbegin(); it != m_series.cend(); ++it) {
-        const auto found = it->constFind(name);
-        if (found != it->cend() && !(*found)->hasSmoothed(Smoothing::effectiveWeight(
-                                       weight, qint64((*found)->values.size())))) {
+    for (const auto &byName : m_series) {
+        const auto found = byName.constFind(name);
+        if (found != byName.cend() && !(*found)->hasSmoothed(Smoothing::effectiveWeight(
+                                          weight, qint64((*found)->values.size())))) {
             todo.push_back(found->get());
             points += (*found)->values.size();
         }

@@ -95,13 +95,13 @@ QJsonObject PythonFrame::toJson() const
     return o;
 }
 
-PythonFrame PythonFrame::fromJson(const QJsonObject &o)
+PythonFrame PythonFrame::fromJson(const QJsonObject &json)
 {
     PythonFrame f;
-    f.file = str(o, QLatin1String("file"));
-    f.line = o.value(QLatin1String("line")).toInt(0);
-    f.function = str(o, QLatin1String("function"));
-    f.source = str(o, QLatin1String("source"));
+    f.file = str(json, QLatin1String("file"));
+    f.line = json.value(QLatin1String("line")).toInt(0);
+    f.function = str(json, QLatin1String("function"));
+    f.source = str(json, QLatin1String("source"));
     return f.bounded();
 }
 
@@ -135,14 +135,14 @@ QJsonObject PythonException::toJson() const
     return o;
 }
 
-PythonException PythonException::fromJson(const QJsonObject &o)
+PythonException PythonException::fromJson(const QJsonObject &json)
 {
     PythonException e;
-    e.type = str(o, QLatin1String("type"));
-    e.message = str(o, QLatin1String("message"));
-    e.frames = framesFromJson(o.value(QLatin1String("frames")));
-    e.chainedBy = str(o, QLatin1String("chained_by"));
-    e.framesOmitted = o.value(QLatin1String("frames_omitted")).toInt(0);
+    e.type = str(json, QLatin1String("type"));
+    e.message = str(json, QLatin1String("message"));
+    e.frames = framesFromJson(json.value(QLatin1String("frames")));
+    e.chainedBy = str(json, QLatin1String("chained_by"));
+    e.framesOmitted = json.value(QLatin1String("frames_omitted")).toInt(0);
     return e.bounded();
 }
 
@@ -169,13 +169,13 @@ QJsonObject PythonThreadStack::toJson() const
     return o;
 }
 
-PythonThreadStack PythonThreadStack::fromJson(const QJsonObject &o)
+PythonThreadStack PythonThreadStack::fromJson(const QJsonObject &json)
 {
     PythonThreadStack t;
-    t.threadId = str(o, QLatin1String("id"));
-    t.current = o.value(QLatin1String("current")).toBool(false);
-    t.frames = framesFromJson(o.value(QLatin1String("frames")), MaxThreadFrames);
-    t.note = str(o, QLatin1String("note"));
+    t.threadId = str(json, QLatin1String("id"));
+    t.current = json.value(QLatin1String("current")).toBool(false);
+    t.frames = framesFromJson(json.value(QLatin1String("frames")), MaxThreadFrames);
+    t.note = str(json, QLatin1String("note"));
     return t.bounded();
 }
 
@@ -215,11 +215,11 @@ QJsonObject PythonFaultDump::toJson() const
     return o;
 }
 
-PythonFaultDump PythonFaultDump::fromJson(const QJsonObject &o)
+PythonFaultDump PythonFaultDump::fromJson(const QJsonObject &json)
 {
     PythonFaultDump d;
-    d.fatalError = str(o, QLatin1String("fatal_error"));
-    for (const QJsonArray items = o.value(QLatin1String("threads")).toArray();
+    d.fatalError = str(json, QLatin1String("fatal_error"));
+    for (const QJsonArray items = json.value(QLatin1String("threads")).toArray();
          const auto &v : items) {
         if (d.threads.size() >= MaxThreads)
             break;

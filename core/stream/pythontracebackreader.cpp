@@ -346,7 +346,7 @@ void PythonTracebackReader::frameLine(const QString &rawLine)
         f.function = m.captured(3).left(MaxFunction);
         m_frames.append(f);
         // Keep the innermost: drop the outermost in batches so that 10^6 frames stay linear.
-        if (m_frames.size() >= 2 * MaxFrames) {
+        if (m_frames.size() >= qsizetype{2} * MaxFrames) {
             const qsizetype drop = m_frames.size() - MaxFrames;
             m_frames.remove(0, drop);
             m_framesOmitted += int(drop);

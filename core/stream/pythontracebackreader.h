@@ -26,7 +26,7 @@ namespace rankdeck {
 class PythonTracebackReader
 {
 public:
-    void addLine(QStringView line);
+    void addLine(QStringView raw);
 
     const QList<PythonException> &lastException() const { return m_lastChain; }
     const PythonFaultDump &lastFaultDump() const { return m_lastDump; }

@@ -169,11 +169,11 @@ void TensorBoardScalars::feed(int rank, const WorkerEvent &event, Output &out)
                                           "longer than %3 MiB; skipped")
                                            .arg(rank)
                                            .arg(shown)
-                                           .arg(kMaxHeldPerFile / (1024 * 1024))
+                                           .arg(kMaxHeldPerFile / (qint64{1024} * 1024))
                                      : tr("rank %1: TensorBoard event files hold more than %2 "
                                           "MiB of unfinished records; a record of %3 is skipped")
                                            .arg(rank)
-                                           .arg(kMaxHeldTotal / (1024 * 1024))
+                                           .arg(kMaxHeldTotal / (qint64{1024} * 1024))
                                            .arg(shown));
         }
         dropHeld(file);

@@ -3,6 +3,9 @@
 
 #include <QCoreApplication>
 
+#include <algorithm>
+#include <array>
+
 namespace rankdeck {
 
 QString xBasisKey(XBasis basis)
@@ -20,13 +23,12 @@ QString xBasisKey(XBasis basis)
 
 bool parseXBasis(QStringView key, XBasis *basis)
 {
-    for (XBasis b : {XBasis::Step, XBasis::Epoch, XBasis::Report}) {
-        if (key == xBasisKey(b)) {
-            *basis = b;
-            return true;
-        }
-    }
-    return false;
+    constexpr std::array all{XBasis::Step, XBasis::Epoch, XBasis::Report};
+    const auto found = std::ranges::find_if(all, [key](XBasis b) { return key == xBasisKey(b); });
+    if (found == all.end())
+        return false;
+    *basis = *found;
+    return true;
 }
 
 QString xBasisLabel(XBasis basis)

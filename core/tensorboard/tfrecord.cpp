@@ -12,7 +12,7 @@ namespace {
 constexpr qsizetype kHeader = 12; // length + its CRC
 constexpr qsizetype kFooter = 4;
 // A length beyond this is not a scalar event but a corrupt header: do not wait for it.
-constexpr quint64 kMaxRecord = 256u * 1024 * 1024;
+constexpr quint64 kMaxRecord = quint64{256} * 1024 * 1024;
 } // namespace
 
 QByteArray TfRecord::frame(const QByteArray &data)

@@ -26,8 +26,8 @@ LocalTransport::LocalTransport(QObject *parent) : Transport(parent) {}
 LocalTransport::~LocalTransport()
 {
     killAll();
-    for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it) {
-        if (QProcess *p = it->process) {
+    for (const Rank &rank : std::as_const(m_ranks)) {
+        if (QProcess *p = rank.process) {
             p->disconnect(this);
             p->waitForFinished(2000);
         }
@@ -191,10 +191,10 @@ void LocalTransport::signalRank(int rank, int signal)
 
 void LocalTransport::killAll()
 {
-    for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it) {
-        if (it->pid > 0 && !it->exited) {
-            ::kill(-pid_t(it->pid), SIGKILL);
-            ::kill(pid_t(it->pid), SIGKILL);
+    for (const Rank &rank : std::as_const(m_ranks)) {
+        if (rank.pid > 0 && !rank.exited) {
+            ::kill(-pid_t(rank.pid), SIGKILL);
+            ::kill(pid_t(rank.pid), SIGKILL);
         }
     }
 }

@@ -34,14 +34,14 @@ QJsonObject NodeClock::toJson() const
     return o;
 }
 
-NodeClock NodeClock::fromJson(const QJsonObject &o)
+NodeClock NodeClock::fromJson(const QJsonObject &json)
 {
     NodeClock c;
-    c.offsetUs = o.value(QStringLiteral("offset_us")).toInteger(0);
-    c.rttUs = o.value(QStringLiteral("rtt_us")).toInteger(-1);
-    c.measuredUs = o.value(QStringLiteral("measured_us")).toInteger(0);
-    c.sameClock = o.value(QStringLiteral("same_clock")).toBool(false);
-    c.error = o.value(QStringLiteral("error")).toString();
+    c.offsetUs = json.value(QStringLiteral("offset_us")).toInteger(0);
+    c.rttUs = json.value(QStringLiteral("rtt_us")).toInteger(-1);
+    c.measuredUs = json.value(QStringLiteral("measured_us")).toInteger(0);
+    c.sameClock = json.value(QStringLiteral("same_clock")).toBool(false);
+    c.error = json.value(QStringLiteral("error")).toString();
     return c;
 }
 

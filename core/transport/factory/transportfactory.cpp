@@ -21,7 +21,7 @@ Transport *TransportFactory::create(const Profile &profile, const QString &runId
         return kind->create(profile, runId, interaction, parent);
     if (error)
         *error = QCoreApplication::translate("rankdeck::TransportFactory",
-                                             "profile \"%1\": unknown transport \"%2\" (use %3)")
+                                             R"(profile "%1": unknown transport "%2" (use %3))")
                      .arg(profile.name, profile.transport, ProfileKinds::list(true));
     return nullptr;
 }
