@@ -86,6 +86,10 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         return s;
     }
     case RanksColumn:
+        // "ranks 0–16, 18–511 finished; rank 17 failed (exit 1, root cause)": which ranks
+        // stand out, without opening the run.
+        if (role == Qt::ToolTipRole && !r.rankSummary.isEmpty())
+            return r.rankSummary;
         return r.worldSize;
     case StartedColumn:
         return r.createdUs > 0 ? QDateTime::fromMSecsSinceEpoch(r.createdUs / 1000)
