@@ -14,6 +14,7 @@
 #include <QAbstractItemModelTester>
 #include <QDir>
 #include <QProcess>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -116,9 +117,26 @@ private slots:
                      .toString(),
                  u"ranks 0–31 finished"_s);
 
+        // A second run comes in as a row of its own: a row the user had selected stays where it
+        // is (no reset).
+        const QPersistentModelIndex selected = list.index(rowNamed(list, u"byhand"_s), 0);
+        QSignalSpy resets(&list, &QAbstractItemModel::modelReset);
+        RunRecord second;
+        QVERIFY2(second.create(dir, RunRecord::newRunId(u"second"_s), u"second"_s,
+                               Profile::builtinLocal(2), config, &error),
+                 qPrintable(error));
+        QVERIFY(writeState(second, RunState::Running, 2, RankState::Running));
+        QTRY_COMPARE_WITH_TIMEOUT(stateOf(list, u"second"_s), RunState::Running, 30000);
+        QCOMPARE(list.rowCount(), 2);
+        QVERIFY(selected.isValid());
+        QCOMPARE(selected.data(RunListModel::RunIdRole).toString(), record.id());
+        QCOMPARE(resets.count(), 0);
+
         // A run directory removed (by hand, or by another GUI's delete) leaves the list.
         QVERIFY(QDir(record.directory()).removeRecursively());
-        QTRY_COMPARE_WITH_TIMEOUT(list.rowCount(), 0, 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(list.rowCount(), 1, 30000);
+        QCOMPARE(list.run(0).id, second.id());
+        QCOMPARE(resets.count(), 0);
     }
 
     void cliRunShowsAndFollows()
