@@ -227,6 +227,7 @@ void RunView::refreshOverview()
         }
     }
     m_overview->setProgress(done, total, eta);
+    m_logs->setRankStatuses(m_run->rankStatuses());
     refreshSteps(isTerminal(state));
     if (isTerminal(state))
         m_timer->stop();
