@@ -8,6 +8,7 @@
 #include "collectiveoutput.h"
 #include "rankoutput.h"
 #include "run/failurereport.h"
+#include "run/rankgroups.h"
 #include "run/rankstackdump.h"
 #include "run/runrecord.h"
 #include "run/runstatefile.h"
@@ -319,21 +320,45 @@ int RunCommands::show(const QStringList &args)
                                        1000))
             << '\n';
     }
-    bool stacksHeader = false;
+    // Each rank's last dump; past MaxRanksEach ranks, ranks whose dumps say the same (reason
+    // and where they wait) are one entry: 512 ranks hung in one all_reduce are one place.
+    struct StackEntry
+    {
+        QList<int> ranks;
+        qint64 latestUs = 0;
+        QString reason;
+        QStringList where;
+    };
+    QList<StackEntry> stackEntries;
+    QHash<QString, qsizetype> stackEntryOf;
+    const bool groupStacks =
+        info.worldSize > RankOutput::MaxRanksEach && !parser.isSet(allRanksOpt);
     for (int r = 0; r < info.worldSize; ++r) {
         qint64 t = 0;
         QString reason, body;
         if (!CollectiveOutput::lastStackDump(record.stacksPath(r), &t, &reason, &body))
             continue;
-        if (!stacksHeader) {
-            out << '\n'
-                << CliUtil::tr("Last stack dumps (rankdeck-cli stacks RUN for the full stacks):")
-                << '\n';
-            stacksHeader = true;
+        const QStringList where = whereRankWaits(RankStackDump::split(body));
+        const QString key = reason + QChar(0x1f) + where.join(QChar(0x1f));
+        if (const qsizetype at = groupStacks ? stackEntryOf.value(key, -1) : -1; at >= 0) {
+            stackEntries[at].ranks << r;
+            stackEntries[at].latestUs = std::max(stackEntries[at].latestUs, t);
+            continue;
         }
-        out << CliUtil::tr("  rank %1 at %2 (%3):").arg(r).arg(CliUtil::formatTime(t), reason)
+        stackEntryOf.insert(key, stackEntries.size());
+        stackEntries.append({{r}, t, reason, where});
+    }
+    if (!stackEntries.isEmpty())
+        out << '\n'
+            << CliUtil::tr("Last stack dumps (rankdeck-cli stacks RUN for the full stacks):")
             << '\n';
-        for (const QString &line : whereRankWaits(RankStackDump::split(body)))
+    for (const StackEntry &e : std::as_const(stackEntries)) {
+        const QString whom = e.ranks.size() == 1
+                                 ? CliUtil::tr("rank %1").arg(e.ranks.first())
+                                 : CliUtil::tr("ranks %1").arg(RankGroups::ranges(e.ranks, 8));
+        out << CliUtil::tr("  %1 at %2 (%3):").arg(whom, CliUtil::formatTime(e.latestUs), e.reason)
+            << '\n';
+        for (const QString &line : e.where)
             out << QStringLiteral("    ") << line << '\n';
     }
     // failure.txt quotes the ranks' own output (tracebacks, messages).

@@ -40,7 +40,7 @@ private:
 
     // A failed run of `world` ranks: rank 17 (if there) the root cause, ranks 40 and 41 (if
     // there) hung, the rest finished at step 100 of 100 on 16 hosts.
-    QString writeRun(const QString &id, int world)
+    QString writeRun(const QString &id, int world, bool withStacks = false)
     {
         RunRecord record;
         QString error;
@@ -81,6 +81,15 @@ private:
                 s.step = 52;
             }
             state.ranks << s;
+        }
+        if (withStacks) {
+            // The hung ranks sleep; every other rank waits in Gloo's all_reduce.
+            for (int r = 0; r < world; ++r)
+                record.appendStacks(r, state.endedUs, u"dump-stacks"_s,
+                                    r == 40 || r == 41
+                                        ? u"thread 1 (main):\n#0 0x1 in clock_nanosleep"_s
+                                        : u"thread 1 (main):\n#0 0x1 in "
+                                          "c10d::ProcessGroupGloo::AsyncWork::wait()"_s);
         }
         if (!record.writeState(state.toJson(), &error)) {
             qWarning() << error;
@@ -133,6 +142,37 @@ private slots:
         // What comes after the ranks is still there.
         QVERIFY2(show.out.contains(u"Root cause: rank 17 exited with code 1"_s),
                  qPrintable(show.out));
+    }
+
+    void stackDumpsGrouped()
+    {
+        // Every rank dumped its stacks: two places, two entries, not 512.
+        const QString id = writeRun(u"20990101-000005-bigstacks"_s, 512, true);
+        QVERIFY(!id.isEmpty());
+        const Result show = cli({u"show"_s, id});
+        QCOMPARE(show.code, 0);
+        const QString stacks =
+            show.out
+                .section(u"Last stack dumps (rankdeck-cli stacks RUN for the full stacks):\n"_s, 1)
+                .section(u"\n\n"_s, 0, 0);
+        const QStringList entries =
+            stacks.split(u'\n', Qt::SkipEmptyParts).filter(QRegularExpression(u"^  \\S"_s));
+        QCOMPARE(entries.size(), 2);
+        QVERIFY2(entries[0].startsWith(u"  ranks 0–39, 42–511 at "_s) &&
+                     entries[0].endsWith(u"(dump-stacks):"_s),
+                 qPrintable(show.out));
+        QVERIFY2(entries[1].startsWith(u"  ranks 40, 41 at "_s), qPrintable(show.out));
+        // --all-ranks: each rank's entry.
+        const Result all = cli({u"show"_s, u"--all-ranks"_s, id});
+        QCOMPARE(all.code, 0);
+        const QString allStacks =
+            all.out
+                .section(u"Last stack dumps (rankdeck-cli stacks RUN for the full stacks):\n"_s, 1)
+                .section(u"\n\n"_s, 0, 0);
+        QCOMPARE(allStacks.split(u'\n', Qt::SkipEmptyParts)
+                     .filter(QRegularExpression(u"^  rank \\d+ at "_s))
+                     .size(),
+                 512);
     }
 
     void allRanksPrintsEachRank()
