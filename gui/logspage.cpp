@@ -228,8 +228,9 @@ void LogsPage::syncTabs()
 void LogsPage::setRankStatuses(const QList<RankStatus> &statuses)
 {
     m_statuses = statuses;
-    // Only while the search is offered: a few ranks' page does no work for it.
-    if (m_rankFilter->isVisibleTo(this))
+    // The run view calls this every 50 ms: only the page on screen with its search offered (more
+    // than a few ranks) refreshes the finder; a search typed later reads the statuses first.
+    if (isVisible() && m_rankFilter->isVisibleTo(this))
         updateRankFinder();
 }
 
@@ -256,6 +257,7 @@ void LogsPage::updateRankFinder()
 
 void LogsPage::onRankFilterEdited(const QString &text)
 {
+    updateRankFinder();
     m_rankModel->setFilter(text);
     if (!text.trimmed().isEmpty())
         m_rankCompleter->complete();
