@@ -4,8 +4,6 @@
 #include "models/rankpickermodel.h"
 #include "store/logstore.h"
 
-#include <QRegularExpression>
-
 #include <algorithm>
 #include <cstdlib>
 
@@ -29,13 +27,38 @@ template <typename T> std::pair<T, int> mostCommon(const QList<T> &values)
     return {best, bestCount};
 }
 
+// Numbers left out ("step 12 loss -0.25" → "step # loss #"): a loop, not a regular expression,
+// as it runs over every rank's last line each second.
 QString withoutNumbers(const QString &line)
 {
-    static const QRegularExpression numbers(
-        QStringLiteral(R"([-+]?(0x[0-9a-fA-F]+|\d+(\.\d+)?([eE][-+]?\d+)?))"));
-    QString s = line.trimmed();
-    s.replace(numbers, QStringLiteral("#"));
-    return s;
+    const QString in = line.trimmed();
+    QString out;
+    out.reserve(in.size());
+    const auto isDigit = [](QChar c) { return c >= u'0' && c <= u'9'; };
+    const auto isHex = [&isDigit](QChar c) {
+        return isDigit(c) || (c >= u'a' && c <= u'f') || (c >= u'A' && c <= u'F');
+    };
+    for (qsizetype i = 0; i < in.size();) {
+        const QChar c = in[i];
+        const bool signedNumber = (c == u'-' || c == u'+') && i + 1 < in.size() &&
+                                  isDigit(in[i + 1]) && (i == 0 || !in[i - 1].isLetterOrNumber());
+        if (!isDigit(c) && !signedNumber) {
+            out += c;
+            ++i;
+            continue;
+        }
+        ++i;
+        if (c == u'0' && i < in.size() && (in[i] == u'x' || in[i] == u'X')) {
+            ++i;
+            while (i < in.size() && isHex(in[i]))
+                ++i;
+        } else {
+            while (i < in.size() && (isDigit(in[i]) || in[i] == u'.'))
+                ++i;
+        }
+        out += u'#';
+    }
+    return out;
 }
 
 } // namespace

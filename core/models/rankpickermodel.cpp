@@ -11,8 +11,7 @@ RankPickerModel::RankPickerModel(QObject *parent) : QAbstractListModel(parent) {
 
 QString RankPickerModel::labelOf(const RankStatus &status)
 {
-    const QList<RankGroup> groups = RankGroups::group({status});
-    return groups.isEmpty() ? QString() : groups.constFirst().label();
+    return RankGroups::groupOf(status).label();
 }
 
 bool RankPickerModel::parseRanks(const QString &word, QList<QPair<int, int>> *ranges)

@@ -64,22 +64,30 @@ QString RankGroup::text(int maxPieces) const
     return rankText(maxPieces) + QLatin1Char(' ') + label();
 }
 
+RankGroup RankGroups::groupOf(const RankStatus &s)
+{
+    RankGroup g;
+    g.state = s.state;
+    g.hung = s.hung;
+    g.silent = s.silent;
+    g.rootCause = s.rootCause;
+    if (endedByItself(s.state)) {
+        g.exitCode = s.exitCode;
+        g.signal = s.signal;
+    }
+    g.ranks << s.rank;
+    return g;
+}
+
 QList<RankGroup> RankGroups::group(const QList<RankStatus> &ranks)
 {
     QMap<GroupKey, RankGroup> byKey;
     for (const RankStatus &s : ranks) {
         RankGroup &g = byKey[keyOf(s)];
-        if (g.ranks.isEmpty()) {
-            g.state = s.state;
-            g.hung = s.hung;
-            g.silent = s.silent;
-            g.rootCause = s.rootCause;
-            if (endedByItself(s.state)) {
-                g.exitCode = s.exitCode;
-                g.signal = s.signal;
-            }
-        }
-        g.ranks << s.rank;
+        if (g.ranks.isEmpty())
+            g = groupOf(s);
+        else
+            g.ranks << s.rank;
     }
     QList<RankGroup> groups;
     groups.reserve(byKey.size());

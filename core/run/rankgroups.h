@@ -40,6 +40,8 @@ public:
     // The groups, largest first (the majority, then the ranks that stand out); groups of the
     // same size by their first rank. O(ranks · log ranks).
     static QList<RankGroup> group(const QList<RankStatus> &ranks);
+    // The group `status` belongs to, with only its rank in it (for one rank's label).
+    static RankGroup groupOf(const RankStatus &status);
     // The groups' texts joined by "; ".
     static QString summary(const QList<RankGroup> &groups, int maxPieces = 8);
     // Ranges of ranks: {1, 2, 3, 5, 7, 8, 9, 11, 12} → "1–3, 5, 7–9, 11, 12" (sorted, each once,

@@ -70,6 +70,10 @@ private slots:
         QTest::newRow("no output") << 64 << u"7:line="_s << QStringList{u"7: no output"_s};
         QTest::newRow("no majority state: none stands out by state")
             << 4 << u"0:finished 1:finished"_s << QStringList{};
+        QTest::newRow("signs and hex are numbers")
+            << 64
+            << u"8:line=step_100_loss_-0.25 9:line=step_100_loss_0x7f 10:line=step_7_loss_1.5"_s
+            << QStringList{};
         QTest::newRow("one rank") << 1 << QString() << QStringList{};
         QTest::newRow("no ranks") << 0 << QString() << QStringList{};
     }
