@@ -2,14 +2,17 @@
 #include "collectiveoutput.h"
 
 #include "cliutil.h"
+#include "rankoutput.h"
 #include "run/collectiveverdict.h"
 #include "run/flightrecordercollection.h"
+#include "run/rankgroups.h"
 #include "run/rankstackdump.h"
 #include "run/runrecord.h"
 #include "util/printabletext.h"
 
 #include <QDir>
 #include <QFile>
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -117,21 +120,42 @@ bool CollectiveOutput::print(QTextStream &out, const RunRecord &record, const QJ
                     ? CliUtil::tr("Where the ranks wait, by their last stacks:")
                     : CliUtil::tr("Hung, %1. Where the ranks wait, by their last stacks:").arg(why))
             << '\n';
+        // Each rank's place as lines; at many ranks, ranks in the same place as one entry
+        // ("ranks 0–16, 18–511: no stack dump"), in the order of their first rank.
+        QList<QStringList> places;
+        QHash<QStringList, qsizetype> placeIndex;
+        QList<QList<int>> placeRanks;
+        const bool grouped = ranks.size() > RankOutput::MaxRanksEach;
         for (int r = 0; r < ranks.size(); ++r) {
             qint64 t = 0;
             QString reason, body;
+            QStringList place;
             if (!lastStackDump(record.stacksPath(r), &t, &reason, &body)) {
-                out << CliUtil::tr("  rank %1: no stack dump").arg(r) << '\n';
+                place << CliUtil::tr("no stack dump");
+            } else {
+                const QStringList waits = whereRankWaits(RankStackDump::split(body));
+                if (waits.isEmpty())
+                    place << CliUtil::tr("(no thread to show)");
+                for (const QString &w : waits)
+                    place << printableLabel(w, 300);
+            }
+            const qsizetype at = grouped ? placeIndex.value(place, -1) : -1;
+            if (at >= 0) {
+                placeRanks[at] << r;
                 continue;
             }
-            const QStringList waits = whereRankWaits(RankStackDump::split(body));
-            out << CliUtil::tr("  rank %1: %2")
-                       .arg(r)
-                       .arg(waits.isEmpty() ? CliUtil::tr("(no thread to show)")
-                                            : printableLabel(waits.first(), 300))
-                << '\n';
-            for (qsizetype i = 1; i < waits.size(); ++i)
-                out << QStringLiteral("          ") << printableLabel(waits[i], 300) << '\n';
+            placeIndex.insert(place, places.size());
+            places << place;
+            placeRanks << QList<int>{r};
+        }
+        for (qsizetype i = 0; i < places.size(); ++i) {
+            const QList<int> &who = placeRanks[i];
+            const QString whom = who.size() == 1
+                                     ? CliUtil::tr("rank %1").arg(who.first())
+                                     : CliUtil::tr("ranks %1").arg(RankGroups::ranges(who, 8));
+            out << QStringLiteral("  %1: %2").arg(whom, places[i].first()) << '\n';
+            for (qsizetype j = 1; j < places[i].size(); ++j)
+                out << QStringLiteral("          ") << places[i][j] << '\n';
         }
     }
     out << '\n';

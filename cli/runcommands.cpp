@@ -6,7 +6,9 @@
 
 #include "cliutil.h"
 #include "collectiveoutput.h"
+#include "rankoutput.h"
 #include "run/failurereport.h"
+#include "run/rankgroups.h"
 #include "run/rankstackdump.h"
 #include "run/runrecord.h"
 #include "run/runstatefile.h"
@@ -145,6 +147,10 @@ int RunCommands::runs(const QStringList &args)
                    .arg(i.worldSize, 5)
                    .arg(CliUtil::formatTime(i.createdUs), -19)
                    .arg(printableLabel(i.rootCause, 200));
+        // A big run whose ranks did not all end alike gets a second line of ranges; a small
+        // one's `show` lists its few ranks.
+        if (i.rankGroups > 1 && i.worldSize > RankOutput::MaxRanksEach)
+            out << QStringLiteral("    ") << i.rankSummary << '\n';
     }
     for (const BrokenRun &b : broken) {
         out << QStringLiteral("%1  %2  %3\n")
@@ -193,7 +199,12 @@ int RunCommands::show(const QStringList &args)
         QStringLiteral("json"),
         CliUtil::tr("Print the run as JSON: its state.json, its failure report and the collective "
                     "verdict."));
-    parser.addOptions({scriptOpt, jsonOpt});
+    const QCommandLineOption allRanksOpt(
+        QStringLiteral("all-ranks"),
+        CliUtil::tr("Print one line per rank. Without it, a run of more than %1 ranks prints ranks "
+                    "that are alike as ranges (\"ranks 0–16, 18–511 finished\").")
+            .arg(RankOutput::MaxRanksEach));
+    parser.addOptions({scriptOpt, jsonOpt, allRanksOpt});
     int code = 0;
     if (!CliUtil::parse(
             parser, args,
@@ -278,29 +289,16 @@ int RunCommands::show(const QStringList &args)
     }
     out << '\n' << CliUtil::tr("Ranks:") << '\n';
     QHash<int, QString> hosts;
+    QList<RankStatus> ranks;
     for (const QJsonArray items = state.value(QStringLiteral("ranks")).toArray();
          const auto &v : items) {
-        const RankStatus s = RankStatus::fromJson(v.toObject());
-        hosts.insert(s.rank, s.host);
-        QString line = QStringLiteral("  rank %1  %2  pid %3  %4")
-                           .arg(s.rank, 3)
-                           .arg(s.host, -12)
-                           .arg(s.pid, -8)
-                           .arg(rankStateName(s.state), -10);
-        if (s.shownStep() >= 0)
-            line += QStringLiteral("  ") + CliUtil::formatStep(s.shownStep(), s.totalSteps);
-        if (!qIsNaN(s.loss))
-            line += CliUtil::tr("  loss %1").arg(s.loss, 0, 'g', 6);
-        if (s.startTimeUs > 0 && s.endTimeUs > 0)
-            line += QStringLiteral("  ") + CliUtil::formatDuration(s.endTimeUs - s.startTimeUs);
-        if (!s.detail.isEmpty())
-            line += QStringLiteral("  (") + printableLabel(s.detail, 1000) + QLatin1Char(')');
-        if (!s.inCollective.isEmpty())
-            line += CliUtil::tr("  in collective %1").arg(printableLabel(s.inCollective, 200));
-        if (s.rootCause)
-            line += CliUtil::tr("  <- root cause");
-        out << line << '\n';
+        ranks << RankStatus::fromJson(v.toObject());
+        hosts.insert(ranks.constLast().rank, ranks.constLast().host);
     }
+    if (parser.isSet(allRanksOpt) || ranks.size() <= RankOutput::MaxRanksEach)
+        RankOutput::printEach(out, ranks);
+    else
+        RankOutput::printGrouped(out, ranks);
     // Who slows the others down, from the recorded step times (read only: the run may still
     // be appending to its metrics.csv).
     {
@@ -322,21 +320,45 @@ int RunCommands::show(const QStringList &args)
                                        1000))
             << '\n';
     }
-    bool stacksHeader = false;
+    // Each rank's last dump; past MaxRanksEach ranks, ranks whose dumps say the same (reason
+    // and where they wait) are one entry: 512 ranks hung in one all_reduce are one place.
+    struct StackEntry
+    {
+        QList<int> ranks;
+        qint64 latestUs = 0;
+        QString reason;
+        QStringList where;
+    };
+    QList<StackEntry> stackEntries;
+    QHash<QString, qsizetype> stackEntryOf;
+    const bool groupStacks =
+        info.worldSize > RankOutput::MaxRanksEach && !parser.isSet(allRanksOpt);
     for (int r = 0; r < info.worldSize; ++r) {
         qint64 t = 0;
         QString reason, body;
         if (!CollectiveOutput::lastStackDump(record.stacksPath(r), &t, &reason, &body))
             continue;
-        if (!stacksHeader) {
-            out << '\n'
-                << CliUtil::tr("Last stack dumps (rankdeck-cli stacks RUN for the full stacks):")
-                << '\n';
-            stacksHeader = true;
+        const QStringList where = whereRankWaits(RankStackDump::split(body));
+        const QString key = reason + QChar(0x1f) + where.join(QChar(0x1f));
+        if (const qsizetype at = groupStacks ? stackEntryOf.value(key, -1) : -1; at >= 0) {
+            stackEntries[at].ranks << r;
+            stackEntries[at].latestUs = std::max(stackEntries[at].latestUs, t);
+            continue;
         }
-        out << CliUtil::tr("  rank %1 at %2 (%3):").arg(r).arg(CliUtil::formatTime(t), reason)
+        stackEntryOf.insert(key, stackEntries.size());
+        stackEntries.append({{r}, t, reason, where});
+    }
+    if (!stackEntries.isEmpty())
+        out << '\n'
+            << CliUtil::tr("Last stack dumps (rankdeck-cli stacks RUN for the full stacks):")
             << '\n';
-        for (const QString &line : whereRankWaits(RankStackDump::split(body)))
+    for (const StackEntry &e : std::as_const(stackEntries)) {
+        const QString whom = e.ranks.size() == 1
+                                 ? CliUtil::tr("rank %1").arg(e.ranks.first())
+                                 : CliUtil::tr("ranks %1").arg(RankGroups::ranges(e.ranks, 8));
+        out << CliUtil::tr("  %1 at %2 (%3):").arg(whom, CliUtil::formatTime(e.latestUs), e.reason)
+            << '\n';
+        for (const QString &line : e.where)
             out << QStringLiteral("    ") << line << '\n';
     }
     // failure.txt quotes the ranks' own output (tracebacks, messages).

@@ -5,11 +5,15 @@
 #include "logview.h"
 #include "models/collapsedlogmodel.h"
 #include "models/logmodel.h"
+#include "models/rankpickermodel.h"
 #include "store/logstore.h"
 
 #include <QAction>
 #include <QComboBox>
+#include <QCompleter>
 #include <QHBoxLayout>
+#include <QHash>
+#include <QLineEdit>
 #include <QListView>
 #include <QTabBar>
 #include <QTimer>
@@ -55,6 +59,31 @@ LogsPage::LogsPage(QWidget *parent) : QWidget(parent)
     m_picker->setVisible(false);
     connect(m_picker, &QComboBox::currentIndexChanged, this, &LogsPage::onPickerChanged);
 
+    m_rankFilter = new QLineEdit(this);
+    m_rankFilter->setObjectName(QStringLiteral("logRankFilter"));
+    m_rankFilter->setPlaceholderText(tr("Find ranks"));
+    m_rankFilter->setToolTip(
+        tr("Find ranks by number (17), range (40-41, 3, 7–9), host (node03) or state (failed, "
+           "hung); words combine (\"node03 failed\"). Choose one to show its log."));
+    m_rankFilter->setClearButtonEnabled(true);
+    m_rankFilter->setVisible(false);
+    m_rankModel = new RankPickerModel(this);
+    // The model filters by its own rules (ranges, hosts, states); the completer only shows it.
+    m_rankCompleter = new QCompleter(m_rankModel, this);
+    m_rankCompleter->setCompletionMode(QCompleter::UnfilteredPopupCompletion);
+    m_rankCompleter->setMaxVisibleItems(20);
+    m_rankCompleter->setWidget(m_rankFilter);
+    connect(m_rankFilter, &QLineEdit::textEdited, this, &LogsPage::onRankFilterEdited);
+    connect(m_rankCompleter, qOverload<const QModelIndex &>(&QCompleter::activated), this,
+            [this](const QModelIndex &index) {
+                showRank(index.data(RankPickerModel::RankRole).toInt());
+            });
+    connect(m_rankFilter, &QLineEdit::returnPressed, this, [this] {
+        // Enter takes the first rank found: "17⏎" jumps to rank 17.
+        if (m_rankModel->rowCount() > 0)
+            showRank(m_rankModel->rankAt(0));
+    });
+
     m_view = new LogView(this);
     m_view->listView()->setItemDelegate(new LogLineDelegate(m_view->listView()));
     m_model = new LogModel(nullptr, LogStore::AllRanks, this);
@@ -96,6 +125,7 @@ LogsPage::LogsPage(QWidget *parent) : QWidget(parent)
     auto *top = new QHBoxLayout;
     top->setContentsMargins(0, 0, 0, 0);
     top->addWidget(m_tabs, 1);
+    top->addWidget(m_rankFilter);
     top->addWidget(m_picker);
     top->addWidget(collapseButton);
     layout->addLayout(top);
@@ -154,7 +184,11 @@ void LogsPage::setLogStore(const LogStore *store)
             m_picker->removeItem(m_picker->count() - 1);
         m_picker->setCurrentIndex(0);
         m_picker->setVisible(false);
+        m_rankFilter->setVisible(false);
+        m_rankFilter->clear();
+        m_rankModel->setFilter(QString());
     }
+    m_statuses.clear();
     m_tabRanks.clear();
     m_ranks.clear();
     m_openedRanks.clear();
@@ -187,6 +221,46 @@ void LogsPage::syncTabs()
             addTab(rank);
     }
     m_picker->setVisible(m_ranks.size() > PickerThreshold);
+    m_rankFilter->setVisible(m_picker->isVisibleTo(this));
+    updateRankFinder();
+}
+
+void LogsPage::setRankStatuses(const QList<RankStatus> &statuses)
+{
+    m_statuses = statuses;
+    // The run view calls this every 50 ms: only the page on screen with its search offered (more
+    // than a few ranks) refreshes the finder; a search typed later reads the statuses first.
+    if (isVisible() && m_rankFilter->isVisibleTo(this))
+        updateRankFinder();
+}
+
+void LogsPage::updateRankFinder()
+{
+    // Every rank with a line, with its host and state where the run view gave them.
+    QHash<int, const RankStatus *> byRank; // no search per rank: 512 ranks are 512 look-ups
+    byRank.reserve(m_statuses.size());
+    for (const RankStatus &s : std::as_const(m_statuses))
+        byRank.insert(s.rank, &s);
+    QList<RankStatus> ranks;
+    ranks.reserve(m_ranks.size());
+    for (int rank : std::as_const(m_ranks)) {
+        if (const RankStatus *known = byRank.value(rank)) {
+            ranks.append(*known);
+        } else {
+            RankStatus s;
+            s.rank = rank;
+            ranks.append(s);
+        }
+    }
+    m_rankModel->setRanks(ranks);
+}
+
+void LogsPage::onRankFilterEdited(const QString &text)
+{
+    updateRankFinder();
+    m_rankModel->setFilter(text);
+    if (!text.trimmed().isEmpty())
+        m_rankCompleter->complete();
 }
 
 int LogsPage::addTab(int rank)

@@ -4,18 +4,25 @@
 // entries of one QTabBar over ONE LogView and ONE LogModel that is re-pointed at the chosen
 // rank, so 512 ranks cost no views of their own. Ranks 0-31 always have a tab; with more ranks a
 // rank picker (a combo box: type the rank to jump) lists them all and opens a tab for the one
-// chosen (the last 8 chosen keep theirs): no one scrolls through 512 tabs.
+// chosen (the last 8 chosen keep theirs): no one scrolls through 512 tabs. Next to it a search box
+// finds ranks by number, range, host or state ("17", "40-41", "node03", "failed", issue 31): its
+// popup lists the matching ranks (a RankPickerModel) and choosing one shows its log.
 // Scrolling to the top reads older lines back from the run record in chunks.
 // "All ranks" collapses identical lines of several ranks into one expandable row (a
 // CollapsedLogModel over the LogModel; "Collapse identical lines", on by default, in the bar and
 // the context menu); a rank's tab shows the LogModel itself, every line as printed.
 #pragma once
 
+#include "run/runstate.h"
+
+#include <QList>
 #include <QWidget>
 
 class QAbstractItemModel;
 class QAction;
 class QComboBox;
+class QCompleter;
+class QLineEdit;
 class QTabBar;
 class QTimer;
 
@@ -25,6 +32,7 @@ class CollapsedLogModel;
 class LogModel;
 class LogStore;
 class LogView;
+class RankPickerModel;
 
 class LogsPage : public QWidget
 {
@@ -54,6 +62,11 @@ public:
     bool collapsesIdenticalLines() const;
     QTabBar *tabBar() const { return m_tabs; }
     QComboBox *rankPicker() const { return m_picker; }
+    // The rank search box and the ranks it finds.
+    QLineEdit *rankFilter() const { return m_rankFilter; }
+    RankPickerModel *rankFinderModel() const { return m_rankModel; }
+    // Hosts and states of the ranks, for the search (the log store knows neither).
+    void setRankStatuses(const QList<RankStatus> &statuses);
 
     // Lines read back from the run record per request of the view.
     static constexpr int OlderChunkLines = 500;
@@ -71,13 +84,19 @@ private:
     int addTab(int rank);  // returns the tab's index
     int openTab(int rank); // a tab for a rank the user asked for
     void showModelFor(int rank);
+    void updateRankFinder();
+    void onRankFilterEdited(const QString &text);
 
     const LogStore *m_store = nullptr;
     QTabBar *m_tabs = nullptr;
     QComboBox *m_picker = nullptr;
-    QList<int> m_ranks;       // sorted, every rank with a line (picker item i + 1)
-    QList<int> m_tabRanks;    // sorted, the ranks that have a tab (tab i + 1 is m_tabRanks[i])
-    QList<int> m_openedRanks; // tabs opened beyond the always-tabbed ranks, oldest first
+    QLineEdit *m_rankFilter = nullptr;
+    RankPickerModel *m_rankModel = nullptr;
+    QCompleter *m_rankCompleter = nullptr;
+    QList<RankStatus> m_statuses; // as the run view last gave them
+    QList<int> m_ranks;           // sorted, every rank with a line (picker item i + 1)
+    QList<int> m_tabRanks;        // sorted, the ranks that have a tab (tab i + 1 is m_tabRanks[i])
+    QList<int> m_openedRanks;     // tabs opened beyond the always-tabbed ranks, oldest first
     LogView *m_view = nullptr;
     LogModel *m_model = nullptr;
     CollapsedLogModel *m_collapsed = nullptr;

@@ -136,6 +136,28 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->horizontalHeader()->setStretchLastSection(true);
 
+    m_rankSummary = new QLabel(this);
+    m_rankSummary->setObjectName(QStringLiteral("rankSummaryLabel"));
+    m_rankSummary->setWordWrap(true);
+    m_rankSummary->setTextFormat(Qt::PlainText);
+    m_rankSummary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_rankSummary->hide();
+    m_differenceModel = new RankDifferenceModel(this);
+    m_differences = new QTableView(this);
+    m_differences->setObjectName(QStringLiteral("rankDifferencesTable"));
+    m_differences->setModel(m_differenceModel);
+    m_differences->setToolTip(tr("Ranks that differ from the majority: their state, their step "
+                                 "(more than 2 from the median) or their last line"));
+    m_differences->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_differences->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_differences->verticalHeader()->setVisible(false);
+    m_differences->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_differences->verticalHeader()->setDefaultSectionSize(m_differences->fontMetrics().height() +
+                                                           6);
+    m_differences->horizontalHeader()->setStretchLastSection(true);
+    m_differences->setMaximumHeight(140);
+    m_differences->hide();
+
     m_stop = new QPushButton(tr("&Stop"), this);
     m_stop->setObjectName(QStringLiteral("stopButton"));
     m_stop->setToolTip(tr("Ask every rank to finish its step and exit (Ctrl+.)"));
@@ -192,6 +214,8 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     layout->addLayout(steps);
     layout->addWidget(m_heatmap);
     layout->addWidget(m_clocks);
+    layout->addWidget(m_rankSummary);
+    layout->addWidget(m_differences);
     layout->addWidget(m_table, 1);
     m_script = new QPlainTextEdit(this);
     m_script->setObjectName(QStringLiteral("batchScriptView"));
@@ -303,6 +327,25 @@ void OverviewPage::setRunActive(bool active)
     m_stop->setEnabled(active);
     m_kill->setEnabled(active);
     m_dump->setEnabled(active);
+}
+
+void OverviewPage::setRankSummary(const QString &text)
+{
+    if (text == m_rankSummary->text())
+        return;
+    m_rankSummary->setText(text);
+    m_rankSummary->setVisible(!text.isEmpty());
+}
+
+QString OverviewPage::rankSummary() const
+{
+    return m_rankSummary->text();
+}
+
+void OverviewPage::setRankDifferences(const QList<RankDifference> &differences)
+{
+    m_differenceModel->setDifferences(differences);
+    m_differences->setVisible(!differences.isEmpty());
 }
 
 void OverviewPage::setStragglerText(const QString &text)

@@ -7,6 +7,9 @@
 // wait. It shows what it is given; RunView feeds it from the run controller and its stores.
 #pragma once
 
+#include "models/rankdifferencemodel.h"
+
+#include <QList>
 #include <QWidget>
 
 class QAbstractItemModel;
@@ -30,6 +33,13 @@ public:
 
     void setRankModel(QAbstractItemModel *model);
     QTableView *rankTable() const { return m_table; }
+    // Ranks that are alike as ranges above the table ("ranks 0–16, 18–511 running; rank 17
+    // failed (exit 1)"), and the ranks that differ from the majority in a table of their own
+    // (issue 31: at 512 ranks the table is a scroll, these are what to look at). Empty hides them.
+    void setRankSummary(const QString &text);
+    QString rankSummary() const;
+    void setRankDifferences(const QList<RankDifference> &differences);
+    QTableView *rankDifferencesTable() const { return m_differences; }
 
     void setTitle(const QString &title, const QString &stateText);
     // steps done over all ranks / total; eta in seconds (< 0: unknown).
@@ -82,6 +92,9 @@ private:
     QLabel *m_banner = nullptr;
     QTableWidget *m_nodes = nullptr;
     QTableView *m_table = nullptr;
+    QLabel *m_rankSummary = nullptr;
+    QTableView *m_differences = nullptr;
+    RankDifferenceModel *m_differenceModel = nullptr;
     QPlainTextEdit *m_script = nullptr;
     QPushButton *m_stop = nullptr;
     QPushButton *m_kill = nullptr;

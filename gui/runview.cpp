@@ -5,14 +5,17 @@
 #include "failurespage.h"
 #include "logspage.h"
 #include "losspage.h"
+#include "models/rankdifferencemodel.h"
 #include "models/ranktablemodel.h"
 #include "models/stepheatmapcache.h"
 #include "overviewpage.h"
 #include "rankstatedelegate.h"
 #include "run/flightrecordercollector.h"
+#include "run/rankgroups.h"
 #include "run/runcontroller.h"
 #include "run/stragglerreport.h"
 #include "stepheatmapview.h"
+#include "store/logstore.h"
 #include "store/metricsstore.h"
 
 #include <QDateTime>
@@ -227,9 +230,30 @@ void RunView::refreshOverview()
         }
     }
     m_overview->setProgress(done, total, eta);
+    const QList<RankStatus> statuses = m_run->rankStatuses();
+    m_logs->setRankStatuses(statuses);
+    refreshRankGroups(statuses, isTerminal(state));
     refreshSteps(isTerminal(state));
     if (isTerminal(state))
         m_timer->stop();
+}
+
+void RunView::refreshRankGroups(const QList<RankStatus> &statuses, bool force)
+{
+    // Once a second: each rank's last line is read from the store (512 look-ups), and what
+    // stands out does not change faster than a reader reads it.
+    const qint64 now = QDateTime::currentMSecsSinceEpoch() * 1000;
+    if (!force && now - m_rankGroupsRefreshedUs < 1'000'000)
+        return;
+    m_rankGroupsRefreshedUs = now;
+    // A run that fits the rank table's screen needs no summary above it (as `show`).
+    constexpr int MaxRanksWithoutSummary = 16;
+    m_overview->setRankSummary(statuses.size() > MaxRanksWithoutSummary
+                                   ? RankGroups::summary(RankGroups::group(statuses))
+                                   : QString());
+    const LogStore *logs = m_run ? m_run->logStore() : nullptr;
+    m_overview->setRankDifferences(RankDifferenceModel::differences(
+        statuses, logs ? RankDifferenceModel::lastLines(*logs) : QHash<int, QString>()));
 }
 
 void RunView::refreshSteps(bool force)

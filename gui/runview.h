@@ -64,6 +64,7 @@ private slots:
     void refreshFailures();
     // The straggler text and the heatmap, from the metrics store; at most twice a second
     // unless forced (a run that ended, the heatmap's metric toggled).
+    void refreshRankGroups(const QList<RankStatus> &statuses, bool force);
     void refreshSteps(bool force = false);
 
 private:
@@ -82,6 +83,7 @@ private:
     qint64 m_rateStartSteps = 0;
     quint64 m_stepsGeneration = ~quint64(0);
     qint64 m_stepsRefreshedUs = 0;
+    qint64 m_rankGroupsRefreshedUs = 0;
     qint64 m_stepsCostUs = 0; // what the last refresh of the straggler text and heatmap took
     std::map<QString, std::unique_ptr<StepHeatmapCache>> m_heatmaps; // by metric
     OverviewPage *m_overview = nullptr;

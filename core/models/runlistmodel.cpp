@@ -4,6 +4,7 @@
 #include "run/runmanager.h"
 
 #include <QDateTime>
+#include <QSet>
 
 namespace rankdeck {
 
@@ -21,15 +22,34 @@ void RunListModel::reload()
     if (!m_manager)
         return;
     const QList<RunInfo> next = m_manager->history();
-    bool sameRows = next.size() == m_runs.size();
-    for (int i = 0; sameRows && i < next.size(); ++i)
-        sameRows = next[i].id == m_runs[i].id;
-    if (!sameRows) {
-        // Runs come and go at the top; a reset keeps it simple and the list is short.
-        beginResetModel();
-        m_runs = next;
-        endResetModel();
-        return;
+    // Runs come and go while the list is open (the runs directory is watched): rows are removed
+    // and inserted one by one, so that a view's selection and scroll position stay put.
+    QSet<QString> nextIds;
+    for (const RunInfo &i : next)
+        nextIds.insert(i.id);
+    for (int row = int(m_runs.size()) - 1; row >= 0; --row) {
+        if (!nextIds.contains(m_runs[row].id)) {
+            beginRemoveRows({}, row, row);
+            m_runs.removeAt(row);
+            endRemoveRows();
+        }
+    }
+    QSet<QString> kept;
+    for (const RunInfo &i : std::as_const(m_runs))
+        kept.insert(i.id);
+    for (int row = 0; row < next.size(); ++row) {
+        if (row < m_runs.size() && m_runs[row].id == next[row].id)
+            continue;
+        if (kept.contains(next[row].id)) {
+            // The order itself changed (a clock stepped back): rare, and a reset is right.
+            beginResetModel();
+            m_runs = next;
+            endResetModel();
+            return;
+        }
+        beginInsertRows({}, row, row);
+        m_runs.insert(row, next[row]);
+        endInsertRows();
     }
     m_runs = next;
     if (!m_runs.isEmpty())
@@ -86,6 +106,10 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         return s;
     }
     case RanksColumn:
+        // "ranks 0–16, 18–511 finished; rank 17 failed (exit 1, root cause)": which ranks
+        // stand out, without opening the run.
+        if (role == Qt::ToolTipRole && !r.rankSummary.isEmpty())
+            return r.rankSummary;
         return r.worldSize;
     case StartedColumn:
         return r.createdUs > 0 ? QDateTime::fromMSecsSinceEpoch(r.createdUs / 1000)

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/runmanager.h"
 
+#include "run/runsdirectorywatcher.h"
+
 #include <QCoreApplication>
+
+#include <algorithm>
 
 namespace rankdeck {
 
 RunManager::RunManager(const QString &runsDirectory, QObject *parent)
     : QObject(parent),
-      m_runsDirectory(runsDirectory.isEmpty() ? RunRecord::defaultRunsDirectory() : runsDirectory)
+      m_runsDirectory(runsDirectory.isEmpty() ? RunRecord::defaultRunsDirectory() : runsDirectory),
+      m_watcher(new RunsDirectoryWatcher(m_runsDirectory, this))
 {
+    connect(m_watcher, &RunsDirectoryWatcher::runsChanged, this, &RunManager::refresh);
+    connect(m_watcher, &RunsDirectoryWatcher::runsUpdated, this, &RunManager::updateRecorded);
     refresh();
 }
 
@@ -127,18 +134,71 @@ QList<RunController *> RunManager::activeRuns() const
     return out;
 }
 
+bool RunManager::drivenHere(const QString &runId) const
+{
+    const RunController *c = controller(runId);
+    return c && !c->isReadOnly() && !c->isDetached();
+}
+
 void RunManager::refresh()
 {
     m_history = RunRecord::list(m_runsDirectory);
     // A run this process drives is never "launcher gone", and its state is the live one.
     for (RunInfo &i : m_history) {
-        if (RunController *c = controller(i.id); c && !c->isReadOnly() && !c->isDetached()) {
+        if (drivenHere(i.id)) {
+            const RunController *c = controller(i.id);
             i.state = c->state();
             i.launcherGone = false;
             i.rootCause = c->rootCauseSummary();
             i.attempt = c->attempt();
         }
     }
+    followRecorded();
+    emit historyChanged();
+}
+
+void RunManager::followRecorded()
+{
+    // Runs driven here say what changes through their controller; finished runs do not change.
+    QStringList dirs;
+    for (const RunInfo &i : std::as_const(m_history))
+        if (!isTerminal(i.state) && !drivenHere(i.id))
+            dirs << i.directory;
+    m_watcher->setFollowed(dirs);
+}
+
+void RunManager::updateRecorded(const QStringList &directories)
+{
+    bool changed = false;
+    for (const QString &dir : directories) {
+        RunRecord r;
+        QString error;
+        if (!r.open(dir, &error)) {
+            refresh(); // gone or cut: the list says so
+            return;
+        }
+        const auto it = std::find_if(m_history.begin(), m_history.end(),
+                                     [&](const RunInfo &i) { return i.id == r.id(); });
+        if (it == m_history.end()) {
+            refresh();
+            return;
+        }
+        if (drivenHere(it->id))
+            continue;
+        const RunInfo next = r.info();
+        // Only what a recorded run's progress changes; a rewrite that changed none of it (the
+        // state file is rewritten for every rank's step) is no news to the views.
+        if (next.state != it->state || next.launcherGone != it->launcherGone ||
+            next.detached != it->detached || next.rootCause != it->rootCause ||
+            next.attempt != it->attempt || next.endedUs != it->endedUs || next.hung != it->hung ||
+            next.rankSummary != it->rankSummary || next.worldSize != it->worldSize) {
+            *it = next;
+            changed = true;
+        }
+    }
+    if (!changed)
+        return;
+    followRecorded();
     emit historyChanged();
 }
 

@@ -15,6 +15,8 @@
 
 namespace rankdeck {
 
+class RunsDirectoryWatcher;
+
 class RunManager : public QObject
 {
     Q_OBJECT
@@ -44,7 +46,9 @@ public:
     RunController *controller(const QString &runId) const;
     QList<RunController *> activeRuns() const;
 
-    // Recorded runs, newest first, with the live state of the runs this manager runs.
+    // Recorded runs, newest first, with the live state of the runs this manager runs. Kept up to
+    // date with the runs directory: a run that another process starts shows within a second,
+    // and a run in progress there updates as its state.json does (RunsDirectoryWatcher).
     QList<RunInfo> history() const { return m_history; }
     void refresh();
 
@@ -60,8 +64,14 @@ signals:
 private:
     void updateInfo(RunController *c);
     void adopt(RunController *c);
+    bool drivenHere(const QString &runId) const;
+    // Follows the recorded runs in progress that this process does not drive.
+    void followRecorded();
+    // Reads these recorded runs again; historyChanged() when what the list shows changed.
+    void updateRecorded(const QStringList &directories);
 
     QString m_runsDirectory;
+    RunsDirectoryWatcher *m_watcher = nullptr;
     QHash<QString, QPointer<RunController>> m_controllers;
     QList<RunInfo> m_history;
 };

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/runrecord.h"
 
+#include "run/rankgroups.h"
+
 #include "util/atomicfile.h"
 #include "util/buildversion.h"
 #include "util/translation.h"
@@ -12,6 +14,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QRandomGenerator>
 #include <QRegularExpression>
@@ -340,6 +343,13 @@ RunInfo RunRecord::info() const
         i.rootCause = state.value(QStringLiteral("root_cause_summary")).toString();
         i.hung = state.value(QStringLiteral("hung")).toBool();
         i.detachable = state.value(QStringLiteral("detach")).toBool();
+        QList<RankStatus> ranks;
+        for (const QJsonArray items = state.value(QStringLiteral("ranks")).toArray();
+             const auto &v : items)
+            ranks << RankStatus::fromJson(v.toObject());
+        const QList<RankGroup> groups = RankGroups::group(ranks);
+        i.rankSummary = RankGroups::summary(groups);
+        i.rankGroups = int(groups.size());
         if (!isTerminal(i.state)) {
             i.detached = state.value(QStringLiteral("detached")).toBool();
             i.launcherGone = !processAlive(state.value(QStringLiteral("launcher_pid")).toInteger());

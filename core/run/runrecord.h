@@ -45,6 +45,10 @@ struct RunInfo
     int attempt = 0;
     QString rootCause; // one-line summary, empty when none
     bool hung = false; // flagged hung when it ended (or now): `runs` says "stopped (hung)"
+    // Its ranks, alike ones as ranges ("ranks 0–16, 18–511 finished; rank 17 failed (exit 1)",
+    // RankGroups::summary()); how many groups that is (0: no ranks recorded yet).
+    QString rankSummary;
+    int rankGroups = 0;
 };
 
 // A directory in the runs directory that is not a readable run (run.json missing, cut or

@@ -8,13 +8,16 @@
 #include "logview.h"
 #include "models/collapsedlogmodel.h"
 #include "models/logmodel.h"
+#include "models/rankpickermodel.h"
 #include "store/logstore.h"
 #include "stream/rankstream.h"
 
 #include <QAbstractItemModelTester>
+#include <QAbstractItemView>
 #include <QAction>
 #include <QClipboard>
 #include <QComboBox>
+#include <QCompleter>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
@@ -43,6 +46,7 @@ private slots:
     void scrollingToTopReadsOlderLines();
     void wheelAtTopReadsOlderLinesThroughFilter();
     void rankPickerFollowsTabs();
+    void rankFinderFindsRanks();
     void identicalLinesCollapse_data();
     void identicalLinesCollapse();
     void collapseOption();
@@ -379,6 +383,63 @@ void TestLogsPage::rankPickerFollowsTabs()
     QCOMPARE(m_page->logModel()->rank(), 9);
     QVERIFY(m_page->showRank(4));
     QCOMPARE(picker->currentData().toInt(), 4);
+}
+
+void TestLogsPage::rankFinderFindsRanks()
+{
+    // 40 ranks on 4 hosts, rank 17 failed: the search box finds ranks by number, range, host
+    // and state, and choosing one shows its log (issue 31).
+    auto *finder = m_page->findChild<QLineEdit *>(QStringLiteral("logRankFilter"));
+    QVERIFY(finder);
+    feedLines(0, 0, 2);
+    m_page->poll();
+    QVERIFY(finder->isHidden()); // a few ranks: the tabs are enough
+    for (int rank = 1; rank < 40; ++rank)
+        feedLines(rank, 0, 2);
+    m_page->poll();
+    QVERIFY(!finder->isHidden());
+    QList<RankStatus> statuses;
+    for (int rank = 0; rank < 40; ++rank) {
+        RankStatus s;
+        s.rank = rank;
+        s.host = QStringLiteral("node%1").arg(rank / 10);
+        s.state = rank == 17 ? RankState::Failed : RankState::Running;
+        s.exitCode = rank == 17 ? 1 : 0;
+        statuses << s;
+    }
+    m_page->setRankStatuses(statuses);
+    RankPickerModel *found = m_page->rankFinderModel();
+    QAbstractItemModelTester tester(found, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(found->rowCount(), 40);
+
+    finder->setFocus();
+    QTest::keyClicks(finder, QStringLiteral("node3"));
+    QCOMPARE(found->rowCount(), 10);
+    QCOMPARE(found->rankAt(0), 30);
+    finder->clear();
+    QTest::keyClicks(finder, QStringLiteral("failed"));
+    QCOMPARE(found->rowCount(), 1);
+    QCOMPARE(found->data(found->index(0)).toString(),
+             QStringLiteral("Rank 17  node1  failed (exit 1)"));
+    // Enter takes the first rank found.
+    QTest::keyClick(finder, Qt::Key_Return);
+    QCOMPARE(m_page->shownRank(), 17);
+    QCOMPARE(m_page->logModel()->rank(), 17);
+
+    // A range, chosen from the popup: the rank's log, and its tab.
+    finder->clear();
+    QTest::keyClicks(finder, QStringLiteral("35-36"));
+    QCOMPARE(found->rowCount(), 2);
+    QCompleter *completer = finder->findChild<QCompleter *>();
+    if (!completer)
+        completer = m_page->findChild<QCompleter *>();
+    QVERIFY(completer);
+    QTRY_VERIFY(completer->popup()->isVisible());
+    QCOMPARE(completer->popup()->model()->rowCount(), 2);
+    emit completer->activated(completer->completionModel()->index(1, 0));
+    QCOMPARE(m_page->shownRank(), 36);
+    QCOMPARE(m_page->logModel()->rank(), 36);
+    QCOMPARE(m_page->tabBar()->tabData(m_page->tabBar()->currentIndex()).toInt(), 36);
 }
 
 void TestLogsPage::identicalLinesCollapse_data()

@@ -144,6 +144,14 @@ void TestScale::runPageAt512Ranks()
         QCOMPARE(RankState(ranks->index(row, 0).data(RankTableModel::RankStateRole).toInt()),
                  RankState::Finished);
 
+    // Above the table, the ranks as ranges (issue 31): all alike, one group.
+    QCOMPARE(view.overviewPage()->rankSummary(),
+             QStringLiteral("ranks 0–%1 finished").arg(Ranks - 1));
+
+    // Ranks that all did the same: none differs, and the table of those that do stays hidden.
+    QCOMPARE(view.overviewPage()->rankDifferencesTable()->model()->rowCount(), 0);
+    QVERIFY(view.overviewPage()->rankDifferencesTable()->isHidden());
+
     // Logs: an entry per rank in the picker, one list view for all; tabs for the first ranks
     // and for those the user opens, not 512 of them.
     LogsPage *logs = view.logsPage();
