@@ -4,13 +4,15 @@
 // real local transport, line splitter, parser, stores and run controller. A run that ends by
 // itself records every line every rank printed; a run stopped mid-way ends every process of
 // every rank (no orphan in any rank's process group) and keeps every line already printed.
-// No timing is asserted: the timeouts are generous so that a loaded CI machine passes.
+// Under too low an open-file limit the launcher refuses with what to do. No timing is asserted: the
+// timeouts are generous so that a loaded CI machine passes.
 #include "loadgenlog.h"
 #include "run/runcontroller.h"
 #include "store/logstore.h"
 
 #include <QDir>
 #include <QFileInfo>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -51,6 +53,7 @@ private slots:
     void initTestCase();
     void runToTheEnd();
     void stopMidRun();
+    void tooFewOpenFilesSaysSo();
 
 private:
     bool completeRecord(RunController &run, qint64 *lines);
@@ -155,6 +158,40 @@ void TestLocalScale::stopMidRun()
     qint64 lines = 0;
     QVERIFY(completeRecord(run, &lines));
     qInfo("stopped: %lld lines from %d ranks, all in the record", qlonglong(lines), Ranks);
+}
+
+void TestLocalScale::tooFewOpenFilesSaysSo()
+{
+    // 512 ranks under a hard limit of 1,024 open files: the launcher refuses with what to do,
+    // instead of QProcess's "Too many open files" for the ranks past the limit.
+    rlimit limit{};
+    QCOMPARE(::getrlimit(RLIMIT_NOFILE, &limit), 0);
+    if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < 1024)
+        QSKIP("the hard open-file limit is already below 1,024");
+    const QString cli = qEnvironmentVariable("RANKDECK_BIN_DIR") + QStringLiteral("/rankdeck-cli");
+    QVERIFY(QFileInfo(cli).isExecutable());
+    QTemporaryDir home;
+    QVERIFY(home.isValid());
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("XDG_DATA_HOME"), home.filePath(QStringLiteral("data")));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), home.filePath(QStringLiteral("config")));
+    env.insert(QStringLiteral("XDG_CACHE_HOME"), home.filePath(QStringLiteral("cache")));
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(QStringLiteral("/bin/sh"),
+            {QStringLiteral("-c"),
+             QStringLiteral("ulimit -S -n 1024 && ulimit -H -n 1024 && exec \"$0\" launch "
+                            "--profile local --nproc-per-node 512 --worker \"$1\" --quiet "
+                            "--no-progress -- --duration 1"),
+             cli, loadgenPath()});
+    QVERIFY(p.waitForFinished(120000));
+    const QString out = QString::fromUtf8(p.readAll());
+    QCOMPARE(p.exitCode(), 1);
+    QVERIFY2(out.contains(QStringLiteral("open files in the launcher")) &&
+                 out.contains(QStringLiteral("ulimit -Hn")),
+             qPrintable(out));
+    QVERIFY2(!out.contains(QStringLiteral("Too many open files")), qPrintable(out));
 }
 
 QTEST_GUILESS_MAIN(TestLocalScale)
