@@ -52,4 +52,37 @@ inline bool rankLogComplete(const QString &path, int rank, qint64 *lines, QStrin
     return true;
 }
 
+// Counts a rank's "loadgen rank R line N" lines in the run record and reads the count the
+// generator said it wrote (-1 when its last words are not there: it was killed before them).
+// Unlike rankLogComplete() it does not stop at a gap; `gaps` gets how many times a line was not the
+// one due (a jump over missing lines, or one out of order).
+inline bool rankLogCount(const QString &path, int rank, qint64 *lines, qint64 *wrote, qint64 *gaps)
+{
+    *lines = 0;
+    *wrote = -1;
+    *gaps = 0;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return false;
+    const QByteArray prefix = "loadgen rank " + QByteArray::number(rank) + " line ";
+    const QByteArray summary = "loadgen rank " + QByteArray::number(rank) + " wrote ";
+    qint64 next = 0;
+    while (!f.atEnd()) {
+        const QByteArray line = f.readLine();
+        if (line.startsWith(summary)) {
+            *wrote = line.mid(summary.size()).split(' ').value(0).toLongLong();
+            continue;
+        }
+        if (!line.startsWith(prefix))
+            continue;
+        const qsizetype colon = line.indexOf(':', prefix.size());
+        const qint64 n = line.mid(prefix.size(), colon - prefix.size()).toLongLong();
+        if (n != next)
+            ++*gaps;
+        next = n + 1;
+        ++*lines;
+    }
+    return true;
+}
+
 } // namespace rankdeck

@@ -480,6 +480,15 @@ GOALS = {
     "flight_recorder_overhead_pct": ("<=", 1.0),
     # Reported beside it: the same A/B on the steady step rate (wall clock).
     "flight_recorder_overhead_wall_pct": ("reported", None),
+    # Issue 31: 512 local rankdeck-loadgen ranks end to end with the run page open (bench_scale).
+    "scale_512_launch_s": ("<=", 30.0),
+    "scale_512_gui_stall_p99_ms": ("<=", 50.0),
+    "scale_512_launcher_rss_mb": ("<=", 1024.0),
+    "scale_512_lines_missing": ("<=", 0.0),
+    "scale_512_stop_s": ("<=", 5.0),
+    # Reported: what one more local rank costs the launcher.
+    "fds_per_rank": ("reported", None),
+    "threads_per_rank": ("reported", None),
 }
 
 
@@ -515,6 +524,7 @@ def main():
         "crash": lambda: bench_program_crash(reps, args.quick),
         "logs": lambda: bench_cpp("bench_logcollapse", reps, args.quick),
         "flightrecorder": lambda: flightrecorder.bench(reps, args.quick, isolated_env),
+        "scale": lambda: bench_cpp("bench_scale", reps, args.quick),
         "framework": lambda: framework.bench(reps, ROOT, BIN, VENV_BIN, isolated_env, free_port),
     }
     only = [b for b in args.only.split(",") if b]

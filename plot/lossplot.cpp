@@ -17,6 +17,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QMouseEvent>
+#include <QSet>
 #include <QSlider>
 #include <QSplitter>
 #include <QToolButton>
@@ -580,9 +581,11 @@ void LossPlot::rebuild()
         smoothPen.setCosmetic(crowded && !mean);
         c.smooth->setPen(smoothPen);
     }
-    // Curves whose rank disappeared (another run bound to the same plot) are dropped.
+    // Curves whose rank disappeared (another run bound to the same plot) are dropped; a set,
+    // for a list's contains() per curve made this O(ranks²).
+    const QSet<int> kept(curves.cbegin(), curves.cend());
     m_curves.removeIf([&](QHash<int, Curves>::iterator it) {
-        if (curves.contains(it.key()))
+        if (kept.contains(it.key()))
             return false;
         m_plot->removeGraph(it->raw);
         m_plot->removeGraph(it->smooth);

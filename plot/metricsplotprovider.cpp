@@ -59,6 +59,9 @@ bool MetricsPlotProvider::xRange(PlotXMode mode, double *xMin, double *xMax) con
 
 XBasis MetricsPlotProvider::axisBasis() const
 {
+    const quint64 generation = m_store->generation();
+    if (m_basisKnown && generation == m_basisGeneration)
+        return m_basis;
     int counts[3] = {0, 0, 0};
     for (int rank : m_store->ranks(m_metric))
         ++counts[int(m_store->xBasis(rank, m_metric))];
@@ -67,7 +70,10 @@ XBasis MetricsPlotProvider::axisBasis() const
         if (counts[b] > counts[best])
             best = b;
     }
-    return XBasis(best);
+    m_basis = XBasis(best);
+    m_basisGeneration = generation;
+    m_basisKnown = true;
+    return m_basis;
 }
 
 QString MetricsPlotProvider::stepAxisTitle() const

@@ -38,6 +38,12 @@ public:
 private:
     XBasis axisBasis() const;
 
+    // axisBasis() of the store's generation it was counted at: curveNote() asks it for every
+    // rank, and counting every rank each time made a rebuild of 512 curves O(ranks²).
+    mutable quint64 m_basisGeneration = 0;
+    mutable XBasis m_basis = XBasis::Step;
+    mutable bool m_basisKnown = false;
+
     const MetricsStore *m_store;
     QString m_metric;
 };

@@ -16,6 +16,10 @@ namespace {
 // How long a user's program that has printed nothing yet may stay quiet before the hang watch
 // judges it: `import torch` alone takes seconds, minutes on a loaded node or a cold cache.
 constexpr int kProgramStartupGraceSec = 120;
+// state.json holds every rank: at 512 ranks 390 KB, about 20 ms of the GUI thread to serialize
+// and write, and a running run is dirty on every tick (each step). Rewritten every 0.5 s up to
+// this many ranks, then less often in proportion (2 s at 512); a run's end writes it at once.
+constexpr int kStateRanksPerHalfSecond = 128;
 } // namespace
 
 RunWatch::RunWatch(RunData &run, RunActions &actions, FlightRecorderCollector &collector,
@@ -97,8 +101,14 @@ void RunWatch::tick()
                            .arg(list.join(QStringLiteral(", "))));
         m_actions.announceHang(found.hung);
     }
-    if (m_run.stateDirty)
+    const qint64 stateEveryMs =
+        500 * std::max<qint64>(1, (qint64(m_run.ranks.size()) + kStateRanksPerHalfSecond - 1) /
+                                      kStateRanksPerHalfSecond);
+    if (m_run.stateDirty &&
+        (!m_sinceStateWrite.isValid() || m_sinceStateWrite.elapsed() >= stateEveryMs - 100)) {
+        m_sinceStateWrite.start();
         m_actions.writeState();
+    }
 }
 
 void RunWatch::checkRendezvous(qint64 now)

@@ -3,12 +3,14 @@
 // A run's watch, every 0.5 s while it goes on: a stop or a stack dump asked for through the
 // run directory (`rankdeck-cli stop`, `stacks` from another shell), a rank 0 that does not
 // report its rendezvous port in time, silent and hung ranks (HangWatchdog: stacks asked for by
-// signal or command, the flight recorders collected), and state.json when something changed.
+// signal or command, the flight recorders collected), and state.json when something changed
+// (less often for large runs: see kStateRanksPerHalfSecond).
 // What it finds, the run decides on (RunActions).
 #pragma once
 
 #include "run/rundata.h"
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
 
@@ -43,6 +45,7 @@ private:
     FlightRecorderCollector &m_collector;
     Settings m_settings;
     QTimer m_timer;
+    QElapsedTimer m_sinceStateWrite; // invalid until the watch first writes state.json
 };
 
 } // namespace rankdeck

@@ -4,15 +4,20 @@
 // process group after stopGraceMs, SIGKILL after termGraceMs more. It remembers which signals it
 // sent, so that the failure policy can tell the launcher's kills from a rank's own death.
 // Every escalation is cancelled when the rank exits or the attempt starts over, so a timer of an
-// old process never reaches a new one.
+// old process never reaches a new one. One timer serves every rank (a queue of due steps):
+// stopping 512 ranks used to arm 1,024 single-shot timers.
 #pragma once
 
 #include "transport/transport.h"
 
+#include <QElapsedTimer>
 #include <QHash>
 #include <QObject>
 #include <QPointer>
 #include <QSet>
+#include <QTimer>
+
+#include <map>
 
 namespace rankdeck {
 
@@ -48,7 +53,22 @@ signals:
     void message(const QString &message);
 
 private:
+    enum class Step
+    {
+        Term,
+        Kill,
+        KillAfterFailure
+    };
+    struct Due
+    {
+        int rank;
+        quint64 serial;
+        Step step;
+    };
     void send(int rank, int signal);
+    void schedule(qint64 afterMs, int rank, quint64 serial, Step step);
+    void arm();
+    void runDue();
     bool current(int rank, quint64 serial) const { return m_serial.value(rank) == serial; }
 
     QPointer<Transport> m_transport;
@@ -58,6 +78,10 @@ private:
     QHash<int, quint64> m_serial;
     quint64 m_nextSerial = 1;
     QHash<int, QSet<int>> m_sent;
+    // Steps by due time (ms on m_clock); equal times keep their order of insertion.
+    std::multimap<qint64, Due> m_due;
+    QElapsedTimer m_clock;
+    QTimer m_timer;
 };
 
 } // namespace rankdeck

@@ -31,6 +31,9 @@ namespace rankdeck {
 
 namespace {
 
+// Below this many points of one metric, smoothing each rank on demand beats a pool of threads.
+constexpr qint64 kParallelSmoothingPoints = 1'000'000;
+
 struct SmoothCache
 {
     double weight = -1.0;
@@ -781,6 +784,16 @@ MetricCurve MetricsStore::curve(int rank, const QString &name, MetricXAxis axis,
 // second on one core). The ranks are independent: smooth them on all cores at once.
 void MetricsStore::smoothEveryRankLocked(const QString &name, double weight) const
 {
+    // Fewer points in the whole store than the threads are worth: no need to look at each rank.
+    if (m_total < kParallelSmoothingPoints)
+        return;
+    const quint64 generation = m_generation.load(std::memory_order_acquire);
+    if (generation == m_smoothScanGeneration && weight == m_smoothScanWeight &&
+        name == m_smoothScanName)
+        return; // scanned (and smoothed) at this very state already
+    m_smoothScanGeneration = generation;
+    m_smoothScanWeight = weight;
+    m_smoothScanName = name;
     std::vector<const Series *> todo;
     size_t points = 0;
     for (const auto &byName : m_series) {
@@ -793,7 +806,7 @@ void MetricsStore::smoothEveryRankLocked(const QString &name, double weight) con
     }
     const size_t threads =
         std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), todo.size(), 16});
-    if (threads < 2 || points < 1'000'000)
+    if (threads < 2 || points < size_t(kParallelSmoothingPoints))
         return; // curve() smooths the one it needs; small runs are not worth the threads
     std::atomic<size_t> next{0};
     const auto work = [&] {

@@ -182,6 +182,12 @@ private:
     QByteArray m_pendingCsv;
     qint64 m_startTimeUs = 0;
     qint64 m_total = 0;
+    // The store's generation at the last smoothEveryRankLocked() scan of a name and weight: every
+    // rank's curve() of one plot refresh asks for it, and a scan of every rank each time made a
+    // refresh of 512 live curves O(ranks²).
+    mutable quint64 m_smoothScanGeneration = 0;
+    mutable QString m_smoothScanName;
+    mutable double m_smoothScanWeight = -1;
     std::unique_ptr<QFile> m_file;
     std::unique_ptr<QFile> m_basisFile; // metrics-x.csv
     qint64 m_recordedSize = 0;          // bytes of metrics.csv written whole

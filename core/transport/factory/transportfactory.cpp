@@ -2,6 +2,7 @@
 #include "transport/factory/transportfactory.h"
 
 #include "transport/transportkind.h"
+#include "util/filelimit.h"
 
 #include <QCoreApplication>
 
@@ -17,6 +18,14 @@ bool TransportFactory::sshAvailable()
 Transport *TransportFactory::create(const Profile &profile, const QString &runId,
                                     SshInteraction *interaction, QObject *parent, QString *error)
 {
+    // Every local rank holds 7 files in the launcher: 512 pass the soft limit of 1,024 many
+    // systems set, and the ranks past it would fail to start.
+    if (QString limitError;
+        profile.isLocal() && !ensureOpenFilesForLocalRanks(profile.worldSize(), &limitError)) {
+        if (error)
+            *error = limitError;
+        return nullptr;
+    }
     if (const TransportKind *kind = TransportKindRegistry::find(profile.transport))
         return kind->create(profile, runId, interaction, parent);
     if (error)

@@ -13,7 +13,8 @@ class SshInteraction;
 class TransportFactory
 {
 public:
-    // nullptr and *error when the profile's transport is unknown.
+    // nullptr and *error when the profile's transport is unknown, or when a local profile has
+    // more ranks than this process may hold open files for (ensureOpenFilesForLocalRanks()).
     static Transport *create(const Profile &profile, const QString &runId,
                              SshInteraction *interaction, QObject *parent, QString *error);
     static bool sshAvailable();

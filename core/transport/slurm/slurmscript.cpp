@@ -99,19 +99,33 @@ printf '@job\n'; scontrol -o show job "$j" 2>&1 | head -c 8192 | tr '\n' ' '; pr
 if [ "$q" = 1 ]; then
   printf '@queue '; squeue -h -t PD ${p:+-p "$p"} -o %i -S -p 2>/dev/null | tr '\n' ' '; printf '\n'
 fi
-while [ "$#" -ge 3 ]; do
-  f=$d/$1
-  printf '@rank %s %s|%s\n' "$1" "$(cat -- "$f.pid" 2>/dev/null)" "$(cat -- "$f.exit" 2>/dev/null)"
-  for x in out:$2 err:$3; do
-    s=${x%%:*}; o=${x#*:}
-    z=$(wc -c <"$f.$s" 2>/dev/null) || z=0
-    n=$((z - o)); [ "$n" -gt "$m" ] && n=$m; [ "$n" -lt 0 ] && n=0
-    printf '@data %s %s %s\n' "$1" "$s" "$n"
-    [ "$n" -gt 0 ] && tail -c +$((o + 1)) -- "$f.$s" | head -c "$n"
+# Every rank file's size from one stat, the pid and exit files by the shell's own read: a poll
+# (every 300 ms) forks a few processes for the whole job, and two more only for a file with new
+# bytes, not six per rank. Base names are rankN.aM: safe unquoted, relative to the run directory.
+set -f; files=; k=0
+for a in "$@"; do [ $((k % 3)) = 0 ] && files="$files $a.out $a.err"; k=$((k + 1)); done
+cd -- "$d" 2>/dev/null || files=
+{ [ -n "$files" ] && stat -c '%n %s' -- $files 2>/dev/null; } | {
+  IFS= read -r line || line=
+  while [ "$#" -ge 3 ]; do
+    f=$1; pid=; ex=
+    [ -n "$files" ] && [ -r "$f.pid" ] && read -r pid <"$f.pid"
+    [ -n "$files" ] && [ -r "$f.exit" ] && read -r ex <"$f.exit"
+    printf '@rank %s %s|%s\n' "$1" "$pid" "$ex"
+    for x in out:$2 err:$3; do
+      s=${x%%:*}; o=${x#*:}; z=0
+      # stat printed the files that exist, in the order asked: this one is next or missing.
+      if [ -n "$line" ] && [ "${line% *}" = "$f.$s" ]; then
+        z=${line##* }; IFS= read -r line || line=
+      fi
+      n=$((z - o)); [ "$n" -gt "$m" ] && n=$m; [ "$n" -lt 0 ] && n=0
+      printf '@data %s %s %s\n' "$1" "$s" "$n"
+      [ "$n" -gt 0 ] && tail -c +$((o + 1)) -- "$f.$s" | head -c "$n"
+    done
+    shift 3
   done
-  shift 3
-done
-printf '@end\n'
+  printf '@end\n'
+}
 )SH";
 
 QByteArray sbatchLine(const QString &option, const QString &value = QString())
