@@ -592,13 +592,13 @@ int main(int argc, char **argv)
                                  "and min–max band (%2, median of %3; live %4, panned %5 ms; "
                                  "fetch %6, draw %7 ms CPU; wall %8 ms); mean only %9 ms; every "
                                  "rank %10 ms (fetch %11, draw %12 ms); %13 points in 8 runs")
-                      .arg(ms("cpu_ms"), compare[QStringLiteral("cpu_kind")].toString())
-                      .arg(compare[QStringLiteral("refreshes")].toInt())
-                      .arg(ms("cpu_live_ms"), ms("cpu_pan_ms"), ms("fetch_cpu_ms"),
+                      .arg(ms("cpu_ms"), compare[QStringLiteral("cpu_kind")].toString(),
+                           QString::number(compare[QStringLiteral("refreshes")].toInt()),
+                           ms("cpu_live_ms"), ms("cpu_pan_ms"), ms("fetch_cpu_ms"),
                            ms("draw_cpu_ms"), ms("wall_ms"), ms("mean_cpu_ms"),
-                           ms("every_rank_cpu_ms"))
-                      .arg(ms("every_rank_fetch_cpu_ms"), ms("every_rank_draw_cpu_ms"))
-                      .arg(compare[QStringLiteral("points")].toDouble(), 0, 'f', 0);
+                           ms("every_rank_cpu_ms"), ms("every_rank_fetch_cpu_ms"),
+                           ms("every_rank_draw_cpu_ms"),
+                           QString::number(compare[QStringLiteral("points")].toDouble(), 'f', 0));
     } else {
         detail << QStringLiteral("compare: ") + compare[QStringLiteral("error")].toString();
     }

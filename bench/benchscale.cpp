@@ -174,7 +174,7 @@ int main(int argc, char **argv)
     const QStringList pageNames{QStringLiteral("overview"), QStringLiteral("logs"),
                                 QStringLiteral("loss")};
     QTimer everySecond;
-    QObject::connect(&everySecond, &QTimer::timeout, [&] {
+    QObject::connect(&everySecond, &QTimer::timeout, &everySecond, [&] {
         view.setCurrentIndex(onlyPage.isEmpty()
                                  ? pages[++pageTurn % 3]
                                  : pages[std::max(0, int(pageNames.indexOf(onlyPage)))]);
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
         return n;
     };
     const qint64 linesAtStart = linesInStore();
-    waitFor([&] { return loaded.elapsed() >= seconds * 1000 || isTerminal(run.state()); },
+    waitFor([&] { return loaded.elapsed() >= qint64(seconds) * 1000 || isTerminal(run.state()); },
             seconds * 1000 + 5000, 100);
     const double loadedS = double(loaded.elapsed()) / 1000.0;
     const double guiCpuPct = (threadCpuMs() - cpuAtStart) / (10.0 * std::max(0.001, loadedS));
@@ -240,6 +240,7 @@ int main(int argc, char **argv)
                           .arg(runStateLabel(run.state()), run.rootCauseSummary()));
 
     std::vector<qint64> groups;
+    groups.reserve(ranks);
     for (int r = 0; r < ranks; ++r)
         groups.push_back(run.rankStatus(r).pid);
     fdsMost = std::max(fdsMost, entries(fdDir));

@@ -120,7 +120,7 @@ int ProfileCommands::show(const QStringList &args)
     ProfileStore store;
     Profile p;
     QList<ProfileError> errors;
-    if (!store.load(parser.positionalArguments().first(), &p, &errors))
+    if (!store.load(parser.positionalArguments().constFirst(), &p, &errors))
         return printErrors(errors);
     CliUtil::out() << ProfileStore::serialize(p);
     CliUtil::out().flush();
@@ -150,7 +150,7 @@ int ProfileCommands::check(const QStringList &args)
     ProfileStore store;
     Profile p;
     QList<ProfileError> errors;
-    if (!store.load(parser.positionalArguments().first(), &p, &errors))
+    if (!store.load(parser.positionalArguments().constFirst(), &p, &errors))
         return printErrors(errors);
     QTextStream &out = CliUtil::out();
     out << CliUtil::tr("%1: file ok (%2 node(s), %3 rank(s))")
@@ -273,7 +273,7 @@ int ProfileCommands::add(const QStringList &args)
         return code;
     const QString cmd = args.value(0);
     Profile p;
-    p.name = parser.positionalArguments().first();
+    p.name = parser.positionalArguments().constFirst();
     if (!ProfileStore::isValidName(p.name))
         return CliUtil::usageError(
             CliUtil::tr("\"%1\" is not a valid profile name (letters, digits, '.', '_', '-')")
@@ -299,7 +299,7 @@ int ProfileCommands::add(const QStringList &args)
         if (!CliUtil::parseInt(parser.value(s.option), 1, 86400, s.value))
             return CliUtil::usageError(
                 CliUtil::tr("--%1: \"%2\" is not a number of seconds from 1 to 86400")
-                    .arg(s.option.names().first(), parser.value(s.option)),
+                    .arg(s.option.names().constFirst(), parser.value(s.option)),
                 cmd);
     }
     p.warmPython = parser.isSet(warmOpt);
@@ -399,12 +399,12 @@ int ProfileCommands::remove(const QStringList &args)
         return code;
     ProfileStore store;
     QString error;
-    if (!store.remove(parser.positionalArguments().first(), &error)) {
+    if (!store.remove(parser.positionalArguments().constFirst(), &error)) {
         CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
         return ExitFailed;
     }
-    CliUtil::out() << CliUtil::tr("profile %1 removed").arg(parser.positionalArguments().first())
-                   << '\n';
+    CliUtil::out()
+        << CliUtil::tr("profile %1 removed").arg(parser.positionalArguments().constFirst()) << '\n';
     return ExitOk;
 }
 

@@ -47,5 +47,5 @@ int main(int argc, char **argv)
     } else if (parser.isSet(demo)) {
         window.startDemo();
     }
-    return app.exec();
+    return QApplication::exec();
 }

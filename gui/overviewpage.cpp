@@ -21,6 +21,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 
 namespace rankdeck {
 
@@ -61,7 +62,7 @@ public:
 
 QString formatDuration(double seconds)
 {
-    const qint64 s = qint64(seconds + 0.5);
+    const qint64 s = std::llround(seconds);
     if (s >= 3600)
         return QStringLiteral("%1:%2:%3")
             .arg(s / 3600)

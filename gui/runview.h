@@ -64,7 +64,7 @@ private slots:
     void refreshFailures();
     // The straggler text and the heatmap, from the metrics store; at most twice a second
     // unless forced (a run that ended, the heatmap's metric toggled).
-    void refreshRankGroups(const QList<RankStatus> &statuses, bool force);
+    void refreshRankGroups(const QList<rankdeck::RankStatus> &statuses, bool force);
     void refreshSteps(bool force = false);
 
 private:

@@ -43,7 +43,7 @@ public:
         if (role == ReattachableRole)
             return m_reattachable.contains(
                 QIdentityProxyModel::data(index, RunListModel::RunIdRole).toString());
-        const QVariant v = QIdentityProxyModel::data(index, role);
+        QVariant v = QIdentityProxyModel::data(index, role);
         if ((role == Qt::DisplayRole || role == Qt::ToolTipRole) &&
             index.column() == RunListModel::StateColumn &&
             m_reattachable.contains(

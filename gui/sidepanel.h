@@ -26,7 +26,7 @@ public:
     void setCurrentProfile(const QString &name);
     QListWidget *profileList() const { return m_profiles; }
 
-    void setRunModel(QAbstractItemModel *model);
+    void setRunModel(QAbstractItemModel *source);
     QTreeView *runList() const { return m_runs; }
     void selectRunRow(int row);
     // The ids of the selected runs, in the list's order.

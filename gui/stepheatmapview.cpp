@@ -64,7 +64,7 @@ QRgb StepHeatmapView::rgbFor(float value) const
     const double span = double(m_heatmap.high) - double(m_heatmap.low);
     const double t = span > 0 ? (double(value) - double(m_heatmap.low)) / span : 0.0;
     const auto last = double(m_lut.size() - 1);
-    return m_lut[size_t(std::clamp(t, 0.0, 1.0) * last + 0.5)];
+    return m_lut[size_t(std::lround(std::clamp(t, 0.0, 1.0) * last))];
 }
 
 QColor StepHeatmapView::colorFor(float value) const

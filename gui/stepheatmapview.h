@@ -71,8 +71,8 @@ private:
     void rebuildImage();
     void redraw(int fromColumn);
     float columnMedian(int column, std::vector<float> &scratch) const;
-    std::pair<int, int> groupOf(int pixelRow) const;
-    int farthestInGroup(int pixelRow, int column, float median) const;
+    std::pair<int, int> groupOf(int y) const;
+    int farthestInGroup(int y, int column, float median) const;
     QRgb rgbFor(float value) const;
 
     StepHeatmap m_heatmap;

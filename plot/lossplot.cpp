@@ -506,6 +506,8 @@ void LossPlot::rebuild()
         rebuildCompared();
         return;
     }
+    if (!m_provider)
+        return;
     m_rebuilding = true;
     const QList<int> ranks = m_provider->ranks();
     QList<int> curves = ranks;

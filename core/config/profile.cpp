@@ -131,7 +131,8 @@ Profile Profile::fromJson(const QJsonObject &o)
     const QJsonObject env = o.value(QStringLiteral("environment")).toObject();
     for (auto it = env.begin(); it != env.end(); ++it)
         p.environment.insert(it.key(), it.value().toString());
-    for (const auto &v : o.value(QStringLiteral("metrics")).toArray())
+    const QJsonArray metrics = o.value(QStringLiteral("metrics")).toArray();
+    for (const auto &v : metrics)
         p.metricPatterns << v.toString();
     p.warmPython = o.value(QStringLiteral("warm_python")).toBool();
     p.flightRecorder = o.value(QStringLiteral("flight_recorder")).toBool(true);

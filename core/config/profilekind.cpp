@@ -45,7 +45,8 @@ QJsonObject ProfileKind::completeSection(const QJsonObject &section) const
             break;
         case ProfileField::StringList: {
             QJsonArray list;
-            for (const auto &item : v.isArray() ? v.toArray() : f.defaultValue.toArray())
+            const QJsonArray given = v.isArray() ? v.toArray() : f.defaultValue.toArray();
+            for (const auto &item : given)
                 list.append(item.toString());
             out[f.key] = list;
             break;

@@ -516,11 +516,13 @@ QList<ProfileError> ProfileStore::validate(const Profile &p, const QString &file
         const QJsonObject section = kind->completeSection(p.section);
         for (const ProfileField &f : kind->sectionFields()) {
             const QString field = kind->name() + QLatin1Char('.') + f.key;
-            if (f.type == ProfileField::String)
+            if (f.type == ProfileField::String) {
                 fields.append({field, section.value(f.key).toString()});
-            else if (f.type == ProfileField::StringList)
-                for (const auto &v : section.value(f.key).toArray())
+            } else if (f.type == ProfileField::StringList) {
+                const QJsonArray values = section.value(f.key).toArray();
+                for (const auto &v : values)
                     fields.append({field, v.toString()});
+            }
         }
     }
     for (const std::pair<QString, QString> &f : std::as_const(fields)) {
@@ -633,7 +635,8 @@ QString ProfileStore::serialize(const Profile &p)
                 t.insert(s(f.key), int64_t(v.toInt()));
             } else {
                 toml::array list;
-                for (const auto &item : v.toArray())
+                const QJsonArray items = v.toArray();
+                for (const auto &item : items)
                     list.push_back(s(item.toString()));
                 t.insert(s(f.key), std::move(list));
             }

@@ -13,8 +13,8 @@ namespace rankdeck {
 
 namespace {
 
-const QString kConsequence = QStringLiteral("consequence");
-const QString kCollective = QStringLiteral("collective");
+constexpr QLatin1String kConsequence("consequence");
+constexpr QLatin1String kCollective("collective");
 
 } // namespace
 

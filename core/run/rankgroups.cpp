@@ -93,7 +93,7 @@ QList<RankGroup> RankGroups::group(const QList<RankStatus> &ranks)
     groups.reserve(byKey.size());
     for (RankGroup &g : byKey) {
         std::sort(g.ranks.begin(), g.ranks.end());
-        g.ranks.erase(std::unique(g.ranks.begin(), g.ranks.end()), g.ranks.end());
+        g.ranks.resize(std::unique(g.ranks.begin(), g.ranks.end()) - g.ranks.begin());
         groups << std::move(g);
     }
     std::sort(groups.begin(), groups.end(), [](const RankGroup &a, const RankGroup &b) {
@@ -116,7 +116,7 @@ QString RankGroups::summary(const QList<RankGroup> &groups, int maxPieces)
 QString RankGroups::ranges(QList<int> ranks, int maxPieces)
 {
     std::sort(ranks.begin(), ranks.end());
-    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    ranks.resize(std::unique(ranks.begin(), ranks.end()) - ranks.begin());
     QStringList pieces;
     for (qsizetype i = 0; i < ranks.size();) {
         qsizetype j = i;

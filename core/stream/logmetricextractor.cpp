@@ -12,8 +12,12 @@ namespace {
 constexpr qsizetype kMaxDictLine = 8192;
 
 // A number as Python, C++ and most loggers print it, nan and inf included.
-const QString kNumber =
-    QStringLiteral(R"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b)");
+const QString &numberPattern()
+{
+    static const QString pattern =
+        QStringLiteral(R"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b)");
+    return pattern;
+}
 
 const QRegularExpression &defaultPattern()
 {
@@ -24,7 +28,7 @@ const QRegularExpression &defaultPattern()
         QStringLiteral(
             R"((?<![\w.])['"]?((?:[a-z0-9]+_)*(?:loss|acc|accuracy|lr|ppl|perplexity))['"]?)"
             R"(\s*(?:[:=]\s*|\s+)['"]?()") +
-            kNumber + QStringLiteral(R"()(?![\w.]))"),
+            numberPattern() + QStringLiteral(R"()(?![\w.]))"),
         QRegularExpression::CaseInsensitiveOption);
     return re;
 }

@@ -11,10 +11,10 @@ namespace {
 
 using namespace pythonlimits;
 
-const QString kCauseSentence =
-    QStringLiteral("The above exception was the direct cause of the following exception:");
-const QString kContextSentence =
-    QStringLiteral("During handling of the above exception, another exception occurred:");
+constexpr QLatin1String
+    kCauseSentence("The above exception was the direct cause of the following exception:");
+constexpr QLatin1String
+    kContextSentence("During handling of the above exception, another exception occurred:");
 
 // torch's excepthook prints "[rank0]: " before every line of an uncaught exception; torchrun's
 // --tee prints "[default0]:" (role and local rank, no space).

@@ -111,7 +111,7 @@ void AtomicFile::cancel()
 
 QString AtomicFile::writeErrorText(const QFileDevice &file)
 {
-    const QString qt = file.errorString();
+    QString qt = file.errorString();
     const QStorageInfo fs(QFileInfo(file.fileName()).absolutePath());
     if (fs.isValid() && fs.bytesAvailable() < 4096)
         return tr("No space left on device (%1 bytes free on %2)")

@@ -13,7 +13,7 @@ namespace rankdeck {
 
 QString bundledBinary(const char *environmentVariable, const QString &name)
 {
-    const QString env = qEnvironmentVariable(environmentVariable);
+    QString env = qEnvironmentVariable(environmentVariable);
     if (!env.isEmpty())
         return env;
     return bundledBinaryIn(QCoreApplication::applicationDirPath(), name);
@@ -21,7 +21,7 @@ QString bundledBinary(const char *environmentVariable, const QString &name)
 
 QString bundledBinaryIn(const QString &applicationDir, const QString &name)
 {
-    const QString installed =
+    QString installed =
         QDir::cleanPath(applicationDir + QStringLiteral("/" RANKDECK_LIBEXEC_FROM_BIN "/") + name);
     if (QFileInfo(installed).isExecutable())
         return installed;

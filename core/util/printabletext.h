@@ -16,7 +16,7 @@
 namespace rankdeck {
 
 // maxBytes <= 0: no limit. keepTabs: a tab stays a tab (log lines); otherwise it shows as ␉.
-QString printableText(QByteArrayView bytes, qsizetype maxBytes = 0, bool *cut = nullptr,
+QString printableText(QByteArrayView line, qsizetype maxBytes = 0, bool *cut = nullptr,
                       bool keepTabs = true);
 // For a short label in a table row or a message (a name, a host): one line, no tab, at most
 // maxBytes, "…" at the end when cut.

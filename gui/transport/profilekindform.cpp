@@ -21,11 +21,11 @@ QMap<QString, ProfileKindForms::Factory> &forms()
 
 } // namespace
 
-bool ProfileKindForms::add(const QString &kind, Factory factory)
+bool ProfileKindForms::add(const QString &kind, const Factory &factory)
 {
     if (forms().contains(kind))
         return false;
-    forms().insert(kind, std::move(factory));
+    forms().insert(kind, factory);
     return true;
 }
 

@@ -39,7 +39,7 @@ class ProfileKindForms
 public:
     using Factory = std::function<ProfileKindForm *(QWidget *parent)>;
     // false when the kind has a form already.
-    static bool add(const QString &kind, Factory factory);
+    static bool add(const QString &kind, const Factory &factory);
     // A new form for the kind, owned by parent; nullptr when the kind has none.
     static ProfileKindForm *create(const QString &kind, QWidget *parent);
 };

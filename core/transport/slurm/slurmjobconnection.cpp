@@ -209,7 +209,7 @@ bool SlurmJobConnection::writeFile(const QString &path, const QByteArray &conten
     // Atomically: a wrapper polling for a spec must never read half of one. Private: a spec
     // holds the rank's environment, which may carry tokens.
     const SshExecResult r = m_login->run(
-        sh("umask 077; cat >\"$1.tmp\" && mv -f -- \"$1.tmp\" \"$1\"", {path}), 30000, content);
+        sh(R"(umask 077; cat >"$1.tmp" && mv -f -- "$1.tmp" "$1")", {path}), 30000, content);
     if (!r.ok()) {
         *error = tr("%1: cannot write %2: %3").arg(m_login->describe(), path, r.describeFailure());
         return false;
@@ -267,7 +267,7 @@ void SlurmJobConnection::submit(int attempt)
     if (writeFile(file, script, &error)) {
         // From the run directory: relative paths in the user's sbatch options mean the same.
         r = m_login->run(
-            sh("umask 077; cd -- \"$1\" && exec sbatch --parsable \"$2\"", {m_runDirectory, file}),
+            sh(R"(umask 077; cd -- "$1" && exec sbatch --parsable "$2")", {m_runDirectory, file}),
             60000);
         if (r.ok()) {
             m_jobId = SlurmJobState::jobIdFromSbatch(r.out);
@@ -333,7 +333,6 @@ void SlurmJobConnection::writeStdin(int rank, const QByteArray &data)
         cancelJob(tr("stopped while pending"));
         return;
     }
-    QString error;
     const SshExecResult r =
         m_login->run(sh("cat >>\"$1\"", {rankPath(rank, QStringLiteral(".in"))}), 30000, data);
     if (!r.ok())

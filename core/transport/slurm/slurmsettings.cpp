@@ -50,24 +50,25 @@ QList<ProfileField> SlurmSettings::fields()
     };
 }
 
-SlurmSettings SlurmSettings::fromSection(const QJsonObject &j)
+SlurmSettings SlurmSettings::fromSection(const QJsonObject &section)
 {
     SlurmSettings s;
-    s.login = j.value(QStringLiteral("login")).toString();
-    s.port = j.value(QStringLiteral("port")).toInt(22);
-    s.user = j.value(QStringLiteral("user")).toString();
-    s.identityFile = j.value(QStringLiteral("identity_file")).toString();
-    s.partition = j.value(QStringLiteral("partition")).toString();
-    s.account = j.value(QStringLiteral("account")).toString();
-    s.qos = j.value(QStringLiteral("qos")).toString();
-    s.timeLimit = j.value(QStringLiteral("time")).toString();
-    s.nodes = j.value(QStringLiteral("nodes")).toInt(1);
-    s.nprocPerNode = j.value(QStringLiteral("nproc_per_node")).toInt(1);
-    s.gpusPerNode = j.value(QStringLiteral("gpus_per_node")).toInt(0);
-    s.cpusPerTask = j.value(QStringLiteral("cpus_per_task")).toInt(0);
-    for (const QJsonValue &v : j.value(QStringLiteral("sbatch_args")).toArray())
+    s.login = section.value(QStringLiteral("login")).toString();
+    s.port = section.value(QStringLiteral("port")).toInt(22);
+    s.user = section.value(QStringLiteral("user")).toString();
+    s.identityFile = section.value(QStringLiteral("identity_file")).toString();
+    s.partition = section.value(QStringLiteral("partition")).toString();
+    s.account = section.value(QStringLiteral("account")).toString();
+    s.qos = section.value(QStringLiteral("qos")).toString();
+    s.timeLimit = section.value(QStringLiteral("time")).toString();
+    s.nodes = section.value(QStringLiteral("nodes")).toInt(1);
+    s.nprocPerNode = section.value(QStringLiteral("nproc_per_node")).toInt(1);
+    s.gpusPerNode = section.value(QStringLiteral("gpus_per_node")).toInt(0);
+    s.cpusPerTask = section.value(QStringLiteral("cpus_per_task")).toInt(0);
+    const QJsonArray sbatchArgs = section.value(QStringLiteral("sbatch_args")).toArray();
+    for (const auto &v : sbatchArgs)
         s.sbatchArgs << v.toString();
-    s.sharedDir = j.value(QStringLiteral("shared_dir")).toString();
+    s.sharedDir = section.value(QStringLiteral("shared_dir")).toString();
     return s;
 }
 

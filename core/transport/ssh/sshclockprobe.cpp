@@ -21,7 +21,7 @@ QByteArray readLine(ssh_channel channel, QByteArray &buffer, const QDeadlineTime
     for (;;) {
         const qsizetype nl = buffer.indexOf('\n');
         if (nl >= 0) {
-            const QByteArray line = buffer.left(nl);
+            QByteArray line = buffer.left(nl);
             buffer.remove(0, nl + 1);
             return line;
         }

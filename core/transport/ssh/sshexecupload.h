@@ -29,7 +29,7 @@ public:
                        const std::function<void(qint64, qint64)> &progress, QString *error,
                        QByteArray *sha256 = nullptr);
     // The same from a device open for reading (a file, or bytes in a QBuffer).
-    static bool upload(ssh_session_struct *session, const QString &label, QIODevice &source,
+    static bool upload(ssh_session_struct *session, const QString &label, QIODevice &local,
                        const QString &remotePath, int mode,
                        const std::function<void(qint64, qint64)> &progress, QString *error,
                        QByteArray *sha256 = nullptr);

@@ -83,7 +83,7 @@ QString SshHostKeyVerifier::knownFingerprint(const QString &knownHostsFile, cons
                                          ssh_key_type_from_name(fields[1].constData()),
                                          &key) != SSH_OK)
             continue;
-        const QString fp = fingerprintOf(key);
+        QString fp = fingerprintOf(key);
         ssh_key_free(key);
         return fp;
     }

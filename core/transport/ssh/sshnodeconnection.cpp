@@ -384,8 +384,8 @@ void SshNodeConnection::connectionLost()
     qCDebug(lcSsh) << m_info.host << "connection lost with" << m_ranks.size()
                    << "ranks; reconnecting for up to" << deadlineSec << "s";
     m_pump->dropNotifier();
-    for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it)
-        it->drop();
+    for (auto &rank : m_ranks)
+        rank.drop();
     m_lease->drop();
     m_session->disconnect();
     m_reconnecting = true;
@@ -412,8 +412,8 @@ void SshNodeConnection::connectionSilent(qint64 silentMs)
         return;
     }
     m_pump->dropNotifier();
-    for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it)
-        it->drop();
+    for (auto &rank : m_ranks)
+        rank.drop();
     m_lease->drop();
     m_session->disconnect();
     giveUp(tr("connection to %1 lost: nothing heard from it for %2 s, the orphan grace of runs "
@@ -492,10 +492,10 @@ void SshNodeConnection::shutdown()
     delete m_clockTimer;
     m_clockTimer = nullptr;
     const bool connected = m_session && m_session->isConnected();
-    for (auto it = m_ranks.begin(); it != m_ranks.end(); ++it) {
-        if (connected && !m_settings.detached && it->pid() > 0)
-            m_session->exec(SshRankScript::signalGroup(it->pid(), SIGTERM), 5000);
-        it->close(connected);
+    for (auto &rank : m_ranks) {
+        if (connected && !m_settings.detached && rank.pid() > 0)
+            m_session->exec(SshRankScript::signalGroup(rank.pid(), SIGTERM), 5000);
+        rank.close(connected);
     }
     m_ranks.clear();
     m_lease->close(connected);

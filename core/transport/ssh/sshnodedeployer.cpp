@@ -172,7 +172,7 @@ QString SshNodeDeployer::elfInterpreter(const QString &path)
     if (phentsize < (is64 ? 56 : 32) || phnum <= 0 || phnum > 4096 || !f.seek(qint64(phoff)))
         return {};
     const QByteArray ph = f.read(qint64(phentsize) * phnum);
-    for (int i = 0; i + 1 <= phnum && (i + 1) * phentsize <= ph.size(); ++i) {
+    for (int i = 0; i + 1 <= phnum && qsizetype(i + 1) * phentsize <= ph.size(); ++i) {
         const int at = i * phentsize;
         if (num(ph, at, 4) != 3) // PT_INTERP
             continue;
@@ -222,7 +222,7 @@ QByteArray SshNodeDeployer::sha256Hex(const QString &path, QString *error)
     }
     QCryptographicHash hash(QCryptographicHash::Sha256);
     hash.addData(&f);
-    const QByteArray hex = hash.result().toHex();
+    QByteArray hex = hash.result().toHex();
     cache.insert(key, hex);
     return hex;
 }

@@ -160,7 +160,7 @@ QByteArray SshRankScript::markStdinClosed(const QString &runDirectory, const QSt
 
 QByteArray SshRankScript::signalGroup(qint64 pgid, int signal)
 {
-    return shCommand("kill -s \"$1\" -- \"-$2\"", QStringLiteral("rankdeck"),
+    return shCommand(R"(kill -s "$1" -- "-$2")", QStringLiteral("rankdeck"),
                      {QString::number(signal), QString::number(pgid)});
 }
 

@@ -86,7 +86,7 @@ QString SshExecResult::describeFailure() const
 {
     if (!error.isEmpty())
         return error;
-    const QString text = QString::fromUtf8(err.trimmed().isEmpty() ? out.trimmed() : err.trimmed());
+    QString text = QString::fromUtf8(err.trimmed().isEmpty() ? out.trimmed() : err.trimmed());
     if (!text.isEmpty())
         return text;
     return QCoreApplication::translate("rankdeck::SshSession", "exit status %1").arg(exitStatus);
