@@ -32,7 +32,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRST_PARTY = ("core", "cli", "gui", "plot", "bench", "worker", "tests")
-# What CI checks (no PATH given; with RANKDECK_STATIC_ANALYSIS=1 until the findings are fixed):
+# What CI checks (no PATH given; scripts/test.sh runs it in CI, RANKDECK_STATIC_ANALYSIS=0 not):
 # the product's Qt code. tests/ and worker/ are analysed with
 # --all or by PATH; their findings are not fixed yet, and worker/'s libtorch units are most of a
 # full run's cost (docs/reliability.md, Static analysis).
@@ -153,17 +153,23 @@ def clean_args(args, source, output):
 
 
 def make_batches(units, size):
-    """Units that share flags and a folder are analysed as one translation unit that includes
-    them all: Qt's (and libtorch's) headers are parsed and matched once for the batch instead of
-    once a file, which is most of the cost. Folders keep batches stable as files come and go."""
+    """Units that share flags and a top-level folder (core, gui, ...) are analysed as one
+    translation unit that includes them all: Qt's (and libtorch's) headers are parsed, and every
+    check's matchers run over them, once for the batch instead of once a file, which is most of
+    the cost (docs/reliability.md, Static analysis). Sorted paths keep batches stable as files
+    come and go."""
     groups = {}
     for source, unit in sorted(units.items()):
         flags, autogen = clean_args(unit["args"], source, unit["output"])
-        groups.setdefault((os.path.dirname(source), tuple(flags)), []).append((source, autogen))
+        top = os.path.relpath(source, ROOT).split(os.sep, 1)[0]
+        groups.setdefault((top, tuple(flags)), []).append((source, autogen))
     batches = []
-    for (_folder, flags), members in sorted(groups.items()):
-        for i in range(0, len(members), size):
-            chunk = members[i:i + size]
+    for (_top, flags), members in sorted(groups.items()):
+        # equal shares, so that the last batch of a group is not a straggler of two files
+        count = -(-len(members) // size)
+        share = -(-len(members) // count)
+        for i in range(0, len(members), share):
+            chunk = members[i:i + share]
             autogen = sorted({a for _s, extra in chunk for a in extra})
             batches.append({"sources": [s for s, _a in chunk], "flags": list(flags) + autogen})
     return batches
@@ -214,12 +220,19 @@ def batch_flags(batch):
     return batch["flags"] + ["-iquote" + f for f in folders]
 
 
-def tidy_command(tidy, path, flags):
+def tidy_command(tidy, path, flags, analyzer):
     # the batch lies outside the tree, where clang-tidy would not find the tree's .clang-tidy
     # readability-duplicate-include would see every source's includes as one file's;
     # scripts/check-layout.py finds a duplicate include instead.
     cmd = [tidy, "--quiet", "--config-file=" + os.path.join(ROOT, ".clang-tidy"),
            "--checks=-readability-duplicate-include", "--header-filter", HEADER_FILTER]
+    # clang's analyzer (the clang-analyzer-* checks) in its shallow mode: it inlines less and
+    # explores fewer paths, 1.2 s of CPU a source here against 4.5 s in the default deep mode,
+    # which was half of a cold run (docs/reliability.md, Static analysis). --analyzer deep
+    # runs the default.
+    if analyzer == "shallow":
+        cmd += ["--extra-arg=-Xclang", "--extra-arg=-analyzer-config",
+                "--extra-arg=-Xclang", "--extra-arg=mode=shallow"]
     return cmd + [path, "--"] + flags + CLANG_EXTRA
 
 
@@ -251,9 +264,58 @@ def findings(output, batch_path, starts):
     return found, broken
 
 
+def compile_errors(clang, batch, folder):
+    """The sources of a batch that clang cannot compile as part of it (it says where with the
+    #line names), or None when the batch compiles. Only the front end runs: a few seconds."""
+    path, starts = write_batch(batch, folder)
+    out = subprocess.run([clang, "-fsyntax-only", path] + batch_flags(batch) + CLANG_EXTRA,
+                         capture_output=True, text=True, cwd=ROOT)
+    os.unlink(path)
+    if out.returncode == 0:
+        return None
+    at_fault = set()
+    for line in out.stderr.splitlines():
+        m = FINDING.match(line)
+        if m and m.group(4) == "error":
+            where = m.group(1)
+            if where == path:
+                where = batch_place(starts, int(m.group(2)))[0]
+            if where in batch["sources"]:
+                at_fault.add(where)
+    return at_fault
+
+
+def compiling_batches(clang, batch, folder):
+    """The batch as batches that each compile as one translation unit. Two sources of a batch
+    may define the same file-local name (an anonymous namespace's helper, a static): clang
+    names the later one, which moves to a batch of its own, instead of halving the batch and
+    parsing Qt's headers again for each half. A single source is its own batch whatever it
+    does (the tools then report why it does not compile)."""
+    if len(batch["sources"]) == 1:
+        return [batch]
+    kept, moved = list(batch["sources"]), []
+    while len(kept) > 1:
+        at_fault = compile_errors(clang, dict(batch, sources=kept), folder)
+        if at_fault is None:
+            break
+        if not at_fault or len(at_fault) == len(kept):
+            # nothing to blame (an error in a header): halves, as a last resort
+            half = len(kept) // 2
+            moved = kept[half:] + moved
+            kept = kept[:half]
+            continue
+        moved += [s for s in kept if s in at_fault]
+        kept = [s for s in kept if s not in at_fault]
+    result = [dict(batch, sources=kept)]
+    if moved:
+        result += compiling_batches(clang, dict(batch, sources=sorted(moved)), folder)
+    return result
+
+
 def analyse(command_for, batch, folder):
-    """Runs the tool on a batch; a batch that does not compile as one is split in halves, and a
-    single source that does not compile is a failure of its own."""
+    """Runs the tool on a batch; a batch that does not compile as one (compiling_batches did
+    not see why) is split in halves, and a single source that does not compile is a failure of
+    its own."""
     start = time.monotonic()
     path, starts = write_batch(batch, folder)
     out = subprocess.run(command_for(path, batch_flags(batch)), capture_output=True, text=True, cwd=ROOT)
@@ -288,7 +350,9 @@ def main():
     p.add_argument("-B", "--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--tool", choices=("tidy", "clazy", "all"), default="all")
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
-    p.add_argument("--batch", type=int, default=12, help="sources per batch (1: one at a time)")
+    p.add_argument("--batch", type=int, default=40, help="sources per batch at most (1: one at a time)")
+    p.add_argument("--analyzer", choices=("shallow", "deep"), default="shallow",
+                   help="clang's analyzer mode in clang-tidy (deep: clang's default, ~4x the CPU)")
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--all", action="store_true", help="every first-party source, tests/ and worker/ too")
     p.add_argument("paths", nargs="*", help="folders or files to narrow the run to")
@@ -317,8 +381,8 @@ def main():
         if not tidy:
             sys.exit("static-analysis: clang-tidy not found (scripts/bootstrap.sh installs it)")
         with open(os.path.join(ROOT, ".clang-tidy"), encoding="utf-8") as f:
-            tools.append(("clang-tidy", tool_version(tidy) + f.read(),
-                          lambda path, flags: tidy_command(tidy, path, flags)))
+            tools.append(("clang-tidy", tool_version(tidy) + f.read() + a.analyzer,
+                          lambda path, flags: tidy_command(tidy, path, flags, a.analyzer)))
     if a.tool in ("clazy", "all"):
         clazy = tool_path(["clazy-standalone"])
         if not clazy:
@@ -326,6 +390,27 @@ def main():
                      "scripts/bootstrap.sh installs it)")
         tools.append(("clazy", tool_version(clazy) + CLAZY_CHECKS,
                       lambda path, flags: clazy_command(clazy, path, flags)))
+
+    # How each batch to analyse splits into batches that compile, worked out once for both tools.
+    clang = tool_path(["clang++-14", "clang++"])
+    layouts = {}
+
+    def layout(batch):
+        if not clang:
+            return [batch]
+        key = tuple(batch["sources"])
+        if key not in layouts:
+            layouts[key] = compiling_batches(clang, batch, work_dir)
+        return layouts[key]
+
+    def analyse_batch(command_for, batch):
+        total, seconds, runs = [], 0.0, 0
+        for part in layout(batch):
+            f, s, r = analyse(command_for, part, work_dir)
+            total += f
+            seconds += s
+            runs += r
+        return total, seconds, runs
 
     failed = False
     for name, tool_id, command_for in tools:
@@ -354,7 +439,7 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
             # Each batch's result is kept as soon as it is known, so a run that is stopped (or
             # that times out in CI) leaves what it finished for the next run.
-            futures = {pool.submit(analyse, command_for, batch, work_dir): (batch, key)
+            futures = {pool.submit(analyse_batch, command_for, batch): (batch, key)
                        for batch, key in todo}
             for future in concurrent.futures.as_completed(futures):
                 batch, key = futures[future]
