@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <memory>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -42,6 +43,23 @@ QList<qint64> survivingGroups(const QList<qint64> &groups)
             alive.append(g);
     }
     return alive;
+}
+
+// A local run of Ranks loadgen ranks in runsDirectory, each printing 20 lines and 2 steps a
+// second for durationSec.
+std::unique_ptr<RunController> loadgenRun(const QString &runsDirectory, const QString &name,
+                                          int durationSec)
+{
+    TrainingConfig config;
+    config.name = name;
+    config.workerArguments = {QStringLiteral("--lines-per-sec"), QStringLiteral("20"),
+                              QStringLiteral("--steps-per-sec"), QStringLiteral("2"),
+                              QStringLiteral("--duration"),      QString::number(durationSec)};
+    RunController::Options options;
+    options.workerPath = loadgenPath();
+    options.runsDirectory = runsDirectory;
+    options.hangTimeoutSec = 3600;
+    return std::make_unique<RunController>(Profile::builtinLocal(Ranks), config, options);
 }
 
 } // namespace
@@ -90,16 +108,8 @@ void TestLocalScale::runToTheEnd()
 {
     QTemporaryDir runs;
     QVERIFY(runs.isValid());
-    TrainingConfig config;
-    config.name = QStringLiteral("scale256");
-    config.workerArguments = {QStringLiteral("--lines-per-sec"), QStringLiteral("20"),
-                              QStringLiteral("--steps-per-sec"), QStringLiteral("2"),
-                              QStringLiteral("--duration"),      QStringLiteral("3")};
-    RunController::Options options;
-    options.workerPath = loadgenPath();
-    options.runsDirectory = runs.path();
-    options.hangTimeoutSec = 3600;
-    RunController run(Profile::builtinLocal(Ranks), config, options);
+    const auto runOwner = loadgenRun(runs.path(), QStringLiteral("scale256"), 3);
+    RunController &run = *runOwner;
     QSignalSpy finished(&run, &RunController::finished);
     QString error;
     QVERIFY2(run.start(&error), qPrintable(error));
@@ -120,16 +130,8 @@ void TestLocalScale::stopMidRun()
 {
     QTemporaryDir runs;
     QVERIFY(runs.isValid());
-    TrainingConfig config;
-    config.name = QStringLiteral("scale256stop");
-    config.workerArguments = {QStringLiteral("--lines-per-sec"), QStringLiteral("20"),
-                              QStringLiteral("--steps-per-sec"), QStringLiteral("2"),
-                              QStringLiteral("--duration"),      QStringLiteral("3600")};
-    RunController::Options options;
-    options.workerPath = loadgenPath();
-    options.runsDirectory = runs.path();
-    options.hangTimeoutSec = 3600;
-    RunController run(Profile::builtinLocal(Ranks), config, options);
+    const auto runOwner = loadgenRun(runs.path(), QStringLiteral("scale256stop"), 3600);
+    RunController &run = *runOwner;
     QSignalSpy finished(&run, &RunController::finished);
     QString error;
     QVERIFY2(run.start(&error), qPrintable(error));
