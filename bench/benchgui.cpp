@@ -23,6 +23,7 @@
 //           GUI-thread CPU time of a refresh after new data, as replot.
 // Prints one JSON line: {"results": {...}, "detail": "..."}.
 #include "benchheatmap.h"
+#include "benchmeasure.h"
 #include "lossplot.h"
 
 #include "config/profile.h"
@@ -57,17 +58,11 @@
 #include <vector>
 
 using namespace rankdeck;
+using rankdeck::bench::percentile;
+using rankdeck::bench::statusKb;
+using rankdeck::bench::threadCpuMs;
 
 namespace {
-
-double percentile(std::vector<double> v, double p)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const size_t i = std::min(v.size() - 1, size_t(p / 100.0 * double(v.size())));
-    return v[i];
-}
 
 double median(std::vector<double> v)
 {
@@ -80,27 +75,6 @@ QJsonArray array(const std::vector<double> &v)
     for (double x : v)
         a.append(x);
     return a;
-}
-
-qint64 statusKb(const char *key)
-{
-    QFile f(QStringLiteral("/proc/self/status"));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : f.readAll().split('\n')) {
-        if (line.startsWith(key))
-            return line.mid(int(qstrlen(key))).trimmed().split(' ').value(0).toLongLong();
-    }
-    return -1;
-}
-
-// CPU time of this thread next to wall time: on a shared machine the wall time also holds the
-// time other processes had the core, the CPU time does not.
-double threadCpuMs()
-{
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
 }
 
 QString binDir()

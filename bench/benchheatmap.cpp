@@ -13,6 +13,7 @@
 //            back after 5 more steps (the step-time grid catches up from where it was);
 //   straggler  StragglerReport::analyze() of the same store (the text above the heatmap).
 #include "benchheatmap.h"
+#include "benchmeasure.h"
 
 #include "models/stepheatmapcache.h"
 #include "run/stragglerreport.h"
@@ -31,15 +32,9 @@
 #include <vector>
 
 using namespace rankdeck;
+using rankdeck::bench::threadCpuMs;
 
 namespace {
-
-double threadCpuMs()
-{
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
-}
 
 double middle(std::vector<double> v)
 {

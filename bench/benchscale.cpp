@@ -14,6 +14,7 @@
 //   fds and threads of this process per rank: the most seen during the run less those before.
 // Prints one JSON line: {"results": {...}, "detail": "..."}. --ranks N runs another size (the
 // keys then name N); --page overview|logs|loss keeps that one page shown (to find which costs).
+#include "benchmeasure.h"
 #include "config/profile.h"
 #include "config/trainingconfig.h"
 #include "loadgenlog.h"
@@ -41,28 +42,11 @@
 #include <vector>
 
 using namespace rankdeck;
+using rankdeck::bench::percentile;
+using rankdeck::bench::statusKb;
+using rankdeck::bench::threadCpuMs;
 
 namespace {
-
-double percentile(std::vector<double> v, double p)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, size_t(p / 100.0 * double(v.size())))];
-}
-
-qint64 statusKb(const char *key)
-{
-    QFile f(QStringLiteral("/proc/self/status"));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : f.readAll().split('\n')) {
-        if (line.startsWith(key))
-            return line.mid(int(qstrlen(key))).trimmed().split(' ').value(0).toLongLong();
-    }
-    return -1;
-}
 
 qint64 entries(const QString &dir)
 {
@@ -214,11 +198,6 @@ int main(int argc, char **argv)
     window = &stalls;
     // The GUI thread's own CPU time over the window: unlike the lateness, it does not move with
     // what else the machine runs.
-    const auto threadCpuMs = [] {
-        timespec ts{};
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
-    };
     const double cpuAtStart = threadCpuMs();
     QElapsedTimer loaded;
     loaded.start();
