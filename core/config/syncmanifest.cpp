@@ -357,13 +357,13 @@ QString SyncManifest::formatSize(qint64 bytes)
     if (bytes < 1024)
         return tr("%1 bytes").arg(bytes);
     const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
-    double v = double(bytes);
-    int u = -1;
+    double v = double(bytes) / 1024;
+    int u = 0;
     while (v >= 1024 && u < 3) {
         v /= 1024;
         ++u;
     }
-    return QStringLiteral("%1 %2").arg(v, 0, 'f', 1).arg(QLatin1String(units[u]));
+    return QStringLiteral("%1 %2").arg(QString::number(v, 'f', 1), QLatin1String(units[u]));
 }
 
 } // namespace rankdeck
