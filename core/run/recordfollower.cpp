@@ -45,9 +45,7 @@ void RecordFollower::poll()
 
 bool RecordFollower::stateFileReplaced()
 {
-    struct stat st
-    {
-    };
+    struct stat st = {};
     const QByteArray path =
         QFile::encodeName(m_run.record.directory() + QStringLiteral("/state.json"));
     if (::stat(path.constData(), &st) != 0)

@@ -16,9 +16,9 @@ namespace rankdeck {
 
 struct StackDumpGroup
 {
-    QList<int> ranks;   // ascending
-    int representative; // the group's first rank: its dump stands for the group's
-    QStringList waits;  // whereRankWaits() of the representative's dump
+    QList<int> ranks;        // ascending
+    int representative = -1; // the group's first rank: its dump stands for the group's
+    QStringList waits;       // whereRankWaits() of the representative's dump
 };
 
 class StackDumpGroups
