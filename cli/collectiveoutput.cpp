@@ -77,7 +77,8 @@ bool CollectiveOutput::lastStackDump(const QString &path, qint64 *timeUs, QStrin
     return true;
 }
 
-bool CollectiveOutput::print(QTextStream &out, const RunRecord &record, const QJsonObject &state)
+bool CollectiveOutput::print(QTextStream &out, const RunRecord &record, const QJsonObject &state,
+                             bool allRanks)
 {
     const QJsonObject fr = state.value(QStringLiteral("flight_recorder")).toObject();
     const bool shown = fr.value(QStringLiteral("verdict_shown")).toBool();
@@ -121,11 +122,12 @@ bool CollectiveOutput::print(QTextStream &out, const RunRecord &record, const QJ
                     : CliUtil::tr("Hung, %1. Where the ranks wait, by their last stacks:").arg(why))
             << '\n';
         // Each rank's place as lines; at many ranks, ranks in the same place as one entry
-        // ("ranks 0–16, 18–511: no stack dump"), in the order of their first rank.
+        // ("ranks 0–16, 18–511: no stack dump"), in the order of their first rank, unless every
+        // rank was asked for.
         QList<QStringList> places;
         QHash<QStringList, qsizetype> placeIndex;
         QList<QList<int>> placeRanks;
-        const bool grouped = ranks.size() > RankOutput::MaxRanksEach;
+        const bool grouped = !allRanks && ranks.size() > RankOutput::MaxRanksEach;
         for (int r = 0; r < ranks.size(); ++r) {
             qint64 t = 0;
             QString reason, body;

@@ -24,9 +24,11 @@ public:
 
     // The verdict block for the top of `show`/`stacks`: the shown verdict with torch's
     // analyser command; for a hung run without one (or whose verdict names no rank), why not
-    // and where each rank waits by its last stacks. Nothing for a run with neither. Returns
-    // whether it printed anything.
-    static bool print(QTextStream &out, const RunRecord &record, const QJsonObject &state);
+    // and where each rank waits by its last stacks (past RankOutput::MaxRanksEach ranks, ranks
+    // in the same place as one entry, unless allRanks: `show --all-ranks`). Nothing for a run
+    // with neither. Returns whether it printed anything.
+    static bool print(QTextStream &out, const RunRecord &record, const QJsonObject &state,
+                      bool allRanks = false);
 
     // `show --json`: state.json as it is, plus "directory", "failure_report" (failure.json,
     // null without one) and "collective_verdict" (the shown verdict, null without one).

@@ -228,7 +228,7 @@ int RunCommands::show(const QStringList &args)
         return ExitOk;
     }
     // Why the ranks are stuck comes first: it is what a hung run's reader came for.
-    CollectiveOutput::print(out, record, state);
+    CollectiveOutput::print(out, record, state, parser.isSet(allRanksOpt));
     out << CliUtil::tr("Run:       %1").arg(info.id) << '\n';
     out << CliUtil::tr("Name:      %1").arg(printableLabel(info.name)) << '\n';
     // A run made by another RankDeck may be read differently than it was written (or by an older

@@ -6,7 +6,9 @@
 #include "run/collectiveverdict.h"
 #include "run/failuregrouping.h"
 #include "run/failurereport.h"
+#include "run/rankgroups.h"
 #include "run/rankstackdump.h"
+#include "run/stackdumpgroups.h"
 #include "stream/pythontraceback.h"
 
 #include <QCoreApplication>
@@ -15,6 +17,9 @@
 namespace rankdeck {
 
 namespace {
+
+// Rank ranges a title names before it says how many ranks there are in all.
+constexpr int kTitlePieces = 8;
 
 // One line of the stack the page shows: a native frame or a Python frame, innermost first.
 struct StackLine
@@ -249,8 +254,10 @@ QList<FailureEntry> failureEntries(const FailureReport &report,
                                      .arg(formatRankRanges(g.ranks))
                                      .arg(g.representative.rank)
                                      .arg(g.ranks.size());
-            e.title = QCoreApplication::translate("rankdeck::FailuresPage", "Ranks %1 — %2")
-                          .arg(formatRankRanges(g.ranks), g.representative.summary());
+            // The title stays one line however scattered the ranks (the note has them all).
+            e.title =
+                QCoreApplication::translate("rankdeck::FailuresPage", "Ranks %1 — %2")
+                    .arg(RankGroups::ranges(g.ranks, kTitlePieces), g.representative.summary());
             e.html = QStringLiteral("<p><i>%1</i></p>").arg(note.toHtmlEscaped()) + e.html;
             e.plainText = note + QLatin1Char('\n') + e.plainText;
         }
@@ -263,14 +270,33 @@ QList<FailureEntry> failureEntries(const FailureReport &report,
         }
         out << e;
     }
-    QList<int> ranks = stackDumps.keys();
-    std::sort(ranks.begin(), ranks.end());
-    for (int rank : std::as_const(ranks)) {
+    // A hang dumps every rank's stacks: ranks that wait in the same places are one entry, the
+    // few that stand out first (512 entries hid the three that mattered).
+    for (const StackDumpGroup &g : StackDumpGroups::group(stackDumps)) {
+        const int rank = g.representative;
         FailureEntry e;
-        e.title =
-            QCoreApplication::translate("rankdeck::FailuresPage", "Rank %1 — stack dump").arg(rank);
-        const RankStackDump dump = RankStackDump::split(stackDumps.value(rank));
-        QString html = QStringLiteral("<h3>%1</h3>").arg(e.title.toHtmlEscaped());
+        // One rank: its whole file, as before; a group: the dump that made it one.
+        const QString stacks = g.ranks.size() == 1
+                                   ? stackDumps.value(rank)
+                                   : StackDumpGroups::lastDump(stackDumps.value(rank));
+        const RankStackDump dump = RankStackDump::split(stacks);
+        QString html;
+        QString note;
+        if (g.ranks.size() == 1) {
+            e.title = QCoreApplication::translate("rankdeck::FailuresPage", "Rank %1 — stack dump")
+                          .arg(rank);
+        } else {
+            e.title = QCoreApplication::translate("rankdeck::FailuresPage",
+                                                  "Ranks %1 — stack dumps alike (%2 ranks)")
+                          .arg(RankGroups::ranges(g.ranks, kTitlePieces))
+                          .arg(g.ranks.size());
+            note = tr("ranks %1 wait where rank %2 waits; rank %2's stacks:")
+                       .arg(formatRankRanges(g.ranks))
+                       .arg(rank);
+        }
+        html += QStringLiteral("<h3>%1</h3>").arg(e.title.toHtmlEscaped());
+        if (!note.isEmpty())
+            html += QStringLiteral("<p><i>%1</i></p>").arg(note.toHtmlEscaped());
         const QStringList waits = whereRankWaits(dump);
         if (!waits.isEmpty())
             html += QStringLiteral("<p>%1</p>")
@@ -295,7 +321,8 @@ QList<FailureEntry> failureEntries(const FailureReport &report,
             html += stackHtml(nativeLines(t.frames, firstOwnFrame(t.frames), false), palette);
         }
         e.html = html;
-        e.plainText = e.title + QLatin1Char('\n') + stackDumps.value(rank);
+        e.plainText = e.title + QLatin1Char('\n') +
+                      (note.isEmpty() ? QString() : note + QLatin1Char('\n')) + stacks;
         out << e;
     }
     return out;

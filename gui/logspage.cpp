@@ -6,6 +6,7 @@
 #include "models/collapsedlogmodel.h"
 #include "models/logmodel.h"
 #include "models/rankpickermodel.h"
+#include "run/rankgroups.h"
 #include "store/logstore.h"
 
 #include <QAction>
@@ -58,6 +59,16 @@ LogsPage::LogsPage(QWidget *parent) : QWidget(parent)
     m_picker->addItem(tr("All ranks"), AllRanksTab);
     m_picker->setVisible(false);
     connect(m_picker, &QComboBox::currentIndexChanged, this, &LogsPage::onPickerChanged);
+
+    m_groupPicker = new QComboBox(this);
+    m_groupPicker->setObjectName(QStringLiteral("logRankGroupPicker"));
+    m_groupPicker->setToolTip(
+        tr("Show in \"All ranks\" only the lines of ranks that are alike (\"ranks 40, 41 hung\")"));
+    m_groupPicker->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_groupPicker->setMinimumContentsLength(16);
+    m_groupPicker->addItem(tr("Every rank"));
+    m_groupPicker->setVisible(false);
+    connect(m_groupPicker, &QComboBox::currentIndexChanged, this, &LogsPage::onGroupChanged);
 
     m_rankFilter = new QLineEdit(this);
     m_rankFilter->setObjectName(QStringLiteral("logRankFilter"));
@@ -126,6 +137,7 @@ LogsPage::LogsPage(QWidget *parent) : QWidget(parent)
     top->setContentsMargins(0, 0, 0, 0);
     top->addWidget(m_tabs, 1);
     top->addWidget(m_rankFilter);
+    top->addWidget(m_groupPicker);
     top->addWidget(m_picker);
     top->addWidget(collapseButton);
     layout->addLayout(top);
@@ -184,11 +196,18 @@ void LogsPage::setLogStore(const LogStore *store)
             m_picker->removeItem(m_picker->count() - 1);
         m_picker->setCurrentIndex(0);
         m_picker->setVisible(false);
+        const QSignalBlocker groupBlocker(m_groupPicker);
+        while (m_groupPicker->count() > 1)
+            m_groupPicker->removeItem(m_groupPicker->count() - 1);
+        m_groupPicker->setVisible(false);
         m_rankFilter->setVisible(false);
         m_rankFilter->clear();
         m_rankModel->setFilter(QString());
     }
     m_statuses.clear();
+    m_groups.clear();
+    m_groupRanks.clear();
+    m_model->setRankSet({});
     m_tabRanks.clear();
     m_ranks.clear();
     m_openedRanks.clear();
@@ -223,6 +242,7 @@ void LogsPage::syncTabs()
     m_picker->setVisible(m_ranks.size() > PickerThreshold);
     m_rankFilter->setVisible(m_picker->isVisibleTo(this));
     updateRankFinder();
+    updateRankGroups();
 }
 
 void LogsPage::setRankStatuses(const QList<RankStatus> &statuses)
@@ -230,8 +250,65 @@ void LogsPage::setRankStatuses(const QList<RankStatus> &statuses)
     m_statuses = statuses;
     // The run view calls this every 50 ms: only the page on screen with its search offered (more
     // than a few ranks) refreshes the finder; a search typed later reads the statuses first.
-    if (isVisible() && m_rankFilter->isVisibleTo(this))
+    if (isVisible() && m_rankFilter->isVisibleTo(this)) {
         updateRankFinder();
+        updateRankGroups();
+    }
+}
+
+void LogsPage::updateRankGroups()
+{
+    QList<QList<int>> groups;
+    QStringList texts; // "ranks 40, 41 hung"
+    QStringList kinds; // "hung": what the ranks are, whichever they are
+    if (m_picker->isVisibleTo(this)) {
+        const QList<RankGroup> found = RankGroups::group(m_statuses);
+        if (found.size() > 1) {
+            for (const RankGroup &g : found) {
+                groups << g.ranks;
+                texts << g.text(4);
+                kinds << g.label();
+            }
+        }
+    }
+    QStringList shown;
+    for (int i = 1; i < m_groupPicker->count(); ++i)
+        shown << m_groupPicker->itemText(i);
+    if (texts == shown && groups == m_groups)
+        return;
+    const QString chosenKind =
+        m_groupPicker->currentIndex() > 0 ? m_groupPicker->currentData().toString() : QString();
+    qsizetype chosen = m_groupRanks.isEmpty() ? -1 : groups.indexOf(m_groupRanks);
+    if (chosen < 0 && !chosenKind.isEmpty())
+        chosen = kinds.indexOf(chosenKind);
+    {
+        const QSignalBlocker blocker(m_groupPicker);
+        while (m_groupPicker->count() > 1)
+            m_groupPicker->removeItem(m_groupPicker->count() - 1);
+        for (qsizetype i = 0; i < texts.size(); ++i)
+            m_groupPicker->addItem(texts[i], kinds[i]);
+        m_groupPicker->setCurrentIndex(int(chosen + 1));
+    }
+    m_groups = groups;
+    m_groupPicker->setVisible(!groups.isEmpty());
+    // The chosen group's ranks as they are now; gone, every rank again.
+    m_groupRanks = chosen >= 0 ? groups[chosen] : QList<int>{};
+    m_model->setRankSet(mergedRankSet(m_model->rank()));
+}
+
+void LogsPage::onGroupChanged(int index)
+{
+    m_groupRanks = index > 0 && index <= m_groups.size() ? m_groups[index - 1] : QList<int>{};
+    if (m_groupRanks.isEmpty() || shownRank() == AllRanksTab)
+        m_model->setRankSet(mergedRankSet(m_model->rank()));
+    else
+        showRank(AllRanksTab);
+    m_view->setFollowing(true);
+}
+
+QList<int> LogsPage::mergedRankSet(int modelRank) const
+{
+    return modelRank == LogStore::AllRanks ? m_groupRanks : QList<int>{};
 }
 
 void LogsPage::updateRankFinder()
@@ -335,6 +412,7 @@ void LogsPage::onTabChanged(int index)
     // there: it groups each set of lines once.
     if (modelRank != LogStore::AllRanks)
         showModelFor(modelRank);
+    m_model->setRankSet(mergedRankSet(modelRank));
     m_model->setStore(m_store, modelRank);
     if (modelRank == LogStore::AllRanks)
         showModelFor(modelRank);

@@ -6,7 +6,9 @@
 // rank picker (a combo box: type the rank to jump) lists them all and opens a tab for the one
 // chosen (the last 8 chosen keep theirs): no one scrolls through 512 tabs. Next to it a search box
 // finds ranks by number, range, host or state ("17", "40-41", "node03", "failed", issue 31): its
-// popup lists the matching ranks (a RankPickerModel) and choosing one shows its log.
+// popup lists the matching ranks (a RankPickerModel) and choosing one shows its log. A third box
+// offers the groups of ranks that are alike ("ranks 40, 41 stopped (hung)", RankGroups): choosing
+// one shows "All ranks" with only that group's lines.
 // Scrolling to the top reads older lines back from the run record in chunks.
 // "All ranks" collapses identical lines of several ranks into one expandable row (a
 // CollapsedLogModel over the LogModel; "Collapse identical lines", on by default, in the bar and
@@ -67,6 +69,8 @@ public:
     RankPickerModel *rankFinderModel() const { return m_rankModel; }
     // Hosts and states of the ranks, for the search (the log store knows neither).
     void setRankStatuses(const QList<RankStatus> &statuses);
+    // The groups of alike ranks "All ranks" can be narrowed to (item 0: every rank).
+    QComboBox *rankGroupPicker() const { return m_groupPicker; }
 
     // Lines read back from the run record per request of the view.
     static constexpr int OlderChunkLines = 500;
@@ -85,6 +89,12 @@ private:
     int openTab(int rank); // a tab for a rank the user asked for
     void showModelFor(int rank);
     void updateRankFinder();
+    // The group picker's entries from the statuses, when they changed; the chosen group stays
+    // chosen while a group of the same ranks, or of ranks in the same state ("hung"), is there.
+    void updateRankGroups();
+    void onGroupChanged(int index);
+    // What the merged view is narrowed to (empty: every rank; rank tabs are never narrowed).
+    QList<int> mergedRankSet(int modelRank) const;
     void onRankFilterEdited(const QString &text);
 
     const LogStore *m_store = nullptr;
@@ -93,6 +103,9 @@ private:
     QLineEdit *m_rankFilter = nullptr;
     RankPickerModel *m_rankModel = nullptr;
     QCompleter *m_rankCompleter = nullptr;
+    QComboBox *m_groupPicker = nullptr;
+    QList<QList<int>> m_groups;   // the ranks of group picker item i + 1
+    QList<int> m_groupRanks;      // the chosen group's ranks; empty: every rank
     QList<RankStatus> m_statuses; // as the run view last gave them
     QList<int> m_ranks;           // sorted, every rank with a line (picker item i + 1)
     QList<int> m_tabRanks;        // sorted, the ranks that have a tab (tab i + 1 is m_tabRanks[i])

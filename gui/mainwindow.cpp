@@ -85,6 +85,8 @@ MainWindow::MainWindow(QWidget *parent)
     });
     connect(m_side, &SidePanel::reattachRequested, this,
             [this](const QString &runId) { reattachRun(runId); });
+    connect(m_runView, &RunView::reattachRequested, this,
+            [this](const QString &runId) { reattachRun(runId); });
     connect(m_runs, &RunManager::runFinished, this, [this](const QString &runId, RunState state) {
         RunController *run = m_runs->controller(runId);
         const QString name = run ? run->name() : runId;

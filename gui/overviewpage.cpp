@@ -171,6 +171,12 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     connect(m_stop, &QPushButton::clicked, this, &OverviewPage::stopRequested);
     connect(m_kill, &QPushButton::clicked, this, &OverviewPage::killRequested);
     connect(m_dump, &QPushButton::clicked, this, &OverviewPage::dumpStacksRequested);
+    m_reattach = new QPushButton(tr("&Re-attach"), this);
+    m_reattach->setObjectName(QStringLiteral("reattachButton"));
+    m_reattach->setToolTip(tr("This run goes on without a launcher; it is followed from its "
+                              "record. Re-attach to take it over (stop it, dump its stacks)"));
+    m_reattach->hide();
+    connect(m_reattach, &QPushButton::clicked, this, &OverviewPage::reattachRequested);
 
     m_straggler = new QLabel(this);
     m_straggler->setObjectName(QStringLiteral("stragglerLabel"));
@@ -196,6 +202,7 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     header->addWidget(m_title);
     header->addWidget(m_state);
     header->addStretch();
+    header->addWidget(m_reattach);
     header->addWidget(m_dump);
     header->addWidget(m_kill);
     header->addWidget(m_stop);
@@ -328,6 +335,11 @@ void OverviewPage::setRunActive(bool active)
     m_stop->setEnabled(active);
     m_kill->setEnabled(active);
     m_dump->setEnabled(active);
+}
+
+void OverviewPage::setReattachable(bool reattachable)
+{
+    m_reattach->setVisible(reattachable);
 }
 
 void OverviewPage::setRankSummary(const QString &text)

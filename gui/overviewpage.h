@@ -57,6 +57,9 @@ public:
     // Rows: nodes; columns: node, stage, progress (percent in Qt::UserRole + 1, -1 without one).
     QTableWidget *nodeProgressTable() const { return m_nodes; }
     void setRunActive(bool active);
+    // A run followed from its record whose ranks go on without a launcher (detached, or their
+    // launcher died): the Re-attach button takes it over. Hidden otherwise.
+    void setReattachable(bool reattachable);
     // The batch script a Slurm run submitted; empty hides it.
     void setBatchScript(const QString &text);
     QPlainTextEdit *batchScriptView() const { return m_script; }
@@ -72,11 +75,13 @@ public:
     QPushButton *stopButton() const { return m_stop; }
     QPushButton *killButton() const { return m_kill; }
     QPushButton *dumpStacksButton() const { return m_dump; }
+    QPushButton *reattachButton() const { return m_reattach; }
 
 signals:
     void stopRequested();
     void killRequested();
     void dumpStacksRequested();
+    void reattachRequested();
     void rootCauseActivated();
     void heatmapMetricChanged();
 
@@ -99,6 +104,7 @@ private:
     QPushButton *m_stop = nullptr;
     QPushButton *m_kill = nullptr;
     QPushButton *m_dump = nullptr;
+    QPushButton *m_reattach = nullptr;
     QLabel *m_straggler = nullptr;
     QComboBox *m_heatmapMetric = nullptr;
     StepHeatmapView *m_heatmap = nullptr;

@@ -62,6 +62,10 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
         if (m_run)
             m_run->dumpStacks();
     });
+    connect(m_overview, &OverviewPage::reattachRequested, this, [this] {
+        if (m_run)
+            emit reattachRequested(m_run->runId());
+    });
     m_emptyHint = new QLabel(this);
     m_emptyHint->setObjectName(QStringLiteral("noRunHint"));
     m_emptyHint->setAlignment(Qt::AlignCenter);
@@ -133,6 +137,7 @@ void RunView::setRun(RunController *run)
         m_overview->setRootCause(QString());
         m_overview->setNodeClocks({});
         m_overview->setRunActive(false);
+        m_overview->setReattachable(false);
         m_overview->setBatchScript(QString());
         m_overview->setStragglerText(QString());
         m_overview->heatmapView()->setHeatmap({}, QString());
@@ -160,9 +165,27 @@ void RunView::setRun(RunController *run)
     connect(run, &RunController::nodeProgress, m_overview, &OverviewPage::setNodeProgress);
     connect(run, &RunController::nodeClocksChanged, this, &RunView::refreshClocks);
     refreshClocks();
+    refreshReattachable(true);
     m_timer->start();
     refreshOverview();
     refreshFailures();
+}
+
+void RunView::refreshReattachable(bool force)
+{
+    const qint64 now = QDateTime::currentMSecsSinceEpoch() * 1000;
+    if (!force && now - m_reattachCheckedUs < 1000000)
+        return;
+    m_reattachCheckedUs = now;
+    bool offer = false;
+    // As the run list offers it: its ranks go on on their nodes, and no launcher drives them
+    // (local ranks cannot be re-attached).
+    if (m_run && m_run->isReadOnly() && !isTerminal(m_run->state()) &&
+        !m_run->profile().isLocal()) {
+        const RunInfo info = m_run->record().info();
+        offer = info.detached || (info.launcherGone && info.detachable);
+    }
+    m_overview->setReattachable(offer);
 }
 
 // What the ranks' own timestamps (and so the root cause) were corrected by, per node.
@@ -210,6 +233,7 @@ void RunView::refreshOverview()
         stateText += QStringLiteral(" — ") + m_run->errorMessage();
     m_overview->setTitle(m_run->name(), stateText);
     m_overview->setRunActive(!m_run->isReadOnly() && !isTerminal(state));
+    refreshReattachable(isTerminal(state));
 
     qint64 done = 0;
     qint64 total = 0;

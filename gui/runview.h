@@ -56,6 +56,10 @@ public:
     RunController *run() const { return m_run; }
     RankTableModel *rankModel() const { return m_rankModel; }
 
+signals:
+    // The Overview's Re-attach: the shown run, followed from its record, is to be taken over.
+    void reattachRequested(const QString &runId);
+
 protected:
     void resizeEvent(QResizeEvent *event) override;
 
@@ -69,6 +73,9 @@ private slots:
 
 private:
     void refreshClocks();
+    // Whether the shown run can be re-attached (followed, its launcher gone); read from its
+    // record at most once a second.
+    void refreshReattachable(bool force);
     void bindStores();
     // With no run and nothing compared, the pages would show a 0 % bar and empty tables; a
     // first-time user sees what to do instead.
@@ -84,6 +91,7 @@ private:
     quint64 m_stepsGeneration = ~quint64(0);
     qint64 m_stepsRefreshedUs = 0;
     qint64 m_rankGroupsRefreshedUs = 0;
+    qint64 m_reattachCheckedUs = 0;
     qint64 m_stepsCostUs = 0; // what the last refresh of the straggler text and heatmap took
     std::map<QString, std::unique_ptr<StepHeatmapCache>> m_heatmaps; // by metric
     OverviewPage *m_overview = nullptr;

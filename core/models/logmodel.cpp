@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/logmodel.h"
 
+#include <algorithm>
 #include <climits>
 
 namespace rankdeck {
@@ -65,10 +66,28 @@ void LogModel::setStreamFilter(int streams)
     reload();
 }
 
+void LogModel::setRankSet(const QList<int> &ranks)
+{
+    const QSet<int> set(ranks.cbegin(), ranks.cend());
+    if (set == m_rankSet)
+        return;
+    m_rankSet = set;
+    reload();
+}
+
+QList<int> LogModel::rankSet() const
+{
+    QList<int> ranks(m_rankSet.cbegin(), m_rankSet.cend());
+    std::sort(ranks.begin(), ranks.end());
+    return ranks;
+}
+
 bool LogModel::accepts(const LogLine &line) const
 {
     if (line.overdrawn)
         return false; // a terminal draws over it: not what one would see
+    if (!m_rankSet.isEmpty() && !m_rankSet.contains(line.rank))
+        return false;
     const int bit = line.stream == StreamKind::Stderr ? StderrLines : StdoutLines;
     if (!(m_streams & bit))
         return false;

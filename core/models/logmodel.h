@@ -18,6 +18,7 @@
 
 #include <QAbstractListModel>
 #include <QRegularExpression>
+#include <QSet>
 #include <QTimer>
 
 namespace rankdeck {
@@ -75,6 +76,10 @@ public:
     QString patternError() const { return m_patternError; }
     void setStreamFilter(int streams);
     int streamFilter() const { return m_streams; }
+    // Only these ranks' lines (a group of ranks in the merged view: "ranks 40, 41 hung");
+    // empty: every rank.
+    void setRankSet(const QList<int> &ranks);
+    QList<int> rankSet() const;
 
     // Default 20,000. Rows that fetchOlder() brought back come on top (up to 10 times this),
     // so that reading older lines survives new lines arriving; reload() drops them.
@@ -133,6 +138,7 @@ private:
     QString m_patternError;
     QRegularExpression m_regex;
     int m_streams = AllStreams;
+    QSet<int> m_rankSet; // empty: every rank
     int m_maxRows = 20000;
     qint64 m_fetchedRows = 0; // rows fetchOlder() added on top of m_maxRows
     static constexpr int kMaxFetchedFactor = 10;

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: the attempt's sequence, detach, re-attach and reopen (with
+// following a run recorded elsewhere) share the controller's private parts; wiring is what is
+// left here, the work is in the parts.
 #include "run/runcontroller.h"
 
 #include "run/flightrecordercollector.h"
@@ -6,6 +9,7 @@
 #include "run/pythonfailure.h"
 #include "run/rankeventhandlers.h"
 #include "run/reattachplan.h"
+#include "run/recordfollower.h"
 #include "run/runfailures.h"
 #include "run/runstatewriter.h"
 #include "run/runwatch.h"
@@ -593,6 +597,22 @@ RunController *RunController::reopen(const QString &runDirectory, QObject *paren
     }
     c->m_collector->setRunDirectory(c->m_run.record.directory());
     c->m_collector->restoreStateJson(st.flightRecorder);
+    if (isTerminal(c->m_run.state))
+        return c;
+    // In progress elsewhere (rankdeck-cli, another GUI, a detached launcher): followed as that
+    // process writes it, until it ends.
+    auto *f = new RecordFollower(c->m_run, c);
+    connect(f, &RecordFollower::stateChanged, c, &RunController::stateChanged);
+    connect(f, &RecordFollower::rankChanged, c, &RunController::rankChanged);
+    connect(f, &RecordFollower::failureReportChanged, c, &RunController::failureReportChanged);
+    connect(f, &RecordFollower::nodeClocksChanged, c, &RunController::nodeClocksChanged);
+    connect(f, &RecordFollower::stacksReceived, c, &RunController::stacksReceived);
+    connect(f, &RecordFollower::flightRecorderChanged, c, [c](const QJsonObject &state) {
+        c->m_collector->restoreStateJson(state);
+        emit c->collectiveVerdictChanged();
+    });
+    connect(f, &RecordFollower::finished, c, &RunController::finished);
+    f->start();
     return c;
 }
 

@@ -97,7 +97,10 @@ public:
                   QObject *parent = nullptr);
     ~RunController() override;
 
-    // A past (or detached) run from its directory, read-only. nullptr and *error when unreadable.
+    // A past (or detached) run from its directory, read-only. A run still in progress there
+    // (recorded by another process) is followed: its stores, ranks, state and failures update as
+    // that process writes them (RecordFollower), and finished() comes when it ends. nullptr and
+    // *error when unreadable.
     static RunController *reopen(const QString &runDirectory, QObject *parent, QString *error);
 
     // Takes over a detached run (or one whose launcher died) from its directory: reconnects to the

@@ -188,8 +188,16 @@ bool CsvExport::write(const MetricsStore &store, const QString &fileName, QStrin
 
 bool CsvExport::read(const QString &fileName, QList<Row> *rows, QString *errorMessage)
 {
+    qint64 end = 0;
+    return readFrom(fileName, 0, rows, &end, errorMessage);
+}
+
+bool CsvExport::readFrom(const QString &fileName, qint64 from, QList<Row> *rows, qint64 *end,
+                         QString *errorMessage)
+{
+    *end = from;
     QFile file(fileName);
-    if (!file.open(QIODevice::ReadOnly)) {
+    if (!file.open(QIODevice::ReadOnly) || !file.seek(from)) {
         if (errorMessage)
             *errorMessage = tr("cannot read %1: %2").arg(fileName, file.errorString());
         return false;
@@ -201,15 +209,17 @@ bool CsvExport::read(const QString &fileName, QList<Row> *rows, QString *errorMe
         QByteArray raw = file.readLine();
         ++lineNo;
         const bool terminated = raw.endsWith('\n');
+        // An unterminated last line is a row the launcher is writing, or was when it died:
+        // skip it (a later read from *end gets it whole).
+        if (!terminated && file.atEnd())
+            break;
+        *end = file.pos();
         while (raw.endsWith('\n') || raw.endsWith('\r'))
             raw.chop(1);
         if (lineNo == 1 && raw.startsWith("rank,"))
             continue;
         if (raw.isEmpty())
             continue;
-        // An unterminated last line is a row the launcher was writing when it died: skip it.
-        if (!terminated && file.atEnd())
-            break;
         // A bad line is skipped (a run record must not lose what follows a damaged row); the
         // first one is reported.
         auto bad = [&](const QString &field) {

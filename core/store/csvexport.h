@@ -49,6 +49,10 @@ public:
     // Reads a file in this format. Bad lines are skipped; the first one is named (file:line and
     // field) in *errorMessage and the result is false, with every good row in *rows.
     static bool read(const QString &fileName, QList<Row> *rows, QString *errorMessage = nullptr);
+    // The same from byte `from` on, of a file another process may be appending to: the rows of
+    // its complete lines; *end is the byte after the last of them (where the next read starts).
+    static bool readFrom(const QString &fileName, qint64 from, QList<Row> *rows, qint64 *end,
+                         QString *errorMessage = nullptr);
 };
 
 } // namespace rankdeck

@@ -253,6 +253,92 @@ void LogStore::loadExisting()
         m_all.push_back(std::move(l));
 }
 
+bool LogStore::readAppended()
+{
+    QMutexLocker lock(&m_mutex);
+    if (m_directory.isEmpty() || !m_allIndex || !m_diskError.isEmpty())
+        return false;
+    // Every line goes into all.idx after its rank's files: no new entry there, no new line.
+    const qint64 allCount = QFileInfo(m_allIndex->fileName()).size() / kAllRecord;
+    if (allCount <= m_allCount)
+        return false;
+    int rank = 0;
+    qint64 number = 0;
+    if (!readAllIndexLocked(m_allCount, &rank, &number, nullptr) ||
+        !m_allIndexRead->seek(m_allCount * kAllRecord))
+        return false;
+    const QByteArray idx = m_allIndexRead->read((allCount - m_allCount) * kAllRecord);
+    const qint64 n = idx.size() / kAllRecord;
+    auto entry = [&](qint64 i) {
+        const quint64 v = qFromLittleEndian<quint64>(idx.constData() + i * kAllRecord);
+        return std::pair<int, qint64>(int(v >> kRankShift), qint64(v & kNumberMask));
+    };
+    QHash<int, qint64> held; // lines each rank named there has whole on disk
+    bool changed = false;
+    for (qint64 i = 0; i < n; ++i) {
+        const int r = entry(i).first;
+        if (held.contains(r))
+            continue;
+        const QString index = m_directory + QStringLiteral("/rank-%1.idx").arg(r);
+        if (!m_ranks.contains(r) && !QFileInfo::exists(index)) {
+            held.insert(r, 0);
+            continue;
+        }
+        RankFiles *rf = rankFiles(r);
+        const qint64 before = rf->count;
+        held.insert(r, readAppendedLocked(*rf));
+        changed = changed || rf->count != before;
+    }
+    // The merged order as far as the ranks' files hold its lines; the rest comes next time.
+    qint64 whole = 0;
+    while (whole < n && entry(whole).second < held.value(entry(whole).first))
+        ++whole;
+    QList<LogLine> merged;
+    readMergedRangeLocked(m_allCount, whole, &merged, nullptr);
+    for (LogLine &l : merged)
+        m_all.push_back(std::move(l));
+    while (qsizetype(m_all.size()) > m_options.windowAll)
+        m_all.pop_front();
+    m_allCount += merged.size();
+    m_allRecordedCount = m_allCount;
+    if (changed || !merged.isEmpty())
+        m_generation.fetch_add(1, std::memory_order_release);
+    return changed || !merged.isEmpty();
+}
+
+qint64 LogStore::readAppendedLocked(RankFiles &rf)
+{
+    const QString base = m_directory + QStringLiteral("/rank-%1").arg(rf.rank);
+    const qint64 logSize = QFileInfo(base + QStringLiteral(".log")).size();
+    qint64 count = QFileInfo(base + QStringLiteral(".idx")).size() / kIndexRecord;
+    if (count <= rf.count || !openReadHandlesLocked(rf, nullptr))
+        return rf.count;
+    // The writer flushes the log before the index, but a large batch may reach the files in
+    // pieces: only lines whose bytes are all there.
+    while (count > rf.count) {
+        char rec[kIndexRecord];
+        if (!rf.indexRead->seek((count - 1) * kIndexRecord) ||
+            rf.indexRead->read(rec, kIndexRecord) != kIndexRecord)
+            return rf.count;
+        const qint64 length = qFromLittleEndian<quint32>(rec + 16);
+        if (length == 0xffffffffLL || qFromLittleEndian<qint64>(rec) + length < logSize)
+            break;
+        --count;
+    }
+    rf.logSize = qMax(rf.logSize, logSize);
+    rf.recordedLogSize = rf.logSize;
+    QList<LogLine> lines;
+    readRankRangeLocked(rf.rank, rf.count, count - rf.count, &lines, nullptr);
+    for (LogLine &l : lines)
+        rf.window.push_back(std::move(l));
+    const qsizetype window = rankWindow();
+    while (qsizetype(rf.window.size()) > window)
+        rf.window.pop_front();
+    rf.count += lines.size();
+    rf.recordedCount = rf.count;
+    return rf.count;
+}
+
 void LogStore::append(const LogLine &line)
 {
     append(QList<LogLine>{line});

@@ -77,6 +77,11 @@ public:
     QList<LogLine> liveLines(int rank) const;
     // Finishes the files (fsync is not needed for launcher crashes; the OS has the bytes).
     void close();
+    // For a store opened on a record that another process writes (a run followed from the run
+    // list): takes in the lines it appended since open() or the last call, as far as the files
+    // hold them whole. false when there were none. O(new lines); a poll with nothing new costs
+    // one stat of all.idx.
+    bool readAppended();
 
     // Bumps on every change; views poll it on a timer and refetch only when it moved.
     quint64 generation() const { return m_generation.load(std::memory_order_acquire); }
@@ -119,6 +124,7 @@ private:
     RankFiles *rankFiles(int rank);                                     // m_mutex held
     bool openRankFiles(RankFiles &rf, int rank, QString *errorMessage); // m_mutex held
     void loadExisting();                                                // m_mutex held
+    qint64 readAppendedLocked(RankFiles &rf);                           // m_mutex held
     bool readLineLocked(int rank, qint64 number, LogLine *line, QByteArray *raw,
                         QString *errorMessage) const;
     bool openReadHandlesLocked(const RankFiles &rf, QString *errorMessage) const;

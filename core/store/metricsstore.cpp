@@ -351,30 +351,16 @@ bool MetricsStore::open(const QString &directory, QString *errorMessage)
         return fail(tr("cannot create directory %1").arg(directory));
     const QString path = QDir(directory).filePath(QStringLiteral("metrics.csv"));
     bool exists = QFile::exists(path);
+    m_directory = directory;
     if (exists) {
         QList<CsvExport::Row> rows;
         QString why;
-        const bool ok = CsvExport::read(path, &rows, &why);
+        const bool ok = CsvExport::readFrom(path, 0, &rows, &m_readOffset, &why);
         for (const CsvExport::Row &r : rows)
             appendLocked(r.rank, r.metric, r.step, r.wallTimeUs, r.value, false);
         if (!ok)
             m_lastError = why; // keep what could be read; appending goes on after it
-        // What the series' x counts, for those not on steps.
-        QFile bases(QDir(directory).filePath(QStringLiteral("metrics-x.csv")));
-        if (bases.open(QIODevice::ReadOnly)) {
-            bases.readLine(); // header
-            while (!bases.atEnd()) {
-                const QString line = QString::fromUtf8(bases.readLine()).trimmed();
-                QStringList f;
-                XBasis basis = XBasis::Step;
-                bool rankOk = false;
-                if (!CsvExport::splitLine(line, &f) || f.size() != 3 || !parseXBasis(f[2], &basis))
-                    continue;
-                const int rank = f[0].toInt(&rankOk);
-                if (Series *series = rankOk ? seriesLocked(rank, f[1], false) : nullptr)
-                    series->basis = basis;
-            }
-        }
+        readBasesLocked();
         m_generation.fetch_add(1, std::memory_order_release);
     }
     auto file = std::make_unique<QFile>(path);
@@ -394,6 +380,51 @@ bool MetricsStore::open(const QString &directory, QString *errorMessage)
     m_recordedSize = file->size();
     m_file = std::move(file);
     flushLocked();
+    return true;
+}
+
+void MetricsStore::readBasesLocked()
+{
+    QFile bases(QDir(m_directory).filePath(QStringLiteral("metrics-x.csv")));
+    if (!bases.open(QIODevice::ReadOnly))
+        return;
+    bases.readLine(); // header
+    while (!bases.atEnd()) {
+        const QString line = QString::fromUtf8(bases.readLine()).trimmed();
+        QStringList f;
+        XBasis basis = XBasis::Step;
+        bool rankOk = false;
+        if (!CsvExport::splitLine(line, &f) || f.size() != 3 || !parseXBasis(f[2], &basis))
+            continue;
+        const int rank = f[0].toInt(&rankOk);
+        if (Series *series = rankOk ? seriesLocked(rank, f[1], false) : nullptr)
+            series->basis = basis;
+    }
+}
+
+bool MetricsStore::readAppended()
+{
+    QMutexLocker lock(&m_mutex);
+    if (m_directory.isEmpty())
+        return false;
+    const QString path = QDir(m_directory).filePath(QStringLiteral("metrics.csv"));
+    if (QFileInfo(path).size() <= m_readOffset)
+        return false;
+    QList<CsvExport::Row> rows;
+    QString why;
+    if (!CsvExport::readFrom(path, m_readOffset, &rows, &m_readOffset, &why))
+        m_lastError = why;
+    if (rows.isEmpty())
+        return false;
+    bool newSeries = false;
+    for (const CsvExport::Row &r : std::as_const(rows)) {
+        newSeries = newSeries || !seriesLocked(r.rank, r.metric);
+        appendLocked(r.rank, r.metric, r.step, r.wallTimeUs, r.value, false);
+    }
+    // A series not on steps is named in metrics-x.csv when its first point is written.
+    if (newSeries)
+        readBasesLocked();
+    m_generation.fetch_add(1, std::memory_order_release);
     return true;
 }
 

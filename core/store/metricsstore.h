@@ -97,6 +97,10 @@ public:
     // Appends to <directory>/metrics.csv from now on; loads what the file already holds.
     bool open(const QString &directory, QString *errorMessage = nullptr);
     void close();
+    // For a store opened on a record that another process writes (a run followed from the run
+    // list): takes in the points it appended to metrics.csv since open() or the last call (its
+    // complete rows). false when there were none.
+    bool readAppended();
 
     // basis: what `step` counts; a series keeps the basis of its first point.
     void append(int rank, const QString &name, qint64 step, qint64 wallTimeUs, double value,
@@ -175,6 +179,8 @@ private:
                                        double weight, double xMin, double xMax, int buckets) const;
 
     void flushLocked();
+    // What metrics-x.csv says the series' x counts, for those not on steps.
+    void readBasesLocked();
 
     mutable QMutex m_mutex;
     QHash<int, QHash<QString, std::shared_ptr<Series>>> m_series;
@@ -191,6 +197,8 @@ private:
     std::unique_ptr<QFile> m_file;
     std::unique_ptr<QFile> m_basisFile; // metrics-x.csv
     qint64 m_recordedSize = 0;          // bytes of metrics.csv written whole
+    QString m_directory;
+    qint64 m_readOffset = 0; // bytes of metrics.csv read back (open(), readAppended())
     qint64 m_missingPoints = 0;
     QString m_diskError;
     QString m_lastError;

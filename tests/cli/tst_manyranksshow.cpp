@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // `show` and `runs` on a 512-rank record (issue 31): ranks that are alike as ranges, the few
-// that stand out on lines of their own, --all-ranks one line per rank; a small run's `show`
-// still lists each rank. The records are written here through RunRecord, as the launcher
-// writes them: 512 ranks are a record's shape, not a launch this test needs.
+// that stand out on lines of their own, --all-ranks one line per rank (in the rank table and
+// where the ranks wait); a small run's `show` still lists each rank. The records are written here
+// through RunRecord, as the launcher writes them: 512 ranks are a record's shape, not a launch this
+// test needs.
 #include "testprocesses.h"
 
 #include "config/profile.h"
@@ -173,6 +174,43 @@ private slots:
                      .filter(QRegularExpression(u"^  rank \\d+ at "_s))
                      .size(),
                  512);
+    }
+
+    void allRanksPrintsEachWaitingRank_data()
+    {
+        QTest::addColumn<bool>("allRanks");
+        QTest::addColumn<QStringList>("entries"); // each entry's start, in order
+        QTest::newRow("grouped") << false
+                                 << QStringList{u"  ranks 0–39, 42–511: thread 1 (main)"_s,
+                                                u"  ranks 40, 41: "_s};
+        QStringList each;
+        for (int r = 0; r < 512; ++r)
+            each
+                << (r == 40 || r == 41 ? u"  rank %1: "_s : u"  rank %1: thread 1 (main)"_s).arg(r);
+        QTest::newRow("--all-ranks") << true << each;
+    }
+
+    void allRanksPrintsEachWaitingRank()
+    {
+        // The hung run's "where the ranks wait" (no collective verdict, every rank's stacks):
+        // two places grouped, or with --all-ranks each rank's own line, as the rank table.
+        QFETCH(bool, allRanks);
+        QFETCH(QStringList, entries);
+        const QString id = writeRun(u"20990101-00000%1-bigwait"_s.arg(allRanks ? 6 : 7), 512, true);
+        QVERIFY(!id.isEmpty());
+        QStringList args{u"show"_s};
+        if (allRanks)
+            args << u"--all-ranks"_s;
+        const Result show = cli(args << id);
+        QCOMPARE(show.code, 0);
+        const QString waits =
+            show.out.section(u"Where the ranks wait, by their last stacks:\n"_s, 1)
+                .section(u"\n\n"_s, 0, 0);
+        const QStringList lines =
+            waits.split(u'\n', Qt::SkipEmptyParts).filter(QRegularExpression(u"^  \\S"_s));
+        QCOMPARE(lines.size(), entries.size());
+        for (qsizetype i = 0; i < entries.size(); ++i)
+            QVERIFY2(lines[i].startsWith(entries[i]), qPrintable(lines[i]));
     }
 
     void allRanksPrintsEachRank()

@@ -3,15 +3,20 @@
 // What the Failures page makes of a Python rank's failure: one stack of native frames down to
 // the interpreter and then the Python frames, the user's own frames highlighted (the innermost
 // one marked), a "copy" that reads like Python's own traceback, and many ranks that died alike
-// as one entry, and ranks that died of the root cause's own traceback said so first.
+// as one entry, and ranks that died of the root cause's own traceback said so first. At 512
+// ranks (issue 31) the page holds a handful of entries: ranks that failed alike, and ranks whose
+// stack dumps wait in the same places, are one entry each, titled by their ranges.
 #include "failureentries.h"
+#include "run/failuregrouping.h"
 #include "run/failurereport.h"
 #include "run/pythonfailure.h"
 #include "stream/pythontraceback.h"
 
 #include <QApplication>
 #include <QFile>
+
 #include <QTest>
+#include <algorithm>
 
 using namespace rankdeck;
 using namespace Qt::StringLiterals;
@@ -25,6 +30,8 @@ private slots:
     void fatalSignalShowsNativeThenPython();
     void manyRanksAliasOneEntry();
     void sameTracebackAsTheRootCauseSaysSo();
+    void manyRanksFewEntries_data();
+    void manyRanksFewEntries();
 
 private:
     static QString sample(const QString &name)
@@ -137,6 +144,103 @@ void TestFailureEntries::sameTracebackAsTheRootCauseSaysSo()
     QVERIFY2(!entries[0].plainText.contains(u"the root cause"_s), qPrintable(entries[0].plainText));
     QVERIFY2(entries[1].plainText.startsWith(u"same failure as rank 0, the root cause\n"_s),
              qPrintable(entries[1].plainText));
+}
+
+void TestFailureEntries::manyRanksFewEntries_data()
+{
+    QTest::addColumn<QList<int>>("hung");
+    QTest::addColumn<bool>("dumps");
+    QTest::addColumn<QStringList>("titles"); // the entries' titles, each the start of one
+
+    // Rank 17 failed; the launcher stopped the other 511: some ended on the stop command (exit
+    // 0), some by its SIGTERM, every other rank alike, so each group's ranks are scattered.
+    QTest::newRow("one failed, 511 stopped")
+        << QList<int>{} << false
+        << QStringList{u"Rank 17 @ node00 — exit code 1 (root cause)"_s,
+                       u"Ranks 0, 2, 4, 6, 8, 10, 12, 14, … (256 ranks) — stopped as a "
+                       "consequence, exit code 0"_s,
+                       u"Ranks 1, 3, 5, 7, 9, 11, 13, 15, … (255 ranks) — stopped as a "
+                       "consequence, killed by SIGTERM"_s};
+    // Ranks 40, 41 and 300 hung; every rank's stacks were dumped (each with its own thread id).
+    QTest::newRow("three hung, every rank dumped")
+        << QList<int>{40, 41, 300} << true
+        << QStringList{u"Rank 40 @ node01 — hung (root cause)"_s, u"Ranks 41, 300 — hung"_s,
+                       u"Ranks 0–39, 42–299, 301–511 — stopped as a consequence, exit code 0"_s,
+                       u"Ranks 40, 41, 300 — stack dumps alike (3 ranks)"_s,
+                       u"Ranks 0–39, 42–299, 301–511 — stack dumps alike (509 ranks)"_s};
+}
+
+void TestFailureEntries::manyRanksFewEntries()
+{
+    QFETCH(QList<int>, hung);
+    QFETCH(bool, dumps);
+    QFETCH(QStringList, titles);
+    constexpr int world = 512;
+    QList<RankFailure> observed;
+    QHash<int, QString> stackDumps;
+    for (int rank = 0; rank < world; ++rank) {
+        RankFailure f;
+        f.rank = rank;
+        f.host = u"node%1"_s.arg(rank / 32, 2, 10, QLatin1Char('0'));
+        f.localRank = rank % 32;
+        f.timeUs = 1'000'000 + rank;
+        if (hung.contains(rank)) {
+            f.kind = u"hang"_s;
+            f.message = u"no step for 300 s (last step 52)"_s;
+        } else if (hung.isEmpty() && rank == 17) {
+            f.kind = u"exit"_s;
+            f.exitCode = 1;
+            f.timeUs = 1000;
+        } else {
+            f.kind = u"consequence"_s;
+            f.reason = hung.isEmpty() ? u"stopped after rank 17 failed"_s
+                                      : u"stopped after ranks 40, 41, 300 hung"_s;
+            f.timeUs = 2'000'000 + rank;
+            if (hung.isEmpty() && rank % 2 == 1) {
+                f.signal = 15;
+                f.signalName = u"SIGTERM"_s;
+            }
+        }
+        observed << f;
+        if (dumps)
+            stackDumps.insert(rank, u"thread %1 (main):\n#0 0x%2 in %3"_s.arg(4000 + rank)
+                                        .arg(0x7f00 + rank, 0, 16)
+                                        .arg(hung.contains(rank)
+                                                 ? u"clock_nanosleep"_s
+                                                 : u"c10d::ProcessGroupGloo::AsyncWork::wait()"_s));
+    }
+    const FailureReport report = FailureReport::build(observed);
+    const QList<FailureEntry> entries = failureEntries(report, stackDumps, QApplication::palette());
+    QStringList shown;
+    for (const FailureEntry &e : entries)
+        shown << e.title;
+    QCOMPARE(entries.size(), titles.size());
+    for (qsizetype i = 0; i < titles.size(); ++i) {
+        QVERIFY2(entries[i].title.startsWith(titles[i]), qPrintable(shown.join(u'\n')));
+        // One line, short enough for the list, however scattered the ranks.
+        QVERIFY2(!entries[i].title.contains(u'\n') && entries[i].title.size() < 160,
+                 qPrintable(entries[i].title));
+    }
+    // Every rank is still named in the details: a group's note lists all of its ranks.
+    QList<int> stoppedAlike; // the consequences that ended by their exit code
+    for (int rank = 0; rank < world; rank += hung.isEmpty() ? 2 : 1)
+        if (!hung.contains(rank))
+            stoppedAlike << rank;
+    const QString note =
+        u"ranks %1: same failure as rank 0 (%2 ranks)"_s.arg(formatRankRanges(stoppedAlike))
+            .arg(stoppedAlike.size());
+    QVERIFY2(std::any_of(entries.cbegin(), entries.cend(),
+                         [&](const FailureEntry &e) { return e.plainText.startsWith(note); }),
+             qPrintable(note));
+    if (dumps) {
+        // A group's entry shows where its ranks wait, by the dump of its first rank.
+        const FailureEntry &waiting = entries.last();
+        QVERIFY2(waiting.html.contains(u"ProcessGroupGloo"_s), qPrintable(waiting.html));
+        QVERIFY2(waiting.plainText.contains(u"wait where rank 0 waits"_s),
+                 qPrintable(waiting.plainText));
+        QVERIFY2(entries[entries.size() - 2].html.contains(u"clock_nanosleep"_s),
+                 qPrintable(entries[entries.size() - 2].html));
+    }
 }
 
 QTEST_MAIN(TestFailureEntries)

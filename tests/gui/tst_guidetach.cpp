@@ -3,12 +3,14 @@
 // Detach and re-attach through the GUI, on two real sshd nodes (tests/common/sshfixture.h) with
 // the real worker (2 ranks of Gloo training): launch with the Detach box ticked, close the window
 // (which leaves a detachable run running), see the ranks go on on the nodes with no launcher,
-// open a new window, find the run marked detached in the run list, re-attach it with the run
-// list's Re-attach action, and follow it to its end. Every line each rank wrote on its node must
-// then be in the local record exactly once, and nothing of the run may be left on the nodes.
+// open a new window, find the run marked detached in the run list (its Overview offers Re-attach
+// too), re-attach it with the run list's Re-attach action, and follow it to its end. Every line
+// each rank wrote on its node must then be in the local record exactly once, and nothing of the run
+// may be left on the nodes.
 #include "guisshlaunch.h"
 #include "mainwindow.h"
 #include "models/runlistmodel.h"
+#include "overviewpage.h"
 #include "run/runcontroller.h"
 #include "run/runmanager.h"
 #include "runview.h"
@@ -161,12 +163,20 @@ void TestGuiDetach::detachCloseReopenReattach()
         runRow(side, m_runId).data().toString().contains(QStringLiteral("detached")),
         qPrintable(runRow(side, m_runId).data().toString()), 10000);
     side->runList()->setCurrentIndex(runRow(side, m_runId));
+    // Shown from its record, the run's Overview offers Re-attach too.
+    OverviewPage *overview = m_window->runView()->overviewPage();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_window->runView()->run() && m_window->runView()->run()->runId() == m_runId, 10000);
+    QVERIFY(m_window->runView()->run()->isReadOnly());
+    QVERIFY(overview->reattachButton()->isVisibleTo(overview));
     QAction *reattach = side->reattachAction();
     QVERIFY(reattach->isEnabled());
     reattach->trigger();
     RunController *again = m_window->runView()->run();
     QVERIFY2(again && again->runId() == m_runId, "Re-attach did not show the run");
     QVERIFY(m_window->runManager()->activeRuns().contains(again));
+    // Driven here now: nothing to re-attach.
+    QVERIFY(!overview->reattachButton()->isVisibleTo(overview));
     QTRY_VERIFY_WITH_TIMEOUT(isTerminal(again->state()), 120000);
     QCOMPARE(again->state(), RunState::Finished);
     // The list no longer offers it.

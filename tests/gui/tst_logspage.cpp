@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: every behaviour of the page over one fixture (a real
+// LogStore fed through RankStream, the page on screen); the next cut is the many-rank part.
 //
 // The Logs page over core's real LogStore fed through RankStream: a tab per rank (sorted, one
 // view for all of them), follow mode that pauses when the user scrolls up, regex and stream
 // filters, search, the elided-lines marker when memory is bounded, and identical lines of many
-// ranks collapsed into one row in "All ranks" that opens in place.
+// ranks collapsed into one row in "All ranks" that opens in place; at many ranks, "All ranks"
+// narrowed to a group of ranks that are alike ("ranks 40, 41 hung").
 #include "logspage.h"
 #include "logview.h"
 #include "models/collapsedlogmodel.h"
@@ -47,6 +50,7 @@ private slots:
     void wheelAtTopReadsOlderLinesThroughFilter();
     void rankPickerFollowsTabs();
     void rankFinderFindsRanks();
+    void groupNarrowsAllRanks();
     void identicalLinesCollapse_data();
     void identicalLinesCollapse();
     void collapseOption();
@@ -440,6 +444,66 @@ void TestLogsPage::rankFinderFindsRanks()
     QCOMPARE(m_page->shownRank(), 36);
     QCOMPARE(m_page->logModel()->rank(), 36);
     QCOMPARE(m_page->tabBar()->tabData(m_page->tabBar()->currentIndex()).toInt(), 36);
+}
+
+void TestLogsPage::groupNarrowsAllRanks()
+{
+    // 48 ranks, rank 17 failed, ranks 40 and 41 hung: the group picker offers the three groups,
+    // and choosing "ranks 40, 41 hung" shows "All ranks" with their lines only (issue 31).
+    auto *groups = m_page->findChild<QComboBox *>(QStringLiteral("logRankGroupPicker"));
+    QVERIFY(groups);
+    QList<RankStatus> statuses;
+    for (int rank = 0; rank < 48; ++rank) {
+        feedLines(rank, 0, 3);
+        RankStatus s;
+        s.rank = rank;
+        s.state = rank == 17 ? RankState::Failed : RankState::Running;
+        s.exitCode = rank == 17 ? 1 : 0;
+        s.hung = rank == 40 || rank == 41;
+        statuses << s;
+    }
+    m_page->poll();
+    m_page->setRankStatuses(statuses);
+    QVERIFY(!groups->isHidden());
+    QCOMPARE(groups->count(), 4); // every rank, then the three groups
+    const int hung = groups->findText(QStringLiteral("ranks 40, 41 hung"));
+    QVERIFY2(hung > 0, qPrintable(groups->itemText(1) + QLatin1Char('|') + groups->itemText(2) +
+                                  QLatin1Char('|') + groups->itemText(3)));
+
+    QVERIFY(m_page->showRank(3)); // a rank's tab first: choosing a group goes to "All ranks"
+    groups->setCurrentIndex(hung);
+    QCOMPARE(m_page->shownRank(), int(LogsPage::AllRanksTab));
+    LogModel *model = m_page->logModel();
+    QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    auto ranksShown = [model] {
+        QList<int> ranks;
+        for (int row = 0; row < model->rowCount(); ++row)
+            ranks << model->index(row).data(LogModel::RankRole).toInt();
+        return ranks;
+    };
+    QCOMPARE(ranksShown(), (QList<int>{40, 40, 40, 41, 41, 41}));
+    // Lines arriving later are narrowed too.
+    feedLines(41, 3, 1);
+    feedLines(5, 3, 1);
+    m_page->poll();
+    QCOMPARE(ranksShown(), (QList<int>{40, 40, 40, 41, 41, 41, 41}));
+
+    // A rank's tab shows its whole log; back on "All ranks" the group holds.
+    QVERIFY(m_page->showRank(5));
+    QCOMPARE(model->rowCount(), 4);
+    QVERIFY(m_page->showRank(LogsPage::AllRanksTab));
+    QCOMPARE(model->rowCount(), 7);
+
+    // The statuses move on (rank 40 finished): the chosen group is the one of the same label.
+    statuses[40].state = RankState::Finished;
+    statuses[40].hung = false;
+    m_page->setRankStatuses(statuses);
+    QCOMPARE(groups->currentText(), QStringLiteral("rank 41 hung"));
+    QCOMPARE(ranksShown(), (QList<int>{41, 41, 41, 41}));
+
+    // Every rank again.
+    groups->setCurrentIndex(0);
+    QCOMPARE(model->rowCount(), 48 * 3 + 2);
 }
 
 void TestLogsPage::identicalLinesCollapse_data()

@@ -2,13 +2,18 @@
 //
 // The run list follows the runs directory (issue 31): a run that another process records shows
 // in an open list within seconds, with its state, and its state changes show as they are
-// written, without a restart. Checked by QAbstractItemModelTester while it happens; waits are
-// generous (QTRY_ with 30 s) and nothing here times how fast it was, so a loaded machine only
-// makes it slower.
+// written, without a restart. Opened from the list, such a run is followed too: its lines,
+// points and ranks go on arriving, and it ends when that process ends it. Checked by
+// QAbstractItemModelTester while it happens; waits are generous (QTRY_ with 30 s) and nothing here
+// times how fast it was, so a loaded machine only makes it slower.
+#include "models/logmodel.h"
+#include "models/ranktablemodel.h"
 #include "models/runlistmodel.h"
 #include "run/runmanager.h"
 #include "run/runrecord.h"
 #include "run/runstatefile.h"
+#include "store/logstore.h"
+#include "store/metricsstore.h"
 #include "testprocesses.h"
 
 #include <QAbstractItemModelTester>
@@ -179,6 +184,94 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(stateOf(list, u"fromcli"_s), RunState::Stopped, 30000);
         // The launcher ends with its run (it may have ended while the list was awaited).
         QTRY_COMPARE_WITH_TIMEOUT(launcher.state(), QProcess::NotRunning, 30000);
+    }
+
+    void openedCliRunFollows()
+    {
+        // A run rankdeck-cli drives, opened here from the list while it goes on: what the CLI
+        // writes after the opening reaches this controller's stores and ranks, the models over
+        // them take it in, and the run's end arrives as finished().
+        RunManager manager(runsDir());
+        RunListModel list(&manager);
+        QProcess launcher;
+        launcher.setProcessEnvironment(cliEnvironment());
+        launcher.setProcessChannelMode(QProcess::MergedChannels);
+        launcher.start(m_cli, {u"launch"_s, u"--nproc-per-node"_s, u"2"_s, u"--name"_s,
+                               u"followed"_s, u"--"_s, u"--steps"_s, u"100000"_s,
+                               u"--step-delay-ms"_s, u"50"_s, u"--lines-per-step"_s, u"2"_s});
+        QVERIFY2(launcher.waitForStarted(30000), qPrintable(launcher.errorString()));
+        auto cleanup = qScopeGuard([&] {
+            if (launcher.state() != QProcess::NotRunning) {
+                launcher.terminate();
+                if (!launcher.waitForFinished(30000))
+                    launcher.kill();
+                launcher.waitForFinished(10000);
+            }
+        });
+        QTRY_COMPARE_WITH_TIMEOUT(stateOf(list, u"followed"_s), RunState::Running, 30000);
+        const QString id = list.run(rowNamed(list, u"followed"_s)).id;
+
+        QString error;
+        RunController *run = manager.open(id, &error);
+        QVERIFY2(run, qPrintable(error));
+        QVERIFY(run->isReadOnly());
+        QVERIFY(!isTerminal(run->state()));
+        QCOMPARE(manager.activeRuns().size(), 0); // followed, not driven here
+        LogStore *logs = run->logStore();
+        MetricsStore *metrics = run->metricsStore();
+        LogModel merged(logs, LogStore::AllRanks);
+        QAbstractItemModelTester logTester(&merged,
+                                           QAbstractItemModelTester::FailureReportingMode::QtTest);
+        RankTableModel table;
+        table.setController(run);
+        QAbstractItemModelTester tableTester(
+            &table, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy ranksChanged(run, &RunController::rankChanged);
+        QSignalSpy stateChanged(run, &RunController::stateChanged);
+        QSignalSpy finished(run, &RunController::finished);
+
+        const qint64 linesAtOpen = logs->lineCount(LogStore::AllRanks);
+        const qint64 pointsAtOpen = metrics->pointCount(0, u"loss"_s);
+        const qint64 stepAtOpen = run->rankStatus(0).step;
+        QTRY_VERIFY_WITH_TIMEOUT(logs->lineCount(LogStore::AllRanks) > linesAtOpen + 20, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(metrics->pointCount(0, u"loss"_s) > pointsAtOpen + 5, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(run->rankStatus(0).step > stepAtOpen + 5, 30000);
+        QVERIFY(!ranksChanged.isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(merged.rowCount() > 20, 30000);
+        // The new lines are the ranks' own, in order, each once.
+        const QList<LogLine> arrived = logs->recentLines(LogStore::AllRanks, linesAtOpen, 200);
+        QVERIFY(!arrived.isEmpty());
+        for (qsizetype i = 0; i < arrived.size(); ++i) {
+            QCOMPARE(arrived[i].sequence, arrived.first().sequence + i);
+            QVERIFY2(arrived[i].rank == 0 || arrived[i].rank == 1, qPrintable(arrived[i].text));
+        }
+        const auto stepColumn = [&](int rank) {
+            return table.data(table.index(rank, RankTableModel::StepColumn), Qt::DisplayRole)
+                .toString();
+        };
+        const QString stepShown = stepColumn(0);
+        QTRY_VERIFY_WITH_TIMEOUT(stepColumn(0) != stepShown, 30000);
+
+        const rankdeck::testing::CommandResult stop =
+            rankdeck::testing::runCommand(m_cli, {u"stop"_s, id}, cliEnvironment(), 60000);
+        QVERIFY2(stop.code == 0, qPrintable(stop.out + stop.err));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+        QCOMPARE(run->state(), RunState::Stopped);
+        QCOMPARE(stateChanged.last().first().value<RunState>(), RunState::Stopped);
+        QTRY_COMPARE_WITH_TIMEOUT(launcher.state(), QProcess::NotRunning, 30000);
+        for (int r = 0; r < 2; ++r)
+            QVERIFY2(isTerminal(run->rankStatus(r).state), qPrintable(QString::number(r)));
+
+        // Followed to the end, the views hold what a reopening of the finished record holds:
+        // no line or point missing or twice.
+        std::unique_ptr<RunController> reopened(
+            RunController::reopen(run->runDirectory(), nullptr, &error));
+        QVERIFY2(reopened, qPrintable(error));
+        for (int r : {LogStore::AllRanks, 0, 1})
+            QCOMPARE(logs->lineCount(r), reopened->logStore()->lineCount(r));
+        QCOMPARE(metrics->totalPoints(), reopened->metricsStore()->totalPoints());
+        QCOMPARE(logs->recentLines(LogStore::AllRanks, 0).last().text,
+                 reopened->logStore()->recentLines(LogStore::AllRanks, 0).last().text);
     }
 };
 
