@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/recordfollower.h"
 
+#include "run/flightrecordercollector.h"
+#include "run/runactions.h"
 #include "run/rundata.h"
 #include "run/runstatefile.h"
 #include "store/logstore.h"
@@ -13,7 +15,9 @@
 
 namespace rankdeck {
 
-RecordFollower::RecordFollower(RunData &run, QObject *parent) : QObject(parent), m_run(run)
+RecordFollower::RecordFollower(RunData &run, RunActions &actions,
+                               FlightRecorderCollector &collector, QObject *parent)
+    : QObject(parent), m_run(run), m_actions(actions), m_collector(collector)
 {
     m_timer.setInterval(PollMs);
     connect(&m_timer, &QTimer::timeout, this, &RecordFollower::poll);
@@ -80,16 +84,17 @@ void RecordFollower::readState()
 
     for (int r = 0; r < m_run.ranks.size(); ++r)
         if (r >= before.size() || before[r].toJson() != m_run.ranks[r].toJson())
-            emit rankChanged(r);
+            m_actions.announceRank(r);
     if (m_run.clocks != clocksBefore)
         emit nodeClocksChanged();
     if (report != m_report) {
         m_report = report;
-        emit failureReportChanged();
+        m_actions.announceReport();
     }
     if (st.flightRecorder != m_flightRecorder) {
         m_flightRecorder = st.flightRecorder;
-        emit flightRecorderChanged(m_flightRecorder);
+        m_collector.restoreStateJson(m_flightRecorder);
+        m_actions.announceVerdict();
     }
     // A hang's stacks arrive in their files after it is seen, while the run goes on.
     if (m_run.hung)
@@ -108,7 +113,7 @@ void RecordFollower::readStacks()
         const QString stacks = QString::fromUtf8(f.readAll());
         if (stacks != m_run.stacks.value(r)) {
             m_run.stacks.insert(r, stacks);
-            emit stacksReceived(r, stacks);
+            m_actions.announceStacks(r, stacks);
         }
     }
 }

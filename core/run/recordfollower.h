@@ -18,6 +18,8 @@
 namespace rankdeck {
 
 struct RunData;
+class FlightRecorderCollector;
+class RunActions;
 
 class RecordFollower : public QObject
 {
@@ -25,7 +27,10 @@ class RecordFollower : public QObject
 public:
     // run: a reopened run (RunData::reopen()), which this keeps up to date; it must outlive
     // this object (the controller owns both).
-    RecordFollower(RunData &run, QObject *parent = nullptr);
+    // What changed goes to actions (ranks, stacks, the failure report, the collective verdict,
+    // as a live run's parts tell them) and collector (the flight recorder's state).
+    RecordFollower(RunData &run, RunActions &actions, FlightRecorderCollector &collector,
+                   QObject *parent = nullptr);
 
     static constexpr int PollMs = 250;
 
@@ -36,12 +41,7 @@ public:
 
 signals:
     void stateChanged(rankdeck::RunState state);
-    void rankChanged(int rank);
-    void failureReportChanged();
     void nodeClocksChanged();
-    void stacksReceived(int rank, const QString &stacks);
-    // The flight-recorder collector's state as state.json now has it (when it changed).
-    void flightRecorderChanged(const QJsonObject &state);
     void finished(rankdeck::RunState state);
 
 private:
@@ -50,6 +50,8 @@ private:
     void readStacks();
 
     RunData &m_run;
+    RunActions &m_actions;
+    FlightRecorderCollector &m_collector;
     QTimer m_timer;
     // state.json as last read: a new file (rename) or a new size or time means read it again.
     qint64 m_stateInode = -1;

@@ -1,7 +1,4 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Longer than the house's ~600 lines: the attempt's sequence, detach, re-attach and reopen (with
-// following a run recorded elsewhere) share the controller's private parts; wiring is what is
-// left here, the work is in the parts.
 #include "run/runcontroller.h"
 
 #include "run/flightrecordercollector.h"
@@ -144,10 +141,9 @@ bool RunController::start(QString *error)
                                ? m_options.supervisorPath
                                : m_options.workerPath;
     note(tr("run %1: profile %2, %3 ranks on %4 node(s), %5 %6")
-             .arg(runId, m_run.profile.name)
-             .arg(m_run.plan.worldSize())
-             .arg(m_run.profile.nodes.size())
-             .arg(m_run.config.isProgram() ? tr("supervisor") : tr("worker"), binary));
+             .arg(runId, m_run.profile.name, QString::number(m_run.plan.worldSize()),
+                  QString::number(m_run.profile.nodes.size()),
+                  m_run.config.isProgram() ? tr("supervisor") : tr("worker"), binary));
     m_watch->start();
     m_transport->prepare(binary);
     return true;
@@ -542,9 +538,8 @@ RunController *RunController::reattach(const QString &runDirectory, const Option
     c->m_reattaching = true;
     c->connectTransport();
     c->note(tr("re-attaching to run %1 (%2 ranks on %3 node(s))")
-                .arg(record.id())
-                .arg(c->m_run.ranks.size())
-                .arg(c->m_run.profile.nodes.size()));
+                .arg(record.id(), QString::number(c->m_run.ranks.size()),
+                     QString::number(c->m_run.profile.nodes.size())));
     c->writeState();
     c->m_watch->start();
     t->prepare(QString());
@@ -575,14 +570,7 @@ void RunController::setupFlightRecorder()
             if (m_transport)
                 m_transport->writeStdin(rank, line);
         },
-        [this] {
-            QList<int> living;
-            for (int r = 0; r < m_run.runtime.size(); ++r)
-                if (m_run.runtime[r].started && m_run.runtime[r].pidKnown &&
-                    !m_run.runtime[r].exited)
-                    living << r;
-            return living;
-        });
+        [this] { return m_run.livingRanks(); });
     m_collector->setRunDirectory(m_run.record.directory());
     m_collector->setOffReason(LaunchPlan::flightRecorderOffReason(m_run.profile, m_run.config));
 }
@@ -597,22 +585,13 @@ RunController *RunController::reopen(const QString &runDirectory, QObject *paren
     }
     c->m_collector->setRunDirectory(c->m_run.record.directory());
     c->m_collector->restoreStateJson(st.flightRecorder);
-    if (isTerminal(c->m_run.state))
-        return c;
-    // In progress elsewhere (rankdeck-cli, another GUI, a detached launcher): followed as that
-    // process writes it, until it ends.
-    auto *f = new RecordFollower(c->m_run, c);
-    connect(f, &RecordFollower::stateChanged, c, &RunController::stateChanged);
-    connect(f, &RecordFollower::rankChanged, c, &RunController::rankChanged);
-    connect(f, &RecordFollower::failureReportChanged, c, &RunController::failureReportChanged);
-    connect(f, &RecordFollower::nodeClocksChanged, c, &RunController::nodeClocksChanged);
-    connect(f, &RecordFollower::stacksReceived, c, &RunController::stacksReceived);
-    connect(f, &RecordFollower::flightRecorderChanged, c, [c](const QJsonObject &state) {
-        c->m_collector->restoreStateJson(state);
-        emit c->collectiveVerdictChanged();
-    });
-    connect(f, &RecordFollower::finished, c, &RunController::finished);
-    f->start();
+    if (!isTerminal(c->m_run.state)) { // recorded by rankdeck-cli, another GUI, a detached launcher
+        auto *f = new RecordFollower(c->m_run, *c, *c->m_collector, c);
+        connect(f, &RecordFollower::stateChanged, c, &RunController::stateChanged);
+        connect(f, &RecordFollower::nodeClocksChanged, c, &RunController::nodeClocksChanged);
+        connect(f, &RecordFollower::finished, c, &RunController::finished);
+        f->start();
+    }
     return c;
 }
 

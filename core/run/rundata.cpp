@@ -139,6 +139,16 @@ bool RunData::allRanksStarted() const
     return true;
 }
 
+QList<int> RunData::livingRanks() const
+{
+    QList<int> living;
+    for (int r = 0; r < runtime.size(); ++r) {
+        if (runtime[r].started && runtime[r].pidKnown && !runtime[r].exited)
+            living << r;
+    }
+    return living;
+}
+
 void RunData::archiveAttempt(qint64 now)
 {
     QJsonObject a;

@@ -67,6 +67,8 @@ struct RunData
     void restartRank(int rank, qint64 nowUs);
     // Every rank has a process (or ended).
     bool allRanksStarted() const;
+    // Ranks whose process runs now (started, its pid known, not exited).
+    QList<int> livingRanks() const;
     // The attempt that just ended into the history (ranks, failure report, root cause); the
     // next one starts with no failures.
     void archiveAttempt(qint64 nowUs);
