@@ -63,7 +63,7 @@ LogsPage::LogsPage(QWidget *parent) : QWidget(parent)
     m_groupPicker = new QComboBox(this);
     m_groupPicker->setObjectName(QStringLiteral("logRankGroupPicker"));
     m_groupPicker->setToolTip(
-        tr("Show in \"All ranks\" only the lines of ranks that are alike (\"ranks 40, 41 hung\")"));
+        tr("Show in “All ranks” only the lines of ranks that are alike (“ranks 40, 41 hung”)"));
     m_groupPicker->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_groupPicker->setMinimumContentsLength(16);
     m_groupPicker->addItem(tr("Every rank"));
