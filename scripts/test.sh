@@ -55,7 +55,7 @@ trap stop_background EXIT
 # on the product's sources (core cli gui plot bench; tests/ and worker/ with --all), findings are
 # errors. It runs in the background from here on, beside the fuzz gate and the suite, at nice 10:
 # much of the suite waits on processes, sshd and Slurm, and the analysis takes that idle CPU
-# rather than adding its ~17 min of CPU to the run; a test that fails only under such load is a
+# rather than adding its 13–16 min of CPU to the run; a test that fails only under such load is a
 # defect anyway. After the suite the run waits for it and says how long: what it added.
 # Results are kept per batch of sources in ~/.cache/rankdeck/static-analysis, so a machine that
 # ran it before analyses again only what changed; docs/reliability.md (Static analysis) says
