@@ -281,7 +281,7 @@ QString FailurePolicy::summaryOf(const FailureReport &report)
     if (f.kind == kCollective)
         return tr("rank %1 (%2): %3").arg(f.rank).arg(f.host, f.summary());
     QString what;
-    if (f.kind == QLatin1String("exception") && !f.child.isEmpty())
+    if (f.endedByChild())
         // The rank's own RuntimeError only says that its child died: the child's death is why.
         return tr("rank %1 (%2): %3").arg(f.rank).arg(f.host, f.child.summary());
     if (f.kind == QLatin1String("crash") || f.kind == QLatin1String("signal"))

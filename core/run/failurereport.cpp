@@ -332,9 +332,15 @@ RankFailure RankFailure::fromJson(const QJsonObject &json)
     return f;
 }
 
+bool RankFailure::endedByChild() const
+{
+    return !child.isEmpty() && (kind == QLatin1String("exception") ||
+                                kind == QLatin1String("error") || kind == QLatin1String("exit"));
+}
+
 QString RankFailure::summary() const
 {
-    if (!child.isEmpty() && kind == QLatin1String("exception"))
+    if (endedByChild())
         return rank >= 0 ? tr("%1 of rank %2").arg(child.summary()).arg(rank) : child.summary();
     if (!python.isEmpty() && (kind == QLatin1String("exception") ||
                               kind == QLatin1String("error") || kind == QLatin1String("exit")))

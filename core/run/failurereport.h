@@ -82,6 +82,9 @@ struct RankFailure
     // Python exception), "exit code 3", "SIGSEGV (signal 11) in DataLoader worker (pid 42) of
     // rank 1" (a child's death that ended the rank), …
     QString summary() const;
+    // A child's death (a DataLoader worker's) ended the rank: its own exception, or its exit
+    // with no traceback, only followed from it.
+    bool endedByChild() const;
 };
 
 // Ranks that failed the same way, shown as one entry (failuregrouping.h says what "the same"

@@ -167,7 +167,13 @@ void mergePython(RankFailure *failure, const QList<PythonException> &chain,
         else if (onlyExited && !last.message.isEmpty() && !f.message.contains(last.message))
             f.message = last.message + QLatin1Char('\n') + f.message;
     }
-    if (f.kind == QLatin1String("exception") && f.child.isEmpty())
+    // A rank that exited non-zero with no traceback of its own (it can end without printing one:
+    // the tst_frameworks transformers row under load, once in CI) but whose DataLoader worker died
+    // said why in the worker's dump or torch's line: that death is still what ended it.
+    const bool exitedNonZero =
+        (f.kind.isEmpty() || f.kind == QLatin1String("exit") || f.kind == QLatin1String("error")) &&
+        f.exitCode != 0;
+    if ((f.kind == QLatin1String("exception") || exitedNonZero) && f.child.isEmpty())
         f.child = dataLoaderWorkerDeath(chain, childDeath, dump);
     if (!dump.isEmpty()) {
         f.pythonDump = dump;

@@ -603,6 +603,27 @@ private slots:
                  qPrintable(text));
         QVERIFY2(text.contains(u"is killed by signal: Segmentation fault."_s), qPrintable(text));
 
+        // The rank exited 1 with no traceback printed (tst_frameworks' transformers row, once
+        // in CI): the worker's dump alone names the death that ended it.
+        RankFailure silent = failure(1, 1000, u"error"_s);
+        silent.exitCode = 1;
+        silent.message = u"python exited with code 1"_s;
+        const QString workerPart = printed.section(QChar(0), 0, 0);
+        mergePython(&silent, {}, parseFaultHandlerDump(workerPart));
+        QCOMPARE(silent.kind, u"error"_s);
+        QCOMPARE(silent.child.signalName, u"SIGSEGV"_s);
+        QCOMPARE(silent.child.pid, qint64(0));
+        QVERIFY(silent.endedByChild());
+        QCOMPARE(silent.summary(), u"SIGSEGV (signal 11) in a DataLoader worker of rank 1"_s);
+        QCOMPARE(FailurePolicy::summaryOf(FailureReport::build({silent})),
+                 u"rank 1 (node0): SIGSEGV (signal 11) in a DataLoader worker"_s);
+        // Without a worker's death, an exit with no traceback stays what it was.
+        RankFailure plain = failure(1, 1000, u"error"_s);
+        plain.exitCode = 1;
+        mergePython(&plain, {}, {});
+        QVERIFY(plain.child.isEmpty());
+        QCOMPARE(plain.summary(), u"error, exit code 1"_s);
+
         // A worker that exited with a code of its own.
         RankFailure exited = failure(1, 1000, u"exit"_s);
         exited.exitCode = 1;
