@@ -19,7 +19,7 @@ RankEventHandlers::RankEventHandlers(RunData &run, RunActions &actions, RunFailu
                                      RunStateWriter &writer, FlightRecorderCollector &collector,
                                      bool detach)
     : m_run(run), m_actions(actions), m_failures(failures), m_writer(writer),
-      m_collector(collector), m_detach(detach)
+      m_collector(collector), m_detach(detach), m_starter(run, actions)
 {}
 
 void RankEventHandlers::pipelineRecorded()
@@ -153,8 +153,7 @@ void RankEventHandlers::onStore(int rank, const WorkerEvent &e)
         m_actions.note(tr("rank 0 serves the rendezvous store on %1:%2")
                            .arg(m_run.plan.masterAddress())
                            .arg(m_run.masterPort));
-        for (int r = 1; r < m_run.ranks.size(); ++r)
-            m_actions.startRank(r, m_run.masterPort);
+        m_starter.startOthers(m_run.masterPort);
         m_run.stateDirty = true;
     }
 }

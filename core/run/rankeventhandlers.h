@@ -3,13 +3,14 @@
 // What a run does with its ranks' output once each rank's RankPipeline has carried it through
 // its stages: it is their Listener. Every event first updates its rank (RankEventTracker: state,
 // step, signs of life), then goes to the handler its type has in a table, not a switch: Hello
-// (torchrun's OMP_NUM_THREADS notice), Store (rank 0's port: the others start), Error and Crash
-// (the rank's own failure), FlightRecorder (its dump's chunks), Stacks (its stack dump, kept).
-// What a user's program prints is its progress; a loss it printed or logged shows in the rank
-// table. Decisions beyond that are the run's (RunActions) and RunFailures'.
+// (torchrun's OMP_NUM_THREADS notice), Store (rank 0's port: RankStarter starts the others),
+// Error and Crash (the rank's own failure), FlightRecorder (its dump's chunks), Stacks (its stack
+// dump, kept). What a user's program prints is its progress; a loss it printed or logged shows in
+// the rank table. Decisions beyond that are the run's (RunActions) and RunFailures'.
 #pragma once
 
 #include "run/rankpipeline.h"
+#include "run/rankstarter.h"
 #include "run/rundata.h"
 #include "stream/logline.h"
 #include "stream/workerevent.h"
@@ -61,6 +62,7 @@ private:
     FlightRecorderCollector &m_collector;
     bool m_detach = false;
     bool m_ompNoticeGiven = false; // the OMP_NUM_THREADS=1 notice, once per run
+    RankStarter m_starter;         // the ranks after rank 0, in slices of the event loop
 };
 
 } // namespace rankdeck
