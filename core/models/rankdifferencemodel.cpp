@@ -92,9 +92,15 @@ QList<RankDifference> RankDifferenceModel::differences(const QList<RankStatus> &
         if (st >= 0)
             reported << st;
     qint64 median = -1;
+    qint64 tolerance = StepTolerance;
     if (!reported.isEmpty()) {
-        std::nth_element(reported.begin(), reported.begin() + reported.size() / 2, reported.end());
-        median = reported[reported.size() / 2];
+        const auto middle = reported.begin() + reported.size() / 2;
+        std::nth_element(reported.begin(), middle, reported.end());
+        median = *middle;
+        for (qint64 &st : reported)
+            st = std::abs(st - median);
+        std::nth_element(reported.begin(), middle, reported.end());
+        tolerance = std::max(tolerance, MadFactor * *middle);
     }
     QList<RankDifference> out;
     for (int i = 0; i < n; ++i) {
@@ -102,7 +108,7 @@ QList<RankDifference> RankDifferenceModel::differences(const QList<RankStatus> &
         RankDifference d;
         if (labelMajority && labels[i] != label)
             d.how << tr("%1, most are %2").arg(labels[i], label);
-        if (median >= 0 && steps[i] >= 0 && std::abs(steps[i] - median) > StepTolerance)
+        if (median >= 0 && steps[i] >= 0 && std::abs(steps[i] - median) > tolerance)
             d.how << tr("step %1, the median %2").arg(steps[i]).arg(median);
         else if (median >= 0 && steps[i] < 0)
             d.how << tr("no step yet, the median %1").arg(median);

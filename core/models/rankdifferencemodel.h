@@ -4,7 +4,10 @@
 // the others do. A rank differs when
 //   - its state (as RankGroup labels it: "hung", "failed (exit 1)") is not the majority's;
 //   - its step is behind or ahead of the median step by more than StepTolerance (ranks of a
-//     healthy run are a step or two apart while it runs);
+//     healthy run are a step or two apart while it runs) and by more than MadFactor times the
+//     steps' median absolute deviation: ranks that do not wait for each other (a program without
+//     collectives, 96 Python processes started over a few seconds on 2 cores) spread over tens
+//     of steps, and then only the far ones stand out, not half of them;
 //   - its last line, with numbers left out (step counts, losses, ranks differ between ranks that
 //     are fine), is not the majority's.
 // A majority is more than half the ranks; without one (half finished, half running) nothing
@@ -49,6 +52,7 @@ public:
         RankRole = Qt::UserRole + 1
     };
     static constexpr qint64 StepTolerance = 2;
+    static constexpr qint64 MadFactor = 3;
 
     explicit RankDifferenceModel(QObject *parent = nullptr);
 

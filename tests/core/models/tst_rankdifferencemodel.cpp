@@ -65,6 +65,14 @@ private slots:
             << QStringList{u"17: failed (exit 1), most are running"_s,
                            u"40: hung, most are running"_s, u"41: hung, most are running"_s,
                            u"99: step 37, the median 100"_s, u"300: other last line"_s};
+        // Ranks that do not wait for each other, started over a few seconds: steps 60–91 (the
+        // median 75, its absolute deviation 9), two far behind. Only those two stand out.
+        QTest::newRow("wide spread: only the far ones") << 64 << []() {
+            QString spec;
+            for (int r = 0; r < 64; ++r)
+                spec += u"%1:step=%2 "_s.arg(r).arg(60 + r / 2);
+            return spec + u"40:step=9 41:step=10"_s;
+        }() << QStringList{u"40: step 9, the median 75"_s, u"41: step 10, the median 75"_s};
         QTest::newRow("ahead too")
             << 64 << u"5:step=140"_s << QStringList{u"5: step 140, the median 100"_s};
         QTest::newRow("no output") << 64 << u"7:line="_s << QStringList{u"7: no output"_s};
