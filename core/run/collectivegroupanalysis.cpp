@@ -53,11 +53,6 @@ QString describe(const FlightRecorderEntry *e)
     return e ? e->describe() : tr("a collective not in its dump");
 }
 
-QString rankList(const QList<int> &ranks)
-{
-    return (ranks.size() == 1 ? tr("rank %1") : tr("ranks %1")).arg(formatRankRanges(ranks));
-}
-
 QString capitalised(QString s)
 {
     if (!s.isEmpty())
@@ -118,7 +113,7 @@ QString joinByText(const QList<RankText> &rankTexts)
     int left = 0;
     for (const QString &text : order) {
         if (lines.size() < kMaxLines)
-            lines << rankList(byText[text]) + QLatin1Char(' ') + text +
+            lines << formatRankList(byText[text]) + QLatin1Char(' ') + text +
                          inParens(wheres[text].join(QStringLiteral(" / ")));
         else
             left += int(byText[text].size());
@@ -447,23 +442,23 @@ void CollectiveGroupAnalysis::desync(const GroupInfo &g, const QList<const RankV
         text += tr(", where %1 — %2: %3")
                     .arg(joinByText(usual),
                          v->m_culprits.size() == 1
-                             ? tr("%1 is the odd one out").arg(rankList(v->m_culprits))
-                             : tr("%1 are the odd ones out").arg(rankList(v->m_culprits)),
+                             ? tr("%1 is the odd one out").arg(formatRankList(v->m_culprits))
+                             : tr("%1 are the odd ones out").arg(formatRankList(v->m_culprits)),
                          hint);
     else
         text += QStringLiteral(" — ") + hint;
     if (!notEntered.isEmpty())
-        text += tr("; %1 had not entered it yet").arg(rankList(notEntered));
+        text += tr("; %1 had not entered it yet").arg(formatRankList(notEntered));
     if (!deadNoDump.isEmpty())
         text += tr("; %1 died without a dump, a victim of the mismatch (Gloo aborts a rank that "
                    "receives data of the wrong size)")
-                    .arg(rankList(deadNoDump));
+                    .arg(formatRankList(deadNoDump));
     v->m_text = text + QLatin1Char('.');
     v->m_headline = tr("Desync at collective #%1 of %2: %3")
                         .arg(seq)
-                        .arg(label(g.name, false),
-                             byMajority ? rankList(v->m_culprits) + tr(" differs from the others")
-                                        : ops.join(QStringLiteral(" vs ")));
+                        .arg(label(g.name, false), byMajority ? formatRankList(v->m_culprits) +
+                                                                    tr(" differs from the others")
+                                                              : ops.join(QStringLiteral(" vs ")));
 }
 
 void CollectiveGroupAnalysis::missing(const GroupInfo &g, const QList<const RankView *> &dumped,
@@ -489,10 +484,11 @@ void CollectiveGroupAnalysis::missing(const GroupInfo &g, const QList<const Rank
                     .arg(seq)
                     .arg(label(g.name, true), joinByText(culprits), joinByText(victims),
                          waitVerb(v->m_victims));
-    v->m_headline = tr("%1 never entered collective #%2 of %3; %4 %5 for it")
-                        .arg(capitalised(rankList(v->m_culprits)))
-                        .arg(seq)
-                        .arg(label(g.name, false), rankList(v->m_victims), waitVerb(v->m_victims));
+    v->m_headline =
+        tr("%1 never entered collective #%2 of %3; %4 %5 for it")
+            .arg(capitalised(formatRankList(v->m_culprits)))
+            .arg(seq)
+            .arg(label(g.name, false), formatRankList(v->m_victims), waitVerb(v->m_victims));
 }
 
 // Every rank that dumped entered the same last collective `seq`.
@@ -536,10 +532,10 @@ void CollectiveGroupAnalysis::together(const GroupInfo &g, const QList<const Ran
         }
         v->m_text = at + tr("%1 entered %2 and %3; %4 — not accounted for, so it probably never "
                             "entered it.")
-                             .arg(rankList(dumpedRanks), describe(op), waitVerb(dumpedRanks),
+                             .arg(formatRankList(dumpedRanks), describe(op), waitVerb(dumpedRanks),
                                   joinByText(silent));
         v->m_headline = tr("%1 (no dump) probably never entered collective #%2 of %3")
-                            .arg(capitalised(rankList(aliveNoDump)))
+                            .arg(capitalised(formatRankList(aliveNoDump)))
                             .arg(seq)
                             .arg(label(g.name, false));
     } else if (!noDump.isEmpty() && !allFinished) {
@@ -547,10 +543,11 @@ void CollectiveGroupAnalysis::together(const GroupInfo &g, const QList<const Ran
         v->m_kind = CollectiveVerdict::Kind::Undecided;
         v->m_text =
             at + tr("%1 entered %2%3; %4 gave no dump, so %5 cannot be compared.")
-                     .arg(rankList(dumpedRanks), describe(op),
-                          dumpedRanks.size() > 1 ? tr(" and agree") : QString(), rankList(noDump),
+                     .arg(formatRankList(dumpedRanks), describe(op),
+                          dumpedRanks.size() > 1 ? tr(" and agree") : QString(),
+                          formatRankList(noDump),
                           noDump.size() == 1 ? tr("its collective") : tr("their collectives"));
-        v->m_headline = tr("No collective verdict: %1 gave no dump").arg(rankList(noDump));
+        v->m_headline = tr("No collective verdict: %1 gave no dump").arg(formatRankList(noDump));
     } else if (noneFinished) {
         v->m_kind = CollectiveVerdict::Kind::AllEnteredNoneCompleted;
         v->m_lastCompleted = lastFinished;

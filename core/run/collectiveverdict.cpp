@@ -39,11 +39,6 @@ int priority(const CollectiveVerdict &v, const CollectiveGroupAnalysis &a)
     return 6;
 }
 
-QString rankList(const QList<int> &ranks)
-{
-    return (ranks.size() == 1 ? tr("rank %1") : tr("ranks %1")).arg(formatRankRanges(ranks));
-}
-
 // "rank 2 (it has exited); ranks 0, 1 (no answer within 2 s: …)"
 QString noDumpText(const CollectiveGroupAnalysis &a, const QList<int> &ranks)
 {
@@ -62,7 +57,7 @@ QString noDumpText(const CollectiveGroupAnalysis &a, const QList<int> &ranks)
     }
     QStringList parts;
     for (const QString &reason : order)
-        parts << QStringLiteral("%1 (%2)").arg(rankList(byReason[reason]), reason);
+        parts << QStringLiteral("%1 (%2)").arg(formatRankList(byReason[reason]), reason);
     return parts.join(QStringLiteral("; "));
 }
 
@@ -126,7 +121,8 @@ CollectiveVerdict CollectiveVerdict::compute(const QList<RankCollectiveInput> &i
             out.m_text = tr("The ranks that dumped show no collective stuck (%1); no dump from "
                             "%2.")
                              .arg(healthy.join(QStringLiteral("; ")), noDumpText(a, noDump));
-            out.m_headline = tr("No collective verdict: %1 gave no dump").arg(rankList(noDump));
+            out.m_headline =
+                tr("No collective verdict: %1 gave no dump").arg(formatRankList(noDump));
         } else {
             out.m_kind = Kind::Healthy;
             out.m_text = tr("No collective is stuck: %1.").arg(healthy.join(QStringLiteral("; ")));

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/failuregrouping.h"
 
+#include "util/translation.h"
+
 #include <QHash>
 #include <QRegularExpression>
 
@@ -42,6 +44,11 @@ QString formatRankRanges(QList<int> ranks)
         i = j + 1;
     }
     return parts.join(QStringLiteral(", "));
+}
+
+QString formatRankList(const QList<int> &ranks)
+{
+    return (ranks.size() == 1 ? tr("rank %1") : tr("ranks %1")).arg(formatRankRanges(ranks));
 }
 
 QString failureSignature(const RankFailure &f)

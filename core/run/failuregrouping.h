@@ -24,6 +24,8 @@ namespace rankdeck {
 
 // Compact rank ranges: {1, 2, 3, 5, 7, 8, 9} → "1–3, 5, 7–9" (sorted, duplicates once).
 QString formatRankRanges(QList<int> ranks);
+// The same with its noun: "rank 3", "ranks 0–16, 18–95".
+QString formatRankList(const QList<int> &ranks);
 
 // The key two failures share when they are the same (see above).
 QString failureSignature(const RankFailure &failure);

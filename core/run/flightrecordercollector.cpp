@@ -24,11 +24,6 @@ qint64 wallNs()
     return QDateTime::currentMSecsSinceEpoch() * 1'000'000;
 }
 
-QString rankList(const QList<int> &ranks)
-{
-    return (ranks.size() == 1 ? tr("rank %1") : tr("ranks %1")).arg(formatRankRanges(ranks));
-}
-
 } // namespace
 
 // The pool thread's result: each rank's dump parsed, or why there is none.
@@ -245,22 +240,31 @@ void FlightRecorderCollector::finishCurrent(qint64 nowUs)
     std::unique_ptr<FlightRecorderCollection> done = std::move(m_current);
     const quint64 episode = m_currentEpisode;
     QList<int> asked;
-    QStringList silent;
+    // Ranks without a dump by reason, in the order the reasons first came: at 96 ranks "ranks
+    // 0–16, 18–95: torch.distributed is not initialised", not 95 times the same words.
+    QStringList reasons;
+    QHash<QString, QList<int>> silentBy;
     for (const FlightRecorderCollection::Answer &a : done->answers()) {
         if (a.asked)
             asked << a.rank;
-        if (a.asked && !a.hasJson())
-            silent << tr("rank %1: %2").arg(a.rank).arg(a.reason);
+        if (a.asked && !a.hasJson()) {
+            if (!silentBy.contains(a.reason))
+                reasons << a.reason;
+            silentBy[a.reason] << a.rank;
+        }
     }
+    QStringList silent;
+    for (const QString &reason : std::as_const(reasons))
+        silent << formatRankList(silentBy.value(reason)) + QStringLiteral(": ") + reason;
     if (done->trigger() != Trigger::Probe)
-        emit message(tr("flight recorder: collection %1 (%2): %3 dumped%4")
-                         .arg(done->id())
-                         .arg(FlightRecorderCollection::triggerName(done->trigger()),
-                              done->ranksWithJson().isEmpty() ? tr("no rank")
-                                                              : rankList(done->ranksWithJson()),
-                              silent.isEmpty()
-                                  ? QString()
-                                  : QStringLiteral("; ") + silent.join(QStringLiteral("; "))));
+        emit message(
+            tr("flight recorder: collection %1 (%2): %3 dumped%4")
+                .arg(done->id())
+                .arg(FlightRecorderCollection::triggerName(done->trigger()),
+                     done->ranksWithJson().isEmpty() ? tr("no rank")
+                                                     : formatRankList(done->ranksWithJson()),
+                     silent.isEmpty() ? QString()
+                                      : QStringLiteral("; ") + silent.join(QStringLiteral("; "))));
     runThen();
     // The files and the parsing off this thread: the collection moves there whole.
     auto shared = std::shared_ptr<FlightRecorderCollection>(std::move(done));
@@ -453,7 +457,7 @@ QString FlightRecorderCollector::summary(const QList<RankStatus> &ranks) const
                         : !m_offReason.isEmpty() ? tr("no collective verdict: %1").arg(m_offReason)
                                                  : QString();
     return tr("hung: %1 made no progress%2")
-        .arg(rankList(hung), why.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(why));
+        .arg(formatRankList(hung), why.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(why));
 }
 
 QJsonObject FlightRecorderCollector::toStateJson() const

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/runfailures.h"
 
+#include "run/failuregrouping.h"
+
 #include "run/flightrecordercollector.h"
 #include "run/rankpipeline.h"
 #include "run/runactions.h"
@@ -65,15 +67,15 @@ void RunFailures::triggerFailurePolicy(int failedRank)
 
 void RunFailures::stopOthers(int failedRank)
 {
-    QStringList others;
+    QList<int> others;
     for (int r = 0; r < m_run.ranks.size(); ++r) {
         if (r != failedRank && !isTerminal(m_run.ranks[r].state) && !m_run.runtime[r].exited)
-            others << QString::number(r);
+            others << r;
     }
-    m_actions.note(others.isEmpty() ? tr("rank %1 failed").arg(failedRank)
-                                    : tr("rank %1 failed; stopping rank(s) %2")
-                                          .arg(failedRank)
-                                          .arg(others.join(QStringLiteral(", "))));
+    m_actions.note(
+        others.isEmpty()
+            ? tr("rank %1 failed").arg(failedRank)
+            : tr("rank %1 failed; stopping %2").arg(failedRank).arg(formatRankList(others)));
     if (!isTerminal(m_run.state))
         m_actions.setState(RunState::Stopping);
     for (int r = 0; r < m_run.ranks.size(); ++r) {

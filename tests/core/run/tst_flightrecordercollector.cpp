@@ -126,6 +126,7 @@ private slots:
     void missingRanksOnlyWhileHung();
     void ranksThatGiveNoDump_data();
     void ranksThatGiveNoDump();
+    void manyRanksWithoutDumpAreGrouped();
     void probesAfterAQuietSpell();
     void noProbeWhileOff();
     void collectThenStops_data();
@@ -232,6 +233,29 @@ void TestFlightRecorderCollector::missingRanksOnlyWhileHung()
     QVERIFY(reopened.shownVerdict());
     reopened.tick(now + 22 * kSecond, statuses(4, false), runtimes(4, now + 22 * kSecond));
     QVERIFY(!reopened.shownVerdict());
+}
+
+// 96 ranks of a program without torch.distributed, rank 17 gone (issue 31): the launcher's line
+// names each reason once, with its ranks as ranges, not 95 times the same words.
+void TestFlightRecorderCollector::manyRanksWithoutDumpAreGrouped()
+{
+    constexpr int world = 96;
+    Run run(world);
+    QSignalSpy messages(&run.collector, &FlightRecorderCollector::message);
+    const qint64 now = 100 * kSecond;
+    run.collector.collect(Trigger::RankFailed, now);
+    QCOMPARE(run.asked(), QList<qint64>{1});
+    run.living.removeAll(17);
+    run.collector.rankExited(17, now);
+    const QString uninitialised = u"torch.distributed is not initialised in the program"_s;
+    for (int r = 0; r < world; ++r)
+        if (r != 17)
+            run.answer(r, 1, {}, uninitialised);
+    QVERIFY(!run.collector.isCollecting());
+    QCOMPARE(messages.size(), 1);
+    QCOMPARE(messages.first().first().toString(),
+             u"flight recorder: collection 1 (rank-failed): no rank dumped; ranks 0–16, 18–95: "
+             u"%1; rank 17: it exited before answering"_s.arg(uninitialised));
 }
 
 void TestFlightRecorderCollector::ranksThatGiveNoDump_data()
