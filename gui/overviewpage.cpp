@@ -258,12 +258,14 @@ void OverviewPage::setTitle(const QString &title, const QString &stateText)
     m_state->setText(stateText);
 }
 
-void OverviewPage::setProgress(qint64 done, qint64 total, double etaSeconds)
+void OverviewPage::setProgress(qint64 done, qint64 total, double etaSeconds,
+                               const QString &withoutTotal)
 {
     const int value = total > 0 ? int(std::clamp<qint64>(done * 1000 / total, 0, 1000)) : 0;
     m_progress->setValue(value);
-    m_progress->setFormat(total > 0 ? tr("%1 of %2 steps").arg(done).arg(total)
-                                    : tr("waiting for steps"));
+    m_progress->setFormat(total > 0                ? tr("%1 of %2 steps").arg(done).arg(total)
+                          : withoutTotal.isEmpty() ? tr("waiting for steps")
+                                                   : withoutTotal);
     m_eta->setText(etaSeconds >= 0 ? tr("ETA %1").arg(formatDuration(etaSeconds)) : QString());
 }
 

@@ -43,7 +43,9 @@ public:
 
     void setTitle(const QString &title, const QString &stateText);
     // steps done over all ranks / total; eta in seconds (< 0: unknown).
-    void setProgress(qint64 done, qint64 total, double etaSeconds);
+    // withoutTotal: what the bar says when no rank reported a total (a user's program).
+    void setProgress(qint64 done, qint64 total, double etaSeconds,
+                     const QString &withoutTotal = QString());
     // Empty text hides the banner.
     void setRootCause(const QString &text);
     QString rootCauseText() const;

@@ -237,10 +237,21 @@ void RunView::refreshOverview()
 
     qint64 done = 0;
     qint64 total = 0;
+    qint64 printed = -1; // the furthest step a rank printed (a user's program, no total)
     for (const RankStatus &s : m_run->rankStatuses()) {
         done += qMax<qint64>(0, s.step);
         total += s.totalSteps;
+        printed = qMax(printed, s.shownStep());
     }
+    // A user's program says no total: "waiting for steps" on a run that ended, or that prints
+    // its steps, said what was not so.
+    QString withoutTotal;
+    if (printed >= 0)
+        withoutTotal = isTerminal(state)
+                           ? tr("ended at step %1 (as printed; no total known)").arg(printed)
+                           : tr("step %1 (as printed; no total known)").arg(printed);
+    else if (isTerminal(state))
+        withoutTotal = tr("no steps reported");
     double eta = -1;
     const qint64 now = QDateTime::currentMSecsSinceEpoch() * 1000;
     if (!isTerminal(state) && done > 0) {
@@ -253,7 +264,7 @@ void RunView::refreshOverview()
             eta = double(total - done) / perUs / 1e6;
         }
     }
-    m_overview->setProgress(done, total, eta);
+    m_overview->setProgress(done, total, eta, withoutTotal);
     const QList<RankStatus> statuses = m_run->rankStatuses();
     m_logs->setRankStatuses(statuses);
     refreshRankGroups(statuses, isTerminal(state));

@@ -34,6 +34,7 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -368,6 +369,13 @@ void TestGuiRun::yourProgramFromTheDialog()
     // are what this checks.
     for (int rank = 0; rank < 2; ++rank)
         QCOMPARE(run->metricsStore()->pointCount(rank, QStringLiteral("loss")), 5);
+    // No total from a program: the bar says where it ended as printed, not "waiting for steps".
+    auto *bar = m_window->runView()->overviewPage()->findChild<QProgressBar *>(
+        QStringLiteral("runProgressBar"));
+    QVERIFY(bar);
+    QTRY_VERIFY2(bar->format().startsWith(QStringLiteral("ended at step ")) &&
+                     bar->format().endsWith(QStringLiteral("(as printed; no total known)")),
+                 qPrintable(bar->format()));
 
     // The next launch on this profile offers the same program again.
     QTRY_VERIFY(!m_window->findChild<LaunchDialog *>());
