@@ -20,8 +20,10 @@
 //   slurm   (only with --only slurm) time from start() until every rank's first step on the
 //           Slurm fixture (2 slurmd, sbatch on this machine), 2 nodes × 2 ranks of the worker, ÷
 //           the same launch through SSH; the part pending in Slurm is reported apart.
-// Medians of --reps repetitions; --quick does fewer; --only launch|fanout|latency|slurm runs one
-// part;
+//   wide    (only with --only wide) the same time for 16 nodes × 32 rankdeck-loadgen ranks over
+//           SSH and 2 Slurm nodes × 64, in seconds (issue 31).
+// Medians of --reps repetitions; --quick does fewer; --only launch|fanout|latency|slurm|wide runs
+// one part;
 // --nodes N changes the fan-out width (the key is only written for 32); --timeline prints, per
 // run of the fan-out, when each node reached each stage and when its rank said hello (stderr).
 // Prints one JSON line:
@@ -218,6 +220,74 @@ bool benchSlurm(int reps, const QString &runsDir, const QString &scratch, QJsonO
                              "check, sbatch, srun, polling at 300 ms) vs ssh %3; median of %4")
                   .arg(ms(q), ms(p), ms(s))
                   .arg(reps);
+    return true;
+}
+
+// Issue 31's launch at size through the remote transports: 16 fixture nodes × 32 ranks over SSH
+// and 2 Slurm nodes × 64 tasks, of rankdeck-loadgen (512 and 128 libtorch processes do not fit
+// these 2 cores). One warm run each after a cold one (the deploy); start() → every rank's first
+// step. Reported only: the local 512-rank launch has the goal (bench_scale).
+bool benchWide(const QString &runsDir, const QString &scratch, QJsonObject *results,
+               QString *detail)
+{
+    const QString loadgen = binDir() + QStringLiteral("/rankdeck-loadgen");
+    if (!QFileInfo(loadgen).isExecutable()) {
+        *detail = QStringLiteral("wide: not measured: %1 is not built").arg(loadgen);
+        return false;
+    }
+    const QStringList args{QStringLiteral("--lines-per-sec"), QStringLiteral("20"),
+                           QStringLiteral("--steps-per-sec"), QStringLiteral("5"),
+                           QStringLiteral("--duration"),      QStringLiteral("8")};
+    QStringList said;
+    const auto measure = [&](const Profile &profile, const QString &key) {
+        const Timing cold = timedRun(profile, args, loadgen, runsDir, Until::AllFirstStep);
+        const Timing warm = cold.error.isEmpty()
+                                ? timedRun(profile, args, loadgen, runsDir, Until::AllFirstStep)
+                                : cold;
+        if (!warm.error.isEmpty()) {
+            said << QStringLiteral("%1: not measured: %2").arg(key, warm.error);
+            return;
+        }
+        results->insert(key, warm.allFirstStep);
+        said << QStringLiteral("%1 %2 (cold, deploy included: %3; every node ready %4, every "
+                               "hello %5)")
+                    .arg(key, ms(warm.allFirstStep), ms(cold.allFirstStep), ms(warm.prepared),
+                         ms(warm.allHello));
+        progress(said.last());
+        settle(2000);
+    };
+    {
+        SshFixture ssh;
+        if (ssh.start(16) &&
+            ssh.writeKnownHosts(QDir::homePath() + QStringLiteral("/.ssh/known_hosts")))
+            measure(fixtureProfile(ssh, 16, 32), QStringLiteral("scale_ssh_16x32_launch_s"));
+        else
+            said << QStringLiteral("ssh 16×32: not measured: fixture: %1").arg(ssh.lastError());
+    }
+    if (const QString why = SlurmFixture::unavailableReason(); !why.isEmpty()) {
+        said << QStringLiteral("slurm 2×64: not measured: %1").arg(why);
+    } else {
+        SlurmFixture slurm;
+        SshFixture ssh;
+        if (slurm.start(2) && ssh.start(2) &&
+            ssh.writeKnownHosts(QDir::homePath() + QStringLiteral("/.ssh/known_hosts"))) {
+            Profile cluster = fixtureProfile(ssh, 2, 64);
+            cluster.name = QStringLiteral("bench-slurm-wide");
+            cluster.transport = QStringLiteral("slurm");
+            SlurmSettings settings;
+            settings.partition = slurm.partition();
+            settings.nodes = 2;
+            settings.nprocPerNode = 64;
+            settings.sharedDir = scratch + QStringLiteral("/slurm-wide-shared");
+            settings.applyTo(&cluster);
+            measure(cluster, QStringLiteral("scale_slurm_2x64_launch_s"));
+        } else {
+            said << QStringLiteral("slurm 2×64: not measured: fixtures: %1 %2")
+                        .arg(slurm.lastError(), ssh.lastError());
+        }
+    }
+    *detail = QStringLiteral("wide (loadgen, 20 lines/s and 5 steps/s a rank): ") +
+              said.join(QStringLiteral("; "));
     return true;
 }
 
@@ -444,6 +514,11 @@ int main(int argc, char **argv)
         // Not part of the default set: bench/run's "slurm" group asks for it.
         if (only == QLatin1String("slurm")) {
             benchSlurm(effectiveReps, runsDir, scratch.path(), &results, &text);
+            detail << text;
+        }
+        // Not part of the default set either: bench/run's "scalewide" group asks for it.
+        if (only == QLatin1String("wide")) {
+            benchWide(runsDir, scratch.path(), &results, &text);
             detail << text;
         }
         if (only.isEmpty() || only == QLatin1String("fanout")) {

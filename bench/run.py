@@ -486,6 +486,9 @@ GOALS = {
     "scale_512_launcher_rss_mb": ("<=", 1024.0),
     "scale_512_lines_missing": ("<=", 0.0),
     "scale_512_stop_s": ("<=", 5.0),
+    # Reported: the same launch over SSH (16 nodes × 32) and Slurm (2 × 64), loadgen ranks.
+    "scale_ssh_16x32_launch_s": ("reported", None),
+    "scale_slurm_2x64_launch_s": ("reported", None),
     # Reported: what one more local rank costs the launcher.
     "fds_per_rank": ("reported", None),
     "threads_per_rank": ("reported", None),
@@ -525,6 +528,7 @@ def main():
         "logs": lambda: bench_cpp("bench_logcollapse", reps, args.quick),
         "flightrecorder": lambda: flightrecorder.bench(reps, args.quick, isolated_env),
         "scale": lambda: bench_cpp("bench_scale", reps, args.quick),
+        "scalewide": lambda: bench_cpp("bench_ssh", reps, args.quick, ["--only", "wide"]),
         "framework": lambda: framework.bench(reps, ROOT, BIN, VENV_BIN, isolated_env, free_port),
     }
     only = [b for b in args.only.split(",") if b]
