@@ -148,13 +148,20 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_differences->setObjectName(QStringLiteral("rankDifferencesTable"));
     m_differences->setModel(m_differenceModel);
     m_differences->setToolTip(tr("Ranks that differ from the majority: their state, their step "
-                                 "(more than 2 from the median) or their last line"));
+                                 "(further from the median than 2 steps and than 3 times the "
+                                 "ranks' median distance from it) or their last line"));
     m_differences->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_differences->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_differences->verticalHeader()->setVisible(false);
     m_differences->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_differences->verticalHeader()->setDefaultSectionSize(m_differences->fontMetrics().height() +
                                                            6);
+    // How a rank differs is what the table is for: its column as wide as its words, the last
+    // line the rest.
+    for (int column : {RankDifferenceModel::RankColumn, RankDifferenceModel::HostColumn,
+                       RankDifferenceModel::HowColumn})
+        m_differences->horizontalHeader()->setSectionResizeMode(column,
+                                                                QHeaderView::ResizeToContents);
     m_differences->horizontalHeader()->setStretchLastSection(true);
     m_differences->setMaximumHeight(140);
     m_differences->hide();

@@ -48,6 +48,8 @@ private:
     void startProgramRun();
     void afterProgramRun();
     void startHangRun();
+    void startManyRanksRun();
+    void afterManyRanksRun();
     void finish();
     void fail(const QString &message);
 
