@@ -269,7 +269,8 @@ bool benchWide(const QString &runsDir, const QString &scratch, QJsonObject *resu
     } else {
         SlurmFixture slurm;
         SshFixture ssh;
-        if (slurm.start(2) && ssh.start(2) &&
+        // 64 CPUs claimed per node, so that 64 tasks fit (the fixture's default, 4, pends).
+        if (slurm.start(2, 64) && ssh.start(2) &&
             ssh.writeKnownHosts(QDir::homePath() + QStringLiteral("/.ssh/known_hosts"))) {
             Profile cluster = fixtureProfile(ssh, 2, 64);
             cluster.name = QStringLiteral("bench-slurm-wide");
