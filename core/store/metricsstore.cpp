@@ -368,13 +368,10 @@ bool MetricsStore::open(const QString &directory, QString *errorMessage)
         return fail(tr("cannot write %1: %2").arg(path, file->errorString()));
     if (file->size() == 0)
         file->write(CsvExport::header());
-    else if (exists) {
-        // A row cut off by a crash must not glue itself to the next one.
-        QFile check(path);
-        if (check.open(QIODevice::ReadOnly) && check.seek(check.size() - 1) &&
-            check.read(1) != "\n")
-            file->write("\n");
-    }
+    // A row cut off by a crash must not glue itself to the next one; but only a store that
+    // appends mends it, at its first row: one opened to look at (or follow) a record another
+    // process still writes would otherwise split that process's row in two.
+    m_mendCutRow = exists && file->size() > 0;
     if (!file->flush())
         return fail(tr("cannot write %1: %2").arg(path, file->errorString()));
     m_recordedSize = file->size();
@@ -441,6 +438,13 @@ void MetricsStore::flushLocked()
     if (!m_file || m_pendingCsv.isEmpty()) {
         m_pendingCsv.clear();
         return;
+    }
+    if (m_mendCutRow) {
+        m_mendCutRow = false;
+        QFile check(m_file->fileName());
+        if (check.open(QIODevice::ReadOnly) && check.size() > 0 && check.seek(check.size() - 1) &&
+            check.read(1) != "\n")
+            m_pendingCsv.prepend('\n');
     }
     if (m_file->write(m_pendingCsv) != m_pendingCsv.size() || !m_file->flush()) {
         // A full disk: back to the last whole row, and nothing more is written; the points

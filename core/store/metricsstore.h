@@ -197,6 +197,7 @@ private:
     std::unique_ptr<QFile> m_file;
     std::unique_ptr<QFile> m_basisFile; // metrics-x.csv
     qint64 m_recordedSize = 0;          // bytes of metrics.csv written whole
+    bool m_mendCutRow = false;          // check for a crash's cut row before the first write
     QString m_directory;
     qint64 m_readOffset = 0; // bytes of metrics.csv read back (open(), readAppended())
     qint64 m_missingPoints = 0;

@@ -193,6 +193,47 @@ private slots:
         QCOMPARE(reader.pointCount(1, u"lr"_s), 4);
         QVERIFY(reader.lastPoint(1, u"lr"_s, &last));
         QCOMPARE(last, (MetricPoint{7, 7000, 0.05}));
+
+        // A store opened (a second GUI following the run) while a row is half written leaves
+        // the file alone: the writer's row stays one row.
+        QVERIFY(csv.write("1,lr,0,8,8000,0.") == 16 && csv.flush());
+        MetricsStore follower;
+        QVERIFY(follower.open(dir));
+        QVERIFY(csv.write("5\n") == 2 && csv.flush());
+        QVERIFY(follower.readAppended());
+        QVERIFY(follower.lastPoint(1, u"lr"_s, &last));
+        QCOMPARE(last, (MetricPoint{8, 8000, 0.5}));
+        QFile whole(dir + u"/metrics.csv"_s);
+        QVERIFY(whole.open(QIODevice::ReadOnly));
+        QVERIFY(whole.readAll().endsWith("\n1,lr,0,8,8000,0.5\n"));
+    }
+
+    // The launcher that wrote a record crashed mid-row; the record is appended to again (a
+    // re-attach): the cut row ends where it was cut and the next row starts on its own line.
+    void cutRowIsMendedByTheNextWriter()
+    {
+        const QString dir = m_dir.filePath(u"cut"_s);
+        {
+            MetricsStore crashed;
+            QVERIFY(crashed.open(dir));
+            crashed.append(0, u"loss"_s, 1, 1000, 0.5);
+        }
+        QFile csv(dir + u"/metrics.csv"_s);
+        QVERIFY(csv.open(QIODevice::Append));
+        QVERIFY(csv.write("0,loss,0,2,20") == 13 && csv.flush());
+        csv.close();
+        MetricsStore next;
+        QVERIFY(next.open(dir));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QVERIFY(csv.readAll().endsWith(",20")); // opening alone wrote nothing
+        csv.close();
+        next.append(0, u"loss"_s, 3, 3000, 0.25);
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QByteArray all = csv.readAll();
+        QVERIFY2(all.endsWith("0,loss,0,2,20\n0,loss,0,3,3000,0.25\n"), all.constData());
+        MetricsStore reader;
+        QVERIFY(reader.open(dir));
+        QCOMPARE(reader.pointCount(0, u"loss"_s), 2); // the cut row is not a point
     }
 };
 
