@@ -108,8 +108,9 @@ QByteArray lastLines(const QString &path, int n)
 }
 
 // torch 2.14.1 sometimes aborts a rank at exit, after its training (issue 27, defect 11: seen
-// once in about 20 runs when the issue was filed; 0 in 179 RankDeck and 0 in 45 torchrun runs of
-// the DDP tutorial script since): the program's crash, not this test's subject.
+// once in about 20 runs when the issue was filed; 0 in 379 RankDeck and 0 in 245 torchrun runs
+// of the DDP tutorial script since, docs/crash-reports.md): the program's crash, not this
+// test's subject.
 const QString kAbortAtExit = u"terminate called without an active exception"_s;
 
 } // namespace
