@@ -66,6 +66,23 @@ using namespace rankdeck::bench;
 
 namespace {
 
+// The fixture's nodes as a Slurm cluster: one sbatch job of `nodes` × `tasksPerNode` in the
+// fixture's partition, the worker deployed to sharedDir.
+Profile slurmProfile(const SshFixture &ssh, const SlurmFixture &slurm, const QString &name,
+                     int nodes, int tasksPerNode, const QString &sharedDir)
+{
+    Profile cluster = fixtureProfile(ssh, nodes, tasksPerNode);
+    cluster.name = name;
+    cluster.transport = QStringLiteral("slurm");
+    SlurmSettings settings;
+    settings.partition = slurm.partition();
+    settings.nodes = nodes;
+    settings.nprocPerNode = tasksPerNode;
+    settings.sharedDir = sharedDir;
+    settings.applyTo(&cluster);
+    return cluster;
+}
+
 // ssh_launch_overhead_ratio; false and *detail say why when it cannot be measured.
 bool benchLaunch(int reps, const QString &runsDir, double *ratio, QJsonArray *runs, QString *detail)
 {
@@ -168,15 +185,8 @@ bool benchSlurm(int reps, const QString &runsDir, const QString &scratch, QJsonO
     const QStringList args{QStringLiteral("--task"), QStringLiteral("linear"),
                            QStringLiteral("--steps"), QStringLiteral("5")};
     const Profile remote = fixtureProfile(ssh, 2, 2);
-    Profile cluster = remote;
-    cluster.name = QStringLiteral("bench-slurm");
-    cluster.transport = QStringLiteral("slurm");
-    SlurmSettings slurmSettings;
-    slurmSettings.partition = slurm.partition();
-    slurmSettings.nodes = 2;
-    slurmSettings.nprocPerNode = 2;
-    slurmSettings.sharedDir = scratch + QStringLiteral("/slurm-shared");
-    slurmSettings.applyTo(&cluster);
+    const Profile cluster = slurmProfile(ssh, slurm, QStringLiteral("bench-slurm"), 2, 2,
+                                         scratch + QStringLiteral("/slurm-shared"));
     // Cold runs first: both upload the worker once.
     for (const Profile *p : {&remote, static_cast<const Profile *>(&cluster)}) {
         const Timing cold = timedRun(*p, args, worker, runsDir, Until::AllFirstStep);
@@ -272,16 +282,9 @@ bool benchWide(const QString &runsDir, const QString &scratch, QJsonObject *resu
         // 64 CPUs claimed per node, so that 64 tasks fit (the fixture's default, 4, pends).
         if (slurm.start(2, 64) && ssh.start(2) &&
             ssh.writeKnownHosts(QDir::homePath() + QStringLiteral("/.ssh/known_hosts"))) {
-            Profile cluster = fixtureProfile(ssh, 2, 64);
-            cluster.name = QStringLiteral("bench-slurm-wide");
-            cluster.transport = QStringLiteral("slurm");
-            SlurmSettings settings;
-            settings.partition = slurm.partition();
-            settings.nodes = 2;
-            settings.nprocPerNode = 64;
-            settings.sharedDir = scratch + QStringLiteral("/slurm-wide-shared");
-            settings.applyTo(&cluster);
-            measure(cluster, QStringLiteral("scale_slurm_2x64_launch_s"));
+            measure(slurmProfile(ssh, slurm, QStringLiteral("bench-slurm-wide"), 2, 64,
+                                 scratch + QStringLiteral("/slurm-wide-shared")),
+                    QStringLiteral("scale_slurm_2x64_launch_s"));
         } else {
             said << QStringLiteral("slurm 2×64: not measured: fixtures: %1 %2")
                         .arg(slurm.lastError(), ssh.lastError());
