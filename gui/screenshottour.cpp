@@ -127,6 +127,19 @@ void ScreenshotTour::waitForEnd(RunController *run, void (ScreenshotTour::*next)
     timer->start();
 }
 
+RunController *ScreenshotTour::launchThen(const Profile &profile, const TrainingConfig &config,
+                                          void (ScreenshotTour::*next)())
+{
+    QString error;
+    RunController *run = m_window->launch(profile, config, &error);
+    if (!run) {
+        fail(error);
+        return nullptr;
+    }
+    waitForEnd(run, next);
+    return run;
+}
+
 bool ScreenshotTour::startMlpRun(const QString &name, const QStringList &extraArguments,
                                  void (ScreenshotTour::*next)())
 {
@@ -137,15 +150,10 @@ bool ScreenshotTour::startMlpRun(const QString &name, const QStringList &extraAr
                                          QStringLiteral("--log-every"), QStringLiteral("10"),
                                          QStringLiteral("--shuffle")} +
                              extraArguments;
-    QString error;
-    RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
-    if (!run) {
-        fail(error);
-        return false;
-    }
-    m_comparedRunIds << run->runId();
-    waitForEnd(run, next);
-    return true;
+    RunController *run = launchThen(Profile::builtinLocal(4), config, next);
+    if (run)
+        m_comparedRunIds << run->runId();
+    return run != nullptr;
 }
 
 void ScreenshotTour::startHealthyRun()
@@ -207,13 +215,7 @@ void ScreenshotTour::startFailingRun()
                               QStringLiteral("--log-every"),  QStringLiteral("10"),
                               QStringLiteral("--fault"),      QStringLiteral("segv@120"),
                               QStringLiteral("--fault-rank"), QStringLiteral("2")};
-    QString error;
-    RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
-    if (!run) {
-        fail(error);
-        return;
-    }
-    waitForEnd(run, &ScreenshotTour::afterFailingRun);
+    launchThen(Profile::builtinLocal(4), config, &ScreenshotTour::afterFailingRun);
 }
 
 void ScreenshotTour::afterFailingRun()
@@ -237,13 +239,7 @@ void ScreenshotTour::startStragglerRun()
                               QStringLiteral("--log-every"),     QStringLiteral("10"),
                               QStringLiteral("--step-delay-ms"), QStringLiteral("25"),
                               QStringLiteral("--fault-rank"),    QStringLiteral("3")};
-    QString error;
-    RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
-    if (!run) {
-        fail(error);
-        return;
-    }
-    waitForEnd(run, &ScreenshotTour::afterStragglerRun);
+    launchThen(Profile::builtinLocal(4), config, &ScreenshotTour::afterStragglerRun);
 }
 
 void ScreenshotTour::afterStragglerRun()
@@ -268,13 +264,7 @@ void ScreenshotTour::startProgramRun()
     TrainingConfig config;
     config.name = QStringLiteral("my-script");
     config.program = {python, script};
-    QString error;
-    RunController *run = m_window->launch(Profile::builtinLocal(4), config, &error);
-    if (!run) {
-        fail(error);
-        return;
-    }
-    waitForEnd(run, &ScreenshotTour::afterProgramRun);
+    launchThen(Profile::builtinLocal(4), config, &ScreenshotTour::afterProgramRun);
 }
 
 void ScreenshotTour::afterProgramRun()
@@ -340,13 +330,7 @@ void ScreenshotTour::startManyRanksRun()
     config.name = QStringLiteral("96-ranks-bad-shard");
     config.program = {python, qEnvironmentVariable("RANKDECK_SOURCE_DIR") +
                                   QStringLiteral("/resources/examples/many_ranks_bad_shard.py")};
-    QString error;
-    RunController *run = m_window->launch(Profile::builtinLocal(96), config, &error);
-    if (!run) {
-        fail(error);
-        return;
-    }
-    waitForEnd(run, &ScreenshotTour::afterManyRanksRun);
+    launchThen(Profile::builtinLocal(96), config, &ScreenshotTour::afterManyRanksRun);
 }
 
 void ScreenshotTour::afterManyRanksRun()

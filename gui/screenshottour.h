@@ -17,6 +17,8 @@ namespace rankdeck {
 
 class MainWindow;
 class RunController;
+struct Profile;
+struct TrainingConfig;
 
 class ScreenshotTour : public QObject
 {
@@ -38,6 +40,10 @@ private:
                      void (ScreenshotTour::*next)());
     void startHealthyRun();
     void startFailingRun();
+    // Launches the run and calls next once it has ended; nullptr (and the tour failed) when it
+    // could not start.
+    RunController *launchThen(const Profile &profile, const TrainingConfig &config,
+                              void (ScreenshotTour::*next)());
     void waitForEnd(RunController *run, void (ScreenshotTour::*next)());
     void afterHealthyRun();
     void startCompareRun();
