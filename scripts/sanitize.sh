@@ -79,7 +79,7 @@ else
     rankdeck_configure_instrumented "$build" thread || exit $?
     # Only what the threaded parts' tests need: a TSan build of everything would not add a thread.
     tests=(tst_logstore tst_metricsstore tst_syncmanifest tst_sshsession tst_sshtransport
-        tst_fanout tst_sshkeepalive tst_sshnodecalls tst_sshauth)
+        tst_fanout tst_sshkeepalive tst_threadcalls tst_sshauth)
     say "building ${tests[*]} in $build"
     cmake --build "$build" -j "$jobs" --target "${tests[@]}" rankdeck-loadgen
     ((${#ctest_args[@]})) || ctest_args=(-R "^($(IFS='|'; echo "${tests[*]}"))\$")

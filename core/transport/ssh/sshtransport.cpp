@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/ssh/sshtransport.h"
 
-#include "transport/ssh/sshnodecalls.h"
+#include "transport/threadcalls.h"
 
 #include "util/translation.h"
 
@@ -21,10 +21,10 @@ constexpr int kMaxParallelPrepares = 32;
 
 // Delivers a node connection's signal to slot on the transport's thread. Not a plain queued
 // connection: the arguments (built on the node's thread) then cross through Qt's event queue
-// alone, which ThreadSanitizer cannot see; through an SshNodeCalls it can (docs/reliability.md,
+// alone, which ThreadSanitizer cannot see; through a ThreadCalls it can (docs/reliability.md,
 // Sanitizers). The order is the order of the emits, as with a queued connection.
 template <typename Signal, typename Slot>
-void relayFromNode(SshNodeConnection *c, Signal signal, SshNodeCalls *to, SshTransport *t,
+void relayFromNode(SshNodeConnection *c, Signal signal, ThreadCalls *to, SshTransport *t,
                    Slot slot)
 {
     QObject::connect(
@@ -42,7 +42,7 @@ SshTransport::SshTransport(const Profile &profile, const QString &runId,
     qRegisterMetaType<rankdeck::StreamKind>();
     qRegisterMetaType<rankdeck::RankExit>();
     qRegisterMetaType<rankdeck::SshNodeInfo>();
-    m_fromNodes = new SshNodeCalls(this);
+    m_fromNodes = new ThreadCalls(this);
     m_settings.runId = runId;
     m_settings.workerDirectory = profile.effectiveWorkerDirectory();
     m_settings.libtorchPath = profile.libtorchPath;
@@ -136,9 +136,9 @@ void SshTransport::prepare(const QString &localWorkerPath)
             node.thread->setObjectName(QStringLiteral("ssh node %1").arg(i));
             node.connection =
                 new SshNodeConnection(i, endpoint, m_settings, m_interaction, &m_interactionLock);
-            node.calls = new SshNodeCalls(node.connection);
+            node.calls = new ThreadCalls(node.connection);
             node.connection->moveToThread(node.thread);
-            SshNodeCalls *calls = node.calls;
+            ThreadCalls *calls = node.calls;
             connect(
                 node.thread, &QThread::finished, calls, [calls] { calls->handOver(); },
                 Qt::DirectConnection);

@@ -33,7 +33,7 @@ class QThread;
 namespace rankdeck {
 
 class SshInteraction;
-class SshNodeCalls;
+class ThreadCalls;
 
 class SshTransport : public Transport
 {
@@ -87,7 +87,7 @@ private:
     {
         QThread *thread = nullptr;
         SshNodeConnection *connection = nullptr;
-        SshNodeCalls *calls = nullptr; // the connection's child: every call to it goes here
+        ThreadCalls *calls = nullptr; // the connection's child: every call to it goes here
         SshNodeInfo info;
         bool done = false;
         bool holdsSlot = false; // one of the kMaxParallelPrepares handshakes in flight
@@ -104,7 +104,7 @@ private:
     SshInteraction *m_interaction;
     QMutex m_interactionLock;
     // The node connections' signals arrive through here, on this object's thread (see prepare()).
-    SshNodeCalls *m_fromNodes = nullptr;
+    ThreadCalls *m_fromNodes = nullptr;
     SshNodeSettings m_settings;
     QList<Node> m_nodes;
     QString m_localWorkerPath; // what prepare() deploys

@@ -17,11 +17,11 @@
 
 namespace rankdeck {
 
-class SshNodeCalls : public QObject
+class ThreadCalls : public QObject
 {
     Q_OBJECT
 public:
-    explicit SshNodeCalls(QObject *parent = nullptr) : QObject(parent) {}
+    explicit ThreadCalls(QObject *parent = nullptr) : QObject(parent) {}
 
     // Runs call on this object's thread once the calls posted before it have run.
     void post(std::function<void()> call);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// SshNodeCalls: the calls run on the node's thread, in the order they were posted, and a blocking
+// ThreadCalls: the calls run on the node's thread, in the order they were posted, and a blocking
 // one hands back everything the node thread did. The data the calls touch is plain (no atomics,
 // no lock of its own), so under scripts/sanitize.sh --thread a hand-over TSan cannot see is a
 // reported race here.
-#include "transport/ssh/sshnodecalls.h"
+#include "transport/threadcalls.h"
 
 #include <QObject>
 #include <QTest>
@@ -15,7 +15,7 @@
 
 using namespace rankdeck;
 
-class TestSshNodeCalls : public QObject
+class TestThreadCalls : public QObject
 {
     Q_OBJECT
 private slots:
@@ -24,18 +24,18 @@ private slots:
     void blockingCallSeesWhatTheCallerWrote();
 };
 
-void TestSshNodeCalls::callsRunInOrderOnTheNodeThread_data()
+void TestThreadCalls::callsRunInOrderOnTheNodeThread_data()
 {
     QTest::addColumn<int>("calls");
     QTest::newRow("one") << 1;
     QTest::newRow("a burst of 2000") << 2000;
 }
 
-void TestSshNodeCalls::callsRunInOrderOnTheNodeThread()
+void TestThreadCalls::callsRunInOrderOnTheNodeThread()
 {
     QFETCH(int, calls);
     QThread thread;
-    auto nodeCalls = std::make_unique<SshNodeCalls>();
+    auto nodeCalls = std::make_unique<ThreadCalls>();
     nodeCalls->moveToThread(&thread);
     thread.start();
     std::vector<int> order; // written only on the node thread until the blocking call returns
@@ -56,10 +56,10 @@ void TestSshNodeCalls::callsRunInOrderOnTheNodeThread()
     nodeCalls->handOver(); // as SshTransport does before deleting it here (after the thread)
 }
 
-void TestSshNodeCalls::blockingCallSeesWhatTheCallerWrote()
+void TestThreadCalls::blockingCallSeesWhatTheCallerWrote()
 {
     QThread thread;
-    auto nodeCalls = std::make_unique<SshNodeCalls>();
+    auto nodeCalls = std::make_unique<ThreadCalls>();
     nodeCalls->moveToThread(&thread);
     thread.start();
     // The caller writes, the node reads and writes back, the caller reads: both directions.
@@ -83,5 +83,5 @@ void TestSshNodeCalls::blockingCallSeesWhatTheCallerWrote()
     nodeCalls->handOver(); // as SshTransport does before deleting it here (after the thread)
 }
 
-QTEST_GUILESS_MAIN(TestSshNodeCalls)
-#include "tst_sshnodecalls.moc"
+QTEST_GUILESS_MAIN(TestThreadCalls)
+#include "tst_threadcalls.moc"
