@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// The calls SshTransport makes on a node's thread, in the order it makes them. A queued
-// QMetaObject::invokeMethod would do the same, but the hand-over would then be Qt's event queue
-// alone, whose futex mutex ThreadSanitizer cannot see while Qt itself is not TSan-built: every
-// call's captures and everything the caller wrote before it would be reported as a race. Here the
-// call goes through a std::mutex that TSan sees, and only a bare "run one" wake-up goes through
-// Qt (see docs/reliability.md, Sanitizers). It lives on the node's thread (a child of the node's
-// SshNodeConnection, so it moves with it); post() and postBlocking() may be called from any other.
+// How a transport and the connection it runs on a thread of its own call each other: the calls
+// run on the receiving thread in the order they were made. A queued QMetaObject::invokeMethod or
+// queued connection would do the same, but the hand-over would then be Qt's event queue alone,
+// whose futex mutex ThreadSanitizer cannot see while Qt itself is not TSan-built: every call's
+// captures and everything the caller wrote before it would be reported as a race. Here the call
+// goes through a std::mutex that TSan sees, and only a bare "run one" wake-up goes through Qt
+// (see docs/reliability.md, Sanitizers). The SSH transport (a connection per node) and the Slurm
+// transport (one connection to the login) both use it, one way with post() and back with relay().
+// A ThreadCalls lives on the receiving thread (a child of the connection, so it moves with it);
+// post() and postBlocking() may be called from any other.
 #pragma once
 
 #include <QObject>
@@ -40,5 +43,19 @@ private:
     std::mutex m_mutex;
     std::deque<std::function<void()>> m_calls;
 };
+
+// Delivers sender's signal to receiver's slot through to (on receiver's thread), in the order
+// of the emits as a queued connection would, but with the arguments handed over through to's
+// mutex. The signal's arguments are copied on the sender's thread.
+template <typename Sender, typename Signal, typename Receiver, typename Slot>
+void relay(Sender *sender, Signal signal, ThreadCalls *to, Receiver *receiver, Slot slot)
+{
+    QObject::connect(
+        sender, signal, sender,
+        [to, receiver, slot](auto... args) {
+            to->post([receiver, slot, args...] { (receiver->*slot)(args...); });
+        },
+        Qt::DirectConnection);
+}
 
 } // namespace rankdeck

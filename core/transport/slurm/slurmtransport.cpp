@@ -3,6 +3,7 @@
 
 #include "transport/slurm/slurmjobconnection.h"
 #include "transport/ssh/sshthread.h"
+#include "transport/threadcalls.h"
 
 #include <QThread>
 
@@ -14,6 +15,7 @@ SlurmTransport::SlurmTransport(const Profile &profile, const QString &runId,
 {
     qRegisterMetaType<rankdeck::StreamKind>();
     qRegisterMetaType<rankdeck::RankExit>();
+    m_fromConnection = new ThreadCalls(this);
 }
 
 SlurmTransport::~SlurmTransport()
@@ -22,18 +24,41 @@ SlurmTransport::~SlurmTransport()
         return;
     // shutdown() may scancel the job, which talks to the login: on the connection's thread.
     SlurmJobConnection *c = m_connection;
-    QMetaObject::invokeMethod(
-        c, [c] { c->shutdown(); }, Qt::BlockingQueuedConnection);
+    m_toConnection->postBlocking([c] { c->shutdown(); });
     m_thread->quit();
     m_thread->wait();
+    m_toConnection->handOver(); // the thread's last act was handOver() too (see prepare())
     delete m_connection;
     delete m_thread;
 }
 
-template <typename F> void SlurmTransport::onConnection(F &&f)
+void SlurmTransport::onConnection(std::function<void(SlurmJobConnection *)> call)
 {
     if (m_connection)
-        QMetaObject::invokeMethod(m_connection, std::forward<F>(f), Qt::QueuedConnection);
+        m_toConnection->post([c = m_connection, call = std::move(call)] { call(c); });
+}
+
+void SlurmTransport::onPrepareFinished(const QString &error, const QString &binary,
+                                       const QString &runDirectory)
+{
+    if (!error.isEmpty()) {
+        emit prepareFailed(error);
+        return;
+    }
+    m_binary = binary;
+    m_runDirectory = runDirectory;
+    emit prepared();
+}
+
+void SlurmTransport::onProgress(const QString &stage)
+{
+    emit nodeProgress(0, stage, -1);
+}
+
+void SlurmTransport::onJobSubmitted(const QString &jobId, int attempt, const QByteArray &script)
+{
+    m_jobId = jobId;
+    emit artifact(QStringLiteral("job.a%1.sbatch").arg(attempt), script);
 }
 
 QString SlurmTransport::describe() const
@@ -70,7 +95,7 @@ void SlurmTransport::setPollIntervalMs(int ms)
 void SlurmTransport::setDetached(bool detached)
 {
     m_detached = detached;
-    onConnection([c = m_connection, detached] { c->setDetached(detached); });
+    onConnection([detached](SlurmJobConnection *c) { c->setDetached(detached); });
 }
 
 void SlurmTransport::prepare(const QString &localWorkerPath)
@@ -82,30 +107,25 @@ void SlurmTransport::prepare(const QString &localWorkerPath)
             new SlurmJobConnection(m_profile, m_runId, m_interaction, &m_interactionLock);
         m_connection->setPollIntervalMs(m_pollIntervalMs);
         m_connection->setDetached(m_detached);
+        m_toConnection = new ThreadCalls(m_connection);
         m_connection->moveToThread(m_thread);
-        connect(m_connection, &SlurmJobConnection::prepareFinished, this,
-                [this](const QString &error, const QString &binary, const QString &runDirectory) {
-                    if (!error.isEmpty()) {
-                        emit prepareFailed(error);
-                        return;
-                    }
-                    m_binary = binary;
-                    m_runDirectory = runDirectory;
-                    emit prepared();
-                });
-        connect(m_connection, &SlurmJobConnection::rankStarted, this, &Transport::rankStarted);
-        connect(m_connection, &SlurmJobConnection::rankOutput, this, &Transport::rankOutput);
-        connect(m_connection, &SlurmJobConnection::rankExited, this, &Transport::rankExited);
-        connect(m_connection, &SlurmJobConnection::progress, this,
-                [this](const QString &stage) { emit nodeProgress(0, stage, -1); });
-        connect(m_connection, &SlurmJobConnection::jobSubmitted, this,
-                [this](const QString &jobId, int attempt, const QByteArray &script) {
-                    m_jobId = jobId;
-                    emit artifact(QStringLiteral("job.a%1.sbatch").arg(attempt), script);
-                });
+        ThreadCalls *calls = m_toConnection;
+        connect(
+            m_thread, &QThread::finished, calls, [calls] { calls->handOver(); },
+            Qt::DirectConnection);
+        SlurmJobConnection *c = m_connection;
+        relay(c, &SlurmJobConnection::prepareFinished, m_fromConnection, this,
+              &SlurmTransport::onPrepareFinished);
+        relay(c, &SlurmJobConnection::rankStarted, m_fromConnection, this, &Transport::rankStarted);
+        relay(c, &SlurmJobConnection::rankOutput, m_fromConnection, this, &Transport::rankOutput);
+        relay(c, &SlurmJobConnection::rankExited, m_fromConnection, this, &Transport::rankExited);
+        relay(c, &SlurmJobConnection::progress, m_fromConnection, this,
+              &SlurmTransport::onProgress);
+        relay(c, &SlurmJobConnection::jobSubmitted, m_fromConnection, this,
+              &SlurmTransport::onJobSubmitted);
         m_thread->start();
     }
-    onConnection([c = m_connection, localWorkerPath] { c->prepare(localWorkerPath); });
+    onConnection([localWorkerPath](SlurmJobConnection *c) { c->prepare(localWorkerPath); });
 }
 
 QString SlurmTransport::workerPath(int nodeIndex) const
@@ -123,7 +143,7 @@ void SlurmTransport::startRank(const RankLaunchSpec &spec)
         reportExitLater(spec.rank, e);
         return;
     }
-    onConnection([c = m_connection, spec] { c->startRank(spec); });
+    onConnection([spec](SlurmJobConnection *c) { c->startRank(spec); });
 }
 
 void SlurmTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 stdoutBytes,
@@ -133,24 +153,24 @@ void SlurmTransport::attachRank(const RankLaunchSpec &spec, int attempt, qint64 
         Transport::attachRank(spec, attempt, stdoutBytes, stderrBytes);
         return;
     }
-    onConnection([c = m_connection, spec, attempt, stdoutBytes, stderrBytes] {
+    onConnection([spec, attempt, stdoutBytes, stderrBytes](SlurmJobConnection *c) {
         c->attachRank(spec, attempt, stdoutBytes, stderrBytes);
     });
 }
 
 void SlurmTransport::writeStdin(int rank, const QByteArray &data)
 {
-    onConnection([c = m_connection, rank, data] { c->writeStdin(rank, data); });
+    onConnection([rank, data](SlurmJobConnection *c) { c->writeStdin(rank, data); });
 }
 
 void SlurmTransport::closeStdin(int rank)
 {
-    onConnection([c = m_connection, rank] { c->closeStdin(rank); });
+    onConnection([rank](SlurmJobConnection *c) { c->closeStdin(rank); });
 }
 
 void SlurmTransport::signalRank(int rank, int signal)
 {
-    onConnection([c = m_connection, rank, signal] { c->signalRank(rank, signal); });
+    onConnection([rank, signal](SlurmJobConnection *c) { c->signalRank(rank, signal); });
 }
 
 } // namespace rankdeck

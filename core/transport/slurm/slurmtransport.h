@@ -22,12 +22,15 @@
 #include <QMutex>
 #include <QString>
 
+#include <functional>
+
 class QThread;
 
 namespace rankdeck {
 
 class SlurmJobConnection;
 class SshInteraction;
+class ThreadCalls;
 
 class SlurmTransport : public Transport
 {
@@ -58,7 +61,13 @@ public:
     QString jobId() const { return m_jobId; }
 
 private:
-    template <typename F> void onConnection(F &&f);
+    // Calls the connection on its thread, after the calls made before (ThreadCalls).
+    void onConnection(std::function<void(SlurmJobConnection *)> call);
+    // The connection's signals, on this object's thread (relayed through m_fromConnection).
+    void onPrepareFinished(const QString &error, const QString &binary,
+                           const QString &runDirectory);
+    void onProgress(const QString &stage);
+    void onJobSubmitted(const QString &jobId, int attempt, const QByteArray &script);
 
     Profile m_profile;
     QString m_runId;
@@ -66,6 +75,8 @@ private:
     QMutex m_interactionLock;
     QThread *m_thread = nullptr;
     SlurmJobConnection *m_connection = nullptr;
+    ThreadCalls *m_toConnection = nullptr;   // the connection's child: every call to it goes here
+    ThreadCalls *m_fromConnection = nullptr; // its signals come back through this one
     QString m_binary;
     QString m_runDirectory;
     QString m_jobId;

@@ -19,20 +19,6 @@ namespace {
 // How many nodes are in their handshake at once (see dispatchPrepares).
 constexpr int kMaxParallelPrepares = 32;
 
-// Delivers a node connection's signal to slot on the transport's thread. Not a plain queued
-// connection: the arguments (built on the node's thread) then cross through Qt's event queue
-// alone, which ThreadSanitizer cannot see; through a ThreadCalls it can (docs/reliability.md,
-// Sanitizers). The order is the order of the emits, as with a queued connection.
-template <typename Signal, typename Slot>
-void relayFromNode(SshNodeConnection *c, Signal signal, ThreadCalls *to, SshTransport *t,
-                   Slot slot)
-{
-    QObject::connect(
-        c, signal, c,
-        [to, t, slot](auto... args) { to->post([t, slot, args...] { (t->*slot)(args...); }); },
-        Qt::DirectConnection);
-}
-
 } // namespace
 
 SshTransport::SshTransport(const Profile &profile, const QString &runId,
@@ -143,20 +129,15 @@ void SshTransport::prepare(const QString &localWorkerPath)
                 node.thread, &QThread::finished, calls, [calls] { calls->handOver(); },
                 Qt::DirectConnection);
             SshNodeConnection *c = node.connection;
-            relayFromNode(c, &SshNodeConnection::prepareFinished, m_fromNodes, this,
-                          &SshTransport::onPrepareFinished);
-            relayFromNode(c, &SshNodeConnection::handshakeFinished, m_fromNodes, this,
-                          &SshTransport::releaseSlot);
-            relayFromNode(c, &SshNodeConnection::rankStarted, m_fromNodes, this,
-                          &Transport::rankStarted);
-            relayFromNode(c, &SshNodeConnection::rankOutput, m_fromNodes, this,
-                          &Transport::rankOutput);
-            relayFromNode(c, &SshNodeConnection::rankExited, m_fromNodes, this,
-                          &Transport::rankExited);
-            relayFromNode(c, &SshNodeConnection::nodeProgress, m_fromNodes, this,
-                          &Transport::nodeProgress);
-            relayFromNode(c, &SshNodeConnection::clockMeasured, m_fromNodes, this,
-                          &Transport::nodeClock);
+            relay(c, &SshNodeConnection::prepareFinished, m_fromNodes, this,
+                  &SshTransport::onPrepareFinished);
+            relay(c, &SshNodeConnection::handshakeFinished, m_fromNodes, this,
+                  &SshTransport::releaseSlot);
+            relay(c, &SshNodeConnection::rankStarted, m_fromNodes, this, &Transport::rankStarted);
+            relay(c, &SshNodeConnection::rankOutput, m_fromNodes, this, &Transport::rankOutput);
+            relay(c, &SshNodeConnection::rankExited, m_fromNodes, this, &Transport::rankExited);
+            relay(c, &SshNodeConnection::nodeProgress, m_fromNodes, this, &Transport::nodeProgress);
+            relay(c, &SshNodeConnection::clockMeasured, m_fromNodes, this, &Transport::nodeClock);
             node.thread->start();
         }
     }

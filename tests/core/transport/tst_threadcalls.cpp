@@ -15,6 +15,30 @@
 
 using namespace rankdeck;
 
+// A connection that emits from its own thread, as SshNodeConnection and SlurmJobConnection do.
+class Emitter : public QObject
+{
+    Q_OBJECT
+signals:
+    void chunk(int index, const QByteArray &data);
+};
+
+// The transport's side: it records what arrived and on which thread.
+class Receiver : public QObject
+{
+    Q_OBJECT
+public:
+    void onChunk(int index, const QByteArray &data)
+    {
+        indexes.push_back(index);
+        sizes.push_back(int(data.size()));
+        offThread += QThread::currentThread() != thread();
+    }
+    std::vector<int> indexes;
+    std::vector<int> sizes;
+    int offThread = 0;
+};
+
 class TestThreadCalls : public QObject
 {
     Q_OBJECT
@@ -22,6 +46,7 @@ private slots:
     void callsRunInOrderOnTheNodeThread_data();
     void callsRunInOrderOnTheNodeThread();
     void blockingCallSeesWhatTheCallerWrote();
+    void relayDeliversSignalsInOrderOnTheReceiversThread();
 };
 
 void TestThreadCalls::callsRunInOrderOnTheNodeThread_data()
@@ -53,7 +78,7 @@ void TestThreadCalls::callsRunInOrderOnTheNodeThread()
     QCOMPARE(onOtherThread, 0);
     thread.quit();
     QVERIFY(thread.wait(10000));
-    nodeCalls->handOver(); // as SshTransport does before deleting it here (after the thread)
+    nodeCalls->handOver(); // as the transports do before deleting it here (after the thread)
 }
 
 void TestThreadCalls::blockingCallSeesWhatTheCallerWrote()
@@ -80,7 +105,31 @@ void TestThreadCalls::blockingCallSeesWhatTheCallerWrote()
     }
     thread.quit();
     QVERIFY(thread.wait(10000));
-    nodeCalls->handOver(); // as SshTransport does before deleting it here (after the thread)
+    nodeCalls->handOver(); // as the transports do before deleting it here (after the thread)
+}
+
+void TestThreadCalls::relayDeliversSignalsInOrderOnTheReceiversThread()
+{
+    QThread thread;
+    Emitter emitter;
+    Receiver receiver;
+    ThreadCalls fromEmitter; // on this (the receiver's) thread
+    relay(&emitter, &Emitter::chunk, &fromEmitter, &receiver, &Receiver::onChunk);
+    emitter.moveToThread(&thread);
+    thread.start();
+    constexpr int kChunks = 500;
+    QMetaObject::invokeMethod(&emitter, [&emitter] {
+        for (int i = 0; i < kChunks; ++i)
+            emit emitter.chunk(i, QByteArray(i % 64, 'x'));
+    });
+    QTRY_COMPARE_WITH_TIMEOUT(int(receiver.indexes.size()), kChunks, 30000);
+    for (int i = 0; i < kChunks; ++i) {
+        QCOMPARE(receiver.indexes[size_t(i)], i);
+        QCOMPARE(receiver.sizes[size_t(i)], i % 64);
+    }
+    QCOMPARE(receiver.offThread, 0);
+    thread.quit();
+    QVERIFY(thread.wait(10000));
 }
 
 QTEST_GUILESS_MAIN(TestThreadCalls)
