@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Longer than the house's ~600 lines: run() maps every launch flag onto the plan and checks
-// it, which issue 28 moves into one core launch request; the rest (attach, follow, detach, the
-// console's lines, progress and summary) is what a launch prints while it runs.
 #include "launchcommand.h"
 
 #include "cliutil.h"
 #include "config/launchrequest.h"
 #include "config/profilestore.h"
+#include "launchflags.h"
 #include "run/runcontroller.h"
 #include "run/runrecord.h"
 #include "store/logstore.h"
@@ -39,48 +37,7 @@ void onUnixSignal(int)
     (void)::write(s_signalPipe[1], &c, 1);
 }
 
-// The flag a LaunchRequest problem is about, as the user typed it.
-QString flagOf(LaunchRequest::Field field)
-{
-    using Field = LaunchRequest::Field;
-    switch (field) {
-    case Field::Program:
-        return QStringLiteral("--exec");
-    case Field::Environment:
-        return QStringLiteral("--env");
-    case Field::Metric:
-        return QStringLiteral("--metric");
-    case Field::WorkingDirectory:
-        return QStringLiteral("--workdir");
-    case Field::SyncFolder:
-        return QStringLiteral("--sync");
-    case Field::SyncLimit:
-        return QStringLiteral("--sync-limit");
-    case Field::WorkerArguments:
-        return CliUtil::tr("the worker's flags after --");
-    case Field::Name:
-        return QStringLiteral("--name");
-    }
-    return {};
-}
-
 } // namespace
-
-// What every command that follows a run on the terminal (launch, attach) takes.
-struct FollowOptions
-{
-    QCommandLineOption ranks{
-        QStringLiteral("ranks"),
-        CliUtil::tr("Print only these ranks' lines, e.g. 0,3 (all are recorded)."),
-        QStringLiteral("LIST")};
-    QCommandLineOption accept{
-        QStringLiteral("accept-new-host-keys"),
-        CliUtil::tr("Trust and remember unknown SSH host keys (never changed ones).")};
-    QCommandLineOption quiet{QStringLiteral("quiet"),
-                             CliUtil::tr("Do not print the ranks' lines, only the summary.")};
-    QCommandLineOption noProgress{QStringLiteral("no-progress"),
-                                  CliUtil::tr("No live progress line.")};
-};
 
 LaunchCommand::LaunchCommand(QObject *parent) : QObject(parent)
 {
@@ -95,126 +52,11 @@ LaunchCommand::~LaunchCommand()
 
 int LaunchCommand::run(const QStringList &argsIn)
 {
-    // Everything after "--" belongs to the worker, untouched.
-    QStringList args = argsIn;
-    QStringList workerArgs;
-    const int dashes = args.indexOf(QStringLiteral("--"));
-    if (dashes >= 0) {
-        workerArgs = args.mid(dashes + 1);
-        args = args.mid(0, dashes);
-    }
-
+    const SplitArguments args = SplitArguments::of(argsIn);
     QCommandLineParser parser;
     parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
-    const QCommandLineOption profileOpt(QStringLiteral("profile"),
-                                        CliUtil::tr("Cluster profile (default: local)."),
-                                        QStringLiteral("NAME"), QStringLiteral("local"));
-    const QCommandLineOption nprocOpt(QStringLiteral("nproc-per-node"),
-                                      CliUtil::tr("Ranks per node (overrides the profile)."),
-                                      QStringLiteral("N"));
-    const QCommandLineOption gpusOpt(
-        QStringLiteral("gpus-per-node"),
-        CliUtil::tr("GPUs per node (overrides the profile; 0: CPU only)."), QStringLiteral("N"));
-    const QCommandLineOption nameOpt(QStringLiteral("name"),
-                                     CliUtil::tr("Run name (default: the task)."),
-                                     QStringLiteral("NAME"));
-    const QCommandLineOption detachOpt(
-        QStringLiteral("detach"), CliUtil::tr("Start the run in the background and print its id."));
-    const FollowOptions followOpts;
-    const QCommandLineOption restartsOpt(
-        QStringLiteral("max-restarts"),
-        CliUtil::tr("Restart the whole gang up to N times after a failure (from the last "
-                    "checkpoint with --checkpoint-dir)."),
-        QStringLiteral("N"), QStringLiteral("0"));
-    const QCommandLineOption workerOpt(QStringLiteral("worker"),
-                                       CliUtil::tr("Worker binary (default: $RANKDECK_WORKER, else "
-                                                   "the one installed with this program)."),
-                                       QStringLiteral("PATH"));
-    const QCommandLineOption hbOpt(
-        QStringLiteral("heartbeat-timeout"),
-        CliUtil::tr("Flag a rank silent after SEC without heartbeat (overrides the profile)."),
-        QStringLiteral("SEC"));
-    const QCommandLineOption hangOpt(
-        QStringLiteral("hang-timeout"),
-        CliUtil::tr("Flag the run hung after SEC without progress: with --exec, no output and no "
-                    "new metric while the process lives; for the worker, no new step while its "
-                    "heartbeats go on (default: the heartbeat timeout, and with --exec at least "
-                    "3× the program's longest quiet gap and 120 s before its first line)."),
-        QStringLiteral("SEC"));
-    const QCommandLineOption execOpt(
-        QStringLiteral("exec"),
-        CliUtil::tr("Run your own program on every rank: everything after -- is PROGRAM ARGS "
-                    "(a torchrun-style Python script, or any binary)."));
-    const QCommandLineOption workdirOpt(
-        QStringLiteral("workdir"),
-        CliUtil::tr("--exec: working directory of the program (default: the current directory "
-                    "for local profiles, the home directory on SSH nodes)."),
-        QStringLiteral("DIR"));
-    const QCommandLineOption envOpt(QStringLiteral("env"),
-                                    CliUtil::tr("--exec: add NAME=VALUE to every rank's "
-                                                "environment (repeatable)."),
-                                    QStringLiteral("NAME=VALUE"));
-    const QCommandLineOption metricOpt(
-        QStringLiteral("metric"),
-        CliUtil::tr("--exec: also plot NAME from the lines REGEX matches, its one capture group "
-                    "being the value (repeatable; loss, val_loss, lr, acc… are found without)."),
-        QStringLiteral("NAME=REGEX"));
-    const QCommandLineOption tensorBoardOpt(
-        QStringLiteral("tensorboard-dir"),
-        CliUtil::tr("--exec: where the program writes TensorBoard event files (SummaryWriter); "
-                    "their scalars become curves per rank, live. Relative to the program's "
-                    "working directory (default: the program's --logdir/--log_dir/--log-dir "
-                    "argument, else runs/)."),
-        QStringLiteral("DIR"));
-    const QCommandLineOption syncOpt(
-        QStringLiteral("sync"),
-        CliUtil::tr("--exec: upload DIR to every node before the run (only files changed since the "
-                    "last upload; not .git/ or what .gitignore excludes) and run the program in "
-                    "that copy, --workdir being relative to it; PROGRAM and script paths then "
-                    "resolve there. Local profiles run in DIR itself."),
-        QStringLiteral("DIR"));
-    const QCommandLineOption warmOpt(
-        QStringLiteral("warm"),
-        CliUtil::tr("--exec: start a Python program (python SCRIPT or python -m MODULE) from a "
-                    "warm interpreter on each node that imported torch already; the first --warm "
-                    "launch starts it and runs cold, a program that cannot start warm starts "
-                    "cold (the profile's warm_python = true does the same)."));
-    const QCommandLineOption syncLimitOpt(
-        QStringLiteral("sync-limit"),
-        CliUtil::tr("--sync: the most DIR may hold, e.g. 500M or 2G (default 200M; 0: no limit)."),
-        QStringLiteral("SIZE"));
-    const QCommandLineOption noFlightRecorderOpt(
-        QStringLiteral("no-flight-recorder"),
-        CliUtil::tr("Do not record the ranks' collectives with torch's flight recorder (on by "
-                    "default; a hang is then explained by the ranks' stacks alone). The "
-                    "profile's flight_recorder = false does the same."));
-    QCommandLineOption runIdOpt(QStringLiteral("run-id"),
-                                CliUtil::tr("Use this run id (internal, for --detach)."),
-                                QStringLiteral("ID"));
-    runIdOpt.setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({profileOpt,
-                       nprocOpt,
-                       gpusOpt,
-                       nameOpt,
-                       detachOpt,
-                       followOpts.ranks,
-                       restartsOpt,
-                       workerOpt,
-                       hbOpt,
-                       hangOpt,
-                       followOpts.accept,
-                       followOpts.quiet,
-                       followOpts.noProgress,
-                       execOpt,
-                       workdirOpt,
-                       envOpt,
-                       metricOpt,
-                       tensorBoardOpt,
-                       syncOpt,
-                       syncLimitOpt,
-                       warmOpt,
-                       noFlightRecorderOpt,
-                       runIdOpt});
+    const LaunchFlags opts;
+    opts.addTo(&parser);
     parser.addPositionalArgument(
         QStringLiteral("--"),
         CliUtil::tr("With --exec: your program and its arguments, e.g. -- python train.py --lr "
@@ -222,7 +64,7 @@ int LaunchCommand::run(const QStringList &argsIn)
         QStringLiteral("--exec -- PROGRAM ARGS... | -- WORKER-ARGS..."));
     int code = 0;
     if (!CliUtil::parse(
-            parser, args,
+            parser, args.own,
             CliUtil::tr("Launch a training run and follow it: every rank's lines as [rN] ..., a "
                         "live progress line on a "
                         "terminal, a summary at the end (root cause first when it failed).\n"
@@ -236,7 +78,7 @@ int LaunchCommand::run(const QStringList &argsIn)
                         "usage error."),
             &code))
         return code;
-    const QString cmd = args.value(0);
+    const QString cmd = args.own.value(0);
     if (!parser.positionalArguments().isEmpty())
         return CliUtil::usageError(
             CliUtil::tr("unexpected argument \"%1\" (your program goes after --exec --, worker "
@@ -244,127 +86,47 @@ int LaunchCommand::run(const QStringList &argsIn)
                 .arg(parser.positionalArguments().constFirst()),
             cmd);
 
-    ProfileStore store;
     Profile profile;
-    QList<ProfileError> errors;
-    if (!store.load(parser.value(profileOpt), &profile, &errors)) {
-        for (const ProfileError &e : errors)
-            CliUtil::err() << QStringLiteral("rankdeck-cli: ") << e.toString() << '\n';
-        CliUtil::err().flush();
-        return errors.size() == 1 && errors.first().message == CliUtil::tr("no such profile")
-                   ? ExitUsage
-                   : ExitFailed;
-    }
-    int n = 0;
-    if (parser.isSet(nprocOpt)) {
-        if (!CliUtil::parseInt(parser.value(nprocOpt), 1, 4096, &n))
-            return CliUtil::usageError(
-                CliUtil::tr("--nproc-per-node: \"%1\" is not a number from 1 to 4096")
-                    .arg(parser.value(nprocOpt)),
-                cmd);
-        profile.setRanksPerNode(n);
-    }
-    if (parser.isSet(gpusOpt)) {
-        if (!CliUtil::parseInt(parser.value(gpusOpt), 0, 4096, &n))
-            return CliUtil::usageError(
-                CliUtil::tr("--gpus-per-node: \"%1\" is not a number from 0 to 4096")
-                    .arg(parser.value(gpusOpt)),
-                cmd);
-        for (ProfileNode &node : profile.nodes)
-            node.gpusPerNode = n;
-    }
-    if (parser.isSet(hbOpt)) {
-        if (!CliUtil::parseInt(parser.value(hbOpt), 1, 86400, &n))
-            return CliUtil::usageError(
-                CliUtil::tr("--heartbeat-timeout: \"%1\" is not a number of seconds")
-                    .arg(parser.value(hbOpt)),
-                cmd);
-        profile.heartbeatTimeoutSec = n;
-    }
     RunController::Options options;
-    if (parser.isSet(hangOpt)) {
-        if (!CliUtil::parseInt(parser.value(hangOpt), 1, 86400 * 7, &n))
-            return CliUtil::usageError(
-                CliUtil::tr("--hang-timeout: \"%1\" is not a number of seconds")
-                    .arg(parser.value(hangOpt)),
-                cmd);
-        options.hangTimeoutSec = n;
-    }
-    // What only the command line can get wrong; the launch's own rules are LaunchRequest's.
-    if (parser.isSet(execOpt)) {
-        if (workerArgs.isEmpty() || workerArgs.first().isEmpty())
-            return CliUtil::usageError(
-                CliUtil::tr("--exec needs a program after --, e.g. -- python3 train.py"), cmd);
-        if (parser.isSet(syncLimitOpt) && !parser.isSet(syncOpt))
-            return CliUtil::usageError(CliUtil::tr("--sync-limit needs --sync"), cmd);
-        if (parser.isSet(syncOpt) && parser.value(syncOpt).isEmpty())
-            return CliUtil::usageError(CliUtil::tr("--sync: the directory to copy is missing"),
-                                       cmd);
-    } else {
-        if (parser.isSet(workdirOpt) || parser.isSet(envOpt) || parser.isSet(metricOpt) ||
-            parser.isSet(tensorBoardOpt))
-            return CliUtil::usageError(
-                CliUtil::tr("--metric, --workdir, --env and --tensorboard-dir need --exec"), cmd);
-        if (parser.isSet(syncOpt) || parser.isSet(syncLimitOpt))
-            return CliUtil::usageError(CliUtil::tr("--sync and --sync-limit need --exec"), cmd);
-        if (parser.isSet(warmOpt))
-            return CliUtil::usageError(CliUtil::tr("--warm needs --exec"), cmd);
-        // Every worker flag starts with '-': a first word that does not is a program, and the
-        // user forgot --exec (the worker would only say "unknown flag" once every rank started).
-        if (!workerArgs.isEmpty() && !workerArgs.first().startsWith(QLatin1Char('-')))
-            return CliUtil::usageError(
-                CliUtil::tr("\"%1\" after -- is not a worker flag; to run your own program, put "
-                            "--exec before --: rankdeck-cli launch ... --exec -- %2")
-                    .arg(workerArgs.first(), workerArgs.mid(0, 3).join(QLatin1Char(' '))),
-                cmd);
-    }
+    if (const auto failed = opts.loadProfile(parser, cmd, &profile, &options))
+        return *failed;
+    if (const auto failed = opts.checkCombinations(parser, args.afterDashes, cmd))
+        return *failed;
     LaunchRequest request;
-    request.runsProgram = parser.isSet(execOpt);
-    request.command = workerArgs;
-    request.environment = parser.values(envOpt);
-    request.metricPatterns = parser.values(metricOpt);
-    request.workingDirectory = parser.value(workdirOpt);
-    request.syncFolder = parser.value(syncOpt);
-    request.syncLimit = parser.value(syncLimitOpt);
-    request.tensorBoardDir = parser.value(tensorBoardOpt);
-    request.warmPython = parser.isSet(warmOpt);
-    request.name = parser.value(nameOpt);
-    request.flightRecorder = !parser.isSet(noFlightRecorderOpt);
-    if (!CliUtil::parseInt(parser.value(restartsOpt), 0, 1000, &request.maxRestarts))
-        return CliUtil::usageError(
-            CliUtil::tr("--max-restarts: \"%1\" is not a number from 0 to 1000")
-                .arg(parser.value(restartsOpt)),
-            cmd);
-    if (const QList<LaunchRequest::Problem> problems = request.problems(); !problems.isEmpty())
-        return CliUtil::usageError(
-            LaunchRequest::text(problems.first(), flagOf(problems.first().field)), cmd);
+    if (const auto failed = opts.request(parser, args.afterDashes, cmd, &request))
+        return *failed;
     TrainingConfig config = request.config(profile);
-    if (!parseConsoleRanks(parser, followOpts.ranks, cmd, &config.consoleRanks, &code))
+    if (!parseConsoleRanks(parser, opts.follow.ranks, cmd, &config.consoleRanks, &code))
         return code;
 
-    options.workerPath = parser.isSet(workerOpt)
-                             ? parser.value(workerOpt)
+    options.workerPath = parser.isSet(opts.worker)
+                             ? parser.value(opts.worker)
                              : bundledBinary("RANKDECK_WORKER", QStringLiteral("rankdeck-worker"));
     options.supervisorPath =
         bundledBinary("RANKDECK_SUPERVISOR", QStringLiteral("rankdeck-supervisor"));
-    options.runId = parser.value(runIdOpt);
-    if (parser.isSet(detachOpt) && !profile.isLocal()) {
+    options.runId = parser.value(opts.runId);
+    if (parser.isSet(opts.detach) && !profile.isLocal()) {
         // The ranks outlive this launcher on the nodes: start them, then leave.
         options.detach = true;
         m_detachWhenStarted = true;
-    } else if (parser.isSet(detachOpt)) {
-        QStringList rest = args;
+    } else if (parser.isSet(opts.detach)) {
+        QStringList rest = args.own;
         rest.removeAll(QStringLiteral("--detach"));
         rest << QStringLiteral("--quiet") << QStringLiteral("--no-progress");
-        if (dashes >= 0)
-            rest << QStringLiteral("--") << workerArgs;
+        if (args.hasDashes)
+            rest << QStringLiteral("--") << args.afterDashes;
         const QString runId =
             options.runId.isEmpty() ? RunRecord::newRunId(config.effectiveName()) : options.runId;
         return detach(rest, runId);
     }
-    followAs(parser, followOpts, m_detachWhenStarted);
+    followAs(parser, opts.follow, m_detachWhenStarted);
     options.sshInteraction = m_interaction.get();
+    return start(profile, config, options);
+}
 
+int LaunchCommand::start(const Profile &profile, const TrainingConfig &config,
+                         const RunController::Options &options)
+{
     m_controller = new RunController(profile, config, options);
     connect(m_controller, &RunController::linesAppended, this, &LaunchCommand::printLines);
     connect(m_controller, &RunController::launcherMessage, this, &LaunchCommand::printMessage);

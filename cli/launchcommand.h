@@ -9,6 +9,7 @@
 // over again and follows it like launch does (same output, same exit status).
 #pragma once
 
+#include "run/runcontroller.h"
 #include "run/runstate.h"
 
 #include <QElapsedTimer>
@@ -25,7 +26,6 @@ class QCommandLineParser;
 class QSocketNotifier;
 
 namespace rankdeck {
-class RunController;
 struct LogLine;
 } // namespace rankdeck
 
@@ -46,6 +46,9 @@ public:
 
 private:
     int detach(const QStringList &args, const QString &runId);
+    // Builds the controller, starts the run and follows it (or detaches once it started).
+    int start(const Profile &profile, const TrainingConfig &config,
+              const RunController::Options &options);
     // --ranks LIST into *ranks and the console filter; false with a usage error in *code.
     bool parseConsoleRanks(const QCommandLineParser &parser, const QCommandLineOption &option,
                            const QString &cmd, QList<int> *ranks, int *code);
