@@ -13,7 +13,9 @@
 //            lines in the run record (scale_512_lines_missing);
 //   fds and threads of this process per rank: the most seen during the run less those before.
 // Prints one JSON line: {"results": {...}, "detail": "..."}. --ranks N runs another size (the
-// keys then name N); --page overview|logs|loss keeps that one page shown (to find which costs).
+// keys then name N); --page overview|logs|loss keeps that one page shown (to find which costs);
+// --slow-events MS prints to stderr which events kept the GUI thread over MS ms in one go
+// during the loaded window (what the stall is made of).
 #include "benchmeasure.h"
 #include "config/profile.h"
 #include "config/trainingconfig.h"
@@ -31,6 +33,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QTimer>
 
 #include <algorithm>
@@ -39,6 +42,7 @@
 #include <cstdio>
 #include <ctime>
 #include <functional>
+#include <map>
 #include <vector>
 
 using namespace rankdeck;
@@ -47,6 +51,75 @@ using rankdeck::bench::statusKb;
 using rankdeck::bench::threadCpuMs;
 
 namespace {
+
+// Times every event the GUI thread dispatches from its event loop (not the ones sent from inside
+// another's handler) and keeps, per kind of receiver and event, how many took over a threshold:
+// a timer's lateness is the length of what ran before it, and this names it.
+class TimedApplication : public QApplication
+{
+public:
+    using QApplication::QApplication;
+
+    bool notify(QObject *receiver, QEvent *event) override
+    {
+        // notify() runs in every thread that delivers an event; only the GUI thread's count.
+        if (m_thresholdNs <= 0 || !m_recording || QThread::currentThread() != thread())
+            return QApplication::notify(receiver, event);
+        if (m_depth > 0)
+            return dispatch(receiver, event);
+        QElapsedTimer clock;
+        clock.start();
+        const int type = int(event->type());
+        QString who = QString::fromLatin1(receiver->metaObject()->className());
+        if (QObject *parent = receiver->parent())
+            who += QStringLiteral(" in ") + QString::fromLatin1(parent->metaObject()->className());
+        const bool result = dispatch(receiver, event);
+        const qint64 ns = clock.nsecsElapsed();
+        if (ns > m_thresholdNs) {
+            Slow &slow = m_slow[QStringLiteral("%1 (event %2)").arg(who).arg(type)];
+            ++slow.count;
+            slow.totalMs += double(ns) / 1e6;
+            slow.maxMs = std::max(slow.maxMs, double(ns) / 1e6);
+        }
+        return result;
+    }
+
+    void setThresholdMs(double ms) { m_thresholdNs = qint64(ms * 1e6); }
+    void setRecording(bool on) { m_recording = on; }
+    void printSlow() const
+    {
+        std::vector<std::pair<QString, Slow>> all(m_slow.cbegin(), m_slow.cend());
+        std::sort(all.begin(), all.end(),
+                  [](const auto &a, const auto &b) { return a.second.totalMs > b.second.totalMs; });
+        std::fprintf(stderr,
+                     "events over %.1f ms in the loaded window (count, total ms, max ms):\n",
+                     double(m_thresholdNs) / 1e6);
+        for (const auto &[what, slow] : all)
+            std::fprintf(stderr, "  %5d %9.1f %8.1f  %s\n", slow.count, slow.totalMs, slow.maxMs,
+                         qPrintable(what));
+    }
+
+private:
+    struct Slow
+    {
+        int count = 0;
+        double totalMs = 0;
+        double maxMs = 0;
+    };
+
+    bool dispatch(QObject *receiver, QEvent *event)
+    {
+        ++m_depth;
+        const bool result = QApplication::notify(receiver, event);
+        --m_depth;
+        return result;
+    }
+
+    int m_depth = 0;
+    qint64 m_thresholdNs = 0;
+    bool m_recording = false;
+    std::map<QString, Slow> m_slow;
+};
 
 qint64 entries(const QString &dir)
 {
@@ -92,8 +165,11 @@ bool waitFor(const std::function<bool()> &done, int timeoutMs, int everyMs = 20)
 
 int main(int argc, char **argv)
 {
-    QApplication app(argc, argv);
+    TimedApplication app(argc, argv);
     const QStringList args = QCoreApplication::arguments();
+    const int slowAt = int(args.indexOf(QStringLiteral("--slow-events")));
+    if (slowAt > 0)
+        app.setThresholdMs(args.value(slowAt + 1).toDouble());
     const bool quick = args.contains(QStringLiteral("--quick"));
     const int ranksAt = int(args.indexOf(QStringLiteral("--ranks")));
     const int ranks = ranksAt > 0 ? std::max(1, args.value(ranksAt + 1).toInt()) : 512;
@@ -196,6 +272,7 @@ int main(int argc, char **argv)
     results[key + QStringLiteral("launch_s")] = launchS;
 
     window = &stalls;
+    app.setRecording(true);
     // The GUI thread's own CPU time over the window: unlike the lateness, it does not move with
     // what else the machine runs.
     const double cpuAtStart = threadCpuMs();
@@ -214,6 +291,9 @@ int main(int argc, char **argv)
     const double guiCpuPct = (threadCpuMs() - cpuAtStart) / (10.0 * std::max(0.001, loadedS));
     const qint64 linesLoaded = linesInStore() - linesAtStart;
     window = nullptr;
+    app.setRecording(false);
+    if (slowAt > 0)
+        app.printSlow();
     if (isTerminal(run.state()))
         return finish(QStringLiteral("the run ended by itself: %1 %2")
                           .arg(runStateLabel(run.state()), run.rootCauseSummary()));
