@@ -81,6 +81,9 @@ public:
 public slots:
     void poll();
 
+protected:
+    void showEvent(QShowEvent *event) override;
+
 private:
     void syncTabs();
     void onTabChanged(int index);

@@ -13,6 +13,7 @@
 #include "plotdataprovider.h"
 #include "runcolors.h"
 
+#include <QElapsedTimer>
 #include <QHash>
 #include <QSet>
 #include <QWidget>
@@ -156,6 +157,10 @@ private:
     bool m_dirty = true;
     bool m_rebuilding = false;
     quint64 m_generation = ~quint64(0);
+    // When new data last redrew the plot and what that cost (rebuild and replot), to space out
+    // redraws that cost much (poll()).
+    QElapsedTimer m_sinceRefresh;
+    double m_refreshCostMs = 0;
 };
 
 } // namespace rankdeck
