@@ -4,6 +4,7 @@
 #include "loglinedelegate.h"
 #include "models/collapsedlogmodel.h"
 #include "models/logmodel.h"
+#include "steadylabel.h"
 
 #include <QAbstractItemModel>
 #include <QApplication>
@@ -70,8 +71,10 @@ LogView::LogView(QWidget *parent) : QWidget(parent)
     m_followButton->setToolTip(tr("Keep showing the newest lines (End). Scrolling up pauses it."));
     connect(m_followButton, &QToolButton::toggled, this, &LogView::setFollowing);
 
-    m_statusLabel = new QLabel(this);
-    m_statusLabel->setObjectName(QStringLiteral("logStatusLabel"));
+    auto *status = new QLabel;
+    status->setObjectName(QStringLiteral("logStatusLabel"));
+    // Its count changes with every batch of lines: not a relayout of the page each time.
+    m_statusLabel = new SteadyLabel(status, this);
 
     auto *bar = new QHBoxLayout;
     bar->addWidget(m_filterEdit, 2);

@@ -27,6 +27,8 @@ class QToolButton;
 
 namespace rankdeck {
 
+class SteadyLabel;
+
 class LogView : public QWidget
 {
     Q_OBJECT
@@ -96,7 +98,7 @@ private:
     QComboBox *m_streamCombo = nullptr;
     QLineEdit *m_searchEdit = nullptr;
     QToolButton *m_followButton = nullptr;
-    QLabel *m_statusLabel = nullptr;
+    SteadyLabel *m_statusLabel = nullptr;
     QList<QAction *> m_contextActions;
     QRegularExpression m_filterExpression;
     bool m_follow = true;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "overviewpage.h"
 
+#include "steadylabel.h"
 #include "stepheatmapview.h"
 #include "store/metricsstore.h"
 
@@ -87,8 +88,9 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_progress->setObjectName(QStringLiteral("runProgressBar"));
     m_progress->setRange(0, 1000);
     m_progress->setValue(0);
-    m_eta = new QLabel(this);
-    m_eta->setObjectName(QStringLiteral("etaLabel"));
+    auto *eta = new QLabel;
+    eta->setObjectName(QStringLiteral("etaLabel"));
+    m_eta = new SteadyLabel(eta, this);
 
     m_banner = new QLabel(this);
     m_banner->setObjectName(QStringLiteral("rootCauseBanner"));
@@ -185,11 +187,13 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_reattach->hide();
     connect(m_reattach, &QPushButton::clicked, this, &OverviewPage::reattachRequested);
 
-    m_straggler = new QLabel(this);
-    m_straggler->setObjectName(QStringLiteral("stragglerLabel"));
-    m_straggler->setWordWrap(true);
-    m_straggler->setTextFormat(Qt::PlainText);
-    m_straggler->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto *straggler = new QLabel;
+    straggler->setObjectName(QStringLiteral("stragglerLabel"));
+    straggler->setWordWrap(true);
+    straggler->setTextFormat(Qt::PlainText);
+    straggler->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    straggler->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    m_straggler = new SteadyLabel(straggler, this);
     m_heatmapMetric = new QComboBox(this);
     m_heatmapMetric->setObjectName(QStringLiteral("heatmapMetricCombo"));
     m_heatmapMetric->addItem(tr("Compute time"), metric::ComputeMs);
@@ -377,7 +381,7 @@ void OverviewPage::setStragglerText(const QString &text)
 
 QString OverviewPage::stragglerText() const
 {
-    return m_straggler->text();
+    return m_straggler->label()->text();
 }
 
 QString OverviewPage::heatmapMetric() const

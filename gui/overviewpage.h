@@ -23,6 +23,7 @@ class QTableWidget;
 
 namespace rankdeck {
 
+class SteadyLabel;
 class StepHeatmapView;
 
 class OverviewPage : public QWidget
@@ -94,7 +95,7 @@ private:
     QLabel *m_title = nullptr;
     QLabel *m_state = nullptr;
     QProgressBar *m_progress = nullptr;
-    QLabel *m_eta = nullptr;
+    SteadyLabel *m_eta = nullptr;
     QLabel *m_clocks = nullptr;
     QLabel *m_banner = nullptr;
     QTableWidget *m_nodes = nullptr;
@@ -107,7 +108,7 @@ private:
     QPushButton *m_kill = nullptr;
     QPushButton *m_dump = nullptr;
     QPushButton *m_reattach = nullptr;
-    QLabel *m_straggler = nullptr;
+    SteadyLabel *m_straggler = nullptr;
     QComboBox *m_heatmapMetric = nullptr;
     StepHeatmapView *m_heatmap = nullptr;
 };
