@@ -331,6 +331,23 @@ void LogModel::setElided(qint64 firstKey)
     }
 }
 
+void LogModel::skipBacklog(qint64 keep)
+{
+    if (!m_store)
+        return;
+    const qint64 from = m_store->lineCount(m_rank) - std::max<qint64>(0, keep);
+    if (from <= m_next)
+        return;
+    beginResetModel();
+    m_rows.clear();
+    m_live.clear();
+    m_fetchedRows = 0;
+    m_firstKey = from;
+    m_elided = from;
+    m_next = from;
+    endResetModel();
+}
+
 void LogModel::poll()
 {
     if (!m_store)

@@ -107,6 +107,10 @@ public:
 public slots:
     // Takes what the store gained since the last poll. Cheap when nothing changed.
     void poll();
+    // When more than `keep` lines came since the model last looked, lets go of what it holds and
+    // starts `keep` lines before the newest, the older ones elided (the marker row; scrolling up
+    // loads them). A view that was hidden then costs a screenful to show, not its backlog.
+    void skipBacklog(qint64 keep);
     // Rebuilds from the store's memory window (after a filter change).
     void reload();
 

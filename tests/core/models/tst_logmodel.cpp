@@ -74,6 +74,8 @@ private slots:
     void burstIntoEmptyModel();
     void burstPastTheStoreWindow();
     void fetchOlderFromDisk();
+    void skipBacklogKeepsTheNewestAndElidesTheRest_data();
+    void skipBacklogKeepsTheNewestAndElidesTheRest();
     void regexAndStreamFilter_data();
     void regexAndStreamFilter();
     void invalidRegexIsReported();
@@ -253,6 +255,53 @@ void TestLogModel::fetchOlderFromDisk()
     // A filter change starts over from the memory window.
     live.setFilterPattern(QStringLiteral("line"));
     QCOMPARE(live.lineRowCount(), 20);
+}
+
+void TestLogModel::skipBacklogKeepsTheNewestAndElidesTheRest_data()
+{
+    QTest::addColumn<int>("rank");
+    QTest::addColumn<int>("backlog"); // lines that came after the model's last poll
+    QTest::addColumn<int>("keep");
+    QTest::newRow("one rank, long backlog") << 0 << 300 << 50;
+    QTest::newRow("merged, long backlog") << int(LogStore::AllRanks) << 300 << 50;
+    QTest::newRow("backlog shorter than keep: nothing let go") << 0 << 30 << 50;
+}
+
+void TestLogModel::skipBacklogKeepsTheNewestAndElidesTheRest()
+{
+    QFETCH(int, rank);
+    QFETCH(int, backlog);
+    QFETCH(int, keep);
+    QTemporaryDir dir;
+    LogStore store;
+    QVERIFY(store.open(dir.path()));
+    feed(store, 0, StreamKind::Stdout, 0, 10);
+    LogModel model(&store, rank);
+    model.setPollInterval(0);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.poll();
+    QCOMPARE(model.lineRowCount(), 10);
+    feed(store, 0, StreamKind::Stdout, 10, backlog);
+    model.skipBacklog(keep);
+    model.poll();
+    const int total = 10 + backlog;
+    if (backlog > keep) {
+        QCOMPARE(model.lineRowCount(), keep);
+        QCOMPARE(model.elidedCount(), total - keep);
+        QVERIFY(model.hasMarkerRow());
+        QCOMPARE(model.data(model.index(1), LogModel::TextRole).toString(),
+                 QStringLiteral("r0 line %1").arg(total - keep));
+        // Scrolling up brings the elided lines back, in order.
+        QCOMPARE(model.fetchOlder(total), total - keep);
+        QCOMPARE(model.lineRowCount(), total);
+        QCOMPARE(model.data(model.index(0), LogModel::TextRole).toString(),
+                 QStringLiteral("r0 line 0"));
+    } else {
+        QCOMPARE(model.lineRowCount(), total);
+        QVERIFY(!model.hasMarkerRow());
+    }
+    QCOMPARE(model.data(model.index(model.rowCount() - 1), LogModel::TextRole).toString(),
+             QStringLiteral("r0 line %1").arg(total - 1));
 }
 
 void TestLogModel::regexAndStreamFilter_data()
