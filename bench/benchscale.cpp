@@ -73,6 +73,8 @@ public:
         clock.start();
         const int type = int(event->type());
         QString who = QString::fromLatin1(receiver->metaObject()->className());
+        if (const auto *timer = qobject_cast<const QTimer *>(receiver))
+            who += QStringLiteral(" every %1 ms").arg(timer->interval());
         if (QObject *parent = receiver->parent())
             who += QStringLiteral(" in ") + QString::fromLatin1(parent->metaObject()->className());
         const bool result = dispatch(receiver, event);

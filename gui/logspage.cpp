@@ -29,12 +29,12 @@ namespace {
 constexpr int PollIntervalMs = 40;
 // What showing the page fetches at most of what came while it was hidden (see showEvent).
 constexpr int ShowBacklogLines = 2000;
-// Beyond this many ranks the picker is shown: tabs alone are a chore to scroll through.
+// Up to this many ranks each has a tab; beyond it the picker (search by rank, host or state,
+// groups of ranks alike) replaces them, and a tab is only a rank the user opened (a QTabBar lays
+// out every tab's text on each change: 512 tabs cost ~25 ms a layout here, and nobody reads
+// 512 tabs).
 constexpr int PickerThreshold = 8;
-// Ranks below this always have a tab; others get one when the user opens them (a QTabBar lays
-// out every tab's text on each change: 512 tabs cost ~25 ms a layout here).
-constexpr int AlwaysTabbedRanks = 32;
-// Tabs opened from the picker beyond AlwaysTabbedRanks; the oldest gives way.
+// Ranks opened from the picker keep a tab, the most recent this many; the oldest gives way.
 constexpr int MaxOpenedTabs = 8;
 // Raw lines read back per request at most, when a filter rejects most of them.
 constexpr int MaxChunksPerRequest = 20;
@@ -256,9 +256,11 @@ void LogsPage::syncTabs()
         const int at = int(it - m_ranks.begin());
         m_ranks.insert(at, rank);
         m_picker->insertItem(at + 1, tr("Rank %1").arg(rank), rank);
-        if (rank < AlwaysTabbedRanks)
+        if (m_ranks.size() <= PickerThreshold)
             addTab(rank);
     }
+    if (m_ranks.size() > PickerThreshold)
+        dropUnopenedTabs();
     m_picker->setVisible(m_ranks.size() > PickerThreshold);
     m_rankFilter->setVisible(m_picker->isVisibleTo(this));
     updateRankFinder();
@@ -373,11 +375,27 @@ int LogsPage::addTab(int rank)
     return index;
 }
 
+void LogsPage::dropUnopenedTabs()
+{
+    // The tabs a small run's ranks got as they came, now that the picker takes over: only the
+    // one shown stays, as if opened from the picker.
+    const int shown = shownRank();
+    if (shown != AllRanksTab && !m_openedRanks.contains(shown))
+        m_openedRanks.append(shown);
+    const QSignalBlocker blocker(m_tabs);
+    for (qsizetype i = m_tabRanks.size() - 1; i >= 0; --i) {
+        if (!m_openedRanks.contains(m_tabRanks.at(i))) {
+            m_tabs->removeTab(int(i) + 1);
+            m_tabRanks.removeAt(i);
+        }
+    }
+}
+
 int LogsPage::openTab(int rank)
 {
     if (rank == AllRanksTab)
         return 0;
-    if (rank >= AlwaysTabbedRanks) {
+    if (m_ranks.size() > PickerThreshold) {
         m_openedRanks.removeAll(rank);
         m_openedRanks.append(rank);
         if (m_openedRanks.size() > MaxOpenedTabs) {

@@ -88,7 +88,8 @@ private:
     void syncTabs();
     void onTabChanged(int index);
     void onPickerChanged(int index);
-    int addTab(int rank);  // returns the tab's index
+    int addTab(int rank); // returns the tab's index
+    void dropUnopenedTabs();
     int openTab(int rank); // a tab for a rank the user asked for
     void showModelFor(int rank);
     void updateRankFinder();
@@ -112,7 +113,7 @@ private:
     QList<RankStatus> m_statuses; // as the run view last gave them
     QList<int> m_ranks;           // sorted, every rank with a line (picker item i + 1)
     QList<int> m_tabRanks;        // sorted, the ranks that have a tab (tab i + 1 is m_tabRanks[i])
-    QList<int> m_openedRanks;     // tabs opened beyond the always-tabbed ranks, oldest first
+    QList<int> m_openedRanks;     // ranks opened from the picker, oldest first
     LogView *m_view = nullptr;
     LogModel *m_model = nullptr;
     CollapsedLogModel *m_collapsed = nullptr;

@@ -372,21 +372,32 @@ void TestLogsPage::rankPickerFollowsTabs()
     m_page->poll();
     // Few ranks: the tabs are enough.
     QVERIFY(picker->isHidden());
+    QCOMPARE(m_page->rankTabCount(), 2);
+    QVERIFY(m_page->showRank(3));
     for (int rank : {11, 0, 9, 2, 7, 1, 10, 4, 8, 6})
         feedLines(rank, 0, 2);
     m_page->poll();
+    // Many ranks: the picker replaces the tabs; a tab is a rank the user opened, and the one
+    // shown when the picker took over stays.
     QVERIFY(!picker->isHidden());
     QCOMPARE(picker->count(), 13);
-    QCOMPARE(m_page->tabBar()->count(), 13);
-    for (int i = 0; i < picker->count(); ++i) {
-        QCOMPARE(picker->itemData(i).toInt(), m_page->tabBar()->tabData(i).toInt());
-        QCOMPARE(picker->itemText(i), m_page->tabBar()->tabText(i));
-    }
+    QCOMPARE(picker->itemData(0).toInt(), m_page->tabBar()->tabData(0).toInt());
+    for (int i = 1; i < picker->count(); ++i)
+        QCOMPARE(picker->itemData(i).toInt(), i - 1);
+    QCOMPARE(m_page->rankTabCount(), 1);
+    QCOMPARE(m_page->shownRank(), 3);
     picker->setCurrentIndex(picker->findData(9));
     QCOMPARE(m_page->shownRank(), 9);
     QCOMPARE(m_page->logModel()->rank(), 9);
     QVERIFY(m_page->showRank(4));
     QCOMPARE(picker->currentData().toInt(), 4);
+    // The tabs are the opened ranks, in rank order, named as in the picker.
+    const QList<int> tabs{3, 4, 9};
+    QCOMPARE(m_page->rankTabCount(), int(tabs.size()));
+    for (int i = 0; i < int(tabs.size()); ++i) {
+        QCOMPARE(m_page->tabBar()->tabData(i + 1).toInt(), tabs.at(i));
+        QCOMPARE(m_page->tabBar()->tabText(i + 1), picker->itemText(picker->findData(tabs.at(i))));
+    }
 }
 
 void TestLogsPage::rankFinderFindsRanks()
