@@ -1,9 +1,29 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/threadcalls.h"
 
+#include <QThread>
+
 #include <utility>
 
 namespace rankdeck {
+
+ThreadCalls *ThreadCalls::movedWith(QObject *object, QThread *thread)
+{
+    auto *calls = new ThreadCalls(object);
+    object->moveToThread(thread);
+    // The thread's last act, so that the owner's handOver() after wait() sees all it did.
+    QObject::connect(
+        thread, &QThread::finished, calls, [calls] { calls->handOver(); }, Qt::DirectConnection);
+    return calls;
+}
+
+void ThreadCalls::endThread()
+{
+    QThread *ownThread = thread();
+    ownThread->quit();
+    ownThread->wait();
+    handOver();
+}
 
 void ThreadCalls::enqueue(std::function<void()> call)
 {

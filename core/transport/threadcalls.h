@@ -14,6 +14,8 @@
 
 #include <QObject>
 
+class QThread;
+
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -26,6 +28,10 @@ class ThreadCalls : public QObject
 public:
     explicit ThreadCalls(QObject *parent = nullptr) : QObject(parent) {}
 
+    // The calls to `object` once it lives on `thread`: a child of it, moved there with it, that
+    // hands over when the thread finishes. Before thread->start().
+    static ThreadCalls *movedWith(QObject *object, QThread *thread);
+
     // Runs call on this object's thread once the calls posted before it have run.
     void post(std::function<void()> call);
     // The same, and waits until it has run; everything it did is then visible to the caller.
@@ -35,6 +41,9 @@ public:
     // (QThread::finished) and by the owner after QThread::wait(), it makes everything the thread
     // did visible to the owner in a way TSan sees too (QThread::wait alone is a futex in Qt).
     void handOver();
+    // Ends the thread this object lives on (quit, wait) and takes over what it did (handOver()),
+    // after which the objects that lived there may be deleted from the caller's thread.
+    void endThread();
 
 private:
     Q_INVOKABLE void runOne();

@@ -25,9 +25,7 @@ SlurmTransport::~SlurmTransport()
     // shutdown() may scancel the job, which talks to the login: on the connection's thread.
     SlurmJobConnection *c = m_connection;
     m_toConnection->postBlocking([c] { c->shutdown(); });
-    m_thread->quit();
-    m_thread->wait();
-    m_toConnection->handOver(); // the thread's last act was handOver() too (see prepare())
+    m_toConnection->endThread();
     delete m_connection;
     delete m_thread;
 }
@@ -107,12 +105,7 @@ void SlurmTransport::prepare(const QString &localWorkerPath)
             new SlurmJobConnection(m_profile, m_runId, m_interaction, &m_interactionLock);
         m_connection->setPollIntervalMs(m_pollIntervalMs);
         m_connection->setDetached(m_detached);
-        m_toConnection = new ThreadCalls(m_connection);
-        m_connection->moveToThread(m_thread);
-        ThreadCalls *calls = m_toConnection;
-        connect(
-            m_thread, &QThread::finished, calls, [calls] { calls->handOver(); },
-            Qt::DirectConnection);
+        m_toConnection = ThreadCalls::movedWith(m_connection, m_thread);
         SlurmJobConnection *c = m_connection;
         relay(c, &SlurmJobConnection::prepareFinished, m_fromConnection, this,
               &SlurmTransport::onPrepareFinished);

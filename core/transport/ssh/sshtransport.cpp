@@ -53,9 +53,7 @@ SshTransport::~SshTransport()
         // thread; once that thread has finished, the connection is deleted here.
         SshNodeConnection *connection = node.connection;
         node.calls->postBlocking([connection] { connection->shutdown(); });
-        node.thread->quit();
-        node.thread->wait();
-        node.calls->handOver(); // the thread's last act was handOver() too (see prepare())
+        node.calls->endThread();
         delete node.connection;
         delete node.thread;
     }
@@ -122,12 +120,7 @@ void SshTransport::prepare(const QString &localWorkerPath)
             node.thread->setObjectName(QStringLiteral("ssh node %1").arg(i));
             node.connection =
                 new SshNodeConnection(i, endpoint, m_settings, m_interaction, &m_interactionLock);
-            node.calls = new ThreadCalls(node.connection);
-            node.connection->moveToThread(node.thread);
-            ThreadCalls *calls = node.calls;
-            connect(
-                node.thread, &QThread::finished, calls, [calls] { calls->handOver(); },
-                Qt::DirectConnection);
+            node.calls = ThreadCalls::movedWith(node.connection, node.thread);
             SshNodeConnection *c = node.connection;
             relay(c, &SshNodeConnection::prepareFinished, m_fromNodes, this,
                   &SshTransport::onPrepareFinished);
