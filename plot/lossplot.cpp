@@ -354,7 +354,8 @@ void LossPlot::poll()
     // poll, which left the GUI thread nothing else. What the user changes (m_dirty) redraws at
     // once.
     constexpr double FeltCostMs = 10;
-    if (!m_dirty && m_refreshCostMs > FeltCostMs && m_sinceRefresh.isValid() &&
+    // (m_refreshCostMs is set only with m_sinceRefresh started.)
+    if (!m_dirty && m_refreshCostMs > FeltCostMs &&
         double(m_sinceRefresh.elapsed()) < 4 * m_refreshCostMs)
         return;
     m_generation = generation;

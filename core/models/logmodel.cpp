@@ -338,13 +338,18 @@ void LogModel::skipBacklog(qint64 keep)
     const qint64 from = m_store->lineCount(m_rank) - std::max<qint64>(0, keep);
     if (from <= m_next)
         return;
+    m_fetchedRows = 0;
+    restartAt(from);
+}
+
+void LogModel::restartAt(qint64 key)
+{
     beginResetModel();
     m_rows.clear();
     m_live.clear();
-    m_fetchedRows = 0;
-    m_firstKey = from;
-    m_elided = from;
-    m_next = from;
+    m_firstKey = key;
+    m_elided = key;
+    m_next = key;
     endResetModel();
 }
 
@@ -361,13 +366,7 @@ void LogModel::poll()
     if (firstMem > m_next) {
         // The store's window moved past lines this model never saw (a burst between two polls):
         // they are elided, and nothing older than them can stay visible above the gap.
-        beginResetModel();
-        m_rows.clear();
-        m_live.clear();
-        m_firstKey = firstMem;
-        m_elided = firstMem;
-        m_next = firstMem;
-        endResetModel();
+        restartAt(firstMem);
     }
     QList<LogLine> lines = m_store->recentLines(m_rank, m_next);
     if (lines.isEmpty()) {

@@ -125,6 +125,9 @@ private:
     int markerRows() const { return m_elided > 0 ? 1 : 0; }
     void trimFront();
     void setElided(qint64 firstKey);
+    // Lets go of every row and starts over at `key`, everything before it elided (a burst past
+    // the store's window, or skipBacklog()).
+    void restartAt(qint64 key);
     qsizetype rowCap() const
     {
         return qsizetype(qMin<qint64>(INT_MAX - 1, m_maxRows + m_fetchedRows));
