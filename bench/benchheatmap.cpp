@@ -15,8 +15,8 @@
 #include "benchheatmap.h"
 #include "benchmeasure.h"
 
+#include "diagnosis/stragglerreport.h"
 #include "models/stepheatmapcache.h"
-#include "run/stragglerreport.h"
 #include "stepheatmapview.h"
 #include "store/metricsstore.h"
 

@@ -2,12 +2,12 @@
 #include "collectiveoutput.h"
 
 #include "cliutil.h"
+#include "diagnosis/collectiveverdict.h"
+#include "diagnosis/rankstackdump.h"
 #include "rankoutput.h"
-#include "run/collectiveverdict.h"
+#include "record/rankgroups.h"
+#include "record/runrecord.h"
 #include "run/flightrecordercollection.h"
-#include "run/rankgroups.h"
-#include "run/rankstackdump.h"
-#include "run/runrecord.h"
 #include "util/printabletext.h"
 
 #include <QDir>

@@ -3,7 +3,7 @@
 
 #include "cliutil.h"
 #include "models/rundiffmodel.h"
-#include "run/runrecord.h"
+#include "record/runrecord.h"
 
 namespace rankdeck::cli {
 

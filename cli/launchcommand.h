@@ -9,8 +9,8 @@
 // over again and follows it like launch does (same output, same exit status).
 #pragma once
 
+#include "record/runstate.h"
 #include "run/runcontroller.h"
-#include "run/runstate.h"
 
 #include <QElapsedTimer>
 #include <QList>

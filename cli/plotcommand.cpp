@@ -4,7 +4,7 @@
 #include "cliutil.h"
 #include "lossplot.h"
 #include "metricsplotprovider.h"
-#include "run/runrecord.h"
+#include "record/runrecord.h"
 #include "store/metricsstore.h"
 
 #include <qcustomplot.h>

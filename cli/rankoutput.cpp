@@ -2,7 +2,7 @@
 #include "rankoutput.h"
 
 #include "cliutil.h"
-#include "run/rankgroups.h"
+#include "record/rankgroups.h"
 #include "util/printabletext.h"
 
 #include <QHash>

@@ -5,7 +5,7 @@
 // reader looks for the three ranks that matter, not for 512 lines).
 #pragma once
 
-#include "run/runstate.h"
+#include "record/runstate.h"
 
 #include <QList>
 #include <QTextStream>

@@ -3,12 +3,12 @@
 
 #include "util/translation.h"
 
-#include "run/collectiveverdict.h"
-#include "run/failuregrouping.h"
-#include "run/failurereport.h"
-#include "run/rankgroups.h"
-#include "run/rankstackdump.h"
-#include "run/stackdumpgroups.h"
+#include "diagnosis/collectiveverdict.h"
+#include "diagnosis/failuregrouping.h"
+#include "diagnosis/failurereport.h"
+#include "diagnosis/rankstackdump.h"
+#include "diagnosis/stackdumpgroups.h"
+#include "record/rankgroups.h"
 #include "stream/pythontraceback.h"
 
 #include <QCoreApplication>

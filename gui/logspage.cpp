@@ -6,7 +6,7 @@
 #include "models/collapsedlogmodel.h"
 #include "models/logmodel.h"
 #include "models/rankpickermodel.h"
-#include "run/rankgroups.h"
+#include "record/rankgroups.h"
 #include "store/logstore.h"
 
 #include <QAction>

@@ -15,7 +15,7 @@
 // the context menu); a rank's tab shows the LogModel itself, every line as printed.
 #pragma once
 
-#include "run/runstate.h"
+#include "record/runstate.h"
 
 #include <QList>
 #include <QWidget>

@@ -2,8 +2,8 @@
 #include "rankstatedelegate.h"
 
 #include "models/ranktablemodel.h"
+#include "record/runstate.h"
 #include "run/runcontroller.h" // ranktablemodel.h holds a QPointer<RunController>
-#include "run/runstate.h"
 
 namespace rankdeck {
 

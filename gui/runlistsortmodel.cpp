@@ -2,7 +2,7 @@
 #include "runlistsortmodel.h"
 
 #include "models/runlistmodel.h"
-#include "run/runstate.h"
+#include "record/runstate.h"
 
 namespace rankdeck {
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "runview.h"
 
+#include "diagnosis/stragglerreport.h"
 #include "failureentries.h"
 #include "failurespage.h"
 #include "logspage.h"
@@ -10,10 +11,9 @@
 #include "models/stepheatmapcache.h"
 #include "overviewpage.h"
 #include "rankstatedelegate.h"
+#include "record/rankgroups.h"
 #include "run/flightrecordercollector.h"
-#include "run/rankgroups.h"
 #include "run/runcontroller.h"
-#include "run/stragglerreport.h"
 #include "stepheatmapview.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"

@@ -3,7 +3,7 @@
 
 #include "config/profile.h"
 #include "models/runlistmodel.h"
-#include "run/runrecord.h"
+#include "record/runrecord.h"
 
 #include <QAction>
 #include <QHBoxLayout>

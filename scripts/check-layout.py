@@ -46,10 +46,10 @@ KNOWN_FILE_CYCLES = {
     # parseFrame()) and Python parts (pythonfailure.cpp uses signalNameForNumber()) live in files
     # of their own, and failurereport.cpp prints with formatRankRanges(), mergePython() and
     # pythonFailureText(): one unit in three files; moving RankFailure out alone does not end it.
-    frozenset({"run/failurereport", "run/failuregrouping", "run/pythonfailure"}),
+    frozenset({"diagnosis/failurereport", "diagnosis/failuregrouping", "diagnosis/pythonfailure"}),
     # CollectiveGroupAnalysis is CollectiveVerdict's working part: compute() builds one, and its
     # examine() gives a group's CollectiveVerdict.
-    frozenset({"run/collectivegroupanalysis", "run/collectiveverdict"}),
+    frozenset({"diagnosis/collectivegroupanalysis", "diagnosis/collectiveverdict"}),
     # CsvExport::write() takes a MetricsStore, and MetricsStore reads its CSV back with
     # CsvExport::read().
     frozenset({"store/csvexport", "store/metricsstore"}),

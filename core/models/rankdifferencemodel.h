@@ -15,7 +15,7 @@
 // One row per rank that differs, in rank order, saying how.
 #pragma once
 
-#include "run/runstate.h"
+#include "record/runstate.h"
 
 #include <QAbstractTableModel>
 #include <QHash>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/rankpickermodel.h"
 
-#include "run/rankgroups.h"
+#include "record/rankgroups.h"
 
 #include <QRegularExpression>
 

@@ -10,7 +10,7 @@
 // Ranks keep their order; a filter that matches nothing shows nothing (the picker says so).
 #pragma once
 
-#include "run/runstate.h"
+#include "record/runstate.h"
 
 #include <QAbstractListModel>
 #include <QList>

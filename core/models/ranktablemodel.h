@@ -7,7 +7,7 @@
 // view repaints a few times a second, not once per step of every rank.
 #pragma once
 
-#include "run/runstate.h"
+#include "record/runstate.h"
 
 #include <QAbstractTableModel>
 #include <QPointer>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/rundiffmodel.h"
 
-#include "run/runrecord.h"
+#include "record/runrecord.h"
 #include "store/csvexport.h"
 #include "store/metricsstore.h"
 #include "util/translation.h"

@@ -3,7 +3,7 @@
 // The run list: every recorded run (newest first) with the live state of the runs in progress.
 #pragma once
 
-#include "run/runrecord.h"
+#include "record/runrecord.h"
 
 #include <QAbstractTableModel>
 #include <QPointer>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/failurepolicy.h"
 
-#include "run/pythonfailure.h"
+#include "diagnosis/pythonfailure.h"
 #include "util/signalname.h"
 #include "util/translation.h"
 

@@ -12,10 +12,10 @@
 // on plain data.
 #pragma once
 
-#include "run/collectiveverdict.h"
-#include "run/failurereport.h"
-#include "run/rankruntime.h"
-#include "run/runstate.h"
+#include "diagnosis/collectiveverdict.h"
+#include "diagnosis/failurereport.h"
+#include "diagnosis/rankruntime.h"
+#include "record/runstate.h"
 #include "stream/workerevent.h"
 #include "transport/transport.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/flightrecordercollection.h"
 
-#include "run/flightrecorderdump.h"
+#include "diagnosis/flightrecorderdump.h"
 #include "util/atomicfile.h"
 #include "util/printabletext.h"
 #include "util/translation.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/flightrecordercollector.h"
 
-#include "run/failuregrouping.h"
-#include "run/rankstackdump.h"
+#include "diagnosis/failuregrouping.h"
+#include "diagnosis/rankstackdump.h"
 #include "stream/workerevent.h"
 #include "util/atomicfile.h"
 #include "util/translation.h"

@@ -23,10 +23,10 @@
 // comes back. Each rank's `where` and native frame come from its latest stacks.
 #pragma once
 
-#include "run/collectiveverdict.h"
+#include "diagnosis/collectiveverdict.h"
+#include "diagnosis/rankruntime.h"
+#include "record/runstate.h"
 #include "run/flightrecordercollection.h"
-#include "run/rankruntime.h"
-#include "run/runstate.h"
 
 #include <QHash>
 #include <QJsonObject>

@@ -7,9 +7,9 @@
 // open() makes one pipeline per rank of the run, each reporting to the same listener.
 #pragma once
 
+#include "record/streamoffsetsfile.h"
 #include "run/rankpipeline.h"
 #include "run/rundata.h"
-#include "run/streamoffsetsfile.h"
 #include "stream/logmetricextractor.h"
 #include "stream/pythonfailurescanner.h"
 #include "stream/tensorboardscalars.h"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/rankeventhandlers.h"
 
+#include "diagnosis/rankstackdump.h"
 #include "run/flightrecordercollector.h"
 #include "run/rankeventtracker.h"
-#include "run/rankstackdump.h"
 #include "run/runactions.h"
 #include "run/runfailures.h"
 #include "run/runstatewriter.h"

@@ -7,8 +7,8 @@
 // stacks and the store are the controller's and the failure policy's.
 #pragma once
 
-#include "run/rankruntime.h"
-#include "run/runstate.h"
+#include "diagnosis/rankruntime.h"
+#include "record/runstate.h"
 #include "stream/workerevent.h"
 
 #include <optional>

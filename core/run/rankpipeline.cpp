@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/rankpipeline.h"
 
-#include "run/failurereport.h"
-#include "run/pythonfailure.h"
-#include "run/streamoffsetsfile.h"
+#include "diagnosis/failurereport.h"
+#include "diagnosis/pythonfailure.h"
+#include "record/streamoffsetsfile.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
 #include "stream/logmetricextractor.h"

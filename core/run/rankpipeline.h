@@ -12,11 +12,11 @@
 // Nothing here reaches into the controller: what the run must react to goes up the Listener.
 #pragma once
 
-#include "run/streamoffsets.h"
+#include "record/streamoffsets.h"
 #include "stream/rankstream.h"
 #include "stream/tensorboardscalars.h"
 #include "stream/workerevent.h"
-#include "transport/streamkind.h"
+#include "util/streamkind.h"
 
 #include <QByteArray>
 #include <QList>

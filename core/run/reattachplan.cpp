@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/reattachplan.h"
 
-#include "run/streamoffsetsfile.h"
+#include "record/streamoffsetsfile.h"
 
 #include "transport/transport.h"
 #include "util/translation.h"

@@ -8,10 +8,10 @@
 #pragma once
 
 #include "config/launchplan.h"
-#include "run/failurereport.h"
-#include "run/rankruntime.h"
-#include "run/runrecord.h"
-#include "run/runstatefile.h"
+#include "diagnosis/failurereport.h"
+#include "diagnosis/rankruntime.h"
+#include "record/runrecord.h"
+#include "record/runstatefile.h"
 
 #include <QList>
 #include <QString>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/recordfollower.h"
 
+#include "record/runstatefile.h"
 #include "run/flightrecordercollector.h"
 #include "run/runactions.h"
 #include "run/rundata.h"
-#include "run/runstatefile.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
 

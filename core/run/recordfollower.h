@@ -9,7 +9,7 @@
 // reattach(). The poll stops when the run ends. Nothing here writes to the record.
 #pragma once
 
-#include "run/runstate.h"
+#include "record/runstate.h"
 
 #include <QJsonObject>
 #include <QObject>

@@ -6,7 +6,7 @@
 // stay in RunController, which implements this; a part never reaches into the controller otherwise.
 #pragma once
 
-#include "run/runstate.h"
+#include "record/runstate.h"
 #include "stream/logline.h"
 #include "stream/workerevent.h"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/runcontroller.h"
 
+#include "diagnosis/pythonfailure.h"
 #include "run/flightrecordercollector.h"
 #include "run/pipelinestages.h"
-#include "run/pythonfailure.h"
 #include "run/rankeventhandlers.h"
 #include "run/reattachplan.h"
 #include "run/recordfollower.h"

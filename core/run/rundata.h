@@ -11,13 +11,13 @@
 #include "config/launchplan.h"
 #include "config/profile.h"
 #include "config/trainingconfig.h"
+#include "diagnosis/failurereport.h"
+#include "diagnosis/rankruntime.h"
+#include "record/runrecord.h"
+#include "record/runstate.h"
+#include "record/runstatefile.h"
 #include "run/failurepolicy.h"
-#include "run/failurereport.h"
-#include "run/rankruntime.h"
-#include "run/runrecord.h"
-#include "run/runstate.h"
-#include "run/runstatefile.h"
-#include "transport/nodeclock.h"
+#include "util/nodeclock.h"
 
 #include <QHash>
 #include <QJsonObject>

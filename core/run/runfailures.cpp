@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/runfailures.h"
 
-#include "run/failuregrouping.h"
+#include "diagnosis/failuregrouping.h"
 
 #include "run/flightrecordercollector.h"
 #include "run/rankpipeline.h"

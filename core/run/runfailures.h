@@ -9,8 +9,8 @@
 // The decisions are FailurePolicy's; this applies them to the run (RunActions).
 #pragma once
 
+#include "diagnosis/failurereport.h"
 #include "run/failurepolicy.h"
-#include "run/failurereport.h"
 #include "run/rundata.h"
 #include "transport/transport.h"
 

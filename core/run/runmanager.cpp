@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/runmanager.h"
 
-#include "run/runsdirectorywatcher.h"
+#include "record/runsdirectorywatcher.h"
 
 #include <QCoreApplication>
 

@@ -5,8 +5,8 @@
 // one RunManager; it owns the controllers it hands out.
 #pragma once
 
+#include "record/runrecord.h"
 #include "run/runcontroller.h"
-#include "run/runrecord.h"
 
 #include <QHash>
 #include <QList>

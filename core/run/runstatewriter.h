@@ -7,9 +7,9 @@
 // summary the run shows comes from here too, since a record with a gap names it first.
 #pragma once
 
+#include "record/runstatefile.h"
+#include "record/streamoffsets.h"
 #include "run/rundata.h"
-#include "run/runstatefile.h"
-#include "run/streamoffsets.h"
 
 #include <QList>
 #include <QString>

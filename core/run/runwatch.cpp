@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/runwatch.h"
 
+#include "diagnosis/hangwatchdog.h"
 #include "run/flightrecordercollector.h"
-#include "run/hangwatchdog.h"
 #include "run/runactions.h"
 #include "transport/transport.h"
 #include "util/clock.h"

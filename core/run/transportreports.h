@@ -7,9 +7,9 @@
 // The run keeps the clocks (state.json, the ranks' timestamps); this only says what changed.
 #pragma once
 
-#include "run/runrecord.h"
-#include "transport/nodeclock.h"
+#include "record/runrecord.h"
 #include "transport/transport.h"
+#include "util/nodeclock.h"
 
 #include <QHash>
 #include <QMap>

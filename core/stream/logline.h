@@ -4,7 +4,7 @@
 // ends use it: a header of its own so that they need not include RankStream.
 #pragma once
 
-#include "transport/streamkind.h"
+#include "util/streamkind.h"
 
 #include <QByteArray>
 #include <QMetaType>

@@ -24,7 +24,7 @@
 #include "stream/linesplitter.h"
 #include "stream/logline.h"
 #include "stream/workerevent.h"
-#include "transport/streamkind.h"
+#include "util/streamkind.h"
 
 #include <QByteArray>
 #include <QList>

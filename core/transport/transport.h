@@ -6,8 +6,8 @@
 #pragma once
 
 #include "config/ranklaunchspec.h"
-#include "transport/nodeclock.h"
-#include "transport/streamkind.h"
+#include "util/nodeclock.h"
+#include "util/streamkind.h"
 
 #include <QByteArray>
 #include <QHash>

@@ -9,7 +9,7 @@
 #include "config/profile.h"
 #include "config/profilestore.h"
 #include "models/rundiffmodel.h"
-#include "run/runrecord.h"
+#include "record/runrecord.h"
 #include "tensorboardreader.h"
 #include "testprocesses.h"
 

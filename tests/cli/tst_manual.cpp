@@ -7,7 +7,7 @@
 // run names as bash itself drives it (COMP_WORDS/COMP_CWORD), on profiles and runs made here.
 #include "config/profilestore.h"
 #include "config/trainingconfig.h"
-#include "run/runrecord.h"
+#include "record/runrecord.h"
 
 #include <QDir>
 #include <QFile>

@@ -9,8 +9,8 @@
 
 #include "config/profile.h"
 #include "config/trainingconfig.h"
-#include "run/runrecord.h"
-#include "run/runstatefile.h"
+#include "record/runrecord.h"
+#include "record/runstatefile.h"
 
 #include <QRegularExpression>
 #include <QTemporaryDir>

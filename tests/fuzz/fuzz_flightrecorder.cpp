@@ -8,8 +8,8 @@
 // Input: up to 3 dumps separated by a 0x1e byte (a plain dump file is one dump).
 #include "fuzzinput.h"
 
-#include "run/collectiveverdict.h"
-#include "run/flightrecorderdump.h"
+#include "diagnosis/collectiveverdict.h"
+#include "diagnosis/flightrecorderdump.h"
 
 #include <QJsonDocument>
 

@@ -225,9 +225,9 @@ put("slurm", "poll-pending",
     b"@data rank0.a1 out 0\n@data rank0.a1 err 0\n@end\n")
 put("slurm", "poll-cut", b"\x00@job\nJobId=7\n@rank rank0.a1 1|\n@data rank0.a1 out 10\nab")
 
-# Flight-recorder dumps (tests/core/run/data/fr, torch 2.14.1 + Gloo): each rank's file as it is,
+# Flight-recorder dumps (tests/core/diagnosis/data/fr, torch 2.14.1 + Gloo): each rank's file as it is,
 # up to 3 ranks of one case joined by 0x1e (one collective verdict), one cut short.
-fr = root / "tests/core/run/data/fr"
+fr = root / "tests/core/diagnosis/data/fr"
 for case in sorted(p for p in fr.iterdir() if p.is_dir() and p.name != "src"):
     dumps = sorted(case.glob("rank_*.json"))
     for d in dumps:

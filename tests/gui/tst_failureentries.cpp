@@ -6,10 +6,10 @@
 // as one entry, and ranks that died of the root cause's own traceback said so first. At 512
 // ranks (issue 31) the page holds a handful of entries: ranks that failed alike, and ranks whose
 // stack dumps wait in the same places, are one entry each, titled by their ranges.
+#include "diagnosis/failuregrouping.h"
+#include "diagnosis/failurereport.h"
+#include "diagnosis/pythonfailure.h"
 #include "failureentries.h"
-#include "run/failuregrouping.h"
-#include "run/failurereport.h"
-#include "run/pythonfailure.h"
 #include "stream/pythontraceback.h"
 
 #include <QApplication>

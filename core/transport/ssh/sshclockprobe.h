@@ -7,7 +7,7 @@
 // round trips long.
 #pragma once
 
-#include "transport/nodeclock.h"
+#include "util/nodeclock.h"
 
 namespace rankdeck {
 

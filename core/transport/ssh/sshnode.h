@@ -5,8 +5,8 @@
 // connection and its deployer.
 #pragma once
 
-#include "transport/nodeclock.h"
 #include "transport/transport.h"
+#include "util/nodeclock.h"
 
 #include <QMetaType>
 #include <QString>

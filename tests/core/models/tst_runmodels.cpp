@@ -4,9 +4,9 @@
 // checked by QAbstractItemModelTester while real (scripted) runs change them.
 #include "models/ranktablemodel.h"
 #include "models/runlistmodel.h"
+#include "record/runrecord.h"
 #include "run/runcontroller.h"
 #include "run/runmanager.h"
-#include "run/runrecord.h"
 
 #include <QAbstractItemModelTester>
 #include <QJsonArray>

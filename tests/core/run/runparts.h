@@ -4,7 +4,7 @@
 // and a Transport that only records what it is asked to do.
 #pragma once
 
-#include "run/runstate.h"
+#include "record/runstate.h"
 #include "stream/eventparser.h"
 #include "stream/workerevent.h"
 #include "transport/transport.h"

@@ -4,7 +4,7 @@
 // data/fr/: the rank whose collective differs (or that never came) is the root cause, first in
 // the report, even when another rank crashed first (Gloo aborts a peer of the odd rank); the
 // crashed rank is then called a victim. A hung run the user stops is stopped, not failed.
-#include "run/collectiveverdict.h"
+#include "diagnosis/collectiveverdict.h"
 #include "run/failurepolicy.h"
 
 #include <QtTest>

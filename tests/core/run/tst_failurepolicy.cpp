@@ -2,7 +2,7 @@
 // Longer than the house's ~600 lines: one test class for one class, case by case.
 #include "run/failurepolicy.h"
 
-#include "run/pythonfailure.h"
+#include "diagnosis/pythonfailure.h"
 #include "runparts.h"
 #include "stream/pythontraceback.h"
 #include "util/signalname.h"

@@ -3,8 +3,8 @@
 // The run controller's state machine and failure policy, with real processes: the scripted
 // worker (scriptedworker.cpp) speaks the real protocol, so every case runs in about a second;
 // one case runs a shell program under the real rankdeck-supervisor (launch --exec).
+#include "record/runrecord.h"
 #include "run/runcontroller.h"
-#include "run/runrecord.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
 

@@ -4,8 +4,8 @@
 // what the rank printed, line by line, with ranks interleaved; reset per attempt; bounded.
 #include "stream/pythonfailurescanner.h"
 
-#include "run/failurereport.h"
-#include "run/pythonfailure.h"
+#include "diagnosis/failurereport.h"
+#include "diagnosis/pythonfailure.h"
 #include "stream/linesplitter.h"
 
 #include <QFile>

@@ -4,7 +4,7 @@
 // one crash event with the right signal or exception, its message and a symbolized stack that
 // names the faulting function, the same report in <runDir>/crash-rank<R>.txt, and death by the
 // signal; stack dumps arrive while the process keeps running.
-#include "run/failurereport.h"
+#include "diagnosis/failurereport.h"
 
 #include "wire/wireprotocol.h"
 

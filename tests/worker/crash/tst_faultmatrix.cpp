@@ -9,8 +9,8 @@
 // rank in the fault and its peers in a collective, without killing anyone.
 #include "config/profile.h"
 #include "config/trainingconfig.h"
+#include "diagnosis/failurereport.h"
 #include "fixtureprofile.h"
-#include "run/failurereport.h"
 #include "run/runcontroller.h"
 #include "sshfixture.h"
 #include "transport/ssh/policysshinteraction.h"
