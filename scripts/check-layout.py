@@ -21,7 +21,11 @@ Rules:
   5. A first-party .h/.cpp (core gui cli worker bench tests) over 600 lines says why in its
      header comment (the // lines it starts with), on a line that starts with
      "// Longer than the house's ~600 lines:" and goes on with the reason.
-  6. No first-party file includes the same header twice (clang-tidy's
+  6. diagnosis/ and record/ include nothing of run/ or transport/ (nor transport/'s kinds):
+     diagnosis/ explains from recorded data alone, so that a test, `show` or a second GUI can
+     build a verdict from files without a RunController; record/ is the run's files, read back
+     by processes that never launched the run (FORBIDDEN_FOLDERS).
+  7. No first-party file includes the same header twice (clang-tidy's
      readability-duplicate-include cannot tell, as scripts/static-analysis.py runs it on batches).
 
 Only quoted includes are followed (they are the project's own); the tree's files are read from
@@ -55,6 +59,14 @@ KNOWN_FILE_CYCLES = {
     frozenset({"store/csvexport", "store/metricsstore"}),
     # parsePythonTraceback() runs PythonTracebackReader, which yields PythonException values.
     frozenset({"stream/pythontraceback", "stream/pythontracebackreader"}),
+}
+# Folders of core/ that must not include others (or their subfolders), each with why; the same
+# edges make the folder graph, so this only names a rule the DAG alone would allow.
+FORBIDDEN_FOLDERS = {
+    "diagnosis": ({"run", "transport"}, "diagnosis/ explains from recorded data alone, without "
+                  "a RunController or a transport"),
+    "record": ({"run", "transport"}, "record/ is the run's files, read back by processes that "
+               "never launched the run"),
 }
 QT_HEADER = re.compile(r"^Q[A-Za-z]+(/|$)")  # <QString>, <QtCore/qglobal.h>, <QWidget>
 # QtWidgets' class headers as Qt installs them; without an installed Qt, the module prefix and
@@ -199,6 +211,12 @@ def main():
                 files[folder][unit].add(target_unit)
                 file_why.setdefault((unit, target_unit), []).append(where)
 
+    for folder, (forbidden, why) in sorted(FORBIDDEN_FOLDERS.items()):
+        for target in sorted(folders.get(folder, ())):
+            if target.split(os.sep)[0] in forbidden:
+                problems.append("core/%s includes core/%s (%s):\n  %s" % (
+                    folder, target, why, "\n  ".join(folder_why[(folder, target)][:3])))
+
     for component in components(folders):
         problems.append("core/'s folders %s include each other (move the value type that one "
                         "needs into a header of its own, lower in the pipeline); the shortest "
@@ -264,7 +282,8 @@ def main():
         print("check-layout: %d problem(s); docs/architecture.md (\"Which folder of core/ may "
               "include which\") says what may include what" % len(problems), file=sys.stderr)
         return 1
-    print("check-layout: core/'s %d folders form a DAG, worker/ has no Qt and only core/wire/, "
+    print("check-layout: core/'s %d folders form a DAG, diagnosis/ and record/ reach neither run/ "
+          "nor transport/, worker/ has no Qt and only core/wire/, "
           "core/ no widgets, long files say why, no include twice" % len(folders))
     return 0
 
