@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// The failure policy of one attempt: what each rank's end means, which failure is the root
-// cause, and which are only its consequences.
-//   - The earliest failure by the ranks' own microsecond timestamps (not the order in which the
-//     launcher noticed them, and not the lowest rank) is the root cause.
-//   - A failure that reads like the echo of another rank's death (peer closed the connection,
-//     collective timeout) counts as a consequence whenever another rank failed on its own.
+// The failure policy of one attempt: what each rank's end means, and when the policy starts.
 //   - The first failure of its own starts the policy (record() says so): the controller then
 //     stops every other rank, and those are reported as consequences.
+//   - Which failure is the root cause and which are consequences is FailureVerdict's judgement
+//     (diagnosis/): the earliest by the ranks' own microsecond timestamps (not the order in which
+//     the launcher noticed them, and not the lowest rank), echoes of a peer's death and a
+//     desync's victims as consequences. This class feeds it as the attempt goes.
 // No Qt objects, no timers: the controller feeds it observations, so that every rule is tested
 // on plain data.
 #pragma once
@@ -56,13 +55,6 @@ public:
     // event's time is the rank's clock: `clock` (its node's) puts it on the launcher's.
     static RankFailure failureFromEvent(const WorkerEvent &event, const RankStatus &status,
                                         qint64 nowUs, const NodeClock &clock = {});
-    // Peer closed the connection, collective timed out, Gloo's pair read/write error, c10d's
-    // DistBackendError/DistNetworkError, NCCL's communicator abort, … : an echo of another
-    // rank's death.
-    static bool looksLikePeerFailure(const QString &text);
-    // Same, on the failure's message, exception type and the Python exception that ended it.
-    static bool looksLikePeerFailure(const RankFailure &failure);
-
     // One failure observed. One entry per rank and attempt: the first (most precise) report
     // wins, a later one (its exit after its crash event) adds code and signal. true when it is
     // the attempt's first failure of its own: the policy starts (stop everybody else).
@@ -92,8 +84,6 @@ public:
 
     // A new attempt starts with nothing observed.
     void reset();
-    // "rank 1 (node-a): exit code 3: bad batch" for the report's root cause; empty without one.
-    static QString summaryOf(const FailureReport &report);
     // Re-attach: the report a previous launcher wrote, with its summary and root cause.
     void restore(const FailureReport &report);
 

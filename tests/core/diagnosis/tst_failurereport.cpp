@@ -6,8 +6,8 @@
 #include "diagnosis/failurereport.h"
 
 #include "diagnosis/failuregrouping.h"
+#include "diagnosis/failureverdict.h"
 #include "diagnosis/pythonfailure.h"
-#include "run/failurepolicy.h"
 #include "stream/pythontraceback.h"
 #include "wire/wireprotocol.h"
 
@@ -590,7 +590,7 @@ private slots:
         QCOMPARE(f.child.signalName, u"SIGSEGV"_s);
         QCOMPARE(f.summary(), u"SIGSEGV (signal 11) in DataLoader worker (pid 4242) of rank 1"_s);
         QCOMPARE(RankFailure::fromJson(f.toJson()), f);
-        QCOMPARE(FailurePolicy::summaryOf(FailureReport::build({f})),
+        QCOMPARE(FailureVerdict::summaryOf(FailureReport::build({f})),
                  u"rank 1 (node0): SIGSEGV (signal 11) in DataLoader worker (pid 4242)"_s);
         const QString text = FailureReport::build({f}).toText();
         QVERIFY2(text.contains(u"  what:    SIGSEGV (signal 11) in DataLoader worker (pid 4242) of "
@@ -615,7 +615,7 @@ private slots:
         QCOMPARE(silent.child.pid, qint64(0));
         QVERIFY(silent.endedByChild());
         QCOMPARE(silent.summary(), u"SIGSEGV (signal 11) in a DataLoader worker of rank 1"_s);
-        QCOMPARE(FailurePolicy::summaryOf(FailureReport::build({silent})),
+        QCOMPARE(FailureVerdict::summaryOf(FailureReport::build({silent})),
                  u"rank 1 (node0): SIGSEGV (signal 11) in a DataLoader worker"_s);
         // Without a worker's death, an exit with no traceback stays what it was.
         RankFailure plain = failure(1, 1000, u"error"_s);

@@ -2,6 +2,7 @@
 // Longer than the house's ~600 lines: one test class for one class, case by case.
 #include "run/failurepolicy.h"
 
+#include "diagnosis/failureverdict.h"
 #include "diagnosis/pythonfailure.h"
 #include "runparts.h"
 #include "stream/pythontraceback.h"
@@ -379,7 +380,7 @@ void TestFailurePolicy::looksLikePeerFailure()
 {
     QFETCH(QString, text);
     QFETCH(bool, peer);
-    QCOMPARE(FailurePolicy::looksLikePeerFailure(text), peer);
+    QCOMPARE(FailureVerdict::looksLikePeerFailure(text), peer);
 }
 
 void TestFailurePolicy::rootCauseIsEarliestNotLowestRank()
