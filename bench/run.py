@@ -19,6 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import benchcheck
 import flightrecorder
 import framework
 
@@ -513,6 +514,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (≤ 10 minutes)")
     ap.add_argument("--only", default="", help="comma-separated benchmark names")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a held key of the "
+                    "benchmarks run misses its goal or was not measured (after writing the results)")
+    ap.add_argument("--check-file", metavar="FILE", help="the same check on results written "
+                    "earlier, running nothing")
     args = ap.parse_args()
     reps = 3 if args.quick else 5
 
@@ -531,7 +536,14 @@ def main():
         "scalewide": lambda: bench_cpp("bench_ssh", reps, args.quick, ["--only", "wide"]),
         "framework": lambda: framework.bench(reps, ROOT, BIN, VENV_BIN, isolated_env, free_port),
     }
+    if problems := benchcheck.grouping_errors(GOALS, benches):
+        sys.exit("\n".join(f"bench: {problem}" for problem in problems))
     only = [b for b in args.only.split(",") if b]
+    if unknown := [b for b in only if b not in benches]:
+        ap.error(f"--only names no benchmark group: {', '.join(unknown)} "
+                 f"(groups: {', '.join(benches)})")
+    if args.check_file:
+        sys.exit(benchcheck.check_file(args.check_file, only or list(benches), GOALS))
     results, notes = {k: None for k in GOALS}, {}
     # <key>_runs: the individual values behind each held key (repetitions, refreshes, pairs).
     runs = {}
@@ -579,6 +591,10 @@ def main():
                            "date": time.strftime("%Y-%m-%d %H:%M:%S")}
     out.write_text(json.dumps(payload, indent=2) + "\n")
     print(f"wrote {out}")
+    if args.check:
+        misses, at_goal = benchcheck.held_misses(results, notes, only or list(benches), GOALS,
+                                                 quick=args.quick)
+        sys.exit(benchcheck.report_check(misses, at_goal))
 
 
 if __name__ == "__main__":
