@@ -270,14 +270,22 @@ void OverviewPage::setTitle(const QString &title, const QString &stateText)
 }
 
 void OverviewPage::setProgress(qint64 done, qint64 total, double etaSeconds,
-                               const QString &withoutTotal)
+                               const QString &withoutTotal, int slowestRank)
 {
     const int value = total > 0 ? int(std::clamp<qint64>(done * 1000 / total, 0, 1000)) : 0;
     m_progress->setValue(value);
-    m_progress->setFormat(total > 0                ? tr("%1 of %2 steps").arg(done).arg(total)
-                          : withoutTotal.isEmpty() ? tr("waiting for steps")
-                                                   : withoutTotal);
+    QString text = total > 0                ? tr("step %1 / %2").arg(done).arg(total)
+                   : withoutTotal.isEmpty() ? tr("waiting for steps")
+                                            : withoutTotal;
+    if (total > 0 && slowestRank >= 0)
+        text += tr(", slowest rank %1").arg(slowestRank);
+    m_progress->setFormat(text);
     m_eta->setText(etaSeconds >= 0 ? tr("ETA %1").arg(formatDuration(etaSeconds)) : QString());
+}
+
+QString OverviewPage::progressText() const
+{
+    return m_progress->format();
 }
 
 void OverviewPage::setRootCause(const QString &text)

@@ -43,10 +43,12 @@ public:
     QTableView *rankDifferencesTable() const { return m_differences; }
 
     void setTitle(const QString &title, const QString &stateText);
-    // steps done over all ranks / total; eta in seconds (< 0: unknown).
+    // The slowest rank's step / the total ("step 212 / 300"); eta in seconds (< 0: unknown).
     // withoutTotal: what the bar says when no rank reported a total (a user's program).
+    // slowestRank: named after the steps while the ranks differ ("…, slowest rank 3"); -1: not.
     void setProgress(qint64 done, qint64 total, double etaSeconds,
-                     const QString &withoutTotal = QString());
+                     const QString &withoutTotal = QString(), int slowestRank = -1);
+    QString progressText() const;
     // Empty text hides the banner.
     void setRootCause(const QString &text);
     QString rootCauseText() const;

@@ -235,14 +235,28 @@ void RunView::refreshOverview()
     m_overview->setRunActive(!m_run->isReadOnly() && !isTerminal(state));
     refreshReattachable(isTerminal(state));
 
-    qint64 done = 0;
+    // Progress is the slowest rank's step out of the total, not the ranks' steps added up: in
+    // synchronous training the run is as far as its slowest rank (4 ranks at step 300 of 300
+    // read "1200 of 1200", and a failed one "480 of 1200" while the table said 120 / 300).
+    qint64 done = -1;
     qint64 total = 0;
+    int slowestRank = -1;
+    bool ranksDiffer = false;
     qint64 printed = -1; // the furthest step a rank printed (a user's program, no total)
     for (const RankStatus &s : m_run->rankStatuses()) {
-        done += qMax<qint64>(0, s.step);
-        total += s.totalSteps;
         printed = qMax(printed, s.shownStep());
+        if (s.totalSteps <= 0)
+            continue;
+        total = qMax(total, s.totalSteps);
+        const qint64 step = qMax<qint64>(0, s.step);
+        if (done >= 0 && step != done)
+            ranksDiffer = true;
+        if (done < 0 || step < done) {
+            done = step;
+            slowestRank = s.rank;
+        }
     }
+    done = qMax<qint64>(0, done);
     // A user's program says no total: "waiting for steps" on a run that ended, or that prints
     // its steps, said what was not so.
     QString withoutTotal;
@@ -255,7 +269,8 @@ void RunView::refreshOverview()
     double eta = -1;
     const qint64 now = QDateTime::currentMSecsSinceEpoch() * 1000;
     if (!isTerminal(state) && done > 0) {
-        // The rate is measured from the first step seen, so start-up time does not skew it.
+        // The rate is the slowest rank's, measured from the first step seen, so that start-up
+        // time does not skew it and the ETA is when the run, not its fastest rank, ends.
         if (m_rateStartUs == 0) {
             m_rateStartUs = now;
             m_rateStartSteps = done;
@@ -264,7 +279,8 @@ void RunView::refreshOverview()
             eta = double(total - done) / perUs / 1e6;
         }
     }
-    m_overview->setProgress(done, total, eta, withoutTotal);
+    m_overview->setProgress(done, total, eta, withoutTotal,
+                            ranksDiffer && !isTerminal(state) ? slowestRank : -1);
     const QList<RankStatus> statuses = m_run->rankStatuses();
     m_logs->setRankStatuses(statuses);
     refreshRankGroups(statuses, isTerminal(state));
