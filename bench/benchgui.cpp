@@ -21,10 +21,13 @@
 //           rank appended a step (benchheatmap.cpp).
 //   compare the Loss page overlaying 8 runs × 64 ranks × 100k points (means and min–max bands),
 //           GUI-thread CPU time of a refresh after new data, as replot.
-// Prints one JSON line: {"results": {...}, "detail": "..."}.
+// Prints one JSON line: {"results": {...}, "detail": "..."}. --phase NAME runs one phase alone;
+// --slow-events MS prints to stderr which events kept the GUI thread over MS ms in one go during
+// the stall and rss runs (what a stall is made of; bench/timedapplication.h).
 #include "benchheatmap.h"
 #include "benchmeasure.h"
 #include "lossplot.h"
+#include "timedapplication.h"
 
 #include "config/profile.h"
 #include "config/trainingconfig.h"
@@ -135,10 +138,15 @@ RunOutcome syntheticRun(int ranks, const QStringList &loadgenArgs, RunView::Page
         out.error = error;
         return out;
     }
+    auto *app = static_cast<rankdeck::bench::TimedApplication *>(QCoreApplication::instance());
     clock.start();
     tick.start(tickMs);
+    app->setRecording(true);
     loop.exec();
+    app->setRecording(false);
     tick.stop();
+    if (app->timing())
+        app->printSlow();
     out.seconds = double(clock.elapsed()) / 1000.0;
     if (run.state() != RunState::Finished) {
         out.error =
@@ -437,6 +445,9 @@ QJsonObject runPhase(const QString &phase, bool quick, int reps)
                      QString::number(reps)};
     if (quick)
         args << QStringLiteral("--quick");
+    const QStringList own = QCoreApplication::arguments();
+    if (const int slowAt = int(own.indexOf(QStringLiteral("--slow-events"))); slowAt > 0)
+        args << QStringLiteral("--slow-events") << own.value(slowAt + 1);
     p.start(QCoreApplication::applicationFilePath(), args);
     p.waitForFinished(-1);
     const QList<QByteArray> lines = p.readAllStandardOutput().trimmed().split('\n');
@@ -451,8 +462,10 @@ QJsonObject runPhase(const QString &phase, bool quick, int reps)
 
 int main(int argc, char **argv)
 {
-    QApplication app(argc, argv);
+    rankdeck::bench::TimedApplication app(argc, argv);
     const QStringList args = QCoreApplication::arguments();
+    if (const int slowAt = int(args.indexOf(QStringLiteral("--slow-events"))); slowAt > 0)
+        app.setThresholdMs(args.value(slowAt + 1).toDouble());
     const bool quick = args.contains(QStringLiteral("--quick"));
     const int repsAt = int(args.indexOf(QStringLiteral("--reps")));
     const int reps = repsAt > 0 ? std::max(1, args.value(repsAt + 1).toInt()) : 5;

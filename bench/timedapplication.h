@@ -52,6 +52,7 @@ public:
     }
 
     void setThresholdMs(double ms) { m_thresholdNs = qint64(ms * 1e6); }
+    bool timing() const { return m_thresholdNs > 0; }
     void setRecording(bool on) { m_recording = on; }
     void printSlow() const
     {
