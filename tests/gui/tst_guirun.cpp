@@ -400,8 +400,7 @@ void TestGuiRun::stragglerNamedOnOverview()
     QVERIFY(run);
     QTRY_COMPARE_WITH_TIMEOUT(run->state(), RunState::Finished, RunTimeoutMs);
     OverviewPage *overview = m_window->runView()->overviewPage();
-    // Progress is the slowest rank's step out of the total, not 4 ranks' steps added up
-    // ("320 of 320 steps" before issue 41).
+    // The slowest rank's step of the total, not 4 ranks' steps added up ("320 of 320 steps").
     QTRY_COMPARE(overview->progressText(), QStringLiteral("step %1 / %1").arg(steps));
     QTRY_VERIFY(!overview->stragglerText().isEmpty());
     const QString text = overview->stragglerText();
