@@ -2,13 +2,17 @@
 //
 // Runs ranks as local processes. Each rank is started in its own session (setsid), so that it
 // leads a process group and signals reach everything it started; when a rank ends, whatever it
-// left in its group is killed, so no orphan survives a run.
+// left in its group is killed, so no orphan survives a run. Output is handed on in batches, at
+// most every OutputBatchMs, in the order it arrived (see rankOutput's connection in the .cpp).
 #pragma once
 
 #include "transport/transport.h"
 
+#include <QByteArray>
 #include <QHash>
+#include <QList>
 #include <QPointer>
+#include <QTimer>
 
 class QProcess;
 
@@ -32,6 +36,9 @@ public:
     // Kills every process group still running (used when the owner goes away).
     void killAll();
 
+    // How long output may wait to be handed on with what follows it.
+    static constexpr int OutputBatchMs = 10;
+
 private:
     struct Rank
     {
@@ -39,10 +46,21 @@ private:
         qint64 pid = 0;
         bool exited = false;
     };
+    struct Pending
+    {
+        int rank = 0;
+        StreamKind stream = StreamKind::Stdout;
+        QByteArray bytes;
+    };
     void onFinished(int rank);
+    void queueOutput(int rank, StreamKind stream, const QByteArray &chunk);
+    // Hands on what is queued, in order; rank >= 0: that rank's only (it is ending).
+    void flushOutput(int rank = -1);
 
     QString m_workerPath;
     QHash<int, Rank> m_ranks;
+    QList<Pending> m_pending;
+    QTimer m_flushTimer;
 };
 
 } // namespace rankdeck
