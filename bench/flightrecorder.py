@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""bench/run's flight-recorder benchmark (issue 26): hang_verdict_s, desync_verdict_s and
-flight_recorder_overhead_pct. Kept apart from run.py, which passes in its isolated_env()."""
+"""bench/run's flight-recorder benchmark (issue 26): hang_verdict_s, desync_verdict_s,
+flight_recorder_us_per_collective and flight_recorder_overhead_pct. Kept apart from run.py, which passes in its isolated_env()."""
 import json
 import os
 import re
@@ -80,28 +80,32 @@ def bench(reps, quick, isolated_env):
         hang.append(verdict_delay("sleep", 4, 10, "missing_ranks"))
         desync.append(verdict_delay("uneven", 2, 300, "desync"))
 
-    # bench/launch/ddp_rate.py with recording on and off, interleaved: the CPU time per step of
-    # its ranks (the key: on this shared 2-core machine the wall-clock rate moves by tens of
-    # percent with other people's load, CPU time far less) and the steady rate (reported).
-    steps = "1500" if quick else "4000"
+    # What recording costs, measured alone: bench/launch/ddp_rate.py (a DDP step of Linear(10,1):
+    # one all_reduce per step, launched from the autograd engine) with recording on and off,
+    # interleaved, one rank, so that no partner's scheduling adds its noise to the step. The
+    # price is torch's own recorder, per collective: each entry gathers the Python stack (with
+    # the GIL) and, once the ring is full, frees the oldest entry's. The CPU time per step of
+    # the process (every thread) is the measure: on this shared 2-core machine the wall-clock
+    # rate moves by tens of percent with others' load, CPU time far less.
+    steps = "6000" if quick else "12000"
     rate = str(ROOT / "bench/launch/ddp_rate.py")
     rate_rx = re.compile(r"Rank (\d+): steady rate ([0-9.]+) steps/s")
     cpu_rx = re.compile(r"Rank (\d+): steady cpu ([0-9.]+) us/step")
 
     def steady(off):
-        cmd = [cli, "launch", "--profile", "local", "--nproc-per-node", "2", "--name",
+        cmd = [cli, "launch", "--profile", "local", "--nproc-per-node", "1", "--name",
                "bench-fr-rate", "--no-progress"] + (["--no-flight-recorder"] if off else []) + \
-              ["--exec", "--", py, rate, steps]
+              ["--exec", "--", py, rate, steps, "1000"]
         out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True, errors="replace", timeout=600).stdout
         rates = [float(m.group(2)) for m in rate_rx.finditer(out)]
         cpus = [float(m.group(2)) for m in cpu_rx.finditer(out)]
-        if len(rates) != 2 or len(cpus) != 2:
+        if len(rates) != 1 or len(cpus) != 1:
             raise RuntimeError(f"no steady rate (recording {'off' if off else 'on'}): {out[-400:]}")
-        return min(rates), statistics.mean(cpus)
+        return rates[0], cpus[0]
 
     on, off = [], []
-    for i in range(reps + 2 if quick else 2 * reps):
+    for i in range(2 * reps + 1 if quick else 3 * reps):
         # Interleaved, the order swapped every time: a drift of the machine's load hits both.
         first_off = i % 2 == 1
         a = steady(first_off)
@@ -109,17 +113,21 @@ def bench(reps, quick, isolated_env):
         (off if first_off else on).append(a)
         (on if first_off else off).append(b)
     shutil.rmtree(tmp, ignore_errors=True)
+    cost_us = [n[1] - o[1] for n, o in zip(on, off)]
     cpu_pct = [(n[1] - o[1]) / o[1] * 100 for n, o in zip(on, off)]
     wall_pct = [(o[0] - n[0]) / o[0] * 100 for n, o in zip(on, off)]
     med = statistics.median
     return ({"hang_verdict_s": med(hang), "hang_verdict_s_runs": hang,
              "desync_verdict_s": med(desync), "desync_verdict_s_runs": desync,
+             "flight_recorder_us_per_collective": med(cost_us),
+             "flight_recorder_us_per_collective_runs": cost_us,
              "flight_recorder_overhead_pct": med(cpu_pct),
              "flight_recorder_overhead_pct_runs": cpu_pct,
              "flight_recorder_overhead_wall_pct": med(wall_pct),
              "flight_recorder_overhead_wall_pct_runs": wall_pct},
             f"verdict in show {med(hang):.1f} s after the last line (sleeping rank, "
             f"--hang-timeout 10), {med(desync):.1f} s (barrier vs all_reduce); "
-            f"CPU per step {med([n[1] for n in on]):.1f} us recording vs "
-            f"{med([o[1] for o in off]):.1f} off, steady {med([n[0] for n in on]):.1f} vs "
-            f"{med([o[0] for o in off]):.1f} steps/s (medians of {len(on)} interleaved pairs)")
+            f"recording costs {med(cost_us):.1f} us of CPU per collective (one rank: CPU per step "
+            f"{med([n[1] for n in on]):.1f} us recording vs {med([o[1] for o in off]):.1f} off, "
+            f"steady {med([n[0] for n in on]):.1f} vs {med([o[0] for o in off]):.1f} steps/s; "
+            f"medians of {len(on)} interleaved pairs)")
