@@ -6,6 +6,7 @@
 // 3-rank majority, a tie, named subgroups, ranks waiting in two groups, garbage dump files.
 #include "diagnosis/collectiveverdict.h"
 
+#include "frcases.h"
 #include "stream/pythontraceback.h"
 
 #include <QFile>
@@ -14,72 +15,12 @@
 #include <QTest>
 
 using namespace rankdeck;
+using namespace rankdeck::testing;
 using namespace Qt::StringLiterals;
 
 namespace {
 
 constexpr qint64 kSecond = 1'000'000'000;
-
-QByteArray sample(const QString &name, bool *found = nullptr)
-{
-    QFile f(QStringLiteral(RANKDECK_FR_DATA "/") + name);
-    if (found)
-        *found = f.exists();
-    if (!f.open(QIODevice::ReadOnly)) {
-        if (!found)
-            qFatal("missing test data %s", qPrintable(name));
-        return {};
-    }
-    return f.readAll();
-}
-
-// "case_uneven.py:20 in <module>": the main thread's innermost frame in the user's own code, as
-// the integration will take it from the rank's stacks (the dumping thread is the current one).
-QString whereFromStack(const QString &text)
-{
-    for (const PythonThreadStack &t : parseFaultHandlerDump(text).threads) {
-        if (t.current || t.frames.isEmpty())
-            continue;
-        const int own = innermostUserFrame(t.frames);
-        const PythonFrame &f = t.frames[own >= 0 ? own : 0];
-        return u"%1:%2 in %3"_s.arg(f.file.section(u'/', -1)).arg(f.line).arg(f.function);
-    }
-    return {};
-}
-
-// One real case as the integration will hand it over: every rank in ranks.txt, its dump parsed
-// (or the parse error as the reason), where its stacks put it, dead or alive.
-QList<RankCollectiveInput> realCase(const QString &name)
-{
-    QList<RankCollectiveInput> out;
-    static const QRegularExpression line(uR"(^rank (\d+): (.*); dump: (yes|no)$)"_s);
-    for (const QString &l : QString::fromUtf8(sample(name + u"/ranks.txt"_s)).split(u'\n')) {
-        const QRegularExpressionMatch m = line.match(l);
-        if (!m.hasMatch())
-            continue;
-        RankCollectiveInput in;
-        in.rank = m.captured(1).toInt();
-        in.alive = m.captured(2).startsWith(u"alive"_s);
-        if (m.captured(3) == u"yes"_s) {
-            const QString file = u"%1/rank_%2"_s.arg(name).arg(in.rank);
-            in.dump = FlightRecorderDump::parse(sample(file + u".json"_s), &in.noDumpReason);
-            in.where = whereFromStack(QString::fromUtf8(sample(file + u".stack.txt"_s)));
-        } else {
-            in.noDumpReason = m.captured(2);
-        }
-        out << in;
-    }
-    return out;
-}
-
-qint64 lastCreatedNs(const QList<RankCollectiveInput> &ranks)
-{
-    qint64 last = 0;
-    for (const RankCollectiveInput &r : ranks)
-        for (const FlightRecorderEntry &e : r.dump.entries)
-            last = qMax(last, e.timeCreatedNs);
-    return last;
-}
 
 QString cells(const CollectiveVerdict &v)
 {

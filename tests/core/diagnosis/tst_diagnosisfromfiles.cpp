@@ -8,38 +8,18 @@
 #include "diagnosis/collectiveverdict.h"
 #include "diagnosis/failureverdict.h"
 #include "diagnosis/pythonfailure.h"
+#include "frcases.h"
 
-#include <QFile>
 #include <QRegularExpression>
 #include <QTest>
 
 using namespace rankdeck;
+using namespace rankdeck::testing;
 using namespace Qt::StringLiterals;
 
 namespace {
 
 constexpr qint64 kSecond = 1'000'000'000;
-
-QByteArray read(const QString &name)
-{
-    QFile f(QStringLiteral(RANKDECK_FR_DATA "/") + name);
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("missing test data %s", qPrintable(name));
-    return f.readAll();
-}
-
-// The main thread's innermost frame of the user's own code, from the rank's faulthandler dump.
-QString whereFromStack(const QString &text)
-{
-    for (const PythonThreadStack &t : parseFaultHandlerDump(text).threads) {
-        if (t.current || t.frames.isEmpty())
-            continue;
-        const int own = innermostUserFrame(t.frames);
-        const PythonFrame &f = t.frames[own >= 0 ? own : 0];
-        return u"%1:%2 in %3"_s.arg(f.file.section(u'/', -1)).arg(f.line).arg(f.function);
-    }
-    return {};
-}
 
 struct Case
 {
@@ -48,41 +28,25 @@ struct Case
     QList<RankStatus> ranks;
 };
 
-// Every rank of ranks.txt: its dump and where it waits, and for a rank that died by itself
-// ("died of SIGABRT before the dump") or printed a traceback, its failure as the files tell it,
-// stamped in rank order (the abort first, the survivors' errors after).
+// Every rank of ranks.txt (frcases.h's realCase()), and for a rank that died by itself ("died of
+// SIGABRT before the dump") or printed a traceback, its failure as its files tell it, stamped in
+// rank order (the abort first, the survivors' errors after).
 Case fromFiles(const QString &name)
 {
     Case c;
-    static const QRegularExpression line(uR"(^rank (\d+): (.*); dump: (yes|no)$)"_s);
-    static const QRegularExpression died(uR"(died of (SIG[A-Z]+))"_s);
-    for (const QString &l : QString::fromUtf8(read(name + u"/ranks.txt"_s)).split(u'\n')) {
-        const QRegularExpressionMatch m = line.match(l);
-        if (!m.hasMatch())
-            continue;
-        const int r = m.captured(1).toInt();
-        const QString file = u"%1/rank_%2"_s.arg(name).arg(r);
-        RankCollectiveInput in;
-        in.rank = r;
-        in.alive = m.captured(2).startsWith(u"alive"_s);
-        if (m.captured(3) == u"yes"_s) {
-            in.dump = FlightRecorderDump::parse(read(file + u".json"_s), &in.noDumpReason);
-            in.where = whereFromStack(QString::fromUtf8(read(file + u".stack.txt"_s)));
-        } else {
-            in.noDumpReason = m.captured(2);
-        }
-        c.collective << in;
-
+    c.collective = realCase(name);
+    static const QRegularExpression died(uR"(^died of (SIG[A-Z]+))"_s);
+    for (const RankCollectiveInput &in : std::as_const(c.collective)) {
         RankStatus status;
-        status.rank = r;
+        status.rank = in.rank;
         status.host = u"node-a"_s;
         c.ranks << status;
 
-        const QString log = QString::fromUtf8(read(file + u".log"_s));
+        const QString log = QString::fromUtf8(sample(u"%1/rank_%2.log"_s.arg(name).arg(in.rank)));
         RankFailure f;
-        f.rank = r;
+        f.rank = in.rank;
         f.host = status.host;
-        if (const QRegularExpressionMatch d = died.match(m.captured(2)); d.hasMatch()) {
+        if (const QRegularExpressionMatch d = died.match(in.noDumpReason); d.hasMatch()) {
             f.kind = u"signal"_s;
             f.signal = 6;
             f.signalName = d.captured(1);
@@ -92,7 +56,7 @@ Case fromFiles(const QString &name)
                    !chain.isEmpty()) {
             f.kind = u"exit"_s;
             f.exitCode = 1;
-            f.timeUs = 2'000'000 + r;
+            f.timeUs = 2'000'000 + in.rank;
             mergePython(&f, chain);
         } else {
             continue;
@@ -100,15 +64,6 @@ Case fromFiles(const QString &name)
         c.failures << f;
     }
     return c;
-}
-
-qint64 lastCreatedNs(const QList<RankCollectiveInput> &ranks)
-{
-    qint64 last = 0;
-    for (const RankCollectiveInput &r : ranks)
-        for (const FlightRecorderEntry &e : r.dump.entries)
-            last = qMax(last, e.timeCreatedNs);
-    return last;
 }
 
 QStringList kinds(const FailureReport &report)
