@@ -84,7 +84,9 @@ def bench(reps, quick, isolated_env):
     # one all_reduce per step, launched from the autograd engine) with recording on and off,
     # interleaved, one rank, so that no partner's scheduling adds its noise to the step. The
     # price is torch's own recorder, per collective: each entry gathers the Python stack (with
-    # the GIL) and, once the ring is full, frees the oldest entry's. The CPU time per step of
+    # the GIL) and, once the ring is full, frees the oldest entry's. torch 2.14 records by default
+    # (TORCH_FR_BUFFER_SIZE unset: 2,000 entries), so a plain torchrun pays it too; "off" is
+    # TORCH_FR_BUFFER_SIZE=0. The CPU time per step of
     # the process (every thread) is the measure: on this shared 2-core machine the wall-clock
     # rate moves by tens of percent with others' load, CPU time far less.
     steps = "6000" if quick else "12000"
