@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/localtransport.h"
 
-#include "transport/rankoutputpipe.h"
 #include "util/clock.h"
 #include "util/logging.h"
 #include "util/translation.h"
@@ -22,7 +21,12 @@
 
 namespace rankdeck {
 
-LocalTransport::LocalTransport(QObject *parent) : Transport(parent) {}
+LocalTransport::LocalTransport(QObject *parent) : Transport(parent)
+{
+    m_flushTimer.setSingleShot(true);
+    m_flushTimer.setInterval(OutputBatchMs);
+    connect(&m_flushTimer, &QTimer::timeout, this, [this] { flushOutput(); });
+}
 
 LocalTransport::~LocalTransport()
 {
@@ -76,38 +80,10 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
         QTimer::singleShot(0, this, [this, rank, e] { emit rankExited(rank, e); });
         return;
     }
-    if (m_ranks.contains(rank)) {
-        if (QProcess *old = m_ranks[rank].process)
-            old->deleteLater();
-        closeOutput(m_ranks[rank]);
-    }
-    // A program that prints and flushes every step woke the launcher once a line through
-    // QProcess's channels: 13-15 % of a core at 1,800 lines/s, the ranks' own CPU on a machine
-    // whose cores they use (docs/benchmarks.md, "Five goals missed"). Pipes of our own are read
-    // at most every OutputBatchMs while they trickle.
-    auto *out = new RankOutputPipe(OutputBatchMs, this);
-    auto *err = new RankOutputPipe(OutputBatchMs, this);
-    if (!out->isValid() || !err->isValid()) {
-        const QString why = !out->isValid() ? out->errorString() : err->errorString();
-        delete out;
-        delete err;
-        RankExit e;
-        e.exitCode = -1;
-        e.timeUs = nowUs();
-        e.detail = tr("failed to start: no pipe for its output (%1)").arg(why);
-        QTimer::singleShot(0, this, [this, rank, e] { emit rankExited(rank, e); });
-        return;
-    }
-    connect(out, &RankOutputPipe::output, this, [this, rank](const QByteArray &bytes) {
-        emit rankOutput(rank, StreamKind::Stdout, bytes);
-    });
-    connect(err, &RankOutputPipe::output, this, [this, rank](const QByteArray &bytes) {
-        emit rankOutput(rank, StreamKind::Stderr, bytes);
-    });
+    if (QProcess *old = m_ranks.value(rank).process)
+        old->deleteLater();
     auto *proc = new QProcess(this);
-    m_ranks[rank] = Rank{proc, 0, false, out, err};
-    proc->setStandardOutputFile(QProcess::nullDevice());
-    proc->setStandardErrorFile(QProcess::nullDevice());
+    m_ranks[rank] = Rank{proc, 0, false};
 
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (auto it = spec.environment.cbegin(); it != spec.environment.cend(); ++it)
@@ -124,16 +100,19 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
                                                          QFileDevice::WriteOwner |
                                                          QFileDevice::ExeOwner);
     // Own session and process group: signals then reach the rank's children too, and a terminal's
-    // Ctrl+C reaches only the launcher, which stops the ranks in order. QProcess has put its
-    // channels in place when the modifier runs: fds 1 and 2 become our pipes.
-    const int outFd = out->writeEnd();
-    const int errFd = err->writeEnd();
-    proc->setChildProcessModifier([outFd, errFd] {
-        ::setsid();
-        ::dup2(outFd, STDOUT_FILENO);
-        ::dup2(errFd, STDERR_FILENO);
-    });
+    // Ctrl+C reaches only the launcher, which stops the ranks in order.
+    proc->setChildProcessModifier([] { ::setsid(); });
 
+    // A program that prints and flushes every step wakes the launcher once a line; splitting,
+    // recording and flushing each chunk on its own took 13-15 % of a core at 1,800 lines/s and
+    // slowed two DDP ranks on two cores by ~10 % (docs/benchmarks.md, program step rate). The
+    // chunks wait up to OutputBatchMs and go on together, in the order they came.
+    connect(proc, &QProcess::readyReadStandardOutput, this, [this, proc, rank] {
+        queueOutput(rank, StreamKind::Stdout, proc->readAllStandardOutput());
+    });
+    connect(proc, &QProcess::readyReadStandardError, this, [this, proc, rank] {
+        queueOutput(rank, StreamKind::Stderr, proc->readAllStandardError());
+    });
     connect(proc, &QProcess::started, this, [this, proc, rank] {
         m_ranks[rank].pid = proc->processId();
         qCDebug(lcTransport) << "local rank" << rank << "started as pid" << proc->processId();
@@ -144,7 +123,6 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
             m_ranks[rank].exited)
             return;
         m_ranks[rank].exited = true;
-        closeOutput(m_ranks[rank]);
         RankExit e;
         e.exitCode = -1;
         e.timeUs = nowUs();
@@ -158,9 +136,6 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
     qCDebug(lcTransport).noquote() << "local rank" << rank << "starting" << proc->program()
                                    << proc->arguments().join(QLatin1Char(' '));
     proc->start(QIODevice::ReadWrite);
-    // The child has its copies now (QProcess forks within start()): the pipes end with them.
-    out->closeWriteEnd();
-    err->closeWriteEnd();
 }
 
 void LocalTransport::onFinished(int rank)
@@ -170,8 +145,14 @@ void LocalTransport::onFinished(int rank)
     if (!proc || r.exited)
         return;
     const qint64 t = nowUs();
-    // Drain what is still in the pipes, so that the last lines arrive before the exit.
-    closeOutput(r);
+    // Drain what is queued and still buffered, so that the last lines arrive before the exit.
+    flushOutput(rank);
+    const QByteArray out = proc->readAllStandardOutput();
+    if (!out.isEmpty())
+        emit rankOutput(rank, StreamKind::Stdout, out);
+    const QByteArray err = proc->readAllStandardError();
+    if (!err.isEmpty())
+        emit rankOutput(rank, StreamKind::Stderr, err);
     r.exited = true;
     // Whatever the rank left in its process group goes with it (the group id is the pid we just
     // reaped, which the kernel does not reuse while the group has members).
@@ -189,18 +170,36 @@ void LocalTransport::onFinished(int rank)
     emit rankExited(rank, e);
 }
 
-void LocalTransport::closeOutput(Rank &rank)
+void LocalTransport::queueOutput(int rank, StreamKind stream, const QByteArray &chunk)
 {
-    // Whatever the rank's children still write after it ended goes nowhere, as it did when
-    // QProcess's channels closed with the process.
-    for (QPointer<RankOutputPipe> *pipe : {&rank.out, &rank.err}) {
-        if (RankOutputPipe *p = *pipe) {
-            p->drain();
-            p->disconnect(this);
-            p->deleteLater();
+    if (chunk.isEmpty())
+        return;
+    if (!m_pending.isEmpty() && m_pending.last().rank == rank && m_pending.last().stream == stream)
+        m_pending.last().bytes += chunk;
+    else
+        m_pending.append(Pending{rank, stream, chunk});
+    if (!m_flushTimer.isActive())
+        m_flushTimer.start();
+}
+
+void LocalTransport::flushOutput(int rank)
+{
+    // Taken out first: a slot of rankOutput may start or stop ranks, and so queue more.
+    QList<Pending> out;
+    if (rank < 0) {
+        out.swap(m_pending);
+    } else {
+        for (auto it = m_pending.begin(); it != m_pending.end();) {
+            if (it->rank == rank) {
+                out.append(std::move(*it));
+                it = m_pending.erase(it);
+            } else {
+                ++it;
+            }
         }
-        *pipe = nullptr;
     }
+    for (const Pending &p : std::as_const(out))
+        emit rankOutput(p.rank, p.stream, p.bytes);
 }
 
 void LocalTransport::writeStdin(int rank, const QByteArray &data)

@@ -2,20 +2,21 @@
 //
 // Runs ranks as local processes. Each rank is started in its own session (setsid), so that it
 // leads a process group and signals reach everything it started; when a rank ends, whatever it
-// left in its group is killed, so no orphan survives a run. A rank's stdout and stderr are pipes
-// read at most every OutputBatchMs while they trickle (RankOutputPipe).
+// left in its group is killed, so no orphan survives a run. Output is handed on in batches, at
+// most every OutputBatchMs, in the order it arrived (see rankOutput's connection in the .cpp).
 #pragma once
 
 #include "transport/transport.h"
 
+#include <QByteArray>
 #include <QHash>
+#include <QList>
 #include <QPointer>
+#include <QTimer>
 
 class QProcess;
 
 namespace rankdeck {
-
-class RankOutputPipe;
 
 class LocalTransport : public Transport
 {
@@ -35,7 +36,7 @@ public:
     // Kills every process group still running (used when the owner goes away).
     void killAll();
 
-    // How long a rank's trickle of output may wait to be read with what follows it.
+    // How long output may wait to be handed on with what follows it.
     static constexpr int OutputBatchMs = 10;
 
 private:
@@ -44,15 +45,22 @@ private:
         QPointer<QProcess> process;
         qint64 pid = 0;
         bool exited = false;
-        QPointer<RankOutputPipe> out;
-        QPointer<RankOutputPipe> err;
+    };
+    struct Pending
+    {
+        int rank = 0;
+        StreamKind stream = StreamKind::Stdout;
+        QByteArray bytes;
     };
     void onFinished(int rank);
-    // Reads what the rank's pipes hold and lets them go (it ended, or never started).
-    void closeOutput(Rank &rank);
+    void queueOutput(int rank, StreamKind stream, const QByteArray &chunk);
+    // Hands on what is queued, in order; rank >= 0: that rank's only (it is ending).
+    void flushOutput(int rank = -1);
 
     QString m_workerPath;
     QHash<int, Rank> m_ranks;
+    QList<Pending> m_pending;
+    QTimer m_flushTimer;
 };
 
 } // namespace rankdeck
