@@ -189,14 +189,10 @@ void LocalTransport::flushOutput(int rank)
     if (rank < 0) {
         out.swap(m_pending);
     } else {
-        for (auto it = m_pending.begin(); it != m_pending.end();) {
-            if (it->rank == rank) {
-                out.append(std::move(*it));
-                it = m_pending.erase(it);
-            } else {
-                ++it;
-            }
-        }
+        QList<Pending> kept;
+        for (Pending &p : m_pending)
+            (p.rank == rank ? out : kept).append(std::move(p));
+        m_pending.swap(kept);
     }
     for (const Pending &p : std::as_const(out))
         emit rankOutput(p.rank, p.stream, p.bytes);
