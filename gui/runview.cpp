@@ -243,7 +243,8 @@ void RunView::refreshOverview()
     int slowestRank = -1;
     bool ranksDiffer = false;
     qint64 printed = -1; // the furthest step a rank printed (a user's program, no total)
-    for (const RankStatus &s : m_run->rankStatuses()) {
+    const QList<RankStatus> statuses = m_run->rankStatuses();
+    for (const RankStatus &s : statuses) {
         printed = qMax(printed, s.shownStep());
         if (s.totalSteps <= 0)
             continue;
@@ -281,7 +282,6 @@ void RunView::refreshOverview()
     }
     m_overview->setProgress(done, total, eta, withoutTotal,
                             ranksDiffer && !isTerminal(state) ? slowestRank : -1);
-    const QList<RankStatus> statuses = m_run->rankStatuses();
     m_logs->setRankStatuses(statuses);
     refreshRankGroups(statuses, isTerminal(state));
     refreshSteps(isTerminal(state));
