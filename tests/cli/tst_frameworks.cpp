@@ -475,8 +475,12 @@ void TestFrameworks::checkRecord(const Framework &fw, const QString &dir, const 
         }
         // A failing run may end a rank before its first line (a worker's crash on prefetch).
         QVERIFY2(lines > 0 || !clean, qPrintable(u"rank %1 printed nothing"_s.arg(rank)));
-        // Its own metric: a point per printed line that has it.
-        QCOMPARE(metrics.value({rank, fw.perRankMetric}).size(), withMetric);
+        // Its own metric: a point per printed line that has it. The scripts print a line before
+        // they append it to their file, so a rank ended by a peer's failure may have been killed
+        // between the two: its record then holds one line, with its point, the file never got.
+        const qsizetype points = metrics.value({rank, fw.perRankMetric}).size();
+        if (clean || points != withMetric + 1)
+            QCOMPARE(points, withMetric);
     }
     // x never steps back, in any series of what was printed (a TensorBoard file's steps are
     // the program's: Lightning logs its epoch at one step twice).
