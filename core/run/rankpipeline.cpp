@@ -85,13 +85,16 @@ void RankPipeline::handle(RankStream::Output &out)
     if (extractor.isActive()) {
         // Curves with no code change: scalars printed in the user program's own lines, and in
         // the redraws of its progress bars.
-        for (const LogMetricExtractor::Point &p : extractor.extract(m_rank, out)) {
+        const QList<LogMetricExtractor::Point> points = extractor.extract(m_rank, out);
+        m_stages.metrics->beginBatch();
+        for (const LogMetricExtractor::Point &p : points)
             m_stages.metrics->append(m_rank, p.name, p.step, p.timeUs, p.value, p.basis);
-            // The rank table and the summaries show the last loss the program printed and its
-            // epoch or step, apart from `step` (events' steps are what the watchdog knows).
+        m_stages.metrics->endBatch();
+        // The rank table and the summaries show the last loss the program printed and its
+        // epoch or step, apart from `step` (events' steps are what the watchdog knows).
+        for (const LogMetricExtractor::Point &p : points)
             if (p.name == metric::Loss)
                 listener->pipelinePrintedLoss(m_rank, p.value, p.step);
-        }
     }
     if (!out.live.isEmpty())
         m_stages.logs->setLive(out.live); // the row a progress bar redraws, for the views

@@ -549,8 +549,22 @@ void MetricsStore::append(int rank, const QString &name, qint64 step, qint64 wal
 {
     QMutexLocker lock(&m_mutex);
     appendLocked(rank, name, step, wallTimeUs, value, true, basis);
-    flushLocked();
+    if (m_batchDepth == 0)
+        flushLocked();
     m_generation.fetch_add(1, std::memory_order_release);
+}
+
+void MetricsStore::beginBatch()
+{
+    QMutexLocker lock(&m_mutex);
+    ++m_batchDepth;
+}
+
+void MetricsStore::endBatch()
+{
+    QMutexLocker lock(&m_mutex);
+    if (m_batchDepth > 0 && --m_batchDepth == 0)
+        flushLocked();
 }
 
 void MetricsStore::appendEvent(const WorkerEvent &event)

@@ -105,6 +105,11 @@ public:
     // basis: what `step` counts; a series keeps the basis of its first point.
     void append(int rank, const QString &name, qint64 step, qint64 wallTimeUs, double value,
                 XBasis basis = XBasis::Step);
+    // Between the two, append() keeps its rows for one write of metrics.csv at endBatch(): a
+    // batch of printed lines holds a point per line, and a write each was most of what the
+    // launcher spent on them.
+    void beginBatch();
+    void endBatch();
     // Takes every metric of a `step` event (loss, lr, samples_per_s, …); other events ignored.
     void appendEvent(const WorkerEvent &event);
     void appendEvents(const QList<WorkerEvent> &events);
@@ -186,6 +191,7 @@ private:
     QHash<int, QHash<QString, std::shared_ptr<Series>>> m_series;
     QHash<QString, std::shared_ptr<MeanSeries>> m_means;
     QByteArray m_pendingCsv;
+    int m_batchDepth = 0; // beginBatch() minus endBatch()
     qint64 m_startTimeUs = 0;
     qint64 m_total = 0;
     // The store's generation at the last smoothEveryRankLocked() scan of a name and weight: every

@@ -174,10 +174,15 @@ void LocalTransport::queueOutput(int rank, StreamKind stream, const QByteArray &
 {
     if (chunk.isEmpty())
         return;
-    if (!m_pending.isEmpty() && m_pending.last().rank == rank && m_pending.last().stream == stream)
-        m_pending.last().bytes += chunk;
-    else
+    // Order matters within a rank only (its stdout and stderr interleave); between ranks the
+    // batch's order is the order their first chunks came in.
+    const auto last = m_lastPending.constFind(rank);
+    if (last != m_lastPending.cend() && m_pending.at(*last).stream == stream) {
+        m_pending[*last].bytes += chunk;
+    } else {
+        m_lastPending.insert(rank, m_pending.size());
         m_pending.append(Pending{rank, stream, chunk});
+    }
     if (!m_flushTimer.isActive())
         m_flushTimer.start();
 }
@@ -194,6 +199,9 @@ void LocalTransport::flushOutput(int rank)
             (p.rank == rank ? out : kept).append(std::move(p));
         m_pending.swap(kept);
     }
+    m_lastPending.clear();
+    for (qsizetype i = 0; i < m_pending.size(); ++i)
+        m_lastPending.insert(m_pending.at(i).rank, i);
     for (const Pending &p : std::as_const(out))
         emit rankOutput(p.rank, p.stream, p.bytes);
 }

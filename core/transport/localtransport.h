@@ -60,6 +60,9 @@ private:
     QString m_workerPath;
     QHash<int, Rank> m_ranks;
     QList<Pending> m_pending;
+    // Each rank's last entry in m_pending: ranks print in turn, so a rank's next chunk joins
+    // its own entry, not only the list's last (one write of the record per rank and batch).
+    QHash<int, qsizetype> m_lastPending;
     QTimer m_flushTimer;
 };
 

@@ -161,6 +161,7 @@ private slots:
     void nanIsMarkedNotDrawn();
     void bucketedCurveIsBounded();
     void reopenRestoresSeries();
+    void batchWritesOnceAtItsEnd();
     void tornRowDoesNotHideLaterPoints();
     void concurrentAppendAndRead();
 };
@@ -656,6 +657,34 @@ void TestMetricsStore::bucketedCurveIsBounded()
     const MetricCurve s = store.curve(0, metric::Loss, MetricXAxis::Step, 0.9, 0, 0, 500);
     QVERIFY(s.x.size() <= 2 * 500 + 2);
     QVERIFY(*std::max_element(s.y.begin(), s.y.end()) > 1e4);
+}
+
+// A batch's points are in memory at once and reach metrics.csv together at endBatch().
+void TestMetricsStore::batchWritesOnceAtItsEnd()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    MetricsStore store;
+    QVERIFY(store.open(dir.path()));
+    const QString csv = dir.filePath(QStringLiteral("metrics.csv"));
+    store.append(0, metric::Loss, 1, 10, 1.0);
+    const qint64 before = QFileInfo(csv).size();
+    QVERIFY(before > 0);
+    store.beginBatch();
+    for (qint64 s = 2; s <= 4; ++s)
+        store.append(0, metric::Loss, s, 10 * s, double(s));
+    QCOMPARE(store.pointCount(0, metric::Loss), 4);
+    QCOMPARE(QFileInfo(csv).size(), before);
+    store.endBatch();
+    MetricsStore again;
+    QVERIFY(again.open(dir.path()));
+    QCOMPARE(again.pointCount(0, metric::Loss), 4);
+    // Unbalanced ends are ignored; an append outside a batch writes at once.
+    store.endBatch();
+    store.append(0, metric::Loss, 5, 50, 5.0);
+    MetricsStore third;
+    QVERIFY(third.open(dir.path()));
+    QCOMPARE(third.pointCount(0, metric::Loss), 5);
 }
 
 void TestMetricsStore::reopenRestoresSeries()
