@@ -12,14 +12,15 @@
 
 namespace rankdeck::cli {
 
-void RankOutput::printEach(QTextStream &out, const QList<RankStatus> &ranks)
+void RankOutput::printEach(QTextStream &out, const QList<RankStatus> &ranks, RunState runState,
+                           const RunVerdictFacts &facts)
 {
     for (const RankStatus &s : ranks) {
         QString line = QStringLiteral("  rank %1  %2  pid %3  %4")
                            .arg(s.rank, 3)
                            .arg(s.host, -12)
                            .arg(s.pid, -8)
-                           .arg(rankStateName(s.state), -10);
+                           .arg(shownRankText(s, runState, facts), -10);
         if (s.shownStep() >= 0)
             line += QStringLiteral("  ") + CliUtil::formatStep(s.shownStep(), s.totalSteps);
         if (!qIsNaN(s.loss))

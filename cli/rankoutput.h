@@ -6,6 +6,7 @@
 #pragma once
 
 #include "record/runstate.h"
+#include "record/shownstate.h"
 
 #include <QList>
 #include <QTextStream>
@@ -19,7 +20,9 @@ public:
     static constexpr int MaxRanksEach = 16;
 
     // One line per rank: host, pid, state, step, loss, time, detail, collective, root cause.
-    static void printEach(QTextStream &out, const QList<RankStatus> &ranks);
+    // Each rank's state as the GUI's rank table reads it (record/shownstate.h).
+    static void printEach(QTextStream &out, const QList<RankStatus> &ranks, RunState runState,
+                          const RunVerdictFacts &facts);
     // One line per RankGroups group: its ranges, its label, and what its ranks share (or span:
     // steps, hosts).
     static void printGrouped(QTextStream &out, const QList<RankStatus> &ranks);

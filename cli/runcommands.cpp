@@ -87,9 +87,10 @@ bool oneRunArgument(QCommandLineParser &parser, const QString &cmd, int *code)
 
 QString stateText(const RunInfo &i)
 {
-    QString s = runStateName(i.state);
+    // The one state the GUI shows too: "stuck", "desynced", "stopped by user".
+    QString s = shownStateWord(i.shown);
     // Issue 27, defect 5: a hung run the user stopped read "stopped", as a healthy one would.
-    if (i.hung)
+    if (i.hung && i.shown != ShownState::Stuck)
         s += CliUtil::tr(" (hung)");
     if (i.launcherGone)
         s += CliUtil::tr(" (launcher gone)");
@@ -296,7 +297,7 @@ int RunCommands::show(const QStringList &args)
         hosts.insert(ranks.constLast().rank, ranks.constLast().host);
     }
     if (parser.isSet(allRanksOpt) || ranks.size() <= RankOutput::MaxRanksEach)
-        RankOutput::printEach(out, ranks);
+        RankOutput::printEach(out, ranks, info.state, RunVerdictFacts::fromStateJson(state));
     else
         RankOutput::printGrouped(out, ranks);
     // Who slows the others down, from the recorded step times (read only: the run may still

@@ -87,6 +87,11 @@ MainWindow::MainWindow(QWidget *parent)
             [this](const QString &runId) { reattachRun(runId); });
     connect(m_runView, &RunView::reattachRequested, this,
             [this](const QString &runId) { reattachRun(runId); });
+    // "mlp-4-ranks — stuck — RankDeck": the shown run and its one state, as the desktop's task
+    // switcher and a screen reader read the window.
+    connect(m_runView, &RunView::titleTextChanged, this, [this](const QString &text) {
+        setWindowTitle(text.isEmpty() ? tr("RankDeck") : tr("%1 — RankDeck").arg(text));
+    });
     connect(m_runs, &RunManager::runFinished, this, [this](const QString &runId, RunState state) {
         RunController *run = m_runs->controller(runId);
         const QString name = run ? run->name() : runId;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "overviewpage.h"
 
+#include "statestyle.h"
+
 #include "steadylabel.h"
 #include "stepheatmapview.h"
 #include "store/metricsstore.h"
@@ -83,6 +85,9 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_title->setFont(titleFont);
     m_state = new QLabel(this);
     m_state->setObjectName(QStringLiteral("runStateLabel"));
+    m_state->setAccessibleName(tr("Run state"));
+    m_stateIcon = new QLabel(this);
+    m_stateIcon->setObjectName(QStringLiteral("runStateIcon"));
 
     m_progress = new QProgressBar(this);
     m_progress->setObjectName(QStringLiteral("runProgressBar"));
@@ -99,10 +104,7 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_banner->setMargin(8);
     m_banner->setAutoFillBackground(true);
-    QPalette bannerPalette = m_banner->palette();
-    bannerPalette.setColor(QPalette::Window, QColor(0xb3, 0x1d, 0x28));
-    bannerPalette.setColor(QPalette::WindowText, Qt::white);
-    m_banner->setPalette(bannerPalette);
+    m_banner->setAccessibleName(tr("Root cause"));
     m_banner->setCursor(Qt::PointingHandCursor);
     m_banner->setToolTip(tr("Click to open the failure report"));
     m_banner->installEventFilter(this);
@@ -211,6 +213,7 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
 
     auto *header = new QHBoxLayout;
     header->addWidget(m_title);
+    header->addWidget(m_stateIcon);
     header->addWidget(m_state);
     header->addStretch();
     header->addWidget(m_reattach);
@@ -246,6 +249,7 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_script->hide();
     layout->addWidget(m_script);
     setRunActive(false);
+    applyColours();
 }
 
 void OverviewPage::setRankModel(QAbstractItemModel *model)
@@ -263,10 +267,49 @@ void OverviewPage::setRankModel(QAbstractItemModel *model)
     header->setStretchLastSection(true);
 }
 
-void OverviewPage::setTitle(const QString &title, const QString &stateText)
+void OverviewPage::setTitle(const QString &title, const QString &stateText, ShownState state)
 {
     m_title->setText(title);
     m_state->setText(stateText);
+    if (state != m_shownState) {
+        m_shownState = state;
+        applyColours();
+    }
+}
+
+void OverviewPage::applyColours()
+{
+    const QPalette base = palette();
+    QPalette statePalette = m_state->palette();
+    statePalette.setColor(QPalette::WindowText, toneColor(shownStateTone(m_shownState), base));
+    m_state->setPalette(statePalette);
+    const int side = m_state->fontMetrics().height();
+    m_stateIcon->setPixmap(m_title->text().isEmpty()
+                               ? QPixmap()
+                               : stateIcon(m_shownState, style()).pixmap(side, side));
+    // Banners: the error or warning hue as background, the text white or black by its
+    // lightness, so they read on a light and a dark theme alike.
+    auto paintBanner = [&](QWidget *banner, StateTone tone) {
+        const QColor light = toneColor(tone, QPalette(Qt::white));
+        QPalette p = banner->palette();
+        p.setColor(QPalette::Window, light);
+        p.setColor(QPalette::WindowText, light.lightness() < 140 ? Qt::white : Qt::black);
+        banner->setPalette(p);
+    };
+    paintBanner(m_banner, StateTone::Error);
+    QLabel *straggler = m_straggler->label();
+    straggler->setAutoFillBackground(m_stragglerNamed);
+    if (m_stragglerNamed)
+        paintBanner(straggler, StateTone::Warning);
+    else
+        straggler->setPalette(QPalette());
+}
+
+void OverviewPage::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange)
+        applyColours();
 }
 
 void OverviewPage::setProgress(qint64 done, qint64 total, double etaSeconds,
@@ -382,9 +425,13 @@ void OverviewPage::setRankDifferences(const QList<RankDifference> &differences)
     m_differences->setVisible(!differences.isEmpty());
 }
 
-void OverviewPage::setStragglerText(const QString &text)
+void OverviewPage::setStragglerText(const QString &text, int rank)
 {
-    m_straggler->setText(text);
+    m_straggler->setText(rank >= 0 ? tr("Straggler: %1").arg(text) : text);
+    if ((rank >= 0) != m_stragglerNamed) {
+        m_stragglerNamed = rank >= 0;
+        applyColours();
+    }
 }
 
 QString OverviewPage::stragglerText() const

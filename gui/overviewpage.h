@@ -8,6 +8,7 @@
 #pragma once
 
 #include "models/rankdifferencemodel.h"
+#include "record/shownstate.h"
 
 #include <QList>
 #include <QWidget>
@@ -42,7 +43,8 @@ public:
     void setRankDifferences(const QList<RankDifference> &differences);
     QTableView *rankDifferencesTable() const { return m_differences; }
 
-    void setTitle(const QString &title, const QString &stateText);
+    // stateText leads with the state's word; the state gives its colour and icon.
+    void setTitle(const QString &title, const QString &stateText, ShownState state);
     // The slowest rank's step / the total ("step 212 / 300"); eta in seconds (< 0: unknown).
     // withoutTotal: what the bar says when no rank reported a total (a user's program).
     // slowestRank: named after the steps while the ranks differ ("…, slowest rank 3"); -1: not.
@@ -69,8 +71,8 @@ public:
     void setBatchScript(const QString &text);
     QPlainTextEdit *batchScriptView() const { return m_script; }
 
-    // Empty text hides the line.
-    void setStragglerText(const QString &text);
+    // Empty text hides the line; a named rank (>= 0) makes it an amber banner, not a note.
+    void setStragglerText(const QString &text, int rank);
     QString stragglerText() const;
     StepHeatmapView *heatmapView() const { return m_heatmap; }
     QComboBox *heatmapMetricCombo() const { return m_heatmapMetric; }
@@ -92,10 +94,17 @@ signals:
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
+    // A light/dark switch while running recolours the state and the banners.
+    void changeEvent(QEvent *event) override;
 
 private:
+    void applyColours();
+
     QLabel *m_title = nullptr;
     QLabel *m_state = nullptr;
+    QLabel *m_stateIcon = nullptr;
+    ShownState m_shownState = ShownState::Unknown;
+    bool m_stragglerNamed = false;
     QProgressBar *m_progress = nullptr;
     SteadyLabel *m_eta = nullptr;
     QLabel *m_clocks = nullptr;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// Colours the rank table by state (running green, failed red, root cause bold, hung amber),
-// from core's RankStateRole, so that the colours follow the light or dark palette.
+// Colours the rank table's state by the one state model's tone (statestyle.h) and gives it the
+// state's icon; the root cause's row is bold. Read at paint time, so the colours follow the light
+// or dark palette.
 #pragma once
 
 #include <QStyledItemDelegate>

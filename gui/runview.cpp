@@ -14,6 +14,7 @@
 #include "record/rankgroups.h"
 #include "run/flightrecordercollector.h"
 #include "run/runcontroller.h"
+#include "run/runverdictfacts.h"
 #include "stepheatmapview.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
@@ -23,6 +24,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QResizeEvent>
+#include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTimer>
 
@@ -39,7 +41,15 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
     m_logs = new LogsPage(this);
     m_failures = new FailuresPage(this);
     m_rankModel = new RankTableModel(this);
-    m_overview->setRankModel(m_rankModel);
+    // Ranks that differ (root cause, culprits, stuck, failed, straggling) first: at 96 ranks the
+    // one that matters is otherwise a screen away.
+    auto *sortedRanks = new QSortFilterProxyModel(this);
+    sortedRanks->setObjectName(QStringLiteral("rankTableOrder"));
+    sortedRanks->setSourceModel(m_rankModel);
+    sortedRanks->setSortRole(RankTableModel::UrgencyRole);
+    sortedRanks->setDynamicSortFilter(true);
+    sortedRanks->sort(RankTableModel::StateColumn);
+    m_overview->setRankModel(sortedRanks);
     m_overview->rankTable()->setItemDelegate(new RankStateDelegate(m_overview->rankTable()));
     addTab(m_overview, tr("&Overview"));
     addTab(m_loss, tr("Lo&ss"));
@@ -130,16 +140,19 @@ void RunView::setRun(RunController *run)
     m_overview->clearNodeProgress();
     m_rankModel->setController(run);
     updateEmptyHint();
+    m_straggler = -1;
+    m_rankModel->setStraggler(-1);
     if (!run) {
         m_timer->stop();
-        m_overview->setTitle(QString(), QString());
+        m_overview->setTitle(QString(), QString(), ShownState::Unknown);
+        setTitleText(QString());
         m_overview->setProgress(0, 0, -1);
         m_overview->setRootCause(QString());
         m_overview->setNodeClocks({});
         m_overview->setRunActive(false);
         m_overview->setReattachable(false);
         m_overview->setBatchScript(QString());
-        m_overview->setStragglerText(QString());
+        m_overview->setStragglerText(QString(), -1);
         m_overview->heatmapView()->setHeatmap({}, QString());
         m_failures->setEntries({}, QString());
         return;
@@ -224,14 +237,16 @@ void RunView::refreshOverview()
         return;
     bindStores();
     const RunState state = m_run->state();
-    QString stateText = runStateLabel(state);
+    // One state, judged as the rank table and the run list judge it: a verdict (a hang, a
+    // desync, a straggler) is the run's state, not a note after "running".
+    const ShownState shown = shownRunState(state, runVerdictFacts(*m_run, m_straggler));
+    QString stateText = shownStateWord(shown);
     if (m_run->attempt() > 0)
         stateText += tr(" (attempt %1)").arg(m_run->attempt() + 1);
-    if (m_run->isHung())
-        stateText += tr(" — hung");
     if (!m_run->errorMessage().isEmpty())
         stateText += QStringLiteral(" — ") + m_run->errorMessage();
-    m_overview->setTitle(m_run->name(), stateText);
+    m_overview->setTitle(m_run->name(), stateText, shown);
+    setTitleText(m_run->name() + QStringLiteral(" — ") + shownStateWord(shown));
     m_overview->setRunActive(!m_run->isReadOnly() && !isTerminal(state));
     refreshReattachable(isTerminal(state));
 
@@ -289,6 +304,14 @@ void RunView::refreshOverview()
         m_timer->stop();
 }
 
+void RunView::setTitleText(const QString &text)
+{
+    if (text == m_titleText)
+        return;
+    m_titleText = text;
+    emit titleTextChanged(text);
+}
+
 void RunView::refreshRankGroups(const QList<RankStatus> &statuses, bool force)
 {
     // Once a second: each rank's last line is read from the store (512 look-ups), and what
@@ -329,7 +352,9 @@ void RunView::refreshSteps(bool force)
     for (const RankStatus &s : m_run->rankStatuses())
         hosts.insert(s.rank, s.host);
     const StragglerReport report = StragglerReport::analyze(*store, hosts);
-    m_overview->setStragglerText(report.text());
+    m_overview->setStragglerText(report.text(), report.rank);
+    m_straggler = report.rank;
+    m_rankModel->setStraggler(report.rank);
     // One grid per metric shown so far: toggling back catches up from where it was.
     StepHeatmapView *view = m_overview->heatmapView();
     QString metric = m_overview->heatmapMetric();

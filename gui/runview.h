@@ -56,9 +56,13 @@ public:
     RunController *run() const { return m_run; }
     RankTableModel *rankModel() const { return m_rankModel; }
 
+    // "mlp-4-ranks — stuck": what the window title shows (empty: no run).
+    QString titleText() const { return m_titleText; }
+
 signals:
     // The Overview's Re-attach: the shown run, followed from its record, is to be taken over.
     void reattachRequested(const QString &runId);
+    void titleTextChanged(const QString &text);
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
@@ -73,6 +77,7 @@ private slots:
 
 private:
     void refreshClocks();
+    void setTitleText(const QString &text);
     // Whether the shown run can be re-attached (followed, its launcher gone); read from its
     // record at most once a second.
     void refreshReattachable(bool force);
@@ -93,6 +98,8 @@ private:
     qint64 m_rankGroupsRefreshedUs = 0;
     qint64 m_reattachCheckedUs = 0;
     qint64 m_stepsCostUs = 0; // what the last refresh of the straggler text and heatmap took
+    int m_straggler = -1;     // the rank the last StragglerReport named
+    QString m_titleText;
     std::map<QString, std::unique_ptr<StepHeatmapCache>> m_heatmaps; // by metric
     OverviewPage *m_overview = nullptr;
     LossPage *m_loss = nullptr;

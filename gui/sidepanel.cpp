@@ -4,8 +4,10 @@
 #include "config/profile.h"
 #include "models/runlistmodel.h"
 #include "record/runrecord.h"
+#include "statestyle.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QIdentityProxyModel>
@@ -49,8 +51,17 @@ public:
             m_reattachable.contains(
                 QIdentityProxyModel::data(index, RunListModel::RunIdRole).toString())) {
             const auto state =
-                RunState(QIdentityProxyModel::data(index, RunListModel::RunStateRole).toInt());
-            return tr("%1 (detached)").arg(runStateLabel(state));
+                ShownState(QIdentityProxyModel::data(index, RunListModel::ShownStateRole).toInt());
+            return tr("%1 (detached)").arg(shownStateWord(state));
+        }
+        // The state's colour and icon, from the palette and the style at the moment of painting.
+        if (index.column() == RunListModel::StateColumn &&
+            (role == Qt::DecorationRole || role == Qt::ForegroundRole)) {
+            const auto state =
+                ShownState(QIdentityProxyModel::data(index, RunListModel::ShownStateRole).toInt());
+            if (role == Qt::DecorationRole)
+                return stateIcon(state, QApplication::style());
+            return toneColor(shownStateTone(state), QApplication::palette());
         }
         return v;
     }
@@ -133,6 +144,9 @@ SidePanel::SidePanel(QWidget *parent) : QWidget(parent)
     m_runs->setObjectName(QStringLiteral("runList"));
     m_runs->setRootIsDecorated(false);
     m_runs->setUniformRowHeights(true);
+    // Runs of one name prefix ("mlp-4-ranks-lr0.1", "mlp-4-ranks-lr0.01") differ at the end.
+    m_runs->setTextElideMode(Qt::ElideMiddle);
+    m_runs->setAccessibleName(tr("Runs"));
     m_runs->setAllColumnsShowFocus(true);
     m_runs->setEditTriggers(QAbstractItemView::NoEditTriggers);
     // Several runs selected are compared on the Loss page.
@@ -226,6 +240,10 @@ void SidePanel::setRunModel(QAbstractItemModel *source)
                                            c != RunListModel::StateColumn &&
                                            c != RunListModel::StartedColumn);
         m_runs->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+        m_runs->header()->setSectionResizeMode(RunListModel::StateColumn,
+                                               QHeaderView::ResizeToContents);
+        m_runs->header()->setSectionResizeMode(RunListModel::StartedColumn,
+                                               QHeaderView::ResizeToContents);
         connect(m_runs->selectionModel(), &QItemSelectionModel::currentChanged, this,
                 [this](const QModelIndex &current) {
                     m_reattach->setEnabled(

@@ -2,6 +2,7 @@
 #include "models/ranktablemodel.h"
 
 #include "run/runcontroller.h"
+#include "run/runverdictfacts.h"
 
 #include <QDateTime>
 
@@ -20,6 +21,8 @@ void RankTableModel::setController(RunController *controller)
         m_controller->disconnect(this);
     m_controller = controller;
     m_rows = controller ? controller->rankStatuses() : QList<RankStatus>();
+    m_runState = controller ? controller->state() : RunState::Preparing;
+    m_facts = controller ? runVerdictFacts(*controller, m_straggler) : RunVerdictFacts();
     m_dirty.clear();
     endResetModel();
     if (!controller) {
@@ -38,11 +41,18 @@ void RankTableModel::setUpdateInterval(int ms)
     m_timer.setInterval(ms);
 }
 
+void RankTableModel::setStraggler(int rank)
+{
+    m_straggler = rank;
+}
+
 void RankTableModel::flush()
 {
     if (!m_controller)
         return;
     const QList<RankStatus> now = m_controller->rankStatuses();
+    m_runState = m_controller->state();
+    m_facts = runVerdictFacts(*m_controller, m_straggler);
     if (now.size() != m_rows.size()) {
         beginResetModel();
         m_rows = now;
@@ -78,6 +88,16 @@ QVariant RankTableModel::data(const QModelIndex &index, int role) const
         return s.rootCause;
     case HungRole:
         return s.hung || s.silent;
+    case ShownStateRole:
+        return int(shownRankState(s, m_runState, m_facts));
+    case ToneRole:
+        return int(shownStateTone(shownRankState(s, m_runState, m_facts)));
+    case UrgencyRole: {
+        const ShownState shown = shownRankState(s, m_runState, m_facts);
+        const bool central =
+            s.rootCause || s.rank == m_facts.rootCauseRank || m_facts.culprits.contains(s.rank);
+        return qint64(shownStateUrgency(shown, central)) * 1'000'000 + s.rank;
+    }
     case Qt::TextAlignmentRole:
         if (index.column() != HostColumn && index.column() != StateColumn &&
             index.column() != DetailColumn && index.column() != InCollectiveColumn)
@@ -97,15 +117,8 @@ QVariant RankTableModel::data(const QModelIndex &index, int role) const
         return s.host;
     case StateColumn: {
         if (sort)
-            return int(s.state);
-        QString text = rankStateLabel(s.state);
-        if (s.rootCause)
-            text += tr(" (root cause)");
-        else if (s.hung && !isTerminal(s.state))
-            text += tr(" (hung?)");
-        else if (s.silent && !isTerminal(s.state))
-            text += tr(" (silent)");
-        return text;
+            return data(index, UrgencyRole);
+        return shownRankText(s, m_runState, m_facts);
     }
     case StepColumn:
         if (sort)

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "record/runstate.h"
+#include "record/shownstate.h"
 
 #include <QAbstractTableModel>
 #include <QPointer>
@@ -42,6 +43,11 @@ public:
         RootCauseRole,                    // bool
         HungRole,                         // bool (hung or silent)
         SortRole,                         // numbers as numbers
+        ShownStateRole,                   // int(ShownState): the one state model
+        ToneRole,                         // int(StateTone) of ShownStateRole
+        // The state column's order: ranks that differ (root cause, culprits, stuck, failed,
+        // straggling) before the others, each kind in rank order.
+        UrgencyRole,
     };
 
     explicit RankTableModel(QObject *parent = nullptr);
@@ -49,6 +55,8 @@ public:
     void setController(RunController *controller);
     RunController *controller() const { return m_controller; }
     void setUpdateInterval(int ms);
+    // The straggler a StragglerReport named (-1: none): its row reads "straggling".
+    void setStraggler(int rank);
 
     int rowCount(const QModelIndex &parent = QModelIndex()) const override;
     int columnCount(const QModelIndex &parent = QModelIndex()) const override;
@@ -62,6 +70,9 @@ public:
 private:
     QPointer<RunController> m_controller;
     QList<RankStatus> m_rows;
+    RunState m_runState = RunState::Preparing;
+    RunVerdictFacts m_facts;
+    int m_straggler = -1;
     QSet<int> m_dirty;
     QTimer m_timer;
 };

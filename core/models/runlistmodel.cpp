@@ -88,6 +88,10 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         return int(r.state);
     case LauncherGoneRole:
         return r.launcherGone;
+    case ShownStateRole:
+        return int(r.shown);
+    case ToneRole:
+        return int(shownStateTone(r.shown));
     case Qt::DisplayRole:
     case Qt::ToolTipRole:
         break;
@@ -96,9 +100,15 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
     }
     switch (Column(index.column())) {
     case NameColumn:
+        // Two runs of one name prefix read alike once elided: the whole name and the run id.
+        if (role == Qt::ToolTipRole)
+            return tr("%1\n%2\nstarted %3")
+                .arg(r.name, r.id,
+                     QDateTime::fromMSecsSinceEpoch(r.createdUs / 1000)
+                         .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
         return r.name;
     case StateColumn: {
-        QString s = runStateLabel(r.state);
+        QString s = shownStateWord(r.shown);
         if (r.launcherGone)
             s += tr(" (launcher gone)");
         if (r.attempt > 0)

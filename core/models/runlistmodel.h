@@ -32,7 +32,9 @@ public:
         RunIdRole = Qt::UserRole + 1,
         DirectoryRole,
         RunStateRole,
-        LauncherGoneRole
+        LauncherGoneRole,
+        ShownStateRole, // int(ShownState)
+        ToneRole        // int(StateTone)
     };
 
     explicit RunListModel(RunManager *manager, QObject *parent = nullptr);

@@ -342,6 +342,7 @@ RunInfo RunRecord::info() const
         i.worldSize = state.value(QStringLiteral("world_size")).toInt(i.worldSize);
         i.rootCause = state.value(QStringLiteral("root_cause_summary")).toString();
         i.hung = state.value(QStringLiteral("hung")).toBool();
+        i.shown = shownRunState(i.state, RunVerdictFacts::fromStateJson(state));
         i.detachable = state.value(QStringLiteral("detach")).toBool();
         QList<RankStatus> ranks;
         for (const QJsonArray items = state.value(QStringLiteral("ranks")).toArray();
@@ -356,6 +357,7 @@ RunInfo RunRecord::info() const
         }
     } else {
         // No state yet: the launcher died before starting, or is starting right now.
+        i.shown = ShownState::Starting;
         i.launcherGone = QDateTime::currentMSecsSinceEpoch() * 1000 - m_createdUs > 60'000'000;
     }
     return i;

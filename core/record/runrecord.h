@@ -21,6 +21,7 @@
 #include "config/profile.h"
 #include "config/trainingconfig.h"
 #include "record/runstate.h"
+#include "record/shownstate.h"
 
 #include <QJsonObject>
 #include <QList>
@@ -45,6 +46,8 @@ struct RunInfo
     int attempt = 0;
     QString rootCause; // one-line summary, empty when none
     bool hung = false; // flagged hung when it ended (or now): `runs` says "stopped (hung)"
+    // The one state a person reads (record/shownstate.h): "stuck", "desynced", not "running".
+    ShownState shown = ShownState::Unknown;
     // Its ranks, alike ones as ranges ("ranks 0–16, 18–511 finished; rank 17 failed (exit 1)",
     // RankGroups::summary()); how many groups that is (0: no ranks recorded yet).
     QString rankSummary;

@@ -145,6 +145,7 @@ public:
     int worldSize() const { return int(m_run.ranks.size()); }
     int attempt() const { return m_run.attempt; }
     bool isHung() const { return m_run.hung; }
+    bool userStopped() const { return m_run.userStop; } // stop() or kill() was asked for
     QList<RankStatus> rankStatuses() const { return m_run.ranks; }
     RankStatus rankStatus(int rank) const { return m_run.ranks.value(rank); }
     QString stacks(int rank) const { return m_run.stacks.value(rank); }

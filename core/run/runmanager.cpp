@@ -2,6 +2,7 @@
 #include "run/runmanager.h"
 
 #include "record/runsdirectorywatcher.h"
+#include "run/runverdictfacts.h"
 
 #include <QCoreApplication>
 
@@ -16,6 +17,9 @@ RunManager::RunManager(const QString &runsDirectory, QObject *parent)
 {
     connect(m_watcher, &RunsDirectoryWatcher::runsChanged, this, &RunManager::refresh);
     connect(m_watcher, &RunsDirectoryWatcher::runsUpdated, this, &RunManager::updateRecorded);
+    m_judgeTimer.setSingleShot(true);
+    m_judgeTimer.setInterval(500);
+    connect(&m_judgeTimer, &QTimer::timeout, this, &RunManager::judgeDriven);
     refresh();
 }
 
@@ -49,6 +53,15 @@ void RunManager::adopt(RunController *c)
         emit runFinished(id, state);
     });
     connect(c, &RunController::detached, this, [this] { refresh(); });
+    // A verdict (a hang, a desync, a failure report) changes what the run list says without a
+    // change of RunState; judged at most twice a second, not at every rank's step.
+    auto judgeSoon = [this] {
+        if (!m_judgeTimer.isActive())
+            m_judgeTimer.start();
+    };
+    connect(c, &RunController::rankChanged, this, judgeSoon);
+    connect(c, &RunController::collectiveVerdictChanged, this, judgeSoon);
+    connect(c, &RunController::failureReportChanged, this, judgeSoon);
     refresh();
     emit runStarted(id);
 }
@@ -151,6 +164,7 @@ void RunManager::refresh()
             i.launcherGone = false;
             i.rootCause = c->rootCauseSummary();
             i.attempt = c->attempt();
+            i.shown = shownRunState(c->state(), runVerdictFacts(*c));
         }
     }
     followRecorded();
@@ -191,7 +205,8 @@ void RunManager::updateRecorded(const QStringList &directories)
         if (next.state != it->state || next.launcherGone != it->launcherGone ||
             next.detached != it->detached || next.rootCause != it->rootCause ||
             next.attempt != it->attempt || next.endedUs != it->endedUs || next.hung != it->hung ||
-            next.rankSummary != it->rankSummary || next.worldSize != it->worldSize) {
+            next.rankSummary != it->rankSummary || next.worldSize != it->worldSize ||
+            next.shown != it->shown) {
             *it = next;
             changed = true;
         }
@@ -211,11 +226,27 @@ void RunManager::updateInfo(RunController *c)
             i.rootCause = c->rootCauseSummary();
             i.attempt = c->attempt();
             i.endedUs = c->endedUs();
+            i.shown = shownRunState(c->state(), runVerdictFacts(*c));
             emit historyChanged();
             return;
         }
     }
     refresh();
+}
+
+void RunManager::judgeDriven()
+{
+    bool changed = false;
+    for (RunInfo &i : m_history) {
+        if (!drivenHere(i.id))
+            continue;
+        const RunController *c = controller(i.id);
+        const ShownState shown = shownRunState(c->state(), runVerdictFacts(*c));
+        changed = changed || shown != i.shown;
+        i.shown = shown;
+    }
+    if (changed)
+        emit historyChanged();
 }
 
 void RunManager::stopAll()

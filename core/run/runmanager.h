@@ -12,6 +12,7 @@
 #include <QList>
 #include <QObject>
 #include <QPointer>
+#include <QTimer>
 
 namespace rankdeck {
 
@@ -62,6 +63,8 @@ signals:
     void historyChanged();
 
 private:
+    // The shown state of the runs driven here, again (a verdict changed it, not RunState).
+    void judgeDriven();
     void updateInfo(RunController *c);
     void adopt(RunController *c);
     bool drivenHere(const QString &runId) const;
@@ -72,6 +75,7 @@ private:
 
     QString m_runsDirectory;
     RunsDirectoryWatcher *m_watcher = nullptr;
+    QTimer m_judgeTimer; // judgeDriven() soon after a run driven here changed
     QHash<QString, QPointer<RunController>> m_controllers;
     QList<RunInfo> m_history;
 };

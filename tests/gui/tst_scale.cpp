@@ -23,6 +23,7 @@
 #include <QListView>
 #include <QListWidget>
 #include <QScrollBar>
+#include <QSortFilterProxyModel>
 #include <QTabBar>
 #include <QTableView>
 #include <QTableWidget>
@@ -139,7 +140,9 @@ void TestScale::runPageAt512Ranks()
     RankTableModel *ranks = view.rankModel();
     ranks->flush();
     QCOMPARE(ranks->rowCount(), Ranks);
-    QCOMPARE(view.overviewPage()->rankTable()->model(), ranks);
+    QCOMPARE(qobject_cast<QSortFilterProxyModel *>(view.overviewPage()->rankTable()->model())
+                 ->sourceModel(),
+             ranks);
     for (int row = 0; row < Ranks; ++row)
         QCOMPARE(RankState(ranks->index(row, 0).data(RankTableModel::RankStateRole).toInt()),
                  RankState::Finished);
