@@ -259,7 +259,7 @@ void TestHangVerdict::verdicts()
             QVERIFY2(!r.toObject().value(u"hung"_s).toBool(), qPrintable(id));
     }
     if (fails) {
-        QVERIFY2(launcher.waitForFinished(180000), qPrintable(output()));
+        QVERIFY2(testing::ended(launcher, 180000), qPrintable(output()));
         QCOMPARE(launcher.exitCode(), 1);
     } else if (kind != u"desync"_s) {
         // The stacks the hang watch asked for, for the fallback and the lines.
@@ -332,7 +332,7 @@ void TestHangVerdict::verdicts()
     if (!fails) {
         const Result stop = cli({u"stop"_s, id});
         QVERIFY2(stop.code == 0, qPrintable(stop.err));
-        QVERIFY(launcher.waitForFinished(120000));
+        QVERIFY(testing::ended(launcher, 120000));
     }
     // After the end, the record still says why: the root cause of `runs`, failure.json.
     const Result runs = cli({u"runs"_s});

@@ -280,7 +280,7 @@ void TestProgramFaults::hangShowsBothPythonStacks()
     QCOMPARE(launcher.state(), QProcess::Running);
     const Result stop = cli({u"stop"_s, id});
     QVERIFY2(stop.code == 0, qPrintable(stop.err));
-    QVERIFY(launcher.waitForFinished(60000));
+    QVERIFY(testing::ended(launcher, 60000));
     QVERIFY2(QTest::qWaitFor([&] { return testing::processesOfRun(id).isEmpty(); }, 15000),
              qPrintable(testing::processesOfRun(id).join(u", "_s)));
 }

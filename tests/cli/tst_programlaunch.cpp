@@ -339,7 +339,7 @@ void TestProgramLaunch::stopLeavesNoProcess()
     QVERIFY(processesOfRun(id).size() >= 2 * 4); // supervisor, python, its child, the setsid sleep
     const Result stop = cli({u"stop"_s, id});
     QVERIFY2(stop.code == 0, qPrintable(stop.err));
-    QVERIFY(launcher.waitForFinished(60000));
+    QVERIFY(rankdeck::testing::ended(launcher, 60000));
     QVERIFY2(QTest::qWaitFor([&] { return processesOfRun(id).isEmpty(); }, 15000),
              qPrintable(processesOfRun(id).join(u", "_s)));
 }
@@ -352,7 +352,7 @@ void TestProgramLaunch::killedLauncherLeavesNoProcess()
     QElapsedTimer clock;
     clock.start();
     ::kill(pid_t(launcher.processId()), SIGKILL);
-    QVERIFY(launcher.waitForFinished(10000));
+    QVERIFY(rankdeck::testing::ended(launcher, 10000));
     // The supervisors see their control channel close and stop their whole trees, within 5 s.
     QVERIFY2(QTest::qWaitFor([&] { return processesOfRun(id).isEmpty(); }, 5000),
              qPrintable(processesOfRun(id).join(u", "_s)));

@@ -207,7 +207,7 @@ private slots:
         QFile touch(gate);
         QVERIFY(touch.open(QIODevice::WriteOnly));
         touch.close();
-        QVERIFY2(launch.waitForFinished(120000), qPrintable(failure()));
+        QVERIFY2(rankdeck::testing::ended(launch, 120000), qPrintable(failure()));
         const QString output = failure();
         if (launch.exitCode() != 0) {
             // torch 2.14.1 sometimes aborts a rank at exit (see tst_programlaunch): the run then

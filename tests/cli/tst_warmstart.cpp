@@ -378,7 +378,7 @@ void TestWarmStart::hangShowsPythonAndNativeStacks()
     QVERIFY(!QString::fromUtf8(readFile(dir + u"/rank-1.log"_s)).contains(u"--warm:"_s));
     const Result stop = cli({u"stop"_s, id});
     QVERIFY2(stop.code == 0, qPrintable(stop.err));
-    QVERIFY(launcher.waitForFinished(60000));
+    QVERIFY(rankdeck::testing::ended(launcher, 60000));
 }
 
 void TestWarmStart::stopOrKilledLauncherLeaveNoProcess_data()
@@ -416,7 +416,7 @@ void TestWarmStart::stopOrKilledLauncherLeaveNoProcess()
         const Result stop = cli({u"stop"_s, QFileInfo(dir).fileName()});
         QVERIFY2(stop.code == 0, qPrintable(stop.err));
     }
-    QVERIFY(launcher.waitForFinished(60000));
+    QVERIFY(rankdeck::testing::ended(launcher, 60000));
     // The rank processes (forked by the server, so not below the supervisor), their child and
     // their setsid grandchild: all gone, and nothing else carries the run's id.
     QVERIFY2(QTest::qWaitFor([&] { return noneRuns(pids); }, 10000), "a process of the run lives");

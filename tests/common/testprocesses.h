@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// Small helpers the end-to-end tests share: which processes of a run are still alive, a record
-// file's lines, writing a test file, whether git is there, whether a run record holds exactly
-// what a rank printed on its node, rankdeck-cli in a home of its own and its run directories.
+// Small helpers the end-to-end tests share: which processes of a run are still alive, whether a
+// process ended, a record file's lines, writing a test file, whether git is there, whether a run
+// record holds exactly what a rank printed on its node, rankdeck-cli in a home of its own and its
+// run directories.
 #pragma once
 
 #include <QByteArray>
@@ -47,6 +48,13 @@ inline bool processRuns(qint64 pid)
     // pid (comm) state …: comm may contain spaces, so the state is what follows the last ')'.
     const QByteArray rest = stat.mid(stat.lastIndexOf(')') + 2);
     return !rest.startsWith('Z') && !rest.startsWith('X');
+}
+
+// Whether p has ended within ms. QProcess::waitForFinished() answers false for a process that
+// ended while an event loop ran (QTest::qWaitFor, a QSignalSpy::wait): a fast run is no failure.
+inline bool ended(QProcess &p, int ms)
+{
+    return p.state() == QProcess::NotRunning || p.waitForFinished(ms);
 }
 
 // A file's lines without their '\n'; empty when it cannot be read.

@@ -179,7 +179,7 @@ void TestDetach::detachedProgramReattachesAndStops()
     QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(local + QStringLiteral("/rank-1.log")).size() > 200, 30000);
     const Cli stop = cli({QStringLiteral("stop"), runId});
     QVERIFY2(stop.exitCode == 0, qPrintable(stop.err));
-    QVERIFY(attach.waitForFinished(60000));
+    QVERIFY(testing::ended(attach, 60000));
     QTRY_VERIFY_WITH_TIMEOUT(processesMatching(runId).isEmpty(), 15000);
 
     // No line lost across the detach: the ticks of each rank run 0, 1, 2, … without a gap.
@@ -261,7 +261,7 @@ void TestDetach::killedLauncherOfADetachableRunLosesNothing()
                     QStringLiteral("/bin/sh"), QStringLiteral("-c"),
                     QStringLiteral("i=0; while :; do echo \"tick $i\"; i=$((i+1)); sleep 0.02; "
                                    "done")});
-    QVERIFY(launcher.waitForFinished(120000));
+    QVERIFY(testing::ended(launcher, 120000));
     QCOMPARE(launcher.exitCode(), 0);
     const QString runId =
         QString::fromUtf8(launcher.readAllStandardOutput()).trimmed().split(u'\n').last();
@@ -274,7 +274,7 @@ void TestDetach::killedLauncherOfADetachableRunLosesNothing()
     QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(local + QStringLiteral("/rank-1.log")).size() > 2000, 30000);
     // Killed mid-stream: its record and state.json are wherever they were.
     QCOMPARE(::kill(pid_t(attach.processId()), SIGKILL), 0);
-    QVERIFY(attach.waitForFinished(10000));
+    QVERIFY(testing::ended(attach, 10000));
     QTest::qWait(2000);
     QVERIFY2(!processesMatching(runId).isEmpty(), "the ranks did not outlive the killed launcher");
 
@@ -286,7 +286,7 @@ void TestDetach::killedLauncherOfADetachableRunLosesNothing()
         QFileInfo(local + QStringLiteral("/rank-1.log")).size() > before + 2000, 30000);
     const Cli stop = cli({QStringLiteral("stop"), runId});
     QVERIFY2(stop.exitCode == 0, qPrintable(stop.err));
-    QVERIFY(again.waitForFinished(60000));
+    QVERIFY(testing::ended(again, 60000));
     QTRY_VERIFY_WITH_TIMEOUT(processesMatching(runId).isEmpty(), 15000);
     for (int rank = 0; rank < 2; ++rank) {
         const Ticks t = ticksOf(local + QStringLiteral("/rank-%1.log").arg(rank));
@@ -333,7 +333,7 @@ void TestDetach::killedLauncherOfAnAttachedRunEndsItsRanks()
     QElapsedTimer clock;
     clock.start();
     QCOMPARE(::kill(pid_t(launcher.processId()), SIGKILL), 0);
-    QVERIFY(launcher.waitForFinished(10000));
+    QVERIFY(testing::ended(launcher, 10000));
     QVERIFY2(QTest::qWaitFor([&] { return processesMatching(runId).isEmpty(); }, 20000),
              qPrintable(processesMatching(runId).join(u", ")));
     const qint64 ended = clock.elapsed();

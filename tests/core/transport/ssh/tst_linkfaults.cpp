@@ -220,7 +220,7 @@ void TestLinkFaults::detachableRunSurvivesALinkDown()
 {
     QProcess launcher;
     launcher.start(m_cli, launchArgs(QStringLiteral("outage"), true, QString::fromLatin1(kTicks)));
-    QVERIFY(launcher.waitForFinished(120000));
+    QVERIFY(testing::ended(launcher, 120000));
     QVERIFY2(launcher.exitCode() == 0, launcher.readAllStandardError().constData());
     const QString runId =
         QString::fromUtf8(launcher.readAllStandardOutput()).trimmed().split(u'\n').last();
@@ -253,7 +253,7 @@ void TestLinkFaults::detachableRunSurvivesALinkDown()
 
     const QStringList stop{QStringLiteral("stop"), runId};
     QCOMPARE(QProcess::execute(m_cli, stop), 0);
-    QVERIFY(follower.waitForFinished(60000));
+    QVERIFY(testing::ended(follower, 60000));
     const QString said = QString::fromUtf8(follower.readAll());
     QTRY_VERIFY_WITH_TIMEOUT(processesOfRun(runId).isEmpty(), 20000);
     for (int rank = 0; rank < 2; ++rank) {
@@ -284,7 +284,7 @@ void TestLinkFaults::linkDownPastTheGraceFailsCleanly()
     QVERIFY2(m_net.setLinkUp(0, false), qPrintable(m_net.lastError()));
     QElapsedTimer cut;
     cut.start();
-    QVERIFY(cli.waitForFinished(kOutageMs));
+    QVERIFY(testing::ended(cli, kOutageMs));
     const qint64 failedAfter = cut.elapsed();
     const QString said = QString::fromUtf8(cli.readAll());
     qInfo("the run failed %lld ms after the cut", failedAfter);
