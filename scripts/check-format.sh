@@ -25,7 +25,10 @@ for arg in "$@"; do
         --count) mode=count ;;
         -h|--help) sed -n '4,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) printf 'check-format: unknown option %s\n' "$arg" >&2; exit 2 ;;
-        *) files+=("$arg") ;;
+        # Named files that are not C++ (a CMakeLists.txt, a script) are left alone: clang-format
+        # would take them for C++ and rewrite them beyond repair.
+        *.h|*.cpp|*.hpp|*.cc) files+=("$arg"); named=1 ;;
+        *) printf 'check-format: %s is not C++; left alone\n' "$arg" >&2; named=1 ;;
     esac
 done
 
@@ -35,6 +38,9 @@ if ! command -v "$clang_format" >/dev/null; then
     exit 2
 fi
 
+if ((${#files[@]} == 0)) && [[ -n ${named:-} ]]; then
+    exit 0 # only files that are not C++ were named
+fi
 if ((${#files[@]} == 0)); then
     # Tracked files only: build trees and generated sources never count.
     mapfile -t files < <(git ls-files -- 'core/*.h' 'core/*.cpp' 'gui/*.h' 'gui/*.cpp' \
