@@ -158,14 +158,14 @@ RunController *TestGuiRun::launchWithClicks(int steps, const QString &extraArgum
 
 bool TestGuiRun::allRanksIn(RankState state) const
 {
-    // What the user sees: the state column of the rank table.
+    // The rank table's process state (its shown word may add a verdict: "straggling").
     RankTableModel *model = m_window->runView()->rankModel();
     model->flush();
     if (model->rowCount() == 0)
         return false;
     for (int row = 0; row < model->rowCount(); ++row) {
-        if (model->index(row, RankTableModel::StateColumn).data().toString() !=
-            rankStateLabel(state))
+        if (model->index(row, RankTableModel::StateColumn).data(RankTableModel::RankStateRole) !=
+            int(state))
             return false;
     }
     return true;
