@@ -30,7 +30,7 @@ QColor toneColor(StateTone tone, const QPalette &palette)
 
 QIcon stateIcon(ShownState state, const QStyle *style)
 {
-    const QIcon themed = QIcon::fromTheme(shownStateIconName(state));
+    QIcon themed = QIcon::fromTheme(shownStateIconName(state));
     if (!themed.isNull() || !style)
         return themed;
     switch (state) {

@@ -266,6 +266,22 @@ bool RunRecord::stopRequested() const
     return QFileInfo::exists(stopRequestPath());
 }
 
+bool RunRecord::requestKill(QString *error) const
+{
+    QFile f(m_directory + QStringLiteral("/kill-request"));
+    if (!f.open(QIODevice::WriteOnly)) {
+        *error = tr("cannot write %1: %2").arg(f.fileName(), f.errorString());
+        return false;
+    }
+    f.write(QByteArray::number(QDateTime::currentMSecsSinceEpoch()) + '\n');
+    return true;
+}
+
+bool RunRecord::killRequested() const
+{
+    return QFileInfo::exists(m_directory + QStringLiteral("/kill-request"));
+}
+
 bool RunRecord::requestStackDump(QString *error) const
 {
     QFile f(m_directory + QStringLiteral("/stacks-request"));

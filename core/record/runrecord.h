@@ -12,6 +12,7 @@
 //   metrics.csv     every metric point (MetricsStore)
 //   launcher.log    what the launcher itself did (stop requests, restarts, hang flags)
 //   stop-request    created by `rankdeck-cli stop`; the launcher that owns the run polls for it
+//   kill-request    the same for a kill (the GUI's Kill on a run it follows)
 //   stacks-request  created by `rankdeck-cli stacks`: the launcher asks every rank for its stacks
 //   stacks-rank-<R>.txt  every stack dump a rank sent (hang detection, requests), appended
 //   node/           the ranks' own run directory for local runs (crash reports, NCCL dumps)
@@ -107,6 +108,10 @@ public:
     QString stopRequestPath() const;
     bool requestStop(QString *error) const;
     bool stopRequested() const;
+    // kill-request: the owning launcher SIGKILLs every rank (the GUI's Kill on a run another
+    // process launched).
+    bool requestKill(QString *error) const;
+    bool killRequested() const;
     // `rankdeck-cli stacks` asks the launcher for a stack dump of every rank the same way;
     // answers land in stacks-rank-<R>.txt.
     bool requestStackDump(QString *error) const;

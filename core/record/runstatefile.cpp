@@ -23,6 +23,7 @@ QJsonObject RunStateFile::toJson() const
     o[QStringLiteral("master_port")] = masterPort;
     o[QStringLiteral("user_stop")] = userStop;
     o[QStringLiteral("hung")] = hung;
+    o[QStringLiteral("straggler")] = straggler;
     o[QStringLiteral("error")] = error;
     o[QStringLiteral("root_cause_summary")] = rootCauseSummary;
     o[QStringLiteral("root_cause_rank")] = rootCauseRank;
@@ -81,6 +82,7 @@ RunStateFile RunStateFile::fromJson(const QJsonObject &json)
     f.masterPort = json.value(QStringLiteral("master_port")).toInt();
     f.userStop = json.value(QStringLiteral("user_stop")).toBool();
     f.hung = json.value(QStringLiteral("hung")).toBool();
+    f.straggler = json.value(QStringLiteral("straggler")).toInt(-1);
     f.error = json.value(QStringLiteral("error")).toString();
     f.rootCauseSummary = json.value(QStringLiteral("root_cause_summary")).toString();
     f.rootCauseRank = json.value(QStringLiteral("root_cause_rank")).toInt(-1);

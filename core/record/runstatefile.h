@@ -33,6 +33,7 @@ struct RunStateFile
     int masterPort = 0;
     bool userStop = false;
     bool hung = false;
+    int straggler = -1; // the rank the launcher's straggler report names (-1: none)
     QString error;
     QString rootCauseSummary;
     int rootCauseRank = -1;

@@ -73,7 +73,9 @@ RunVerdictFacts RunVerdictFacts::fromStateJson(const QJsonObject &state)
     f.stuck = state.value(QStringLiteral("hung")).toBool();
     f.userStop = state.value(QStringLiteral("user_stop")).toBool();
     f.rootCauseRank = state.value(QStringLiteral("root_cause_rank")).toInt(-1);
-    for (const QJsonValue &r : state.value(QStringLiteral("ranks")).toArray()) {
+    f.straggler = state.value(QStringLiteral("straggler")).toInt(-1);
+    const QJsonArray ranks = state.value(QStringLiteral("ranks")).toArray();
+    for (const auto &r : ranks) {
         const QJsonObject o = r.toObject();
         const bool running =
             !isTerminal(rankStateFromName(o.value(QStringLiteral("state")).toString()));
@@ -88,7 +90,8 @@ RunVerdictFacts RunVerdictFacts::fromStateJson(const QJsonObject &state)
         f.desynced = kind == QLatin1String("desync");
         f.stuck = f.stuck || kind == QLatin1String("missing_ranks") ||
                   kind == QLatin1String("all_entered_none_completed");
-        for (const QJsonValue &c : v.value(QStringLiteral("culprits")).toArray())
+        const QJsonArray culprits = v.value(QStringLiteral("culprits")).toArray();
+        for (const auto &c : culprits)
             f.culprits.append(c.toInt());
     }
     return f;

@@ -56,7 +56,8 @@ struct RunVerdictFacts
     // or a peer's death echoed): from the report where the caller has one.
     QList<int> consequences;
 
-    // state.json's "hung", "user_stop", "root_cause_rank" and its flight recorder's shown verdict.
+    // state.json's "hung", "user_stop", "root_cause_rank", "straggler" and its flight
+    // recorder's shown verdict.
     static RunVerdictFacts fromStateJson(const QJsonObject &state);
 };
 

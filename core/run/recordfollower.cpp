@@ -78,6 +78,7 @@ void RecordFollower::readState()
     m_run.restoreFrom(st, report.isEmpty() ? FailureReport() : FailureReport::fromJson(report));
     m_run.endedUs = st.endedUs;
     m_run.hung = st.hung;
+    m_run.straggler = st.straggler;
     m_run.errorMessage = st.error;
     m_run.clocks = st.clocks;
     m_run.runtime.resize(m_run.ranks.size());

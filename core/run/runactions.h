@@ -27,6 +27,8 @@ public:
     virtual void note(const QString &message) = 0;
     // As stop(): every rank, gracefully.
     virtual void requestStop() = 0;
+    // As kill(): SIGKILL to every rank now.
+    virtual void requestKill() = 0;
     // As dumpStacks(): -1 every running rank, with the flight recorders.
     virtual void requestStacks(int rank) = 0;
     virtual void recordFailure(const RankFailure &failure, const QString &pythonText) = 0;

@@ -146,6 +146,7 @@ public:
     int attempt() const { return m_run.attempt; }
     bool isHung() const { return m_run.hung; }
     bool userStopped() const { return m_run.userStop; } // stop() or kill() was asked for
+    int straggler() const { return m_run.straggler; }   // the watch's straggler, -1: none
     QList<RankStatus> rankStatuses() const { return m_run.ranks; }
     RankStatus rankStatus(int rank) const { return m_run.ranks.value(rank); }
     QString stacks(int rank) const { return m_run.stacks.value(rank); }
@@ -219,6 +220,7 @@ private:
     // ask of the run.
     void note(const QString &message) override;
     void requestStop() override { stop(); }
+    void requestKill() override { kill(); }
     void requestStacks(int rank) override { dumpStacks(rank); }
     // pythonText: the traceback of torchelastic's error file (a supervised program's `error`
     // event), which wins over what the rank printed.

@@ -43,6 +43,7 @@ void RunData::closeRecord()
     closeStores();
     record.releaseReserve();
     QFile::remove(record.stopRequestPath());
+    QFile::remove(record.directory() + QStringLiteral("/kill-request"));
 }
 
 void RunData::restoreFrom(const RunStateFile &st, const FailureReport &report)
@@ -69,6 +70,7 @@ bool RunData::reopen(const QString &runDirectory, RunStateFile *st, QString *err
     restoreFrom(*st, failure.isEmpty() ? FailureReport() : FailureReport::fromJson(failure));
     endedUs = st->endedUs;
     hung = st->hung;
+    straggler = st->straggler;
     errorMessage = st->error;
     clocks = st->clocks;
     runtime.resize(ranks.size());
@@ -164,6 +166,7 @@ void RunData::archiveAttempt(qint64 now)
     ++attempt;
     policy.reset();
     hung = false;
+    straggler = -1;
 }
 
 RunState RunData::finalState(bool ownFailure) const

@@ -97,6 +97,7 @@ struct RunData
     int masterPort = 0;
     bool userStop = false;
     bool hung = false;
+    int straggler = -1;      // the rank the watch's StragglerReport names (-1: none)
     bool stateDirty = false; // state.json is behind (the watch writes it)
     bool finalized = false;
     bool released = false; // detachAndRelease() done

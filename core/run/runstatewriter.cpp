@@ -37,6 +37,7 @@ RunStateFile RunStateWriter::stateFile() const
     f.masterPort = m_run.masterPort;
     f.userStop = m_run.userStop;
     f.hung = m_run.hung;
+    f.straggler = m_run.straggler;
     f.error = m_run.errorMessage;
     f.rootCauseSummary = rootCauseSummary();
     f.recordProblem = m_run.recordProblem;

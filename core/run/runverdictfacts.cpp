@@ -13,7 +13,7 @@ RunVerdictFacts runVerdictFacts(const RunController &run, int straggler)
     RunVerdictFacts f;
     f.stuck = run.isHung();
     f.userStop = run.userStopped();
-    f.straggler = straggler;
+    f.straggler = straggler >= 0 ? straggler : run.straggler();
     const FailureReport &report = run.failureReport();
     if (const RankFailure *root = report.rootCause())
         f.rootCauseRank = root->rank;

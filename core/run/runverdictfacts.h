@@ -11,7 +11,7 @@ namespace rankdeck {
 
 class RunController;
 
-// straggler: the rank a StragglerReport named (-1: none); the controller does not keep it.
+// straggler: the rank a fresher StragglerReport named (a view's); -1: the launcher's own.
 RunVerdictFacts runVerdictFacts(const RunController &run, int straggler = -1);
 
 } // namespace rankdeck

@@ -2,8 +2,10 @@
 #include "run/runwatch.h"
 
 #include "diagnosis/hangwatchdog.h"
+#include "diagnosis/stragglerreport.h"
 #include "run/flightrecordercollector.h"
 #include "run/runactions.h"
+#include "store/metricsstore.h"
 #include "transport/transport.h"
 #include "util/clock.h"
 
@@ -47,6 +49,11 @@ void RunWatch::tick()
     if (!m_run.userStop && m_run.record.stopRequested()) {
         m_actions.note(tr("stop requested through %1").arg(m_run.record.stopRequestPath()));
         m_actions.requestStop();
+    }
+    if (!m_killTaken && m_run.record.killRequested()) {
+        m_killTaken = true;
+        m_actions.note(tr("kill requested through %1/kill-request").arg(m_run.record.directory()));
+        m_actions.requestKill();
     }
     if (m_run.record.takeStackDumpRequest()) {
         m_actions.note(tr("stack dump requested"));
@@ -101,6 +108,7 @@ void RunWatch::tick()
                            .arg(list.join(QStringLiteral(", "))));
         m_actions.announceHang(found.hung);
     }
+    checkStraggler();
     const qint64 stateEveryMs =
         500 * std::max<qint64>(1, (qint64(m_run.ranks.size()) + kStateRanksPerHalfSecond - 1) /
                                       kStateRanksPerHalfSecond);
@@ -109,6 +117,29 @@ void RunWatch::tick()
         m_sinceStateWrite.start();
         m_actions.writeState();
     }
+}
+
+void RunWatch::checkStraggler()
+{
+    if (!m_run.metrics || (m_sinceStraggler.isValid() && m_sinceStraggler.elapsed() < 2000))
+        return;
+    const quint64 generation = m_run.metrics->generation();
+    if (generation == m_stragglerGeneration)
+        return;
+    m_sinceStraggler.start();
+    m_stragglerGeneration = generation;
+    QHash<int, QString> hosts;
+    for (const RankStatus &s : std::as_const(m_run.ranks))
+        hosts.insert(s.rank, s.host);
+    const int rank = StragglerReport::analyze(*m_run.metrics, hosts).rank;
+    if (rank == m_run.straggler)
+        return;
+    const int before = m_run.straggler;
+    m_run.straggler = rank;
+    m_run.stateDirty = true;
+    for (int r : {before, rank})
+        if (r >= 0 && r < m_run.ranks.size())
+            m_actions.announceRank(r);
 }
 
 void RunWatch::checkRendezvous(qint64 now)

@@ -39,13 +39,20 @@ public:
 private:
     void tick();
     void checkRendezvous(qint64 now);
+    // The straggler report the Overview shows, made by the launcher too, every 2 s while points
+    // come: kept in state.json so that the run list, `runs` and a second window read
+    // "straggling".
+    void checkStraggler();
 
     RunData &m_run;
     RunActions &m_actions;
     FlightRecorderCollector &m_collector;
     Settings m_settings;
     QTimer m_timer;
+    bool m_killTaken = false;        // kill-request acted on (it stays until the run ends)
     QElapsedTimer m_sinceStateWrite; // invalid until the watch first writes state.json
+    QElapsedTimer m_sinceStraggler;  // invalid until the first straggler report
+    quint64 m_stragglerGeneration = ~quint64(0);
 };
 
 } // namespace rankdeck

@@ -31,6 +31,7 @@ RunStateFile fullState()
     f.masterPort = 29500;
     f.userStop = true;
     f.hung = true;
+    f.straggler = 3;
     f.error = QStringLiteral("something odd");
     f.rootCauseSummary = QStringLiteral("rank 1 (node-b): exit code 3: bad batch");
     f.rootCauseRank = 1;
@@ -131,6 +132,7 @@ void TestRunStateFile::fieldsSurvive()
     QCOMPARE(g.masterPort, f.masterPort);
     QCOMPARE(g.userStop, f.userStop);
     QCOMPARE(g.hung, f.hung);
+    QCOMPARE(g.straggler, f.straggler);
     QCOMPARE(g.error, f.error);
     QCOMPARE(g.rootCauseSummary, f.rootCauseSummary);
     QCOMPARE(g.rootCauseRank, f.rootCauseRank);
@@ -161,6 +163,7 @@ void TestRunStateFile::missingKeysGiveDefaults()
     QCOMPARE(f.launcherPid, qint64(0));
     QCOMPARE(f.masterPort, 0);
     QCOMPARE(f.rootCauseRank, -1);
+    QCOMPARE(f.straggler, -1);
     QVERIFY(!f.userStop);
     QVERIFY(!f.hung);
     QVERIFY(!f.detach);
@@ -205,6 +208,7 @@ void TestRunStateFile::keyNames()
         QStringLiteral("master_port"),
         QStringLiteral("user_stop"),
         QStringLiteral("hung"),
+        QStringLiteral("straggler"),
         QStringLiteral("error"),
         QStringLiteral("root_cause_summary"),
         QStringLiteral("root_cause_rank"),

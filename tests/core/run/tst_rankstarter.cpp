@@ -28,6 +28,7 @@ public:
     }
     void note(const QString &) override {}
     void requestStop() override {}
+    void requestKill() override {}
     void requestStacks(int) override {}
     void recordFailure(const RankFailure &, const QString &) override {}
     void stopRank(int, bool) override {}
