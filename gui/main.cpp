@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // rankdeck: the desktop app. `rankdeck --demo` opens the window and starts a 2-rank demo run on
-// the built-in local profile.
+// the built-in local profile; `rankdeck RUN` opens it on a run (its id, name or folder).
 #include "appicon.h"
 #include "mainwindow.h"
 #include "screenshottour.h"
@@ -9,6 +9,9 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QMessageBox>
+
+#include <cstdio>
 
 int main(int argc, char **argv)
 {
@@ -35,7 +38,18 @@ int main(int argc, char **argv)
                                     "Run two demo runs, save every page as PNG into <dir>, quit."),
         QStringLiteral("dir"));
     parser.addOption(screenshots);
+    parser.addPositionalArgument(
+        QStringLiteral("RUN"),
+        QCoreApplication::translate("main", "A run's id, name or folder: the app opens on it, "
+                                            "and follows it while it runs."),
+        QStringLiteral("[RUN]"));
     parser.process(app);
+    if (parser.positionalArguments().size() > 1) {
+        std::fprintf(stderr, "rankdeck: %s\n",
+                     qPrintable(QCoreApplication::translate("main", "expected one RUN, got %1")
+                                    .arg(parser.positionalArguments().size())));
+        return 2;
+    }
 
     rankdeck::MainWindow window;
     window.show();
@@ -46,6 +60,14 @@ int main(int argc, char **argv)
         tour->start();
     } else if (parser.isSet(demo)) {
         window.startDemo();
+    } else if (!parser.positionalArguments().isEmpty()) {
+        // As a desktop app opens the document named on its command line; a run that cannot be
+        // opened is said, and the window stays (the run list is still there to pick from).
+        QString error;
+        if (!window.showRun(parser.positionalArguments().constFirst(), &error)) {
+            std::fprintf(stderr, "rankdeck: %s\n", qPrintable(error));
+            QMessageBox::warning(&window, QCoreApplication::translate("main", "Open run"), error);
+        }
     }
     return QApplication::exec();
 }

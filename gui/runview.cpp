@@ -23,6 +23,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
+#include <QMessageBox>
 #include <QResizeEvent>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -57,21 +58,26 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
     addTab(m_failures, tr("&Failures"));
     connect(m_overview, &OverviewPage::rootCauseActivated, this,
             [this] { setCurrentIndex(Failures); });
-    connect(m_overview, &OverviewPage::stopRequested, this, [this] {
-        if (m_run)
-            m_run->stop();
-    });
+    connect(m_overview, &OverviewPage::stopRequested, this,
+            [this] { requestOnRun(RunRequest::Stop); });
     connect(m_overview, &OverviewPage::killRequested, this, [this] {
-        if (m_run)
-            m_run->kill();
+        if (!m_run)
+            return;
+        // SIGKILL cannot be taken back and saves nothing: asked first, as Stop need not be.
+        const auto answer = QMessageBox::question(
+            this, tr("Kill run"),
+            tr("Kill every rank of %1 now?\n\nEach rank's processes get SIGKILL at once: "
+               "nothing is saved and no stack dump is taken. Stop asks them to end first.")
+                .arg(m_run->name()),
+            QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+        if (answer == QMessageBox::Yes)
+            requestOnRun(RunRequest::Kill);
     });
     connect(m_overview, &OverviewPage::heatmapMetricChanged, this, [this] { refreshSteps(true); });
     connect(m_overview->heatmapView(), &StepHeatmapView::wantedColumnsChanged, this,
             [this] { refreshSteps(true); });
-    connect(m_overview, &OverviewPage::dumpStacksRequested, this, [this] {
-        if (m_run)
-            m_run->dumpStacks();
-    });
+    connect(m_overview, &OverviewPage::dumpStacksRequested, this,
+            [this] { requestOnRun(RunRequest::DumpStacks); });
     connect(m_overview, &OverviewPage::reattachRequested, this, [this] {
         if (m_run)
             emit reattachRequested(m_run->runId());
@@ -184,6 +190,31 @@ void RunView::setRun(RunController *run)
     refreshFailures();
 }
 
+void RunView::requestOnRun(RunRequest request)
+{
+    if (!m_run)
+        return;
+    if (!m_run->isReadOnly()) {
+        if (request == RunRequest::Stop)
+            m_run->stop();
+        else if (request == RunRequest::Kill)
+            m_run->kill();
+        else
+            m_run->dumpStacks();
+        return;
+    }
+    // A run another process launched (the CLI, another window, a detached launcher): asked
+    // through the request files `rankdeck-cli stop` and `stacks` write, which its launcher
+    // polls; what follows shows up in the record this view follows.
+    QString error;
+    const RunRecord &record = m_run->record();
+    const bool ok = request == RunRequest::Stop   ? record.requestStop(&error)
+                    : request == RunRequest::Kill ? record.requestKill(&error)
+                                                  : record.requestStackDump(&error);
+    if (!ok)
+        QMessageBox::warning(this, tr("Run %1").arg(m_run->name()), error);
+}
+
 void RunView::refreshReattachable(bool force)
 {
     const qint64 now = QDateTime::currentMSecsSinceEpoch() * 1000;
@@ -191,12 +222,15 @@ void RunView::refreshReattachable(bool force)
         return;
     m_reattachCheckedUs = now;
     bool offer = false;
-    // As the run list offers it: its ranks go on on their nodes, and no launcher drives them
-    // (local ranks cannot be re-attached).
-    if (m_run && m_run->isReadOnly() && !isTerminal(m_run->state()) &&
-        !m_run->profile().isLocal()) {
+    m_launcherAlive = false;
+    if (m_run && m_run->isReadOnly() && !isTerminal(m_run->state())) {
         const RunInfo info = m_run->record().info();
-        offer = info.detached || (info.launcherGone && info.detachable);
+        // Its launcher polls the request files: Stop, Kill and Dump stacks reach it.
+        m_launcherAlive = !info.launcherGone && !info.detached;
+        // As the run list offers it: its ranks go on on their nodes, and no launcher drives
+        // them (local ranks cannot be re-attached).
+        offer = !m_run->profile().isLocal() &&
+                (info.detached || (info.launcherGone && info.detachable));
     }
     m_overview->setReattachable(offer);
 }
@@ -247,8 +281,8 @@ void RunView::refreshOverview()
         stateText += QStringLiteral(" — ") + m_run->errorMessage();
     m_overview->setTitle(m_run->name(), stateText, shown);
     setTitleText(m_run->name() + QStringLiteral(" — ") + shownStateWord(shown));
-    m_overview->setRunActive(!m_run->isReadOnly() && !isTerminal(state));
     refreshReattachable(isTerminal(state));
+    m_overview->setRunActive(!isTerminal(state) && (!m_run->isReadOnly() || m_launcherAlive));
 
     // Progress is the slowest rank's step out of the total, not the ranks' steps added up: in
     // synchronous training the run is as far as its slowest rank (4 ranks at step 300 of 300

@@ -78,6 +78,15 @@ private slots:
 private:
     void refreshClocks();
     void setTitleText(const QString &text);
+    enum class RunRequest
+    {
+        Stop,
+        Kill,
+        DumpStacks
+    };
+    // On the run driven here, or through the record's request files on one another process
+    // launched (the same requests as `rankdeck-cli stop` and `stacks`).
+    void requestOnRun(RunRequest request);
     // Whether the shown run can be re-attached (followed, its launcher gone); read from its
     // record at most once a second.
     void refreshReattachable(bool force);
@@ -97,8 +106,9 @@ private:
     qint64 m_stepsRefreshedUs = 0;
     qint64 m_rankGroupsRefreshedUs = 0;
     qint64 m_reattachCheckedUs = 0;
-    qint64 m_stepsCostUs = 0; // what the last refresh of the straggler text and heatmap took
-    int m_straggler = -1;     // the rank the last StragglerReport named
+    qint64 m_stepsCostUs = 0;     // what the last refresh of the straggler text and heatmap took
+    int m_straggler = -1;         // the rank the last StragglerReport named
+    bool m_launcherAlive = false; // a followed run's launcher runs (it polls requests)
     QString m_titleText;
     std::map<QString, std::unique_ptr<StepHeatmapCache>> m_heatmaps; // by metric
     OverviewPage *m_overview = nullptr;

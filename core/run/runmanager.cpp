@@ -5,6 +5,7 @@
 #include "run/runverdictfacts.h"
 
 #include <QCoreApplication>
+#include <QFileInfo>
 
 #include <algorithm>
 
@@ -109,7 +110,11 @@ RunController *RunManager::open(const QString &idOrName, QString *error)
 {
     if (RunController *c = controller(idOrName))
         return c;
-    const QString dir = RunRecord::resolve(m_runsDirectory, idOrName, error);
+    // A run's folder, as `rankdeck RUN` may name it (a file manager, a shell's completion).
+    const QFileInfo folder(idOrName);
+    const QString dir = folder.isDir() && QFileInfo::exists(idOrName + QStringLiteral("/run.json"))
+                            ? folder.absoluteFilePath()
+                            : RunRecord::resolve(m_runsDirectory, idOrName, error);
     if (dir.isEmpty())
         return nullptr;
     RunRecord r;

@@ -4,7 +4,8 @@
 // 31): the Logs page gets the lines printed after it was chosen, the Overview's rank table the
 // steps, and the run ends in the window when the CLI ends it. Before, the window showed the
 // record as it was at the click. The window and the CLI share a runs directory; the ranks are
-// the scripted worker. Waits are QTRY_ with generous limits: a loaded machine is only slower.
+// the scripted worker. Its Dump stacks and Kill buttons act on that run (issue 41). Waits are
+// QTRY_ with generous limits: a loaded machine is only slower.
 #include "logspage.h"
 #include "mainwindow.h"
 #include "models/logmodel.h"
@@ -18,10 +19,15 @@
 #include "store/logstore.h"
 #include "testprocesses.h"
 
+#include <QApplication>
+#include <QFileInfo>
 #include <QLabel>
+#include <QMessageBox>
 #include <QProcess>
+#include <QPushButton>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QTreeView>
 #include <QtTest>
 
@@ -136,6 +142,83 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(qint64(logs->lineRowCount()),
                                   run->logStore()->lineCount(LogStore::AllRanks), 10000);
         QTRY_COMPARE_WITH_TIMEOUT(launcher.state(), QProcess::NotRunning, 30000);
+    }
+
+    // Issue 41: Dump stacks and Kill act on a run the CLI launched, through the request files
+    // its launcher polls (as `rankdeck-cli stacks` and `stop`); Kill asks first.
+    void followedRunActsFromItsButtons()
+    {
+        MainWindow window;
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QProcess launcher;
+        launcher.setProcessEnvironment(cliEnvironment());
+        launcher.setProcessChannelMode(QProcess::MergedChannels);
+        launcher.start(m_cli, {u"launch"_s, u"--nproc-per-node"_s, u"2"_s, u"--name"_s, u"guiact"_s,
+                               u"--"_s, u"--steps"_s, u"100000"_s, u"--step-delay-ms"_s, u"50"_s});
+        QVERIFY2(launcher.waitForStarted(30000), qPrintable(launcher.errorString()));
+        auto cleanup = qScopeGuard([&] {
+            if (launcher.state() != QProcess::NotRunning) {
+                launcher.kill();
+                launcher.waitForFinished(10000);
+            }
+        });
+        RunManager *runs = window.runManager();
+        auto runId = [runs] {
+            for (const RunInfo &i : runs->history())
+                if (i.name == u"guiact"_s && i.state == RunState::Running)
+                    return i.id;
+            return QString();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(!runId().isEmpty(), 30000);
+        const QString id = runId();
+        SidePanel *side = window.sidePanel();
+        QTRY_VERIFY_WITH_TIMEOUT(runRow(side, id).isValid(), 10000);
+        side->runList()->setCurrentIndex(runRow(side, id));
+        RunView *view = window.runView();
+        QTRY_VERIFY_WITH_TIMEOUT(view->run() && view->run()->runId() == id, 10000);
+        RunController *run = view->run();
+        QVERIFY(run->isReadOnly());
+        OverviewPage *overview = view->overviewPage();
+        // Enabled once the view has seen the run's launcher alive (checked once a second).
+        QTRY_VERIFY_WITH_TIMEOUT(overview->dumpStacksButton()->isEnabled(), 10000);
+        QVERIFY(overview->stopButton()->isEnabled());
+        QVERIFY(overview->killButton()->isEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(window.windowTitle().startsWith(u"guiact — running"_s), 10000);
+
+        // Dump stacks: the launcher takes the request (and says so in its log).
+        const QString dir = run->runDirectory();
+        QTest::mouseClick(overview->dumpStacksButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            readFile(dir + u"/launcher.log"_s).contains("stack dump requested"), 30000);
+        QVERIFY(!QFileInfo::exists(dir + u"/stacks-request"_s));
+
+        // Kill: first a question; Cancel leaves the run alone, Yes kills it.
+        auto answerKill = [](QMessageBox::StandardButton button) {
+            QTimer::singleShot(0, [button] {
+                for (QWidget *w : QApplication::topLevelWidgets())
+                    if (auto *box = qobject_cast<QMessageBox *>(w); box && box->isVisible())
+                        box->button(button)->click();
+            });
+        };
+        answerKill(QMessageBox::Cancel);
+        QTest::mouseClick(overview->killButton(), Qt::LeftButton);
+        QVERIFY(!QFileInfo::exists(dir + u"/kill-request"_s));
+        answerKill(QMessageBox::Yes);
+        QTest::mouseClick(overview->killButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(run->state()), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(launcher.state(), QProcess::NotRunning, 30000);
+        QVERIFY(readFile(dir + u"/launcher.log"_s).contains("kill requested"));
+        // The buttons follow the state: nothing to act on once the run ended.
+        QTRY_VERIFY_WITH_TIMEOUT(!overview->killButton()->isEnabled(), 10000);
+        QVERIFY(!overview->stopButton()->isEnabled());
+    }
+
+private:
+    static QByteArray readFile(const QString &path)
+    {
+        QFile f(path);
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
     }
 };
 
