@@ -85,7 +85,6 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_title->setFont(titleFont);
     m_state = new QLabel(this);
     m_state->setObjectName(QStringLiteral("runStateLabel"));
-    m_state->setAccessibleName(tr("Run state"));
     m_stateIcon = new QLabel(this);
     m_stateIcon->setObjectName(QStringLiteral("runStateIcon"));
 
@@ -104,7 +103,6 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_banner->setMargin(8);
     m_banner->setAutoFillBackground(true);
-    m_banner->setAccessibleName(tr("Root cause"));
     m_banner->setCursor(Qt::PointingHandCursor);
     m_banner->setToolTip(tr("Click to open the failure report"));
     m_banner->installEventFilter(this);
@@ -323,6 +321,8 @@ void OverviewPage::setProgress(qint64 done, qint64 total, double etaSeconds,
     if (total > 0 && slowestRank >= 0)
         text += tr(", slowest rank %1").arg(slowestRank);
     m_progress->setFormat(text);
+    // A screen reader reads a progress bar's value, not its format: the text is its name.
+    m_progress->setAccessibleName(text);
     m_eta->setText(etaSeconds >= 0 ? tr("ETA %1").arg(formatDuration(etaSeconds)) : QString());
 }
 
