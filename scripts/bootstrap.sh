@@ -35,11 +35,14 @@ fail() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 1; }
 # dpkg-dev + lintian: `cpack -G DEB` (dpkg-shlibdeps) and the packages' lint (tst_package);
 # man-db: `man -l` on the generated rankdeck-cli(1) (tst_manual).
 # clang-tidy + clazy: scripts/static-analysis.py, which CI runs (docs/reliability.md).
+# python3-pyatspi + at-spi2-core + dbus-x11: the GUI acceptance tests (tests/acceptance) read
+# the app's accessibility tree as a screen reader does, on a private D-Bus and AT-SPI bus.
 packages=(build-essential cmake pkg-config ccache qt6-base-dev libssh-dev libssl-dev libqcustomplot-dev
           libtomlplusplus-dev libdw-dev libgloo-dev openssh-server openssh-client openssl xvfb
           python3-venv procps clang-format clang-tidy slurm-wlm munge libprotobuf-dev
           protobuf-compiler faketime valgrind iproute2 clang-14 libclang-rt-14-dev
-          xdotool imagemagick dpkg-dev lintian man-db clazy)
+          xdotool imagemagick dpkg-dev lintian man-db clazy
+          python3-pyatspi at-spi2-core dbus-x11)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
