@@ -2,7 +2,7 @@
 #include "transport/slurm/slurmjobconnection.h"
 
 #include "transport/slurm/slurmlogin.h"
-#include "transport/ssh/shellquote.h"
+#include "util/shellquote.h"
 #include "transport/ssh/sshnodedeployer.h"
 #include "util/clock.h"
 #include "util/logging.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/slurm/slurmscript.h"
 
-#include "transport/ssh/shellquote.h"
+#include "util/shellquote.h"
 
 #include <QDateTime>
 

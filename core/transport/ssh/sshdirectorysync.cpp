@@ -6,7 +6,7 @@
 #include "util/logging.h"
 #include "util/translation.h"
 
-#include "transport/ssh/shellquote.h"
+#include "util/shellquote.h"
 #include "transport/ssh/sshexecupload.h"
 #include "transport/ssh/sshsession.h"
 

@@ -4,7 +4,7 @@
 #include "util/logging.h"
 #include "util/translation.h"
 
-#include "transport/ssh/shellquote.h"
+#include "util/shellquote.h"
 
 #include <QCoreApplication>
 #include <QCryptographicHash>

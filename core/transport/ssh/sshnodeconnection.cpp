@@ -5,7 +5,7 @@
 #include "util/logging.h"
 
 #include "config/syncmanifest.h"
-#include "transport/ssh/shellquote.h"
+#include "util/shellquote.h"
 #include "transport/ssh/sshchannelpump.h"
 #include "transport/ssh/sshclockprobe.h"
 #include "transport/ssh/sshdirectorysync.h"

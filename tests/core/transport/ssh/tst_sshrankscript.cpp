@@ -8,7 +8,7 @@
 // status is the rank's, setup failures exit 125/127 without a header, re-attaching resumes at
 // byte offsets, and the stdin keeper and the group signal do what the header promises; the lease
 // echoes, ends the run's ranks after its grace of silence and only then.
-#include "transport/ssh/shellquote.h"
+#include "util/shellquote.h"
 #include "transport/ssh/sshrankscript.h"
 
 #include "testprocesses.h"

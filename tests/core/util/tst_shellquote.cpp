@@ -3,7 +3,7 @@
 // shell::quote() is what keeps every profile field and argument from becoming a command on a
 // node. Each case is checked twice: the exact bytes quote() produces, and what a real /bin/sh
 // makes of them (the word must come back byte for byte, and nothing in it may run).
-#include "transport/ssh/shellquote.h"
+#include "util/shellquote.h"
 
 #include <QDir>
 #include <QProcess>

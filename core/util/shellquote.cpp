@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "transport/ssh/shellquote.h"
+#include "util/shellquote.h"
 
 namespace rankdeck::shell {
 
