@@ -3,6 +3,7 @@
 
 #include "lossplot.h"
 #include "metricsplotprovider.h"
+#include "models/metricnames.h"
 #include "models/rundiffmodel.h"
 #include "store/metricsstore.h"
 
@@ -29,7 +30,7 @@ LossPage::LossPage(QWidget *parent) : QWidget(parent)
     m_plot = new LossPlot(this);
     m_metricCombo = new QComboBox(this);
     m_metricCombo->setObjectName(QStringLiteral("metricCombo"));
-    m_metricCombo->addItem(tr("Loss"), metric::Loss);
+    m_metricCombo->addItem(metric::displayName(metric::Loss), metric::Loss);
     connect(m_metricCombo, &QComboBox::currentIndexChanged, this, [this] {
         const QString name = m_metricCombo->currentData().toString();
         if (isComparing()) {
@@ -159,25 +160,16 @@ void LossPage::setMetricsStore(const MetricsStore *store)
 
 void LossPage::updateMetricNames()
 {
-    static const QHash<QString, QString> labels = {
-        {metric::Loss, tr("Loss")},
-        {metric::LearningRate, tr("Learning rate")},
-        {metric::SamplesPerSec, tr("Samples/s")},
-        {metric::StepTimeMs, tr("Step time (ms)")},
-        {metric::CommWaitMs, tr("Communication wait (ms)")},
-        {metric::ComputeMs, tr("Compute time (ms)")},
-        {metric::GpuMemBytes, tr("GPU memory (bytes)")},
-    };
     const QStringList names = namesStore()->metricNames();
     if (names.size() + (names.contains(metric::Loss) ? 0 : 1) == m_metricCombo->count())
         return;
     const QSignalBlocker blocker(m_metricCombo);
     const QString current = m_metricCombo->currentData().toString();
     m_metricCombo->clear();
-    m_metricCombo->addItem(labels.value(metric::Loss), metric::Loss);
+    m_metricCombo->addItem(metric::displayName(metric::Loss), metric::Loss);
     for (const QString &name : names) {
         if (name != metric::Loss)
-            m_metricCombo->addItem(labels.value(name, name), name);
+            m_metricCombo->addItem(metric::displayName(name), name);
     }
     m_metricCombo->setCurrentIndex(qMax(0, m_metricCombo->findData(current)));
 }
