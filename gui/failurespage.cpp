@@ -32,7 +32,7 @@ FailuresPage::FailuresPage(QWidget *parent) : QWidget(parent)
     m_copy = new QPushButton(tr("&Copy entry"), this);
     m_copy->setObjectName(QStringLiteral("copyFailureButton"));
     connect(m_copy, &QPushButton::clicked, this, &FailuresPage::copyEntry);
-    m_copyAll = new QPushButton(tr("Copy &report"), this);
+    m_copyAll = new QPushButton(tr("Copy r&eport"), this);
     m_copyAll->setObjectName(QStringLiteral("copyReportButton"));
     connect(m_copyAll, &QPushButton::clicked, this, &FailuresPage::copyReport);
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "launchdialog.h"
 
+#include "problemlabel.h"
+
 #include "stream/logmetricextractor.h"
 
 #include "config/profilestore.h"
@@ -192,12 +194,8 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     m_extra->setObjectName(QStringLiteral("launchExtraArgsEdit"));
     m_extra->setPlaceholderText(tr("more worker flags, e.g. --shuffle --clip-grad-norm 1"));
 
-    m_problems = new QLabel(this);
+    m_problems = new ProblemLabel(this);
     m_problems->setObjectName(QStringLiteral("launchProblemsLabel"));
-    m_problems->setWordWrap(true);
-    QPalette warn = m_problems->palette();
-    warn.setColor(QPalette::WindowText, QColor(0xc0, 0x39, 0x2b));
-    m_problems->setPalette(warn);
 
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, this);
     m_launch = buttons->addButton(tr("&Launch"), QDialogButtonBox::AcceptRole);
@@ -230,9 +228,9 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     what->addRow(tr("&Task:"), m_task);
     what->addRow(tr("&Steps:"), m_steps);
     what->addRow(tr("&Batch size:"), m_batchSize);
-    what->addRow(tr("&Learning rate:"), m_lr);
+    what->addRow(tr("Le&arning rate:"), m_lr);
     what->addRow(tr("&Optimizer:"), m_optimizer);
-    what->addRow(tr("&Schedule:"), m_schedule);
+    what->addRow(tr("Sc&hedule:"), m_schedule);
     what->addRow(tr("&Warm-up steps:"), m_warmup);
     what->addRow(tr("S&eed:"), m_seed);
     what->addRow(tr("Log every N steps:"), m_logEvery);
@@ -253,10 +251,12 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     whatBox->setLayout(what);
 
     auto *layout = new QVBoxLayout(this);
-    // The form is as big as the rows of the chosen task: it grows and shrinks with them.
-    layout->setSizeConstraint(QLayout::SetFixedSize);
+    // Resizable, so that a long command or placeholder can be read whole; it grows with the
+    // rows of the chosen task, and the room a shorter task leaves goes below the form.
+    setSizeGripEnabled(true);
     layout->addWidget(whereBox);
     layout->addWidget(whatBox);
+    layout->addStretch(1);
     layout->addWidget(m_problems);
     layout->addWidget(buttons);
 
@@ -278,6 +278,15 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     connect(m_programCommand, &QLineEdit::textChanged, this, &LaunchDialog::prefillSyncFolder);
     onProfileChanged();
     onTaskChanged();
+    const QSize kept = QSettings().value(QStringLiteral("launchDialog/size")).toSize();
+    if (kept.isValid())
+        resize(kept.expandedTo(minimumSizeHint()));
+}
+
+void LaunchDialog::done(int result)
+{
+    QSettings().setValue(QStringLiteral("launchDialog/size"), size());
+    QDialog::done(result);
 }
 
 void LaunchDialog::setProfileName(const QString &name)

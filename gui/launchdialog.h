@@ -22,6 +22,7 @@ class QSpinBox;
 
 namespace rankdeck {
 
+class ProblemLabel;
 class ProfileStore;
 
 class LaunchDialog : public QDialog
@@ -53,6 +54,10 @@ public:
     QString syncFolder() const;
     bool syncEnabled() const;
     QPushButton *launchButton() const { return m_launch; }
+
+protected:
+    // Keeps the size the user gave the dialog for the next time it opens.
+    void done(int result) override;
 
 private:
     void onProfileChanged();
@@ -100,7 +105,7 @@ private:
     QCheckBox *m_programWarm = nullptr;
     QLineEdit *m_programSyncFolder = nullptr;
     bool m_syncFolderEdited = false; // typed by the user: no longer follows the command
-    QLabel *m_problems = nullptr;
+    ProblemLabel *m_problems = nullptr;
     QPushButton *m_launch = nullptr;
 };
 

@@ -180,7 +180,7 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     connect(m_stop, &QPushButton::clicked, this, &OverviewPage::stopRequested);
     connect(m_kill, &QPushButton::clicked, this, &OverviewPage::killRequested);
     connect(m_dump, &QPushButton::clicked, this, &OverviewPage::dumpStacksRequested);
-    m_reattach = new QPushButton(tr("&Re-attach"), this);
+    m_reattach = new QPushButton(tr("Re-a&ttach"), this);
     m_reattach->setObjectName(QStringLiteral("reattachButton"));
     m_reattach->setToolTip(tr("This run goes on without a launcher; it is followed from its "
                               "record. Re-attach to take it over (stop it, dump its stacks)"));

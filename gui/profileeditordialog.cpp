@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "profileeditordialog.h"
 
+#include "problemlabel.h"
+
 #include "transport/profilekindform.h"
 
 #include "config/metricpattern.h"
@@ -77,6 +79,10 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     m_nodes->horizontalHeader()->setSectionResizeMode(ColKey, QHeaderView::Stretch);
     m_nodes->verticalHeader()->setVisible(false);
     m_nodes->setSelectionBehavior(QAbstractItemView::SelectRows);
+    // Five nodes in view before it scrolls: a profile of a few nodes is read at a glance.
+    m_nodes->setMinimumHeight(m_nodes->horizontalHeader()->sizeHint().height() +
+                              5 * m_nodes->verticalHeader()->defaultSectionSize() +
+                              2 * m_nodes->frameWidth());
     m_addNode = new QPushButton(tr("&Add node"), this);
     m_addNode->setObjectName(QStringLiteral("addNodeButton"));
     m_removeNode = new QPushButton(tr("&Remove node"), this);
@@ -95,6 +101,7 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     m_environment->setHorizontalHeaderLabels({tr("Variable"), tr("Value")});
     m_environment->horizontalHeader()->setStretchLastSection(true);
     m_environment->verticalHeader()->setVisible(false);
+    m_environment->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_environment->setMaximumHeight(110);
     m_metrics = new QPlainTextEdit(this);
     m_metrics->setObjectName(QStringLiteral("profileMetricsEdit"));
@@ -104,7 +111,16 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
                              "cluster: one NAME=REGEX per line, the regex with one capture "
                              "group (as launch --metric)."));
     auto *addEnv = new QPushButton(tr("Add &variable"), this);
+    addEnv->setObjectName(QStringLiteral("addVariableButton"));
     connect(addEnv, &QPushButton::clicked, this, &ProfileEditorDialog::addEnvironmentVariable);
+    m_removeVariable = new QPushButton(tr("Re&move variable"), this);
+    m_removeVariable->setObjectName(QStringLiteral("removeVariableButton"));
+    m_removeVariable->setEnabled(false);
+    connect(m_removeVariable, &QPushButton::clicked, this,
+            &ProfileEditorDialog::removeSelectedVariables);
+    connect(m_environment, &QTableWidget::itemSelectionChanged, this, [this] {
+        m_removeVariable->setEnabled(m_environment->selectionModel()->hasSelection());
+    });
 
     m_backend = new QComboBox(this);
     m_backend->setObjectName(QStringLiteral("profileBackendCombo"));
@@ -120,15 +136,11 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
         tr("SSH ranks of a run that is not detachable end this long after their launcher is "
            "gone (killed, or its link cut); detachable runs keep theirs"));
 
-    m_problems = new QLabel(this);
+    m_problems = new ProblemLabel(this);
     m_problems->setObjectName(QStringLiteral("profileProblemsLabel"));
-    m_problems->setWordWrap(true);
     m_problems->setTextFormat(Qt::PlainText);
-    QPalette warn = m_problems->palette();
-    warn.setColor(QPalette::WindowText, QColor(0xc0, 0x39, 0x2b));
-    m_problems->setPalette(warn);
 
-    m_testButton = new QPushButton(tr("&Test connection"), this);
+    m_testButton = new QPushButton(tr("T&est connection"), this);
     m_testButton->setObjectName(QStringLiteral("testConnectionButton"));
     m_testButton->setToolTip(tr("Connect to every node and report its OS, GPUs and libtorch; "
                                 "on Slurm, check that sbatch, squeue and scancel answer"));
@@ -150,8 +162,8 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
 
     auto *general = new QFormLayout;
     general->addRow(tr("&Name:"), m_name);
-    general->addRow(tr("T&ransport:"), m_transport);
-    general->addRow(tr("Rendezvous &address:"), m_rendezvous);
+    general->addRow(tr("&Transport:"), m_transport);
+    general->addRow(tr("Rende&zvous address:"), m_rendezvous);
     general->addRow(tr("&Worker directory on nodes:"), m_workerDirectory);
     general->addRow(tr("&libtorch on nodes:"), m_libtorchPath);
     general->addRow(tr("&Backend:"), m_backend);
@@ -174,6 +186,7 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     nodeButtons->addWidget(m_removeNode);
     nodeButtons->addStretch();
     nodeButtons->addWidget(addEnv);
+    nodeButtons->addWidget(m_removeVariable);
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
@@ -206,7 +219,7 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     Profile fresh;
     fresh.transport = QStringLiteral("ssh");
     setProfile(fresh, false);
-    resize(760, 560);
+    resize(760, 640);
 }
 
 void ProfileEditorDialog::setProfile(const Profile &p, bool existing)
@@ -381,16 +394,33 @@ void ProfileEditorDialog::addNode()
     revalidate();
 }
 
-void ProfileEditorDialog::removeSelectedNodes()
+namespace {
+
+// The selected rows, or the current one when none is selected, removed.
+void removeSelectedRows(QTableWidget *table)
 {
     QList<int> rows;
-    for (const QModelIndex &index : m_nodes->selectionModel()->selectedRows())
+    const QModelIndexList selected = table->selectionModel()->selectedRows();
+    for (const QModelIndex &index : selected)
         rows << index.row();
-    if (rows.isEmpty() && m_nodes->currentRow() >= 0)
-        rows << m_nodes->currentRow();
+    if (rows.isEmpty() && table->currentRow() >= 0)
+        rows << table->currentRow();
     std::sort(rows.rbegin(), rows.rend());
     for (int row : rows)
-        m_nodes->removeRow(row);
+        table->removeRow(row);
+}
+
+} // namespace
+
+void ProfileEditorDialog::removeSelectedNodes()
+{
+    removeSelectedRows(m_nodes);
+    revalidate();
+}
+
+void ProfileEditorDialog::removeSelectedVariables()
+{
+    removeSelectedRows(m_environment);
     revalidate();
 }
 

@@ -21,6 +21,7 @@ class QTableWidget;
 
 namespace rankdeck {
 
+class ProblemLabel;
 class ProfileKindForm;
 class ProfileStore;
 
@@ -48,6 +49,7 @@ public slots:
     void addNode();
     void removeSelectedNodes();
     void addEnvironmentVariable();
+    void removeSelectedVariables();
 
 signals:
     // "Test connection" was clicked on a valid profile; whoever opened the dialog runs the node
@@ -74,6 +76,7 @@ private:
     QLineEdit *m_workerDirectory = nullptr;
     QLineEdit *m_libtorchPath = nullptr;
     QTableWidget *m_environment = nullptr;
+    QPushButton *m_removeVariable = nullptr;
     QPlainTextEdit *m_metrics = nullptr;
     QComboBox *m_backend = nullptr;
     QSpinBox *m_connectTimeout = nullptr;
@@ -81,7 +84,7 @@ private:
     QSpinBox *m_heartbeatTimeout = nullptr;
     QSpinBox *m_collectiveTimeout = nullptr;
     QSpinBox *m_orphanGrace = nullptr;
-    QLabel *m_problems = nullptr;
+    ProblemLabel *m_problems = nullptr;
     QPushButton *m_testButton = nullptr;
     QPlainTextEdit *m_connectionReport = nullptr;
     QDialogButtonBox *m_buttons = nullptr;

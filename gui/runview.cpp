@@ -53,9 +53,9 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
     m_overview->setRankModel(sortedRanks);
     m_overview->rankTable()->setItemDelegate(new RankStateDelegate(m_overview->rankTable()));
     addTab(m_overview, tr("&Overview"));
-    addTab(m_loss, tr("Lo&ss"));
+    addTab(m_loss, tr("&Loss"));
     addTab(m_logs, tr("Lo&gs"));
-    addTab(m_failures, tr("&Failures"));
+    addTab(m_failures, tr("F&ailures"));
     connect(m_overview, &OverviewPage::rootCauseActivated, this,
             [this] { setCurrentIndex(Failures); });
     connect(m_overview, &OverviewPage::stopRequested, this,

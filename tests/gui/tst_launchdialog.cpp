@@ -4,6 +4,7 @@
 // argument ending in .py, else the program) when it is a local file, off until checked, its
 // problems named, and remembered per profile like the other program fields.
 #include "launchdialog.h"
+#include "mnemonics.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -30,6 +31,9 @@ private slots:
     void prefill();
     void configAndProblems();
     void rememberedPerProfile();
+    void mnemonicsUnique_data();
+    void mnemonicsUnique();
+    void resizable();
 
 private:
     QTemporaryDir m_tmp;
@@ -136,6 +140,45 @@ void TestLaunchDialog::rememberedPerProfile()
     again.setTask(u"linear"_s);
     QVERIFY(!again.findChild<QCheckBox *>(u"launchProgramWarmCheck"_s)->isEnabled());
     QVERIFY(!again.config().warmPython);
+}
+
+void TestLaunchDialog::mnemonicsUnique_data()
+{
+    QTest::addColumn<QString>("task");
+    QTest::newRow("built-in worker") << u"linear"_s;
+    QTest::newRow("your program") << u"program"_s;
+}
+
+// Alt+letter reaches one field of the form, whichever task shows which rows.
+void TestLaunchDialog::mnemonicsUnique()
+{
+    QFETCH(QString, task);
+    LaunchDialog dialog(nullptr);
+    dialog.setTask(task);
+    dialog.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+    const QStringList clashes = rankdeck::testing::clashingMnemonics(&dialog);
+    QVERIFY2(clashes.isEmpty(), qPrintable(clashes.join(u'\n')));
+}
+
+// A long command or placeholder can be read by making the dialog wider; the size is kept.
+void TestLaunchDialog::resizable()
+{
+    QSize wider;
+    {
+        LaunchDialog dialog(nullptr);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        QVERIFY(dialog.maximumWidth() > dialog.width() + 400);
+        wider = dialog.size() + QSize(300, 40);
+        dialog.resize(wider);
+        QTRY_COMPARE(dialog.size(), wider);
+        dialog.reject();
+    }
+    LaunchDialog again(nullptr);
+    again.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&again));
+    QCOMPARE(again.size(), wider);
 }
 
 QTEST_MAIN(TestLaunchDialog)

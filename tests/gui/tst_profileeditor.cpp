@@ -4,6 +4,7 @@
 // you type naming the field, editing an existing profile.
 #include "config/profilestore.h"
 #include "mainwindow.h"
+#include "mnemonics.h"
 #include "profileeditordialog.h"
 #include "sidepanel.h"
 #include "transport/slurm/slurmprofileform.h"
@@ -51,6 +52,9 @@ private slots:
     void editExistingProfile();
     void metricPatterns();
     void slurmProfile();
+    void fiveNodeRowsAndVariablesRemoved();
+    void mnemonicsUnique_data();
+    void mnemonicsUnique();
 
 private:
     QTemporaryDir m_home;
@@ -325,6 +329,57 @@ void TestProfileEditor::slurmProfile()
     QCOMPARE(qobject_cast<SlurmProfileForm *>(edit.kindForm(QStringLiteral("slurm")))->settings(),
              slurm);
     QCOMPARE(edit.profile(), loaded);
+}
+
+// Five node rows in view, and a variable added by mistake can be taken out again.
+void TestProfileEditor::fiveNodeRowsAndVariablesRemoved()
+{
+    Profile p;
+    p.name = QStringLiteral("vars");
+    p.transport = QStringLiteral("ssh");
+    for (int i = 0; i < 5; ++i)
+        p.nodes << ProfileNode{QStringLiteral("node%1").arg(i), 22, QString(), QString(), 1, 0};
+    p.environment = {{QStringLiteral("A"), QStringLiteral("1")},
+                     {QStringLiteral("B"), QStringLiteral("2")}};
+    ProfileEditorDialog dialog(nullptr);
+    dialog.setProfile(p, false);
+    dialog.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+    QTableWidget *nodes = dialog.nodesTable();
+    const QRect view = nodes->viewport()->rect();
+    QVERIFY2(view.contains(nodes->visualItemRect(nodes->item(4, 0))),
+             qPrintable(QStringLiteral("viewport %1 px high").arg(view.height())));
+
+    auto *table = dialog.findChild<QTableWidget *>(QStringLiteral("profileEnvironmentTable"));
+    auto *remove = dialog.findChild<QPushButton *>(QStringLiteral("removeVariableButton"));
+    QVERIFY(table && remove);
+    QVERIFY(!remove->isEnabled());
+    table->selectRow(0);
+    QVERIFY(remove->isEnabled());
+    QTest::mouseClick(remove, Qt::LeftButton);
+    const QMap<QString, QString> left{{QStringLiteral("B"), QStringLiteral("2")}};
+    QCOMPARE(dialog.profile().environment, left);
+}
+
+void TestProfileEditor::mnemonicsUnique_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::newRow("ssh") << QStringLiteral("ssh");
+    QTest::newRow("slurm") << QStringLiteral("slurm");
+}
+
+// Alt+letter reaches one field, whichever kind's form is shown.
+void TestProfileEditor::mnemonicsUnique()
+{
+    QFETCH(QString, transport);
+    ProfileEditorDialog dialog(nullptr);
+    dialog.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+    auto *combo = dialog.findChild<QComboBox *>(QStringLiteral("profileTransportCombo"));
+    QVERIFY(combo);
+    combo->setCurrentIndex(combo->findData(transport));
+    const QStringList clashes = testing::clashingMnemonics(&dialog);
+    QVERIFY2(clashes.isEmpty(), qPrintable(clashes.join(u'\n')));
 }
 
 QTEST_MAIN(TestProfileEditor)

@@ -71,7 +71,7 @@ SlurmProfileForm::SlurmProfileForm(QWidget *parent) : ProfileKindForm(tr("Slurm"
     counts->addWidget(m_gpus);
     counts->addWidget(m_cpus);
     auto *form = new QFormLayout(this);
-    form->addRow(tr("&Login node:"), m_login);
+    form->addRow(tr("Lo&gin node:"), m_login);
     form->addRow(tr("SSH &user:"), m_user);
     form->addRow(tr("SSH &key file:"), m_identity);
     form->addRow(tr("&Partition:"), m_partition);
@@ -79,7 +79,7 @@ SlurmProfileForm::SlurmProfileForm(QWidget *parent) : ProfileKindForm(tr("Slurm"
     form->addRow(tr("&QoS:"), m_qos);
     form->addRow(tr("T&ime limit:"), m_time);
     form->addRow(tr("Nodes, ranks per node, GPUs per node, CPUs per rank:"), counts);
-    form->addRow(tr("Extra s&batch options:"), m_sbatchArgs);
+    form->addRow(tr("Extra sb&atch options:"), m_sbatchArgs);
     form->addRow(tr("S&hared directory:"), m_sharedDir);
 }
 
