@@ -13,6 +13,7 @@
 #include "models/runlistmodel.h"
 #include "overviewpage.h"
 #include "profileeditordialog.h"
+#include "record/runrecord.h"
 #include "run/runmanager.h"
 #include "runlistsortmodel.h"
 #include "runview.h"
@@ -25,6 +26,7 @@
 #include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -85,6 +87,10 @@ MainWindow::MainWindow(QWidget *parent)
     });
     connect(m_side, &SidePanel::reattachRequested, this,
             [this](const QString &runId) { reattachRun(runId); });
+    connect(m_side, &SidePanel::relaunchRequested, this,
+            [this](const QString &runId) { relaunchRun(runId); });
+    connect(m_side, &SidePanel::deleteRequested, this,
+            [this](const QString &runId) { deleteRun(runId, true); });
     connect(m_runView, &RunView::reattachRequested, this,
             [this](const QString &runId) { reattachRun(runId); });
     // "mlp-4-ranks — stuck — RankDeck": the shown run and its one state, as the desktop's task
@@ -136,7 +142,7 @@ void MainWindow::createActions()
     dump->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
-    const QStringList pages = {tr("&Overview"), tr("&Loss"), tr("L&ogs"), tr("&Failures")};
+    const QStringList pages = {tr("&Overview"), tr("&Loss"), tr("Lo&gs"), tr("F&ailures")};
     for (int i = 0; i < pages.size(); ++i) {
         QAction *a = view->addAction(pages[i], this, [this, i] { showPage(i); });
         a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
@@ -271,11 +277,9 @@ RunController *MainWindow::launch(const Profile &profile, const TrainingConfig &
             [this](const QString &text) { statusBar()->showMessage(text); });
     m_runView->setRun(run);
     showPage(RunView::Overview);
-    const int row =
-        m_runListSorted->mapFromSource(m_runList->index(m_runList->rowOf(run->runId()), 0)).row();
-    if (row >= 0) {
+    {
         const QSignalBlocker blocker(m_side);
-        m_side->selectRunRow(row);
+        m_side->selectRun(run->runId());
     }
     statusBar()->showMessage(tr("Launched %1 on %2").arg(run->name(), profile.name), 5000);
     return run;
@@ -306,6 +310,56 @@ RunController *MainWindow::reattachRun(const QString &runId, QString *error)
     m_runView->setRun(run);
     statusBar()->showMessage(tr("Re-attached to %1").arg(run->name()), 5000);
     return run;
+}
+
+RunController *MainWindow::relaunchRun(const QString &runId, QString *error)
+{
+    QString message;
+    const QString dir = RunRecord::resolve(m_runs->runsDirectory(), runId, &message);
+    RunRecord record;
+    if (dir.isEmpty() || !record.open(dir, &message)) {
+        if (error)
+            *error = message;
+        else
+            QMessageBox::warning(this, tr("Cannot launch again"), message);
+        return nullptr;
+    }
+    const RunInfo info = record.info();
+    return launch(record.profile(), record.config(), error, info.detachable || info.detached);
+}
+
+bool MainWindow::deleteRun(const QString &runId, bool confirm, QString *error)
+{
+    const QList<RunInfo> history = m_runs->history();
+    const auto info = std::find_if(history.cbegin(), history.cend(),
+                                   [&](const RunInfo &i) { return i.id == runId; });
+    const QString name = info == history.cend() ? runId : info->name;
+    if (confirm) {
+        QMessageBox box(QMessageBox::Question, tr("Delete run"),
+                        tr("Delete run %1 (%2)? Its logs, metrics, stacks and reports are removed "
+                           "from disk.")
+                            .arg(name, runId),
+                        QMessageBox::Cancel, this);
+        const QPushButton *yes = box.addButton(tr("&Delete"), QMessageBox::DestructiveRole);
+        box.setDefaultButton(QMessageBox::Cancel);
+        box.exec();
+        if (box.clickedButton() != yes)
+            return false;
+    }
+    // The page lets go of the run before its controller goes.
+    if (m_runView->run() && m_runView->run()->runId() == runId)
+        m_runView->setRun(nullptr);
+    m_runView->setComparedRuns({});
+    QString message;
+    if (!m_runs->remove(runId, &message)) {
+        if (error)
+            *error = message;
+        else
+            QMessageBox::warning(this, tr("Cannot delete"), message);
+        return false;
+    }
+    statusBar()->showMessage(tr("Deleted run %1").arg(name), 5000);
+    return true;
 }
 
 bool MainWindow::showRun(const QString &runId, QString *error)

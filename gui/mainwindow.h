@@ -51,6 +51,10 @@ public:
     RunController *reattachRun(const QString &runId, QString *error = nullptr);
     // Shows a run (live or from its directory) in the centre.
     bool showRun(const QString &runId, QString *error = nullptr);
+    // Launches a recorded run again: its profile as it was then, its settings, a new record.
+    RunController *relaunchRun(const QString &runId, QString *error = nullptr);
+    // Deletes a run's record once the user confirmed (confirm: ask first).
+    bool deleteRun(const QString &runId, bool confirm, QString *error = nullptr);
 
 public slots:
     void newProfile();

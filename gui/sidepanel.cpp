@@ -1,22 +1,29 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "sidepanel.h"
 
+#include "config/launchrequest.h"
 #include "config/profile.h"
 #include "models/runlistmodel.h"
 #include "record/runrecord.h"
 #include "statestyle.h"
+#include "util/shellquote.h"
 
 #include <QAction>
 #include <QApplication>
+#include <QClipboard>
+#include <QDesktopServices>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QIdentityProxyModel>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QMenu>
+#include <QSortFilterProxyModel>
 #include <QToolButton>
 #include <QTreeView>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -162,15 +169,13 @@ SidePanel::SidePanel(QWidget *parent) : QWidget(parent)
         if (current.isValid() && current.data(DetachedRunsProxy::ReattachableRole).toBool())
             emit reattachRequested(current.data(RunListModel::RunIdRole).toString());
     });
-    connect(m_runs, &QWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
-        const QModelIndex index = m_runs->indexAt(pos);
-        if (!index.isValid())
-            return;
-        m_runs->setCurrentIndex(index);
-        QMenu menu(this);
-        menu.addAction(m_reattach);
-        menu.exec(m_runs->viewport()->mapToGlobal(pos));
-    });
+    connect(m_runs, &QWidget::customContextMenuRequested, this, &SidePanel::showRunMenu);
+    m_runFilter = new QLineEdit(this);
+    m_runFilter->setObjectName(QStringLiteral("runFilterEdit"));
+    m_runFilter->setPlaceholderText(tr("Filter runs"));
+    m_runFilter->setAccessibleName(tr("Filter runs"));
+    m_runFilter->setToolTip(tr("Show the runs whose name, id, profile or state contain this"));
+    m_runFilter->setClearButtonEnabled(true);
 
     auto *profileButtons = new QHBoxLayout;
     profileButtons->addWidget(add);
@@ -181,7 +186,7 @@ SidePanel::SidePanel(QWidget *parent) : QWidget(parent)
 
     auto *profilesLabel = new QLabel(tr("&Profiles"), this);
     profilesLabel->setBuddy(m_profiles);
-    auto *runsLabel = new QLabel(tr("&Runs"), this);
+    auto *runsLabel = new QLabel(tr("R&uns"), this);
     runsLabel->setBuddy(m_runs);
     QFont bold = profilesLabel->font();
     bold.setBold(true);
@@ -194,6 +199,7 @@ SidePanel::SidePanel(QWidget *parent) : QWidget(parent)
     layout->addWidget(m_profiles);
     layout->addLayout(profileButtons);
     layout->addWidget(runsLabel);
+    layout->addWidget(m_runFilter);
     layout->addWidget(m_runs, 1);
 }
 
@@ -224,13 +230,24 @@ void SidePanel::setCurrentProfile(const QString &name)
 
 void SidePanel::setRunModel(QAbstractItemModel *source)
 {
+    delete m_runFilterModel;
     delete m_runModel;
     m_runModel = nullptr;
+    m_runFilterModel = nullptr;
     QAbstractItemModel *model = nullptr;
     if (source) {
         auto *proxy = new DetachedRunsProxy(this);
         proxy->setSourceModel(source);
-        model = m_runModel = proxy;
+        m_runModel = proxy;
+        // Every column counts, the hidden ones (id, profile) too; the order stays the source's.
+        m_runFilterModel = new QSortFilterProxyModel(this);
+        m_runFilterModel->setFilterKeyColumn(-1);
+        m_runFilterModel->setFilterCaseSensitivity(Qt::CaseInsensitive);
+        m_runFilterModel->setSourceModel(proxy);
+        m_runFilterModel->setFilterFixedString(m_runFilter->text());
+        connect(m_runFilter, &QLineEdit::textChanged, m_runFilterModel,
+                &QSortFilterProxyModel::setFilterFixedString);
+        model = m_runFilterModel;
     }
     m_runs->setModel(model);
     if (model) {
@@ -278,11 +295,70 @@ QStringList SidePanel::selectedRunIds() const
     return ids;
 }
 
-void SidePanel::selectRunRow(int row)
+void SidePanel::selectRun(const QString &runId)
 {
-    if (!m_runs->model())
+    QAbstractItemModel *model = m_runs->model();
+    if (!model)
         return;
-    m_runs->setCurrentIndex(m_runs->model()->index(row, 0));
+    for (int row = 0; row < model->rowCount(); ++row) {
+        const QModelIndex index = model->index(row, 0);
+        if (index.data(RunListModel::RunIdRole).toString() == runId) {
+            m_runs->setCurrentIndex(index);
+            return;
+        }
+    }
+}
+
+void SidePanel::showRunMenu(const QPoint &pos)
+{
+    const QModelIndex index = m_runs->indexAt(pos);
+    if (!index.isValid())
+        return;
+    m_runs->setCurrentIndex(index);
+    const QString id = index.data(RunListModel::RunIdRole).toString();
+    const QString directory = index.data(RunListModel::DirectoryRole).toString();
+    const auto state = RunState(index.data(RunListModel::RunStateRole).toInt());
+    QMenu menu(this);
+    menu.addAction(m_reattach);
+    menu.addSeparator();
+    QAction *relaunch =
+        menu.addAction(tr("Launch &again"), this, [this, id] { emit relaunchRequested(id); });
+    relaunch->setObjectName(QStringLiteral("relaunchRunAction"));
+    relaunch->setToolTip(tr("Launch a new run with this run's profile and settings"));
+    QAction *open = menu.addAction(tr("&Open run folder"), this, [directory] {
+        QDesktopServices::openUrl(QUrl::fromLocalFile(directory));
+    });
+    open->setObjectName(QStringLiteral("openRunFolderAction"));
+    const QString command = relaunchCommand(directory);
+    QAction *copy = menu.addAction(tr("&Copy CLI command"), this,
+                                   [command] { QGuiApplication::clipboard()->setText(command); });
+    copy->setObjectName(QStringLiteral("copyRunCommandAction"));
+    copy->setToolTip(command);
+    copy->setEnabled(!command.isEmpty());
+    menu.addSeparator();
+    QAction *remove =
+        menu.addAction(tr("&Delete…"), this, [this, id] { emit deleteRequested(id); });
+    remove->setObjectName(QStringLiteral("deleteRunAction"));
+    // A run in progress is stopped first; its record is what the GUI is showing.
+    remove->setEnabled(isTerminal(state) || index.data(RunListModel::LauncherGoneRole).toBool());
+    menu.exec(m_runs->viewport()->mapToGlobal(pos));
+}
+
+QString SidePanel::relaunchCommand(const QString &directory)
+{
+    RunRecord record;
+    QString error;
+    if (!record.open(directory, &error))
+        return QString();
+    const QList<ProfileNode> &nodes = record.profile().nodes;
+    const bool even =
+        !nodes.isEmpty() && std::all_of(nodes.cbegin(), nodes.cend(), [&](const ProfileNode &n) {
+            return n.ranksPerNode == nodes.first().ranksPerNode;
+        });
+    const QStringList args =
+        LaunchRequest::of(record.config())
+            .cliArguments(record.profile().name, even ? nodes.first().ranksPerNode : 0);
+    return shell::readable(QStringList{QStringLiteral("rankdeck-cli")} + args);
 }
 
 } // namespace rankdeck

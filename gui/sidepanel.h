@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // The left panel: cluster profiles (built-in "local" first) and runs (core's RunListModel:
-// running ones on top, then history). It only reports what the user picked.
+// running ones on top, then history), with a filter and a context menu that acts on one run.
+// It reports what the user picked; only copying and opening a folder it does itself.
 #pragma once
 
 #include <QWidget>
 
 class QAbstractItemModel;
 class QAction;
+class QLineEdit;
+class QPoint;
+class QSortFilterProxyModel;
 class QTreeView;
 class QListWidget;
 class QModelIndex;
@@ -28,7 +32,12 @@ public:
 
     void setRunModel(QAbstractItemModel *source);
     QTreeView *runList() const { return m_runs; }
-    void selectRunRow(int row);
+    // Makes the run current in the list (when the filter lets it be seen).
+    void selectRun(const QString &runId);
+    QLineEdit *runFilter() const { return m_runFilter; }
+    // "rankdeck-cli launch …" that launches the run recorded in runDirectory again; empty when
+    // its record cannot be read.
+    static QString relaunchCommand(const QString &runDirectory);
     // The ids of the selected runs, in the list's order.
     QStringList selectedRunIds() const;
     // The Re-attach action for the run at index; enabled only for detached or orphaned SSH runs.
@@ -44,6 +53,9 @@ signals:
     void runsSelectedForCompare(const QStringList &runIds);
     // "Re-attach" on a detached run (context menu of the run list).
     void reattachRequested(const QString &runId);
+    // The run list's context menu: launch again with the same settings, delete the record.
+    void relaunchRequested(const QString &runId);
+    void deleteRequested(const QString &runId);
 
 private:
     QListWidget *m_profiles = nullptr;
@@ -52,6 +64,10 @@ private:
     QToolButton *m_delete = nullptr;
     QAction *m_reattach = nullptr;
     QAbstractItemModel *m_runModel = nullptr;
+    QSortFilterProxyModel *m_runFilterModel = nullptr;
+    QLineEdit *m_runFilter = nullptr;
+
+    void showRunMenu(const QPoint &pos);
 };
 
 } // namespace rankdeck

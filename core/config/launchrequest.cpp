@@ -107,4 +107,60 @@ TrainingConfig LaunchRequest::config(const Profile &profile) const
     return c;
 }
 
+LaunchRequest LaunchRequest::of(const TrainingConfig &c)
+{
+    LaunchRequest r;
+    r.name = c.name;
+    r.maxRestarts = c.maxRestarts;
+    r.flightRecorder = c.flightRecorder;
+    r.runsProgram = c.isProgram();
+    r.command = r.runsProgram ? c.program : c.workerArguments;
+    if (!r.runsProgram)
+        return r;
+    r.warmPython = c.warmPython;
+    r.metricPatterns = c.metricPatterns;
+    r.tensorBoardDir = c.tensorBoardDir;
+    for (auto it = c.environment.cbegin(); it != c.environment.cend(); ++it)
+        r.environment << it.key() + QLatin1Char('=') + it.value();
+    r.syncFolder = c.syncDirectory;
+    if (c.syncLimitBytes != 0)
+        r.syncLimit =
+            c.syncLimitBytes < 0 ? QStringLiteral("0") : QString::number(c.syncLimitBytes);
+    r.workingDirectory = c.workingDirectory;
+    return r;
+}
+
+QStringList LaunchRequest::cliArguments(const QString &profileName, int ranksPerNode) const
+{
+    QStringList a{QStringLiteral("launch"), QStringLiteral("--profile"), profileName};
+    if (ranksPerNode > 0)
+        a << QStringLiteral("--nproc-per-node") << QString::number(ranksPerNode);
+    if (!name.isEmpty())
+        a << QStringLiteral("--name") << name;
+    if (maxRestarts > 0)
+        a << QStringLiteral("--max-restarts") << QString::number(maxRestarts);
+    if (!flightRecorder)
+        a << QStringLiteral("--no-flight-recorder");
+    if (runsProgram) {
+        a << QStringLiteral("--exec");
+        if (!workingDirectory.isEmpty())
+            a << QStringLiteral("--workdir") << workingDirectory;
+        for (const QString &kv : environment)
+            a << QStringLiteral("--env") << kv;
+        for (const QString &m : metricPatterns)
+            a << QStringLiteral("--metric") << m;
+        if (!tensorBoardDir.isEmpty())
+            a << QStringLiteral("--tensorboard-dir") << tensorBoardDir;
+        if (!syncFolder.isEmpty())
+            a << QStringLiteral("--sync") << syncFolder;
+        if (!syncLimit.isEmpty())
+            a << QStringLiteral("--sync-limit") << syncLimit;
+        if (warmPython)
+            a << QStringLiteral("--warm");
+    }
+    if (!command.isEmpty())
+        a << QStringLiteral("--") << command;
+    return a;
+}
+
 } // namespace rankdeck

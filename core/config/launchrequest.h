@@ -58,6 +58,11 @@ struct LaunchRequest
     static QString text(const Problem &problem, const QString &fieldName);
     // The run it asks for on `profile`; meaningful only when problems() is empty.
     TrainingConfig config(const Profile &profile) const;
+    // What a recorded run asked for: config() backwards, so that it can be launched again.
+    static LaunchRequest of(const TrainingConfig &config);
+    // `rankdeck-cli launch …` words that ask for it on the profile named, ranksPerNode ranks on
+    // each node (0: the profile's own).
+    QStringList cliArguments(const QString &profileName, int ranksPerNode) const;
 };
 
 } // namespace rankdeck

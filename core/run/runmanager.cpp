@@ -5,6 +5,7 @@
 #include "run/runverdictfacts.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QFileInfo>
 
 #include <algorithm>
@@ -135,6 +136,37 @@ void RunManager::closeRun(const QString &runId)
         return; // a live run stays until it ends
     m_controllers.remove(runId);
     c->deleteLater();
+}
+
+bool RunManager::remove(const QString &runId, QString *error)
+{
+    const auto info = std::find_if(m_history.cbegin(), m_history.cend(),
+                                   [&](const RunInfo &i) { return i.id == runId; });
+    if (info == m_history.cend()) {
+        *error = tr("run %1: no such run in %2").arg(runId, m_runsDirectory);
+        return false;
+    }
+    // A launcher that is gone leaves local ranks without their stdin, and they end; ranks of a
+    // detached run go on without it.
+    const bool over =
+        isTerminal(info->state) || (info->launcherGone && !info->detached && !info->detachable);
+    if (!over) {
+        *error = tr("run %1 is %2: stop it before deleting it")
+                     .arg(info->name, shownStateWord(info->shown));
+        return false;
+    }
+    const QString dir = info->directory, name = info->name;
+    if (RunController *c = controller(runId)) {
+        m_controllers.remove(runId);
+        c->deleteLater();
+    }
+    if (!QDir(dir).removeRecursively()) {
+        refresh(); // what could be deleted is gone from the list; the rest stays
+        *error = tr("run %1: could not delete all of %2").arg(name, dir);
+        return false;
+    }
+    refresh();
+    return true;
 }
 
 RunController *RunManager::controller(const QString &runId) const

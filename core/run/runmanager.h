@@ -44,6 +44,9 @@ public:
     // reopened read-only (kept until closeRun()).
     RunController *open(const QString &idOrName, QString *error);
     void closeRun(const QString &runId);
+    // Deletes a run's record (its folder) for good. Refused, with *error, for a run that may
+    // still be going (here, in another process, or detached on its nodes): stop it first.
+    bool remove(const QString &runId, QString *error);
     RunController *controller(const QString &runId) const;
     QList<RunController *> activeRuns() const;
 

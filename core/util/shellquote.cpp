@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "util/shellquote.h"
 
+#include <QRegularExpression>
+
 namespace rankdeck::shell {
 
 QByteArray quote(const QByteArray &word)
@@ -21,6 +23,17 @@ QByteArray quote(const QByteArray &word)
 QByteArray quote(const QString &word)
 {
     return quote(word.toUtf8());
+}
+
+QString readable(const QStringList &words)
+{
+    // What no POSIX shell treats specially, anywhere in a word.
+    static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_@%+=:,./-]+$"));
+    QStringList out;
+    out.reserve(words.size());
+    for (const QString &w : words)
+        out << (plain.match(w).hasMatch() ? w : QString::fromUtf8(quote(w)));
+    return out.join(QLatin1Char(' '));
 }
 
 QByteArray quoteAll(const QStringList &words)

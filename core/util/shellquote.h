@@ -16,6 +16,8 @@ QByteArray quote(const QString &word);
 QByteArray quote(const QByteArray &word);
 // Several words, quoted and joined by spaces.
 QByteArray quoteAll(const QStringList &words);
+// Words for a person to read and paste (a command to copy): quoted only where a shell needs it.
+QString readable(const QStringList &words);
 // Whether name can be an environment variable (the shell's and env's rule: [A-Za-z_][A-Za-z0-9_]*).
 bool isValidVariableName(const QString &name);
 

@@ -7,14 +7,20 @@
 #include "losspage.h"
 #include "lossplot.h"
 #include "mainwindow.h"
+#include "mnemonics.h"
 #include "overviewpage.h"
+#include "record/runrecord.h"
 #include "runview.h"
 #include "sidepanel.h"
 
+#include <QApplication>
+#include <QJsonObject>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTreeView>
 #include <QtTest>
 
 using namespace rankdeck;
@@ -29,6 +35,9 @@ private slots:
     void pageShortcutsSwitchTabs_data();
     void pageShortcutsSwitchTabs();
     void remembersCurrentPage();
+    void mnemonicsUnique_data();
+    void mnemonicsUnique();
+    void runListFilterCommandDelete();
 
 private:
     QTemporaryDir m_home;
@@ -106,6 +115,80 @@ void TestMainWindow::remembersCurrentPage()
     QCOMPARE(again.runView()->currentIndex(), int(RunView::Logs));
     again.runView()->setCurrentIndex(RunView::Overview);
     again.close();
+}
+
+void TestMainWindow::mnemonicsUnique_data()
+{
+    QTest::addColumn<int>("page");
+    QTest::newRow("overview") << int(RunView::Overview);
+    QTest::newRow("loss") << int(RunView::Loss);
+    QTest::newRow("logs") << int(RunView::Logs);
+    QTest::newRow("failures") << int(RunView::Failures);
+}
+
+// Alt+letter reaches one control: the menus, the side panel, the tabs and the page shown.
+void TestMainWindow::mnemonicsUnique()
+{
+    QFETCH(int, page);
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.runView()->setCurrentIndex(page);
+    const QStringList clashes = testing::clashingMnemonics(&window);
+    QVERIFY2(clashes.isEmpty(), qPrintable(clashes.join(u'\n')));
+}
+
+// Runs of one name prefix found by the filter, the command that launches one again, and the
+// record deleted (not while the run may still go on).
+void TestMainWindow::runListFilterCommandDelete()
+{
+    const QString runs = RunRecord::defaultRunsDirectory();
+    auto record = [&](const QString &name, const QString &lr, const QJsonObject &state) {
+        TrainingConfig config;
+        config.name = name;
+        config.workerArguments = {QStringLiteral("--task"), QStringLiteral("mlp"),
+                                  QStringLiteral("--lr"), lr};
+        RunRecord r;
+        QString error;
+        const QString id = RunRecord::newRunId(name);
+        if (!r.create(runs, id, name, Profile::builtinLocal(4), config, &error) ||
+            !r.writeState(state, &error))
+            qWarning("%s", qPrintable(error));
+        return r.directory();
+    };
+    const QJsonObject finished{{QStringLiteral("state"), QStringLiteral("finished")}};
+    const QString a = record(QStringLiteral("mlp-4-ranks-lr0.1"), QStringLiteral("0.1"), finished);
+    const QString b =
+        record(QStringLiteral("mlp-4-ranks-lr0.01"), QStringLiteral("0.01"), finished);
+    // Running, and its launcher (this process) alive.
+    const QString c = record(QStringLiteral("still-going"), QStringLiteral("0.1"),
+                             {{QStringLiteral("state"), QStringLiteral("running")},
+                              {QStringLiteral("launcher_pid"), QApplication::applicationPid()}});
+
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    SidePanel *side = window.sidePanel();
+    QAbstractItemModel *model = side->runList()->model();
+    QTRY_COMPARE(model->rowCount(), 3);
+    side->runFilter()->setText(QStringLiteral("LR0.01"));
+    QCOMPARE(model->rowCount(), 1);
+    QCOMPARE(model->index(0, 0).data().toString(), QStringLiteral("mlp-4-ranks-lr0.01"));
+    side->runFilter()->clear();
+    QCOMPARE(model->rowCount(), 3);
+
+    QCOMPARE(SidePanel::relaunchCommand(a),
+             QStringLiteral("rankdeck-cli launch --profile local --nproc-per-node 4 --name "
+                            "mlp-4-ranks-lr0.1 -- --task mlp --lr 0.1"));
+
+    QString error;
+    QVERIFY2(window.deleteRun(QFileInfo(a).fileName(), false, &error), qPrintable(error));
+    QVERIFY(!QFileInfo::exists(a));
+    QTRY_COMPARE(model->rowCount(), 2);
+    QVERIFY(!window.deleteRun(QFileInfo(c).fileName(), false, &error));
+    QVERIFY2(error.contains(QStringLiteral("stop it before deleting it")), qPrintable(error));
+    QVERIFY(QFileInfo::exists(c));
+    QVERIFY(QFileInfo::exists(b));
 }
 
 QTEST_MAIN(TestMainWindow)

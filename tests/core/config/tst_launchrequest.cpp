@@ -6,6 +6,7 @@
 #include "config/launchrequest.h"
 
 #include "config/profile.h"
+#include "util/shellquote.h"
 
 #include <QDir>
 #include <QFile>
@@ -29,6 +30,7 @@ private slots:
     void oneProblemNamesItsField();
     void becomesTheRunItAsks();
     void textNamesTheFieldOnce();
+    void launchedAgainFromItsRecord();
 
 private:
     LaunchRequest program() const
@@ -145,6 +147,66 @@ void TestLaunchRequest::textNamesTheFieldOnce()
     QCOMPARE(LaunchRequest::text({Field::Metric, u"metric pattern \"l\": expected NAME=REGEX"_s},
                                  u"--metric"_s),
              u"metric pattern \"l\": expected NAME=REGEX"_s);
+}
+
+// A recorded run's config becomes the request, and the CLI command, that launch it again.
+void TestLaunchRequest::launchedAgainFromItsRecord()
+{
+    LaunchRequest r = program();
+    r.environment = {u"A=1"_s, u"B=x y"_s};
+    r.metricPatterns = {u"tok=([0-9.]+) tok/s"_s};
+    r.syncFolder = m_tmp.filePath(u"proj"_s);
+    r.syncLimit = u"0"_s;
+    r.workingDirectory = u"sub"_s;
+    r.tensorBoardDir = u"tb"_s;
+    r.warmPython = true;
+    r.flightRecorder = false;
+    r.name = u"mine"_s;
+    r.maxRestarts = 2;
+    const TrainingConfig c = r.config(Profile::builtinLocal(2));
+    const LaunchRequest again = LaunchRequest::of(c);
+    QCOMPARE(again.config(Profile::builtinLocal(2)).toJson(), c.toJson());
+    const QString proj = QDir(m_tmp.filePath(u"proj"_s)).absolutePath();
+    const QStringList expected{u"launch"_s,
+                               u"--profile"_s,
+                               u"local"_s,
+                               u"--nproc-per-node"_s,
+                               u"2"_s,
+                               u"--name"_s,
+                               u"mine"_s,
+                               u"--max-restarts"_s,
+                               u"2"_s,
+                               u"--no-flight-recorder"_s,
+                               u"--exec"_s,
+                               u"--workdir"_s,
+                               u"sub"_s,
+                               u"--env"_s,
+                               u"A=1"_s,
+                               u"--env"_s,
+                               u"B=x y"_s,
+                               u"--metric"_s,
+                               u"tok=([0-9.]+) tok/s"_s,
+                               u"--tensorboard-dir"_s,
+                               u"tb"_s,
+                               u"--sync"_s,
+                               proj,
+                               u"--sync-limit"_s,
+                               u"0"_s,
+                               u"--warm"_s,
+                               u"--"_s,
+                               u"python3"_s,
+                               u"train.py"_s};
+    QCOMPARE(again.cliArguments(u"local"_s, 2), expected);
+    // Quoted where a shell needs it, and only there.
+    QCOMPARE(shell::readable({u"rankdeck-cli"_s, u"--env"_s, u"B=x y"_s, u"it's"_s}),
+             u"rankdeck-cli --env 'B=x y' 'it'\\''s'"_s);
+
+    LaunchRequest worker;
+    worker.command = {u"--task"_s, u"mlp"_s, u"--lr"_s, u"0.1"_s};
+    const LaunchRequest workerAgain = LaunchRequest::of(worker.config(Profile::builtinLocal(4)));
+    QCOMPARE(workerAgain.cliArguments(u"lab"_s, 0),
+             (QStringList{u"launch"_s, u"--profile"_s, u"lab"_s, u"--"_s, u"--task"_s, u"mlp"_s,
+                          u"--lr"_s, u"0.1"_s}));
 }
 
 QTEST_GUILESS_MAIN(TestLaunchRequest)
