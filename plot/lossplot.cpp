@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Longer than the house's ~600 lines: one QCustomPlot widget whose curves, legend toggles,
-// hover read-out, axes and export all act on the same graphs and ranges.
+// Longer than the house's ~600 lines: one QCustomPlot widget whose curves, axes, ranges and
+// export all act on the same graphs. The legend, colours and hover read-out are in
+// lossplotlegend.cpp.
 #include "lossplot.h"
 
 #include "store/smoothing.h"
@@ -13,6 +14,7 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QMenu>
 #include <QMessageBox>
@@ -21,7 +23,6 @@
 #include <QSlider>
 #include <QSplitter>
 #include <QToolButton>
-#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -31,9 +32,7 @@ namespace rankdeck {
 
 namespace {
 constexpr int SliderSteps = 1000;
-constexpr int MaxHoverRows = 12;
 constexpr int CrowdedCurves = 16;
-const char OverlayLayer[] = "hover";
 } // namespace
 
 LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
@@ -52,25 +51,13 @@ LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
     m_plot->setMinimumSize(320, 200);
     m_plot->yAxis->setLabel(tr("Loss"));
     // Hover marks live on their own buffered layer so that moving the mouse repaints only them.
-    m_plot->addLayer(QString::fromLatin1(OverlayLayer), nullptr, QCustomPlot::limAbove);
-    m_plot->layer(QString::fromLatin1(OverlayLayer))->setMode(QCPLayer::lmBuffered);
+    m_plot->addLayer(QString::fromLatin1(HoverLayer), nullptr, QCustomPlot::limAbove);
+    m_plot->layer(QString::fromLatin1(HoverLayer))->setMode(QCPLayer::lmBuffered);
     m_hoverLine = new QCPItemStraightLine(m_plot);
-    m_hoverLine->setLayer(QString::fromLatin1(OverlayLayer));
-    m_hoverLine->setPen(QPen(palette().color(QPalette::Mid), 1, Qt::DashLine));
+    m_hoverLine->setLayer(QString::fromLatin1(HoverLayer));
     m_hoverLine->setVisible(false);
     m_plot->setMouseTracking(true);
     m_plot->installEventFilter(this);
-
-    const QPalette pal = palette();
-    m_plot->setBackground(pal.brush(QPalette::Base));
-    for (QCPAxis *axis : {m_plot->xAxis, m_plot->yAxis}) {
-        axis->setBasePen(QPen(pal.color(QPalette::Text)));
-        axis->setTickPen(QPen(pal.color(QPalette::Text)));
-        axis->setSubTickPen(QPen(pal.color(QPalette::Text)));
-        axis->setTickLabelColor(pal.color(QPalette::Text));
-        axis->setLabelColor(pal.color(QPalette::Text));
-        axis->grid()->setPen(QPen(pal.color(QPalette::Midlight), 0, Qt::DotLine));
-    }
 
     connect(m_plot->xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this, [this] {
         if (m_rebuilding)
@@ -120,12 +107,12 @@ LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
                                 "per rank"));
     connect(m_ranksCombo, &QComboBox::currentIndexChanged, this,
             [this](int) { setCompareRanks(CompareRanks(m_ranksCombo->currentData().toInt())); });
-    m_ranksLabel = new QLabel(tr("&Ranks:"), this);
+    m_ranksLabel = new QLabel(tr("Ran&ks:"), this);
     m_ranksLabel->setBuddy(m_ranksCombo);
     m_ranksLabel->hide();
     m_ranksCombo->hide();
 
-    m_logCheck = new QCheckBox(tr("&Log scale"), this);
+    m_logCheck = new QCheckBox(tr("Log s&cale"), this);
     m_logCheck->setObjectName(QStringLiteral("logScaleCheck"));
     connect(m_logCheck, &QCheckBox::toggled, this, &LossPlot::setLogScale);
     m_outlierCheck = new QCheckBox(tr("&Ignore outliers"), this);
@@ -154,13 +141,54 @@ LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
     m_legend = new QListWidget(this);
     m_legend->setObjectName(QStringLiteral("lossLegend"));
     m_legend->setUniformItemSizes(true);
-    m_legend->setToolTip(tr("Tick a rank to show its curve"));
-    m_legend->setMinimumWidth(110);
-    m_legend->setMaximumWidth(220);
+    m_legend->setAccessibleName(tr("Curves"));
+    m_legend->setToolTip(tr("Tick a rank to show its curve; double-click one, or right-click it, "
+                            "to show only that rank"));
+    m_legend->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_legend, &QListWidget::itemChanged, this, [this](QListWidgetItem *item) {
         const int rank = item->data(Qt::UserRole).toInt();
         setRankVisible(rank, item->checkState() == Qt::Checked);
     });
+    connect(m_legend, &QListWidget::customContextMenuRequested, this, &LossPlot::showLegendMenu);
+    connect(m_legend, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem *item) {
+        const int rank = item->data(Qt::UserRole).toInt();
+        // A second double-click on the one rank shown is the way back.
+        const bool alone =
+            std::none_of(m_legendItems.keyBegin(), m_legendItems.keyEnd(), [&](int key) {
+                return key != rank && isRankVisible(key) &&
+                       (isComparing() || key != PlotDataProvider::MeanCurve);
+            });
+        if (alone && isRankVisible(rank))
+            showAllRanks();
+        else
+            showOnlyRank(rank);
+    });
+
+    // Among 96 ranks the one to read is found by number: "3", "0-7", "3,5" (or part of a name).
+    m_filterEdit = new QLineEdit(this);
+    m_filterEdit->setObjectName(QStringLiteral("legendFilter"));
+    m_filterEdit->setAccessibleName(tr("Filter ranks"));
+    m_filterEdit->setPlaceholderText(tr("Filter: 3, 0-7, 3,5"));
+    m_filterEdit->setToolTip(tr("Show only the ranks matching: a rank (3), a range (0-7), a list "
+                                "(3,5,8-11), or part of a curve's name; the mean stays"));
+    m_filterEdit->setClearButtonEnabled(true);
+    connect(m_filterEdit, &QLineEdit::textChanged, this, &LossPlot::setRankFilter);
+    m_showAllButton = new QToolButton(this);
+    m_showAllButton->setObjectName(QStringLiteral("showAllRanksButton"));
+    m_showAllButton->setText(tr("All"));
+    m_showAllButton->setAccessibleName(tr("Show all ranks"));
+    m_showAllButton->setToolTip(tr("Show every rank again: clears the filter and ticks all"));
+    connect(m_showAllButton, &QToolButton::clicked, this, &LossPlot::showAllRanks);
+    auto *legendPane = new QWidget(this);
+    legendPane->setMinimumWidth(130);
+    legendPane->setMaximumWidth(220);
+    auto *filterRow = new QHBoxLayout;
+    filterRow->addWidget(m_filterEdit, 1);
+    filterRow->addWidget(m_showAllButton);
+    auto *legendLayout = new QVBoxLayout(legendPane);
+    legendLayout->setContentsMargins(0, 0, 0, 0);
+    legendLayout->addLayout(filterRow);
+    legendLayout->addWidget(m_legend, 1);
 
     auto *controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Smoothing:"), this));
@@ -178,7 +206,7 @@ LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
 
     auto *splitter = new QSplitter(Qt::Horizontal, this);
     splitter->addWidget(m_plot);
-    splitter->addWidget(m_legend);
+    splitter->addWidget(legendPane);
     splitter->setStretchFactor(0, 1);
     splitter->setChildrenCollapsible(false);
 
@@ -191,6 +219,7 @@ LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
     m_smoothingSlider->setValue(600);
     m_smoothingLabel->setText(QString::number(0.6, 'f', 3));
     applyAxisMode();
+    applyTheme();
 }
 
 LossPlot::~LossPlot() = default;
@@ -212,19 +241,30 @@ void LossPlot::setComparedRuns(const QList<ComparedRun> &runs)
     m_legend->clear();
     m_legendItems.clear();
     m_hiddenRanks.clear();
+    // A filter by rank means nothing to runs, nor one by run name to ranks.
+    if (runs.isEmpty() != m_compared.isEmpty())
+        setRankFilter(QString());
     m_compared = runs;
     QStringList keys;
     for (const ComparedRun &run : runs)
         keys << (run.key.isEmpty() ? run.name : run.key);
-    const QList<int> chosen = m_runColors.assign(keys);
-    for (qsizetype i = 0; i < runs.size(); ++i)
-        m_runCurves.push_back(std::make_unique<ComparedRunCurves>(
-            m_plot, runs[i].provider, runs[i].name, RunColors::color(chosen[i])));
+    m_runSlots = m_runColors.assign(keys);
+    createRunCurves();
     m_ranksLabel->setVisible(isComparing());
     m_ranksCombo->setVisible(isComparing());
     m_generation = ~quint64(0);
     m_autoRange = true;
     markDirty();
+}
+
+void LossPlot::createRunCurves()
+{
+    m_runCurves.clear();
+    const bool dark = RunColors::isDark(palette().color(QPalette::Base));
+    for (qsizetype i = 0; i < m_compared.size(); ++i)
+        m_runCurves.push_back(
+            std::make_unique<ComparedRunCurves>(m_plot, m_compared[i].provider, m_compared[i].name,
+                                                RunColors::color(m_runSlots.value(i), dark)));
 }
 
 const ComparedRunCurves *LossPlot::comparedRun(int index) const
@@ -284,21 +324,6 @@ void LossPlot::setIgnoreOutliers(bool on)
         return;
     m_ignoreOutliers = on;
     m_outlierCheck->setChecked(on);
-    markDirty();
-}
-
-void LossPlot::setRankVisible(int rank, bool visible)
-{
-    if (visible == isRankVisible(rank))
-        return;
-    if (visible)
-        m_hiddenRanks.remove(rank);
-    else
-        m_hiddenRanks.insert(rank);
-    if (QListWidgetItem *item = m_legendItems.value(rank)) {
-        const QSignalBlocker blocker(m_legend);
-        item->setCheckState(visible ? Qt::Checked : Qt::Unchecked);
-    }
     markDirty();
 }
 
@@ -383,24 +408,6 @@ void LossPlot::resetView()
     poll();
 }
 
-QColor LossPlot::runColor(int index) const
-{
-    const ComparedRunCurves *run = comparedRun(index);
-    return run ? run->color() : RunColors::color(index);
-}
-
-QColor LossPlot::colorFor(int rank) const
-{
-    if (isComparing())
-        return runColor(rank);
-    if (rank == PlotDataProvider::MeanCurve)
-        return palette().color(QPalette::Text);
-    // Golden-angle hues keep neighbouring ranks apart however many there are.
-    const int hue = int(std::fmod(rank * 137.508, 360.0));
-    const bool dark = palette().color(QPalette::Base).lightness() < 128;
-    return QColor::fromHsv(hue, 200, dark ? 240 : 190);
-}
-
 QString LossPlot::curveName(int rank) const
 {
     if (isComparing())
@@ -451,24 +458,6 @@ LossPlot::Curves &LossPlot::curvesFor(int rank)
         c.smooth->setPen(pen);
     }
     return c;
-}
-
-void LossPlot::ensureLegendItem(int rank)
-{
-    if (m_legendItems.contains(rank))
-        return;
-    QPixmap swatch(12, 12);
-    swatch.fill(colorFor(rank));
-    auto *item = new QListWidgetItem(QIcon(swatch), curveName(rank));
-    item->setData(Qt::UserRole, rank);
-    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsSelectable);
-    item->setCheckState(isRankVisible(rank) ? Qt::Checked : Qt::Unchecked);
-    const QSignalBlocker blocker(m_legend);
-    if (rank == PlotDataProvider::MeanCurve && !isComparing())
-        m_legend->insertItem(0, item);
-    else
-        m_legend->addItem(item);
-    m_legendItems.insert(rank, item);
 }
 
 void LossPlot::rebuildCompared()
@@ -653,16 +642,25 @@ QList<const QCPGraph *> LossPlot::rangeGraphs() const
 {
     QList<const QCPGraph *> out;
     if (isComparing()) {
-        for (const auto &run : m_runCurves)
+        for (const auto &run : m_runCurves) {
             for (const QCPGraph *g : run->rangeGraphs())
                 out << g;
+            const QCPGraph *raw = run->rawMeanGraph();
+            if (!m_ignoreOutliers && run->isVisible() && raw->visible())
+                out << raw;
+        }
         return out;
     }
     for (auto it = m_curves.cbegin(); it != m_curves.cend(); ++it) {
         if (!isRankVisible(it.key()))
             continue;
-        // With smoothing on, scale to the smoothed curves: raw spikes are context, not the story.
-        out << ((it->smooth->visible() && !it->smooth->data()->isEmpty()) ? it->smooth : it->raw);
+        const bool smooth = it->smooth->visible() && !it->smooth->data()->isEmpty();
+        if (smooth)
+            out << it->smooth;
+        // Every point drawn is on screen, the faint raw spikes too; ignoring outliers scales to
+        // the smoothed curves, the raw ones being context there.
+        if (it->raw->visible() && (!smooth || !m_ignoreOutliers))
+            out << it->raw;
     }
     return out;
 }
@@ -723,87 +721,6 @@ bool LossPlot::eventFilter(QObject *watched, QEvent *event)
             hideHover();
     }
     return QWidget::eventFilter(watched, event);
-}
-
-void LossPlot::updateHover(const QPoint &pos)
-{
-    if ((m_curves.isEmpty() && m_runCurves.empty()) || !m_plot->axisRect()->rect().contains(pos)) {
-        hideHover();
-        return;
-    }
-    const double x = m_plot->xAxis->pixelToCoord(pos.x());
-    double shownKey = qQNaN();
-    QStringList rows;
-    int hiddenRows = 0;
-    for (const auto &run : m_runCurves) {
-        double key = 0;
-        const QString text = run->isVisible() ? run->hoverText(x, &key) : QString();
-        if (text.isEmpty())
-            continue;
-        if (std::isnan(shownKey))
-            shownKey = key;
-        if (rows.size() >= MaxHoverRows)
-            ++hiddenRows;
-        else
-            rows << text;
-    }
-    QList<int> order = isComparing() ? QList<int>{} : m_rankOrder;
-    if (m_curves.contains(PlotDataProvider::MeanCurve))
-        order.prepend(PlotDataProvider::MeanCurve);
-    for (int rank : std::as_const(order)) {
-        const Curves &c = m_curves[rank];
-        if (!isRankVisible(rank))
-            continue;
-        const QCPGraph *g = c.smooth->visible() ? c.smooth : c.raw;
-        const auto points = g->data();
-        if (points->isEmpty())
-            continue;
-        auto it = points->findBegin(x, false);
-        if (it == points->constEnd())
-            --it;
-        if (it != points->constBegin() && std::abs((it - 1)->key - x) < std::abs(it->key - x))
-            --it;
-        if (std::isnan(shownKey))
-            shownKey = it->key;
-        if (rows.size() >= MaxHoverRows) {
-            ++hiddenRows;
-            continue;
-        }
-        rows << tr("%1: %2").arg(curveName(rank), QString::number(it->value, 'g', 5));
-    }
-    if (rows.isEmpty()) {
-        hideHover();
-        return;
-    }
-    QString header;
-    switch (m_xMode) {
-    case PlotXMode::Step:
-        header = tr("Step %1").arg(qint64(std::llround(shownKey)));
-        break;
-    case PlotXMode::RelativeTime:
-        header = tr("%1 s since start").arg(shownKey, 0, 'f', 1);
-        break;
-    case PlotXMode::WallTime:
-        header = QDateTime::fromMSecsSinceEpoch(qint64(shownKey * 1000)).toString(Qt::ISODate);
-        break;
-    }
-    if (hiddenRows > 0)
-        rows << tr("… and %n more", nullptr, hiddenRows);
-    m_hoverLine->point1->setCoords(shownKey, 0);
-    m_hoverLine->point2->setCoords(shownKey, 1);
-    m_hoverLine->setVisible(true);
-    m_plot->layer(QString::fromLatin1(OverlayLayer))->replot();
-    QToolTip::showText(m_plot->mapToGlobal(pos + QPoint(16, 16)),
-                       header + QLatin1Char('\n') + rows.join(QLatin1Char('\n')), m_plot);
-}
-
-void LossPlot::hideHover()
-{
-    if (m_hoverLine->visible()) {
-        m_hoverLine->setVisible(false);
-        m_plot->layer(QString::fromLatin1(OverlayLayer))->replot();
-    }
-    QToolTip::hideText();
 }
 
 bool LossPlot::renderToFile(const QString &fileName, int width, int height, bool pdf)

@@ -2,15 +2,17 @@
 //
 // The loss curves of one run: one line per rank plus the mean, debiased EMA smoothing with the
 // raw curve drawn faintly behind, x by step / relative time / wall time, log-scale y, outlier-
-// robust auto-range, ranks toggled from the legend, hover values, zoom/pan, PNG/PDF/CSV export
-// and TensorBoard event files. Or several runs overlaid (setComparedRuns(): ComparedRunCurves
-// per run, each in a colour of its own from RunColors).
-// It never replots per event: the owning page calls poll() on its timer, which refetches only
-// when the provider's generation or the view changed, and replots queued.
+// robust auto-range, ranks toggled and filtered from the legend, hover values (ranks furthest
+// from the mean first), zoom/pan, PNG/PDF/CSV export and TensorBoard event files. Colours follow
+// the widget's palette, also when it changes while running (a light/dark switch). Or several runs
+// overlaid (setComparedRuns(): ComparedRunCurves per run, each in a colour of its own from
+// RunColors). It never replots per event: the owning page calls poll() on its timer, which
+// refetches only when the provider's generation or the view changed, and replots queued.
 #pragma once
 
 #include "comparedruncurves.h"
 #include "plotdataprovider.h"
+#include "rankfilter.h"
 #include "runcolors.h"
 
 #include <QElapsedTimer>
@@ -27,6 +29,7 @@ class QCPGraph;
 class QCPItemStraightLine;
 class QCustomPlot;
 class QLabel;
+class QLineEdit;
 class QListWidget;
 class QListWidgetItem;
 class QSlider;
@@ -77,8 +80,22 @@ public:
     void setLogScale(bool on);
     bool ignoreOutliers() const { return m_ignoreOutliers; }
     void setIgnoreOutliers(bool on);
-    bool isRankVisible(int rank) const { return !m_hiddenRanks.contains(rank); }
+    // Drawn: ticked in the legend and matching its filter.
+    bool isRankVisible(int rank) const;
+    // Ticks or unticks a rank in the legend (the filter stays as it is).
     void setRankVisible(int rank, bool visible);
+    // The legend's filter ("3", "0-7", "3,5", or part of a name; see RankFilter): ranks that do
+    // not match leave the legend and the plot.
+    QString rankFilter() const;
+    void setRankFilter(const QString &text);
+    // "Only this rank" of the legend: the filter set to its number (the mean stays). When
+    // comparing, "only this run": every other run unticked.
+    void showOnlyRank(int rank);
+    // The way back: the filter cleared and every rank ticked.
+    void showAllRanks();
+    // The hover read-out at data x: a header, the mean, then the ranks furthest from the mean
+    // first, capped, with how many more there are. Empty when nothing is drawn there.
+    QString hoverText(double x, double *shownKey = nullptr) const;
 
     // Points currently held for a rank's raw curve (PlotDataProvider::MeanCurve for the mean;
     // when comparing, the compared run's index);
@@ -107,8 +124,12 @@ public slots:
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
+    void changeEvent(QEvent *event) override;
 
 private:
+    // The buffered layer of the hover marks, so that moving the mouse repaints only them.
+    static constexpr const char *HoverLayer = "hover";
+
     struct Curves
     {
         QCPGraph *raw = nullptr;
@@ -117,6 +138,12 @@ private:
 
     void rebuild();
     void rebuildCompared();
+    void createRunCurves();
+    void applyTheme();
+    void recolorCurves();
+    bool passesFilter(int key) const;
+    void applyFilterToLegend();
+    void showLegendMenu(const QPoint &pos);
     QList<const QCPGraph *> rangeGraphs() const;
     Curves &curvesFor(int rank);
     void ensureLegendItem(int rank);
@@ -133,6 +160,7 @@ private:
     QList<ComparedRun> m_compared;
     std::vector<std::unique_ptr<ComparedRunCurves>> m_runCurves;
     RunColors m_runColors;
+    QList<int> m_runSlots; // each compared run's RunColors slot
     CompareRanks m_compareRanks = CompareRanks::Band;
     QComboBox *m_ranksCombo = nullptr;
     QLabel *m_ranksLabel = nullptr;
@@ -144,12 +172,17 @@ private:
     QCheckBox *m_outlierCheck = nullptr;
     QToolButton *m_exportButton = nullptr;
     QListWidget *m_legend = nullptr;
+    QLineEdit *m_filterEdit = nullptr;
+    QToolButton *m_showAllButton = nullptr;
     QCPItemStraightLine *m_hoverLine = nullptr;
 
     QHash<int, Curves> m_curves;
     QHash<int, QListWidgetItem *> m_legendItems;
     QList<int> m_rankOrder;
     QSet<int> m_hiddenRanks;
+    RankFilter m_filter;
+    // Curves are drawn for a dark background (RunColors' variants); what the palette said last.
+    bool m_darkTheme = false;
     PlotXMode m_xMode = PlotXMode::Step;
     bool m_logScale = false;
     bool m_ignoreOutliers = false;

@@ -3,20 +3,32 @@
 
 #include <QSet>
 
+#include <algorithm>
 #include <cmath>
 
 namespace rankdeck {
 
-QColor RunColors::color(int slot)
+QColor RunColors::color(int slot, bool darkBackground)
 {
-    static const QColor palette10[PaletteSize] = {
-        QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
-        QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
-        QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22),
-        QColor(0x17, 0xbe, 0xcf)};
-    if (slot >= 0 && slot < PaletteSize)
-        return palette10[slot];
-    return QColor::fromHsv(int(std::fmod(std::max(slot, 0) * 137.508, 360.0)), 200, 190);
+    // Okabe & Ito, "Color Universal Design" (2008), in their order: the first few ranks or runs
+    // differ in hue and lightness both.
+    static const QRgb okabeIto[PaletteSize] = {0xE69F00, 0x56B4E9, 0x009E73, 0xF0E442,
+                                               0x0072B2, 0xD55E00, 0xCC79A7, 0x000000};
+    if (slot >= 0 && slot < PaletteSize) {
+        const QRgb rgb = okabeIto[slot];
+        // Black vanishes on a dark background, the yellow (1.3:1) on a light one; the grey and
+        // the olive keep the slot told apart from its neighbours at a contrast like the others'.
+        if (darkBackground && rgb == 0x000000)
+            return QColor(0xBB, 0xBB, 0xBB);
+        if (!darkBackground && rgb == 0xF0E442)
+            return QColor(0xA8, 0x9A, 0x00);
+        return QColor(QRgb(0xFF000000 | rgb));
+    }
+    // Golden-angle hues keep neighbouring slots apart however many there are; counted from the
+    // palette's end, the first ones (red, green, purple) are hues the palette lacks.
+    const int step = std::max(slot, PaletteSize) - PaletteSize;
+    const int hue = int(std::fmod(step * 137.508, 360.0));
+    return QColor::fromHsv(hue, 200, darkBackground ? 240 : 175);
 }
 
 QList<int> RunColors::assign(const QStringList &keys)

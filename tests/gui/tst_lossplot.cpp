@@ -4,46 +4,25 @@
 // smoothing with the raw curve behind, legend toggles, x modes, log scale, outlier-robust
 // scaling, restarts drawn as separate segments, PNG/PDF/CSV/TensorBoard export, and what x
 // counts (steps, epochs, reports) said on the axis and, for a rank that differs, in the legend.
-#include "lossplot.h"
-#include "metricsplotprovider.h"
-#include "store/metricsstore.h"
+// How it is read (range, colours, hover, legend filter) is tst_lossplotreading's.
+#include "lossplotfixture.h"
 
-#include <qcustomplot.h>
-
-#include <QListWidget>
+#include <QApplication>
+#include <QLineEdit>
+#include <QMenu>
+#include <QScopeGuard>
 #include <QTemporaryDir>
-#include <QtTest>
-
-#include <cmath>
+#include <QToolButton>
 
 using namespace rankdeck;
+using namespace rankdeck::lossplottest;
 
-namespace {
-constexpr int Steps = 200;
-constexpr qint64 StartUs = 1'700'000'000'000'000;
-
-double lossAt(int rank, int step)
-{
-    return 2.0 * std::exp(-step / 60.0) + 0.05 * rank + 0.02 * std::sin(step);
-}
-
-QCPGraph *rawGraph(LossPlot &plot, const QString &name)
-{
-    // The raw curve is the first graph of a rank's pair.
-    for (int i = 0; i < plot.customPlot()->graphCount(); ++i) {
-        if (plot.customPlot()->graph(i)->name() == name)
-            return plot.customPlot()->graph(i);
-    }
-    return nullptr;
-}
-} // namespace
-
-class TestLossPlot : public QObject
+class TestLossPlot : public QObject, private lossplottest::Fixture
 {
     Q_OBJECT
 private slots:
-    void init();
-    void cleanup();
+    void init() { Fixture::init(); }
+    void cleanup() { Fixture::cleanup(); }
     void pointPerStepPerRankAndMean();
     void legendTogglesRanks();
     void smoothingKeepsRawBehind();
@@ -58,38 +37,7 @@ private slots:
     void spikesSurvivePanAndLiveAppends();
     void axisSaysWhatXCounts_data();
     void axisSaysWhatXCounts();
-
-private:
-    std::unique_ptr<MetricsStore> m_store;
-    std::unique_ptr<MetricsPlotProvider> m_provider;
-    std::unique_ptr<LossPlot> m_plot;
 };
-
-void TestLossPlot::init()
-{
-    m_store = std::make_unique<MetricsStore>();
-    for (int step = 1; step <= Steps; ++step) {
-        for (int rank = 0; rank < 2; ++rank)
-            m_store->append(rank, metric::Loss, step, StartUs + step * 100'000 + rank * 10,
-                            lossAt(rank, step));
-    }
-    m_provider = std::make_unique<MetricsPlotProvider>(m_store.get(), metric::Loss);
-    m_plot = std::make_unique<LossPlot>();
-    m_plot->resize(1200, 600);
-    m_plot->show();
-    QVERIFY(QTest::qWaitForWindowExposed(m_plot.get()));
-    m_plot->setProvider(m_provider.get());
-    m_plot->refreshNow();
-    // Enough pixel columns that bucketing keeps every point of this data.
-    QVERIFY(m_plot->customPlot()->axisRect()->width() / 2 > Steps);
-}
-
-void TestLossPlot::cleanup()
-{
-    m_plot.reset();
-    m_provider.reset();
-    m_store.reset();
-}
 
 void TestLossPlot::pointPerStepPerRankAndMean()
 {
@@ -375,5 +323,7 @@ void TestLossPlot::axisSaysWhatXCounts()
     m_plot->setProvider(m_provider.get());
 }
 
+// A one-step spike of one rank: with outliers not ignored every raw point drawn (the faint ones
+// behind smoothed curves too) is inside the y-range; ignoring outliers leaves the spike out.
 QTEST_MAIN(TestLossPlot)
 #include "tst_lossplot.moc"
