@@ -92,7 +92,8 @@ QString stackHtml(const QList<StackLine> &lines, const QPalette &palette)
 {
     const bool dark = palette.color(QPalette::Base).lightness() < 128;
     const QString ownBackground = dark ? QStringLiteral("#3d3417") : QStringLiteral("#fff3c4");
-    QString html = QStringLiteral("<pre style=\"margin:0\">");
+    // pre-wrap: whole lines when the page does not wrap, wrapped at its width when it does.
+    QString html = QStringLiteral("<pre style=\"margin:0; white-space:pre-wrap\">");
     for (const StackLine &l : lines) {
         QString text = l.text.toHtmlEscaped();
         if (!l.source.isEmpty())
@@ -353,17 +354,8 @@ FailureEntry collectiveVerdictEntry(const CollectiveVerdict &v, qint64 collectio
     e.rootCause = true;
     e.title =
         QCoreApplication::translate("rankdeck::FailuresPage", "Collective — %1").arg(v.headline());
-    // The page does not wrap (stack frames want their width): the paragraph is cut into lines.
-    QStringList lines{QString()};
-    for (const QString &word : v.text().split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-        if (!lines.last().isEmpty() && lines.last().size() + 1 + word.size() > 110)
-            lines << QString();
-        lines.last() += (lines.last().isEmpty() ? QString() : QStringLiteral(" ")) + word;
-    }
-    for (QString &line : lines)
-        line = line.toHtmlEscaped();
     QString html = QStringLiteral("<h3>%1</h3><p>%2</p>")
-                       .arg(v.headline().toHtmlEscaped(), lines.join(QStringLiteral("<br>")));
+                       .arg(v.headline().toHtmlEscaped(), v.text().toHtmlEscaped());
     QString text = v.headline() + QLatin1Char('\n') + v.text() + QLatin1Char('\n');
     if (!v.inCollective().isEmpty()) {
         html += heading(tr("Where each rank is, by its flight recorder"));
@@ -392,10 +384,13 @@ FailureEntry collectiveVerdictEntry(const CollectiveVerdict &v, qint64 collectio
         const QString command =
             QStringLiteral("python -m torch.distributed.flight_recorder.fr_trace %1 --prefix rank_")
                 .arg(torchFolder);
-        html += QStringLiteral("<p>%1</p><pre>%2</pre>")
-                    .arg(tr("torch's own analyser reads the dumps kept:").toHtmlEscaped(),
-                         command.toHtmlEscaped());
+        html +=
+            QStringLiteral("<p>%1</p><pre style=\"white-space:pre-wrap\">%2</pre>")
+                .arg(
+                    tr("torch's own analyser reads the dumps kept (Copy command):").toHtmlEscaped(),
+                    command.toHtmlEscaped());
         text += command + QLatin1Char('\n');
+        e.commands << command;
     }
     e.html = html;
     e.plainText = text;

@@ -2,11 +2,13 @@
 #include "failurespage.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QSettings>
 #include <QSplitter>
 #include <QTextBrowser>
 #include <QVBoxLayout>
@@ -18,13 +20,16 @@ FailuresPage::FailuresPage(QWidget *parent) : QWidget(parent)
     setObjectName(QStringLiteral("failuresPage"));
     m_list = new QListWidget(this);
     m_list->setObjectName(QStringLiteral("failureList"));
-    m_list->setUniformItemSizes(true);
+    m_list->setAccessibleName(tr("Failures"));
+    // A title is read whole: it wraps rather than ending in "(r…".
+    m_list->setWordWrap(true);
+    m_list->setResizeMode(QListView::Adjust);
     connect(m_list, &QListWidget::currentRowChanged, this, &FailuresPage::showEntry);
 
     m_details = new QTextBrowser(this);
     m_details->setObjectName(QStringLiteral("failureDetails"));
     m_details->setOpenLinks(false);
-    m_details->setLineWrapMode(QTextEdit::NoWrap);
+    m_details->setAccessibleName(tr("Failure details"));
 
     m_empty = new QLabel(tr("No rank has failed."), this);
     m_empty->setAlignment(Qt::AlignCenter);
@@ -36,6 +41,18 @@ FailuresPage::FailuresPage(QWidget *parent) : QWidget(parent)
     m_copyAll->setObjectName(QStringLiteral("copyReportButton"));
     connect(m_copyAll, &QPushButton::clicked, this, &FailuresPage::copyReport);
 
+    m_copyCommand = new QPushButton(tr("Copy co&mmand"), this);
+    m_copyCommand->setObjectName(QStringLiteral("copyCommandButton"));
+    connect(m_copyCommand, &QPushButton::clicked, this, &FailuresPage::copyCommand);
+    m_wrap = new QCheckBox(tr("&Wrap lines"), this);
+    m_wrap->setObjectName(QStringLiteral("failureWrapCheck"));
+    m_wrap->setToolTip(tr("Wrap long lines at the page's width; off, each line is whole on one "
+                          "line and the page scrolls sideways"));
+    connect(m_wrap, &QCheckBox::toggled, this, [this](bool on) {
+        setWrapLines(on);
+        QSettings().setValue(QStringLiteral("failures/wrap"), on);
+    });
+
     auto *splitter = new QSplitter(Qt::Horizontal, this);
     splitter->addWidget(m_list);
     splitter->addWidget(m_details);
@@ -44,7 +61,9 @@ FailuresPage::FailuresPage(QWidget *parent) : QWidget(parent)
     splitter->setSizes({260, 840});
 
     auto *buttons = new QHBoxLayout;
+    buttons->addWidget(m_wrap);
     buttons->addStretch();
+    buttons->addWidget(m_copyCommand);
     buttons->addWidget(m_copy);
     buttons->addWidget(m_copyAll);
 
@@ -53,6 +72,20 @@ FailuresPage::FailuresPage(QWidget *parent) : QWidget(parent)
     layout->addWidget(splitter, 1);
     layout->addLayout(buttons);
     setEntries({}, QString());
+    m_wrap->setChecked(QSettings().value(QStringLiteral("failures/wrap"), true).toBool());
+    setWrapLines(m_wrap->isChecked());
+}
+
+void FailuresPage::setWrapLines(bool wrap)
+{
+    const QSignalBlocker blocker(m_wrap);
+    m_wrap->setChecked(wrap);
+    m_details->setLineWrapMode(wrap ? QTextEdit::WidgetWidth : QTextEdit::NoWrap);
+}
+
+bool FailuresPage::wrapLines() const
+{
+    return m_details->lineWrapMode() != QTextEdit::NoWrap;
 }
 
 void FailuresPage::setEntries(const QList<FailureEntry> &entries, const QString &reportText)
@@ -64,6 +97,7 @@ void FailuresPage::setEntries(const QList<FailureEntry> &entries, const QString 
     m_list->clear();
     for (const FailureEntry &e : entries) {
         auto *item = new QListWidgetItem(e.title, m_list);
+        item->setToolTip(e.title);
         if (e.rootCause) {
             QFont f = item->font();
             f.setBold(true);
@@ -90,7 +124,11 @@ QString FailuresPage::detailsText() const
 
 void FailuresPage::showEntry(int index)
 {
-    if (index < 0 || index >= m_entries.size()) {
+    const bool valid = index >= 0 && index < m_entries.size();
+    m_copyCommand->setEnabled(valid && !m_entries[index].commands.isEmpty());
+    m_copyCommand->setToolTip(valid ? m_entries[index].commands.join(QLatin1Char('\n'))
+                                    : QString());
+    if (!valid) {
         m_details->clear();
         return;
     }
@@ -102,6 +140,13 @@ void FailuresPage::copyEntry()
     const int index = m_list->currentRow();
     if (index >= 0 && index < m_entries.size())
         QGuiApplication::clipboard()->setText(m_entries[index].plainText);
+}
+
+void FailuresPage::copyCommand()
+{
+    const int index = m_list->currentRow();
+    if (index >= 0 && index < m_entries.size() && !m_entries[index].commands.isEmpty())
+        QGuiApplication::clipboard()->setText(m_entries[index].commands.join(QLatin1Char('\n')));
 }
 
 void FailuresPage::copyReport()

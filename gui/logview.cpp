@@ -12,6 +12,7 @@
 #include <QComboBox>
 #include <QFontDatabase>
 #include <QHBoxLayout>
+#include <QHelpEvent>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
@@ -19,9 +20,11 @@
 #include <QMenu>
 #include <QMouseEvent>
 #include <QScrollBar>
+#include <QSettings>
 #include <QShortcut>
 #include <QTimer>
 #include <QToolButton>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <QWheelEvent>
 
@@ -71,6 +74,17 @@ LogView::LogView(QWidget *parent) : QWidget(parent)
     m_followButton->setToolTip(tr("Keep showing the newest lines (End). Scrolling up pauses it."));
     connect(m_followButton, &QToolButton::toggled, this, &LogView::setFollowing);
 
+    m_wrapButton = new QToolButton(this);
+    m_wrapButton->setObjectName(QStringLiteral("logWrapButton"));
+    m_wrapButton->setText(tr("Wrap"));
+    m_wrapButton->setCheckable(true);
+    m_wrapButton->setToolTip(tr("Wrap long lines at the view's width (off: hover a cut line to "
+                                "read it whole)"));
+    connect(m_wrapButton, &QToolButton::toggled, this, [this](bool on) {
+        setWrapLines(on);
+        QSettings().setValue(QStringLiteral("logs/wrap"), on);
+    });
+
     auto *status = new QLabel;
     status->setObjectName(QStringLiteral("logStatusLabel"));
     // Its count changes with every batch of lines: not a relayout of the page each time.
@@ -80,6 +94,7 @@ LogView::LogView(QWidget *parent) : QWidget(parent)
     bar->addWidget(m_filterEdit, 2);
     bar->addWidget(m_streamCombo);
     bar->addWidget(m_searchEdit, 2);
+    bar->addWidget(m_wrapButton);
     bar->addWidget(m_followButton);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -119,6 +134,42 @@ LogView::LogView(QWidget *parent) : QWidget(parent)
     // End in the list means "take me to the newest line and keep me there".
     m_view->installEventFilter(this);
     addShortcut(QKeySequence::Copy, [this] { copySelection(); });
+    setWrapLines(QSettings().value(QStringLiteral("logs/wrap"), false).toBool());
+}
+
+void LogView::setWrapLines(bool wrap)
+{
+    const QSignalBlocker blocker(m_wrapButton);
+    m_wrapButton->setChecked(wrap);
+    // Wrapped rows differ in height, so the view measures each row (the log's window is
+    // bounded, so that stays affordable), in one pass: scrolling to the top for older lines
+    // needs the scroll range whole.
+    m_view->setUniformItemSizes(!wrap);
+    m_view->setWordWrap(wrap);
+    m_view->setHorizontalScrollBarPolicy(wrap ? Qt::ScrollBarAlwaysOff : Qt::ScrollBarAsNeeded);
+    scrollToEndIfFollowing();
+}
+
+bool LogView::wrapsLines() const
+{
+    return m_view->wordWrap();
+}
+
+bool LogView::showCutLine(const QPoint &pos, const QPoint &globalPos)
+{
+    const QModelIndex index = m_view->indexAt(pos);
+    const QString text = index.data(Qt::DisplayRole).toString();
+    const int room = m_view->viewport()->width() - 2 * LogLineDelegate::kTextMargin;
+    if (!index.isValid() || wrapsLines() || m_view->fontMetrics().horizontalAdvance(text) <= room) {
+        QToolTip::hideText();
+        return false;
+    }
+    // Rich text, so that the tooltip wraps the line instead of running off the screen.
+    QToolTip::showText(
+        globalPos,
+        QStringLiteral("<p style=\"white-space:pre-wrap\">%1</p>").arg(text.toHtmlEscaped()),
+        m_view->viewport(), m_view->visualRect(index));
+    return true;
 }
 
 bool LogView::eventFilter(QObject *watched, QEvent *event)
@@ -133,6 +184,11 @@ bool LogView::eventFilter(QObject *watched, QEvent *event)
             toggleGroup(index);
             return true;
         }
+    }
+    if (watched == m_view->viewport() && event->type() == QEvent::ToolTip) {
+        const auto *help = static_cast<QHelpEvent *>(event);
+        showCutLine(help->pos(), help->globalPos());
+        return true;
     }
     if (watched == m_view->viewport() && event->type() == QEvent::Wheel) {
         const auto *wheel = static_cast<QWheelEvent *>(event);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // A log pane over any list model (core's LogModel in the app): a QListView with uniform item
-// sizes and no wrapping (a text edit does not scale to long logs, and wrapping freezes views),
+// sizes and no wrapping by default (a text edit does not scale to long logs, and wrapping costs
+// a layout of every row), a line cut by the view's width read whole in its tooltip or with
+// "Wrap" on,
 // follow mode that scrolls only while the user is at the bottom, regex/stream filter controls
 // and incremental search. Filtering itself is the model's job; this widget only reports what
 // the user asked for. Reading back older lines is the owner's job too: the view asks for them
@@ -48,11 +50,14 @@ public:
     QListView *listView() const { return m_view; }
 
     bool isFollowing() const { return m_follow; }
+    bool wrapsLines() const;
     QRegularExpression filterExpression() const { return m_filterExpression; }
     StreamFilter streamFilter() const;
 
 public slots:
     void setFollowing(bool follow);
+    // Long lines wrap at the view's width (every log pane alike; remembered).
+    void setWrapLines(bool wrap);
     // Searches forward (or backward) from the current row for the search text; wraps around.
     bool findNext();
     bool findPrevious();
@@ -92,12 +97,15 @@ private:
     void showContextMenu(const QPoint &pos);
     QModelIndex groupRowOf(const QModelIndex &index) const;
     bool onDisclosure(const QModelIndex &index, const QPoint &pos) const;
+    // The whole line under pos as a tooltip, when the view cuts it.
+    bool showCutLine(const QPoint &pos, const QPoint &globalPos);
 
     QListView *m_view = nullptr;
     QLineEdit *m_filterEdit = nullptr;
     QComboBox *m_streamCombo = nullptr;
     QLineEdit *m_searchEdit = nullptr;
     QToolButton *m_followButton = nullptr;
+    QToolButton *m_wrapButton = nullptr;
     SteadyLabel *m_statusLabel = nullptr;
     QList<QAction *> m_contextActions;
     QRegularExpression m_filterExpression;

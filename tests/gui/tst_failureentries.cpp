@@ -13,7 +13,16 @@
 #include "stream/pythontraceback.h"
 
 #include <QApplication>
+#include <QCheckBox>
+#include <QClipboard>
 #include <QFile>
+#include <QListWidget>
+#include <QPushButton>
+#include <QScrollBar>
+#include <QTemporaryDir>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QTextLayout>
 
 #include <QTest>
 #include <algorithm>
@@ -26,20 +35,31 @@ class TestFailureEntries : public QObject
     Q_OBJECT
 
 private slots:
+    void initTestCase();
     void pythonExceptionReadsLikeATraceback();
     void fatalSignalShowsNativeThenPython();
     void manyRanksAliasOneEntry();
     void sameTracebackAsTheRootCauseSaysSo();
     void manyRanksFewEntries_data();
     void manyRanksFewEntries();
+    void longLinesWrapOrScroll();
 
 private:
+    QTemporaryDir m_home;
     static QString sample(const QString &name)
     {
         QFile f(qEnvironmentVariable("RANKDECK_SOURCE_DIR") + u"/tests/core/stream/data/"_s + name);
         return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
     }
 };
+
+void TestFailureEntries::initTestCase()
+{
+    // The page's remembered choices (wrap) live in this test's own settings.
+    QVERIFY(m_home.isValid());
+    qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_home.path()));
+    QCoreApplication::setOrganizationName(u"rankdeck-test"_s);
+}
 
 void TestFailureEntries::pythonExceptionReadsLikeATraceback()
 {
@@ -241,6 +261,57 @@ void TestFailureEntries::manyRanksFewEntries()
         QVERIFY2(entries[entries.size() - 2].html.contains(u"clock_nanosleep"_s),
                  qPrintable(entries[entries.size() - 2].html));
     }
+}
+
+// A frame's file:line and a command longer than the page are read whole: wrapped at the page's
+// width (the default), or on one line that scrolls; the command has its own copy button.
+void TestFailureEntries::longLinesWrapOrScroll()
+{
+    RankFailure f;
+    f.rank = 1;
+    f.kind = u"crash"_s;
+    f.signal = 11;
+    f.signalName = u"SIGSEGV"_s;
+    const QString frame = u"#0 0x0000000000401136 in rankdeck::faultinjection::segfaultNow at "_s
+                          u"/home/user/src/rankdeck/worker/faultinjection/segfault.cpp:42 "_s
+                          u"[rankdeck-worker]"_s;
+    f.stack = QStringList{frame};
+    const FailureEntry crash = failureEntry(f, QApplication::palette());
+    FailureEntry verdict = crash;
+    verdict.title = u"Collective"_s;
+    verdict.commands = {u"python -m torch.distributed.flight_recorder.fr_trace /tmp/x"_s};
+
+    FailuresPage page;
+    page.resize(420, 400);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    page.setEntries({crash, verdict}, u"report"_s);
+    auto *details = page.findChild<QTextBrowser *>(u"failureDetails"_s);
+    QVERIFY(details);
+    auto linesOfFrame = [&] {
+        for (QTextBlock b = details->document()->begin(); b.isValid(); b = b.next())
+            if (b.text().contains(u"segfault.cpp:42"_s))
+                return b.layout()->lineCount();
+        return -1;
+    };
+    QVERIFY(page.wrapLines());
+    QTRY_VERIFY2(linesOfFrame() > 1, qPrintable(QString::number(linesOfFrame())));
+    page.findChild<QCheckBox *>(u"failureWrapCheck"_s)->setChecked(false);
+    QVERIFY(!page.wrapLines());
+    QTRY_COMPARE(linesOfFrame(), 1);
+    QVERIFY(details->horizontalScrollBar()->maximum() > 0);
+    page.setWrapLines(true);
+
+    auto *copy = page.findChild<QPushButton *>(u"copyCommandButton"_s);
+    QVERIFY(copy);
+    QVERIFY(!copy->isEnabled()); // the crash entry shows no command
+    page.selectEntry(1);
+    QVERIFY(copy->isEnabled());
+    QTest::mouseClick(copy, Qt::LeftButton);
+    QCOMPARE(QGuiApplication::clipboard()->text(), verdict.commands.first());
+    // Entry titles are read whole too.
+    auto *list = page.findChild<QListWidget *>(u"failureList"_s);
+    QCOMPARE(list->item(0)->toolTip(), crash.title);
 }
 
 QTEST_MAIN(TestFailureEntries)

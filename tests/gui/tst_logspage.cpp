@@ -21,13 +21,16 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QCompleter>
+#include <QHelpEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
 #include <QScrollBar>
+#include <QSettings>
 #include <QTabBar>
 #include <QTemporaryDir>
 #include <QToolButton>
+#include <QToolTip>
 #include <QtTest>
 
 using namespace rankdeck;
@@ -36,6 +39,7 @@ class TestLogsPage : public QObject
 {
     Q_OBJECT
 private slots:
+    void initTestCase();
     void init();
     void cleanup();
     void tabPerRankSorted();
@@ -54,6 +58,7 @@ private slots:
     void identicalLinesCollapse_data();
     void identicalLinesCollapse();
     void collapseOption();
+    void longLineWrapsOrShowsWhole();
 
 private:
     void feed(int rank, StreamKind stream, const QByteArray &text);
@@ -64,6 +69,13 @@ private:
     std::map<int, std::unique_ptr<RankStream>> m_streams;
     std::unique_ptr<LogsPage> m_page;
 };
+
+void TestLogsPage::initTestCase()
+{
+    // The page's remembered choices (wrap) live in this test's own settings.
+    qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_dir.filePath(QStringLiteral("config"))));
+    QCoreApplication::setOrganizationName(QStringLiteral("rankdeck-test"));
+}
 
 void TestLogsPage::init()
 {
@@ -652,6 +664,31 @@ void TestLogsPage::collapseOption()
     filter->clear();
     QCOMPARE(list->model()->rowCount(), 1);
     QCOMPARE(list->model()->index(0, 0).data().toString(), QStringLiteral("[r0–3 \u00d74] same"));
+}
+
+// A RuntimeError longer than the view is read whole: in its tooltip, or wrapped with "Wrap".
+void TestLogsPage::longLineWrapsOrShowsWhole()
+{
+    const QByteArray error = "RuntimeError: This is typically " +
+                             QByteArray("caused by a rank that ").repeated(20) + "the end\n";
+    feed(0, StreamKind::Stderr, error);
+    m_page->poll();
+    LogView *view = m_page->logView();
+    QListView *list = view->listView();
+    QTRY_COMPARE(list->model()->rowCount(), 1);
+    QVERIFY(!view->wrapsLines());
+    const QRect row = list->visualRect(list->model()->index(0, 0));
+    QVERIFY(row.width() > list->viewport()->width()); // cut by the view
+    QHelpEvent help(QEvent::ToolTip, row.center(), list->viewport()->mapToGlobal(row.center()));
+    QCoreApplication::sendEvent(list->viewport(), &help);
+    QTRY_VERIFY(QToolTip::isVisible());
+    QVERIFY2(QToolTip::text().contains(QStringLiteral("the end")), qPrintable(QToolTip::text()));
+
+    view->findChild<QToolButton *>(QStringLiteral("logWrapButton"))->click();
+    QVERIFY(view->wrapsLines());
+    QTRY_VERIFY(list->visualRect(list->model()->index(0, 0)).height() > 2 * row.height());
+    QCOMPARE(list->horizontalScrollBarPolicy(), Qt::ScrollBarAlwaysOff);
+    view->setWrapLines(false);
 }
 
 QTEST_MAIN(TestLogsPage)
