@@ -119,6 +119,7 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
            "profiles run in the folder itself."));
     m_programSyncFolder = new QLineEdit(m_syncRow);
     m_programSyncFolder->setObjectName(QStringLiteral("launchProgramSyncEdit"));
+    m_programSyncFolder->setAccessibleName(tr("Sync folder"));
     m_programSyncFolder->setPlaceholderText(tr("the folder of your script"));
     auto *syncLayout = new QHBoxLayout(m_syncRow);
     syncLayout->setContentsMargins(0, 0, 0, 0);

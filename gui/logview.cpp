@@ -34,6 +34,7 @@ LogView::LogView(QWidget *parent) : QWidget(parent)
 {
     m_view = new QListView(this);
     m_view->setObjectName(QStringLiteral("logListView"));
+    m_view->setAccessibleName(tr("Log lines"));
     m_view->setUniformItemSizes(true);
     m_view->setWordWrap(false);
     m_view->setTextElideMode(Qt::ElideNone);
@@ -44,12 +45,14 @@ LogView::LogView(QWidget *parent) : QWidget(parent)
 
     m_filterEdit = new QLineEdit(this);
     m_filterEdit->setObjectName(QStringLiteral("logFilterEdit"));
+    m_filterEdit->setAccessibleName(tr("Filter log lines"));
     m_filterEdit->setPlaceholderText(tr("Filter (regular expression)"));
     m_filterEdit->setClearButtonEnabled(true);
     connect(m_filterEdit, &QLineEdit::textChanged, this, &LogView::onFilterEdited);
 
     m_streamCombo = new QComboBox(this);
     m_streamCombo->setObjectName(QStringLiteral("logStreamCombo"));
+    m_streamCombo->setAccessibleName(tr("Streams shown"));
     m_streamCombo->addItem(tr("stdout + stderr"), int(StreamFilter::All));
     m_streamCombo->addItem(tr("stdout only"), int(StreamFilter::Stdout));
     m_streamCombo->addItem(tr("stderr only"), int(StreamFilter::Stderr));
@@ -57,6 +60,7 @@ LogView::LogView(QWidget *parent) : QWidget(parent)
 
     m_searchEdit = new QLineEdit(this);
     m_searchEdit->setObjectName(QStringLiteral("logSearchEdit"));
+    m_searchEdit->setAccessibleName(tr("Search the log"));
     m_searchEdit->setPlaceholderText(tr("Search (Enter: next, Shift+Enter: previous)"));
     m_searchEdit->setClearButtonEnabled(true);
     connect(m_searchEdit, &QLineEdit::returnPressed, this, [this] {

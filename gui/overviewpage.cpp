@@ -130,6 +130,7 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
 
     m_table = new QTableView(this);
     m_table->setObjectName(QStringLiteral("rankTable"));
+    m_table->setAccessibleName(tr("Ranks"));
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
     m_table->setSortingEnabled(false);

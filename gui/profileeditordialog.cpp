@@ -73,6 +73,7 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
 
     m_nodes = new QTableWidget(0, NodeColumnCount, this);
     m_nodes->setObjectName(QStringLiteral("profileNodesTable"));
+    m_nodes->setAccessibleName(tr("Nodes"));
     m_nodes->setHorizontalHeaderLabels(
         {tr("Host or SSH alias"), tr("Port"), tr("User"), tr("Key file"), tr("Ranks"), tr("GPUs")});
     m_nodes->horizontalHeader()->setSectionResizeMode(ColHost, QHeaderView::Stretch);
@@ -98,6 +99,7 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
 
     m_environment = new QTableWidget(0, 2, this);
     m_environment->setObjectName(QStringLiteral("profileEnvironmentTable"));
+    m_environment->setAccessibleName(tr("Environment on every rank"));
     m_environment->setHorizontalHeaderLabels({tr("Variable"), tr("Value")});
     m_environment->horizontalHeader()->setStretchLastSection(true);
     m_environment->verticalHeader()->setVisible(false);
@@ -105,6 +107,7 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     m_environment->setMaximumHeight(110);
     m_metrics = new QPlainTextEdit(this);
     m_metrics->setObjectName(QStringLiteral("profileMetricsEdit"));
+    m_metrics->setAccessibleName(tr("Metric patterns"));
     m_metrics->setPlaceholderText(tr("tokens_per_s=([0-9.]+) tok/s"));
     m_metrics->setMaximumHeight(60);
     m_metrics->setToolTip(tr("Scalars to plot from the lines your own program prints on this "

@@ -111,6 +111,7 @@ SidePanel::SidePanel(QWidget *parent) : QWidget(parent)
     setObjectName(QStringLiteral("sidePanel"));
     m_profiles = new QListWidget(this);
     m_profiles->setObjectName(QStringLiteral("profileList"));
+    m_profiles->setAccessibleName(tr("Profiles"));
     m_profiles->setUniformItemSizes(true);
     m_profiles->setMaximumHeight(160);
     connect(m_profiles, &QListWidget::itemDoubleClicked, this,

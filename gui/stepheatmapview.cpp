@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "stepheatmapview.h"
 
+#include <QAccessible>
 #include <QHelpEvent>
+#include <QKeyEvent>
 #include <QPainter>
+#include <QPen>
 #include <QToolTip>
 
 #include <bit>
@@ -38,6 +41,8 @@ QColor ramp(double t)
 StepHeatmapView::StepHeatmapView(QWidget *parent) : QWidget(parent)
 {
     setObjectName(QStringLiteral("stepHeatmap"));
+    setAccessibleName(tr("Step heatmap"));
+    setFocusPolicy(Qt::StrongFocus);
     setMinimumHeight(90);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
     for (size_t i = 0; i < m_lut.size(); ++i)
@@ -254,6 +259,83 @@ bool StepHeatmapView::event(QEvent *event)
     return QWidget::event(event);
 }
 
+QRect StepHeatmapView::cursorRect() const
+{
+    const QRect area = plotRect();
+    if (m_cursor.x() < 0 || m_image.isNull() || m_heatmap.columns <= 0)
+        return {};
+    // The grid may have shrunk since the key was pressed (a resize, a new run).
+    const int rows = m_image.height();
+    const int x = std::min(m_cursor.x(), m_heatmap.columns - 1),
+              y = std::min(m_cursor.y(), rows - 1);
+    const int left = area.left() + int(qint64(x) * area.width() / m_heatmap.columns);
+    const int right = area.left() + int(qint64(x + 1) * area.width() / m_heatmap.columns);
+    const int top = area.top() + int(qint64(y) * area.height() / rows);
+    const int bottom = area.top() + int(qint64(y + 1) * area.height() / rows);
+    return QRect(QPoint(left, top), QPoint(std::max(left, right - 1), std::max(top, bottom - 1)));
+}
+
+void StepHeatmapView::moveCursor(int row, int column)
+{
+    if (m_image.isNull() || m_heatmap.columns <= 0)
+        return;
+    m_cursor = QPoint(std::clamp(column, 0, m_heatmap.columns - 1),
+                      std::clamp(row, 0, m_image.height() - 1));
+    const QRect cell = cursorRect();
+    const QString text = cellText(cell.center());
+    setAccessibleDescription(text);
+    QAccessibleEvent changed(this, QAccessible::DescriptionChanged);
+    QAccessible::updateAccessibility(&changed);
+    if (hasFocus())
+        QToolTip::showText(mapToGlobal(cell.bottomRight()), text, this);
+    update();
+}
+
+void StepHeatmapView::focusInEvent(QFocusEvent *event)
+{
+    QWidget::focusInEvent(event);
+    // The newest column, first row: where a person looking for a slow step starts.
+    if (m_cursor.x() < 0 && !m_image.isNull())
+        moveCursor(0, m_heatmap.columns - 1);
+}
+
+void StepHeatmapView::keyPressEvent(QKeyEvent *event)
+{
+    if (m_image.isNull()) {
+        QWidget::keyPressEvent(event);
+        return;
+    }
+    const QPoint at = m_cursor.x() < 0 ? QPoint(m_heatmap.columns - 1, 0) : m_cursor;
+    switch (event->key()) {
+    case Qt::Key_Left:
+        moveCursor(at.y(), at.x() - 1);
+        break;
+    case Qt::Key_Right:
+        moveCursor(at.y(), at.x() + 1);
+        break;
+    case Qt::Key_Up:
+        moveCursor(at.y() - 1, at.x());
+        break;
+    case Qt::Key_Down:
+        moveCursor(at.y() + 1, at.x());
+        break;
+    case Qt::Key_PageUp:
+        moveCursor(at.y() - 10, at.x());
+        break;
+    case Qt::Key_PageDown:
+        moveCursor(at.y() + 10, at.x());
+        break;
+    case Qt::Key_Home:
+        moveCursor(at.y(), 0);
+        break;
+    case Qt::Key_End:
+        moveCursor(at.y(), m_heatmap.columns - 1);
+        break;
+    default:
+        QWidget::keyPressEvent(event);
+    }
+}
+
 void StepHeatmapView::resizeEvent(QResizeEvent *event)
 {
     QWidget::resizeEvent(event);
@@ -318,6 +400,14 @@ void StepHeatmapView::paintEvent(QPaintEvent *)
             .arg(m_unit);
     p.drawText(text, Qt::AlignTop | Qt::AlignLeft, top);
     p.drawText(text, Qt::AlignBottom | Qt::AlignLeft, bottom);
+    if (hasFocus() && m_cursor.x() >= 0) {
+        // The keyboard's cell, in the palette's highlight with a contrasting rim.
+        p.setBrush(Qt::NoBrush);
+        p.setPen(QPen(palette().color(QPalette::Base), 3));
+        p.drawRect(cursorRect().adjusted(-2, -2, 2, 2));
+        p.setPen(QPen(palette().color(QPalette::Highlight), 1));
+        p.drawRect(cursorRect().adjusted(-2, -2, 2, 2));
+    }
 }
 
 } // namespace rankdeck

@@ -12,6 +12,9 @@
 // whose cell lies farthest from the column's median (never a plain subsample, which would drop
 // a straggler's row with the others).
 //
+// By keyboard: arrows move a cell cursor (Home/End: first/last column, Page Up/Down: ten rows),
+// and the cell's text is its tooltip and its accessible description, which a screen reader reads.
+//
 // It paints what it is given (core's StepHeatmap, kept by StepHeatmapCache); the page decides
 // when to update. The image holds one pixel per cell and is redrawn only from the first column
 // that changed, unless the grid's layout, metric or colour scale changed.
@@ -55,6 +58,10 @@ public:
     // Where the cells are drawn, in widget coordinates.
     QRect plotArea() const;
     QSize sizeHint() const override;
+    // The keyboard's cell: pixel row of the image and column; (-1, -1) before any key.
+    QPoint cursorCell() const { return m_cursor; }
+    // Where the keyboard's cell is drawn, in widget coordinates (its centre is what it reads).
+    QRect cursorRect() const;
 
 signals:
     // wantedColumns() changed with the widget's size.
@@ -62,6 +69,8 @@ signals:
 
 protected:
     bool event(QEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
+    void focusInEvent(QFocusEvent *event) override;
     void paintEvent(QPaintEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
 
@@ -74,6 +83,7 @@ private:
     std::pair<int, int> groupOf(int y) const;
     int farthestInGroup(int y, int column, float median) const;
     QRgb rgbFor(float value) const;
+    void moveCursor(int row, int column);
 
     StepHeatmap m_heatmap;
     QString m_unit;
@@ -81,6 +91,7 @@ private:
     std::array<QRgb, 256> m_lut{};
     qint64 m_redrawnCells = 0;
     int m_lastWanted = 0;
+    QPoint m_cursor{-1, -1}; // x: column, y: pixel row of the image
 };
 
 } // namespace rankdeck

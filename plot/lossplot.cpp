@@ -70,6 +70,7 @@ LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
 
     m_smoothingSlider = new QSlider(Qt::Horizontal, this);
     m_smoothingSlider->setObjectName(QStringLiteral("smoothingSlider"));
+    m_smoothingSlider->setAccessibleName(tr("Smoothing"));
     m_smoothingSlider->setRange(0, SliderSteps - 1);
     m_smoothingSlider->setToolTip(
         tr("Debiased exponential moving average weight (TensorBoard style), computed on the full "

@@ -3,6 +3,7 @@
 // The launch form's "Sync folder" row: prefilled with the folder of the script (the first
 // argument ending in .py, else the program) when it is a local file, off until checked, its
 // problems named, and remembered per profile like the other program fields.
+#include "accessiblenames.h"
 #include "launchdialog.h"
 #include "mnemonics.h"
 
@@ -159,6 +160,8 @@ void TestLaunchDialog::mnemonicsUnique()
     QVERIFY(QTest::qWaitForWindowExposed(&dialog));
     const QStringList clashes = rankdeck::testing::clashingMnemonics(&dialog);
     QVERIFY2(clashes.isEmpty(), qPrintable(clashes.join(u'\n')));
+    const QStringList nameless = rankdeck::testing::namelessControls(&dialog);
+    QVERIFY2(nameless.isEmpty(), qPrintable(nameless.join(u'\n')));
 }
 
 // A long command or placeholder can be read by making the dialog wider; the size is kept.

@@ -2,6 +2,7 @@
 //
 // Smoke test: the main window builds offscreen with every page, the built-in profile first,
 // and remembers its layout.
+#include "accessiblenames.h"
 #include "failurespage.h"
 #include "logspage.h"
 #include "losspage.h"
@@ -136,6 +137,9 @@ void TestMainWindow::mnemonicsUnique()
     window.runView()->setCurrentIndex(page);
     const QStringList clashes = testing::clashingMnemonics(&window);
     QVERIFY2(clashes.isEmpty(), qPrintable(clashes.join(u'\n')));
+    // And every control a screen reader reaches on this page has a name.
+    const QStringList nameless = testing::namelessControls(&window);
+    QVERIFY2(nameless.isEmpty(), qPrintable(nameless.join(u'\n')));
 }
 
 // Runs of one name prefix found by the filter, the command that launches one again, and the

@@ -2,6 +2,7 @@
 //
 // The profile editor driven like a user: create a profile from the main window, validation as
 // you type naming the field, editing an existing profile.
+#include "accessiblenames.h"
 #include "config/profilestore.h"
 #include "mainwindow.h"
 #include "mnemonics.h"
@@ -380,6 +381,8 @@ void TestProfileEditor::mnemonicsUnique()
     combo->setCurrentIndex(combo->findData(transport));
     const QStringList clashes = testing::clashingMnemonics(&dialog);
     QVERIFY2(clashes.isEmpty(), qPrintable(clashes.join(u'\n')));
+    const QStringList nameless = testing::namelessControls(&dialog);
+    QVERIFY2(nameless.isEmpty(), qPrintable(nameless.join(u'\n')));
 }
 
 QTEST_MAIN(TestProfileEditor)

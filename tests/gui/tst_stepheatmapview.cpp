@@ -175,6 +175,40 @@ private slots:
         QCOMPARE(text, want);
         QVERIFY(view.cellText(QPoint(1, 1)).isEmpty());
     }
+    // By keyboard: the arrows walk the cells, and what a cell is reaches a screen reader as
+    // the view's accessible description.
+    void keyboardWalksTheCells()
+    {
+        MetricsStore store;
+        fill(store, 8, 5, false, 1, 1001);
+        StepHeatmapView view;
+        view.resize(600, 200);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        StepHeatmapCache cache;
+        cache.update(store, metric::StepTimeMs, view.wantedColumns());
+        view.setHeatmap(cache.heatmap(), QStringLiteral("ms"));
+        view.setFocus();
+        QTRY_VERIFY(view.hasFocus());
+        QCOMPARE(view.accessibleName(), QStringLiteral("Step heatmap"));
+        QTest::keyClick(&view, Qt::Key_Home);
+        QCOMPARE(view.cursorCell(), QPoint(0, 0));
+        for (int i = 0; i < 5; ++i)
+            QTest::keyClick(&view, Qt::Key_Down);
+        QCOMPARE(view.cursorCell(), QPoint(0, 5));
+        const QString slow = view.accessibleDescription();
+        QVERIFY2(slow.startsWith(QStringLiteral("rank 5, steps")) &&
+                     slow.contains(QStringLiteral("35 ms")),
+                 qPrintable(slow));
+        QCOMPARE(slow, view.cellText(view.cursorRect().center()));
+        QTest::keyClick(&view, Qt::Key_Down);
+        QVERIFY2(view.accessibleDescription().startsWith(QStringLiteral("rank 6")),
+                 qPrintable(view.accessibleDescription()));
+        QTest::keyClick(&view, Qt::Key_PageDown); // clamped to the last row
+        QCOMPARE(view.cursorCell().y(), 7);
+        QTest::keyClick(&view, Qt::Key_End);
+        QCOMPARE(view.cursorCell().x(), view.heatmap().columns - 1);
+    }
 };
 
 QTEST_MAIN(TestStepHeatmapView)
