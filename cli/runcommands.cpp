@@ -6,11 +6,14 @@
 
 #include "cliutil.h"
 #include "collectiveoutput.h"
+#include "config/syncmanifest.h"
 #include "diagnosis/failurereport.h"
 #include "diagnosis/rankstackdump.h"
 #include "diagnosis/stragglerreport.h"
+#include "prunecommand.h"
 #include "rankoutput.h"
 #include "record/rankgroups.h"
+#include "record/runprune.h"
 #include "record/runrecord.h"
 #include "record/runstatefile.h"
 #include "store/csvexport.h"
@@ -101,13 +104,22 @@ QString stateText(const RunInfo &i)
 
 int RunCommands::runs(const QStringList &args)
 {
+    if (args.value(1) == QLatin1String("prune")) {
+        QStringList rest = args.mid(2);
+        rest.prepend(args.value(0) + QStringLiteral(" prune"));
+        return PruneCommand::run(rest);
+    }
     QCommandLineParser parser;
     const QCommandLineOption namesOpt(
         QStringLiteral("names"),
         CliUtil::tr("Print only each run's id and name, one per line (for shell completion)."));
     parser.addOption(namesOpt);
     int code = 0;
-    if (!CliUtil::parse(parser, args, CliUtil::tr("List recorded runs, newest first."), &code))
+    if (!CliUtil::parse(parser, args,
+                        CliUtil::tr("List recorded runs, newest first, with the disk each holds. "
+                                    "`runs prune --older-than AGE | --keep N [--dry-run]` deletes "
+                                    "old ones."),
+                        &code))
         return code;
     if (!parser.positionalArguments().isEmpty())
         return CliUtil::usageError(CliUtil::tr("unexpected argument \"%1\"")
@@ -132,21 +144,23 @@ int RunCommands::runs(const QStringList &args)
         out << CliUtil::tr("no runs in %1").arg(CliUtil::runsDirectory()) << '\n';
         return ExitOk;
     }
-    out << QStringLiteral("%1  %2  %3  %4  %5  %6\n")
+    out << QStringLiteral("%1  %2  %3  %4  %5  %6  %7\n")
                .arg(CliUtil::tr("ID"), -36)
                .arg(CliUtil::tr("NAME"), -16)
                .arg(CliUtil::tr("STATE"), -10)
                .arg(CliUtil::tr("RANKS"), 5)
                .arg(CliUtil::tr("STARTED"), -19)
+               .arg(CliUtil::tr("SIZE"), 10)
                .arg(CliUtil::tr("ROOT CAUSE"));
     for (const RunInfo &i : list) {
         // Names and root causes are others' bytes: one line each, bounded, like rank output.
-        out << QStringLiteral("%1  %2  %3  %4  %5  %6\n")
+        out << QStringLiteral("%1  %2  %3  %4  %5  %6  %7\n")
                    .arg(printableLabel(i.id, 64), -36)
                    .arg(printableLabel(i.name, 32), -16)
                    .arg(stateText(i), -10)
                    .arg(i.worldSize, 5)
                    .arg(CliUtil::formatTime(i.createdUs), -19)
+                   .arg(SyncManifest::formatSize(RunPrune::diskBytes(i.directory)), 10)
                    .arg(printableLabel(i.rootCause, 200));
         // A big run whose ranks did not all end alike gets a second line of ranges; a small
         // one's `show` lists its few ranks.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/runlistmodel.h"
 
+#include "config/syncmanifest.h"
+#include "record/runprune.h"
 #include "run/runmanager.h"
 
 #include <QDateTime>
@@ -101,11 +103,13 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
     switch (Column(index.column())) {
     case NameColumn:
         // Two runs of one name prefix read alike once elided: the whole name and the run id.
+        // What it holds on disk is read only here, on hover: a long history lists fast.
         if (role == Qt::ToolTipRole)
-            return tr("%1\n%2\nstarted %3")
+            return tr("%1\n%2\nstarted %3\non disk: %4")
                 .arg(r.name, r.id,
                      QDateTime::fromMSecsSinceEpoch(r.createdUs / 1000)
-                         .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+                         .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")),
+                     SyncManifest::formatSize(RunPrune::diskBytes(r.directory)));
         return r.name;
     case StateColumn: {
         QString s = shownStateWord(r.shown);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "run/runmanager.h"
 
+#include "record/runprune.h"
 #include "record/runsdirectorywatcher.h"
 #include "run/runverdictfacts.h"
 
@@ -146,11 +147,7 @@ bool RunManager::remove(const QString &runId, QString *error)
         *error = tr("run %1: no such run in %2").arg(runId, m_runsDirectory);
         return false;
     }
-    // A launcher that is gone leaves local ranks without their stdin, and they end; ranks of a
-    // detached run go on without it.
-    const bool over =
-        isTerminal(info->state) || (info->launcherGone && !info->detached && !info->detachable);
-    if (!over) {
+    if (RunPrune::mayStillRun(*info)) {
         *error = tr("run %1 is %2: stop it before deleting it")
                      .arg(info->name, shownStateWord(info->shown));
         return false;
