@@ -306,8 +306,11 @@ bool isUserFile(const QString &file)
 {
     if (file.isEmpty() || file.startsWith(QLatin1Char('<')))
         return false;
+    // RankDeck's own: its helper module, and the startup hook the supervisor writes beside it
+    // into a run's python/ folder, under rankdeck/ or a runs/<run id>/ folder (a Slurm profile's
+    // shared directory): its flight-recorder and dump threads are never the user's code.
     static const QRegularExpression library(QStringLiteral(
-        R"([/\\](?:site|dist)-packages[/\\]|[/\\]lib(?:64)?[/\\]python\d+(?:\.\d+)?t?[/\\]|(?:^|[/\\])rankdeck[/\\][^/\\]+\.py$)"));
+        R"([/\\](?:site|dist)-packages[/\\]|[/\\]lib(?:64)?[/\\]python\d+(?:\.\d+)?t?[/\\]|(?:^|[/\\])rankdeck[/\\][^/\\]+\.py$|(?:[/\\]rankdeck[/\\]|[/\\]runs[/\\]\d{8}-\d{6}-[^/\\]+[/\\])(?:.*[/\\])?python[/\\]sitecustomize\.py$)"));
     return !library.match(file).hasMatch();
 }
 

@@ -122,7 +122,8 @@ PythonFaultDump parseFaultHandlerDump(const QString &text);
 QList<PythonException> parseElasticErrorFile(const QByteArray &json, qint64 *timeUs = nullptr);
 
 // The user's own code: not site-packages/dist-packages, not the standard library
-// (/lib/python3.N/), not `<frozen …>`/`<string>`, not rankdeck's own helper module.
+// (/lib/python3.N/), not `<frozen …>`/`<string>`, not rankdeck's own helper module or the
+// startup hook (sitecustomize.py) it writes into a run's python/ folder.
 bool isUserFile(const QString &file);
 // Index of the innermost frame (frames innermost first) in a user file; -1 if none.
 int innermostUserFrame(const QList<PythonFrame> &frames);

@@ -281,6 +281,15 @@ private slots:
         QTest::newRow("frozen") << u"<frozen runpy>"_s << false;
         QTest::newRow("string") << u"<string>"_s << false;
         QTest::newRow("rankdeck helper") << u"/src/rankdeck/python/rankdeck/__init__.py"_s << false;
+        QTest::newRow("rankdeck's startup hook, local run")
+            << u"/home/u/.local/share/rankdeck/runs/a-1/rank-0/python/sitecustomize.py"_s << false;
+        QTest::newRow("rankdeck's startup hook, node")
+            << u"/home/u/.cache/rankdeck/worker/runs/a-1/python/sitecustomize.py"_s << false;
+        QTest::newRow("rankdeck's startup hook, Slurm shared folder")
+            << u"/scratch/alice/runs/20261207-042608-envd-a372/rank-3/python/sitecustomize.py"_s
+            << false;
+        QTest::newRow("the user's own sitecustomize")
+            << u"/home/u/project/sitecustomize.py"_s << true;
         QTest::newRow("a project under lib") << u"/home/u/lib/model.py"_s << true;
         QTest::newRow("empty") << QString() << false;
     }
