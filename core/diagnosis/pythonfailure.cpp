@@ -127,7 +127,7 @@ ChildFailure dataLoaderWorkerDeath(const QList<PythonException> &chain, const QS
 } // namespace
 
 void mergePython(RankFailure *failure, const QList<PythonException> &chain,
-                 const PythonFaultDump &dump, const QString &childDeath)
+                 const PythonFaultDump &dump, const QString &childDeath, const QString &terminate)
 {
     if (!failure)
         return;
@@ -175,6 +175,11 @@ void mergePython(RankFailure *failure, const QList<PythonException> &chain,
         f.exitCode != 0;
     if ((f.kind == QLatin1String("exception") || exitedNonZero) && f.child.isEmpty())
         f.child = dataLoaderWorkerDeath(chain, childDeath, dump);
+    // Only what a kill says anyway ("python3.11 was killed by SIGABRT") gives way to it.
+    static const QRegularExpression killedBy(QStringLiteral("^\\S+ was killed by SIG\\w+$"));
+    if (!terminate.isEmpty() && f.kind == QLatin1String("crash") && f.signal == 6 &&
+        (f.message.isEmpty() || killedBy.match(f.message).hasMatch()))
+        f.message = terminate;
     if (!dump.isEmpty()) {
         f.pythonDump = dump;
         if (f.message.isEmpty() && !dump.fatalError.isEmpty())

@@ -25,9 +25,14 @@ namespace rankdeck {
 //     "Fatal Python error: …".
 // Calling it twice with the same data changes nothing the second time.
 //   - a DataLoader worker's death that ended an "exception" rank becomes its `child`: from the
-//     chain's messages, else from childDeath (PythonFailureScanner::lastChildDeath()).
+//     chain's messages, else from childDeath (PythonFailureScanner::lastChildDeath());
+//   - a rank still a "crash" of SIGABRT after that, with what std::terminate printed
+//     (PythonFailureScanner::lastTerminate(): "gloo::EnforceNotMet: … Received data size
+//     doesn't match expected size …"), gets those words as its message: the library's own
+//     reason, not "python3.11 was killed by SIGABRT".
 void mergePython(RankFailure *failure, const QList<PythonException> &chain,
-                 const PythonFaultDump &dump = {}, const QString &childDeath = {});
+                 const PythonFaultDump &dump = {}, const QString &childDeath = {},
+                 const QString &terminate = {});
 
 // "ValueError: bad batch": the last exception, the first line of its message (bounded); empty
 // for an empty chain.

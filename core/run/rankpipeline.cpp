@@ -182,7 +182,7 @@ RankFailure RankPipeline::withPython(RankFailure failure, const QString &pythonT
         // What the rank printed, unless the error file said it exactly: that one stays.
         chain = m_stages.python->lastException(m_rank);
     mergePython(&failure, chain, m_stages.python->lastFaultDump(m_rank),
-                m_stages.python->lastChildDeath(m_rank));
+                m_stages.python->lastChildDeath(m_rank), m_stages.python->lastTerminate(m_rank));
     return failure;
 }
 

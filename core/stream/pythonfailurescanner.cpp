@@ -8,6 +8,24 @@ namespace rankdeck {
 void PythonFailureScanner::addLine(int rank, const QString &line)
 {
     m_readers[rank].addLine(line);
+    // libstdc++'s verbose terminate handler: two lines, the type then "  what():  <message>".
+    if (const auto throwing = m_throwing.constFind(rank); throwing != m_throwing.cend()) {
+        static const QRegularExpression what(QStringLiteral(R"(^\s*what\(\):\s*(.*)$)"));
+        const QRegularExpressionMatch m = what.match(QStringView(line).left(pythonlimits::MaxLine));
+        const QString type = *throwing;
+        m_throwing.erase(throwing);
+        if (m.hasMatch()) {
+            m_terminates.insert(rank, type + QStringLiteral(": ") + m.captured(1).trimmed());
+            ++m_childDeathCount;
+        }
+    }
+    if (line.contains(QLatin1String("terminate called after throwing an instance of '"))) {
+        static const QRegularExpression thrown(
+            QStringLiteral(R"(terminate called after throwing an instance of '([^']{1,200})')"));
+        const QRegularExpressionMatch m = thrown.match(line);
+        if (m.hasMatch())
+            m_throwing.insert(rank, m.captured(1));
+    }
     // torch/csrc/DataLoader.cpp's words; cheap test first, most lines have no "DataLoader".
     if (line.contains(QLatin1String("DataLoader worker (pid "))) {
         static const QRegularExpression death(QStringLiteral(

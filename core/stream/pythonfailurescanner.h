@@ -33,6 +33,10 @@ public:
     // its own sys.excepthook, whose "Error in sys.excepthook:" traceback is then followed by the
     // rank's original one (a ConnectionResetError), so it is not in lastException(). Bounded.
     QString lastChildDeath(int rank) const { return m_childDeaths.value(rank); }
+    // What libstdc++ printed when a C++ exception escaped and std::terminate aborted the rank
+    // ("terminate called after throwing an instance of 'gloo::EnforceNotMet'" then "  what():
+    // …"), as "gloo::EnforceNotMet: …": the library's own words for a SIGABRT. Bounded.
+    QString lastTerminate(int rank) const { return m_terminates.value(rank); }
     // Changes whenever lastException(rank) or lastFaultDump(rank) does: cheap polling.
     quint64 generation(int rank) const;
 
@@ -41,17 +45,23 @@ public:
     {
         m_readers.remove(rank);
         m_childDeaths.remove(rank);
+        m_terminates.remove(rank);
+        m_throwing.remove(rank);
     }
     void resetAll()
     {
         m_readers.clear();
         m_childDeaths.clear();
+        m_terminates.clear();
+        m_throwing.clear();
     }
 
 private:
     QHash<int, PythonTracebackReader> m_readers;
     QHash<int, QString> m_childDeaths;
-    quint64 m_childDeathCount = 0; // part of generation()
+    QHash<int, QString> m_terminates;
+    QHash<int, QString> m_throwing; // the type of "terminate called after throwing", until what()
+    quint64 m_childDeathCount = 0;  // part of generation(), with each terminate found
 };
 
 } // namespace rankdeck

@@ -79,6 +79,45 @@ private slots:
         QCOMPARE(live.kind, u"crash"_s);
         QVERIFY(live.exceptionType.isEmpty());
     }
+    // Issue 42: Gloo aborts a rank that receives data of the wrong size; libstdc++ prints what the
+    // escaping exception said. The rank's message is Gloo's, not "killed by SIGABRT"; a rank
+    // whose terminate said nothing, or one that another rank's lines interleave, keeps its own.
+    void terminateKeepsTheLibrarysWords()
+    {
+        const QString gloo =
+            u"[enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+            "pair.cc:464] op.preamble.length <= op.nbytes. 132 vs 128. Received data size "
+            "doesn't match expected size. Is there a distributed collective mismatch in your "
+            "code?"_s;
+        PythonFailureScanner scanner;
+        scanner.addLine(1,
+                        u"terminate called after throwing an instance of 'gloo::EnforceNotMet'"_s);
+        scanner.addLine(2, u"terminate called without an active exception"_s);
+        scanner.addLine(1, u"  what():  "_s + gloo);
+        scanner.addLine(1, u"Fatal Python error: Aborted"_s);
+        QCOMPARE(scanner.lastTerminate(1), u"gloo::EnforceNotMet: "_s + gloo);
+        QVERIFY(scanner.lastTerminate(2).isEmpty());
+
+        RankFailure f;
+        f.rank = 1;
+        f.kind = u"crash"_s;
+        f.signal = 6;
+        f.signalName = u"SIGABRT"_s;
+        f.message = u"python3.11 was killed by SIGABRT"_s;
+        mergePython(&f, {}, scanner.lastFaultDump(1), {}, scanner.lastTerminate(1));
+        QCOMPARE(f.kind, u"crash"_s);
+        QCOMPARE(f.message, u"gloo::EnforceNotMet: "_s + gloo);
+        // A SIGSEGV, or a message of the rank's own, is not replaced.
+        RankFailure segv = f;
+        segv.signal = 11;
+        segv.message = u"python3.11 was killed by SIGSEGV"_s;
+        mergePython(&segv, {}, {}, {}, scanner.lastTerminate(1));
+        QCOMPARE(segv.message, u"python3.11 was killed by SIGSEGV"_s);
+
+        scanner.reset(1);
+        QVERIFY(scanner.lastTerminate(1).isEmpty());
+    }
+
     // Issue 27: a Dataset segfaulted in a DataLoader worker of rank 1 (real stderr of
     // tests/cli/programs/frameworks/torchrun_dataloader.py --inject workersegv with RankDeck's
     // sitecustomize: the worker's faulthandler dump, torch's line, then a NUL and torch's
