@@ -21,15 +21,6 @@ namespace {
 // Rank ranges a title names before it says how many ranks there are in all.
 constexpr int kTitlePieces = 8;
 
-// One line of the stack the page shows: a native frame or a Python frame, innermost first.
-struct StackLine
-{
-    QString text;
-    QString source; // Python: the code line, shown under it
-    bool own = false;
-    bool marked = false; // the innermost frame of the user's own code
-};
-
 QString frameFunction(const QStringList &stack, int index)
 {
     if (index < 0 || index >= stack.size())
@@ -47,22 +38,25 @@ bool isInterpreterFrame(const FrameParts &p)
            p.function.startsWith(QLatin1String("PyObject_Call"));
 }
 
-QList<StackLine> nativeLines(const QStringList &stack, int firstOwn, bool stopAtInterpreter)
+QList<StackFrameRow> nativeLines(const QStringList &stack, int firstOwn, bool stopAtInterpreter)
 {
-    QList<StackLine> lines;
+    QList<StackFrameRow> lines;
     const QString ownModule =
         firstOwn >= 0 && firstOwn < stack.size() ? parseFrame(stack[firstOwn]).module : QString();
     for (int i = 0; i < stack.size(); ++i) {
         const FrameParts p = parseFrame(stack[i]);
         if (stopAtInterpreter && isInterpreterFrame(p)) {
-            lines << StackLine{
-                tr("    … the interpreter (%1 more native frames) …").arg(stack.size() - i),
-                {},
-                false,
-                false};
+            StackFrameRow cut;
+            cut.kind = StackFrameRow::Kind::Note;
+            cut.text = tr("    … the interpreter (%1 more native frames) …").arg(stack.size() - i);
+            lines << cut;
             break;
         }
-        StackLine l;
+        StackFrameRow l;
+        l.function = p.function;
+        l.file = p.file;
+        l.line = p.line;
+        l.module = p.module;
         l.text = stack[i];
         l.own = !ownModule.isEmpty() && p.module == ownModule && i >= firstOwn;
         l.marked = i == firstOwn;
@@ -71,15 +65,17 @@ QList<StackLine> nativeLines(const QStringList &stack, int firstOwn, bool stopAt
     return lines;
 }
 
-QList<StackLine> pythonLines(const QList<PythonFrame> &frames)
+QList<StackFrameRow> pythonLines(const QList<PythonFrame> &frames)
 {
-    QList<StackLine> lines;
+    QList<StackFrameRow> lines;
     const int mark = innermostUserFrame(frames);
     for (int i = 0; i < frames.size(); ++i) {
         const PythonFrame &f = frames[i];
-        StackLine l;
-        l.text =
-            QStringLiteral("File \"%1\", line %2, in %3").arg(f.file).arg(f.line).arg(f.function);
+        StackFrameRow l;
+        l.kind = StackFrameRow::Kind::Python;
+        l.function = f.function;
+        l.file = f.file;
+        l.line = f.line;
         l.source = f.source;
         l.own = isUserFile(f.file);
         l.marked = i == mark;
@@ -88,27 +84,17 @@ QList<StackLine> pythonLines(const QList<PythonFrame> &frames)
     return lines;
 }
 
-QString stackHtml(const QList<StackLine> &lines, const QPalette &palette)
+// What a dump said instead of, or besides, a thread's frames ("<no Python frame>"), a row a line.
+QList<StackFrameRow> noteLines(const QString &note)
 {
-    const bool dark = palette.color(QPalette::Base).lightness() < 128;
-    const QString ownBackground = dark ? QStringLiteral("#3d3417") : QStringLiteral("#fff3c4");
-    // pre-wrap: whole lines when the page does not wrap, wrapped at its width when it does.
-    QString html = QStringLiteral("<pre style=\"margin:0; white-space:pre-wrap\">");
-    for (const StackLine &l : lines) {
-        QString text = l.text.toHtmlEscaped();
-        if (!l.source.isEmpty())
-            text += QStringLiteral("\n      ") + l.source.toHtmlEscaped();
-        if (l.marked)
-            html += QStringLiteral("<b style=\"background-color:%1\">%2 ◀</b>\n")
-                        .arg(ownBackground, text);
-        else if (l.own)
-            html += QStringLiteral("<span style=\"background-color:%1\">%2</span>\n")
-                        .arg(ownBackground, text);
-        else
-            html += text + QLatin1Char('\n');
+    QList<StackFrameRow> lines;
+    for (const QString &text : note.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        StackFrameRow l;
+        l.kind = StackFrameRow::Kind::Note;
+        l.text = text;
+        lines << l;
     }
-    html += QStringLiteral("</pre>");
-    return html;
+    return lines;
 }
 
 QString heading(const QString &text)
@@ -127,39 +113,38 @@ QString rankTitle(const RankFailure &f)
 // What the page shows as one stack, innermost first: for a Python rank, the native frames down
 // to the interpreter, then the Python frames of the exception (or of the thread that got the
 // fatal signal); for a native program, all its native frames.
-QString stacksHtml(const RankFailure &f, const QPalette &palette)
+QList<StackSection> stackSections(const RankFailure &f)
 {
-    QString html;
+    QList<StackSection> sections;
     const PythonThreadStack *current = f.pythonDump.currentThread();
     const bool python = !f.python.isEmpty() || (current && !current->frames.isEmpty());
     if (python) {
-        QList<StackLine> lines = nativeLines(f.stack, -1, true);
+        QList<StackFrameRow> lines = nativeLines(f.stack, -1, true);
         if (!f.python.isEmpty())
             lines += pythonLines(f.python.last().frames);
         else
             lines += pythonLines(current->frames);
-        html += heading(tr("Stack (innermost first: native, then Python; your own code "
-                           "highlighted)"));
-        html += stackHtml(lines, palette);
+        sections << StackSection{
+            tr("Stack (innermost first: native, then Python; your own code highlighted)"), lines};
         // The exceptions it was chained from, as Python lists them.
         for (qsizetype i = f.python.size() - 2; i >= 0; --i) {
             const PythonException &e = f.python[i];
-            html += heading(tr("Raised while handling: %1: %2").arg(e.type, e.message));
-            html += stackHtml(pythonLines(e.frames), palette);
+            sections << StackSection{tr("Raised while handling: %1: %2").arg(e.type, e.message),
+                                     pythonLines(e.frames)};
         }
         if (current) {
             for (const PythonThreadStack &t : f.pythonDump.threads) {
                 if (&t == current || t.frames.isEmpty())
                     continue;
-                html += heading(tr("Python thread %1").arg(t.threadId));
-                html += stackHtml(pythonLines(t.frames), palette);
+                sections << StackSection{tr("Python thread %1").arg(t.threadId),
+                                         pythonLines(t.frames)};
             }
         }
     } else if (!f.stack.isEmpty()) {
-        html += heading(tr("Stack (innermost first; your own code highlighted)"));
-        html += stackHtml(nativeLines(f.stack, f.firstOwnFrame, false), palette);
+        sections << StackSection{tr("Stack (innermost first; your own code highlighted)"),
+                                 nativeLines(f.stack, f.firstOwnFrame, false)};
     }
-    return html;
+    return sections;
 }
 
 // "Copy" gives what a user pastes into an issue: the traceback as Python prints it, then the
@@ -200,10 +185,12 @@ QString whereItFailed(const RankFailure &f)
 
 } // namespace
 
-FailureEntry failureEntry(const RankFailure &f, const QPalette &palette)
+FailureEntry failureEntry(const RankFailure &f)
 {
     FailureEntry e;
     e.rootCause = f.rootCause;
+    e.rank = f.rank;
+    e.timeUs = f.timeUs;
     e.title = rankTitle(f) + QStringLiteral(" — ") + f.summary();
     if (f.rootCause)
         e.title += QCoreApplication::translate("rankdeck::FailuresPage", " (root cause)");
@@ -236,7 +223,7 @@ FailureEntry failureEntry(const RankFailure &f, const QPalette &palette)
     row(tr("Thread:"), f.thread);
     row(tr("Where:"), whereItFailed(f));
     row(tr("Crash report on the node:"), f.reportPath);
-    html += stacksHtml(f, palette);
+    e.stacks = stackSections(f);
     text += stacksText(f);
     e.html = html;
     e.plainText = text;
@@ -244,12 +231,12 @@ FailureEntry failureEntry(const RankFailure &f, const QPalette &palette)
 }
 
 QList<FailureEntry> failureEntries(const FailureReport &report,
-                                   const QHash<int, QString> &stackDumps, const QPalette &palette)
+                                   const QHash<int, QString> &stackDumps)
 {
     QList<FailureEntry> out;
     // Two hundred ranks that died alike are one entry, not two hundred.
     for (const FailureGroup &g : report.groups()) {
-        FailureEntry e = failureEntry(g.representative, palette);
+        FailureEntry e = failureEntry(g.representative);
         if (g.ranks.size() > 1) {
             const QString note = tr("ranks %1: same failure as rank %2 (%3 ranks)")
                                      .arg(formatRankRanges(g.ranks))
@@ -276,6 +263,7 @@ QList<FailureEntry> failureEntries(const FailureReport &report,
     for (const StackDumpGroup &g : StackDumpGroups::group(stackDumps)) {
         const int rank = g.representative;
         FailureEntry e;
+        e.rank = rank; // its time is not known: its log opens at the end
         // One rank: its whole file, as before; a group: the dump that made it one.
         const QString stacks = g.ranks.size() == 1
                                    ? stackDumps.value(rank)
@@ -304,23 +292,16 @@ QList<FailureEntry> failureEntries(const FailureReport &report,
                         .arg(waits.join(QLatin1Char('\n'))
                                  .toHtmlEscaped()
                                  .replace(QLatin1Char('\n'), QStringLiteral("<br>")));
-        for (const PythonThreadStack &t : parseFaultHandlerDump(dump.python).threads) {
-            html += heading(
-                tr("Python thread %1%2").arg(t.threadId, t.current ? tr(" (current)") : QString()));
-            if (!t.note.isEmpty())
-                html += QStringLiteral("<i>%1</i>").arg(t.note.toHtmlEscaped());
-            html += stackHtml(pythonLines(t.frames), palette);
-        }
-        for (const ThreadStack &t : parseThreadStacks(dump.native)) {
-            html += QStringLiteral("<h4>%1</h4>")
-                        .arg(QCoreApplication::translate("rankdeck::FailuresPage", "Thread %1 %2%3")
-                                 .arg(t.tid)
-                                 .arg(t.name.toHtmlEscaped(),
-                                      t.mainThread ? tr(" (main thread)") : QString()));
-            if (!t.note.isEmpty())
-                html += QStringLiteral("<i>%1</i>").arg(t.note.toHtmlEscaped());
-            html += stackHtml(nativeLines(t.frames, firstOwnFrame(t.frames), false), palette);
-        }
+        for (const PythonThreadStack &t : parseFaultHandlerDump(dump.python).threads)
+            e.stacks << StackSection{
+                tr("Python thread %1%2").arg(t.threadId, t.current ? tr(" (current)") : QString()),
+                noteLines(t.note) + pythonLines(t.frames)};
+        for (const ThreadStack &t : parseThreadStacks(dump.native))
+            e.stacks << StackSection{
+                QCoreApplication::translate("rankdeck::FailuresPage", "Thread %1 %2%3")
+                    .arg(t.tid)
+                    .arg(t.name, t.mainThread ? tr(" (main thread)") : QString()),
+                noteLines(t.note) + nativeLines(t.frames, firstOwnFrame(t.frames), false)};
         e.html = html;
         e.plainText = e.title + QLatin1Char('\n') +
                       (note.isEmpty() ? QString() : note + QLatin1Char('\n')) + stacks;

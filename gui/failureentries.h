@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// Turns core's FailureReport (and stack dumps) into what the Failures page shows: titles,
-// HTML details with the worker's own frames highlighted, plain text for the clipboard. Only
-// presentation: which rank is the root cause and how frames split up is core's word.
+// Turns core's FailureReport (and stack dumps) into what the Failures page shows: titles, an
+// HTML summary, the stacks as frames (the worker's own frames marked), plain text for the
+// clipboard. Only presentation: which rank is the root cause and how frames split up is core's
+// word.
 #pragma once
 
 #include "failurespage.h"
 
 #include <QHash>
 #include <QList>
-#include <QPalette>
 
 namespace rankdeck {
 
@@ -18,8 +18,8 @@ struct FailureReport;
 struct RankFailure;
 
 QList<FailureEntry> failureEntries(const FailureReport &report,
-                                   const QHash<int, QString> &stackDumps, const QPalette &palette);
-FailureEntry failureEntry(const RankFailure &failure, const QPalette &palette);
+                                   const QHash<int, QString> &stackDumps);
+FailureEntry failureEntry(const RankFailure &failure);
 // The flight recorder's verdict as the page's first entry: its text, each rank's collective,
 // where its dumps are kept and the command that gives them to torch's analyser.
 FailureEntry collectiveVerdictEntry(const CollectiveVerdict &verdict, qint64 collection,

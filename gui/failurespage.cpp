@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "failurespage.h"
 
+#include "stackframeview.h"
+
 #include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
@@ -31,6 +33,9 @@ FailuresPage::FailuresPage(QWidget *parent) : QWidget(parent)
     m_details->setOpenLinks(false);
     m_details->setAccessibleName(tr("Failure details"));
 
+    m_frames = new StackFrameView(this);
+    connect(m_frames, &QAbstractItemView::activated, this, &FailuresPage::activateFrame);
+
     m_empty = new QLabel(tr("No rank has failed."), this);
     m_empty->setAlignment(Qt::AlignCenter);
 
@@ -54,8 +59,14 @@ FailuresPage::FailuresPage(QWidget *parent) : QWidget(parent)
     });
 
     auto *splitter = new QSplitter(Qt::Horizontal, this);
+    // The summary is a few lines; the frames want the height.
+    m_detailsSplitter = new QSplitter(Qt::Vertical, this);
+    m_detailsSplitter->addWidget(m_details);
+    m_detailsSplitter->addWidget(m_frames);
+    m_detailsSplitter->setStretchFactor(1, 3);
+    m_detailsSplitter->setSizes({160, 480});
     splitter->addWidget(m_list);
-    splitter->addWidget(m_details);
+    splitter->addWidget(m_detailsSplitter);
     splitter->setStretchFactor(1, 2);
     // The entry list is short lines; the details hold stack frames that want the width.
     splitter->setSizes({260, 840});
@@ -119,7 +130,11 @@ void FailuresPage::selectEntry(int index)
 
 QString FailuresPage::detailsText() const
 {
-    return m_details->toPlainText();
+    QString text = m_details->toPlainText();
+    const QList<StackSection> &stacks = m_frames->frameModel()->sections();
+    if (!stacks.isEmpty())
+        text += QLatin1Char('\n') + stackSectionsText(stacks);
+    return text;
 }
 
 void FailuresPage::showEntry(int index)
@@ -130,9 +145,44 @@ void FailuresPage::showEntry(int index)
                                     : QString());
     if (!valid) {
         m_details->clear();
+        m_frames->setSections({});
+        showFrames(false);
         return;
     }
-    m_details->setHtml(m_entries[index].html);
+    const FailureEntry &e = m_entries[index];
+    m_details->setHtml(e.html);
+    // Shown first: the columns fit the width the view has when it shows.
+    showFrames(!e.stacks.isEmpty());
+    m_frames->setSections(e.stacks);
+    m_frames->setAccessibleName(e.rank >= 0 ? tr("Stack frames of rank %1").arg(e.rank)
+                                            : tr("Stack frames"));
+}
+
+void FailuresPage::showFrames(bool show)
+{
+    if (show == !m_frames->isHidden())
+        return;
+    // A splitter gives a pane it showed again no height: the heights it had come back (a third
+    // for the summary before the user chose any).
+    if (!show && m_detailsSplitter->isVisible())
+        m_frameSizes = m_detailsSplitter->sizes();
+    m_frames->setVisible(show);
+    if (show) {
+        const int height = m_detailsSplitter->height();
+        m_detailsSplitter->setSizes(
+            m_frameSizes.value(1) > 0 ? m_frameSizes : QList<int>{height / 3, height - height / 3});
+    }
+}
+
+void FailuresPage::activateFrame(const QModelIndex &index)
+{
+    const int entry = m_list->currentRow();
+    const StackFrameRow *frame = m_frames->frameModel()->frameAt(index);
+    // Headings open and close on a double-click of their own; notes stand for no one frame.
+    if (!frame || frame->kind == StackFrameRow::Kind::Note || entry < 0 ||
+        entry >= m_entries.size() || m_entries[entry].rank < 0)
+        return;
+    emit frameActivated(m_entries[entry].rank, frame->file, frame->line, m_entries[entry].timeUs);
 }
 
 void FailuresPage::copyEntry()

@@ -426,6 +426,31 @@ bool LogsPage::showRank(int rank)
     return true;
 }
 
+bool LogsPage::showRankAt(int rank, qint64 timeUs)
+{
+    if (!showRank(rank))
+        return false;
+    QAbstractItemModel *model = shownModel();
+    QModelIndex at;
+    // The failure is near the end of what the view holds: searched from there.
+    for (int row = model->rowCount() - 1; timeUs > 0 && row >= 0; --row) {
+        const QModelIndex index = model->index(row, 0);
+        if (index.data(LogModel::IsMarkerRole).toBool())
+            continue;
+        at = index;
+        if (index.data(LogModel::TimeRole).toLongLong() <= timeUs)
+            break;
+    }
+    if (!at.isValid()) {
+        m_view->setFollowing(true);
+        return true;
+    }
+    m_view->setFollowing(false);
+    m_view->listView()->setCurrentIndex(at);
+    m_view->listView()->scrollTo(at, QAbstractItemView::PositionAtCenter);
+    return true;
+}
+
 int LogsPage::shownRank() const
 {
     return m_tabs->tabData(m_tabs->currentIndex()).toInt();

@@ -49,6 +49,10 @@ public:
     void setLogStore(const LogStore *store);
     // AllRanksTab or a rank; returns false when the rank has no tab (yet).
     bool showRank(int rank);
+    // A rank's log at a moment (µs since the epoch, the launcher's clock, as its lines' times):
+    // its last line then or before (else the first line held) selected and centred, following
+    // paused; timeUs <= 0: its end, followed. False when the rank has no lines.
+    bool showRankAt(int rank, qint64 timeUs);
     int shownRank() const;
     int rankTabCount() const; // tabs for ranks, "All ranks" not counted
     int rankCount() const;    // ranks the picker offers (every rank with a line)

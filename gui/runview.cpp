@@ -20,14 +20,17 @@
 #include "store/metricsstore.h"
 
 #include <QDateTime>
+#include <QDesktopServices>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QMessageBox>
 #include <QResizeEvent>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTimer>
+#include <QUrl>
 
 #include <algorithm>
 
@@ -58,6 +61,7 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
     addTab(m_failures, tr("F&ailures"));
     connect(m_overview, &OverviewPage::rootCauseActivated, this,
             [this] { setCurrentIndex(Failures); });
+    connect(m_failures, &FailuresPage::frameActivated, this, &RunView::openFrame);
     connect(m_overview, &OverviewPage::stopRequested, this,
             [this] { requestOnRun(RunRequest::Stop); });
     connect(m_overview, &OverviewPage::killRequested, this, [this] {
@@ -402,6 +406,19 @@ void RunView::refreshSteps(bool force)
     m_stepsCostUs = cost.nsecsElapsed() / 1000;
 }
 
+void RunView::openFrame(int rank, const QString &file, int, qint64 timeUs)
+{
+    // A path the rank named that is here too (a local run, a shared file system) opens in the
+    // user's viewer; a relative one is the rank's working directory's, not ours.
+    const QFileInfo source(file);
+    if (source.isAbsolute() && source.isFile() && source.isReadable() &&
+        QDesktopServices::openUrl(QUrl::fromLocalFile(file)))
+        return;
+    // Else the rank's log where it failed says what led there.
+    setCurrentIndex(Logs);
+    m_logs->showRankAt(rank, timeUs);
+}
+
 void RunView::refreshFailures()
 {
     if (!m_run)
@@ -413,7 +430,7 @@ void RunView::refreshFailures()
         if (!stacks.isEmpty())
             dumps.insert(rank, stacks);
     }
-    QList<FailureEntry> entries = failureEntries(report, dumps, palette());
+    QList<FailureEntry> entries = failureEntries(report, dumps);
     // Why the ranks are stuck, by their flight recorders, comes first.
     const FlightRecorderCollector &fr = m_run->flightRecorder();
     const CollectiveVerdict *verdict = fr.shownVerdict();

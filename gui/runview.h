@@ -74,6 +74,9 @@ private slots:
     // unless forced (a run that ended, the heatmap's metric toggled).
     void refreshRankGroups(const QList<rankdeck::RankStatus> &statuses, bool force);
     void refreshSteps(bool force = false);
+    // A frame activated on the Failures page: its file, when it is on this machine, else the
+    // rank's log at the time it failed (timeUs 0: its end).
+    void openFrame(int rank, const QString &file, int line, qint64 timeUs);
 
 private:
     void refreshClocks();

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // What the Failures page makes of a Python rank's failure: one stack of native frames down to
-// the interpreter and then the Python frames, the user's own frames highlighted (the innermost
-// one marked), a "copy" that reads like Python's own traceback, and many ranks that died alike
+// the interpreter and then the Python frames (FailureEntry::stacks, the rows of the page's frame
+// view), the user's own frames highlighted (the innermost one marked), a "copy" that reads like
+// Python's own traceback, and many ranks that died alike
 // as one entry, and ranks that died of the root cause's own traceback said so first. At 512
 // ranks (issue 31) the page holds a handful of entries: ranks that failed alike, and ranks whose
 // stack dumps wait in the same places, are one entry each, titled by their ranges.
@@ -10,6 +11,7 @@
 #include "diagnosis/failurereport.h"
 #include "diagnosis/pythonfailure.h"
 #include "failureentries.h"
+#include "stackframeview.h"
 #include "stream/pythontraceback.h"
 
 #include <QApplication>
@@ -26,9 +28,32 @@
 
 #include <QTest>
 #include <algorithm>
+#include <functional>
 
 using namespace rankdeck;
 using namespace Qt::StringLiterals;
+
+namespace {
+
+// Index of the first frame of `frames` that `matches`; -1 if none.
+qsizetype frameIndex(const QList<StackFrameRow> &frames,
+                     const std::function<bool(const StackFrameRow &)> &matches)
+{
+    const auto it = std::find_if(frames.cbegin(), frames.cend(), matches);
+    return it == frames.cend() ? -1 : it - frames.cbegin();
+}
+
+// Whether any frame of any of the stacks has `function` in its function name.
+bool hasFunction(const QList<StackSection> &stacks, const QString &function)
+{
+    return std::any_of(stacks.cbegin(), stacks.cend(), [&](const StackSection &s) {
+        return frameIndex(s.frames, [&](const StackFrameRow &f) {
+                   return f.function.contains(function);
+               }) >= 0;
+    });
+}
+
+} // namespace
 
 class TestFailureEntries : public QObject
 {
@@ -70,12 +95,28 @@ void TestFailureEntries::pythonExceptionReadsLikeATraceback()
     f.message = u"python exited with code 1"_s;
     mergePython(&f, parsePythonTraceback(sample(u"chained_cause.txt"_s)));
     f.rootCause = true;
-    const FailureEntry e = failureEntry(f, QApplication::palette());
+    const FailureEntry e = failureEntry(f);
     QVERIFY2(e.title.contains(u"RuntimeError: cannot load config"_s), qPrintable(e.title));
-    // The innermost frame in the user's file is marked; the chained cause is listed too.
-    QVERIFY2(e.html.contains(u"line 5, in read_config"_s), qPrintable(e.html));
-    QVERIFY2(e.html.contains(u"◀"_s), qPrintable(e.html));
-    QVERIFY2(e.html.contains(u"FileNotFoundError"_s), qPrintable(e.html));
+    QCOMPARE(e.rank, 3);
+    // The innermost frame in the user's file is marked (and only it); the chained cause is
+    // listed too, under its own heading.
+    QVERIFY(!e.stacks.isEmpty());
+    const QString stacks = stackSectionsText(e.stacks);
+    const QList<StackFrameRow> &frames = e.stacks.first().frames;
+    const qsizetype marked = frameIndex(frames, [](const StackFrameRow &r) { return r.marked; });
+    QVERIFY2(marked >= 0, qPrintable(stacks));
+    QCOMPARE(frames[marked].kind, StackFrameRow::Kind::Python);
+    QCOMPARE(frames[marked].function, u"read_config"_s);
+    QCOMPARE(frames[marked].line, 5);
+    QCOMPARE(frames[marked].file, u"/tmp/pygen/cause.py"_s);
+    QVERIFY(frames[marked].own);
+    QCOMPARE(std::count_if(frames.cbegin(), frames.cend(),
+                           [](const StackFrameRow &r) { return r.marked; }),
+             1);
+    QVERIFY2(std::any_of(
+                 e.stacks.cbegin() + 1, e.stacks.cend(),
+                 [](const StackSection &s) { return s.heading.contains(u"FileNotFoundError"_s); }),
+             qPrintable(stacks));
     // Copy: as Python prints it, cause first, then the separator, then what ended it.
     const qsizetype cause = e.plainText.indexOf(u"FileNotFoundError: [Errno 2]"_s);
     const qsizetype separator = e.plainText.indexOf(
@@ -99,15 +140,34 @@ void TestFailureEntries::fatalSignalShowsNativeThenPython()
         u"#2 0x00007f876c35861d in _PyObject_MakeTpCall at Objects/call.c:214 [libpython3.11.so.1.0]"_s,
         u"#3 0x00007f876c2fd9c3 in _PyEval_EvalFrameDefault at Python/ceval.c:4769 [libpython3.11.so.1.0]"_s};
     mergePython(&f, {}, parseFaultHandlerDump(sample(u"segv_threads.txt"_s)));
-    const FailureEntry e = failureEntry(f, QApplication::palette());
+    const FailureEntry e = failureEntry(f);
     // Native frames down to the interpreter, then the Python frames of the faulting thread.
-    const qsizetype native = e.html.indexOf(u"__strlen_evex"_s);
-    const qsizetype cut = e.html.indexOf(u"the interpreter (2 more native frames)"_s);
-    const qsizetype python = e.html.indexOf(u"segv.py&quot;, line 8, in crash"_s);
-    QVERIFY2(native >= 0 && cut > native && python > cut, qPrintable(e.html));
-    QVERIFY2(!e.html.contains(u"_PyEval_EvalFrameDefault"_s), qPrintable(e.html));
+    QVERIFY(e.stacks.size() >= 2);
+    const QString stacks = stackSectionsText(e.stacks);
+    const QList<StackFrameRow> &frames = e.stacks.first().frames;
+    const qsizetype native =
+        frameIndex(frames, [](const StackFrameRow &r) { return r.function == u"__strlen_evex"_s; });
+    const qsizetype cut = frameIndex(frames, [](const StackFrameRow &r) {
+        return r.kind == StackFrameRow::Kind::Note &&
+               r.text.contains(u"the interpreter (2 more native frames)"_s);
+    });
+    const qsizetype python = frameIndex(frames, [](const StackFrameRow &r) {
+        return r.kind == StackFrameRow::Kind::Python && r.file.endsWith(u"/segv.py"_s) &&
+               r.line == 8 && r.function == u"crash"_s;
+    });
+    QVERIFY2(native >= 0 && cut > native && python > cut, qPrintable(stacks));
+    QCOMPARE(frames[native].module, u"libc.so.6"_s);
+    QCOMPARE(frames[native].location(), u"strlen-evex.S:79"_s);
+    QVERIFY2(!hasFunction(e.stacks, u"_PyEval_EvalFrameDefault"_s), qPrintable(stacks));
     // The other Python thread comes after, under its own heading.
-    QVERIFY2(e.html.indexOf(u"line 4, in idle"_s) > python, qPrintable(e.html));
+    const QList<StackFrameRow> &other = e.stacks[1].frames;
+    QVERIFY2(e.stacks[1].heading.startsWith(u"Python thread 0x00007fdaaa0776c0"_s),
+             qPrintable(e.stacks[1].heading));
+    QVERIFY2(frameIndex(other,
+                        [](const StackFrameRow &r) {
+                            return r.line == 4 && r.function == u"idle"_s;
+                        }) >= 0,
+             qPrintable(stacks));
     // Copy keeps every native frame and faulthandler's own wording.
     QVERIFY(e.plainText.contains(u"_PyEval_EvalFrameDefault"_s));
     QVERIFY(e.plainText.contains(u"Fatal Python error: Segmentation fault"_s));
@@ -134,10 +194,13 @@ void TestFailureEntries::manyRanksAliasOneEntry()
         observed << f;
     }
     r = FailureReport::build(observed);
-    const QList<FailureEntry> entries = failureEntries(r, {}, QApplication::palette());
+    const QList<FailureEntry> entries = failureEntries(r, {});
     QCOMPARE(entries.size(), 2);
     QVERIFY2(entries[1].title.startsWith(u"Ranks 1–199"_s), qPrintable(entries[1].title));
     QVERIFY2(entries[1].html.contains(u"(199 ranks)"_s), qPrintable(entries[1].html));
+    // Its frames are the first rank's, and activating one opens that rank's log then.
+    QCOMPARE(entries[1].rank, 1);
+    QCOMPARE(entries[1].timeUs, 2001);
 }
 
 void TestFailureEntries::sameTracebackAsTheRootCauseSaysSo()
@@ -159,7 +222,7 @@ void TestFailureEntries::sameTracebackAsTheRootCauseSaysSo()
     const FailureReport r = FailureReport::build(observed);
     QVERIFY(r.rootCause());
     QCOMPARE(r.rootCause()->rank, 0);
-    const QList<FailureEntry> entries = failureEntries(r, {}, QApplication::palette());
+    const QList<FailureEntry> entries = failureEntries(r, {});
     QCOMPARE(entries.size(), 2);
     QVERIFY2(!entries[0].plainText.contains(u"the root cause"_s), qPrintable(entries[0].plainText));
     QVERIFY2(entries[1].plainText.startsWith(u"same failure as rank 0, the root cause\n"_s),
@@ -230,7 +293,7 @@ void TestFailureEntries::manyRanksFewEntries()
                                                  : u"c10d::ProcessGroupGloo::AsyncWork::wait()"_s));
     }
     const FailureReport report = FailureReport::build(observed);
-    const QList<FailureEntry> entries = failureEntries(report, stackDumps, QApplication::palette());
+    const QList<FailureEntry> entries = failureEntries(report, stackDumps);
     QStringList shown;
     for (const FailureEntry &e : entries)
         shown << e.title;
@@ -256,15 +319,20 @@ void TestFailureEntries::manyRanksFewEntries()
         // A group's entry shows where its ranks wait, by the dump of its first rank.
         const FailureEntry &waiting = entries.last();
         QVERIFY2(waiting.html.contains(u"ProcessGroupGloo"_s), qPrintable(waiting.html));
+        QVERIFY2(hasFunction(waiting.stacks, u"c10d::ProcessGroupGloo::AsyncWork::wait()"_s),
+                 qPrintable(stackSectionsText(waiting.stacks)));
         QVERIFY2(waiting.plainText.contains(u"wait where rank 0 waits"_s),
                  qPrintable(waiting.plainText));
-        QVERIFY2(entries[entries.size() - 2].html.contains(u"clock_nanosleep"_s),
-                 qPrintable(entries[entries.size() - 2].html));
+        const FailureEntry &hungDumps = entries[entries.size() - 2];
+        QVERIFY2(hasFunction(hungDumps.stacks, u"clock_nanosleep"_s),
+                 qPrintable(stackSectionsText(hungDumps.stacks)));
+        QCOMPARE(hungDumps.rank, 40);
     }
 }
 
-// A frame's file:line and a command longer than the page are read whole: wrapped at the page's
-// width (the default), or on one line that scrolls; the command has its own copy button.
+// A message and a command longer than the page are read whole: wrapped at the page's width (the
+// default), or on one line that scrolls; a frame's file:line cut by its column is whole in its
+// tooltip; the command has its own copy button.
 void TestFailureEntries::longLinesWrapOrScroll()
 {
     RankFailure f;
@@ -276,7 +344,9 @@ void TestFailureEntries::longLinesWrapOrScroll()
                           u"/home/user/src/rankdeck/worker/faultinjection/segfault.cpp:42 "_s
                           u"[rankdeck-worker]"_s;
     f.stack = QStringList{frame};
-    const FailureEntry crash = failureEntry(f, QApplication::palette());
+    f.message = u"could not map /home/user/src/rankdeck/worker/faultinjection/segfault.cpp:42 "_s
+                u"into the address space of the worker"_s;
+    const FailureEntry crash = failureEntry(f);
     FailureEntry verdict = crash;
     verdict.title = u"Collective"_s;
     verdict.commands = {u"python -m torch.distributed.flight_recorder.fr_trace /tmp/x"_s};
@@ -288,19 +358,36 @@ void TestFailureEntries::longLinesWrapOrScroll()
     page.setEntries({crash, verdict}, u"report"_s);
     auto *details = page.findChild<QTextBrowser *>(u"failureDetails"_s);
     QVERIFY(details);
-    auto linesOfFrame = [&] {
-        for (QTextBlock b = details->document()->begin(); b.isValid(); b = b.next())
-            if (b.text().contains(u"segfault.cpp:42"_s))
-                return b.layout()->lineCount();
+    // The lines of the summary's layout that hold part of the message.
+    auto linesOfMessage = [&] {
+        for (QTextBlock b = details->document()->begin(); b.isValid(); b = b.next()) {
+            const qsizetype start = b.text().indexOf(f.message);
+            if (start < 0)
+                continue;
+            const qsizetype end = start + f.message.size();
+            int lines = 0;
+            for (int i = 0; i < b.layout()->lineCount(); ++i) {
+                const QTextLine line = b.layout()->lineAt(i);
+                lines += line.textStart() < end && line.textStart() + line.textLength() > start;
+            }
+            return lines;
+        }
         return -1;
     };
     QVERIFY(page.wrapLines());
-    QTRY_VERIFY2(linesOfFrame() > 1, qPrintable(QString::number(linesOfFrame())));
+    QTRY_VERIFY2(linesOfMessage() > 1, qPrintable(QString::number(linesOfMessage())));
     page.findChild<QCheckBox *>(u"failureWrapCheck"_s)->setChecked(false);
     QVERIFY(!page.wrapLines());
-    QTRY_COMPARE(linesOfFrame(), 1);
+    QTRY_COMPARE(linesOfMessage(), 1);
     QVERIFY(details->horizontalScrollBar()->maximum() > 0);
     page.setWrapLines(true);
+    // The frame's row: its whole path:line in the tooltip however narrow the column.
+    StackFrameView *frames = page.frameView();
+    const QModelIndex stack = frames->model()->index(0, 0);
+    const QModelIndex where = frames->model()->index(0, StackFrameModel::LocationColumn, stack);
+    QCOMPARE(where.data(Qt::ToolTipRole).toString(),
+             u"/home/user/src/rankdeck/worker/faultinjection/segfault.cpp:42"_s);
+    QCOMPARE(stack.data(Qt::ToolTipRole).toString(), crash.stacks.first().heading);
 
     auto *copy = page.findChild<QPushButton *>(u"copyCommandButton"_s);
     QVERIFY(copy);
