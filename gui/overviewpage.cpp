@@ -3,6 +3,7 @@
 
 #include "statestyle.h"
 
+#include "rankstepsview.h"
 #include "steadylabel.h"
 #include "stepheatmapview.h"
 #include "store/metricsstore.h"
@@ -172,7 +173,7 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_stop = new QPushButton(tr("&Stop"), this);
     m_stop->setObjectName(QStringLiteral("stopButton"));
     m_stop->setToolTip(tr("Ask every rank to finish its step and exit (Ctrl+.)"));
-    m_kill = new QPushButton(tr("&Kill"), this);
+    m_kill = new QPushButton(tr("&Kill…"), this);
     m_kill->setObjectName(QStringLiteral("killButton"));
     m_kill->setToolTip(tr("Kill every rank's process group now"));
     m_dump = new QPushButton(tr("&Dump stacks"), this);
@@ -209,6 +210,7 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     connect(m_heatmapMetric, &QComboBox::currentIndexChanged, this,
             &OverviewPage::heatmapMetricChanged);
     m_heatmap = new StepHeatmapView(this);
+    m_rankSteps = new RankStepsView(this);
 
     auto *header = new QHBoxLayout;
     header->addWidget(m_title);
@@ -234,6 +236,7 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     steps->addWidget(m_heatmapMetric, 0, Qt::AlignTop);
     layout->addLayout(steps);
     layout->addWidget(m_heatmap);
+    layout->addWidget(m_rankSteps);
     layout->addWidget(m_clocks);
     layout->addWidget(m_rankSummary);
     layout->addWidget(m_differences);
@@ -248,6 +251,7 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     m_script->hide();
     layout->addWidget(m_script);
     setRunActive(false);
+    setStepsShown(StepsShown::Nothing);
     applyColours();
 }
 
@@ -397,9 +401,17 @@ void OverviewPage::setBatchScript(const QString &text)
 
 void OverviewPage::setRunActive(bool active)
 {
+    const bool changed = active != isRunActive();
     m_stop->setEnabled(active);
     m_kill->setEnabled(active);
     m_dump->setEnabled(active);
+    if (changed)
+        emit runActiveChanged(active);
+}
+
+bool OverviewPage::isRunActive() const
+{
+    return m_stop->isEnabled();
 }
 
 void OverviewPage::setReattachable(bool reattachable)
@@ -443,6 +455,16 @@ QString OverviewPage::stragglerText() const
 QString OverviewPage::heatmapMetric() const
 {
     return m_heatmapMetric->currentData().toString();
+}
+
+void OverviewPage::setStepsShown(StepsShown shown)
+{
+    if (shown == m_stepsShown)
+        return;
+    m_stepsShown = shown;
+    m_heatmap->setVisible(shown != StepsShown::RankSteps);
+    m_heatmapMetric->setVisible(shown == StepsShown::Heatmap);
+    m_rankSteps->setVisible(shown == StepsShown::RankSteps);
 }
 
 bool OverviewPage::eventFilter(QObject *watched, QEvent *event)

@@ -4,7 +4,9 @@
 // are 512 model rows, not widgets), overall progress with ETA, per-node launch progress, the
 // root-cause banner of a failed run, Stop / Kill / Dump stacks, and the step times: who is slow
 // in words (core's StragglerReport) over a ranks × steps heatmap of step time or communication
-// wait. It shows what it is given; RunView feeds it from the run controller and its stores.
+// wait. A run without step times (a user's program) shows the step each rank reached over time
+// in the heatmap's place (RankStepsView). It shows what it is given; RunView feeds it from the
+// run controller and its stores.
 #pragma once
 
 #include "models/rankdifferencemodel.h"
@@ -24,6 +26,7 @@ class QTableWidget;
 
 namespace rankdeck {
 
+class RankStepsView;
 class SteadyLabel;
 class StepHeatmapView;
 
@@ -31,6 +34,16 @@ class OverviewPage : public QWidget
 {
     Q_OBJECT
 public:
+    // What stands under the straggler line: the heatmap (a run with step times), the step each
+    // rank reached (a run without: a user's program), or, with neither, the heatmap's one
+    // "no steps" message without the metric choice that has nothing to choose from.
+    enum class StepsShown
+    {
+        Nothing,
+        Heatmap,
+        RankSteps
+    };
+
     explicit OverviewPage(QWidget *parent = nullptr);
 
     void setRankModel(QAbstractItemModel *model);
@@ -63,7 +76,9 @@ public:
     QString nodeClocksText() const;
     // Rows: nodes; columns: node, stage, progress (percent in Qt::UserRole + 1, -1 without one).
     QTableWidget *nodeProgressTable() const { return m_nodes; }
+    // Stop, Kill and Dump stacks can act: the run goes on and something takes its requests.
     void setRunActive(bool active);
+    bool isRunActive() const;
     // A run followed from its record whose ranks go on without a launcher (detached, or their
     // launcher died): the Re-attach button takes it over. Hidden otherwise.
     void setReattachable(bool reattachable);
@@ -78,6 +93,9 @@ public:
     QComboBox *heatmapMetricCombo() const { return m_heatmapMetric; }
     // The metric the heatmap shows: step_ms or comm_wait_ms.
     QString heatmapMetric() const;
+    RankStepsView *rankStepsView() const { return m_rankSteps; }
+    void setStepsShown(StepsShown shown);
+    StepsShown stepsShown() const { return m_stepsShown; }
 
     QPushButton *stopButton() const { return m_stop; }
     QPushButton *killButton() const { return m_kill; }
@@ -88,6 +106,7 @@ signals:
     void stopRequested();
     void killRequested();
     void dumpStacksRequested();
+    void runActiveChanged(bool active);
     void reattachRequested();
     void rootCauseActivated();
     void heatmapMetricChanged();
@@ -122,6 +141,8 @@ private:
     SteadyLabel *m_straggler = nullptr;
     QComboBox *m_heatmapMetric = nullptr;
     StepHeatmapView *m_heatmap = nullptr;
+    RankStepsView *m_rankSteps = nullptr;
+    StepsShown m_stepsShown = StepsShown::Heatmap;
 };
 
 } // namespace rankdeck

@@ -11,6 +11,7 @@
 #include "models/stepheatmapcache.h"
 #include "overviewpage.h"
 #include "rankstatedelegate.h"
+#include "rankstepsview.h"
 #include "record/rankgroups.h"
 #include "run/flightrecordercollector.h"
 #include "run/runcontroller.h"
@@ -80,6 +81,8 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
     connect(m_overview, &OverviewPage::heatmapMetricChanged, this, [this] { refreshSteps(true); });
     connect(m_overview->heatmapView(), &StepHeatmapView::wantedColumnsChanged, this,
             [this] { refreshSteps(true); });
+    connect(m_overview->rankStepsView(), &RankStepsView::wantedColumnsChanged, this,
+            [this] { refreshSteps(true); });
     connect(m_overview, &OverviewPage::dumpStacksRequested, this,
             [this] { requestOnRun(RunRequest::DumpStacks); });
     connect(m_overview, &OverviewPage::reattachRequested, this, [this] {
@@ -146,6 +149,8 @@ void RunView::setRun(RunController *run)
     m_stepsGeneration = ~quint64(0);
     m_stepsRefreshedUs = 0;
     m_heatmaps.clear();
+    m_overview->rankStepsView()->clear();
+    m_overview->setStepsShown(OverviewPage::StepsShown::Nothing);
     bindStores();
     m_overview->clearNodeProgress();
     m_rankModel->setController(run);
@@ -393,6 +398,21 @@ void RunView::refreshSteps(bool force)
     m_overview->setStragglerText(report.text(), report.rank);
     m_straggler = report.rank;
     m_rankModel->setStraggler(report.rank);
+    if (store->ranks(metric::StepTimeMs).isEmpty()) {
+        // No step times (a user's program): the step each rank reached over time, from any
+        // metric with a step, shows a rank that falls behind; a long record is read over a few
+        // turns of the event loop rather than in one.
+        RankStepsView *steps = m_overview->rankStepsView();
+        if (steps->refresh(*store))
+            QTimer::singleShot(0, this, [this] { refreshSteps(true); });
+        m_overview->setStepsShown(steps->isEmpty() ? OverviewPage::StepsShown::Nothing
+                                                   : OverviewPage::StepsShown::RankSteps);
+        if (!report.found())
+            m_overview->setStragglerText(steps->summaryText(), -1);
+        m_stepsCostUs = cost.nsecsElapsed() / 1000;
+        return;
+    }
+    m_overview->setStepsShown(OverviewPage::StepsShown::Heatmap);
     // One grid per metric shown so far: toggling back catches up from where it was.
     StepHeatmapView *view = m_overview->heatmapView();
     QString metric = m_overview->heatmapMetric();

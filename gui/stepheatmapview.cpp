@@ -354,7 +354,7 @@ void StepHeatmapView::paintEvent(QPaintEvent *)
     p.fillRect(area, palette().color(QPalette::Base));
     p.setPen(palette().color(QPalette::Text));
     if (m_image.isNull()) {
-        p.drawText(area, Qt::AlignCenter, tr("No step times yet"));
+        p.drawText(area, Qt::AlignCenter, tr("No steps reported yet"));
         return;
     }
     const QList<int> &ranks = m_heatmap.ranks;
