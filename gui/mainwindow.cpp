@@ -6,6 +6,7 @@
 
 #include "appicon.h"
 #include "config/profilestore.h"
+#include "config/syncmanifest.h"
 #include "guisshinteraction.h"
 #include "launchdialog.h"
 #include "logspage.h"
@@ -13,6 +14,7 @@
 #include "models/runlistmodel.h"
 #include "overviewpage.h"
 #include "profileeditordialog.h"
+#include "record/runprune.h"
 #include "record/runrecord.h"
 #include "run/runmanager.h"
 #include "runlistsortmodel.h"
@@ -125,21 +127,23 @@ void MainWindow::createActions()
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
 
+    // The Overview's buttons by another way: the same requests (a followed run's through its
+    // record), Kill's question, and enabled exactly when the buttons are.
     QMenu *runMenu = menuBar()->addMenu(tr("&Run"));
-    QAction *stop = runMenu->addAction(tr("&Stop"), this, [this] {
-        if (RunController *run = m_runView->run())
-            run->stop();
-    });
+    OverviewPage *overview = m_runView->overviewPage();
+    QAction *stop = runMenu->addAction(tr("&Stop"), overview, &OverviewPage::stopRequested);
+    stop->setObjectName(QStringLiteral("stopRunAction"));
     stop->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
-    runMenu->addAction(tr("&Kill"), this, [this] {
-        if (RunController *run = m_runView->run())
-            run->kill();
-    });
-    QAction *dump = runMenu->addAction(tr("&Dump stacks"), this, [this] {
-        if (RunController *run = m_runView->run())
-            run->dumpStacks();
-    });
+    QAction *kill = runMenu->addAction(tr("&Kill…"), overview, &OverviewPage::killRequested);
+    kill->setObjectName(QStringLiteral("killRunAction"));
+    QAction *dump =
+        runMenu->addAction(tr("&Dump stacks"), overview, &OverviewPage::dumpStacksRequested);
+    dump->setObjectName(QStringLiteral("dumpStacksAction"));
     dump->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
+    for (QAction *a : {stop, kill, dump}) {
+        a->setEnabled(overview->isRunActive());
+        connect(overview, &OverviewPage::runActiveChanged, a, &QAction::setEnabled);
+    }
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
     const QStringList pages = {tr("&Overview"), tr("&Loss"), tr("Lo&gs"), tr("F&ailures")};
@@ -346,6 +350,7 @@ bool MainWindow::deleteRun(const QString &runId, bool confirm, QString *error)
         if (box.clickedButton() != yes)
             return false;
     }
+    const qint64 bytes = info == history.cend() ? 0 : RunPrune::diskBytes(info->directory);
     // The page lets go of the run before its controller goes.
     if (m_runView->run() && m_runView->run()->runId() == runId)
         m_runView->setRun(nullptr);
@@ -358,7 +363,8 @@ bool MainWindow::deleteRun(const QString &runId, bool confirm, QString *error)
             QMessageBox::warning(this, tr("Cannot delete"), message);
         return false;
     }
-    statusBar()->showMessage(tr("Deleted run %1").arg(name), 5000);
+    statusBar()->showMessage(
+        tr("Deleted run %1: %2 freed").arg(name, SyncManifest::formatSize(bytes)), 10000);
     return true;
 }
 

@@ -39,6 +39,7 @@ private slots:
     void mnemonicsUnique_data();
     void mnemonicsUnique();
     void runListFilterCommandDelete();
+    void runMenuFollowsTheButtons();
 
 private:
     QTemporaryDir m_home;
@@ -193,6 +194,30 @@ void TestMainWindow::runListFilterCommandDelete()
     QVERIFY2(error.contains(QStringLiteral("stop it before deleting it")), qPrintable(error));
     QVERIFY(QFileInfo::exists(c));
     QVERIFY(QFileInfo::exists(b));
+}
+
+// The Run menu is the Overview's buttons by another way: enabled with them, the same requests.
+void TestMainWindow::runMenuFollowsTheButtons()
+{
+    MainWindow window;
+    OverviewPage *overview = window.runView()->overviewPage();
+    auto *stop = window.findChild<QAction *>(QStringLiteral("stopRunAction"));
+    auto *kill = window.findChild<QAction *>(QStringLiteral("killRunAction"));
+    auto *dump = window.findChild<QAction *>(QStringLiteral("dumpStacksAction"));
+    QVERIFY(stop && kill && dump);
+    for (QAction *a : {stop, kill, dump})
+        QVERIFY2(!a->isEnabled(), qPrintable(a->text())); // no run shown
+    overview->setRunActive(true);
+    for (QAction *a : {stop, kill, dump})
+        QVERIFY2(a->isEnabled(), qPrintable(a->text()));
+    QSignalSpy stops(overview, &OverviewPage::stopRequested);
+    QSignalSpy dumps(overview, &OverviewPage::dumpStacksRequested);
+    stop->trigger();
+    dump->trigger();
+    QCOMPARE(stops.size(), 1);
+    QCOMPARE(dumps.size(), 1);
+    overview->setRunActive(false);
+    QVERIFY(!kill->isEnabled());
 }
 
 QTEST_MAIN(TestMainWindow)
