@@ -13,7 +13,10 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace rankdeck {
 
@@ -64,6 +67,12 @@ FailuresPage::FailuresPage(QWidget *parent) : QWidget(parent)
     m_detailsSplitter->addWidget(m_details);
     m_detailsSplitter->addWidget(m_frames);
     m_detailsSplitter->setStretchFactor(1, 3);
+    // Neither pane can be dragged (or laid out, on a page shown later) to nothing: a few frames
+    // and a few summary lines always show.
+    m_detailsSplitter->setCollapsible(0, false);
+    m_detailsSplitter->setCollapsible(1, false);
+    m_frames->setMinimumHeight(6 * fontMetrics().height());
+    connect(m_detailsSplitter, &QSplitter::splitterMoved, this, [this] { m_userSized = true; });
     m_detailsSplitter->setSizes({160, 480});
     splitter->addWidget(m_list);
     splitter->addWidget(m_detailsSplitter);
@@ -156,6 +165,26 @@ void FailuresPage::showEntry(int index)
     m_frames->setSections(e.stacks);
     m_frames->setAccessibleName(e.rank >= 0 ? tr("Stack frames of rank %1").arg(e.rank)
                                             : tr("Stack frames"));
+    fitSummary();
+}
+
+void FailuresPage::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    // Entries set while another tab was shown were laid out without a height.
+    fitSummary();
+}
+
+void FailuresPage::fitSummary()
+{
+    const int total = m_detailsSplitter->height() - m_detailsSplitter->handleWidth();
+    if (m_userSized || m_frames->isHidden() || !isVisible() || total <= 0)
+        return;
+    QTextDocument *doc = m_details->document();
+    doc->setTextWidth(m_details->viewport()->width());
+    const int want = int(doc->size().height()) + 2 * m_details->frameWidth() + 4;
+    const int summary = std::clamp(want, 3 * fontMetrics().height(), std::max(1, total / 2));
+    m_detailsSplitter->setSizes({summary, total - summary});
 }
 
 void FailuresPage::showFrames(bool show)

@@ -69,8 +69,13 @@ public slots:
     void copyReport();
     void copyCommand();
 
+protected:
+    void showEvent(QShowEvent *event) override;
+
 private:
     void showEntry(int index);
+    // The summary as tall as its text (at most half), the frames the rest, until the user drags.
+    void fitSummary();
     void activateFrame(const QModelIndex &index);
     void showFrames(bool show);
 
@@ -80,7 +85,8 @@ private:
     QTextBrowser *m_details = nullptr;
     StackFrameView *m_frames = nullptr;
     QSplitter *m_detailsSplitter = nullptr;
-    QList<int> m_frameSizes; // the summary's and the frames' heights when the frames were hidden
+    QList<int> m_frameSizes;  // the summary's and the frames' heights when the frames were hidden
+    bool m_userSized = false; // the user dragged the summary/frames divider: their heights stay
     QLabel *m_empty = nullptr;
     QPushButton *m_copy = nullptr;
     QPushButton *m_copyAll = nullptr;

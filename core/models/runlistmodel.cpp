@@ -6,6 +6,7 @@
 #include "run/runmanager.h"
 
 #include <QDateTime>
+#include <QLocale>
 #include <QSet>
 
 namespace rankdeck {
@@ -125,10 +126,21 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         if (role == Qt::ToolTipRole && !r.rankSummary.isEmpty())
             return r.rankSummary;
         return r.worldSize;
-    case StartedColumn:
-        return r.createdUs > 0 ? QDateTime::fromMSecsSinceEpoch(r.createdUs / 1000)
-                                     .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
-                               : QString();
+    case StartedColumn: {
+        if (r.createdUs <= 0)
+            return QString();
+        // Short enough for a side panel, whole on hover: the time for today's runs, the day
+        // and time this year, the date before.
+        const QDateTime started = QDateTime::fromMSecsSinceEpoch(r.createdUs / 1000);
+        const QDate today = QDate::currentDate();
+        if (role == Qt::ToolTipRole)
+            return started.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+        if (started.date() == today)
+            return started.toString(QStringLiteral("HH:mm"));
+        if (started.date().year() == today.year())
+            return QLocale().toString(started, QStringLiteral("d MMM HH:mm"));
+        return started.toString(QStringLiteral("yyyy-MM-dd"));
+    }
     case DurationColumn: {
         if (r.endedUs <= 0 || r.createdUs <= 0)
             return QString();
