@@ -279,6 +279,11 @@ LaunchDialog::LaunchDialog(const ProfileStore *store, QWidget *parent)
     connect(m_programCommand, &QLineEdit::textChanged, this, &LaunchDialog::prefillSyncFolder);
     onProfileChanged();
     onTaskChanged();
+    // A placeholder cut by the field's width is read whole on hover.
+    const QList<QLineEdit *> edits = findChildren<QLineEdit *>();
+    for (QLineEdit *edit : edits)
+        if (edit->toolTip().isEmpty() && !edit->placeholderText().isEmpty())
+            edit->setToolTip(edit->placeholderText());
     const QSize kept = QSettings().value(QStringLiteral("launchDialog/size")).toSize();
     if (kept.isValid())
         resize(kept.expandedTo(minimumSizeHint()));

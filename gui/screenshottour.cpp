@@ -102,6 +102,8 @@ void ScreenshotTour::shootDialogs()
     program.setRanksPerNode(4);
     program.setProgramCommand(QStringLiteral("python3 train.py --epochs 20"));
     program.setRunName(QStringLiteral("my-ddp"));
+    // As a user widens it to read the placeholders whole (the dialog keeps that size).
+    program.resize(800, program.sizeHint().height());
     program.show();
     QCoreApplication::processEvents();
     shootWidget(&program, QStringLiteral("launch-program"));
