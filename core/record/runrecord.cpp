@@ -5,6 +5,7 @@
 
 #include "util/atomicfile.h"
 #include "util/buildversion.h"
+#include "util/processidentity.h"
 #include "util/translation.h"
 
 #include "config/profilestore.h"
@@ -62,21 +63,19 @@ bool makePrivateDir(const QString &path)
                                            QFileDevice::ExeOwner);
 }
 
-bool processAlive(qint64 pid)
+// startTicks 0 (an older record): any process with that pid counts.
+bool processAlive(qint64 pid, qint64 startTicks)
 {
     if (pid <= 0)
         return false;
     if (::kill(pid_t(pid), 0) != 0 && errno != EPERM)
         return false;
-    // A zombie nobody reaps (containers whose PID 1 never waits) is not a running launcher.
-    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
-    if (stat.open(QIODevice::ReadOnly)) {
-        const QByteArray s = stat.readAll();
-        const qsizetype close = s.lastIndexOf(')');
-        if (close > 0 && s.mid(close + 2, 1) == "Z")
-            return false;
-    }
-    return true;
+    ProcStat s;
+    if (!readProcStat(pid, &s))
+        return true; // no /proc to tell by
+    // A zombie nobody reaps (containers whose PID 1 never waits) is not a running launcher, and
+    // a process that got the pid after the launcher ended is not the launcher.
+    return s.state != 'Z' && (startTicks <= 0 || s.startTicks == startTicks);
 }
 } // namespace
 
@@ -369,7 +368,9 @@ RunInfo RunRecord::info() const
         i.rankGroups = int(groups.size());
         if (!isTerminal(i.state)) {
             i.detached = state.value(QStringLiteral("detached")).toBool();
-            i.launcherGone = !processAlive(state.value(QStringLiteral("launcher_pid")).toInteger());
+            i.launcherGone =
+                !processAlive(state.value(QStringLiteral("launcher_pid")).toInteger(),
+                              state.value(QStringLiteral("launcher_start")).toInteger());
         }
     } else {
         // No state yet: the launcher died before starting, or is starting right now.

@@ -107,6 +107,8 @@ QJsonObject RankStatus::toJson() const
     o[QStringLiteral("local_rank")] = localRank;
     o[QStringLiteral("host")] = host;
     o[QStringLiteral("pid")] = pid;
+    if (pidStartTicks > 0)
+        o[QStringLiteral("pid_start")] = pidStartTicks;
     o[QStringLiteral("state")] = rankStateName(state);
     o[QStringLiteral("device")] = device;
     o[QStringLiteral("backend")] = backend;
@@ -138,6 +140,7 @@ RankStatus RankStatus::fromJson(const QJsonObject &json)
     s.localRank = json.value(QStringLiteral("local_rank")).toInt();
     s.host = json.value(QStringLiteral("host")).toString();
     s.pid = json.value(QStringLiteral("pid")).toInteger();
+    s.pidStartTicks = json.value(QStringLiteral("pid_start")).toInteger();
     s.state = rankStateFromName(json.value(QStringLiteral("state")).toString());
     s.device = json.value(QStringLiteral("device")).toString();
     s.backend = json.value(QStringLiteral("backend")).toString();

@@ -49,6 +49,10 @@ struct RankStatus
     int localRank = 0;
     QString host; // as reported by the rank (hello), else the profile's node
     qint64 pid = 0;
+    // The process's start on its node (/proc/PID/stat field 22, util/processidentity.h), so that
+    // a later process that got the same pid is not taken for it; 0: not known (a transport that
+    // cannot tell, a state.json of an older RankDeck).
+    qint64 pidStartTicks = 0;
     RankState state = RankState::Pending;
     QString device;
     QString backend;

@@ -15,6 +15,8 @@ QJsonObject RunStateFile::toJson() const
     o[QStringLiteral("max_restarts")] = maxRestarts;
     o[QStringLiteral("world_size")] = int(ranks.size());
     o[QStringLiteral("launcher_pid")] = launcherPid;
+    if (launcherStartTicks > 0)
+        o[QStringLiteral("launcher_start")] = launcherStartTicks;
     o[QStringLiteral("launcher_host")] = launcherHost;
     o[QStringLiteral("created_us")] = createdUs;
     o[QStringLiteral("started_us")] = startedUs;
@@ -74,6 +76,7 @@ RunStateFile RunStateFile::fromJson(const QJsonObject &json)
     f.attempt = json.value(QStringLiteral("attempt")).toInt();
     f.maxRestarts = json.value(QStringLiteral("max_restarts")).toInt();
     f.launcherPid = json.value(QStringLiteral("launcher_pid")).toInteger();
+    f.launcherStartTicks = json.value(QStringLiteral("launcher_start")).toInteger();
     f.launcherHost = json.value(QStringLiteral("launcher_host")).toString();
     f.createdUs = json.value(QStringLiteral("created_us")).toInteger();
     f.startedUs = json.value(QStringLiteral("started_us")).toInteger();

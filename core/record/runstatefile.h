@@ -25,6 +25,9 @@ struct RunStateFile
     int attempt = 0;
     int maxRestarts = 0;
     qint64 launcherPid = 0;
+    // The launcher's start (/proc/PID/stat field 22): a process that got its pid later is not it.
+    // 0: not known (a state.json of an older RankDeck).
+    qint64 launcherStartTicks = 0;
     QString launcherHost;
     qint64 createdUs = 0;
     qint64 startedUs = 0;

@@ -263,6 +263,7 @@ void RunController::onRankStarted(int rank, qint64 pid)
     if (rank < 0 || rank >= m_run.ranks.size())
         return;
     m_run.ranks[rank].pid = pid;
+    m_run.ranks[rank].pidStartTicks = m_transport->rankStartTicks(rank);
     // A re-attach reports the start again; the process is the one that started back then.
     if (!m_run.runtime[rank].pidKnown || m_run.ranks[rank].startTimeUs == 0)
         m_run.ranks[rank].startTimeUs = nowUs();

@@ -6,6 +6,7 @@
 #include "run/runactions.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
+#include "util/processidentity.h"
 #include "util/translation.h"
 
 #include <QHostInfo>
@@ -29,6 +30,8 @@ RunStateFile RunStateWriter::stateFile() const
     f.attempt = m_run.attempt;
     f.maxRestarts = m_run.config.maxRestarts;
     f.launcherPid = qint64(::getpid());
+    static const qint64 launcherStart = ProcessIdentity::of(::getpid()).startTicks;
+    f.launcherStartTicks = launcherStart;
     f.launcherHost = QHostInfo::localHostName();
     f.createdUs = m_run.record.createdUs();
     f.startedUs = m_run.startedUs;

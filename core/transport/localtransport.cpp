@@ -13,10 +13,8 @@
 #include <QProcessEnvironment>
 #include <QTimer>
 
-#include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <sys/types.h>
 #include <unistd.h>
 
 namespace rankdeck {
@@ -83,7 +81,7 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
     if (QProcess *old = m_ranks.value(rank).process)
         old->deleteLater();
     auto *proc = new QProcess(this);
-    m_ranks[rank] = Rank{proc, 0, false};
+    m_ranks[rank] = Rank{proc, nullptr, false};
 
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (auto it = spec.environment.cbegin(); it != spec.environment.cend(); ++it)
@@ -114,7 +112,8 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
         queueOutput(rank, StreamKind::Stderr, proc->readAllStandardError());
     });
     connect(proc, &QProcess::started, this, [this, proc, rank] {
-        m_ranks[rank].pid = proc->processId();
+        // Now, before `finished`: QProcess has not reaped the child, so its pid is still its own.
+        m_ranks[rank].held = std::make_shared<HeldProcess>(proc->processId());
         qCDebug(lcTransport) << "local rank" << rank << "started as pid" << proc->processId();
         emit rankStarted(rank, proc->processId());
     });
@@ -145,6 +144,8 @@ void LocalTransport::onFinished(int rank)
     if (!proc || r.exited)
         return;
     const qint64 t = nowUs();
+    // QProcess has just reaped the rank: from here on its pid, its group's id, may be reused.
+    const qint64 endTicks = bootTicksNow();
     // Drain what is queued and still buffered, so that the last lines arrive before the exit.
     flushOutput(rank);
     const QByteArray out = proc->readAllStandardOutput();
@@ -154,10 +155,15 @@ void LocalTransport::onFinished(int rank)
     if (!err.isEmpty())
         emit rankOutput(rank, StreamKind::Stderr, err);
     r.exited = true;
-    // Whatever the rank left in its process group goes with it (the group id is the pid we just
-    // reaped, which the kernel does not reuse while the group has members).
-    if (r.pid > 0)
-        ::kill(-pid_t(r.pid), SIGKILL);
+    // Whatever the rank left in its process group goes with it. The kernel does not reuse the
+    // group's id while the group has members; once it is empty a new group may get the id, so it
+    // is signalled only while a process of the rank's own time is in it.
+    if (r.held) {
+        QString why;
+        if (!signalOrphanedGroup(r.held->identity(), endTicks, SIGKILL, &why) && !why.isEmpty())
+            qCWarning(lcTransport, "local rank %d: not killing what is left of its group: %s", rank,
+                      qPrintable(why));
+    }
     RankExit e;
     e.timeUs = t;
     if (proc->exitStatus() == QProcess::CrashExit) {
@@ -225,18 +231,22 @@ void LocalTransport::closeStdin(int rank)
 void LocalTransport::signalRank(int rank, int signal)
 {
     const Rank r = m_ranks.value(rank);
-    if (r.pid > 0 && !r.exited) {
-        if (::kill(-pid_t(r.pid), signal) != 0 && errno == ESRCH)
-            ::kill(pid_t(r.pid), signal); // not yet in its own group (setsid not run yet)
-    }
+    if (r.held && !r.exited && !r.held->signalGroup(signal))
+        r.held->signal(signal); // not yet in its own group (setsid not run yet)
+}
+
+qint64 LocalTransport::rankStartTicks(int rank) const
+{
+    const Rank r = m_ranks.value(rank);
+    return r.held ? r.held->identity().startTicks : 0;
 }
 
 void LocalTransport::killAll()
 {
     for (const Rank &rank : std::as_const(m_ranks)) {
-        if (rank.pid > 0 && !rank.exited) {
-            ::kill(-pid_t(rank.pid), SIGKILL);
-            ::kill(pid_t(rank.pid), SIGKILL);
+        if (rank.held && !rank.exited) {
+            rank.held->signalGroup(SIGKILL);
+            rank.held->signal(SIGKILL);
         }
     }
 }

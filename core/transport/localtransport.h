@@ -2,17 +2,22 @@
 //
 // Runs ranks as local processes. Each rank is started in its own session (setsid), so that it
 // leads a process group and signals reach everything it started; when a rank ends, whatever it
-// left in its group is killed, so no orphan survives a run. Output is handed on in batches, at
-// most every OutputBatchMs, in the order it arrived (see rankOutput's connection in the .cpp).
+// left in its group is killed, so no orphan survives a run. Signals go through a HeldProcess
+// (util/processidentity.h), taken while the rank cannot have been reaped: once it is, its pid
+// and group id may be someone else's, and nothing is sent to them. Output is handed on in batches,
+// at most every OutputBatchMs, in the order it arrived (see rankOutput's connection in the .cpp).
 #pragma once
 
 #include "transport/transport.h"
+#include "util/processidentity.h"
 
 #include <QByteArray>
 #include <QHash>
 #include <QList>
 #include <QPointer>
 #include <QTimer>
+
+#include <memory>
 
 class QProcess;
 
@@ -32,6 +37,7 @@ public:
     void writeStdin(int rank, const QByteArray &data) override;
     void closeStdin(int rank) override;
     void signalRank(int rank, int signal) override;
+    qint64 rankStartTicks(int rank) const override;
 
     // Kills every process group still running (used when the owner goes away).
     void killAll();
@@ -43,7 +49,7 @@ private:
     struct Rank
     {
         QPointer<QProcess> process;
-        qint64 pid = 0;
+        std::shared_ptr<HeldProcess> held; // from `started` on
         bool exited = false;
     };
     struct Pending

@@ -84,6 +84,14 @@ public:
     virtual void closeStdin(int rank) = 0;
     // Delivers a signal to the rank's whole process group.
     virtual void signalRank(int rank, int signal) = 0;
+    // When the rank's process started (field 22 of /proc/PID/stat on its node), read while it
+    // could not have been reaped, so that state.json names the process and not only its pid,
+    // which may be reused (util/processidentity.h); 0: not known to this transport.
+    virtual qint64 rankStartTicks(int rank) const
+    {
+        Q_UNUSED(rank);
+        return 0;
+    }
 
     // Capability::Detach: ranks keep running when this transport goes away. Call before
     // prepare(); transports without the capability ignore it.

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "supervisor/processtree.h"
 
+#include "supervisor/processidentity.h"
+
 #include <dirent.h>
-#include <signal.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <csignal>
 #include <cstdlib>
-#include <cstring>
-#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -16,27 +15,30 @@ namespace rankdeck::supervisor {
 
 namespace {
 
-// The parent pid from /proc/<pid>/stat. The command name (field 2) may hold spaces and
-// parentheses, so the fields after it are found from the last ')'.
 pid_t parentOf(pid_t pid)
 {
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/stat", int(pid));
-    FILE *f = std::fopen(path, "re");
-    if (!f)
-        return -1;
-    char buf[1024];
-    const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-    std::fclose(f);
-    buf[n] = '\0';
-    const char *close = std::strrchr(buf, ')');
-    if (!close)
-        return -1;
-    char state = 0;
-    int ppid = -1;
-    if (std::sscanf(close + 1, " %c %d", &state, &ppid) != 2)
-        return -1;
-    return pid_t(ppid);
+    ProcStat s;
+    return readProcStat(pid, &s) ? s.ppid : -1;
+}
+
+// Every process's parent, and its start time, read in the same look at its /proc/PID/stat: a
+// signal from this snapshot goes only to a pid still started then (signalIfSame()).
+void snapshot(std::unordered_multimap<pid_t, pid_t> *children,
+              std::unordered_map<pid_t, unsigned long long> *starts)
+{
+    if (DIR *d = opendir("/proc")) {
+        while (dirent *e = readdir(d)) {
+            char *end = nullptr;
+            const long pid = std::strtol(e->d_name, &end, 10);
+            ProcStat s;
+            if (pid <= 0 || (end && *end) || !readProcStat(pid_t(pid), &s) || s.ppid <= 0)
+                continue;
+            children->emplace(s.ppid, pid_t(pid));
+            if (starts)
+                (*starts)[pid_t(pid)] = s.startTicks;
+        }
+        closedir(d);
+    }
 }
 
 } // namespace
@@ -44,18 +46,7 @@ pid_t parentOf(pid_t pid)
 std::vector<pid_t> descendantsOf(pid_t root)
 {
     std::unordered_multimap<pid_t, pid_t> children;
-    if (DIR *d = opendir("/proc")) {
-        while (dirent *e = readdir(d)) {
-            char *end = nullptr;
-            const long pid = std::strtol(e->d_name, &end, 10);
-            if (pid <= 0 || (end && *end))
-                continue;
-            const pid_t ppid = parentOf(pid_t(pid));
-            if (ppid > 0)
-                children.emplace(ppid, pid_t(pid));
-        }
-        closedir(d);
-    }
+    snapshot(&children, nullptr);
     return descendantsIn(children, root);
 }
 
@@ -91,9 +82,12 @@ bool isDescendant(pid_t pid, pid_t root)
 
 int signalDescendants(int signal)
 {
-    const std::vector<pid_t> pids = descendantsOf(getpid());
+    std::unordered_multimap<pid_t, pid_t> children;
+    std::unordered_map<pid_t, unsigned long long> starts;
+    snapshot(&children, &starts);
+    const std::vector<pid_t> pids = descendantsIn(children, getpid());
     for (pid_t p : pids)
-        kill(p, signal);
+        signalIfSame(p, starts[p], signal);
     return int(pids.size());
 }
 

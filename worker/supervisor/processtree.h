@@ -24,7 +24,9 @@ std::vector<pid_t> descendantsIn(const std::unordered_multimap<pid_t, pid_t> &ch
 // Whether `pid` is a live descendant of `root` (its parent chain in /proc leads there).
 bool isDescendant(pid_t pid, pid_t root);
 
-// Sends `signal` to every descendant of the calling process; returns how many there were.
+// Sends `signal` to every descendant of the calling process; returns how many there were. Each
+// only while its pid is still the process the walk found (processidentity.h): one that ended
+// during the walk may have left its pid to another process.
 int signalDescendants(int signal);
 
 } // namespace rankdeck::supervisor

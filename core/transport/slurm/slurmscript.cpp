@@ -17,8 +17,21 @@ namespace {
 // reconnect or a re-attach: they are a file on the shared file system. A signal from Slurm
 // (scancel, --kill-on-bad-exit after another task failed, the time limit) is passed on to the
 // program and the wrapper keeps waiting, so that its exit status lands in <base>.exit.
+// Once `wait` has reaped the program (and dash's wait reaps any child, bash's SIGCHLD handler
+// too), its pid and group id may be reused by anything on the node: a signal then goes out only
+// while `mine` finds the pid still started at the recorded time (field 22 of /proc/PID/stat,
+// counted after the last ')', as the command name may hold spaces and ')'), the shell twin of
+// util/processidentity.h (docs/reliability.md, "RankDeck never signals a process it did not
+// start").
 const char kWrapper[] = R"SH(#!/bin/sh
 # RankDeck task wrapper: one rank of the job's step (see docs/architecture.md, Slurm).
+ticks() {
+  _s=$(cat -- "/proc/$1/stat" 2>/dev/null) || return 1
+  set -- ${_s##*)}
+  [ "$#" -ge 20 ] && echo "${20}"
+}
+# mine PID START: PID is still the process that started at START.
+mine() { [ -n "$2" ] && [ "$(ticks "$1")" = "$2" ]; }
 d=$1; a=$2
 r=${SLURM_PROCID:?rankdeck: rank.sh runs under srun}
 f=$d/rank$r.a$a
@@ -62,30 +75,35 @@ fifo=$(mktemp -u "${TMPDIR:-/tmp}/rankdeck-in.XXXXXX") && mkfifo -m 600 -- "$fif
 exec 5<>"$fifo"
 ( exec setsid "$@" <"$fifo" 5<&- ) &
 pid=$!
+start=$(ticks "$pid")
 tail -c +1 -s 0.2 --pid="$pid" -f -- "$f.in" >"$fifo" 2>/dev/null 5<&- &
 t=$!
+tstart=$(ticks "$t")
 exec 5<&-
 echo "$pid $SLURMD_NODENAME" >"$f.pid.$$" && mv -f -- "$f.pid.$$" "$f.pid"
 ( while kill -0 "$pid" 2>/dev/null; do
     for s in "$f".sig.*; do
       [ -e "$s" ] || continue
       n=$(cat -- "$s"); rm -f -- "$s"
+      mine "$pid" "$start" || break
       kill -"$n" -- "-$pid" 2>/dev/null || kill -"$n" "$pid" 2>/dev/null
     done
-    [ -e "$f.stdin-closed" ] && kill "$t" 2>/dev/null
+    [ -e "$f.stdin-closed" ] && mine "$t" "$tstart" && kill "$t" 2>/dev/null
     sleep 0.2
   done ) >/dev/null 2>&1 &
 w=$!
+wstart=$(ticks "$w")
 got=
-trap 'got=1; kill -TERM -- "-$pid" 2>/dev/null' TERM
-trap 'got=1; kill -INT -- "-$pid" 2>/dev/null' INT
+trap 'got=1; mine "$pid" "$start" && kill -TERM -- "-$pid" 2>/dev/null' TERM
+trap 'got=1; mine "$pid" "$start" && kill -INT -- "-$pid" 2>/dev/null' INT
 while :; do
   got=; wait "$pid"; st=$?
   [ -z "$got" ] && break
-  kill -0 "$pid" 2>/dev/null || break
+  mine "$pid" "$start" || break
 done
 echo "$st" >"$f.exit.$$" && mv -f -- "$f.exit.$$" "$f.exit"
-kill "$t" "$w" 2>/dev/null
+mine "$t" "$tstart" && kill "$t" 2>/dev/null
+mine "$w" "$wstart" && kill "$w" 2>/dev/null
 rm -f -- "$fifo"
 exit "$st"
 )SH";

@@ -5,13 +5,13 @@
 #include "util/logging.h"
 
 #include "config/syncmanifest.h"
-#include "util/shellquote.h"
 #include "transport/ssh/sshchannelpump.h"
 #include "transport/ssh/sshclockprobe.h"
 #include "transport/ssh/sshdirectorysync.h"
 #include "transport/ssh/sshlease.h"
 #include "transport/ssh/sshnodedeployer.h"
 #include "transport/ssh/sshrankscript.h"
+#include "util/shellquote.h"
 
 #include <QPair>
 #include <QTimer>
@@ -344,7 +344,8 @@ void SshNodeConnection::signalRank(int rank, int signal)
     auto it = m_ranks.find(rank);
     if (it == m_ranks.end() || it->pid() <= 0 || !m_session->isConnected())
         return;
-    const SshExecResult r = m_session->exec(SshRankScript::signalGroup(it->pid(), signal), 10000);
+    const SshExecResult r = m_session->exec(
+        SshRankScript::signalGroup(it->runDirectory(), it->baseName(), it->pid(), signal), 10000);
     if (!r.ok())
         qCWarning(lcSsh, "%s: cannot signal rank %d: %s", qPrintable(m_info.host), rank,
                   qPrintable(r.describeFailure()));
@@ -494,7 +495,9 @@ void SshNodeConnection::shutdown()
     const bool connected = m_session && m_session->isConnected();
     for (auto &rank : m_ranks) {
         if (connected && !m_settings.detached && rank.pid() > 0)
-            m_session->exec(SshRankScript::signalGroup(rank.pid(), SIGTERM), 5000);
+            m_session->exec(SshRankScript::signalGroup(rank.runDirectory(), rank.baseName(),
+                                                       rank.pid(), SIGTERM),
+                            5000);
         rank.close(connected);
     }
     m_ranks.clear();

@@ -7,6 +7,42 @@ namespace rankdeck {
 
 namespace {
 
+// Which process a pid file names (the shell twin of util/processidentity.h). A rank's pid file
+// holds "PID START", START being field 22 of /proc/PID/stat: the rank's start in clock ticks
+// after boot, which a later process given the same pid does not share (pids wrap: pid_max is
+// 32,768 on many nodes). `ours FILE [PID]` prints the pid FILE names while that process is still
+// the rank: the recorded start time, and it leads its own session and group (setsid), so that
+// `kill -- -PID` reaches the rank's group and nobody else's; PID, when given, must be the one
+// recorded. A pid file of an older RankDeck holds no START: the process must then have started no
+// later than the file was written (the wrapper writes it right after the fork). "0", "1" and
+// anything but digits never pass: `kill -- -0` is the caller's own group, `kill -- -1` every
+// process it may signal. The command name (field 2) may hold spaces and ')': fields are counted
+// after the last ')'. Variables start with _ so that a caller's are left alone.
+const char kIdentity[] = R"SH(
+ticks() {
+  _s=$(cat -- "/proc/$1/stat" 2>/dev/null) || return 1
+  set -- ${_s##*)}
+  [ "$#" -ge 20 ] && echo "${20}"
+}
+ours() {
+  _f=$1; _p=; _t=
+  { read -r _p _t _ <"$_f"; } 2>/dev/null || [ -n "$_p" ] || return 1
+  case $_p in ''|0*|1|*[!0-9]*) return 1 ;; esac
+  [ -z "$2" ] || [ "$_p" = "$2" ] || return 1
+  _s=$(cat -- "/proc/$_p/stat" 2>/dev/null) || return 1
+  set -- ${_s##*)}
+  [ "$#" -ge 20 ] && [ "$3" = "$_p" ] && [ "$4" = "$_p" ] || return 1
+  if [ -n "$_t" ]; then
+    [ "$_t" = "${20}" ] || return 1
+  else
+    _h=$(getconf CLK_TCK 2>/dev/null) || _h=100
+    _b=$(sed -n 's/^btime //p' /proc/stat) && _m=$(stat -c %Y -- "$_f") || return 1
+    [ $((_b + ${20} / _h)) -le "$_m" ] || return 1
+  fi
+  echo "$_p"
+}
+)SH";
+
 // Copies the channel's stdin into the FIFO, then keeps the FIFO open for a re-attach: until the
 // launcher closed stdin on purpose, the rank ended, or `grace` seconds passed (-1: no limit),
 // counted in fifths so that a short grace is kept to the fifth of a second.
@@ -60,7 +96,7 @@ exec 4<&0 5<>"$f.in"
   exec setsid "$@" <"$f.in" >>"$f.out" 2>>"$f.err" 5<&-
 ) 4<&- &
 pid=$!
-echo "$pid" >"$f.pid"
+echo "$pid $(ticks "$pid")" >"$f.pid"
 keep
 exec 4<&- 5<&-
 printf 'rankdeck-ssh %s 0\n' "$pid"
@@ -79,7 +115,8 @@ exit "$st"
 const char kAttach[] = R"SH(
 d=$1; b=$2; grace=$3; o1=$4; o2=$5
 f=$d/$b
-pid=$(cat -- "$f.pid" 2>/dev/null)
+pid=
+{ read -r pid _ <"$f.pid"; } 2>/dev/null
 [ -n "$pid" ] || { echo "rankdeck: no rank $b to re-attach to in $d on $(uname -n)" >&2; exit 125; }
 exec 4<&0
 follow="-f --pid=$pid"
@@ -108,7 +145,7 @@ while x=$(timeout "$g" head -c 1 2>/dev/null); do
 done
 ranks() {
   for p in "$d"/*.pid; do
-    [ -f "$p" ] && [ ! -e "${p%.pid}.exit" ] && kill -s "$1" -- "-$(cat -- "$p")" 2>/dev/null
+    [ -f "$p" ] && [ ! -e "${p%.pid}.exit" ] && g=$(ours "$p") && kill -s "$1" -- "-$g" 2>/dev/null
   done
 }
 ranks TERM
@@ -134,7 +171,8 @@ QByteArray SshRankScript::start(const Start &s)
     for (const auto &[name, value] : s.environment)
         args << name + QLatin1Char('=') + value;
     args << s.program << s.arguments;
-    return shCommand(QByteArray(kKeeper) + kStart, QStringLiteral("rankdeck:") + s.tag, args);
+    return shCommand(QByteArray(kIdentity) + kKeeper + kStart, QStringLiteral("rankdeck:") + s.tag,
+                     args);
 }
 
 QByteArray SshRankScript::attach(const QString &tag, const QString &runDirectory,
@@ -148,7 +186,7 @@ QByteArray SshRankScript::attach(const QString &tag, const QString &runDirectory
 
 QByteArray SshRankScript::lease(const QString &tag, const QString &runDirectory, int graceSec)
 {
-    return shCommand(kLease, QStringLiteral("rankdeck:") + tag,
+    return shCommand(QByteArray(kIdentity) + kLease, QStringLiteral("rankdeck:") + tag,
                      {runDirectory, QString::number(graceSec)});
 }
 
@@ -158,10 +196,19 @@ QByteArray SshRankScript::markStdinClosed(const QString &runDirectory, const QSt
                      {runDirectory, baseName});
 }
 
-QByteArray SshRankScript::signalGroup(qint64 pgid, int signal)
+QByteArray SshRankScript::signalGroup(const QString &runDirectory, const QString &baseName,
+                                      qint64 pgid, int signal)
 {
-    return shCommand(R"(kill -s "$1" -- "-$2")", QStringLiteral("rankdeck"),
-                     {QString::number(signal), QString::number(pgid)});
+    // $1 run dir, $2 base name, $3 the pid the launcher knows, $4 the signal.
+    static const char kSignal[] = R"SH(
+p=$(ours "$1/$2.pid" "$3") || {
+  echo "rankdeck: not signalling pid $3: $1/$2.pid does not name it, or it is no longer the rank started then" >&2
+  exit 1
+}
+kill -s "$4" -- "-$p"
+)SH";
+    return shCommand(QByteArray(kIdentity) + kSignal, QStringLiteral("rankdeck"),
+                     {runDirectory, baseName, QString::number(pgid), QString::number(signal)});
 }
 
 } // namespace rankdeck

@@ -6,7 +6,9 @@
 //
 //   <run dir>/<base>.out, .err   the rank's complete stdout and stderr (the rank writes here)
 //   <base>.in                    a FIFO: the rank's stdin (the control channel)
-//   <base>.pid                   the rank's pid, which is also its process group (setsid)
+//   <base>.pid                   "<pid> <start>": the rank's pid, which is also its process
+//                                group (setsid), and its start (/proc/PID/stat field 22), so
+//                                that a later process with that pid is never signalled
 //   <base>.exit                  its wait status once it ended (128+N: killed by signal N)
 //   <base>.stdin-closed          the launcher closed stdin on purpose
 //   <base>.stdin-log             every byte of stdin the rank was given
@@ -68,8 +70,12 @@ public:
     static QByteArray lease(const QString &tag, const QString &runDirectory, int graceSec);
     // Marks stdin as closed on purpose, so the keeper does not wait for a re-attach.
     static QByteArray markStdinClosed(const QString &runDirectory, const QString &baseName);
-    // Signal to the whole process group.
-    static QByteArray signalGroup(qint64 pgid, int signal);
+    // Signal to the whole process group of the rank whose pid file is
+    // <runDirectory>/<baseName>.pid, only while pgid is still the process that file names (its
+    // recorded start time); else it exits 1 with a message and signals nothing. An older pid file
+    // without a start time passes if its process started no later than the file was written.
+    static QByteArray signalGroup(const QString &runDirectory, const QString &baseName, qint64 pgid,
+                                  int signal);
 };
 
 } // namespace rankdeck

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "record/runrecord.h"
 #include "record/runstatefile.h"
+#include "util/processidentity.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -23,6 +24,7 @@ RunStateFile fullState()
     f.attempt = 2;
     f.maxRestarts = 3;
     f.launcherPid = 4242;
+    f.launcherStartTicks = 777;
     f.launcherHost = QStringLiteral("laptop");
     f.createdUs = kT0;
     f.startedUs = kT0 + 1;
@@ -42,6 +44,7 @@ RunStateFile fullState()
         s.localRank = 0;
         s.host = QStringLiteral("node-%1").arg(QChar(u'a' + r));
         s.pid = 1000 + r;
+        s.pidStartTicks = 5000 + r;
         s.state = r == 0 ? RankState::Running : RankState::Failed;
         s.device = QStringLiteral("cuda:0");
         s.backend = QStringLiteral("nccl");
@@ -94,6 +97,8 @@ private slots:
     void keyNames();
     void streamsCarryCommittedBytes();
     void runRecordReadsIt();
+    void launcherIsKnownByItsStart_data();
+    void launcherIsKnownByItsStart();
 };
 
 void TestRunStateFile::roundTrip_data()
@@ -124,6 +129,8 @@ void TestRunStateFile::fieldsSurvive()
     QCOMPARE(g.attempt, f.attempt);
     QCOMPARE(g.maxRestarts, f.maxRestarts);
     QCOMPARE(g.launcherPid, f.launcherPid);
+    QCOMPARE(g.launcherStartTicks, f.launcherStartTicks);
+    QCOMPARE(g.ranks[1].pidStartTicks, qint64(5001));
     QCOMPARE(g.launcherHost, f.launcherHost);
     QCOMPARE(g.createdUs, f.createdUs);
     QCOMPARE(g.startedUs, f.startedUs);
@@ -161,6 +168,10 @@ void TestRunStateFile::missingKeysGiveDefaults()
     QCOMPARE(f.attempt, 0);
     QCOMPARE(f.maxRestarts, 0);
     QCOMPARE(f.launcherPid, qint64(0));
+    QCOMPARE(f.launcherStartTicks, qint64(0));
+    // Unknown start times are left out: the file reads as an older RankDeck's did.
+    QVERIFY(!f.toJson().contains(QStringLiteral("launcher_start")));
+    QVERIFY(!RankStatus().toJson().contains(QStringLiteral("pid_start")));
     QCOMPARE(f.masterPort, 0);
     QCOMPARE(f.rootCauseRank, -1);
     QCOMPARE(f.straggler, -1);
@@ -184,6 +195,7 @@ void TestRunStateFile::missingKeysGiveDefaults()
     QCOMPARE(g.rootCauseRank, -1);
     QCOMPARE(g.ranks.size(), 1);
     QCOMPARE(g.ranks[0].step, qint64(-1));
+    QCOMPARE(g.ranks[0].pidStartTicks, qint64(0));
     QVERIFY(qIsNaN(g.ranks[0].loss));
     QVERIFY(g.streams.isEmpty());
 }
@@ -200,6 +212,7 @@ void TestRunStateFile::keyNames()
         QStringLiteral("max_restarts"),
         QStringLiteral("world_size"),
         QStringLiteral("launcher_pid"),
+        QStringLiteral("launcher_start"),
         QStringLiteral("launcher_host"),
         QStringLiteral("created_us"),
         QStringLiteral("started_us"),
@@ -228,6 +241,7 @@ void TestRunStateFile::keyNames()
     QCOMPARE(j.value(QStringLiteral("detached")).toBool(), true);
     const QJsonObject rank0 = j.value(QStringLiteral("ranks")).toArray().at(0).toObject();
     QCOMPARE(rank0.value(QStringLiteral("pid")).toInteger(), qint64(1000));
+    QCOMPARE(rank0.value(QStringLiteral("pid_start")).toInteger(), qint64(5000));
     QCOMPARE(rank0.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
     const QJsonObject stream1 = j.value(QStringLiteral("streams")).toArray().at(1).toObject();
     QCOMPARE(stream1.value(QStringLiteral("rank")).toInt(), 1);
@@ -279,6 +293,41 @@ void TestRunStateFile::runRecordReadsIt()
     QVERIFY(info.detached);
     QVERIFY(info.launcherGone);
     QCOMPARE(RunStateFile::fromJson(record.readState()).toJson(), f.toJson());
+}
+
+void TestRunStateFile::launcherIsKnownByItsStart_data()
+{
+    QTest::addColumn<int>("startShift");   // added to this process's start; 0: its own
+    QTest::addColumn<bool>("recordStart"); // false: a state.json of an older RankDeck
+    QTest::addColumn<bool>("gone");
+    QTest::newRow("its own start") << 0 << true << false;
+    // Pid reuse cannot be forced: a wrong start for this live process stands for a launcher that
+    // ended and left its pid to another process, which is not the launcher.
+    QTest::newRow("another start (a reused pid)") << 1 << true << true;
+    QTest::newRow("older record without a start") << 0 << false << false;
+}
+
+// RunRecord::info()'s launcherGone, which the CLI's `stop` and the GUI act on.
+void TestRunStateFile::launcherIsKnownByItsStart()
+{
+    QFETCH(int, startShift);
+    QFETCH(bool, recordStart);
+    QFETCH(bool, gone);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    RunRecord record;
+    QString error;
+    QVERIFY2(record.create(dir.path(), QStringLiteral("20261201-101500-linear-3fa3"),
+                           QStringLiteral("linear"), Profile::builtinLocal(2), TrainingConfig(),
+                           &error),
+             qPrintable(error));
+    RunStateFile f = fullState();
+    f.launcherPid = QCoreApplication::applicationPid();
+    const qint64 start = ProcessIdentity::of(f.launcherPid).startTicks;
+    QVERIFY(start > 0);
+    f.launcherStartTicks = recordStart ? start + startShift : 0;
+    QVERIFY(record.writeState(f.toJson()));
+    QCOMPARE(record.info().launcherGone, gone);
 }
 
 QTEST_GUILESS_MAIN(TestRunStateFile)

@@ -7,6 +7,7 @@
 #include "transport/localtransport.h"
 
 #include "util/clock.h"
+#include "util/processidentity.h"
 
 #include "testprocesses.h"
 
@@ -113,6 +114,7 @@ private slots:
     void prepare_data();
     void prepare();
     void startReportsPidOfItsOwnSession();
+    void startTimeNamesTheProcess();
     void streamsStayApartAndAreDrainedBeforeExit();
     void stdinReachesTheRank();
     void closeStdinEndsInput();
@@ -215,6 +217,28 @@ void TestLocalTransport::startReportsPidOfItsOwnSession()
     // Its own session and process group, led by the pid the transport reported.
     QCOMPARE(rec.ranks[0].out, QStringLiteral("pid=%1 pgrp=%1 sid=%1\n").arg(pid).toLatin1());
     QVERIFY(getpgid(0) != pid);
+}
+
+// What state.json records beside the pid (issue 44): the start time of the process itself, read
+// before it could be reaped, so that a later process with its pid is not taken for it.
+void TestLocalTransport::startTimeNamesTheProcess()
+{
+    LocalTransport t;
+    Recorder rec(&t);
+    QSignalSpy started(&t, &Transport::rankStarted);
+    QSignalSpy exited(&t, &Transport::rankExited);
+    QCOMPARE(t.rankStartTicks(0), qint64(0));
+    t.startRank(shellRank(0, QStringLiteral("echo up; sleep 60")));
+    QVERIFY(started.wait(5000));
+    const qint64 pid = started.first().at(1).toLongLong();
+    const qint64 ticks = t.rankStartTicks(0);
+    QVERIFY(ticks > 0);
+    QCOMPARE(ticks, ProcessIdentity::of(pid).startTicks);
+    QVERIFY(waitForOutput(&t, rec.ranks[0].out, "up\n"));
+    t.signalRank(0, SIGKILL);
+    QVERIFY(waitForExits(exited, 1));
+    QCOMPARE(rec.ranks[0].exits.first().signal, SIGKILL);
+    QCOMPARE(t.rankStartTicks(0), ticks); // still the record of that process
 }
 
 void TestLocalTransport::streamsStayApartAndAreDrainedBeforeExit()

@@ -8,11 +8,12 @@
 // status is the rank's, setup failures exit 125/127 without a header, re-attaching resumes at
 // byte offsets, and the stdin keeper and the group signal do what the header promises; the lease
 // echoes, ends the run's ranks after its grace of silence and only then.
-#include "util/shellquote.h"
 #include "transport/ssh/sshrankscript.h"
+#include "util/shellquote.h"
 
 #include "testprocesses.h"
 
+#include <QDateTime>
 #include <QDir>
 #include <QDirIterator>
 #include <QElapsedTimer>
@@ -26,6 +27,7 @@
 #include <csignal>
 #include <memory>
 #include <unistd.h>
+#include <vector>
 
 using namespace rankdeck;
 using rankdeck::testing::processRuns;
@@ -81,6 +83,19 @@ struct Header
     QByteArray body; // what follows it
 };
 
+// A pid file as the wrapper writes it: "<pid> <start>\n", the start being field 22 of
+// /proc/PID/stat (clock ticks after boot), so that a later process with the pid is told apart.
+bool isPidFileOf(const QByteArray &content, qint64 pid)
+{
+    const QList<QByteArray> words = content.chopped(content.endsWith('\n') ? 1 : 0).split(' ');
+    bool ok = false;
+    const bool good = content.endsWith('\n') && words.size() == 2 &&
+                      words[0] == QByteArray::number(pid) && words[1].toLongLong(&ok) > 0 && ok;
+    if (!good)
+        qWarning("pid file of %lld: [%s]", pid, content.constData());
+    return good;
+}
+
 Header header(const QByteArray &out)
 {
     Header h;
@@ -128,6 +143,24 @@ private:
         s.arguments = {QStringLiteral("-c"), script, QStringLiteral("rank")};
         return s;
     }
+    // A rank that starts a child and waits: the channel (open), the header, the child's pid.
+    bool startSleepingRank(const SshRankScript::Start &s, std::unique_ptr<QProcess> *p, Header *h,
+                           qint64 *child)
+    {
+        *p = channel(SshRankScript::start(s));
+        (*p)->start();
+        if (!(*p)->waitForStarted(5000))
+            return false;
+        QByteArray out;
+        while (out.count('\n') < 2) {
+            if (!(*p)->waitForReadyRead(10000))
+                return false;
+            out += (*p)->readAllStandardOutput();
+        }
+        *h = header(out);
+        *child = h->body.trimmed().toLongLong();
+        return h->ok && *child > 0;
+    }
     // Nothing of the run's wrapper, keeper or tails is left over.
     static bool wrapperGone(const QString &tag)
     {
@@ -156,6 +189,11 @@ private slots:
     void rankStartsWithNoSignalIgnored();
     void lease_data();
     void lease();
+    void signalGroupOnlyToTheRankStarted_data();
+    void signalGroupOnlyToTheRankStarted();
+    void pidsThatNameMoreThanOneProcessAreRefused_data();
+    void pidsThatNameMoreThanOneProcessAreRefused();
+    void leaseSparesWhatIsNotItsRank();
 };
 
 void TestSshRankScript::initTestCase()
@@ -212,7 +250,8 @@ void TestSshRankScript::commandQuotesEveryField()
                             shell::quote(s.runDirectory) + " 'rank3.a2' '30' '1234' '56'"));
     QVERIFY(SshRankScript::markStdinClosed(s.runDirectory, s.baseName)
                 .endsWith(' ' + shell::quote(s.runDirectory) + " 'rank3.a2'"));
-    QVERIFY(SshRankScript::signalGroup(4321, SIGTERM).endsWith(" '15' '4321'"));
+    QVERIFY(SshRankScript::signalGroup(s.runDirectory, s.baseName, 4321, SIGTERM)
+                .endsWith(' ' + shell::quote(s.runDirectory) + " 'rank3.a2' '4321' '15'"));
 }
 
 // With no grace and a channel whose stdin ends at once, the keeper may be done before the rank
@@ -284,7 +323,7 @@ void TestSshRankScript::startRunsTheRankWithItsFields()
     QCOMPARE(readFile(base + QStringLiteral(".out")), expected);
     QCOMPARE(readFile(base + QStringLiteral(".err")), QByteArray("to stderr\n"));
     QCOMPARE(readFile(base + QStringLiteral(".exit")), QByteArray("3\n"));
-    QCOMPARE(readFile(base + QStringLiteral(".pid")), QByteArray::number(pid) + '\n');
+    QVERIFY(isPidFileOf(readFile(base + QStringLiteral(".pid")), pid));
     QCOMPARE(readFile(base + QStringLiteral(".stdin-log")), QByteArray("hello 'world'\n"));
     QVERIFY(QFileInfo(base + QStringLiteral(".in")).isSymLink() ||
             QFileInfo::exists(base + QStringLiteral(".in")));
@@ -424,7 +463,7 @@ void TestSshRankScript::earlierTryIsReplacedOtherAttemptsKept()
     QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.out")), QByteArray("new input\n"));
     QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.err")), QByteArray());
     QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.exit")), QByteArray("0\n"));
-    QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.pid")), QByteArray::number(pid) + '\n');
+    QVERIFY(isPidFileOf(readFile(runDir + QStringLiteral("/rank0.a1.pid")), pid));
     QCOMPARE(readFile(runDir + QStringLiteral("/rank0.a1.stdin-log")), QByteArray("input\n"));
     QVERIFY(!QFileInfo::exists(runDir + QStringLiteral("/rank0.a1.stdin-closed")));
 
@@ -599,7 +638,7 @@ void TestSshRankScript::signalGroup()
     QVERIFY(child > 0);
     QVERIFY(processRuns(child));
 
-    const Finished kill = runChannel(SshRankScript::signalGroup(pid, signal));
+    const Finished kill = runChannel(SshRankScript::signalGroup(runDir, s.baseName, pid, signal));
     QVERIFY(kill.ok);
     QCOMPARE(kill.exitCode, 0);
     QVERIFY(p->waitForFinished(10000));
@@ -710,11 +749,170 @@ void TestSshRankScript::lease()
     } else {
         QTest::qWait(2500);
         QVERIFY2(processRuns(h.pid), "the lease ended a rank it had no reason to end");
-        runChannel(SshRankScript::signalGroup(h.pid, SIGKILL));
+        runChannel(SshRankScript::signalGroup(runDir, s.baseName, h.pid, SIGKILL));
         QVERIFY(ended(rank.get(), 10000));
         lease->closeWriteChannel();
         QVERIFY(ended(lease.get(), 5000));
     }
+    QVERIFY(wrapperGone(s.tag));
+}
+
+void TestSshRankScript::signalGroupOnlyToTheRankStarted_data()
+{
+    // The pid file as the test leaves it: %1 the rank's pid, %2 the start the wrapper recorded;
+    // empty: as the wrapper wrote it; "-": removed.
+    QTest::addColumn<QString>("pidFile");
+    QTest::addColumn<bool>("writtenBeforeTheRank"); // its time set to 2020
+    QTest::addColumn<bool>("signalled");
+    QTest::newRow("as the wrapper wrote it") << QString() << false << true;
+    // Pid reuse cannot be forced: the rank given a wrong start stands for a reused pid.
+    QTest::newRow("another start (a reused pid)") << QStringLiteral("%1 1\n") << false << false;
+    QTest::newRow("start garbled") << QStringLiteral("%1 12x\n") << false << false;
+    QTest::newRow("names another pid") << QStringLiteral("1%1 %2\n") << false << false;
+    QTest::newRow("no pid file") << QStringLiteral("-") << false << false;
+    // An older RankDeck's pid file, without a start: its own rank still stops, as long as the
+    // process started no later than the file was written.
+    QTest::newRow("older format") << QStringLiteral("%1\n") << false << true;
+    QTest::newRow("older format, older than the process")
+        << QStringLiteral("%1\n") << true << false;
+}
+
+// signalGroup() checks the pid file on the node before `kill -- -PGID`: a process that is not
+// the rank the wrapper started is left alone, and the launcher is told (exit 1, a message).
+void TestSshRankScript::signalGroupOnlyToTheRankStarted()
+{
+    QFETCH(QString, pidFile);
+    QFETCH(bool, writtenBeforeTheRank);
+    QFETCH(bool, signalled);
+    const QString runDir = m_dir.filePath(QStringLiteral("identity-%1").arg(++m_serial));
+    const SshRankScript::Start s = shellRank(QStringLiteral("sleep 60 & echo $!; wait"), runDir);
+    std::unique_ptr<QProcess> p;
+    Header h;
+    qint64 child = 0;
+    QVERIFY(startSleepingRank(s, &p, &h, &child));
+    const QString path = runDir + QStringLiteral("/rank0.a1.pid");
+    const QByteArray written = readFile(path);
+    QVERIFY(isPidFileOf(written, h.pid));
+    if (pidFile == QLatin1String("-")) {
+        QVERIFY(QFile::remove(path));
+    } else if (!pidFile.isEmpty()) {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(
+            QString(pidFile)
+                .replace(QLatin1String("%1"), QString::number(h.pid))
+                .replace(QLatin1String("%2"), QString::fromLatin1(written.trimmed().split(' ')[1]))
+                .toUtf8());
+        QVERIFY(f.flush());
+        if (writtenBeforeTheRank)
+            QVERIFY(f.setFileTime(QDateTime(QDate(2020, 1, 1), QTime(0, 0), Qt::UTC),
+                                  QFileDevice::FileModificationTime));
+        f.close();
+    }
+    const Finished kill =
+        runChannel(SshRankScript::signalGroup(runDir, s.baseName, h.pid, SIGTERM));
+    QVERIFY(kill.ok);
+    if (signalled) {
+        QCOMPARE(kill.exitCode, 0);
+        QVERIFY(p->waitForFinished(10000));
+        QCOMPARE(p->exitCode(), 128 + SIGTERM);
+        QTRY_VERIFY_WITH_TIMEOUT(!processRuns(child), 5000);
+    } else {
+        QCOMPARE(kill.exitCode, 1);
+        QVERIFY2(kill.err.startsWith("rankdeck: not signalling pid " + QByteArray::number(h.pid)),
+                 kill.err.constData());
+        QTest::qWait(300);
+        QVERIFY2(processRuns(h.pid) && processRuns(child), "a refused signal reached the rank");
+        QCOMPARE(p->state(), QProcess::Running);
+        // Still running, so its group is still the rank's.
+        QCOMPARE(::kill(-pid_t(h.pid), SIGKILL), 0);
+        QVERIFY(p->waitForFinished(10000));
+    }
+    p->closeWriteChannel();
+    QVERIFY(wrapperGone(s.tag));
+}
+
+void TestSshRankScript::pidsThatNameMoreThanOneProcessAreRefused_data()
+{
+    QTest::addColumn<QByteArray>("pidFile");
+    QTest::addColumn<qint64>("pid");
+    // `kill -- -0` is the caller's own group (here: the test runner's, ctest and its shell),
+    // `kill -- -1` every process it may signal. Signal 0 only probes, should the check ever break.
+    QTest::newRow("0") << QByteArray("0\n") << qint64(0);
+    QTest::newRow("1") << QByteArray("1\n") << qint64(1);
+    QTest::newRow("1 with init's start") << QByteArray("1 START\n") << qint64(1);
+    QTest::newRow("-1") << QByteArray("-1\n") << qint64(-1);
+    QTest::newRow("00") << QByteArray("00\n") << qint64(0);
+    QTest::newRow("empty") << QByteArray() << qint64(0);
+}
+
+void TestSshRankScript::pidsThatNameMoreThanOneProcessAreRefused()
+{
+    QFETCH(QByteArray, pidFile);
+    QFETCH(qint64, pid);
+    const QString runDir = m_dir.filePath(QStringLiteral("refused-%1").arg(++m_serial));
+    QVERIFY(QDir().mkpath(runDir));
+    QFile init(QStringLiteral("/proc/1/stat"));
+    QVERIFY(init.open(QIODevice::ReadOnly));
+    const QByteArray initStat = init.readAll();
+    const QList<QByteArray> initFields =
+        initStat.mid(initStat.lastIndexOf(')') + 2).simplified().split(' ');
+    QFile f(runDir + QStringLiteral("/rank0.a1.pid"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray(pidFile).replace("START", initFields.value(19)));
+    f.close();
+    const Finished kill =
+        runChannel(SshRankScript::signalGroup(runDir, QStringLiteral("rank0.a1"), pid, 0));
+    QVERIFY(kill.ok);
+    QCOMPARE(kill.exitCode, 1);
+    QVERIFY2(kill.err.startsWith("rankdeck: not signalling pid"), kill.err.constData());
+}
+
+// A lease that ends the run's ranks after its grace of silence goes by their pid files too:
+// pid files whose process is not the rank started (a wrong start, an older file that predates
+// the process) are skipped, while the rank is ended.
+void TestSshRankScript::leaseSparesWhatIsNotItsRank()
+{
+    const QString runDir = m_dir.filePath(QStringLiteral("lease-spares-%1").arg(++m_serial));
+    const SshRankScript::Start s = shellRank(QStringLiteral("sleep 60 & echo $!; wait"), runDir);
+    std::unique_ptr<QProcess> rank;
+    Header h;
+    qint64 child = 0;
+    QVERIFY(startSleepingRank(s, &rank, &h, &child));
+    // Bystanders that look like ranks (each leads its own session and group), named by pid files
+    // that do not name them as they are.
+    std::vector<std::unique_ptr<QProcess>> bystanders;
+    for (int i = 1; i <= 2; ++i) {
+        auto b = std::make_unique<QProcess>();
+        b->setChildProcessModifier([] { ::setsid(); });
+        b->start(QStringLiteral("/bin/sleep"), {QStringLiteral("60")});
+        QVERIFY(b->waitForStarted(5000));
+        QFile f(runDir + QStringLiteral("/rank%1.a1.pid").arg(i));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray::number(b->processId()) + (i == 1 ? " 1\n" : "\n"));
+        QVERIFY(f.flush());
+        if (i == 2)
+            QVERIFY(f.setFileTime(QDateTime(QDate(2020, 1, 1), QTime(0, 0), Qt::UTC),
+                                  QFileDevice::FileModificationTime));
+        f.close();
+        bystanders.push_back(std::move(b));
+    }
+    auto lease = channel(SshRankScript::lease(s.tag, runDir, 1));
+    lease->start();
+    QVERIFY(lease->waitForStarted(5000));
+    lease->write(".");
+    QVERIFY(lease->waitForReadyRead(5000));
+    QVERIFY(rank->waitForFinished(15000));
+    QCOMPARE(rank->exitCode(), 128 + SIGTERM);
+    QTRY_VERIFY_WITH_TIMEOUT(!processRuns(child), 5000);
+    QVERIFY(lease->waitForFinished(15000)); // after its SIGKILL round, 5 s on
+    QCOMPARE(lease->exitCode(), 0);
+    for (const auto &b : bystanders) {
+        QVERIFY2(b->state() == QProcess::Running, "the lease signalled a process that is no rank");
+        b->kill();
+        QVERIFY(b->waitForFinished(5000));
+    }
+    rank->closeWriteChannel();
     QVERIFY(wrapperGone(s.tag));
 }
 
