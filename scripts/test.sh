@@ -15,6 +15,12 @@
 #   RANKDECK_STATIC_ANALYSIS=1|0  clang-tidy + clazy (scripts/static-analysis.py) on or off;
 #                            on by default in CI, off elsewhere. Findings fail the run.
 #   RANKDECK_CTEST_ARGS=...  passed to ctest (e.g. "-R tst_guirun --repeat until-fail:3")
+#
+# A sentinel process sits in the suite's process group while ctest runs: nothing of the suite may
+# signal it, so the run fails, naming the test that was running, if it died. A watcher in a
+# session of its own says the same if this shell vanished with its whole group, which leaves
+# nothing in the group to say it (docs/reliability.md, "RankDeck never signals a process it did
+# not start").
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [[ -n ${CI:-} ]]; then
@@ -39,17 +45,77 @@ if [[ -n ${CI:-} ]]; then
     printf 'test: the layout check took %d s\n' $((SECONDS - layout_start))
 fi
 
+# A process named by its pid and its start (field 22 of /proc/PID/stat, clock ticks after boot):
+# bash reaps a background job as soon as it ends, and its pid may then be anyone's, so what this
+# script started is signalled only while `running PID START` says it is still that process. The
+# command name may hold spaces and ')': the fields are counted after the last ')'.
+# start_of prints nothing for a process that is gone already (then `running` is always false).
+start_of() {
+    local s
+    { read -r s <"/proc/$1/stat"; } 2>/dev/null || return 0
+    s=${s##*)}
+    set -- $s
+    echo "${20}"
+}
+running() {
+    local s want=$2
+    [[ -n $want ]] && { read -r s <"/proc/$1/stat"; } 2>/dev/null || return 1
+    s=${s##*)}
+    set -- $s
+    [[ $1 != [ZX] && ${20} == "$want" ]]
+}
+group_of() {
+    local s
+    read -r s <"/proc/$1/stat"
+    s=${s##*)}
+    set -- $s
+    echo "$3"
+}
+# The test ctest started last, from its progress as it printed it.
+last_started() { sed -n 's/^ *Start *[0-9]*: //p' "$1" 2>/dev/null | tail -n 1; }
+
 # Work started beside the tests (the analysis, busy loops) ends with the run, however it ends;
 # the analysis's finished batches stay cached.
 hogs=()
+hog_starts=()
 analysis_pid=
-stop_hogs() { ((${#hogs[@]})) && kill "${hogs[@]}" 2>/dev/null; wait "${hogs[@]}" 2>/dev/null || true; }
+analysis_start=
+stop_hogs() {
+    local i
+    for i in "${!hogs[@]}"; do
+        running "${hogs[i]}" "${hog_starts[i]}" && kill "${hogs[i]}" 2>/dev/null
+    done
+    wait "${hogs[@]}" 2>/dev/null || true
+}
+# Its group, which it leads (setsid), only while it is the analysis still: a group id is a pid.
 stop_background() {
-    stop_hogs
-    [[ -n $analysis_pid ]] && kill -- "-$analysis_pid" 2>/dev/null
+    ((${#hogs[@]})) && stop_hogs
+    [[ -n $analysis_pid ]] && running "$analysis_pid" "$analysis_start" &&
+        kill -- "-$analysis_pid" 2>/dev/null
     return 0
 }
-trap stop_background EXIT
+progress=$build/ctest-progress.log
+sentinel=
+sentinel_start=
+watch_done=
+caught=
+on_exit() {
+    local status=$?
+    set +e # on the way out, whatever fails here: the rest still has to be stopped
+    [[ -n $watch_done ]] && : >"$watch_done"
+    if [[ -n $caught ]]; then
+        printf 'test: got SIG%s (this shell alone, or the whole process group of the suite); the last test started: %s\n' \
+            "$caught" "$(last_started "$progress")" >&2
+    fi
+    [[ -n $sentinel ]] && running "$sentinel" "$sentinel_start" && kill "$sentinel" 2>/dev/null
+    stop_background
+    return "$status"
+}
+trap on_exit EXIT
+for sig in HUP INT TERM USR1 USR2; do
+    # shellcheck disable=SC2064 # the signal's name, now
+    trap "caught=$sig; exit $((128 + $(kill -l "$sig")))" "$sig"
+done
 
 # Static analysis (scripts/static-analysis.py): clang-tidy with .clang-tidy and clazy's level 1
 # on the product's sources (core cli gui plot bench; tests/ and worker/ with --all), findings are
@@ -68,6 +134,7 @@ if [[ $analysis == 1 ]]; then
     # its own process group, so that an early end stops its clang-tidy and clazy too
     setsid nice -n 10 python3 "$here/scripts/static-analysis.py" -B "$build" >"$analysis_log" 2>&1 &
     analysis_pid=$!
+    analysis_start=$(start_of "$analysis_pid")
     printf 'test: static analysis started beside the rest (pid %d, log %s)\n' "$analysis_pid" "$analysis_log"
 fi
 
@@ -98,6 +165,7 @@ for ((i = 0; i < load; i++)); do
     # Not nice'd: it competes with the tests as another job on a shared machine would.
     bash -c 'while :; do :; done' &
     hogs+=($!)
+    hog_starts+=("$(start_of $!)")
 done
 ((load)) && printf 'test: %d busy loops running beside the suite (pids %s)\n' "$load" "${hogs[*]}"
 
@@ -106,8 +174,43 @@ export QT_QPA_PLATFORM=offscreen
 # on a 2-core machine than fighting over the cores.
 suite=0
 suite_start=$SECONDS
-ctest --test-dir "$build" --output-on-failure --timeout 900 ${RANKDECK_CTEST_ARGS:-} || suite=$?
+# The sentinel, in this shell's process group as every test is: nothing may signal it. The
+# watcher polls it and this shell each second from a session of its own, so that kill(0, …) or
+# `kill -- -PGID` with the suite's group, and kill(-1), are caught whatever they take with them.
+sleep infinity &
+sentinel=$!
+sentinel_start=$(start_of "$sentinel")
+sentinel_note=$build/sentinel-death.txt
+watch_done=$build/.suite-watch-done.$$
+rm -f -- "$sentinel_note" "$watch_done"
+watch_suite() { # SHELL SHELL_START SENTINEL SENTINEL_START PROGRESS NOTE DONE
+    local alive=1
+    while running "$1" "$2"; do
+        if ((alive)) && ! running "$3" "$4" && [[ ! -e $7 ]]; then
+            alive=0
+            printf 'at %s, while %s ran' "$(date -u +%H:%M:%S)" "$(last_started "$5")" >"$6"
+        fi
+        sleep 1
+    done
+    [[ -e $7 ]] && { rm -f -- "$7"; exit 0; }
+    printf '\ntest: scripts/test.sh (pid %d) vanished without a word, with its process group (ctest, the test, a timeout above it): something sent SIGKILL to the whole group (kill(0, …), kill -- -PGID) or to every process (kill(-1)). The last test started: %s\n' \
+        "$1" "$(last_started "$5")" >&2
+}
+setsid bash -c "$(declare -f running last_started watch_suite); watch_suite \"\$@\"" watch-suite \
+    "$$" "$(start_of $$)" "$sentinel" "$sentinel_start" "$progress" "$sentinel_note" "$watch_done" \
+    </dev/null &
+# ctest's progress as it prints it ("Start N: name"), for the messages above: LastTest.log is
+# written only once the suite has ended.
+ctest --test-dir "$build" --output-on-failure --timeout 900 ${RANKDECK_CTEST_ARGS:-} |
+    tee "$progress" || suite=$?
 printf 'test: the suite took %d s\n' $((SECONDS - suite_start))
+sentinel_failed=0
+if ! running "$sentinel" "$sentinel_start"; then
+    sentinel_failed=1
+    when=$(cat -- "$sentinel_note" 2>/dev/null) || when="while $(last_started "$progress") ran"
+    printf 'test: the sentinel (pid %d, in the suite'"'"'s process group %d) died during the suite, %s: something signalled a process or a process group that is not its own (docs/reliability.md, "RankDeck never signals a process it did not start")\n' \
+        "$sentinel" "$(group_of $$)" "$when" >&2
+fi
 analysis_failed=0
 if [[ -n $analysis_pid ]]; then
     wait_start=$SECONDS
@@ -125,4 +228,5 @@ if ((analysis_failed)); then
     printf 'test: static analysis failed (scripts/static-analysis.py above names each finding)\n' >&2
     exit 1
 fi
+((sentinel_failed)) && exit 1
 exit "$suite"
