@@ -10,9 +10,7 @@
 #include <QList>
 #include <QString>
 
-namespace rankdeck {
-
-namespace RunPrune {
+namespace rankdeck::RunPrune {
 
 // A run that may still go on: not ended, and its launcher alive, or its ranks able to outlive it
 // (detached). A launcher that is gone leaves local and attached ranks without their stdin or
@@ -37,6 +35,4 @@ QList<Choice> choose(const QList<RunInfo> &runs, qint64 nowUs, qint64 olderThanU
 // "7d", "12h", "30m", "90s" or a plain number of days, in µs; false when it is none of those.
 bool parseAge(const QString &text, qint64 *us);
 
-} // namespace RunPrune
-
-} // namespace rankdeck
+} // namespace rankdeck::RunPrune
