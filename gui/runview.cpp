@@ -15,7 +15,6 @@
 #include "record/rankgroups.h"
 #include "run/flightrecordercollector.h"
 #include "run/runcontroller.h"
-#include "run/runverdictfacts.h"
 #include "stepheatmapview.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
@@ -282,7 +281,7 @@ void RunView::refreshOverview()
     const RunState state = m_run->state();
     // One state, judged as the rank table and the run list judge it: a verdict (a hang, a
     // desync, a straggler) is the run's state, not a note after "running".
-    const ShownState shown = shownRunState(state, runVerdictFacts(*m_run, m_straggler));
+    const ShownState shown = shownRunState(state, m_run->verdictFacts(m_straggler));
     QString stateText = shownStateWord(shown);
     if (m_run->attempt() > 0)
         stateText += tr(" (attempt %1)").arg(m_run->attempt() + 1);

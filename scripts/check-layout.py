@@ -27,6 +27,8 @@ Rules:
      by processes that never launched the run (FORBIDDEN_FOLDERS).
   7. No first-party file includes the same header twice (clang-tidy's
      readability-duplicate-include cannot tell, as scripts/static-analysis.py runs it on batches).
+  8. core/run/ holds at most RUN_HEADER_LIMIT headers (issue 39): what explains goes to
+     diagnosis/, what is the record to record/; the lifecycle alone stays there.
 
 Only quoted includes are followed (they are the project's own); the tree's files are read from
 disk, so it needs no build. Python 3 from the system, nothing else.
@@ -37,6 +39,7 @@ import os
 import re
 import sys
 
+RUN_HEADER_LIMIT = 20
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
 SOURCES = (".h", ".cpp")
 LONG_LIMIT = 600
@@ -272,6 +275,12 @@ def main():
                                 "why (a line \"%s <why>\")" % (os.path.relpath(path, root), len(lines),
                                                    LONG_LIMIT, LONG_MARKER))
 
+    run_headers = sorted(glob.glob(os.path.join(root, "core", "run", "*.h")))
+    if len(run_headers) > RUN_HEADER_LIMIT:
+        problems.append("core/run/ holds %d headers (at most %d): it keeps a run's lifecycle; an "
+                        "explanation belongs in core/diagnosis/, the run's files in core/record/"
+                        % (len(run_headers), RUN_HEADER_LIMIT))
+
     if args.graph:
         print("core/'s folder include graph (A -> what A includes):")
         for folder in sorted(folders):
@@ -284,7 +293,8 @@ def main():
         return 1
     print("check-layout: core/'s %d folders form a DAG, diagnosis/ and record/ reach neither run/ "
           "nor transport/, worker/ has no Qt and only core/wire/, "
-          "core/ no widgets, long files say why, no include twice" % len(folders))
+          "core/ no widgets, long files say why, no include twice, core/run/ has %d of at most %d "
+          "headers" % (len(folders), len(run_headers), RUN_HEADER_LIMIT))
     return 0
 
 

@@ -2,7 +2,6 @@
 #include "models/ranktablemodel.h"
 
 #include "run/runcontroller.h"
-#include "run/runverdictfacts.h"
 
 #include <QDateTime>
 
@@ -22,7 +21,7 @@ void RankTableModel::setController(RunController *controller)
     m_controller = controller;
     m_rows = controller ? controller->rankStatuses() : QList<RankStatus>();
     m_runState = controller ? controller->state() : RunState::Preparing;
-    m_facts = controller ? runVerdictFacts(*controller, m_straggler) : RunVerdictFacts();
+    m_facts = controller ? controller->verdictFacts(m_straggler) : RunVerdictFacts();
     m_dirty.clear();
     endResetModel();
     if (!controller) {
@@ -52,7 +51,7 @@ void RankTableModel::flush()
         return;
     const QList<RankStatus> now = m_controller->rankStatuses();
     m_runState = m_controller->state();
-    m_facts = runVerdictFacts(*m_controller, m_straggler);
+    m_facts = m_controller->verdictFacts(m_straggler);
     if (now.size() != m_rows.size()) {
         beginResetModel();
         m_rows = now;

@@ -34,6 +34,7 @@
 #include "record/runrecord.h"
 #include "record/runstate.h"
 #include "record/runstatefile.h"
+#include "record/shownstate.h"
 #include "record/streamoffsets.h"
 #include "record/streamoffsetsfile.h"
 #include "run/failurepolicy.h"
@@ -147,6 +148,11 @@ public:
     bool isHung() const { return m_run.hung; }
     bool userStopped() const { return m_run.userStop; } // stop() or kill() was asked for
     int straggler() const { return m_run.straggler; }   // the watch's straggler, -1: none
+    // The verdicts the one state model (record/shownstate.h) judges this run by: its hang
+    // watch, its flight recorder's shown verdict, its failure report and its straggler (a
+    // view's fresher one when given, else the watch's), so that every view judges alike.
+    // Defined in runverdictfacts.cpp, beside what it reads of diagnosis/.
+    RunVerdictFacts verdictFacts(int straggler = -1) const;
     QList<RankStatus> rankStatuses() const { return m_run.ranks; }
     RankStatus rankStatus(int rank) const { return m_run.ranks.value(rank); }
     QString stacks(int rank) const { return m_run.stacks.value(rank); }

@@ -3,7 +3,6 @@
 
 #include "record/runprune.h"
 #include "record/runsdirectorywatcher.h"
-#include "run/runverdictfacts.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -198,7 +197,7 @@ void RunManager::refresh()
             i.launcherGone = false;
             i.rootCause = c->rootCauseSummary();
             i.attempt = c->attempt();
-            i.shown = shownRunState(c->state(), runVerdictFacts(*c));
+            i.shown = shownRunState(c->state(), c->verdictFacts());
         }
     }
     followRecorded();
@@ -260,7 +259,7 @@ void RunManager::updateInfo(RunController *c)
             i.rootCause = c->rootCauseSummary();
             i.attempt = c->attempt();
             i.endedUs = c->endedUs();
-            i.shown = shownRunState(c->state(), runVerdictFacts(*c));
+            i.shown = shownRunState(c->state(), c->verdictFacts());
             emit historyChanged();
             return;
         }
@@ -275,7 +274,7 @@ void RunManager::judgeDriven()
         if (!drivenHere(i.id))
             continue;
         const RunController *c = controller(i.id);
-        const ShownState shown = shownRunState(c->state(), runVerdictFacts(*c));
+        const ShownState shown = shownRunState(c->state(), c->verdictFacts());
         changed = changed || shown != i.shown;
         i.shown = shown;
     }

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "run/runverdictfacts.h"
+// RunController::verdictFacts(): apart from runcontroller.cpp, which is long enough, and the
+// only part of the controller that reads the verdicts' own types.
+#include "run/runcontroller.h"
 
 #include "diagnosis/collectiveverdict.h"
 #include "diagnosis/failureverdict.h"
 #include "run/flightrecordercollector.h"
-#include "run/runcontroller.h"
 
 namespace rankdeck {
 
-RunVerdictFacts runVerdictFacts(const RunController &run, int straggler)
+RunVerdictFacts RunController::verdictFacts(int straggler) const
 {
+    const RunController &run = *this;
     RunVerdictFacts f;
     f.stuck = run.isHung();
     f.userStop = run.userStopped();

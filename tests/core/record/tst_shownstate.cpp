@@ -158,7 +158,8 @@ void TestShownState::states()
         }
     }
     const QList<RankStatus> statuses = ranksOf(ranks);
-    // One rank's hung flag makes the run stuck, as runVerdictFacts() and fromStateJson() see it.
+    // One rank's hung flag makes the run stuck, as RunController::verdictFacts() and
+    // fromStateJson() see it.
     for (const RankStatus &s : statuses)
         f.stuck = f.stuck || (!isTerminal(s.state) && s.hung);
     QCOMPARE(shownStateWord(shownRunState(RunState(runState), f)), run);
