@@ -7,6 +7,7 @@
 #include "steadylabel.h"
 #include "stepheatmapview.h"
 #include "store/metricsstore.h"
+#include "widgettext.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -64,16 +65,6 @@ public:
     }
 };
 
-QString formatDuration(double seconds)
-{
-    const qint64 s = std::llround(seconds);
-    if (s >= 3600)
-        return QStringLiteral("%1:%2:%3")
-            .arg(s / 3600)
-            .arg(s / 60 % 60, 2, 10, QLatin1Char('0'))
-            .arg(s % 60, 2, 10, QLatin1Char('0'));
-    return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
-}
 } // namespace
 
 OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
@@ -328,7 +319,7 @@ void OverviewPage::setProgress(qint64 done, qint64 total, double etaSeconds,
     m_progress->setFormat(text);
     // A screen reader reads a progress bar's value, not its format: the text is its name.
     m_progress->setAccessibleName(text);
-    m_eta->setText(etaSeconds >= 0 ? tr("ETA %1").arg(formatDuration(etaSeconds)) : QString());
+    m_eta->setText(etaSeconds >= 0 ? tr("ETA %1").arg(clockDuration(etaSeconds)) : QString());
 }
 
 QString OverviewPage::progressText() const

@@ -2,16 +2,17 @@
 #include "rankstepsview.h"
 
 #include "statestyle.h"
+#include "widgettext.h"
 
 #include <QEvent>
 #include <QHelpEvent>
 #include <QPainter>
 #include <QPainterPath>
-#include <QToolTip>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <ranges>
 #include <utility>
 
 namespace rankdeck {
@@ -31,12 +32,7 @@ QString formatTime(qint64 us)
     const qint64 s = std::llround(seconds);
     if (s < 60)
         return QStringLiteral("%1 s").arg(s);
-    if (s >= 3600)
-        return QStringLiteral("%1:%2:%3")
-            .arg(s / 3600)
-            .arg(s / 60 % 60, 2, 10, QLatin1Char('0'))
-            .arg(s % 60, 2, 10, QLatin1Char('0'));
-    return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return clockDuration(seconds);
 }
 } // namespace
 
@@ -169,15 +165,8 @@ QString RankStepsView::textAt(QPoint pos) const
 
 bool RankStepsView::event(QEvent *event)
 {
-    if (event->type() == QEvent::ToolTip) {
-        const auto *help = static_cast<QHelpEvent *>(event);
-        const QString text = textAt(help->pos());
-        if (text.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(help->globalPos(), text, this);
-        return true;
-    }
+    if (event->type() == QEvent::ToolTip)
+        return showTooltipText(this, event, textAt(static_cast<QHelpEvent *>(event)->pos()));
     return QWidget::event(event);
 }
 
@@ -241,8 +230,8 @@ void RankStepsView::paintEvent(QPaintEvent *)
         // The band of every rank: 512 lines would be one smear.
         QPolygonF band = line([&](int c) { return t.highAt(c); });
         const QPolygonF lower = line([&](int c) { return t.lowAt(c); });
-        for (auto it = lower.crbegin(); it != lower.crend(); ++it)
-            band << *it;
+        for (const QPointF &point : std::views::reverse(lower))
+            band << point;
         muted.setAlpha(45);
         p.setPen(Qt::NoPen);
         p.setBrush(muted);

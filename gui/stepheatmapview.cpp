@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "stepheatmapview.h"
 
+#include "widgettext.h"
+
 #include <QAccessible>
 #include <QHelpEvent>
 #include <QKeyEvent>
@@ -247,15 +249,8 @@ QString StepHeatmapView::cellText(QPoint pos) const
 
 bool StepHeatmapView::event(QEvent *event)
 {
-    if (event->type() == QEvent::ToolTip) {
-        const auto *help = static_cast<QHelpEvent *>(event);
-        const QString text = cellText(help->pos());
-        if (text.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(help->globalPos(), text, this);
-        return true;
-    }
+    if (event->type() == QEvent::ToolTip)
+        return showTooltipText(this, event, cellText(static_cast<QHelpEvent *>(event)->pos()));
     return QWidget::event(event);
 }
 

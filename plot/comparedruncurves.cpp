@@ -65,8 +65,9 @@ void setCurve(QCPGraph *graph, const PlotCurve &curve)
     graph->setData(curve.x, curve.y, true);
 }
 
-// The point of `graph` nearest to x, if any.
-const QCPGraphData *nearest(const QCPGraph *graph, double x)
+} // namespace
+
+const QCPGraphData *nearestPoint(const QCPGraph *graph, double x)
 {
     const auto points = graph->data();
     if (!graph->visible() || points->isEmpty())
@@ -78,7 +79,6 @@ const QCPGraphData *nearest(const QCPGraph *graph, double x)
         --it;
     return std::isnan(it->value) ? nullptr : &*it;
 }
-} // namespace
 
 ComparedRunCurves::ComparedRunCurves(QCustomPlot *plot, const PlotDataProvider *provider,
                                      const QString &name, const QColor &color)
@@ -238,13 +238,13 @@ QList<QCPGraph *> ComparedRunCurves::rangeGraphs() const
 
 QString ComparedRunCurves::hoverText(double x, double *key) const
 {
-    const QCPGraphData *mean = nearest(meanGraph(), x);
+    const QCPGraphData *mean = nearestPoint(meanGraph(), x);
     if (!mean)
         return {};
     *key = mean->key;
     QString text = QStringLiteral("%1: %2").arg(m_name, QString::number(mean->value, 'g', 5));
-    const QCPGraphData *lo = nearest(m_bandLow, mean->key);
-    const QCPGraphData *hi = nearest(m_bandHigh, mean->key);
+    const QCPGraphData *lo = nearestPoint(m_bandLow, mean->key);
+    const QCPGraphData *hi = nearestPoint(m_bandHigh, mean->key);
     if (lo && hi)
         text += QStringLiteral(" (%1–%2)")
                     .arg(QString::number(lo->value, 'g', 4), QString::number(hi->value, 'g', 4));

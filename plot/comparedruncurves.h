@@ -16,9 +16,14 @@
 #include <QString>
 
 class QCPGraph;
+class QCPGraphData;
 class QCustomPlot;
 
 namespace rankdeck {
+
+// The point of a graph nearest to x: null without data, on a gap between segments (NaN), or
+// for a hidden graph. The hover read-outs of the loss plot and of compared runs share it.
+const QCPGraphData *nearestPoint(const QCPGraph *graph, double x);
 
 // How a compared run shows its ranks.
 enum class CompareRanks

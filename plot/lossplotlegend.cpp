@@ -29,19 +29,6 @@ QIcon swatch(const QColor &color)
     return QIcon(pixmap);
 }
 
-// The data point nearest to x, or null (no data, or a gap between segments there).
-const QCPGraphData *nearestPoint(const QCPGraph *graph, double x)
-{
-    const auto points = graph->data();
-    if (points->isEmpty())
-        return nullptr;
-    auto it = points->findBegin(x, false);
-    if (it == points->constEnd())
-        --it;
-    if (it != points->constBegin() && std::abs((it - 1)->key - x) < std::abs(it->key - x))
-        --it;
-    return std::isnan(it->value) ? nullptr : &*it;
-}
 } // namespace
 
 bool LossPlot::isRankVisible(int rank) const
@@ -105,8 +92,8 @@ void LossPlot::showOnlyRank(int rank)
         // one curve where a filter may not.
         if (!isComparing())
             setRankFilter(QString());
-        for (int key : m_legendItems.keys())
-            setRankVisible(key, key == rank);
+        for (auto it = m_legendItems.cbegin(); it != m_legendItems.cend(); ++it)
+            setRankVisible(it.key(), it.key() == rank);
         return;
     }
     // A rank filter, which says in the box why the others are gone and keeps ranks that join
@@ -118,7 +105,8 @@ void LossPlot::showOnlyRank(int rank)
 void LossPlot::showAllRanks()
 {
     setRankFilter(QString());
-    for (int key : m_hiddenRanks.values())
+    const QSet<int> hidden = m_hiddenRanks; // setRankVisible() takes from it
+    for (int key : hidden)
         setRankVisible(key, true);
 }
 
