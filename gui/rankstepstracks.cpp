@@ -256,7 +256,8 @@ void RankStepTracks::summarize(int from)
     // How finely the slowest rank's steps are known: the smallest step between two reports of
     // any of its series.
     qint64 stride = 0;
-    for (const SeriesRead &series : m_series.value(m_slowestRank)) {
+    const QHash<QString, SeriesRead> slowest = m_series.value(m_slowestRank);
+    for (const SeriesRead &series : slowest) {
         if (series.counted && series.stride > 0 && (stride == 0 || series.stride < stride))
             stride = series.stride;
     }

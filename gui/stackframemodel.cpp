@@ -16,7 +16,10 @@ constexpr quintptr kHeadingId = 0;
 
 // The mark the page has always put on the innermost own frame; first in its cell so that a
 // narrow column never elides it away.
-const QString kMark = QStringLiteral("◀ ");
+QString markPrefix()
+{
+    return QStringLiteral("◀ ");
+}
 
 QColor tint(const QColor &base, const QColor &over, float amount)
 {
@@ -167,13 +170,13 @@ QVariant StackFrameModel::data(const QModelIndex &index, int role) const
     switch (role) {
     case Qt::DisplayRole: {
         const QString text = cellText(*f, index.column());
-        return f->marked && index.column() == FunctionColumn ? kMark + text : text;
+        return f->marked && index.column() == FunctionColumn ? markPrefix() + text : text;
     }
     case Qt::ToolTipRole: {
         QString text = cellText(*f, index.column());
         // The mark's meaning where the mark is; the other cells hold just their text.
         if (f->marked && index.column() == FunctionColumn)
-            text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + kMark +
+            text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + markPrefix() +
                     tr("the innermost frame of your own code");
         return text;
     }
@@ -260,11 +263,11 @@ QString StackFrameModel::copyText(const QModelIndexList &indexes) const
     for (const auto &[section, frames] : rows) {
         const StackSection &s = m_sections[section];
         // A heading alone stands for its whole stack; with frames, for what they belong to.
-        const bool whole = frames.size() == 1 && frames.count(-1);
-        if (frames.count(-1))
+        const bool whole = frames.size() == 1 && frames.contains(-1);
+        if (frames.contains(-1))
             lines << s.heading;
         for (int f = 0; f < s.frames.size(); ++f)
-            if (whole || frames.count(f))
+            if (whole || frames.contains(f))
                 lines << s.frames[f].copyText();
     }
     return lines.join(QLatin1Char('\n'));

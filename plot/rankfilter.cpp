@@ -3,6 +3,7 @@
 
 #include <QRegularExpression>
 
+#include <algorithm>
 #include <utility>
 
 namespace rankdeck {
@@ -31,11 +32,9 @@ bool RankFilter::matches(int rank, const QString &name) const
 {
     if (m_ranges.isEmpty())
         return matchesName(name);
-    for (const auto &[lo, hi] : m_ranges) {
-        if (rank >= lo && rank <= hi)
-            return true;
-    }
-    return false;
+    return std::ranges::any_of(m_ranges, [rank](const auto &range) {
+        return rank >= range.first && rank <= range.second;
+    });
 }
 
 bool RankFilter::matchesName(const QString &name) const

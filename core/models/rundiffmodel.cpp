@@ -199,7 +199,7 @@ QString RunSummary::workerDefault(const QString &flag, const QStringList &argume
                                                                           : QStringLiteral("sgd"));
     const bool adamw = optimizer == QLatin1String("adamw");
     if (flag == QLatin1String("--optimizer"))
-        return optimizer;
+        return QString(optimizer);
     if (flag == QLatin1String("--lr"))
         return adamw ? QStringLiteral("0.003") : QStringLiteral("0.01");
     if (flag == QLatin1String("--weight-decay"))

@@ -9,11 +9,10 @@ void PythonFailureScanner::addLine(int rank, const QString &line)
 {
     m_readers[rank].addLine(line);
     // libstdc++'s verbose terminate handler: two lines, the type then "  what():  <message>".
-    if (const auto throwing = m_throwing.constFind(rank); throwing != m_throwing.cend()) {
+    if (m_throwing.contains(rank)) {
         static const QRegularExpression what(QStringLiteral(R"(^\s*what\(\):\s*(.*)$)"));
         const QRegularExpressionMatch m = what.match(QStringView(line).left(pythonlimits::MaxLine));
-        const QString type = *throwing;
-        m_throwing.erase(throwing);
+        const QString type = m_throwing.take(rank);
         if (m.hasMatch()) {
             m_terminates.insert(rank, type + QStringLiteral(": ") + m.captured(1).trimmed());
             ++m_childDeathCount;
