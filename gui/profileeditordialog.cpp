@@ -22,6 +22,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -222,7 +223,9 @@ ProfileEditorDialog::ProfileEditorDialog(ProfileStore *store, QWidget *parent)
     Profile fresh;
     fresh.transport = QStringLiteral("ssh");
     setProfile(fresh, false);
-    resize(760, 640);
+    // The size the user gave it last time, else room for five nodes and the rest.
+    const QSize kept = QSettings().value(QStringLiteral("profileEditor/size")).toSize();
+    resize(kept.isValid() ? kept.expandedTo(minimumSizeHint()) : QSize(760, 640));
 }
 
 void ProfileEditorDialog::setProfile(const Profile &p, bool existing)
@@ -439,6 +442,12 @@ void ProfileEditorDialog::setConnectionReport(const QString &text)
 {
     m_connectionReport->setVisible(true);
     m_connectionReport->setPlainText(text);
+}
+
+void ProfileEditorDialog::done(int result)
+{
+    QSettings().setValue(QStringLiteral("profileEditor/size"), size());
+    QDialog::done(result);
 }
 
 void ProfileEditorDialog::accept()

@@ -46,6 +46,8 @@ public:
 
 public slots:
     void accept() override;
+    // Keeps the size the user gave the dialog for the next time it opens.
+    void done(int result) override;
     void addNode();
     void removeSelectedNodes();
     void addEnvironmentVariable();

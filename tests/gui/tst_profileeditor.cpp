@@ -54,6 +54,7 @@ private slots:
     void metricPatterns();
     void slurmProfile();
     void fiveNodeRowsAndVariablesRemoved();
+    void keepsItsSize();
     void mnemonicsUnique_data();
     void mnemonicsUnique();
 
@@ -360,6 +361,23 @@ void TestProfileEditor::fiveNodeRowsAndVariablesRemoved()
     QTest::mouseClick(remove, Qt::LeftButton);
     const QMap<QString, QString> left{{QStringLiteral("B"), QStringLiteral("2")}};
     QCOMPARE(dialog.profile().environment, left);
+}
+
+// Resized by the user, the editor opens at that size the next time.
+void TestProfileEditor::keepsItsSize()
+{
+    QSize wider;
+    {
+        ProfileEditorDialog dialog(nullptr);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        wider = dialog.size() + QSize(120, 60);
+        dialog.resize(wider);
+        QTRY_COMPARE(dialog.size(), wider);
+        dialog.reject();
+    }
+    ProfileEditorDialog again(nullptr);
+    QCOMPARE(again.size(), wider);
 }
 
 void TestProfileEditor::mnemonicsUnique_data()
