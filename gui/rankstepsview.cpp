@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <ranges>
 #include <utility>
 
 namespace rankdeck {
@@ -229,9 +228,9 @@ void RankStepsView::paintEvent(QPaintEvent *)
     } else {
         // The band of every rank: 512 lines would be one smear.
         QPolygonF band = line([&](int c) { return t.highAt(c); });
-        const QPolygonF lower = line([&](int c) { return t.lowAt(c); });
-        for (const QPointF &point : std::views::reverse(lower))
-            band << point;
+        QPolygonF lower = line([&](int c) { return t.lowAt(c); });
+        std::reverse(lower.begin(), lower.end()); // back along the lower edge
+        band += lower;
         muted.setAlpha(45);
         p.setPen(Qt::NoPen);
         p.setBrush(muted);
