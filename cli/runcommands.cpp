@@ -24,6 +24,7 @@
 #include "stream/logmetricextractor.h"
 #include "util/buildversion.h"
 #include "util/printabletext.h"
+#include "util/processidentity.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -567,13 +568,18 @@ int RunCommands::stop(const QStringList &args)
         if (record.profile().isLocal()) {
             for (const QJsonArray items = state.value(QStringLiteral("ranks")).toArray();
                  const auto &v : items) {
-                const qint64 pid = v.toObject().value(QStringLiteral("pid")).toInteger();
-                // Only a process that still carries this run's id: pids get reused.
-                QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
-                if (pid <= 0 || !environ.open(QIODevice::ReadOnly) ||
-                    !environ.readAll().split('\0').contains("RANKDECK_RUN_ID=" + info.id.toUtf8()))
-                    continue;
-                if (::kill(-pid_t(pid), SIGKILL) == 0)
+                const QJsonObject rank = v.toObject();
+                const ProcessIdentity id{rank.value(QStringLiteral("pid")).toInteger(),
+                                         rank.value(QStringLiteral("pid_start")).toInteger()};
+                // Only the process the record names (its start time as recorded; a record
+                // without one: a process that still carries this run's id), pids get reused.
+                const auto carriesRunId = [&](qint64 pid) {
+                    QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
+                    return environ.open(QIODevice::ReadOnly) &&
+                           environ.readAll().split('\0').contains("RANKDECK_RUN_ID=" +
+                                                                  info.id.toUtf8());
+                };
+                if (signalRecordedProcess(id, SIGKILL, SignalTarget::Group, carriesRunId))
                     ++killed;
             }
         }
