@@ -2,11 +2,11 @@
 #include "transport/slurm/slurmjobconnection.h"
 
 #include "transport/slurm/slurmlogin.h"
-#include "util/shellquote.h"
 #include "transport/ssh/sshnodedeployer.h"
 #include "util/clock.h"
 #include "util/logging.h"
 #include "util/printabletext.h"
+#include "util/shellquote.h"
 #include "util/translation.h"
 
 #include <QFileInfo>

@@ -6,9 +6,9 @@
 #include "util/logging.h"
 #include "util/translation.h"
 
-#include "util/shellquote.h"
 #include "transport/ssh/sshexecupload.h"
 #include "transport/ssh/sshsession.h"
+#include "util/shellquote.h"
 
 #include <QBuffer>
 #include <QCryptographicHash>

@@ -4,8 +4,8 @@
 #include "util/logging.h"
 #include "util/translation.h"
 
-#include "util/shellquote.h"
 #include "transport/ssh/sshsession.h"
+#include "util/shellquote.h"
 
 #include <QCryptographicHash>
 #include <QDateTime>
