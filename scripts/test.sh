@@ -79,7 +79,7 @@ last_started() { sed -n 's/^ *Start *[0-9]*: //p' "$1" 2>/dev/null | tail -n 1; 
 hogs=()
 hog_starts=()
 analysis_pid=
-analysis_start=
+analysis_ticks=
 stop_hogs() {
     local i
     for i in "${!hogs[@]}"; do
@@ -90,7 +90,7 @@ stop_hogs() {
 # Its group, which it leads (setsid), only while it is the analysis still: a group id is a pid.
 stop_background() {
     ((${#hogs[@]})) && stop_hogs
-    [[ -n $analysis_pid ]] && running "$analysis_pid" "$analysis_start" &&
+    [[ -n $analysis_pid ]] && running "$analysis_pid" "$analysis_ticks" &&
         kill -- "-$analysis_pid" 2>/dev/null
     return 0
 }
@@ -134,7 +134,7 @@ if [[ $analysis == 1 ]]; then
     # its own process group, so that an early end stops its clang-tidy and clazy too
     setsid nice -n 10 python3 "$here/scripts/static-analysis.py" -B "$build" >"$analysis_log" 2>&1 &
     analysis_pid=$!
-    analysis_start=$(start_of "$analysis_pid")
+    analysis_ticks=$(start_of "$analysis_pid")
     printf 'test: static analysis started beside the rest (pid %d, log %s)\n' "$analysis_pid" "$analysis_log"
 fi
 
