@@ -61,6 +61,29 @@ private:
         return {};
     }
 
+    // Waits for the running run `name` that rankdeck-cli drives to show in the run list, picks
+    // it there as a user does, and waits for the window to follow it: *run is the read-only
+    // controller it follows it with (untouched when a check failed).
+    static void pickRunningRun(MainWindow &window, const QString &name, RunController **run)
+    {
+        RunManager *runs = window.runManager();
+        auto runId = [runs, name] {
+            for (const RunInfo &i : runs->history())
+                if (i.name == name && i.state == RunState::Running)
+                    return i.id;
+            return QString();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(!runId().isEmpty(), 30000);
+        const QString id = runId();
+        SidePanel *side = window.sidePanel();
+        QTRY_VERIFY_WITH_TIMEOUT(runRow(side, id).isValid(), 10000);
+        side->runList()->setCurrentIndex(runRow(side, id));
+        RunView *view = window.runView();
+        QTRY_VERIFY_WITH_TIMEOUT(view->run() && view->run()->runId() == id, 10000);
+        QVERIFY(view->run()->isReadOnly());
+        *run = view->run();
+    }
+
 private slots:
     void initTestCase()
     {
@@ -96,22 +119,11 @@ private slots:
                 launcher.waitForFinished(10000);
             }
         });
-        RunManager *runs = window.runManager();
-        auto runId = [runs] {
-            for (const RunInfo &i : runs->history())
-                if (i.name == u"guifollow"_s && i.state == RunState::Running)
-                    return i.id;
-            return QString();
-        };
-        QTRY_VERIFY_WITH_TIMEOUT(!runId().isEmpty(), 30000);
-        const QString id = runId();
-        SidePanel *side = window.sidePanel();
-        QTRY_VERIFY_WITH_TIMEOUT(runRow(side, id).isValid(), 10000);
-        side->runList()->setCurrentIndex(runRow(side, id));
+        RunController *run = nullptr;
+        pickRunningRun(window, u"guifollow"_s, &run);
+        QVERIFY(run);
+        const QString id = run->runId();
         RunView *view = window.runView();
-        QTRY_VERIFY_WITH_TIMEOUT(view->run() && view->run()->runId() == id, 10000);
-        RunController *run = view->run();
-        QVERIFY(run->isReadOnly());
         QVERIFY(!isTerminal(run->state()));
 
         // The Logs page's "All ranks" takes in lines printed after the choice.
@@ -163,22 +175,10 @@ private slots:
                 launcher.waitForFinished(10000);
             }
         });
-        RunManager *runs = window.runManager();
-        auto runId = [runs] {
-            for (const RunInfo &i : runs->history())
-                if (i.name == u"guiact"_s && i.state == RunState::Running)
-                    return i.id;
-            return QString();
-        };
-        QTRY_VERIFY_WITH_TIMEOUT(!runId().isEmpty(), 30000);
-        const QString id = runId();
-        SidePanel *side = window.sidePanel();
-        QTRY_VERIFY_WITH_TIMEOUT(runRow(side, id).isValid(), 10000);
-        side->runList()->setCurrentIndex(runRow(side, id));
+        RunController *run = nullptr;
+        pickRunningRun(window, u"guiact"_s, &run);
+        QVERIFY(run);
         RunView *view = window.runView();
-        QTRY_VERIFY_WITH_TIMEOUT(view->run() && view->run()->runId() == id, 10000);
-        RunController *run = view->run();
-        QVERIFY(run->isReadOnly());
         OverviewPage *overview = view->overviewPage();
         // Enabled once the view has seen the run's launcher alive (checked once a second).
         QTRY_VERIFY_WITH_TIMEOUT(overview->dumpStacksButton()->isEnabled(), 10000);
