@@ -191,16 +191,13 @@ void FailuresPage::showFrames(bool show)
 {
     if (show == !m_frames->isHidden())
         return;
-    // A splitter gives a pane it showed again no height: the heights it had come back (a third
-    // for the summary before the user chose any).
-    if (!show && m_detailsSplitter->isVisible())
+    // The heights the user dragged come back when the frames show again; until they drag,
+    // fitSummary() sizes both panes (neither can collapse).
+    if (!show && m_userSized && m_detailsSplitter->isVisible())
         m_frameSizes = m_detailsSplitter->sizes();
     m_frames->setVisible(show);
-    if (show) {
-        const int height = m_detailsSplitter->height();
-        m_detailsSplitter->setSizes(
-            m_frameSizes.value(1) > 0 ? m_frameSizes : QList<int>{height / 3, height - height / 3});
-    }
+    if (show && m_userSized && m_frameSizes.value(1) > 0)
+        m_detailsSplitter->setSizes(m_frameSizes);
 }
 
 void FailuresPage::activateFrame(const QModelIndex &index)

@@ -85,7 +85,7 @@ private:
     QTextBrowser *m_details = nullptr;
     StackFrameView *m_frames = nullptr;
     QSplitter *m_detailsSplitter = nullptr;
-    QList<int> m_frameSizes;  // the summary's and the frames' heights when the frames were hidden
+    QList<int> m_frameSizes;  // the heights the user dragged, kept while the frames are hidden
     bool m_userSized = false; // the user dragged the summary/frames divider: their heights stay
     QLabel *m_empty = nullptr;
     QPushButton *m_copy = nullptr;
