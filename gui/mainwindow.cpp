@@ -14,7 +14,6 @@
 #include "models/runlistmodel.h"
 #include "overviewpage.h"
 #include "profileeditordialog.h"
-#include "record/runprune.h"
 #include "record/runrecord.h"
 #include "run/runmanager.h"
 #include "runlistsortmodel.h"
@@ -350,13 +349,13 @@ bool MainWindow::deleteRun(const QString &runId, bool confirm, QString *error)
         if (box.clickedButton() != yes)
             return false;
     }
-    const qint64 bytes = info == history.cend() ? 0 : RunPrune::diskBytes(info->directory);
     // The page lets go of the run before its controller goes.
     if (m_runView->run() && m_runView->run()->runId() == runId)
         m_runView->setRun(nullptr);
     m_runView->setComparedRuns({});
     QString message;
-    if (!m_runs->remove(runId, &message)) {
+    qint64 bytes = 0;
+    if (!m_runs->remove(runId, &message, &bytes)) {
         if (error)
             *error = message;
         else

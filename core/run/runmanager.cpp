@@ -138,7 +138,7 @@ void RunManager::closeRun(const QString &runId)
     c->deleteLater();
 }
 
-bool RunManager::remove(const QString &runId, QString *error)
+bool RunManager::remove(const QString &runId, QString *error, qint64 *freedBytes)
 {
     const auto info = std::find_if(m_history.cbegin(), m_history.cend(),
                                    [&](const RunInfo &i) { return i.id == runId; });
@@ -156,6 +156,8 @@ bool RunManager::remove(const QString &runId, QString *error)
         m_controllers.remove(runId);
         c->deleteLater();
     }
+    if (freedBytes)
+        *freedBytes = RunPrune::diskBytes(dir);
     if (!QDir(dir).removeRecursively()) {
         refresh(); // what could be deleted is gone from the list; the rest stays
         *error = tr("run %1: could not delete all of %2").arg(name, dir);

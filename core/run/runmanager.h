@@ -44,9 +44,10 @@ public:
     // reopened read-only (kept until closeRun()).
     RunController *open(const QString &idOrName, QString *error);
     void closeRun(const QString &runId);
-    // Deletes a run's record (its folder) for good. Refused, with *error, for a run that may
-    // still be going (here, in another process, or detached on its nodes): stop it first.
-    bool remove(const QString &runId, QString *error);
+    // Deletes a run's record (its folder) for good; *freedBytes (if given): what it held.
+    // Refused, with *error, for a run that may still be going (here, in another process, or
+    // detached on its nodes): stop it first.
+    bool remove(const QString &runId, QString *error, qint64 *freedBytes = nullptr);
     RunController *controller(const QString &runId) const;
     QList<RunController *> activeRuns() const;
 
