@@ -15,7 +15,7 @@ void PythonFailureScanner::addLine(int rank, const QString &line)
         const QString type = m_throwing.take(rank);
         if (m.hasMatch()) {
             m_terminates.insert(rank, type + QStringLiteral(": ") + m.captured(1).trimmed());
-            ++m_childDeathCount;
+            ++m_linesFound;
         }
     }
     if (line.contains(QLatin1String("terminate called after throwing an instance of '"))) {
@@ -33,7 +33,7 @@ void PythonFailureScanner::addLine(int rank, const QString &line)
             death.match(QStringView(line).left(pythonlimits::MaxLine));
         if (m.hasMatch()) {
             m_childDeaths.insert(rank, m.captured(0));
-            ++m_childDeathCount;
+            ++m_linesFound;
         }
     }
 }
@@ -53,7 +53,7 @@ PythonFaultDump PythonFailureScanner::lastFaultDump(int rank) const
 quint64 PythonFailureScanner::generation(int rank) const
 {
     const auto it = m_readers.constFind(rank);
-    return (it == m_readers.cend() ? 0 : it->generation()) + m_childDeathCount;
+    return (it == m_readers.cend() ? 0 : it->generation()) + m_linesFound;
 }
 
 } // namespace rankdeck

@@ -61,7 +61,7 @@ private:
     QHash<int, QString> m_childDeaths;
     QHash<int, QString> m_terminates;
     QHash<int, QString> m_throwing; // the type of "terminate called after throwing", until what()
-    quint64 m_childDeathCount = 0;  // part of generation(), with each terminate found
+    quint64 m_linesFound = 0;       // child deaths and terminates found: part of generation()
 };
 
 } // namespace rankdeck
