@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "transport/localtransport.h"
 
-#include "transport/rankoutputpipe.h"
-
 #include "util/clock.h"
 #include "util/logging.h"
 #include "util/translation.h"
@@ -18,7 +16,6 @@
 #include <chrono>
 #include <csignal>
 #include <unistd.h>
-#include <utility>
 
 namespace rankdeck {
 
@@ -81,41 +78,10 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
         QTimer::singleShot(0, this, [this, rank, e] { emit rankExited(rank, e); });
         return;
     }
-    if (m_ranks.contains(rank)) {
-        if (QProcess *old = m_ranks[rank].process)
-            old->deleteLater();
-        closeOutput(m_ranks[rank]);
-        flushOutput(rank);
-    }
-    // A program that prints and flushes every step woke the launcher once a line through
-    // QProcess's channels, and splitting, recording and flushing each chunk on its own took
-    // 13-15 % of a core at 1,800 lines/s: the ranks' own CPU on a machine whose cores they use
-    // (docs/benchmarks.md, "Five goals missed"). Pipes of our own are left alone between batches
-    // while they trickle, and what they give goes on in batches, in the order it came.
-    auto *out = new RankOutputPipe(this);
-    auto *err = new RankOutputPipe(this);
-    if (!out->isValid() || !err->isValid()) {
-        const QString why = !out->isValid() ? out->errorString() : err->errorString();
-        delete out;
-        delete err;
-        RankExit e;
-        e.exitCode = -1;
-        e.timeUs = nowUs();
-        e.detail = tr("failed to start: no pipe for its output (%1)").arg(why);
-        QTimer::singleShot(0, this, [this, rank, e] { emit rankExited(rank, e); });
-        return;
-    }
-    for (RankOutputPipe *pipe : {out, err}) {
-        const StreamKind stream = pipe == out ? StreamKind::Stdout : StreamKind::Stderr;
-        connect(pipe, &RankOutputPipe::output, this, [this, rank, stream](const QByteArray &bytes) {
-            queueOutput(rank, stream, bytes);
-        });
-        connect(pipe, &RankOutputPipe::paused, this, [this, pipe] { m_pausedPipes.append(pipe); });
-    }
+    if (QProcess *old = m_ranks.value(rank).process)
+        old->deleteLater();
     auto *proc = new QProcess(this);
-    m_ranks[rank] = Rank{proc, nullptr, false, out, err};
-    proc->setStandardOutputFile(QProcess::nullDevice());
-    proc->setStandardErrorFile(QProcess::nullDevice());
+    m_ranks[rank] = Rank{proc, nullptr, false};
 
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (auto it = spec.environment.cbegin(); it != spec.environment.cend(); ++it)
@@ -133,22 +99,21 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
                                                          QFileDevice::ExeOwner);
     // Own session and process group: signals then reach the rank's children too, and a terminal's
     // Ctrl+C reaches only the launcher, which stops the ranks in order.
-    // QProcess has put its channels in place when the modifier runs: fds 1 and 2 become our pipes.
-    const int outFd = out->writeEnd();
-    const int errFd = err->writeEnd();
-    proc->setChildProcessModifier([outFd, errFd] {
-        ::setsid();
-        ::dup2(outFd, STDOUT_FILENO);
-        ::dup2(errFd, STDERR_FILENO);
-    });
+    proc->setChildProcessModifier([] { ::setsid(); });
 
+    // A program that prints and flushes every step wakes the launcher once a line; splitting,
+    // recording and flushing each chunk on its own took 13-15 % of a core at 1,800 lines/s and
+    // slowed two DDP ranks on two cores by ~10 % (docs/benchmarks.md, program step rate). The
+    // chunks wait up to OutputBatchMs and go on together, in the order they came.
+    connect(proc, &QProcess::readyReadStandardOutput, this, [this, proc, rank] {
+        queueOutput(rank, StreamKind::Stdout, proc->readAllStandardOutput());
+    });
+    connect(proc, &QProcess::readyReadStandardError, this, [this, proc, rank] {
+        queueOutput(rank, StreamKind::Stderr, proc->readAllStandardError());
+    });
     connect(proc, &QProcess::started, this, [this, proc, rank] {
         // Now, before `finished`: QProcess has not reaped the child, so its pid is still its own.
         m_ranks[rank].held = std::make_shared<HeldProcess>(proc->processId());
-        // The child has its copies: the pipes now end when the rank's own copies do.
-        for (RankOutputPipe *pipe : {m_ranks[rank].out.data(), m_ranks[rank].err.data()})
-            if (pipe)
-                pipe->closeWriteEnd();
         qCDebug(lcTransport) << "local rank" << rank << "started as pid" << proc->processId();
         emit rankStarted(rank, proc->processId());
     });
@@ -157,7 +122,6 @@ void LocalTransport::startRank(const RankLaunchSpec &spec)
             m_ranks[rank].exited)
             return;
         m_ranks[rank].exited = true;
-        closeOutput(m_ranks[rank]);
         RankExit e;
         e.exitCode = -1;
         e.timeUs = nowUs();
@@ -182,10 +146,14 @@ void LocalTransport::onFinished(int rank)
     const qint64 t = nowUs();
     // QProcess has just reaped the rank: from here on its pid, its group's id, may be reused.
     const qint64 endTicks = bootTicksNow();
-    // Hand on what is queued and still in the pipes, so that the last lines arrive before the
-    // exit.
-    closeOutput(r);
+    // Drain what is queued and still buffered, so that the last lines arrive before the exit.
     flushOutput(rank);
+    const QByteArray out = proc->readAllStandardOutput();
+    if (!out.isEmpty())
+        emit rankOutput(rank, StreamKind::Stdout, out);
+    const QByteArray err = proc->readAllStandardError();
+    if (!err.isEmpty())
+        emit rankOutput(rank, StreamKind::Stderr, err);
     r.exited = true;
     // Whatever the rank left in its process group goes with it. The kernel does not reuse the
     // group's id while the group has members; once it is empty a new group may get the id, so it
@@ -240,29 +208,8 @@ void LocalTransport::flushOutput(int rank)
     m_lastPending.clear();
     for (qsizetype i = 0; i < m_pending.size(); ++i)
         m_lastPending.insert(m_pending.at(i).rank, i);
-    if (rank < 0) {
-        // A new batch: the pipes that paused may be read again.
-        const QList<QPointer<RankOutputPipe>> paused = std::exchange(m_pausedPipes, {});
-        for (RankOutputPipe *pipe : paused)
-            if (pipe)
-                pipe->resume();
-    }
     for (const Pending &p : std::as_const(out))
         emit rankOutput(p.rank, p.stream, p.bytes);
-}
-
-void LocalTransport::closeOutput(Rank &rank)
-{
-    // Whatever the rank's children still write after it ended goes nowhere, as it did when
-    // QProcess's channels closed with the process.
-    for (QPointer<RankOutputPipe> *pipe : {&rank.out, &rank.err}) {
-        if (RankOutputPipe *p = *pipe) {
-            p->drain();
-            p->disconnect(this);
-            p->deleteLater();
-        }
-        *pipe = nullptr;
-    }
 }
 
 void LocalTransport::writeStdin(int rank, const QByteArray &data)

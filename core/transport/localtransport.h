@@ -4,9 +4,8 @@
 // leads a process group and signals reach everything it started; when a rank ends, whatever it
 // left in its group is killed, so no orphan survives a run. Signals go through a HeldProcess
 // (util/processidentity.h), taken while the rank cannot have been reaped: once it is, its pid
-// and group id may be someone else's, and nothing is sent to them. A rank's stdout and stderr are
-// pipes of our own (RankOutputPipe), left alone between batches while they trickle; what they
-// give is handed on in batches, at most every OutputBatchMs, in the order it arrived.
+// and group id may be someone else's, and nothing is sent to them. Output is handed on in batches,
+// at most every OutputBatchMs, in the order it arrived (see rankOutput's connection in the .cpp).
 #pragma once
 
 #include "transport/transport.h"
@@ -23,8 +22,6 @@
 class QProcess;
 
 namespace rankdeck {
-
-class RankOutputPipe;
 
 class LocalTransport : public Transport
 {
@@ -54,8 +51,6 @@ private:
         QPointer<QProcess> process;
         std::shared_ptr<HeldProcess> held; // from `started` on
         bool exited = false;
-        QPointer<RankOutputPipe> out;
-        QPointer<RankOutputPipe> err;
     };
     struct Pending
     {
@@ -67,9 +62,6 @@ private:
     void queueOutput(int rank, StreamKind stream, const QByteArray &chunk);
     // Hands on what is queued, in order; rank >= 0: that rank's only (it is ending).
     void flushOutput(int rank = -1);
-    // Reads what the rank's pipes hold into the queue and lets them go (it ended, or never
-    // started).
-    void closeOutput(Rank &rank);
 
     QString m_workerPath;
     QHash<int, Rank> m_ranks;
@@ -78,8 +70,6 @@ private:
     // its own entry, not only the list's last (one write of the record per rank and batch).
     QHash<int, qsizetype> m_lastPending;
     QTimer m_flushTimer;
-    // Pipes left alone until the next batch.
-    QList<QPointer<RankOutputPipe>> m_pausedPipes;
 };
 
 } // namespace rankdeck
