@@ -55,8 +55,10 @@ KNOWN_FILE_CYCLES = {
     # pythonFailureText(): one unit in three files; moving RankFailure out alone does not end it.
     frozenset({"diagnosis/failurereport", "diagnosis/failuregrouping", "diagnosis/pythonfailure"}),
     # CollectiveGroupAnalysis is CollectiveVerdict's working part: compute() builds one, and its
-    # examine() gives a group's CollectiveVerdict.
-    frozenset({"diagnosis/collectivegroupanalysis", "diagnosis/collectiveverdict"}),
+    # examine() gives a group's CollectiveVerdict; PointToPointAnalysis is the part for send and
+    # recv, which reads the same analysis and gives a CollectiveVerdict too.
+    frozenset({"diagnosis/collectivegroupanalysis", "diagnosis/collectiveverdict",
+               "diagnosis/pointtopointanalysis"}),
     # CsvExport::write() takes a MetricsStore, and MetricsStore reads its CSV back with
     # CsvExport::read().
     frozenset({"store/csvexport", "store/metricsstore"}),

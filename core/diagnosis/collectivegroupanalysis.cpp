@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// Longer than the house's ~600 lines: one group's verdict in each of its kinds (desync, missing
+// ranks by the majority, all entered, together), each with the words that explain it; the kinds
+// share the helpers above them.
 #include "diagnosis/collectivegroupanalysis.h"
 
 #include "diagnosis/failuregrouping.h"
@@ -419,7 +422,8 @@ void CollectiveGroupAnalysis::desync(const GroupInfo &g, const QList<const RankV
             const QString what = describe(entryAt(*r, g.name, seq));
             (isMajority ? usual : odd)
                 << RankText{rank, tr("entered %1").arg(what), whereIn(*r, g.name, seq)};
-            (isMajority ? v->m_victims : v->m_culprits) << rank;
+            // Without a majority no side is the odd one: nobody is named.
+            (isMajority || !byMajority ? v->m_victims : v->m_culprits) << rank;
         }
         const QStringList other = byMajority ? majority : classes.firstKey();
         opDiffers = opDiffers || it.key()[0] != other[0];
@@ -446,7 +450,11 @@ void CollectiveGroupAnalysis::desync(const GroupInfo &g, const QList<const RankV
                              : tr("%1 are the odd ones out").arg(formatRankList(v->m_culprits)),
                          hint);
     else
-        text += QStringLiteral(" — ") + hint;
+        text += tr(" — %1, so no rank is named the culprit: %2")
+                    .arg(classes.size() == 2 && best == second
+                             ? tr("the ranks split evenly (%1 against %2)").arg(best).arg(second)
+                             : tr("no call is made by a majority of the ranks"),
+                         hint);
     if (!notEntered.isEmpty())
         text += tr("; %1 had not entered it yet").arg(formatRankList(notEntered));
     if (!deadNoDump.isEmpty())
@@ -466,24 +474,65 @@ void CollectiveGroupAnalysis::missing(const GroupInfo &g, const QList<const Rank
 {
     v->m_kind = CollectiveVerdict::Kind::MissingRanks;
     v->m_seq = seq;
-    QList<RankText> culprits, victims;
+    QList<RankText> behind, ahead;
+    QList<int> behindRanks, aheadRanks;
     const FlightRecorderEntry *op = nullptr;
     for (const RankView *r : dumped)
         if (r->groups.value(g.name).entered >= seq && (op = entryAt(*r, g.name, seq)))
             break;
     for (const RankView *r : dumped) {
         if (r->groups.value(g.name).entered < seq) {
-            culprits << RankText{r->in->rank, elsewhere(*r, g.name, describe(op)), {}};
-            v->m_culprits << r->in->rank;
+            behind << RankText{r->in->rank, elsewhere(*r, g.name, describe(op)), {}};
+            behindRanks << r->in->rank;
         } else {
-            victims << RankText{r->in->rank, tr("entered it"), whereIn(*r, g.name, seq)};
-            v->m_victims << r->in->rank;
+            ahead << RankText{r->in->rank, tr("entered it"), whereIn(*r, g.name, seq)};
+            aheadRanks << r->in->rank;
         }
     }
-    v->m_text = tr("collective #%1 of %2: %3; %4 and %5 for it.")
-                    .arg(seq)
-                    .arg(label(g.name, true), joinByText(culprits), joinByText(victims),
-                         waitVerb(v->m_victims));
+    const QString at = tr("collective #%1 of %2: ").arg(seq).arg(label(g.name, true));
+    // By the majority: the side whose sequence differs from most ranks' is the culprit,
+    // whichever side is behind. Most often that is a rank that never came (a sleep, I/O, a hang
+    // of its own); but a rank that made a collective more than the others (an extra call of the
+    // loop's own shape matches theirs until the end) is alone ahead.
+    if (aheadRanks.size() < behindRanks.size()) {
+        v->m_culprits = aheadRanks;
+        v->m_victims = behindRanks;
+        const QString what = describe(op);
+        QList<RankText> alone;
+        for (const RankText &t : std::as_const(ahead))
+            alone << RankText{t.rank, tr("entered %1").arg(what), t.where};
+        v->m_text = at + tr("%1 and %2 for it alone; %3 — %4 made one collective more than the "
+                            "others (an extra call, or one iteration more).")
+                             .arg(joinByText(alone), waitVerb(aheadRanks), joinByText(behind),
+                                  formatRankList(aheadRanks));
+        v->m_headline = tr("%1 made one collective more than the others: %2 #%3 of %4")
+                            .arg(capitalised(formatRankList(aheadRanks)), what)
+                            .arg(seq)
+                            .arg(label(g.name, false));
+        return;
+    }
+    if (aheadRanks.size() == behindRanks.size()) {
+        // Late ranks or an extra collective: the numbers cannot tell, so nobody is named.
+        v->m_victims = aheadRanks;
+        v->m_text =
+            at + tr("%1; %2 and %3 for it — the ranks split evenly (%4 against %4), so "
+                    "no rank is named the culprit: either %5 late, or %6 one collective "
+                    "more.")
+                     .arg(joinByText(behind), joinByText(ahead), waitVerb(aheadRanks))
+                     .arg(aheadRanks.size())
+                     .arg(behindRanks.size() == 1 ? tr("%1 is").arg(formatRankList(behindRanks))
+                                                  : tr("%1 are").arg(formatRankList(behindRanks)),
+                          tr("%1 made").arg(formatRankList(aheadRanks)));
+        v->m_headline = tr("%1 %2 in collective #%3 of %4; %5 never entered it")
+                            .arg(capitalised(formatRankList(aheadRanks)), waitVerb(aheadRanks))
+                            .arg(seq)
+                            .arg(label(g.name, false), formatRankList(behindRanks));
+        return;
+    }
+    v->m_culprits = behindRanks;
+    v->m_victims = aheadRanks;
+    v->m_text = at + tr("%1; %2 and %3 for it.")
+                         .arg(joinByText(behind), joinByText(ahead), waitVerb(v->m_victims));
     v->m_headline =
         tr("%1 never entered collective #%2 of %3; %4 %5 for it")
             .arg(capitalised(formatRankList(v->m_culprits)))

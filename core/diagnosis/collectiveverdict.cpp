@@ -3,6 +3,7 @@
 
 #include "diagnosis/collectivegroupanalysis.h"
 #include "diagnosis/failuregrouping.h"
+#include "diagnosis/pointtopointanalysis.h"
 #include "util/printabletext.h"
 #include "util/translation.h"
 
@@ -128,6 +129,15 @@ CollectiveVerdict CollectiveVerdict::compute(const QList<RankCollectiveInput> &i
             out.m_text = tr("No collective is stuck: %1.").arg(healthy.join(QStringLiteral("; ")));
             out.m_headline = tr("No collective stuck");
         }
+        // No collective explains it: a rank blocked in send or recv may.
+        if (std::optional<CollectiveVerdict> p2p =
+                PointToPointAnalysis::examine(a, healthy.join(QStringLiteral("; ")))) {
+            const QList<int> silent = out.m_noDump;
+            out = *p2p;
+            out.m_noDump = silent;
+            if (!silent.isEmpty())
+                out.m_text += tr(" No dump from %1.").arg(noDumpText(a, silent));
+        }
     } else {
         QString text = out.m_text;
         // The inferred verdict already gives the silent ranks' reasons.
@@ -141,8 +151,13 @@ CollectiveVerdict CollectiveVerdict::compute(const QList<RankCollectiveInput> &i
         }
         out.m_text = text;
     }
-    for (int r : a.ranks())
-        out.m_inCollective << a.waitsIn(r, out.m_groupName);
+    for (int r : a.ranks()) {
+        RankInCollective c = a.waitsIn(r, out.m_groupName);
+        // Where no collective is pending, the point-to-point call a rank is blocked in.
+        if (c.seq < 0 && c.hasDump && !a.input(r)->p2pCall.isEmpty())
+            c.op = tr("%1 (point-to-point)").arg(a.input(r)->p2pCall);
+        out.m_inCollective << c;
+    }
     return out;
 }
 
@@ -180,7 +195,7 @@ QString RankInCollective::text() const
     if (!hasDump)
         return tr("no dump");
     if (seq < 0)
-        return tr("none pending");
+        return op.isEmpty() ? tr("none pending") : printableLabel(op, 60);
     QString out = QStringLiteral("#%1 %2").arg(seq).arg(printableLabel(op, 60)).trimmed();
     if (group != QLatin1String("default_pg"))
         out += QStringLiteral(" (%1)").arg(printableLabel(group, 60));

@@ -14,6 +14,9 @@
 //   - AllEnteredNoneCompleted: every member entered N, none finished it: the transport or the
 //     network, not the program; with the last finished collective and how long N has been
 //     pending (since the last rank entered it, from time_created_ns and nowNs).
+//   - A point-to-point hang, which Gloo's recorder does not see (it records no send or recv):
+//     when no collective explains it and a rank's stacks show it blocked in send or recv, the
+//     ranks it waits for are named from its code line (PointToPointAnalysis), as MissingRanks.
 //   - Healthy: every rank dumped and no collective is stuck. Undecided: not enough data (no
 //     dump at all, or the ranks that dumped agree and the rest cannot be compared), with why.
 // A Desync is conclusive the moment it is seen; the other kinds mean something only once the
@@ -44,6 +47,8 @@ struct RankCollectiveInput
     QString noDumpReason;    // e.g. "no answer within 2 s: …", a parse error
     QString where;           // from its stacks, e.g. "train.py:22 in main"; may be empty
     QString nativeFrame;     // e.g. "gloo::allreduce", "nanosleep"; may be empty
+    QString p2pCall;         // the point-to-point call it is blocked in (RankPlace); may be empty
+    QString callSource;      // the code line of its own frame, where the file is here; may be empty
 };
 
 // One rank's cell in the rank table's "in collective" column.
@@ -99,6 +104,7 @@ public:
 
 private:
     friend class CollectiveGroupAnalysis;
+    friend class PointToPointAnalysis;
     Kind m_kind = Kind::Undecided;
     QString m_groupName;
     QString m_groupDesc;

@@ -5,6 +5,8 @@
 #include "stream/pythontraceback.h"
 #include "util/translation.h"
 
+#include <QSet>
+
 namespace rankdeck {
 
 namespace {
@@ -24,6 +26,29 @@ QString frameText(const PythonFrame &f)
         .arg(f.file.section(QLatin1Char('/'), -1))
         .arg(f.line)
         .arg(f.function);
+}
+
+// The point-to-point call of torch.distributed between the user's frame and the innermost one:
+// torch's own function names, the pipelining schedules' batched ones included.
+QString pointToPointCall(const QList<PythonFrame> &frames, int own)
+{
+    static const QSet<QString> calls = {QStringLiteral("send"),
+                                        QStringLiteral("recv"),
+                                        QStringLiteral("isend"),
+                                        QStringLiteral("irecv"),
+                                        QStringLiteral("batch_isend_irecv"),
+                                        QStringLiteral("send_object_list"),
+                                        QStringLiteral("recv_object_list"),
+                                        QStringLiteral("_batch_p2p"),
+                                        QStringLiteral("_sorted_batch_p2p"),
+                                        QStringLiteral("_wait_batch_p2p")};
+    const int end = own >= 0 ? own : int(frames.size());
+    for (int i = end - 1; i >= 0; --i) {
+        const PythonFrame &f = frames[i];
+        if (f.file.contains(QLatin1String("torch/distributed/")) && calls.contains(f.function))
+            return f.function;
+    }
+    return QString();
 }
 
 const QString &pythonMarker()
@@ -110,18 +135,33 @@ RankPlace rankPlace(const RankStackDump &dump)
     for (const PythonThreadStack &t : threads)
         if (!chosen && !t.frames.isEmpty() && !isHelperPythonThread(t))
             chosen = &t;
+    int own = -1;
     if (chosen) {
-        const int own = innermostUserFrame(chosen->frames);
+        own = innermostUserFrame(chosen->frames);
         place.where = frameText(chosen->frames[own >= 0 ? own : 0]);
+        if (own >= 0) {
+            place.callFile = chosen->frames[own].file;
+            place.callLine = chosen->frames[own].line;
+        }
+        place.p2pCall = pointToPointCall(chosen->frames, own);
     }
     for (const ThreadStack &t : parseThreadStacks(dump.native)) {
         if (!t.mainThread || t.frames.isEmpty())
             continue;
         place.nativeFrame = waitLocation(t.frames);
+        // A request's wait() has no Python frame of torch's: the user's frame is innermost and
+        // the native thread waits in a send or a receive.
+        if (chosen && own == 0 && place.p2pCall.isEmpty())
+            for (const QString &frame : t.frames)
+                if (frame.contains(QLatin1String("waitRecv")) ||
+                    frame.contains(QLatin1String("waitSend"))) {
+                    place.p2pCall = QStringLiteral("wait");
+                    break;
+                }
         // A native program (the built-in worker): its own code says where.
-        const int own = firstOwnFrame(t.frames);
-        if (dump.python.isEmpty() && own >= 0) {
-            const FrameParts p = parseFrame(t.frames[own]);
+        const int nativeOwn = firstOwnFrame(t.frames);
+        if (dump.python.isEmpty() && nativeOwn >= 0) {
+            const FrameParts p = parseFrame(t.frames[nativeOwn]);
             place.where = p.file.isEmpty() ? p.function
                                            : QStringLiteral("%1:%2 in %3")
                                                  .arg(p.file.section(QLatin1Char('/'), -1))

@@ -34,10 +34,18 @@ QStringList whereRankWaits(const RankStackDump &dump);
 // frame in the user's own code ("train.py:22 in main"; for a native program, the main
 // thread's first frame of its own code), `nativeFrame` the native main thread's wait
 // ("gloo::transport::tcp::UnboundBuffer::waitRecv", "clock_nanosleep"). Either may be empty.
+// `p2pCall` is the point-to-point call the main Python thread is blocked in ("recv", "send",
+// "irecv", "batch_isend_irecv", … as torch.distributed names them; "wait" for a request's wait()
+// on a native send or receive), and `callFile`/`callLine` the user's frame that made it (a full
+// path, to read the code line where it is here): Gloo records no send or recv, so for a
+// point-to-point hang the stacks are all there is.
 struct RankPlace
 {
     QString where;
     QString nativeFrame;
+    QString p2pCall;
+    QString callFile;
+    int callLine = 0;
 };
 RankPlace rankPlace(const RankStackDump &dump);
 

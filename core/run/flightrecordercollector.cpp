@@ -19,6 +19,22 @@ namespace rankdeck {
 
 namespace {
 
+// Line `line` (1-based) of a source file that is here, as its code says which peer a send or
+// receive waits for; empty when the file is not here (another node), too big, or shorter.
+QString sourceLine(const QString &path, int line)
+{
+    constexpr qint64 kMaxSourceBytes = 8 * 1024 * 1024;
+    QFile f(path);
+    if (line <= 0 || path.isEmpty() || f.size() > kMaxSourceBytes || !f.open(QIODevice::ReadOnly))
+        return QString();
+    for (int n = 1; !f.atEnd(); ++n) {
+        const QByteArray text = f.readLine(64 * 1024);
+        if (n == line)
+            return QString::fromUtf8(text).trimmed();
+    }
+    return QString();
+}
+
 qint64 wallNs()
 {
     return QDateTime::currentMSecsSinceEpoch() * 1'000'000;
@@ -341,6 +357,9 @@ void FlightRecorderCollector::recompute()
         const RankPlace place = rankPlace(RankStackDump::split(m_stacks.value(in.rank)));
         in.where = place.where;
         in.nativeFrame = place.nativeFrame;
+        in.p2pCall = place.p2pCall;
+        in.callSource =
+            place.p2pCall.isEmpty() ? QString() : sourceLine(place.callFile, place.callLine);
     }
     auto job = std::make_shared<Computed>();
     job->generation = ++m_generation;

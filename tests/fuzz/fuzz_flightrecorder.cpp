@@ -78,10 +78,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         rank.alive = bytes.size() % 3 != 0;
         if (bytes.size() % 2)
             rank.where = QStringLiteral("train.py:%1 in main").arg(bytes.size());
+        // The point-to-point path reads a code line from the node: hostile bytes too.
+        if (bytes.size() % 5 < 2) {
+            rank.p2pCall = bytes.size() % 5 ? QStringLiteral("recv") : QStringLiteral("send");
+            rank.callSource = QString::fromUtf8(bytes.left(200));
+        }
         ranks << rank;
     }
     if (ranks.isEmpty())
-        ranks << RankCollectiveInput{0, true, {}, QStringLiteral("no bytes"), {}, {}};
+        ranks << RankCollectiveInput{0, true, {}, QStringLiteral("no bytes"), {}, {}, {}, {}};
 
     const CollectiveVerdict v = CollectiveVerdict::compute(ranks, 1'800'000'000'000'000'000LL);
     FUZZ_CHECK(!v.text().isEmpty() && !v.headline().isEmpty());

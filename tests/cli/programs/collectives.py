@@ -15,7 +15,9 @@
 #   gil       like sleep, but the last rank holds the GIL in native code (system() through
 #             ctypes.PyDLL), so its flight recorder cannot be dumped;
 #   garbage   like sleep, but rank 1's dump is garbage: its torch JSON dump function is replaced
-#             by one that returns JSON of the wrong shape.
+#             by one that returns JSON of the wrong shape;
+#   p2p       rank 0 sends 2 micro-batches to rank 1 and sleeps; rank 1 receives 3 (Gloo's
+#             flight recorder records no send or recv: only the stacks show it).
 # Each rank prints "parting <rank>" just before its parting call, then blocks until stopped.
 import ctypes
 import datetime
@@ -85,6 +87,16 @@ elif mode == "size":
     except Exception:
         traceback.print_exc()
         sys.stderr.flush()
+elif mode == "p2p":
+    if rank == 0:
+        for micro in range(2):
+            dist.send(torch.full((21,), float(micro)), dst=1)
+        print("parting %d" % rank, flush=True)
+        time.sleep(3600)
+    elif rank == 1:
+        print("parting %d" % rank, flush=True)
+        for micro in range(3):
+            dist.recv(t, src=0)
 elif mode == "subgroup":
     print("parting %d" % rank, flush=True)
     if rank == 0:

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // The real flight-recorder cases of data/fr/ (torch 2.14.1, Gloo) as the tests of diagnosis/
-// read them: each rank's files, where its faulthandler dump puts it, and every rank of a case as
-// the collective verdict takes it. A test that includes this defines RANKDECK_FR_DATA.
+// read them: each rank's files, where its faulthandler dump puts it (and the code line there), and
+// every rank of a case as the collective verdict takes it. A test that includes this defines
+// RANKDECK_FR_DATA.
 #pragma once
 
 #include "diagnosis/collectiveverdict.h"
+#include "diagnosis/rankstackdump.h"
 #include "stream/pythontraceback.h"
 
 #include <QFile>
@@ -29,21 +31,23 @@ inline QByteArray sample(const QString &name, bool *found = nullptr)
     return f.readAll();
 }
 
-// "case_uneven.py:20 in <module>": the main thread's innermost frame in the user's own code, as
-// the integration takes it from the rank's stacks (the dumping thread is the current one).
-inline QString whereFromStack(const QString &text)
+// Where the rank's faulthandler dump puts it, as the integration takes it (rankPlace: the main
+// thread's innermost frame in the user's own code, the point-to-point call it is blocked in),
+// with the code line of that frame read from src/, where the case scripts are (the dumps name
+// the paths of the machine that made them).
+inline void placeFromStack(const QString &text, RankCollectiveInput *in)
 {
-    for (const PythonThreadStack &t : parseFaultHandlerDump(text).threads) {
-        if (t.current || t.frames.isEmpty())
-            continue;
-        const int own = innermostUserFrame(t.frames);
-        const PythonFrame &f = t.frames[own >= 0 ? own : 0];
-        return QStringLiteral("%1:%2 in %3")
-            .arg(f.file.section(QLatin1Char('/'), -1))
-            .arg(f.line)
-            .arg(f.function);
-    }
-    return {};
+    const RankPlace place = rankPlace(RankStackDump{QString(), text});
+    in->where = place.where;
+    in->p2pCall = place.p2pCall;
+    if (place.p2pCall.isEmpty() || place.callLine <= 0)
+        return;
+    bool found = false;
+    const QList<QByteArray> lines =
+        sample(QStringLiteral("src/") + place.callFile.section(QLatin1Char('/'), -1), &found)
+            .split('\n');
+    if (found && place.callLine <= lines.size())
+        in->callSource = QString::fromUtf8(lines.at(place.callLine - 1)).trimmed();
 }
 
 // One real case as the integration hands it over: every rank in ranks.txt, its dump parsed (or
@@ -65,8 +69,7 @@ inline QList<RankCollectiveInput> realCase(const QString &name)
             const QString file = QStringLiteral("%1/rank_%2").arg(name).arg(in.rank);
             in.dump =
                 FlightRecorderDump::parse(sample(file + QStringLiteral(".json")), &in.noDumpReason);
-            in.where =
-                whereFromStack(QString::fromUtf8(sample(file + QStringLiteral(".stack.txt"))));
+            placeFromStack(QString::fromUtf8(sample(file + QStringLiteral(".stack.txt"))), &in);
         } else {
             in.noDumpReason = m.captured(2);
         }

@@ -185,10 +185,11 @@ private slots:
             << u"0: #6 all_reduce | 1: #6 all_reduce | 2: #6 all_reduce "
                "| 3: none pending"_s;
         QTest::newRow("uneven shards")
-            << u"uneven"_s << int(K::Desync) << u"0"_s << 10LL << QList<int>{0, 1} << QList<int>{}
+            << u"uneven"_s << int(K::Desync) << u"0"_s << 10LL << QList<int>{} << QList<int>{0, 1}
             << QStringList{u"collective #10 of default_pg: rank 0 entered barrier "
                            "(case_uneven.py:23 in <module>); rank 1 entered all_reduce of 21 "
-                           "float32 (case_uneven.py:20 in <module>) — the ranks disagree on the "
+                           "float32 (case_uneven.py:20 in <module>) — the ranks split evenly (1 "
+                           "against 1), so no rank is named the culprit: the ranks disagree on the "
                            "next collective (did one rank run more iterations?)."_s}
             << u"0: #10 barrier | 1: #10 all_reduce"_s;
         QTest::newRow("size mismatch, a victim aborted")
@@ -207,13 +208,32 @@ private slots:
             << QStringList{u"ranks 0–1, 3 entered all_reduce of 256 float32 and agree; rank 2 "
                            "gave no dump, so its collective cannot be compared."_s}
             << u"0: #4 all_reduce | 1: none pending | 2: no dump | 3: none pending"_s;
-        QTest::newRow("subgroup") << u"subgroup"_s << int(K::MissingRanks) << u"1"_s << 2LL
-                                  << QList<int>{2} << QList<int>{0}
-                                  << QStringList{u"collective #2 of group 1 (seen on ranks 0, 2): "
-                                                 "rank 2 never entered all_reduce of 16 float32 "
-                                                 "(it is at case_subgroup.py:21 in <module>)"_s}
-                                  << u"0: #2 all_reduce (group 1) | 1: none pending | 2: none "
-                                     "pending | 3: none pending"_s;
+        QTest::newRow("subgroup, split evenly")
+            << u"subgroup"_s << int(K::MissingRanks) << u"1"_s << 2LL << QList<int>{}
+            << QList<int>{0}
+            << QStringList{u"collective #2 of group 1 (seen on ranks 0, 2): rank 2 never entered "
+                           "all_reduce of 16 float32 (it is at case_subgroup.py:21 in <module>)"_s,
+                           u"the ranks split evenly (1 against 1), so no rank is named the "
+                           "culprit: either rank 2 is late, or rank 0 made one collective more."_s}
+            << u"0: #2 all_reduce (group 1) | 1: none pending | 2: none "
+               "pending | 3: none pending"_s;
+        QTest::newRow("an extra collective of the loop's shape on one rank")
+            << u"extra"_s << int(K::MissingRanks) << u"0"_s << 6LL << QList<int>{3}
+            << QList<int>{0, 1, 2}
+            << QStringList{u"collective #6 of default_pg: rank 3 entered all_reduce of 8 float32 "
+                           "(case_extra.py:17 in <module>) and waits for it alone; ranks 0–2 "
+                           "never entered all_reduce of 8 float32"_s,
+                           u"rank 3 made one collective more than the others"_s}
+            << u"0: none pending | 1: none pending | 2: none pending | 3: #6 all_reduce"_s;
+        QTest::newRow("point-to-point: 2 sends, 3 receives")
+            << u"p2p"_s << int(K::MissingRanks) << QString() << -1LL << QList<int>{0}
+            << QList<int>{1}
+            << QStringList{u"Point-to-point, not a collective: rank 1 waits in recv from rank 0 "
+                           "(case_p2p.py:24 in <module>: `dist.recv(t, src=0)`); rank 0 is not "
+                           "sending: it is at case_p2p.py:20 in <module>."_s,
+                           u"The flight recorder shows every rank finished collective #3 of "
+                           "default_pg (all_reduce of 4 float32) (Gloo records no send or recv)."_s}
+            << u"0: none pending | 1: recv (point-to-point)"_s;
         QTest::newRow("all entered, none completed")
             << u"allentered"_s << int(K::AllEnteredNoneCompleted) << u"0"_s << 4LL << QList<int>{}
             << QList<int>{0, 1, 2, 3}
@@ -311,8 +331,9 @@ private slots:
             << Inputs{rank(0, 4, 5, ar5), rank(1, 4, 5, ar5),
                       rank(2, 4, 5, entry(5, u"all_reduce"_s, 16)),
                       rank(3, 4, 5, entry(5, u"all_reduce"_s, 16))}
-            << int(K::Desync) << u"0"_s << 5LL << QList<int>{0, 1, 2, 3} << QList<int>{} << false
-            << QStringList{u"— the ranks disagree on the tensor size"_s};
+            << int(K::Desync) << u"0"_s << 5LL << QList<int>{} << QList<int>{0, 1, 2, 3} << false
+            << QStringList{u"— the ranks split evenly (2 against 2), so no rank is named the "
+                           "culprit: the ranks disagree on the tensor size"_s};
         QTest::newRow("the odd op while a rank has not entered")
             << Inputs{rank(0, 4, 5, ar5), rank(1, 4, 5, ar5),
                       rank(2, 4, 5, entry(5, u"broadcast"_s)),
@@ -322,25 +343,28 @@ private slots:
                            u"the ranks disagree on the next collective"_s,
                            u"rank 3 had not entered it yet"_s};
         QTest::newRow("a subgroup the dumps name (NCCL's pg_config)")
-            << namedGroup(true) << int(K::MissingRanks) << u"5"_s << 3LL << QList<int>{3}
+            << namedGroup(true) << int(K::MissingRanks) << u"5"_s << 3LL << QList<int>{}
             << QList<int>{1} << false
             << QStringList{u"collective #3 of tp (group 5, ranks 1, 3): rank 3 never entered "
                            "all_reduce of 8 float32"_s};
         QTest::newRow("a member that never used its group")
-            << namedGroup(false) << int(K::MissingRanks) << u"5"_s << 1LL << QList<int>{3}
+            << namedGroup(false) << int(K::MissingRanks) << u"5"_s << 1LL << QList<int>{}
             << QList<int>{1} << false
             << QStringList{u"collective #1 of tp (group 5, ranks 1, 3): rank 3 never entered"_s};
         QTest::newRow("the chain starts at the rank that waits on nothing")
             << twoGroups() << int(K::MissingRanks) << u"0"_s << 5LL << QList<int>{3}
             << QList<int>{0, 1, 2} << false
             << QStringList{u"rank 3 never entered all_reduce"_s,
-                           u"Also: rank 0 never entered collective #3 of group 1"_s};
+                           u"Also: rank 2 waits in collective #3 of group 1; rank 0 never "
+                           "entered it"_s};
         QTest::newRow("a cycle: the parting that began first")
-            << cycle() << int(K::MissingRanks) << u"1"_s << 3LL << QList<int>{2} << QList<int>{0}
+            << cycle() << int(K::MissingRanks) << u"1"_s << 3LL << QList<int>{} << QList<int>{0}
             << false
             << QStringList{u"collective #3 of group 1 (seen on ranks 0, 2): rank 2 never entered "
                            "all_reduce of 8 float32: it waits in all_reduce #5 of default_pg "
                            "(train.py:22 in main)"_s,
+                           u"the ranks split evenly (1 against 1), so no rank is named the "
+                           "culprit"_s,
                            u"Also: rank 0 never entered collective #5 of default_pg"_s};
         QTest::newRow("the rest healthy, one rank without a dump")
             << Inputs{rank(0, 5, 5, ar5), noDump(1, u"the dump failed: OSError"_s)}
