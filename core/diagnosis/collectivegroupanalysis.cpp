@@ -20,15 +20,47 @@ namespace {
 constexpr qint64 kNever = std::numeric_limits<qint64>::max();
 constexpr int kMaxLines = 8; // distinct rank descriptions in one text; the rest are counted
 
-// Ops whose ranks legitimately pass tensors of different shapes: only the op is compared.
+// Ops whose ranks legitimately pass tensors of different shapes: only the op is compared
+// (all_to_all's totals are a sum over ranks, not a property of one rank's call).
 bool shapesMayDiffer(const QString &op)
 {
     static const QSet<QString> ops = {
         QStringLiteral("gather"),        QStringLiteral("scatter"),
         QStringLiteral("all_to_all"),    QStringLiteral("alltoall"),
-        QStringLiteral("alltoall_base"), QStringLiteral("all_to_all_single"),
-        QStringLiteral("reduce_scatter")};
+        QStringLiteral("alltoall_base"), QStringLiteral("all_to_all_single")};
     return ops.contains(op);
+}
+
+// torch's analyser's size rules (flight_recorder/components/utils.py, match_one_event): an
+// all-gather's output holds the input once per rank, a reduce-scatter's input the output once
+// per rank; every rank's own call can be checked, and its outputs compared with the others'.
+bool gathersAll(const QString &op)
+{
+    static const QSet<QString> ops = {QStringLiteral("all_gather"),
+                                      QStringLiteral("_allgather_base"),
+                                      QStringLiteral("all_gather_into_tensor"),
+                                      QStringLiteral("allgather_into_tensor_coalesced")};
+    return ops.contains(op);
+}
+
+bool scattersReduced(const QString &op)
+{
+    static const QSet<QString> ops = {
+        QStringLiteral("reduce_scatter"), QStringLiteral("_reduce_scatter_base"),
+        QStringLiteral("reduce_scatter_tensor"), QStringLiteral("reduce_scatter_tensor_coalesced")};
+    return ops.contains(op);
+}
+
+qint64 numel(const QList<QList<qint64>> &sizes)
+{
+    qint64 total = 0;
+    for (const QList<qint64> &t : sizes) {
+        qint64 n = 1;
+        for (qint64 d : t)
+            n *= qMax<qint64>(d, 0);
+        total += n;
+    }
+    return total;
 }
 
 QString sizesKey(const QList<QList<qint64>> &sizes)
@@ -43,12 +75,33 @@ QString sizesKey(const QList<QList<qint64>> &sizes)
     return parts.join(QLatin1Char(','));
 }
 
-// What must agree between ranks at one collective number: [op, input sizes, input dtypes].
-QStringList signature(const FlightRecorderEntry &e)
+// What must agree between ranks at one collective number: [op, input sizes, input dtypes,
+// output sizes, output dtypes]. groupSize: the group's members where known, else 0 (then a
+// gather's or scatter's own proportion is not judged).
+QStringList signature(const FlightRecorderEntry &e, qsizetype groupSize)
 {
     if (shapesMayDiffer(e.op))
-        return {e.op, QString(), QString()};
-    return {e.op, sizesKey(e.inputSizes), e.inputDtypes.join(QLatin1Char(','))};
+        return {e.op, QString(), QString(), QString(), QString()};
+    const QString in = e.inputDtypes.join(QLatin1Char(','));
+    const QString out = e.outputDtypes.join(QLatin1Char(','));
+    // A rank whose own call breaks the proportion differs from every rank whose call keeps it.
+    const auto proportion = [&](qint64 whole, qint64 part) {
+        if (groupSize <= 0 || e.outputSizes.isEmpty())
+            return QString();
+        return whole == part * groupSize ? QStringLiteral("×%1").arg(groupSize)
+                                         : QStringLiteral("%1 of %2").arg(part).arg(whole);
+    };
+    if (gathersAll(e.op))
+        return {e.op, sizesKey(e.inputSizes), in,
+                proportion(numel(e.outputSizes), numel(e.inputSizes)) + QLatin1Char(' ') +
+                    sizesKey(e.outputSizes),
+                out};
+    if (scattersReduced(e.op))
+        return {e.op, sizesKey(e.inputSizes), in,
+                proportion(numel(e.inputSizes), numel(e.outputSizes)) + QLatin1Char(' ') +
+                    sizesKey(e.outputSizes),
+                out};
+    return {e.op, sizesKey(e.inputSizes), in, sizesKey(e.outputSizes), out};
 }
 
 QString describe(const FlightRecorderEntry *e)
@@ -365,7 +418,8 @@ CollectiveVerdict CollectiveGroupAnalysis::examine(const QString &group) const
         QSet<QString> kinds;
         for (const RankView *r : dumped)
             if (const FlightRecorderEntry *e = entryAt(*r, g.name, s))
-                kinds.insert(signature(*e).join(QChar(0x1f)));
+                kinds.insert(
+                    signature(*e, g.membersKnown ? g.members.size() : 0).join(QChar(0x1f)));
         if (kinds.size() > 1) {
             firstDesync = s;
             break;
@@ -391,7 +445,7 @@ void CollectiveGroupAnalysis::desync(const GroupInfo &g, const QList<const RankV
     QList<int> notEntered;
     for (const RankView *r : dumped) {
         if (const FlightRecorderEntry *e = entryAt(*r, g.name, seq))
-            classes[signature(*e)] << r->in->rank;
+            classes[signature(*e, g.membersKnown ? g.members.size() : 0)] << r->in->rank;
         else if (r->groups.value(g.name).entered < seq)
             notEntered << r->in->rank;
     }
@@ -409,7 +463,7 @@ void CollectiveGroupAnalysis::desync(const GroupInfo &g, const QList<const RankV
     }
     const bool byMajority = total >= 3 && best > second;
     QList<RankText> odd, usual;
-    bool opDiffers = false, sizeDiffers = false;
+    bool opDiffers = false, sizeDiffers = false, outputDiffers = false, dtypeDiffers = false;
     QStringList ops; // for the headline, in the order of the ranks
     for (const RankView *r : dumped)
         if (const FlightRecorderEntry *e = entryAt(*r, g.name, seq);
@@ -428,6 +482,8 @@ void CollectiveGroupAnalysis::desync(const GroupInfo &g, const QList<const RankV
         const QStringList other = byMajority ? majority : classes.firstKey();
         opDiffers = opDiffers || it.key()[0] != other[0];
         sizeDiffers = sizeDiffers || it.key()[1] != other[1];
+        outputDiffers = outputDiffers || it.key()[3] != other[3];
+        dtypeDiffers = dtypeDiffers || it.key()[2] != other[2] || it.key()[4] != other[4];
     }
     v->m_victims += deadNoDump;
     std::sort(v->m_victims.begin(), v->m_victims.end());
@@ -440,6 +496,9 @@ void CollectiveGroupAnalysis::desync(const GroupInfo &g, const QList<const RankV
                        "iterations?)")
         : sizeDiffers
             ? tr("the ranks disagree on the tensor size (do all ranks build the same tensors?)")
+        : outputDiffers && !dtypeDiffers
+            ? tr("the ranks disagree on the output size (an all-gather's output holds the input "
+                 "once per rank, a reduce-scatter's input the output once per rank)")
             : tr("the ranks disagree on the dtype (do all ranks use the same dtype?)");
     QString text = tr("collective #%1 of %2: ").arg(seq).arg(label(g.name, true)) + joinByText(odd);
     if (byMajority)

@@ -8,6 +8,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonParseError>
+#include <QRegularExpression>
 
 #include <limits>
 
@@ -291,7 +292,21 @@ QString FlightRecorderEntry::describe() const
         inputSizes.size() == 1
             ? tensors.first()
             : tr("%1 tensors (%2)").arg(inputSizes.size()).arg(tensors.join(QStringLiteral(", ")));
-    return tr("%1 of %2 %3").arg(name, size, dtypes.join(QLatin1Char('/'))).trimmed();
+    QString text = tr("%1 of %2 %3").arg(name, size, dtypes.join(QLatin1Char('/'))).trimmed();
+    // An output of another size (an all-gather's, a reduce-scatter's) is part of the call.
+    const auto numel = [](const QList<QList<qint64>> &sizes) {
+        qint64 total = 0;
+        for (const QList<qint64> &t : sizes) {
+            qint64 n = 1;
+            for (qint64 d : t)
+                n *= qMax<qint64>(d, 0);
+            total += n;
+        }
+        return total;
+    };
+    if (!outputSizes.isEmpty() && numel(outputSizes) != numel(inputSizes))
+        text += tr(" into %1").arg(numel(outputSizes));
+    return text;
 }
 
 const FlightRecorderGroupStatus *FlightRecorderDump::statusOf(qint64 pgId) const
@@ -336,9 +351,21 @@ FlightRecorderDump FlightRecorderDump::parse(const QByteArray &json, QString *er
     if (!top.value(QLatin1String("version")).isString())
         return failed(tr("not a flight-recorder dump: no \"version\" string"));
 
+    // The fields read here are those of torch's writer since 2.4 (collective_seq_id, pg_status
+    // by pg_id); version 2.10 is torch 2.14.1's. A later 2.x adds fields, which are ignored; an
+    // earlier one or another major one names its fields otherwise, so it is refused, not guessed.
+    const QString version = top.value(QLatin1String("version")).toString();
+    {
+        static const QRegularExpression known(QStringLiteral("^2\\.(\\d{1,4})$"));
+        const QRegularExpressionMatch m = known.match(version);
+        if (!m.hasMatch() || m.captured(1).toInt() < 4)
+            return failed(tr("flight-recorder dump version %1 is not one this build reads (2.4 "
+                             "and later 2.x; torch 2.14.1 writes 2.10)")
+                              .arg(quoted(version)));
+    }
     Reader in;
     FlightRecorderDump d;
-    d.version = bounded(top.value(QLatin1String("version")).toString());
+    d.version = bounded(version);
 
     const QJsonValue config = top.value(QLatin1String("pg_config"));
     if (!config.isUndefined() && !config.isObject())

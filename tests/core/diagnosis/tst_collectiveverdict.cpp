@@ -288,6 +288,42 @@ private slots:
         const FlightRecorderEntry ar6 = entry(6, u"all_reduce"_s);
         const FlightRecorderEntry ar5 = entry(5, u"all_reduce"_s);
 
+        // torch's size rules (match_one_event): an all-gather's output is its input once per
+        // rank, a reduce-scatter's input its output once per rank, outputs and their dtypes
+        // compared like inputs.
+        const auto withOutput = [](const QString &op, qint64 in, qint64 out,
+                                   const QString &outDtype = u"Float"_s) {
+            FlightRecorderEntry e = entry(5, op, in);
+            e.outputSizes = {{out}};
+            e.outputDtypes = {outDtype};
+            return e;
+        };
+        const FlightRecorderEntry gathered = withOutput(u"all_gather_into_tensor"_s, 8, 32);
+        QTest::newRow("all_gather_into_tensor: one rank's output is the wrong size")
+            << Inputs{rank(0, 4, 5, gathered), rank(1, 4, 5, gathered),
+                      rank(2, 4, 5, withOutput(u"all_gather_into_tensor"_s, 8, 24)),
+                      rank(3, 4, 5, gathered)}
+            << int(K::Desync) << u"0"_s << 5LL << QList<int>{2} << QList<int>{0, 1, 3} << false
+            << QStringList{u"rank 2 is the odd one out: the ranks disagree on the output size"_s};
+        const FlightRecorderEntry scattered = withOutput(u"reduce_scatter_tensor"_s, 32, 8);
+        QTest::newRow("reduce_scatter_tensor: one rank's output is the wrong size")
+            << Inputs{rank(0, 4, 5, scattered),
+                      rank(1, 4, 5, withOutput(u"reduce_scatter_tensor"_s, 32, 4)),
+                      rank(2, 4, 5, scattered), rank(3, 4, 5, scattered)}
+            << int(K::Desync) << u"0"_s << 5LL << QList<int>{1} << QList<int>{0, 2, 3} << false
+            << QStringList{u"rank 1 is the odd one out: the ranks disagree on the output size"_s};
+        const FlightRecorderEntry reduced = withOutput(u"all_reduce"_s, 8, 8);
+        QTest::newRow("all_reduce: one rank's output dtype differs")
+            << Inputs{rank(0, 4, 5, reduced), rank(1, 4, 5, reduced), rank(2, 4, 5, reduced),
+                      rank(3, 4, 5, withOutput(u"all_reduce"_s, 8, 8, u"Half"_s))}
+            << int(K::Desync) << u"0"_s << 5LL << QList<int>{3} << QList<int>{0, 1, 2} << false
+            << QStringList{u"rank 3 is the odd one out: the ranks disagree on the dtype"_s};
+        QTest::newRow("all_gather: every rank's output holds the input once per rank")
+            << Inputs{rank(0, 5, 5, gathered), rank(1, 5, 5, gathered), rank(2, 5, 5, gathered),
+                      rank(3, 5, 5, gathered)}
+            << int(K::Healthy) << QString() << -1LL << QList<int>{} << QList<int>{} << false
+            << QStringList{u"No collective is stuck"_s};
+
         QTest::newRow("no ranks") << Inputs{} << int(K::Undecided) << QString() << -1LL
                                   << QList<int>{} << QList<int>{} << false
                                   << QStringList{u"No ranks to compare."_s};

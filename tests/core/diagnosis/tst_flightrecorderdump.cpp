@@ -174,6 +174,15 @@ private slots:
         QTest::newRow("a list") << QByteArray("[1, 2]") << u"the JSON is not an object"_s;
         QTest::newRow("no version")
             << QByteArray(R"({"entries": []})") << u"no \"version\" string"_s;
+        QTest::newRow("version of another major")
+            << QByteArray(R"({"version": "3.0", "entries": []})")
+            << u"flight-recorder dump version \"3.0\" is not one this build reads"_s;
+        QTest::newRow("version older than the fields read")
+            << QByteArray(R"({"version": "2.1", "entries": []})")
+            << u"flight-recorder dump version \"2.1\" is not one this build reads"_s;
+        QTest::newRow("version a word")
+            << QByteArray(R"({"version": "latest", "entries": []})")
+            << u"flight-recorder dump version \"latest\" is not one this build reads"_s;
         QTest::newRow("entries an object")
             << QByteArray(R"({"version": "2.10", "entries": {}})") << u"entries is not a list"_s;
         QTest::newRow("pg_status a list") << QByteArray(R"({"version": "2.10", "pg_status": []})")
