@@ -168,8 +168,46 @@ def _rankdeck_fr_fill_config(dump, groups):
     return dump
 
 
+# A process group with both backends (init_process_group() on a GPU node: cpu:gloo,cuda:nccl)
+# is pg_id 0 in both recorders, and each backend numbers its own collectives: Gloo's #k and
+# NCCL's #k are different calls. The second recorder's groups are renamed before the two are
+# written as one dump, so that their sequence numbers never meet.
+_RANKDECK_FR_SECOND_PG_OFFSET = 1 << 20
+
+
+def _rankdeck_fr_apart(dump, suffix):
+    """The dump with every group renamed: name + suffix, pg_id + the offset."""
+    offset = _RANKDECK_FR_SECOND_PG_OFFSET
+    apart = dict(dump)
+    entries = []
+    for entry in dump.get("entries") or []:
+        if isinstance(entry, dict):
+            entry = dict(entry)
+            pg = entry.get("process_group")
+            if isinstance(pg, (list, tuple)) and len(pg) == 2:
+                entry["process_group"] = [str(pg[0]) + suffix, pg[1]]
+            if isinstance(entry.get("pg_id"), int) and not isinstance(entry.get("pg_id"), bool):
+                entry["pg_id"] = entry["pg_id"] + offset
+        entries.append(entry)
+    apart["entries"] = entries
+    config = {}
+    for name, value in (dump.get("pg_config") or {}).items():
+        if isinstance(value, dict):
+            value = dict(value, name=str(value.get("name", name)) + suffix)
+        config[str(name) + suffix] = value
+    apart["pg_config"] = config
+    status = {}
+    for pg_id, value in (dump.get("pg_status") or {}).items():
+        key = str(pg_id)
+        status[str(int(key) + offset) if key.isdigit() else key] = value
+    apart["pg_status"] = status
+    return apart
+
+
 def _rankdeck_fr_merge(first, second):
-    """One dump from two recorders (Gloo's c10::Event one and NCCL's CUDA one)."""
+    """One dump from two recorders (Gloo's c10::Event one and NCCL's CUDA one), the second's
+    groups kept apart (_rankdeck_fr_apart)."""
+    second = _rankdeck_fr_apart(second, ":nccl")
     merged = dict(first)
     for key in ("pg_config", "pg_status"):
         both = dict(first.get(key) or {})
