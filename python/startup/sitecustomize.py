@@ -54,7 +54,69 @@ def _rankdeck_register_stack_dump():
 # enabled again, so that torch's handlers are what it chains to: the worker dumps its Python
 # stacks to the stderr it shares with the rank, then torch's handler prints its line and the
 # worker dies of the same signal as before.
+# That stderr is shared: faulthandler writes its dump a few bytes at a time, and the rank's
+# progress bar redraws ("\r" and no newline) in between, so lines of the two were spliced and
+# the Dataset line could be lost (issue 42). So a worker dumps into a file of its own in the rank's run directory
+# (worker-fault-<rank pid>-<worker pid>.txt), and the rank writes that file to its stderr in one
+# write when it learns of the worker's end (torch's SIGCHLD handler, wrapped) and at its own exit;
+# the supervisor hands on any file left by a rank that could do neither.
 _RANKDECK_WORKER_SIGNALS = "torch.utils.data._utils.signal_handling"
+_rankdeck_worker_fault_file = None  # the worker's dump file, open for faulthandler
+
+
+def _rankdeck_worker_fault_dir():
+    stacks = os.environ.get("RANKDECK_PYTHON_STACKS_FILE")
+    directory = os.path.dirname(stacks) if stacks else ""
+    return directory if directory and os.path.isdir(directory) else None
+
+
+def _rankdeck_open_worker_fault_file():
+    global _rankdeck_worker_fault_file
+    directory = _rankdeck_worker_fault_dir()
+    if directory is None:
+        return None
+    try:
+        path = os.path.join(directory,
+                            "worker-fault-%d-%d.txt" % (os.getppid(), os.getpid()))
+        _rankdeck_worker_fault_file = open(path, "w")
+        return _rankdeck_worker_fault_file
+    except OSError:
+        return None
+
+
+def _rankdeck_ended(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def _rankdeck_flush_worker_faults(all_of_them=False):
+    """Writes each ended worker's dump to stderr whole, and removes its file."""
+    directory = _rankdeck_worker_fault_dir()
+    if directory is None:
+        return
+    prefix = "worker-fault-%d-" % os.getpid()
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(prefix) and n.endswith(".txt")]
+    except OSError:
+        return
+    for name in names:
+        try:
+            pid = int(name[len(prefix):-4])
+            if not all_of_them and not _rankdeck_ended(pid):
+                continue
+            path = os.path.join(directory, name)
+            with open(path, "rb") as f:
+                data = f.read()
+            os.remove(path)
+            # On a line of its own: a progress bar's last redraw has no newline.
+            data = b"\n" + data if data else data
+            while data:
+                data = data[os.write(2, data):]
+        except (OSError, ValueError):
+            continue
 
 
 def _rankdeck_wrap_worker_handlers(module):
@@ -72,11 +134,38 @@ def _rankdeck_wrap_worker_handlers(module):
             return original(*args, **kwargs)
         finally:
             if enabled:
-                faulthandler.enable(file=sys.stderr, all_threads=True)
+                out = _rankdeck_open_worker_fault_file()
+                faulthandler.enable(file=out or sys.stderr, all_threads=True)
 
     _set_worker_signal_handlers._rankdeck_wrapped = True
     _set_worker_signal_handlers.__doc__ = original.__doc__
     module._set_worker_signal_handlers = _set_worker_signal_handlers
+
+    set_sigchld = getattr(module, "_set_SIGCHLD_handler", None)
+    if set_sigchld is None:
+        return
+
+    def _set_SIGCHLD_handler(*args, **kwargs):
+        import signal
+
+        result = set_sigchld(*args, **kwargs)
+        torch_handler = signal.getsignal(signal.SIGCHLD)
+        if callable(torch_handler) and not getattr(torch_handler, "_rankdeck_wrapped", False):
+
+            def handler(signum, frame):
+                # Before torch's handler raises "DataLoader worker (pid N) is killed by ...".
+                _rankdeck_flush_worker_faults()
+                return torch_handler(signum, frame)
+
+            handler._rankdeck_wrapped = True
+            try:
+                signal.signal(signal.SIGCHLD, handler)
+            except (ValueError, OSError):
+                pass
+        return result
+
+    _set_SIGCHLD_handler.__doc__ = set_sigchld.__doc__
+    module._set_SIGCHLD_handler = _set_SIGCHLD_handler
 
 
 class _RankdeckWorkerSignalsFinder:
@@ -107,6 +196,10 @@ class _RankdeckWorkerSignalsFinder:
 
 def _rankdeck_watch_dataloader_workers():
     try:
+        if _rankdeck_worker_fault_dir() is not None:
+            import atexit
+
+            atexit.register(_rankdeck_flush_worker_faults, True)
         module = sys.modules.get(_RANKDECK_WORKER_SIGNALS)
         if module is not None:  # imported already (a warm start's pre-imported torch)
             _rankdeck_wrap_worker_handlers(module)

@@ -37,6 +37,8 @@ private slots:
     void faultOnOneRank_data();
     void faultOnOneRank();
     void nativeProgramNamesItsOwnFunction();
+    void workerDumpStaysWholeBesideABar_data();
+    void workerDumpStaysWholeBesideABar();
     void hangShowsBothPythonStacks_data();
     void hangShowsBothPythonStacks();
 
@@ -212,6 +214,54 @@ void TestProgramFaults::nativeProgramNamesItsOwnFunction()
     QVERIFY2(own.match(show.out).hasMatch(), qPrintable(show.out));
     QVERIFY2(QTest::qWaitFor([&] { return testing::processesOfRun(id).isEmpty(); }, 15000),
              qPrintable(testing::processesOfRun(id).join(u", "_s)));
+}
+
+// A DataLoader worker's crash dump and the rank's progress bar share its stderr: faulthandler
+// wrote the dump a few bytes at a time and the bar's redraws came in between, so the dump's lines
+// were spliced, the Dataset line lost and the worker not named (issue 42). Its dump now reaches
+// the record whole, on lines of its own, with 2 and 4 workers.
+void TestProgramFaults::workerDumpStaysWholeBesideABar_data()
+{
+    QTest::addColumn<int>("workers");
+    QTest::newRow("2 workers") << 2;
+    QTest::newRow("4 workers") << 4;
+}
+
+void TestProgramFaults::workerDumpStaysWholeBesideABar()
+{
+    QFETCH(int, workers);
+    const QString script =
+        qEnvironmentVariable("RANKDECK_SOURCE_DIR") + u"/tests/cli/programs/worker_fault_bars.py"_s;
+    const QString name = u"bars%1"_s.arg(workers);
+    const Result r = cli({u"launch"_s, u"--profile"_s, u"local"_s, u"--name"_s, name,
+                          u"--no-progress"_s, u"--nproc-per-node"_s, u"1"_s, u"--exec"_s, u"--"_s,
+                          m_python, script, QString::number(workers)});
+    QCOMPARE(r.code, 1);
+    const QString dir = runDirectory(name);
+    QVERIFY2(!dir.isEmpty(), qPrintable(r.out + r.err));
+    QFile log(dir + u"/rank-0.log"_s);
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = log.readAll().split('\n');
+    // The dump, from its first line to the Dataset's frame, is lines of faulthandler's alone.
+    qsizetype first = -1, dataset = -1;
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+        if (first < 0 && lines[i] == "Fatal Python error: Segmentation fault")
+            first = i;
+        if (first >= 0 && lines[i].endsWith("worker_fault_bars.py\", line 24 in __getitem__"))
+            dataset = i;
+    }
+    QVERIFY2(first >= 0 && dataset > first, qPrintable(r.out));
+    for (qsizetype i = first; i <= dataset; ++i)
+        QVERIFY2(!lines[i].contains("Epoch 0:") && !lines[i].contains('\r'),
+                 lines[i].left(300).constData());
+    const Result show = cli({u"show"_s, QFileInfo(dir).fileName()});
+    // The worker's pid when torch's SIGCHLD handler named it first, else "a DataLoader worker".
+    static const QRegularExpression worker(u"SIGSEGV \\(signal 11\\) in (a )?DataLoader worker"_s);
+    QVERIFY2(worker.match(show.out).hasMatch(), qPrintable(show.out));
+    QVERIFY2(show.out.contains(u"→ File \""_s + script + u"\", line 24 in __getitem__"_s),
+             qPrintable(show.out));
+    // The worker's file is gone: the rank wrote it out.
+    QVERIFY(QDir(dir + u"/node"_s).entryList({u"worker-fault-*"_s}).isEmpty());
 }
 
 void TestProgramFaults::hangShowsBothPythonStacks_data()

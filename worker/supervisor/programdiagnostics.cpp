@@ -3,10 +3,12 @@
 
 #include "supervisor/wallclock.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -163,6 +165,49 @@ wire::WireEventWriter ProgramDiagnostics::stacksEvent(int rank, const std::strin
         ev.addString(wire::field::Python, pythonText);
     ev.addString(wire::field::Path, m_stacksPath);
     return ev;
+}
+
+void ProgramDiagnostics::handOnWorkerFaults(const std::function<void(std::string_view)> &write)
+{
+    if (m_runDirectory.empty())
+        return;
+    std::vector<pid_t> ranks = m_python.registeredPids();
+    ranks.push_back(m_pid);
+    DIR *dir = opendir(m_runDirectory.c_str());
+    if (!dir)
+        return;
+    std::vector<std::string> found;
+    while (const dirent *entry = readdir(dir)) {
+        const std::string_view name(entry->d_name);
+        constexpr std::string_view prefix = "worker-fault-", suffix = ".txt";
+        if (name.size() <= prefix.size() + suffix.size() ||
+            name.substr(0, prefix.size()) != prefix ||
+            name.substr(name.size() - suffix.size()) != suffix)
+            continue;
+        // worker-fault-<rank pid>-<worker pid>.txt: only this rank's workers.
+        const pid_t owner =
+            pid_t(std::strtol(std::string(name.substr(prefix.size())).c_str(), nullptr, 10));
+        if (owner > 0 && std::find(ranks.begin(), ranks.end(), owner) != ranks.end())
+            found.emplace_back(name);
+    }
+    closedir(dir);
+    std::sort(found.begin(), found.end());
+    for (const std::string &name : found) {
+        const std::string path = m_runDirectory + "/" + name;
+        const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+            continue;
+        std::string text;
+        char buffer[65536];
+        // A dump is a few KiB; the bound keeps a runaway file from filling the launcher's record.
+        constexpr std::size_t kMaxBytes = 1 << 20;
+        for (ssize_t n; text.size() < kMaxBytes && (n = read(fd, buffer, sizeof buffer)) > 0;)
+            text.append(buffer, std::size_t(n));
+        close(fd);
+        unlink(path.c_str());
+        if (!text.empty())
+            write(text);
+    }
 }
 
 } // namespace rankdeck::supervisor

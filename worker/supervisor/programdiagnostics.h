@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace rankdeck::supervisor {
 
@@ -51,6 +52,12 @@ public:
                                       const std::function<void()> &pump,
                                       const std::function<void(pid_t, int)> &other,
                                       const std::function<bool()> &gone);
+
+    // A DataLoader worker's crash dump is written into a file of its own
+    // (<run-dir>/worker-fault-<rank's python pid>-<worker pid>.txt, by the startup hook), which
+    // the rank writes to its stderr whole when the worker ends. What a rank left (it died before
+    // it could) is handed to `write` here, each file whole, once the program has ended.
+    void handOnWorkerFaults(const std::function<void(std::string_view)> &write);
 
 private:
     bool isPython() const;

@@ -553,6 +553,8 @@ int Supervisor::run()
             m_childExited = true;
         m_proxy.handle();
     }
+    // A DataLoader worker's crash dump the rank could not write itself (it died first).
+    m_diagnostics.handOnWorkerFaults([](std::string_view text) { writeAll(STDERR_FILENO, text); });
     // What the program wrote last (SummaryWriter.close() at its end) goes before the final event.
     m_tensorboard->drain();
     m_flightRecorder.finish("the program ended before it answered");

@@ -38,9 +38,10 @@ public:
     std::string dump(pid_t pid, const std::function<void()> &pump,
                      const std::function<bool()> &gone) const;
 
-private:
+    // Every process that registered, in the order they did.
     std::vector<pid_t> registeredPids() const;
 
+private:
     int m_signal = 0;
     std::string m_stacksPath;
     std::string m_readyPath;
