@@ -41,7 +41,17 @@ Direction directionOf(const RankCollectiveInput &in)
 
 QString callText(const RankCollectiveInput &in)
 {
-    return in.p2pCall == QLatin1String("wait") ? tr("a request's wait()") : in.p2pCall;
+    if (in.p2pCall != QLatin1String("wait"))
+        return in.p2pCall;
+    switch (directionOf(in)) {
+    case Direction::Receive:
+        return tr("a receive's wait()");
+    case Direction::Send:
+        return tr("a send's wait()");
+    case Direction::Both:
+        break;
+    }
+    return tr("a request's wait()");
 }
 
 // "train.py:24 in main: `dist.recv(t, src=0)`"

@@ -157,6 +157,11 @@ void TestHangVerdict::verdicts_data()
                        "(collectives.py:"_s,
                        u"`dist.recv(t, src=0)`); rank 0 is not sending: it is at collectives.py:"_s}
         << QString() << false;
+    QTest::newRow("batch_isend_irecv with a missing peer op (2 ranks)")
+        << u"local"_s << 2 << quickHang << u"batch"_s << u"missing_ranks"_s << QList<int>{1}
+        << QStringList{u"Point-to-point, not a collective: rank 0 waits in a send's wait()"_s,
+                       u"rank 1 is in no send, receive or collective"_s}
+        << QString() << false;
     QTest::newRow("flight recorder off: the stacks, and why")
         << u"local"_s << 2 << (quickHang + QStringList{u"--no-flight-recorder"_s}) << u"sleep"_s
         << u"undecided"_s << QList<int>{}

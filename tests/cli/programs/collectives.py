@@ -17,7 +17,9 @@
 #   garbage   like sleep, but rank 1's dump is garbage: its torch JSON dump function is replaced
 #             by one that returns JSON of the wrong shape;
 #   p2p       rank 0 sends 2 micro-batches to rank 1 and sleeps; rank 1 receives 3 (Gloo's
-#             flight recorder records no send or recv: only the stacks show it).
+#             flight recorder records no send or recv: only the stacks show it);
+#   batch     batch_isend_irecv with a missing peer op: rank 0 posts a send to and a receive
+#             from rank 1 and waits on both; rank 1 posts only its send, then sleeps.
 # Each rank prints "parting <rank>" just before its parting call, then blocks until stopped.
 import ctypes
 import datetime
@@ -97,6 +99,17 @@ elif mode == "p2p":
         print("parting %d" % rank, flush=True)
         for micro in range(3):
             dist.recv(t, src=0)
+elif mode == "batch":
+    if rank <= 1:
+        peer = 1 - rank
+        ops = [dist.P2POp(dist.isend, torch.full((21,), float(rank)), peer)]
+        if rank == 0:
+            ops.append(dist.P2POp(dist.irecv, t, peer))
+        requests = dist.batch_isend_irecv(ops)
+        print("parting %d" % rank, flush=True)
+        if rank == 0:
+            for request in requests:
+                request.wait()
 elif mode == "subgroup":
     print("parting %d" % rank, flush=True)
     if rank == 0:
