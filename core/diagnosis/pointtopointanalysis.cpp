@@ -9,6 +9,8 @@
 #include <QRegularExpression>
 #include <QSet>
 
+#include <array>
+
 namespace rankdeck {
 
 namespace {
@@ -78,10 +80,10 @@ QString elsewhereText(const CollectiveGroupAnalysis &a, int rank)
         where << printableLabel(in->where, 120);
     if (!in->nativeFrame.isEmpty())
         where << tr("in %1").arg(printableLabel(in->nativeFrame, 80));
-    const QString at = where.isEmpty() ? tr("its stacks do not say where it is")
-                                       : tr("it is at %1").arg(where.join(QStringLiteral(", ")));
+    QString at = where.isEmpty() ? tr("its stacks do not say where it is")
+                                 : tr("it is at %1").arg(where.join(QStringLiteral(", ")));
     if (c.seq > 0)
-        return tr("it waits in collective %1; %2").arg(c.text(), at);
+        at = tr("it waits in collective %1; %2").arg(c.text(), at);
     return at;
 }
 
@@ -97,17 +99,19 @@ QString capitalisedRankList(const QList<int> &ranks)
 
 int PointToPointAnalysis::peerFromSource(const QString &source, bool receiving)
 {
-    const QString key = receiving ? QStringLiteral("src") : QStringLiteral("dst");
-    const QRegularExpression keyword(QStringLiteral("\\b(?:group_)?%1\\s*=\\s*(\\d+)\\b").arg(key));
-    if (const QRegularExpressionMatch m = keyword.match(source); m.hasMatch())
-        return m.captured(1).toInt();
+    static const QRegularExpression srcKeyword(
+        QStringLiteral("\\b(?:group_)?src\\s*=\\s*(\\d+)\\b"));
+    static const QRegularExpression dstKeyword(
+        QStringLiteral("\\b(?:group_)?dst\\s*=\\s*(\\d+)\\b"));
     // torch's order: send(tensor, dst, …), recv(tensor, src, …), and their i- forms.
-    const QString calls = receiving ? QStringLiteral("i?recv") : QStringLiteral("i?send");
-    const QRegularExpression positional(
-        QStringLiteral("\\b%1\\s*\\(\\s*[^,()]+(?:\\([^()]*\\))?\\s*,\\s*(\\d+)\\s*[,)]")
-            .arg(calls));
-    if (const QRegularExpressionMatch m = positional.match(source); m.hasMatch())
-        return m.captured(1).toInt();
+    static const QRegularExpression recvPositional(
+        QStringLiteral("\\bi?recv\\s*\\(\\s*[^,()]+(?:\\([^()]*\\))?\\s*,\\s*(\\d+)\\s*[,)]"));
+    static const QRegularExpression sendPositional(
+        QStringLiteral("\\bi?send\\s*\\(\\s*[^,()]+(?:\\([^()]*\\))?\\s*,\\s*(\\d+)\\s*[,)]"));
+    for (const QRegularExpression *rx : receiving ? std::array{&srcKeyword, &recvPositional}
+                                                  : std::array{&dstKeyword, &sendPositional})
+        if (const QRegularExpressionMatch m = rx->match(source); m.hasMatch())
+            return m.captured(1).toInt();
     return -1;
 }
 
@@ -129,6 +133,7 @@ std::optional<CollectiveVerdict> PointToPointAnalysis::examine(const CollectiveG
     v.m_kind = CollectiveVerdict::Kind::MissingRanks;
     QStringList parts;
     QSet<int> culprits, victims;
+    QSet<int> receivedFrom; // culprits a rank waits to receive from (else to send to)
     QList<int> unknownPeer;
     for (int r : blocked) {
         const RankCollectiveInput &in = *a.input(r);
@@ -167,6 +172,8 @@ std::optional<CollectiveVerdict> PointToPointAnalysis::examine(const CollectiveG
         }
         victims.insert(r);
         culprits.insert(peer);
+        if (d == Direction::Receive)
+            receivedFrom.insert(peer);
     }
     for (int c : std::as_const(culprits))
         victims.remove(c);
@@ -176,15 +183,10 @@ std::optional<CollectiveVerdict> PointToPointAnalysis::examine(const CollectiveG
     for (int c : std::as_const(named)) {
         if (blocked.contains(c))
             continue;
-        const bool toIt = [&] {
-            for (int r : blocked)
-                if (directionOf(*a.input(r)) == Direction::Receive)
-                    return true;
-            return false;
-        }();
         parts << tr("rank %1 is not %2: %3")
                      .arg(c)
-                     .arg(toIt ? tr("sending") : tr("receiving"), elsewhereText(a, c));
+                     .arg(receivedFrom.contains(c) ? tr("sending") : tr("receiving"),
+                          elsewhereText(a, c));
     }
     // No peer in the code line: the ranks in no send, receive or collective are the likely ones.
     if (culprits.isEmpty() && !unknownPeer.isEmpty() && !idle.isEmpty()) {

@@ -23,12 +23,12 @@ namespace {
 // receive waits for; empty when the file is not here (another node), too big, or shorter.
 QString sourceLine(const QString &path, int line)
 {
-    constexpr qint64 kMaxSourceBytes = 8 * 1024 * 1024;
+    constexpr qint64 kMaxSourceBytes = qint64(8) * 1024 * 1024;
     QFile f(path);
     if (line <= 0 || path.isEmpty() || f.size() > kMaxSourceBytes || !f.open(QIODevice::ReadOnly))
         return QString();
     for (int n = 1; !f.atEnd(); ++n) {
-        const QByteArray text = f.readLine(64 * 1024);
+        const QByteArray text = f.readLine(qint64(64) * 1024);
         if (n == line)
             return QString::fromUtf8(text).trimmed();
     }
