@@ -42,6 +42,7 @@ GROUP_KEYS = {
               "scale_512_lines_missing", "scale_512_stop_s", "fds_per_rank", "threads_per_rank"),
     "scalewide": ("scale_ssh_16x32_launch_s", "scale_slurm_2x64_launch_s"),
     "framework": ("framework_wall_ratio_vs_torchrun",),
+    "runs1000": ("runs1000_gui_start_s", "runs1000_cli_runs_s"),
 }
 
 # A --quick run leaves these out on purpose: bench_gui --quick pushes 20M lines, too few for a key

@@ -22,6 +22,7 @@ from pathlib import Path
 import benchcheck
 import flightrecorder
 import framework
+import runs1000
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("RANKDECK_BUILD_DIR", ROOT / "build"))
@@ -521,6 +522,9 @@ GOALS = {
     # Reported: what one more local rank costs the launcher.
     "fds_per_rank": ("reported", None),
     "threads_per_rank": ("reported", None),
+    # Issue 44: a runs folder of 1,000 records (bench/make_runs.py, bench/runs1000.py).
+    "runs1000_gui_start_s": ("<=", 2.0),
+    "runs1000_cli_runs_s": ("<=", 0.5),
 }
 
 
@@ -563,6 +567,7 @@ def main():
         "scale": lambda: bench_cpp("bench_scale", reps, args.quick),
         "scalewide": lambda: bench_cpp("bench_ssh", reps, args.quick, ["--only", "wide"]),
         "framework": lambda: framework.bench(reps, ROOT, BIN, VENV_BIN, isolated_env, free_port),
+        "runs1000": lambda: runs1000.bench(reps, BIN, BUILD, str(VENV_BIN / "python"), isolated_env),
     }
     if problems := benchcheck.grouping_errors(GOALS, benches):
         sys.exit("\n".join(f"bench: {problem}" for problem in problems))

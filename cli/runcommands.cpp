@@ -33,6 +33,7 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSet>
 #include <QThread>
 
 #include <cerrno>
@@ -126,20 +127,25 @@ int RunCommands::runs(const QStringList &args)
         return CliUtil::usageError(CliUtil::tr("unexpected argument \"%1\"")
                                        .arg(parser.positionalArguments().constFirst()),
                                    args.value(0));
-    const QList<RunInfo> list = RunRecord::list(CliUtil::runsDirectory());
+    // One pass: each run.json is read once, for the list and for the broken ones alike.
+    const RunRecord::Listing listing = RunRecord::scan(CliUtil::runsDirectory());
+    const QList<RunInfo> &list = listing.runs;
     if (parser.isSet(namesOpt)) {
         // What RUN accepts; names are others' bytes, so only printable ones, each once.
         QStringList words;
+        QSet<QString> seen; // a thousand runs: no list search per word
         for (const RunInfo &i : list)
             for (const QString &word : {i.id, i.name})
-                if (!word.isEmpty() && printableLabel(word, 256) == word && !words.contains(word))
+                if (!word.isEmpty() && printableLabel(word, 256) == word && !seen.contains(word)) {
+                    seen.insert(word);
                     words << word;
+                }
         for (const QString &word : std::as_const(words))
             CliUtil::out() << word << '\n';
         CliUtil::out().flush();
         return ExitOk;
     }
-    const QList<BrokenRun> broken = RunRecord::listBroken(CliUtil::runsDirectory());
+    const QList<BrokenRun> &broken = listing.broken;
     QTextStream &out = CliUtil::out();
     if (list.isEmpty() && broken.isEmpty()) {
         out << CliUtil::tr("no runs in %1").arg(CliUtil::runsDirectory()) << '\n';

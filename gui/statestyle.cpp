@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "statestyle.h"
 
+#include <QHash>
+#include <QIcon>
 #include <QPalette>
 #include <QStyle>
 
@@ -28,7 +30,9 @@ QColor toneColor(StateTone tone, const QPalette &palette)
     return palette.color(QPalette::Text);
 }
 
-QIcon stateIcon(ShownState state, const QStyle *style)
+namespace {
+
+QIcon makeStateIcon(ShownState state, const QStyle *style)
 {
     QIcon themed = QIcon::fromTheme(shownStateIconName(state));
     if (!themed.isNull() || !style)
@@ -55,6 +59,25 @@ QIcon stateIcon(ShownState state, const QStyle *style)
         break;
     }
     return style->standardIcon(QStyle::SP_MessageBoxQuestion);
+}
+
+} // namespace
+
+QIcon stateIcon(ShownState state, const QStyle *style)
+{
+    // A list of a thousand runs asks for an icon per row, and the style decodes its PNG files
+    // again at every standardIcon(): that was most of the app's start on such a folder (issue
+    // 44). One icon per state, style and icon theme, asked for from the GUI thread only.
+    static QHash<QString, QIcon> made;
+    const QString key = QStringLiteral("%1 %2 %3 %4")
+                            .arg(int(state))
+                            .arg(quintptr(style))
+                            .arg(style ? style->name() : QString(), QIcon::themeName());
+    if (const auto it = made.constFind(key); it != made.cend())
+        return *it;
+    const QIcon icon = makeStateIcon(state, style);
+    made.insert(key, icon);
+    return icon;
 }
 
 } // namespace rankdeck

@@ -40,9 +40,11 @@ void RunListModel::reload()
     QSet<QString> kept;
     for (const RunInfo &i : std::as_const(m_runs))
         kept.insert(i.id);
-    for (int row = 0; row < next.size(); ++row) {
-        if (row < m_runs.size() && m_runs[row].id == next[row].id)
+    for (int row = 0; row < next.size();) {
+        if (row < m_runs.size() && m_runs[row].id == next[row].id) {
+            ++row;
             continue;
+        }
         if (kept.contains(next[row].id)) {
             // The order itself changed (a clock stepped back): rare, and a reset is right.
             beginResetModel();
@@ -50,9 +52,16 @@ void RunListModel::reload()
             endResetModel();
             return;
         }
-        beginInsertRows({}, row, row);
-        m_runs.insert(row, next[row]);
+        // New runs next to each other come in one insertion: a long history is read a screen
+        // at a time (RunManager), and the views above re-sort and re-filter once per block.
+        int last = row;
+        while (last + 1 < next.size() && !kept.contains(next[last + 1].id))
+            ++last;
+        beginInsertRows({}, row, last);
+        for (int r = row; r <= last; ++r)
+            m_runs.insert(r, next[r]);
         endInsertRows();
+        row = last + 1;
     }
     m_runs = next;
     if (!m_runs.isEmpty())

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // The run list: every recorded run (newest first) with the live state of the runs in progress.
+// A long history arrives in blocks as RunManager reads it, a screen at a time (issue 44).
 #pragma once
 
 #include "record/runrecord.h"

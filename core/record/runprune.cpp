@@ -2,9 +2,14 @@
 #include "record/runprune.h"
 
 #include <QCoreApplication>
-#include <QDirIterator>
-#include <QFileInfo>
+#include <QFile>
 #include <QRegularExpression>
+
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace rankdeck::RunPrune {
 
@@ -22,17 +27,45 @@ bool mayStillRun(const RunInfo &run)
     return !isTerminal(run.state) && (!run.launcherGone || run.detached || run.detachable);
 }
 
+namespace {
+
+// Bytes of the files under the open directory dirFd, which this closes. openat/fstatat on the
+// directory's own descriptor: `runs` sizes every run of a thousand-run folder (some 25,000
+// files), where a QDirIterator and a QFileInfo per file cost twice the time of the listing.
+qint64 bytesUnder(int dirFd)
+{
+    DIR *dir = ::fdopendir(dirFd);
+    if (!dir) {
+        ::close(dirFd);
+        return 0;
+    }
+    qint64 bytes = 0;
+    while (const dirent *e = ::readdir(dir)) {
+        if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (::fstatat(::dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue; // gone between the listing and the look
+        if (S_ISDIR(st.st_mode)) {
+            const int sub =
+                ::openat(::dirfd(dir), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0)
+                bytes += bytesUnder(sub);
+        } else if (!S_ISLNK(st.st_mode)) {
+            bytes += st.st_size;
+        }
+    }
+    ::closedir(dir);
+    return bytes;
+}
+
+} // namespace
+
 qint64 diskBytes(const QString &directory)
 {
-    qint64 bytes = 0;
-    QDirIterator it(directory, QDir::Files | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot,
-                    QDirIterator::Subdirectories);
-    while (it.hasNext()) {
-        const QFileInfo file(it.next());
-        if (!file.isSymLink())
-            bytes += file.size();
-    }
-    return bytes;
+    const int fd =
+        ::open(QFile::encodeName(directory).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return fd < 0 ? 0 : bytesUnder(fd);
 }
 
 QList<Choice> choose(const QList<RunInfo> &runs, qint64 nowUs, qint64 olderThanUs, int keep)

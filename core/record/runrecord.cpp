@@ -20,6 +20,7 @@
 #include <QRandomGenerator>
 #include <QRegularExpression>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <unistd.h>
@@ -183,6 +184,12 @@ bool RunRecord::open(const QString &directory, QString *error)
         *error = tr("%1 is not a run record: %2").arg(directory, why);
         return false;
     }
+    openParsed(directory, run);
+    return true;
+}
+
+void RunRecord::openParsed(const QString &directory, const QJsonObject &run)
+{
     m_directory = QFileInfo(directory).absoluteFilePath();
     m_id = run.value(QStringLiteral("id")).toString();
     m_name = run.value(QStringLiteral("name")).toString();
@@ -191,7 +198,6 @@ bool RunRecord::open(const QString &directory, QString *error)
     m_launcherCommit = run.value(QStringLiteral("rankdeck_commit")).toString();
     m_profile = Profile::fromJson(run.value(QStringLiteral("profile")).toObject());
     m_config = TrainingConfig::fromJson(run.value(QStringLiteral("config")).toObject());
-    return true;
 }
 
 bool RunRecord::releaseReserve()
@@ -380,21 +386,57 @@ RunInfo RunRecord::info() const
     return i;
 }
 
+QStringList RunRecord::directories(const QString &runsDirectory)
+{
+    const QDir dir(runsDirectory);
+    QStringList out = dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name | QDir::Reversed);
+    for (QString &e : out)
+        e = dir.filePath(e);
+    return out;
+}
+
+bool RunRecord::read(const QString &directory, RunInfo *info)
+{
+    RunRecord r;
+    QString error;
+    if (!r.open(directory, &error))
+        return false;
+    *info = r.info();
+    return true;
+}
+
+qsizetype RunRecord::insertPosition(const QList<RunInfo> &runs, const RunInfo &run)
+{
+    // After the runs of the same time: list() sorts stably, in directory order.
+    return std::upper_bound(
+               runs.cbegin(), runs.cend(), run,
+               [](const RunInfo &a, const RunInfo &b) { return a.createdUs > b.createdUs; }) -
+           runs.cbegin();
+}
+
+RunRecord::Listing RunRecord::scan(const QString &runsDirectory)
+{
+    Listing out;
+    for (const QString &directory : directories(runsDirectory)) {
+        QJsonObject run;
+        if (const QString why = readRunJson(directory, &run); !why.isEmpty()) {
+            out.broken.append(BrokenRun{QFileInfo(directory).fileName(), directory, why});
+            continue;
+        }
+        RunRecord r;
+        r.openParsed(directory, run);
+        out.runs.append(r.info());
+    }
+    std::stable_sort(out.runs.begin(), out.runs.end(),
+                     [](const RunInfo &a, const RunInfo &b) { return a.createdUs > b.createdUs; });
+    // Broken ones in name order, oldest first, as they were listed before.
+    std::reverse(out.broken.begin(), out.broken.end());
+    return out;
+}
+
 QList<RunInfo> RunRecord::list(const QString &runsDirectory)
 {
-    QList<RunInfo> out;
-    const QDir dir(runsDirectory);
-    const QStringList entries =
-        dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name | QDir::Reversed);
-    for (const QString &e : entries) {
-        RunRecord r;
-        QString error;
-        if (r.open(dir.filePath(e), &error))
-            out.append(r.info());
-    }
-    std::stable_sort(out.begin(), out.end(),
-                     [](const RunInfo &a, const RunInfo &b) { return a.createdUs > b.createdUs; });
-    return out;
+    return scan(runsDirectory).runs;
 }
 
 QList<BrokenRun> RunRecord::listBroken(const QString &runsDirectory)

@@ -131,10 +131,26 @@ public:
     // by listBroken().
     static QList<RunInfo> list(const QString &runsDirectory);
     static QList<BrokenRun> listBroken(const QString &runsDirectory);
+    // Both in one pass (each run.json is read once): what `runs` prints.
+    struct Listing
+    {
+        QList<RunInfo> runs;
+        QList<BrokenRun> broken;
+    };
+    static Listing scan(const QString &runsDirectory);
+    // The run directories of runsDirectory in list()'s reading order (newest id first), none of
+    // them read yet: a front end reads the first screen of them at once and the rest later.
+    static QStringList directories(const QString &runsDirectory);
+    // One run directory as list() reads it; false when it is not a readable run.
+    static bool read(const QString &directory, RunInfo *info);
+    // Newest first, as list() orders runs: where `run` goes in `runs` (already in that order).
+    static qsizetype insertPosition(const QList<RunInfo> &runs, const RunInfo &run);
     // A run id, or a run name (the newest run of that name).
     static QString resolve(const QString &runsDirectory, const QString &idOrName, QString *error);
 
 private:
+    void openParsed(const QString &directory, const QJsonObject &run);
+
     QString m_id;
     QString m_name;
     QString m_directory;

@@ -22,7 +22,30 @@ RunManager::RunManager(const QString &runsDirectory, QObject *parent)
     m_judgeTimer.setSingleShot(true);
     m_judgeTimer.setInterval(500);
     connect(&m_judgeTimer, &QTimer::timeout, this, &RunManager::judgeDriven);
-    refresh();
+    // A thousand runs are a thousand run.json and state.json files: the first screen of them
+    // now, the rest between the events that show it.
+    m_readTimer.setSingleShot(true);
+    m_readTimer.setInterval(0);
+    connect(&m_readTimer, &QTimer::timeout, this, [this] {
+        readMore(ReadRunsEach);
+        emit historyChanged();
+    });
+    m_unread = RunRecord::directories(m_runsDirectory);
+    readMore(FirstReadRuns);
+}
+
+void RunManager::readMore(int count)
+{
+    const qsizetype n = std::min<qsizetype>(count, m_unread.size());
+    for (const QString &dir : m_unread.first(n)) {
+        RunInfo info;
+        if (RunRecord::read(dir, &info))
+            m_history.insert(RunRecord::insertPosition(m_history, info), info);
+    }
+    m_unread.remove(0, n);
+    followRecorded();
+    if (!m_unread.isEmpty())
+        m_readTimer.start();
 }
 
 // Controllers are children; their destructors kill what still runs.
@@ -190,6 +213,9 @@ bool RunManager::drivenHere(const QString &runId) const
 
 void RunManager::refresh()
 {
+    // Read in full: what came or went may be among the runs not read yet.
+    m_unread.clear();
+    m_readTimer.stop();
     m_history = RunRecord::list(m_runsDirectory);
     // A run this process drives is never "launcher gone", and its state is the live one.
     for (RunInfo &i : m_history) {

@@ -54,8 +54,15 @@ public:
     // Recorded runs, newest first, with the live state of the runs this manager runs. Kept up to
     // date with the runs directory: a run that another process starts shows within a second,
     // and a run in progress there updates as its state.json does (RunsDirectoryWatcher).
+    // On a long history the list is read a screen at a time (issue 44): the newest
+    // FirstReadRuns runs at construction, the others ReadRunsEach per turn of the event loop,
+    // historyChanged() after each. historyComplete() says whether every run has been read.
     QList<RunInfo> history() const { return m_history; }
+    bool historyComplete() const { return m_unread.isEmpty(); }
     void refresh();
+
+    static constexpr int FirstReadRuns = 64;
+    static constexpr int ReadRunsEach = 128;
 
     // Stops every active run (the GUI calls it on quit unless runs are detached).
     void stopAll();
@@ -76,12 +83,16 @@ private:
     void followRecorded();
     // Reads these recorded runs again; historyChanged() when what the list shows changed.
     void updateRecorded(const QStringList &directories);
+    // Reads up to `count` more of the runs not read yet into the history (in its order).
+    void readMore(int count);
 
     QString m_runsDirectory;
     RunsDirectoryWatcher *m_watcher = nullptr;
     QTimer m_judgeTimer; // judgeDriven() soon after a run driven here changed
     QHash<QString, QPointer<RunController>> m_controllers;
     QList<RunInfo> m_history;
+    QStringList m_unread; // run directories not read yet, newest first
+    QTimer m_readTimer;   // reads the next of them
 };
 
 } // namespace rankdeck
