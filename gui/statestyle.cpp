@@ -75,7 +75,7 @@ QIcon stateIcon(ShownState state, const QStyle *style)
                             .arg(style ? style->name() : QString(), QIcon::themeName());
     if (const auto it = made.constFind(key); it != made.cend())
         return *it;
-    const QIcon icon = makeStateIcon(state, style);
+    QIcon icon = makeStateIcon(state, style);
     made.insert(key, icon);
     return icon;
 }
