@@ -24,10 +24,15 @@ constexpr int kMaxLines = 8; // distinct rank descriptions in one text; the rest
 // (all_to_all's totals are a sum over ranks, not a property of one rank's call).
 bool shapesMayDiffer(const QString &op)
 {
-    static const QSet<QString> ops = {
-        QStringLiteral("gather"),        QStringLiteral("scatter"),
-        QStringLiteral("all_to_all"),    QStringLiteral("alltoall"),
-        QStringLiteral("alltoall_base"), QStringLiteral("all_to_all_single")};
+    static const QSet<QString> ops = {QStringLiteral("gather"),
+                                      QStringLiteral("scatter"),
+                                      QStringLiteral("all_to_all"),
+                                      QStringLiteral("alltoall"),
+                                      QStringLiteral("alltoall_base"),
+                                      QStringLiteral("all_to_all_single"),
+                                      QStringLiteral("all_to_all_v_single"),
+                                      QStringLiteral("all_gather_v"),
+                                      QStringLiteral("reduce_scatter_v")};
     return ops.contains(op);
 }
 
@@ -38,8 +43,11 @@ bool gathersAll(const QString &op)
 {
     static const QSet<QString> ops = {QStringLiteral("all_gather"),
                                       QStringLiteral("_allgather_base"),
+                                      QStringLiteral("_all_gather_base"),
+                                      QStringLiteral("all_gather_single"),
                                       QStringLiteral("all_gather_into_tensor"),
-                                      QStringLiteral("allgather_into_tensor_coalesced")};
+                                      QStringLiteral("allgather_into_tensor_coalesced"),
+                                      QStringLiteral("all_gather_into_tensor_coalesced")};
     return ops.contains(op);
 }
 
@@ -47,7 +55,8 @@ bool scattersReduced(const QString &op)
 {
     static const QSet<QString> ops = {
         QStringLiteral("reduce_scatter"), QStringLiteral("_reduce_scatter_base"),
-        QStringLiteral("reduce_scatter_tensor"), QStringLiteral("reduce_scatter_tensor_coalesced")};
+        QStringLiteral("reduce_scatter_single"), QStringLiteral("reduce_scatter_tensor"),
+        QStringLiteral("reduce_scatter_tensor_coalesced")};
     return ops.contains(op);
 }
 

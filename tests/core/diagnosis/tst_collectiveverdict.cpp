@@ -454,6 +454,109 @@ private slots:
         QCOMPARE(CollectiveVerdict::fromJson(v.toJson()), v);
     }
 
+    // torch's own tests of its analyser (pytorch/pytorch,
+    // test/distributed/flight_recorder/test_fr_analysis.py, test_match_one_event and
+    // test_all_events), each pair of events as two ranks' collective #1: RankDeck parts the ranks
+    // (a desync) exactly where torch's match_one_event reports a mismatch, but for the two cases
+    // marked "on purpose" (data/fr/README.md): an all_reduce whose output differs from its input
+    // the same way on both ranks does not part them, and a rank that completed the collective
+    // beside one that has not is progress, not a parting, on Gloo (states come with NCCL).
+    void torchMatchOneEvent_data()
+    {
+        QTest::addColumn<Inputs>("ranks");
+        QTest::addColumn<bool>("parted");
+        struct Event
+        {
+            QString op;
+            QList<QList<qint64>> in, out;
+            QString outDtype = u"float32"_s;
+            QString state = u"scheduled"_s;
+        };
+        const auto ranksOf = [](const Event &a, const Event &b) {
+            Inputs out;
+            for (const Event &e : {a, b}) {
+                FlightRecorderEntry x = entry(1, e.op);
+                x.inputSizes = e.in;
+                x.inputDtypes = {u"float32"_s};
+                x.outputSizes = e.out;
+                x.outputDtypes = e.outDtype.isEmpty() ? QStringList() : QStringList{e.outDtype};
+                x.state = e.state;
+                out << rank(int(out.size()), e.state == u"completed"_s ? 1 : 0, 1, x);
+            }
+            return out;
+        };
+        const Event e1{u"all_reduce"_s, {{4, 4}}, {{4, 4}}};
+        const Event e9{u"all_reduce"_s, {{4, 4}}, {{4, 4}}, u"float32"_s, u"completed"_s};
+        const Event e11{u"gather"_s, {{4, 4}}, {{4, 4}, {4, 4}}, u"float32"_s, u"completed"_s};
+        QTest::newRow("e1 e1: fully matched") << ranksOf(e1, e1) << false;
+        QTest::newRow("e1 e2: type mismatch")
+            << ranksOf(e1, {u"all_gather"_s, {{4, 4}}, {{4, 4}}}) << true;
+        QTest::newRow("e3 e4: all_to_all, undecided (the op alone compared)")
+            << ranksOf({u"all_to_all"_s, {{4, 4}}, {{4, 4}}}, {u"all_to_all"_s, {{4, 4}}, {{4, 4}}})
+            << false;
+        QTest::newRow("e1 e5: input size mismatch")
+            << ranksOf(e1, {u"all_reduce"_s, {{5, 4}}, {{4, 4}}}) << true;
+        QTest::newRow("e1 e6: output size mismatch")
+            << ranksOf(e1, {u"all_reduce"_s, {{4, 4}}, {{5, 4}}}) << true;
+        QTest::newRow("e7 e7: output unlike input on both ranks (on purpose: not parted)")
+            << ranksOf({u"all_reduce"_s, {{4, 4}}, {{5, 4}}}, {u"all_reduce"_s, {{4, 4}}, {{5, 4}}})
+            << false;
+        QTest::newRow("e1 e9: state mismatch (on purpose: progress on Gloo)")
+            << ranksOf(e1, e9) << false;
+        QTest::newRow("e10 e9: output dtype mismatch")
+            << ranksOf({u"all_reduce"_s, {{4, 4}}, {{4, 4}}, u"float16"_s, u"completed"_s}, e9)
+            << true;
+        QTest::newRow("e11 e12: gather, the non-root's empty output")
+            << ranksOf(e11, {u"gather"_s, {{4, 4}}, {{}}, QString(), u"completed"_s}) << false;
+        QTest::newRow("e11 e13: gather")
+            << ranksOf(e11, {u"gather"_s, {{4, 4}}, {{4, 4}}, QString(), u"completed"_s}) << false;
+        // test_all_events: every collective of torch's COLLECTIVES, sized as torch sizes it.
+        for (const QString &op : {u"ALLGATHER_coalesced"_s,
+                                  u"REDUCE_SCATTER_coalesced"_s,
+                                  u"_all_gather_base"_s,
+                                  u"_broadcast_oop"_s,
+                                  u"_reduce_oop"_s,
+                                  u"_reduce_scatter_base"_s,
+                                  u"all_gather"_s,
+                                  u"all_gather_into_tensor_coalesced"_s,
+                                  u"all_gather_single"_s,
+                                  u"all_gather_v"_s,
+                                  u"all_reduce"_s,
+                                  u"all_reduce_barrier"_s,
+                                  u"all_to_all"_s,
+                                  u"all_to_all_single"_s,
+                                  u"all_to_all_v_single"_s,
+                                  u"allreduce_coalesced"_s,
+                                  u"barrier"_s,
+                                  u"broadcast"_s,
+                                  u"gather"_s,
+                                  u"new_window"_s,
+                                  u"reduce"_s,
+                                  u"reduce_scatter"_s,
+                                  u"reduce_scatter_single"_s,
+                                  u"reduce_scatter_tensor_coalesced"_s,
+                                  u"reduce_scatter_v"_s,
+                                  u"scatter"_s,
+                                  u"split"_s}) {
+            Event e{op, {{4, 4}}, {{4, 4}}};
+            if (op == u"reduce_scatter"_s || op == u"_reduce_scatter_base"_s ||
+                op == u"reduce_scatter_tensor_coalesced"_s)
+                e.out = {{8}};
+            if (op == u"all_gather"_s || op == u"_all_gather_base"_s ||
+                op == u"all_gather_into_tensor_coalesced"_s)
+                e.out = {{32}};
+            QTest::addRow("all events: %s", qPrintable(op)) << ranksOf(e, e) << false;
+        }
+    }
+    void torchMatchOneEvent()
+    {
+        QFETCH(Inputs, ranks);
+        QFETCH(bool, parted);
+        const CollectiveVerdict v = CollectiveVerdict::compute(ranks, 1010 * kSecond);
+        QVERIFY2((v.kind() == CollectiveVerdict::Kind::Desync) == parted, qPrintable(v.text()));
+        if (parted) // two ranks, one against one: no rank named
+            QVERIFY(v.culprits().isEmpty());
+    }
     void pendingTime()
     {
         Inputs ranks = realCase(u"allentered"_s);
