@@ -213,6 +213,25 @@ CollectiveGroupAnalysis::CollectiveGroupAnalysis(const QList<RankCollectiveInput
             if (e.isP2p || e.collectiveSeq <= 0)
                 continue;
             RankGroup &rg = r.groups[e.groupName];
+            // A coalesced group's end entry ("coalesced", "ALLGATHER_coalesced": no tensors of its
+            // own) after its ops, or batch_isend_irecv's with the last collective's stale number:
+            // not a call to compare; its state still counts.
+            const bool endOfGroup =
+                e.op.endsWith(QLatin1String("coalesced")) &&
+                std::all_of(e.inputSizes.cbegin(), e.inputSizes.cend(),
+                            [](const QList<qint64> &t) { return t.isEmpty(); }) &&
+                rg.bySeq.contains(e.collectiveSeq);
+            if (endOfGroup) {
+                if (e.finished())
+                    rg.finished = qMax(rg.finished, e.collectiveSeq);
+                continue;
+            }
+            if (const FlightRecorderEntry *before = rg.bySeq.value(e.collectiveSeq, nullptr)) {
+                QList<const FlightRecorderEntry *> &all = rg.grouped[e.collectiveSeq];
+                if (all.isEmpty())
+                    all << before;
+                all << &e;
+            }
             rg.bySeq.insert(e.collectiveSeq, &e);
             rg.entered = qMax(rg.entered, e.collectiveSeq);
             if (e.finished())
@@ -282,6 +301,42 @@ const FlightRecorderEntry *CollectiveGroupAnalysis::entryAt(const RankView &r, c
 {
     const auto g = r.groups.constFind(group);
     return g == r.groups.cend() ? nullptr : g->bySeq.value(seq, nullptr);
+}
+
+QStringList CollectiveGroupAnalysis::callAt(const RankView &r, const GroupInfo &g, qint64 seq) const
+{
+    const qsizetype size = g.membersKnown ? g.members.size() : 0;
+    const auto group = r.groups.constFind(g.name);
+    if (group == r.groups.cend())
+        return {};
+    const QList<const FlightRecorderEntry *> all = group->grouped.value(seq);
+    if (all.isEmpty()) {
+        const FlightRecorderEntry *e = group->bySeq.value(seq, nullptr);
+        return e ? signature(*e, size) : QStringList();
+    }
+    // Slot by slot (op, input sizes, input dtypes, outputs, output dtypes), op after op.
+    QStringList out(5);
+    for (const FlightRecorderEntry *e : all) {
+        const QStringList one = signature(*e, size);
+        for (qsizetype i = 0; i < out.size(); ++i)
+            out[i] += one.value(i) + QChar(0x1e);
+    }
+    return out;
+}
+
+QString CollectiveGroupAnalysis::describeAt(const RankView &r, const QString &group,
+                                            qint64 seq) const
+{
+    const QList<const FlightRecorderEntry *> all = r.groups.value(group).grouped.value(seq);
+    if (all.isEmpty())
+        return describe(entryAt(r, group, seq));
+    QStringList ops;
+    for (const FlightRecorderEntry *e : all)
+        if (ops.size() < 4)
+            ops << e->describe();
+    if (all.size() > 4)
+        ops << QStringLiteral("…");
+    return tr("a coalesced group of %1 (%2)").arg(all.size()).arg(ops.join(QStringLiteral(", ")));
 }
 
 qint64 CollectiveGroupAnalysis::firstEnteredNs(const QString &group, qint64 seq) const
@@ -426,9 +481,8 @@ CollectiveVerdict CollectiveGroupAnalysis::examine(const QString &group) const
     for (qint64 s : seqs) {
         QSet<QString> kinds;
         for (const RankView *r : dumped)
-            if (const FlightRecorderEntry *e = entryAt(*r, g.name, s))
-                kinds.insert(
-                    signature(*e, g.membersKnown ? g.members.size() : 0).join(QChar(0x1f)));
+            if (entryAt(*r, g.name, s))
+                kinds.insert(callAt(*r, g, s).join(QChar(0x1f)));
         if (kinds.size() > 1) {
             firstDesync = s;
             break;
@@ -453,8 +507,8 @@ void CollectiveGroupAnalysis::desync(const GroupInfo &g, const QList<const RankV
     QMap<QStringList, QList<int>> classes;
     QList<int> notEntered;
     for (const RankView *r : dumped) {
-        if (const FlightRecorderEntry *e = entryAt(*r, g.name, seq))
-            classes[signature(*e, g.membersKnown ? g.members.size() : 0)] << r->in->rank;
+        if (entryAt(*r, g.name, seq))
+            classes[callAt(*r, g, seq)] << r->in->rank;
         else if (r->groups.value(g.name).entered < seq)
             notEntered << r->in->rank;
     }
@@ -475,14 +529,14 @@ void CollectiveGroupAnalysis::desync(const GroupInfo &g, const QList<const RankV
     bool opDiffers = false, sizeDiffers = false, outputDiffers = false, dtypeDiffers = false;
     QStringList ops; // for the headline, in the order of the ranks
     for (const RankView *r : dumped)
-        if (const FlightRecorderEntry *e = entryAt(*r, g.name, seq);
-            e && ops.size() < 3 && !ops.contains(describe(e)))
-            ops << describe(e);
+        if (entryAt(*r, g.name, seq) && ops.size() < 3 &&
+            !ops.contains(describeAt(*r, g.name, seq)))
+            ops << describeAt(*r, g.name, seq);
     for (auto it = classes.begin(); it != classes.end(); ++it) {
         const bool isMajority = byMajority && it.key() == majority;
         for (int rank : it.value()) {
             const RankView *r = view(rank);
-            const QString what = describe(entryAt(*r, g.name, seq));
+            const QString what = describeAt(*r, g.name, seq);
             (isMajority ? usual : odd)
                 << RankText{rank, tr("entered %1").arg(what), whereIn(*r, g.name, seq)};
             // Without a majority no side is the odd one: nobody is named.

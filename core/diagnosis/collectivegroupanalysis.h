@@ -39,9 +39,12 @@ public:
 private:
     struct RankGroup
     {
-        QMap<qint64, const FlightRecorderEntry *> bySeq; // collectives, not p2p
-        qint64 entered = 0;                              // last collective entered; 0: none
-        qint64 finished = 0;                             // last finished
+        QMap<qint64, const FlightRecorderEntry *> bySeq; // collectives, not p2p: the last entry
+        // Every entry of a collective number, in record order, where there are more than one
+        // (the ops of a coalesced group share their number: each is compared, not the end alone).
+        QHash<qint64, QList<const FlightRecorderEntry *>> grouped;
+        qint64 entered = 0;  // last collective entered; 0: none
+        qint64 finished = 0; // last finished
         bool pending() const { return entered > finished; }
     };
     struct RankView
@@ -60,6 +63,9 @@ private:
 
     const RankView *view(int rank) const;
     const FlightRecorderEntry *entryAt(const RankView &r, const QString &group, qint64 seq) const;
+    // What must agree between ranks at `seq` (every op of a coalesced group), and its words.
+    QStringList callAt(const RankView &r, const GroupInfo &g, qint64 seq) const;
+    QString describeAt(const RankView &r, const QString &group, qint64 seq) const;
     RankInCollective pendingOf(const RankView &r, const QString &preferred) const;
     QString elsewhere(const RankView &r, const QString &group, const QString &op) const;
     QString whereIn(const RankView &r, const QString &group, qint64 seq) const;

@@ -3,7 +3,10 @@
 // CollectiveVerdict on the real dumps of tests/core/diagnosis/data/fr/ (torch 2.14.1, Gloo; each
 // rank's `where` from its real faulthandler dump, its liveness from ranks.txt) and on hand-made
 // cases the real ones do not cover: no dumps at all, a rank without a dump (alive or dead), a
-// 3-rank majority, a tie, named subgroups, ranks waiting in two groups, garbage dump files.
+// 3-rank majority, a tie, named subgroups, ranks waiting in two groups, garbage dump files; and
+// torch's own tests of its analyser as pairs of ranks.
+// Longer than the house's ~600 lines: one data-driven test per source of cases (real dumps, hand
+// made, torch's own), which share the entry and rank builders at the top.
 #include "diagnosis/collectiveverdict.h"
 
 #include "frcases.h"
@@ -547,6 +550,64 @@ private slots:
                 e.out = {{32}};
             QTest::addRow("all events: %s", qPrintable(op)) << ranksOf(e, e) << false;
         }
+    }
+    // torch's build_db cases (test_fr_analysis.py, testBuildDB) with the ops of one coalesced
+    // group sharing a collective number, as NCCL records them: each op is compared, not the
+    // group's end entry alone.
+    void torchCoalescedGroups_data()
+    {
+        QTest::addColumn<Inputs>("ranks");
+        QTest::addColumn<bool>("parted");
+        const auto group = [](const QList<QPair<QString, qint64>> &ops, const QString &end) {
+            QList<FlightRecorderEntry> out;
+            for (const auto &[op, side] : ops) {
+                FlightRecorderEntry e = entry(1, op);
+                e.inputSizes = {{side, side}};
+                e.outputSizes = {{side, side}};
+                e.inputDtypes = e.outputDtypes = {u"float32"_s};
+                e.state = u"completed"_s;
+                out << e;
+            }
+            FlightRecorderEntry marker = entry(1, end);
+            marker.inputSizes = marker.outputSizes = {{}};
+            marker.inputDtypes.clear();
+            marker.state = u"completed"_s;
+            out << marker;
+            return out;
+        };
+        const auto ranksOf = [](const QList<FlightRecorderEntry> &a,
+                                const QList<FlightRecorderEntry> &b) {
+            Inputs out;
+            for (const QList<FlightRecorderEntry> &entries : {a, b}) {
+                RankCollectiveInput in = rank(int(out.size()), 1, 1, entries.first());
+                in.dump.entries = entries;
+                out << in;
+            }
+            return out;
+        };
+        const auto broadcasts = group({{u"broadcast"_s, 4}, {u"broadcast"_s, 4}}, u"coalesced"_s);
+        QTest::newRow("case 3: two broadcasts coalesced, matched")
+            << ranksOf(broadcasts, broadcasts) << false;
+        QTest::newRow("case 4: an uneven all-gather's broadcasts (5×5 vs 4×4), mismatched")
+            << ranksOf(group({{u"_broadcast_oop"_s, 4}, {u"_broadcast_oop"_s, 5}},
+                             u"ALLGATHER_coalesced"_s),
+                       group({{u"_broadcast_oop"_s, 4}, {u"_broadcast_oop"_s, 4}},
+                             u"ALLGATHER_coalesced"_s))
+            << true;
+        const auto reduces =
+            group({{u"_reduce_oop"_s, 4}, {u"_reduce_oop"_s, 4}}, u"REDUCE_SCATTER_coalesced"_s);
+        QTest::newRow("case 5: a reduce-scatter's reduces, matched")
+            << ranksOf(reduces, reduces) << false;
+        QTest::newRow("case 6: an empty coalesced call on one rank")
+            << ranksOf(group({}, u"REDUCE_SCATTER_coalesced"_s), reduces) << true;
+    }
+    void torchCoalescedGroups()
+    {
+        QFETCH(Inputs, ranks);
+        QFETCH(bool, parted);
+        const CollectiveVerdict v = CollectiveVerdict::compute(ranks, 1010 * kSecond);
+        QVERIFY2((v.kind() == CollectiveVerdict::Kind::Desync) == parted, qPrintable(v.text()));
+        qInfo("%s", qPrintable(v.text()));
     }
     void torchMatchOneEvent()
     {
