@@ -7,6 +7,8 @@
 
 #include <QSet>
 
+#include <algorithm>
+
 namespace rankdeck {
 
 namespace {
@@ -88,10 +90,21 @@ QStringList whereRankWaits(const RankStackDump &dump)
         const bool inCollective = waitsInCollective(t.frames);
         if (!t.mainThread && !inCollective)
             continue;
+        // Gloo's send and receive wait in the same transport calls as its collectives; their
+        // work types say which it is.
+        const bool pointToPoint =
+            inCollective && std::any_of(t.frames.cbegin(), t.frames.cend(), [](const QString &f) {
+                return f.contains(QLatin1String("::RecvWork::")) ||
+                       f.contains(QLatin1String("::SendWork::"));
+            });
         const QString where = t.frames.isEmpty() ? t.note : waitLocation(t.frames);
         out << tr("thread %1 (%2)%3: %4")
                    .arg(t.tid)
-                   .arg(t.name, inCollective ? tr(", waits in a collective") : QString(), where);
+                   .arg(t.name,
+                        pointToPoint   ? tr(", waits in a send or receive")
+                        : inCollective ? tr(", waits in a collective")
+                                       : QString(),
+                        where);
     }
     for (const PythonThreadStack &t : parseFaultHandlerDump(dump.python).threads) {
         if (t.frames.isEmpty() || isHelperPythonThread(t))

@@ -155,7 +155,8 @@ void TestHangVerdict::verdicts_data()
         << u"local"_s << 2 << quickHang << u"p2p"_s << u"missing_ranks"_s << QList<int>{0}
         << QStringList{u"Point-to-point, not a collective: rank 1 waits in recv from rank 0 "
                        "(collectives.py:"_s,
-                       u"`dist.recv(t, src=0)`); rank 0 is not sending: it is at collectives.py:"_s}
+                       u"`dist.recv(t, src=0)`); rank 0 is not sending: it is at collectives.py:"_s,
+                       u"waits in a send or receive: gloo::transport::tcp::UnboundBuffer::waitRecv"_s}
         << QString() << false;
     QTest::newRow("batch_isend_irecv with a missing peer op (2 ranks)")
         << u"local"_s << 2 << quickHang << u"batch"_s << u"missing_ranks"_s << QList<int>{1}
