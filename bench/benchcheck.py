@@ -43,6 +43,10 @@ GROUP_KEYS = {
     "scalewide": ("scale_ssh_16x32_launch_s", "scale_slurm_2x64_launch_s"),
     "framework": ("framework_wall_ratio_vs_torchrun",),
     "runs1000": ("runs1000_gui_start_s", "runs1000_cli_runs_s"),
+    # Run only when --only names it (bench/run.py's OPT_IN).
+    "soak": ("soak_rss_growth_pct", "soak_launcher_rss_growth_pct", "soak_lines_missing",
+             "soak_stall_p99_start_ms", "soak_stall_p99_end_ms", "soak_bytes_per_line",
+             "soak_bytes_per_line_vs_line", "soak_show_ms", "soak_logs_follow_ms"),
 }
 
 # A --quick run leaves these out on purpose: bench_gui --quick pushes 20M lines, too few for a key

@@ -11,6 +11,8 @@
 //   --duration S        seconds to run (ignored with --total-lines)
 //   --total-lines N     stop after N lines
 //   --control-stdin     read `stop` on stdin; end of stdin ends the process
+//   --scalars N         N more metrics in each step event ("scalars", as rankdeck.log() sends):
+//                       with the step event's own six, 14 make the 20 a chatty job logs a step
 // The launcher passes worker flags it knows nothing about; unknown flags are ignored on purpose.
 #include "wire/wireprotocol.h"
 
@@ -25,6 +27,8 @@
 #include <string>
 #include <thread>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -61,6 +65,7 @@ int main(int argc, char **argv)
 {
     double linesPerSec = 2000, stepsPerSec = 20, duration = 10;
     long long totalLines = -1;
+    int scalarCount = 0;
     bool controlStdin = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -76,9 +81,16 @@ int main(int argc, char **argv)
             next(duration);
         else if (a == "--total-lines" && i + 1 < argc)
             totalLines = std::atoll(argv[++i]);
+        else if (a == "--scalars" && i + 1 < argc)
+            scalarCount = std::max(0, std::atoi(argv[++i]));
         else if (a == "--control-stdin")
             controlStdin = true;
     }
+    // The names are made once: a step then only formats the values.
+    std::vector<std::pair<std::string, double>> scalars;
+    scalars.reserve(std::size_t(scalarCount));
+    for (int k = 0; k < scalarCount; ++k)
+        scalars.emplace_back("metric_" + std::to_string(k), 0.0);
     if (const char *c = std::getenv("RANKDECK_CONTROL"); c && std::string(c) == "stdin")
         controlStdin = true;
 
@@ -152,15 +164,20 @@ int main(int argc, char **argv)
         while (stepsDone < stepTarget) {
             ++stepsDone;
             const double loss = 2.0 * std::exp(-double(stepsDone) / 500.0) + 0.01 * (rank % 7);
-            batch += w::WireEventWriter(w::event::Step, rank, nowUs())
-                         .addInt(w::field::Step, stepsDone)
-                         .addInt(w::field::Epoch, 0)
-                         .addDouble(w::field::Loss, loss)
-                         .addDouble(w::field::LearningRate, 0.01)
-                         .addDouble(w::field::SamplesPerSec, 1000)
-                         .addDouble(w::field::StepTimeMs, 1000.0 / std::max(1.0, stepsPerSec))
-                         .addDouble(w::field::CommWaitMs, 0)
-                         .line();
+            w::WireEventWriter step(w::event::Step, rank, nowUs());
+            step.addInt(w::field::Step, stepsDone)
+                .addInt(w::field::Epoch, 0)
+                .addDouble(w::field::Loss, loss)
+                .addDouble(w::field::LearningRate, 0.01)
+                .addDouble(w::field::SamplesPerSec, 1000)
+                .addDouble(w::field::StepTimeMs, 1000.0 / std::max(1.0, stepsPerSec))
+                .addDouble(w::field::CommWaitMs, 0);
+            if (!scalars.empty()) {
+                for (std::size_t k = 0; k < scalars.size(); ++k)
+                    scalars[k].second = loss * double(k + 1) + 0.001 * double(stepsDone % 97);
+                step.addDoubles("scalars", scalars);
+            }
+            batch += step.line();
         }
         if (clock::now() - lastBeat > std::chrono::seconds(1)) {
             lastBeat = clock::now();
