@@ -8,6 +8,7 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 
 #include <cstdio>
@@ -125,6 +126,34 @@ bool CliUtil::loadRecordedMetrics(const QString &runDirectory, MetricsStore *sto
         if (names.isEmpty() || names.contains(row.metric))
             store->append(row.rank, row.metric, row.step, row.wallTimeUs, row.value);
     }
+    return ok;
+}
+
+bool CliUtil::loadRecentMetrics(const QString &runDirectory, MetricsStore *store, QString *error,
+                                const QStringList &names, qint64 tailBytes)
+{
+    const QString path = QDir(runDirectory).filePath(QStringLiteral("metrics.csv"));
+    QFile file(path);
+    if (!file.exists())
+        return true;
+    if (!file.open(QIODevice::ReadOnly)) {
+        *error = tr("cannot read %1: %2").arg(path, file.errorString());
+        return false;
+    }
+    qint64 from = qMax<qint64>(0, file.size() - tailBytes);
+    if (from > 0) {
+        // From the first whole line: a row cut at its start could still read as a row.
+        file.seek(from - 1);
+        file.readLine();
+        from = file.pos();
+    }
+    file.close();
+    QList<CsvExport::Row> rows;
+    qint64 end = from;
+    const bool ok = CsvExport::readFrom(path, from, &rows, &end, error);
+    for (const CsvExport::Row &row : std::as_const(rows))
+        if (names.isEmpty() || names.contains(row.metric))
+            store->append(row.rank, row.metric, row.step, row.wallTimeUs, row.value);
     return ok;
 }
 

@@ -48,6 +48,11 @@ public:
     // read, with every good row added and the first bad one named in *error.
     static bool loadRecordedMetrics(const QString &runDirectory, MetricsStore *store,
                                     QString *error, const QStringList &names = {});
+    // The same for the file's last `tailBytes` only (from its first whole line there): what
+    // `show` needs for the last steps, in bounded time however long the run has been recording
+    // (the whole file took 2.7 s after a 30-minute soak, docs/benchmarks.md).
+    static bool loadRecentMetrics(const QString &runDirectory, MetricsStore *store, QString *error,
+                                  const QStringList &names, qint64 tailBytes);
 };
 
 } // namespace rankdeck::cli

@@ -326,8 +326,11 @@ int RunCommands::show(const QStringList &args)
     {
         MetricsStore metrics;
         QString ignored; // a bad row loses only itself here; `export` names it
-        CliUtil::loadRecordedMetrics(info.directory, &metrics, &ignored,
-                                     {metric::StepTimeMs, metric::CommWaitMs});
+        // The report reads the last StragglerReport::kWindow steps: the file's tail holds them
+        // (16 MiB: 100 steps of 512 ranks' step metrics), however long the run.
+        CliUtil::loadRecentMetrics(info.directory, &metrics, &ignored,
+                                   {metric::StepTimeMs, metric::CommWaitMs},
+                                   qint64(16) * 1024 * 1024);
         const QString straggler = StragglerReport::analyze(metrics, hosts).text();
         if (!straggler.isEmpty())
             out << '\n' << CliUtil::tr("Step time: %1").arg(straggler) << '\n';

@@ -483,6 +483,29 @@ private slots:
                  qPrintable(s.out));
         QVERIFY2(s.out.contains(QStringLiteral("Ranks 0–2 wait for it")), qPrintable(s.out));
 
+        // A long run's metrics.csv: show reads only its last 16 MiB (from a whole line), where
+        // the last steps are. 17 MiB of another metric's rows go before the run's own: the
+        // verdict is the same, and the cut row at the tail's start is not read as a row.
+        const QStringList dirs =
+            QDir(runsDir()).entryList({QStringLiteral("*-e2e-straggler-*")}, QDir::Dirs);
+        QCOMPARE(dirs.size(), 1);
+        QFile csv(runsDir() + u'/' + dirs.first() + QStringLiteral("/metrics.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QByteArray own = csv.readAll();
+        csv.close();
+        const qsizetype headerEnd = own.indexOf('\n') + 1;
+        QByteArray longer = own.left(headerEnd);
+        for (qint64 i = 0; longer.size() < 17 * 1024 * 1024; ++i)
+            longer += "0,earlier_metric,0," + QByteArray::number(i) + ",1," +
+                      QByteArray::number(i % 997) + ".25\n";
+        longer += own.mid(headerEnd);
+        QVERIFY(csv.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        QCOMPARE(csv.write(longer), longer.size());
+        csv.close();
+        const Result tail = cli({QStringLiteral("show"), QStringLiteral("e2e-straggler")});
+        QCOMPARE(tail.code, 0);
+        QVERIFY2(tail.out.contains(m.captured(0)), qPrintable(tail.out));
+
         // Without the slowed rank: no straggler.
         const Result even =
             cli({QStringLiteral("launch"), QStringLiteral("--profile"), QStringLiteral("local"),
