@@ -492,7 +492,7 @@ CollectiveVerdict CollectiveGroupAnalysis::examine(const QString &group) const
     if (firstDesync > 0 && (firstMissing < 0 || firstDesync <= firstMissing))
         desync(g, dumped, firstDesync, deadNoDump, &v);
     else if (firstMissing > 0)
-        missing(g, dumped, firstMissing, &v);
+        missing(g, dumped, firstMissing, aliveNoDump, &v);
     else if (maxEntered > 0)
         together(g, dumped, maxEntered, noDump, aliveNoDump, &v);
     return v;
@@ -592,7 +592,8 @@ void CollectiveGroupAnalysis::desync(const GroupInfo &g, const QList<const RankV
 }
 
 void CollectiveGroupAnalysis::missing(const GroupInfo &g, const QList<const RankView *> &dumped,
-                                      qint64 seq, CollectiveVerdict *v) const
+                                      qint64 seq, const QList<int> &aliveNoDump,
+                                      CollectiveVerdict *v) const
 {
     v->m_kind = CollectiveVerdict::Kind::MissingRanks;
     v->m_seq = seq;
@@ -612,11 +613,20 @@ void CollectiveGroupAnalysis::missing(const GroupInfo &g, const QList<const Rank
         }
     }
     const QString at = tr("collective #%1 of %2: ").arg(seq).arg(label(g.name, true));
+    // Ranks without a dump whose stacks put them in a collective's wait are counted with those
+    // that entered it: where they are is known, if not which number.
+    qsizetype aheadCount = aheadRanks.size();
+    for (int rank : aliveNoDump)
+        if (const RankView *r = view(rank); r && r->in->p2pCall.isEmpty() &&
+                                            (r->in->nativeFrame.contains(QLatin1String("gloo::")) ||
+                                             r->in->nativeFrame.contains(QLatin1String("c10d::")) ||
+                                             r->in->nativeFrame.contains(QLatin1String("nccl"))))
+            ++aheadCount;
     // By the majority: the side whose sequence differs from most ranks' is the culprit,
     // whichever side is behind. Most often that is a rank that never came (a sleep, I/O, a hang
     // of its own); but a rank that made a collective more than the others (an extra call of the
     // loop's own shape matches theirs until the end) is alone ahead.
-    if (aheadRanks.size() < behindRanks.size()) {
+    if (aheadCount < behindRanks.size()) {
         v->m_culprits = aheadRanks;
         v->m_victims = behindRanks;
         const QString what = describe(op);
@@ -633,7 +643,7 @@ void CollectiveGroupAnalysis::missing(const GroupInfo &g, const QList<const Rank
                             .arg(label(g.name, false));
         return;
     }
-    if (aheadRanks.size() == behindRanks.size()) {
+    if (aheadCount == behindRanks.size()) {
         // Late ranks or an extra collective: the numbers cannot tell, so nobody is named.
         v->m_victims = aheadRanks;
         v->m_text =
@@ -641,7 +651,7 @@ void CollectiveGroupAnalysis::missing(const GroupInfo &g, const QList<const Rank
                     "no rank is named the culprit: either %5 late, or %6 one collective "
                     "more.")
                      .arg(joinByText(behind), joinByText(ahead), waitVerb(aheadRanks))
-                     .arg(aheadRanks.size())
+                     .arg(aheadCount)
                      .arg(behindRanks.size() == 1 ? tr("%1 is").arg(formatRankList(behindRanks))
                                                   : tr("%1 are").arg(formatRankList(behindRanks)),
                           tr("%1 made").arg(formatRankList(aheadRanks)));

@@ -71,8 +71,11 @@ private:
     QString whereIn(const RankView &r, const QString &group, qint64 seq) const;
     void desync(const GroupInfo &g, const QList<const RankView *> &dumped, qint64 seq,
                 const QList<int> &deadNoDump, CollectiveVerdict *v) const;
+    // aliveNoDump: members that gave no dump; those whose stacks show them blocked in a
+    // collective count with the ranks that entered `seq` (a rank holding the GIL, a dump that
+    // could not be read).
     void missing(const GroupInfo &g, const QList<const RankView *> &dumped, qint64 seq,
-                 CollectiveVerdict *v) const;
+                 const QList<int> &aliveNoDump, CollectiveVerdict *v) const;
     void together(const GroupInfo &g, const QList<const RankView *> &dumped, qint64 seq,
                   const QList<int> &noDump, const QList<int> &aliveNoDump,
                   CollectiveVerdict *v) const;

@@ -335,6 +335,12 @@ private slots:
             << int(K::Undecided) << QString() << -1LL << QList<int>{} << QList<int>{} << false
             << QStringList{u"No rank gave a flight-recorder dump: rank 0 (no answer within 2 s); "
                            "rank 1 (it has exited)."_s};
+        RankCollectiveInput unreadable = noDump(1, u"its dump could not be read: garbage"_s);
+        unreadable.nativeFrame = u"gloo::transport::tcp::UnboundBuffer::waitRecv"_s;
+        QTest::newRow("a rank without a dump waiting in a collective counts with the others")
+            << Inputs{rank(0, 5, 6, ar6), unreadable, rank(2, 5, 5, ar5)} << int(K::MissingRanks)
+            << u"0"_s << 6LL << QList<int>{2} << QList<int>{0} << false
+            << QStringList{u"rank 2 never entered all_reduce of 8 float32"_s};
         QTest::newRow("a missing rank and a rank without a dump")
             << Inputs{rank(0, 5, 6, ar6), rank(1, 5, 6, ar6), rank(2, 5, 5, ar5),
                       noDump(3, u"flight recorder off (--no-flight-recorder)"_s)}
