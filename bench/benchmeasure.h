@@ -6,6 +6,8 @@
 
 #include <QtGlobal>
 
+#include <functional>
+
 #include <vector>
 
 namespace rankdeck::bench {
@@ -17,5 +19,8 @@ qint64 statusKb(const char *key);
 // CPU time of this thread next to wall time: on a shared machine the wall time also holds the
 // time other processes had the core, the CPU time does not.
 double threadCpuMs();
+
+// Runs the event loop until `done` holds, checking every `everyMs`; false after `timeoutMs`.
+bool waitFor(const std::function<bool()> &done, int timeoutMs, int everyMs = 20);
 
 } // namespace rankdeck::bench

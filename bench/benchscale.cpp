@@ -52,6 +52,7 @@ using namespace rankdeck;
 using rankdeck::bench::percentile;
 using rankdeck::bench::statusKb;
 using rankdeck::bench::threadCpuMs;
+using rankdeck::bench::waitFor;
 
 namespace {
 
@@ -88,23 +89,6 @@ int livingGroups(const std::vector<qint64> &groups)
             ++alive;
     }
     return alive;
-}
-
-// Runs the event loop until `done` holds, checking every `everyMs`; false after `timeoutMs`.
-bool waitFor(const std::function<bool()> &done, int timeoutMs, int everyMs = 20)
-{
-    QElapsedTimer clock;
-    clock.start();
-    QEventLoop loop;
-    QTimer poll;
-    QObject::connect(&poll, &QTimer::timeout, &loop, [&] {
-        if (done() || clock.elapsed() > timeoutMs)
-            loop.quit();
-    });
-    poll.start(everyMs);
-    if (!done())
-        loop.exec();
-    return done();
 }
 
 } // namespace

@@ -29,23 +29,6 @@ namespace rankdeck::bench {
 
 namespace {
 
-// Runs the event loop until `done` holds, checking every `everyMs`; false after `timeoutMs`.
-bool waitFor(const std::function<bool()> &done, int timeoutMs, int everyMs = 20)
-{
-    QElapsedTimer clock;
-    clock.start();
-    QEventLoop loop;
-    QTimer poll;
-    QObject::connect(&poll, &QTimer::timeout, &loop, [&] {
-        if (done() || clock.elapsed() > timeoutMs)
-            loop.quit();
-    });
-    poll.start(everyMs);
-    if (!done())
-        loop.exec();
-    return done();
-}
-
 QString runningRunId(RunManager *runs, const QString &name)
 {
     for (const RunInfo &info : runs->history()) {

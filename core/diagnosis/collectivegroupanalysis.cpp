@@ -60,18 +60,6 @@ bool scattersReduced(const QString &op)
     return ops.contains(op);
 }
 
-qint64 numel(const QList<QList<qint64>> &sizes)
-{
-    qint64 total = 0;
-    for (const QList<qint64> &t : sizes) {
-        qint64 n = 1;
-        for (qint64 d : t)
-            n *= qMax<qint64>(d, 0);
-        total += n;
-    }
-    return total;
-}
-
 QString sizesKey(const QList<QList<qint64>> &sizes)
 {
     QStringList parts;
@@ -102,12 +90,12 @@ QStringList signature(const FlightRecorderEntry &e, qsizetype groupSize)
     };
     if (gathersAll(e.op))
         return {e.op, sizesKey(e.inputSizes), in,
-                proportion(numel(e.outputSizes), numel(e.inputSizes)) + QLatin1Char(' ') +
+                proportion(frNumel(e.outputSizes), frNumel(e.inputSizes)) + QLatin1Char(' ') +
                     sizesKey(e.outputSizes),
                 out};
     if (scattersReduced(e.op))
         return {e.op, sizesKey(e.inputSizes), in,
-                proportion(numel(e.inputSizes), numel(e.outputSizes)) + QLatin1Char(' ') +
+                proportion(frNumel(e.inputSizes), frNumel(e.outputSizes)) + QLatin1Char(' ') +
                     sizesKey(e.outputSizes),
                 out};
     return {e.op, sizesKey(e.inputSizes), in, sizesKey(e.outputSizes), out};

@@ -294,18 +294,8 @@ QString FlightRecorderEntry::describe() const
             : tr("%1 tensors (%2)").arg(inputSizes.size()).arg(tensors.join(QStringLiteral(", ")));
     QString text = tr("%1 of %2 %3").arg(name, size, dtypes.join(QLatin1Char('/'))).trimmed();
     // An output of another size (an all-gather's, a reduce-scatter's) is part of the call.
-    const auto numel = [](const QList<QList<qint64>> &sizes) {
-        qint64 total = 0;
-        for (const QList<qint64> &t : sizes) {
-            qint64 n = 1;
-            for (qint64 d : t)
-                n *= qMax<qint64>(d, 0);
-            total += n;
-        }
-        return total;
-    };
-    if (!outputSizes.isEmpty() && numel(outputSizes) != numel(inputSizes))
-        text += tr(" into %1").arg(numel(outputSizes));
+    if (!outputSizes.isEmpty() && frNumel(outputSizes) != frNumel(inputSizes))
+        text += tr(" into %1").arg(frNumel(outputSizes));
     return text;
 }
 
@@ -485,6 +475,18 @@ QByteArray FlightRecorderDump::toJson() const
     if (!list.isEmpty())
         top.insert(QLatin1String("entries"), list);
     return QJsonDocument(top).toJson(QJsonDocument::Compact);
+}
+
+qint64 frNumel(const QList<QList<qint64>> &sizes)
+{
+    qint64 total = 0;
+    for (const QList<qint64> &t : sizes) {
+        qint64 n = 1;
+        for (qint64 d : t)
+            n *= qMax<qint64>(d, 0);
+        total += n;
+    }
+    return total;
 }
 
 QString frDtypeName(const QString &torchName)

@@ -128,5 +128,7 @@ struct FlightRecorderDump
 
 // torch's dtype name as users write it: "Float" → "float32", "BFloat16" → "bfloat16".
 QString frDtypeName(const QString &torchName);
+// Elements in tensors of these sizes, all together (a size of no dimensions counts one).
+qint64 frNumel(const QList<QList<qint64>> &sizes);
 
 } // namespace rankdeck
