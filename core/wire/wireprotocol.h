@@ -50,6 +50,13 @@ inline constexpr std::string_view TfEvents = "tfevents";
 // A rank's flight-recorder dump, answering dump-flight-recorder: zero or more chunks of torch's
 // files, then exactly one end event (docs/protocol.md).
 inline constexpr std::string_view FlightRecorder = "frdump";
+// What a supervised program's main thread did over the last window (its Python stack sampled,
+// its /proc counters): sent every kSampleWindowMs, the launcher's "why is it slow"
+// (docs/protocol.md).
+inline constexpr std::string_view Samples = "samples";
+// A recorded profile, answering `profile <id> <seconds>`: chunks of collapsed stacks, then one
+// end event.
+inline constexpr std::string_view Profile = "profile";
 } // namespace event
 
 // Field names. Every event has Type, Time and Rank.
@@ -116,7 +123,44 @@ inline constexpr std::string_view Data = "data";
 inline constexpr std::string_view Id = "id";
 inline constexpr std::string_view Size = "size";
 inline constexpr std::string_view End = "end";
+// samples: the window (ms) and rate (hz); the main thread's samples (SampleCount), their
+// categories ({category: count}) and innermost frames of the program's own code, the most
+// sampled first, each "count TAB category TAB frame"; the same for the program's other
+// processes (DataLoader workers: Worker*). /proc over the window: the main thread's share of
+// the wall clock on a CPU (CpuShare) and waiting for one (RunQueueShare), the whole process's
+// CPU in cores (ProcessCpu), the other processes' CPU in cores and run-queue wait summed, the
+// share of the window blocked on block I/O (delay accounting, 0 where off), bytes passed to
+// read() per second, major faults per second, RSS bytes, the cgroup's throttled share, the
+// main thread's involuntary switches per second, the sampling thread's own CPU (ns).
+inline constexpr std::string_view WindowMs = "ms";
+inline constexpr std::string_view SampleRate = "hz";
+inline constexpr std::string_view SampleCount = "n";
+inline constexpr std::string_view Categories = "cat";
+inline constexpr std::string_view TopFrames = "top";
+inline constexpr std::string_view WorkerSampleCount = "wn";
+inline constexpr std::string_view WorkerCategories = "wcat";
+inline constexpr std::string_view WorkerTopFrames = "wtop";
+inline constexpr std::string_view CpuShare = "cpu";
+inline constexpr std::string_view RunQueueShare = "runq";
+inline constexpr std::string_view ProcessCpu = "pcpu";
+inline constexpr std::string_view WorkerCpu = "wcpu";
+inline constexpr std::string_view WorkerRunQueue = "wrunq";
+inline constexpr std::string_view BlockIoShare = "blkio";
+inline constexpr std::string_view ReadBytesPerSec = "rbps";
+inline constexpr std::string_view MajorFaultsPerSec = "majflt";
+inline constexpr std::string_view RssBytes = "rss";
+inline constexpr std::string_view ThrottledShare = "throttled";
+inline constexpr std::string_view InvoluntarySwitchesPerSec = "nivcsw";
+inline constexpr std::string_view SamplerCpuNs = "sampler_ns";
+// profile: Id, Offset of Data (collapsed-stack text) in the rank's profile, End with the
+// SampleCount and, when no samples came, Message saying why.
 } // namespace field
+
+// samples events come this often (and a `profile` may be at most kMaxProfileSeconds long).
+inline constexpr int kSampleWindowMs = 2000;
+inline constexpr int kMaxProfileSeconds = 600;
+// The most frames a samples event names per process kind.
+inline constexpr std::size_t kSampleTopFrames = 8;
 
 // The most raw bytes one tfevents event carries: with base64 (4/3) and the other fields the line
 // stays well under PIPE_BUF (4096), so that one write() of it is atomic even though the program
@@ -138,6 +182,9 @@ inline constexpr std::string_view DumpStacks = "dump-stacks"; // emit a Stacks e
 // "dump-flight-recorder <id>": emit FlightRecorder events for collection <id> (a positive
 // decimal integer; the command alone means id 0), keep going. It does not dump stacks.
 inline constexpr std::string_view DumpFlightRecorder = "dump-flight-recorder";
+// "profile <id> <seconds>": record every sampled stack for that long, then emit Profile events
+// for <id>; keep going.
+inline constexpr std::string_view Profile = "profile";
 } // namespace command
 
 inline constexpr std::string_view kControlEnv = "RANKDECK_CONTROL";
@@ -253,6 +300,23 @@ public:
             appendDouble(value);
         }
         m_json += '}';
+        return *this;
+    }
+
+    // An array of strings: a samples event's frames.
+    template <typename Strings>
+    WireEventWriter &addStrings(std::string_view key, const Strings &strings)
+    {
+        appendKey(key);
+        m_json += '[';
+        bool first = true;
+        for (const auto &s : strings) {
+            if (!first)
+                m_json += ',';
+            first = false;
+            appendQuoted(s);
+        }
+        m_json += ']';
         return *this;
     }
 
@@ -404,6 +468,33 @@ inline bool parseDumpFlightRecorder(std::string_view line, std::int64_t *id)
         value > (std::int64_t(1) << 53))
         return false;
     *id = value;
+    return true;
+}
+
+// "profile <id> <seconds>": id as dump-flight-recorder's, seconds 1..kMaxProfileSeconds.
+inline bool parseProfileCommand(std::string_view line, std::int64_t *id, int *seconds)
+{
+    if (line.substr(0, command::Profile.size()) != command::Profile ||
+        line.size() == command::Profile.size() || line[command::Profile.size()] != ' ')
+        return false;
+    std::string_view rest = line.substr(command::Profile.size() + 1);
+    const std::size_t space = rest.find(' ');
+    if (space == std::string_view::npos)
+        return false;
+    std::int64_t value = 0;
+    const std::string_view idText = rest.substr(0, space);
+    auto [p1, e1] = std::from_chars(idText.data(), idText.data() + idText.size(), value);
+    if (e1 != std::errc() || p1 != idText.data() + idText.size() || value < 0 ||
+        value > (std::int64_t(1) << 53))
+        return false;
+    int secs = 0;
+    const std::string_view secText = rest.substr(space + 1);
+    auto [p2, e2] = std::from_chars(secText.data(), secText.data() + secText.size(), secs);
+    if (e2 != std::errc() || p2 != secText.data() + secText.size() || secs < 1 ||
+        secs > kMaxProfileSeconds)
+        return false;
+    *id = value;
+    *seconds = secs;
     return true;
 }
 

@@ -441,6 +441,160 @@ def _rankdeck_fr_close(holder):
             pass
 
 
+# ---- stack sampling (why a job is slow) --------------------------------------------------------
+# Protocol with rankdeck-supervisor (worker/supervisor/stacksampler.h): the supervisor hands
+# down the write end of a non-blocking pipe (RANKDECK_SAMPLES_FD) and a rate
+# (RANKDECK_SAMPLE_HZ). A daemon thread samples the main thread's Python stack at that rate and,
+# once a second, writes one line per distinct stack:
+#     <pid> TAB <count> TAB <category> TAB <user frame index> TAB <frame;frame;...> NEWLINE
+# frames root first, each "function (file:line)"; the category is what the innermost frame that
+# says anything is doing (data, forward, backward, optimizer, collective, other); the user frame
+# is the innermost frame of the program's own code (-1: none). Then "<pid> TAB cpu TAB <ns>"
+# with the thread's own CPU time, what sampling costs. Each line is one write() below PIPE_BUF,
+# so the DataLoader workers (forks, which restart the thread) can share the pipe; a full pipe
+# drops the line, never blocks the program. Sampling from a thread of the process, not from
+# outside as py-spy does, needs no knowledge of the interpreter's private structures (they
+# change with every Python version); the GIL a busy main thread holds is released at least
+# every switch interval (5 ms), well within a sample's 50 ms.
+_RANKDECK_LIBRARY_MARKERS = ("/site-packages/", "/dist-packages/")
+_RANKDECK_CATEGORIES = (
+    ("/torch/utils/data/", "data"),
+    ("/torch/distributed/", "collective"),
+    ("/torch/autograd/", "backward"),
+    ("/torch/optim/", "optimizer"),
+    ("/torch/nn/modules/", "forward"),
+    ("/torch/nn/functional", "forward"),
+)
+
+
+def _rankdeck_frame_info(code, cache, stdlib):
+    info = cache.get(code)
+    if info is not None:
+        return info
+    path = code.co_filename or "?"
+    name = getattr(code, "co_qualname", None) or code.co_name
+    category = None
+    for marker, what in _RANKDECK_CATEGORIES:
+        if marker in path:
+            category = what
+            break
+    library = path.startswith("<") or any(m in path for m in _RANKDECK_LIBRARY_MARKERS) or (
+        stdlib and path.startswith(stdlib))
+    if category is None and not library:
+        if code.co_name in ("__getitem__", "__getitems__", "__iter__", "__next__"):
+            category = "data"
+        elif name.endswith("backward") and ".backward" in name:
+            category = "backward"
+    short = path
+    for m in _RANKDECK_LIBRARY_MARKERS:
+        at = path.rfind(m)
+        if at >= 0:
+            short = path[at + len(m):]
+            break
+    else:
+        if library or not path.startswith(os.getcwd() + os.sep):
+            short = os.path.basename(path)
+        else:
+            short = os.path.relpath(path)
+    text = (name + " (" + short + ":").replace(";", ":").replace("\t", " ").replace("\n", " ")
+    info = (text, category, not library)
+    cache[code] = info
+    return info
+
+
+def _rankdeck_samples_flush(fd, pid, counts, cache, stdlib):
+    for key, count in counts.items():
+        frames = []
+        category = "other"
+        decided = False
+        user = -1
+        n = len(key)
+        for i in range(n):  # innermost first
+            code, line = key[i]
+            text, what, own = _rankdeck_frame_info(code, cache, stdlib)
+            if not decided and what is not None:
+                category, decided = what, True
+            if user < 0 and own:
+                user = n - 1 - i
+            frames.append(text + str(line) + ")")
+        frames.reverse()
+        head = "%d\t%d\t%s\t" % (pid, count, category)
+        body = ";".join(frames)
+        # One write below PIPE_BUF: the outermost frames go first.
+        while len(head) + len(body) + 8 > 3800 and len(frames) > 1:
+            frames.pop(0)
+            user -= 1
+            body = ";".join(frames)
+        line = (head + "%d\t" % max(user, -1) + body + "\n").encode("utf-8", "replace")[:4000]
+        try:
+            os.write(fd, line)
+        except BlockingIOError:
+            pass
+
+
+def _rankdeck_sample(fd, hz):
+    import threading
+    import time
+
+    pid = os.getpid()
+    main = threading.main_thread().ident
+    stdlib = os.path.dirname(os.__file__) + os.sep
+    cache = {}
+    counts = {}
+    period = 1.0 / hz
+    next_flush = time.monotonic() + 1.0
+    try:
+        while True:
+            time.sleep(period)
+            frame = sys._current_frames().get(main)
+            if frame is None:
+                if not threading.main_thread().is_alive():
+                    return
+                continue
+            key = []
+            while frame is not None and len(key) < 96:
+                key.append((frame.f_code, frame.f_lineno or 0))
+                frame = frame.f_back
+            frame = None
+            key = tuple(key)
+            counts[key] = counts.get(key, 0) + 1
+            now = time.monotonic()
+            if now >= next_flush:
+                _rankdeck_samples_flush(fd, pid, counts, cache, stdlib)
+                counts = {}
+                try:
+                    os.write(fd, ("%d\tcpu\t%d\n" % (pid, time.thread_time_ns())).encode())
+                except BlockingIOError:
+                    pass
+                next_flush = now + 1.0
+    except Exception:
+        return  # the pipe is gone (the supervisor ended): sampling ends, the program goes on
+
+
+def _rankdeck_start_sampler():
+    try:
+        fd = int(os.environ.get("RANKDECK_SAMPLES_FD", ""))
+        hz = float(os.environ.get("RANKDECK_SAMPLE_HZ", "20"))
+        if fd < 0 or not hz > 0:
+            return None
+        os.fstat(fd)
+    except (ValueError, OSError):
+        return None
+    try:
+        import threading
+
+        def start():
+            threading.Thread(target=_rankdeck_sample, args=(fd, min(hz, 200.0)),
+                             name="rankdeck-sampler", daemon=True).start()
+
+        start()
+        # A fork (a DataLoader worker) has no thread but the one that forked: it samples itself.
+        os.register_at_fork(after_in_child=start)
+        return start
+    except Exception:
+        return None
+
+
 def _rankdeck_run_next_sitecustomize():
     import importlib.machinery
     import importlib.util
@@ -475,4 +629,5 @@ def _rankdeck_run_next_sitecustomize():
 _rankdeck_stacks_file = _rankdeck_register_stack_dump()
 _rankdeck_flight_recorder_thread = _rankdeck_start_flight_recorder()
 _rankdeck_watch_dataloader_workers()
+_rankdeck_sampler = _rankdeck_start_sampler()
 _rankdeck_run_next_sitecustomize()

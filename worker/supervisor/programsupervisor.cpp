@@ -11,6 +11,7 @@
 #include "supervisor/processtree.h"
 #include "supervisor/programdiagnostics.h"
 #include "supervisor/pythonmodule.h"
+#include "supervisor/stacksampler.h"
 #include "supervisor/storeproxy.h"
 #include "supervisor/wallclock.h"
 #include "supervisor/warmstartclient.h"
@@ -145,6 +146,7 @@ private:
     ProgramDiagnostics m_diagnostics;
     std::unique_ptr<EventFileFollower> m_tensorboard;
     FlightRecorderDumper m_flightRecorder;
+    StackSampler m_sampler;
     int m_signalFd = -1;
     pid_t m_child = -1;
     bool m_childExited = false;
@@ -213,6 +215,8 @@ void Supervisor::prepareEnvironment()
     // torch's flight recorder: on unless opted out, and the hook that dumps it on request.
     m_flightRecorder.prepare(dir, m_rank, m_options.noFlightRecorder,
                              [](const std::string &line) { writeAll(STDOUT_FILENO, line); });
+    // Why a rank is slow: the hook samples its stacks into a pipe of ours.
+    m_sampler.prepare(m_rank, [](const std::string &line) { writeAll(STDOUT_FILENO, line); });
 }
 
 bool Supervisor::startWarm()
@@ -370,6 +374,8 @@ void Supervisor::onControlInput()
             dumpStacks(std::string(wire::command::DumpStacks));
         else if (std::int64_t id = 0; wire::parseDumpFlightRecorder(line, &id))
             m_flightRecorder.request(id);
+        else if (int seconds = 0; wire::parseProfileCommand(line, &id, &seconds))
+            m_sampler.requestProfile(id, seconds);
     }
     if (m_stdinBuffer.size() > 65536)
         m_stdinBuffer.clear();
@@ -488,6 +494,7 @@ int Supervisor::run()
         return 127;
     }
     followTensorBoard();
+    m_sampler.programStarted();
 
     m_stdinOpen = m_options.controlStdin;
     auto nextHeartbeat = Clock::now() + kHeartbeatInterval;
@@ -518,7 +525,11 @@ int Supervisor::run()
             nextFollow = now + kTensorBoardInterval;
         }
         m_flightRecorder.poll(m_warmStarted ? m_warm.pid() : m_child, m_childExited);
+        if (!m_childExited)
+            m_sampler.poll(m_warmStarted ? m_warm.pid() : m_child);
         auto wake = std::min(nextHeartbeat, nextFollow);
+        if (const int sampleMs = m_sampler.timeoutMs(); sampleMs >= 0 && !m_childExited)
+            wake = std::min(wake, now + std::chrono::milliseconds(sampleMs));
         if (const int frMs = m_flightRecorder.timeoutMs(); frMs >= 0)
             wake = std::min(wake, now + std::chrono::milliseconds(frMs));
         if (!m_killed && m_killAt < wake)
@@ -534,6 +545,9 @@ int Supervisor::run()
         const int warmIndex = int(fds.size());
         if (m_warmStarted && !m_childExited)
             fds.push_back({m_warm.fd(), POLLIN, 0});
+        const int sampleIndex = int(fds.size());
+        if (m_sampler.fd() >= 0)
+            fds.push_back({m_sampler.fd(), POLLIN, 0});
         m_proxy.addPollFds(fds);
         if (poll(fds.data(), nfds_t(fds.size()), m_proxy.timeoutMs(timeoutMs)) < 0 &&
             errno != EINTR)
@@ -551,6 +565,9 @@ int Supervisor::run()
             (fds[size_t(warmIndex)].revents & (POLLIN | POLLHUP | POLLERR)) &&
             m_warm.readExit(&m_childStatus))
             m_childExited = true;
+        if (sampleIndex < int(fds.size()) && fds[size_t(sampleIndex)].fd == m_sampler.fd() &&
+            (fds[size_t(sampleIndex)].revents & (POLLIN | POLLHUP | POLLERR)))
+            m_sampler.onReadable();
         m_proxy.handle();
     }
     // A DataLoader worker's crash dump the rank could not write itself (it died first).
@@ -558,6 +575,7 @@ int Supervisor::run()
     // What the program wrote last (SummaryWriter.close() at its end) goes before the final event.
     m_tensorboard->drain();
     m_flightRecorder.finish("the program ended before it answered");
+    m_sampler.finish();
     return finish();
 }
 
