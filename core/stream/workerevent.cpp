@@ -24,7 +24,7 @@ struct TypeName
     std::string_view name;
 };
 
-constexpr std::array<TypeName, 13> kTypes{{
+constexpr std::array<TypeName, 15> kTypes{{
     {WorkerEvent::Type::Hello, wire::event::Hello},
     {WorkerEvent::Type::Store, wire::event::Store},
     {WorkerEvent::Type::Rendezvous, wire::event::Rendezvous},
@@ -38,6 +38,8 @@ constexpr std::array<TypeName, 13> kTypes{{
     {WorkerEvent::Type::Stacks, wire::event::Stacks},
     {WorkerEvent::Type::TfEvents, wire::event::TfEvents},
     {WorkerEvent::Type::FlightRecorder, wire::event::FlightRecorder},
+    {WorkerEvent::Type::Samples, wire::event::Samples},
+    {WorkerEvent::Type::Profile, wire::event::Profile},
 }};
 
 QString key(std::string_view k)

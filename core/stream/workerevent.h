@@ -34,6 +34,8 @@ public:
         Stacks,
         TfEvents,       // bytes of a TensorBoard event file (rankdeck-supervisor)
         FlightRecorder, // a chunk (or the end) of a flight-recorder dump (frdump)
+        Samples,        // a window of a supervised rank's sampled stacks and /proc counters
+        Profile,        // a chunk (or the end) of a recorded profile
     };
 
     WorkerEvent() = default;

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "store/samplestore.h"
+
+#include <algorithm>
+
+namespace rankdeck {
+
+void SampleStore::add(int rank, const SampleWindow &window)
+{
+    std::deque<SampleWindow> &windows = m_windows[rank];
+    windows.push_back(window);
+    while (windows.size() > 1 && windows.front().timeUs < window.timeUs - kKeepUs)
+        windows.pop_front();
+    while (windows.size() > 600) // a stream with absurd timestamps stays bounded too
+        windows.pop_front();
+    ++m_generation;
+}
+
+QMap<int, SampleSummary> SampleStore::summaries(qint64 windowUs) const
+{
+    QMap<int, SampleSummary> out;
+    for (auto it = m_windows.cbegin(); it != m_windows.cend(); ++it) {
+        const std::deque<SampleWindow> &windows = it.value();
+        if (windows.empty())
+            continue;
+        SampleSummary s;
+        const qint64 newest = windows.back().timeUs;
+        double weights = 0;
+        // Newest first, back to the window's start.
+        for (std::size_t i = windows.size(); i-- > 0;) {
+            const SampleWindow *w = &windows[i];
+            if (w->timeUs <= newest - windowUs)
+                break;
+            const double weight = std::max(1, w->windowMs);
+            s.main.add(w->main);
+            s.others.add(w->others);
+            ++s.windows;
+            s.coveredMs += w->windowMs;
+            weights += weight;
+            s.cpuShare += w->cpuShare * weight;
+            s.runQueueShare += w->runQueueShare * weight;
+            s.processCpu += w->processCpu * weight;
+            s.othersCpu += w->othersCpu * weight;
+            s.othersRunQueue += w->othersRunQueue * weight;
+            s.blockIoShare += w->blockIoShare * weight;
+            s.readBytesPerSec += w->readBytesPerSec * weight;
+            s.majorFaultsPerSec += w->majorFaultsPerSec * weight;
+            s.throttledShare += w->throttledShare * weight;
+            s.samplerCpuNs += w->samplerCpuNs;
+        }
+        for (double *v :
+             {&s.cpuShare, &s.runQueueShare, &s.processCpu, &s.othersCpu, &s.othersRunQueue,
+              &s.blockIoShare, &s.readBytesPerSec, &s.majorFaultsPerSec, &s.throttledShare})
+            *v /= weights;
+        s.rssBytes = windows.back().rssBytes;
+        s.seconds = s.coveredMs / 1000;
+        out.insert(it.key(), s);
+    }
+    return out;
+}
+
+} // namespace rankdeck
