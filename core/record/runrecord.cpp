@@ -302,6 +302,44 @@ bool RunRecord::takeStackDumpRequest() const
     return QFile::remove(m_directory + QStringLiteral("/stacks-request"));
 }
 
+bool RunRecord::requestProfile(int seconds, const QList<int> &ranks, QString *error) const
+{
+    QStringList words{QString::number(seconds)};
+    for (int r : ranks)
+        words << QString::number(r);
+    QString why;
+    if (!AtomicFile::writeFile(m_directory + QStringLiteral("/profile-request"),
+                               words.join(QLatin1Char(' ')).toUtf8() + '\n', &why)) {
+        *error = why;
+        return false;
+    }
+    return true;
+}
+
+bool RunRecord::takeProfileRequest(int *seconds, QList<int> *ranks) const
+{
+    QFile f(m_directory + QStringLiteral("/profile-request"));
+    if (!f.exists() || !f.open(QIODevice::ReadOnly))
+        return false;
+    const QStringList words =
+        QString::fromUtf8(f.read(4096)).simplified().split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    f.remove();
+    bool ok = false;
+    *seconds = words.value(0).toInt(&ok);
+    if (!ok || *seconds < 1)
+        return false;
+    ranks->clear();
+    for (qsizetype i = 1; i < words.size() && ranks->size() < 100000; ++i)
+        if (const int r = words[i].toInt(&ok); ok && r >= 0)
+            ranks->append(r);
+    return true;
+}
+
+QString RunRecord::profilesDirectory() const
+{
+    return m_directory + QStringLiteral("/profiles");
+}
+
 bool RunRecord::writeArtifact(const QString &fileName, const QByteArray &content,
                               QString *error) const
 {
@@ -363,6 +401,11 @@ RunInfo RunRecord::info() const
         i.worldSize = state.value(QStringLiteral("world_size")).toInt(i.worldSize);
         i.rootCause = state.value(QStringLiteral("root_cause_summary")).toString();
         i.hung = state.value(QStringLiteral("hung")).toBool();
+        i.slow = state.value(QStringLiteral("slow"))
+                     .toObject()
+                     .value(QStringLiteral("summary"))
+                     .toString()
+                     .left(400);
         i.shown = shownRunState(i.state, RunVerdictFacts::fromStateJson(state));
         i.detachable = state.value(QStringLiteral("detach")).toBool();
         QList<RankStatus> ranks;

@@ -14,6 +14,8 @@
 //   stop-request    created by `rankdeck-cli stop`; the launcher that owns the run polls for it
 //   kill-request    the same for a kill (the GUI's Kill on a run it follows)
 //   stacks-request  created by `rankdeck-cli stacks`: the launcher asks every rank for its stacks
+//   profile-request created by `rankdeck-cli profile`: "<seconds> [rank …]", the launcher records
+//                   that long a profile of every rank (or of those) into profiles/<id>/
 //   stacks-rank-<R>.txt  every stack dump a rank sent (hang detection, requests), appended
 //   node/           the ranks' own run directory for local runs (crash reports, NCCL dumps)
 //   .reserve        room kept while the run is live, for the record's last words on a full disk
@@ -46,6 +48,7 @@ struct RunInfo
     int worldSize = 0;
     int attempt = 0;
     QString rootCause; // one-line summary, empty when none
+    QString slow;      // why a running job is slow (its straggler and cause), empty when none
     bool hung = false; // flagged hung when it ended (or now): `runs` says "stopped (hung)"
     // The one state a person reads (record/shownstate.h): "stuck", "desynced", not "running".
     ShownState shown = ShownState::Unknown;
@@ -116,6 +119,11 @@ public:
     // answers land in stacks-rank-<R>.txt.
     bool requestStackDump(QString *error) const;
     bool takeStackDumpRequest() const;
+    // `rankdeck-cli profile` and a second window ask the owning launcher for a profile; it
+    // takes the request (false: none, or not readable) and records into profilesDirectory().
+    bool requestProfile(int seconds, const QList<int> &ranks, QString *error) const;
+    bool takeProfileRequest(int *seconds, QList<int> *ranks) const;
+    QString profilesDirectory() const;
     QString stacksPath(int rank) const;
     // Adds one stack dump of the rank to stacks-rank<R>.txt, under a "=== <time> (<reason>)" line.
     void appendStacks(int rank, qint64 timeUs, const QString &reason, const QString &stacks) const;

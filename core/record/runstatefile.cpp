@@ -26,6 +26,14 @@ QJsonObject RunStateFile::toJson() const
     o[QStringLiteral("user_stop")] = userStop;
     o[QStringLiteral("hung")] = hung;
     o[QStringLiteral("straggler")] = straggler;
+    if (slowRank >= 0 || !timeSplit.isEmpty())
+        o[QStringLiteral("slow")] =
+            QJsonObject{{QStringLiteral("rank"), slowRank},
+                        {QStringLiteral("cause"), slowCause},
+                        {QStringLiteral("text"), slowText},
+                        {QStringLiteral("summary"), slowSummary},
+                        {QStringLiteral("time_split"), timeSplit},
+                        {QStringLiteral("evidence"), QJsonArray::fromStringList(slowEvidence)}};
     o[QStringLiteral("error")] = error;
     o[QStringLiteral("root_cause_summary")] = rootCauseSummary;
     o[QStringLiteral("root_cause_rank")] = rootCauseRank;
@@ -86,6 +94,16 @@ RunStateFile RunStateFile::fromJson(const QJsonObject &json)
     f.userStop = json.value(QStringLiteral("user_stop")).toBool();
     f.hung = json.value(QStringLiteral("hung")).toBool();
     f.straggler = json.value(QStringLiteral("straggler")).toInt(-1);
+    const QJsonObject slow = json.value(QStringLiteral("slow")).toObject();
+    f.slowRank = slow.value(QStringLiteral("rank")).toInt(-1);
+    f.slowCause = slow.value(QStringLiteral("cause")).toString().left(32);
+    f.slowText = slow.value(QStringLiteral("text")).toString().left(4000);
+    f.slowSummary = slow.value(QStringLiteral("summary")).toString().left(400);
+    f.timeSplit = slow.value(QStringLiteral("time_split")).toString().left(1000);
+    const QJsonArray evidence = slow.value(QStringLiteral("evidence")).toArray();
+    for (const auto &v : evidence)
+        if (f.slowEvidence.size() < 4096)
+            f.slowEvidence << v.toString().left(1000);
     f.error = json.value(QStringLiteral("error")).toString();
     f.rootCauseSummary = json.value(QStringLiteral("root_cause_summary")).toString();
     f.rootCauseRank = json.value(QStringLiteral("root_cause_rank")).toInt(-1);

@@ -14,6 +14,7 @@
 #include <QList>
 #include <QMap>
 #include <QString>
+#include <QStringList>
 
 namespace rankdeck {
 
@@ -37,6 +38,15 @@ struct RunStateFile
     bool userStop = false;
     bool hung = false;
     int straggler = -1; // the rank the launcher's straggler report names (-1: none)
+    // Why a job is slow, from the supervised ranks' sampled stacks (diagnosis/SlowRankVerdict):
+    // the rank (-1: none), its cause's key (input, cpu-starved, io, compute, memory), the
+    // sentence, where the time goes, and per rank the evidence; "slow" in state.json.
+    int slowRank = -1;
+    QString slowCause;
+    QString slowText;
+    QString slowSummary; // a few words for `runs`
+    QString timeSplit;
+    QStringList slowEvidence;
     QString error;
     QString rootCauseSummary;
     int rootCauseRank = -1;

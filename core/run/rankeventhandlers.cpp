@@ -7,6 +7,7 @@
 #include "run/runactions.h"
 #include "run/runfailures.h"
 #include "run/runstatewriter.h"
+#include "store/samplewindow.h"
 #include "util/clock.h"
 #include "util/translation.h"
 #include "wire/wireprotocol.h"
@@ -100,6 +101,8 @@ const QHash<int, RankEventHandlers::EventHandler> &RankEventHandlers::eventHandl
         {int(WorkerEvent::Type::Crash), &RankEventHandlers::onFailureEvent},
         {int(WorkerEvent::Type::FlightRecorder), &RankEventHandlers::onFlightRecorder},
         {int(WorkerEvent::Type::Stacks), &RankEventHandlers::onStacks},
+        {int(WorkerEvent::Type::Samples), &RankEventHandlers::onSamples},
+        {int(WorkerEvent::Type::Profile), &RankEventHandlers::onProfile},
     };
     return handlers;
 }
@@ -182,6 +185,16 @@ void RankEventHandlers::onStacks(int rank, const WorkerEvent &e)
     m_run.stacks.insert(rank, dump);
     m_run.record.appendStacks(rank, e.timeUs(), e.string("reason"), dump);
     m_actions.announceStacks(rank, dump);
+}
+
+void RankEventHandlers::onSamples(int rank, const WorkerEvent &e)
+{
+    m_run.samples.add(rank, SampleWindow::fromEvent(e));
+}
+
+void RankEventHandlers::onProfile(int rank, const WorkerEvent &e)
+{
+    m_actions.profileEvent(rank, e);
 }
 
 void RankEventHandlers::pipelinePythonChanged(int rank)

@@ -54,6 +54,8 @@ private:
     void onFailureEvent(int rank, const WorkerEvent &event);
     void onFlightRecorder(int rank, const WorkerEvent &event);
     void onStacks(int rank, const WorkerEvent &event);
+    void onSamples(int rank, const WorkerEvent &event);
+    void onProfile(int rank, const WorkerEvent &event);
 
     RunData &m_run;
     RunActions &m_actions;

@@ -68,10 +68,14 @@ void RankPipeline::record(const RankStream::Output &out)
         m_stages.logs->append(out.lines);
     }
     if (!out.events.isEmpty()) {
-        // Flight-recorder chunks are kept whole in flight-recorder/<id>/, not event by event.
+        // Flight-recorder chunks are kept whole in flight-recorder/<id>/, not event by event;
+        // profiles in profiles/<id>/. Sample windows come every 2 s from every rank for as long
+        // as the run goes: their verdict is what the record keeps (state.json).
         QList<WorkerEvent> events = out.events;
-        events.removeIf(
-            [](const WorkerEvent &e) { return e.type() == WorkerEvent::Type::FlightRecorder; });
+        events.removeIf([](const WorkerEvent &e) {
+            return e.type() == WorkerEvent::Type::FlightRecorder ||
+                   e.type() == WorkerEvent::Type::Samples || e.type() == WorkerEvent::Type::Profile;
+        });
         m_stages.logs->appendEvents(m_rank, events);
         m_stages.metrics->appendEvents(events);
     }

@@ -31,6 +31,12 @@ public:
     virtual void requestKill() = 0;
     // As dumpStacks(): -1 every running rank, with the flight recorders.
     virtual void requestStacks(int rank) = 0;
+    // As profile(): every rank (or those) records its stacks for that long.
+    virtual void requestProfile(int seconds, const QList<int> &ranks) = 0;
+    // A `profile` event of a rank, for the recorder.
+    virtual void profileEvent(int rank, const WorkerEvent &event) = 0;
+    // slowVerdictChanged()
+    virtual void announceSlowVerdict() = 0;
     virtual void recordFailure(const RankFailure &failure, const QString &pythonText) = 0;
     virtual void stopRank(int rank, bool consequence) = 0;
     // Rank 0 reported its port: the others start with it.

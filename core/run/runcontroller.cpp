@@ -574,6 +574,7 @@ void RunController::setupFlightRecorder()
         [this] { return m_run.livingRanks(); });
     m_collector->setRunDirectory(m_run.record.directory());
     m_collector->setOffReason(LaunchPlan::flightRecorderOffReason(m_run.profile, m_run.config));
+    setupProfiler();
 }
 
 RunController *RunController::reopen(const QString &runDirectory, QObject *parent, QString *error)

@@ -62,6 +62,7 @@
 namespace rankdeck {
 
 class FlightRecorderCollector;
+class ProfileRecorder;
 class LogStore;
 class MetricsStore;
 class SshInteraction;
@@ -134,6 +135,15 @@ public:
     // Asks ranks (-1: every running rank) for a stack dump; answers come as stacksReceived().
     // -1 also collects every rank's flight recorder (collectiveVerdictChanged()).
     void dumpStacks(int rank = -1);
+    // Every running supervised rank (or those of `ranks`) records its sampled stacks for
+    // `seconds`; profileFinished() gives the folder of collapsed stacks. false and *error when
+    // one is being recorded, the run is not live or no rank asked runs.
+    bool profile(int seconds, const QList<int> &ranks, QString *error);
+    bool profiling() const;
+    // Why the straggler is slow (the sampled stacks' verdict; found() false: none named), and
+    // the windows it judges from.
+    const SlowRankVerdict &slowVerdict() const { return m_run.slow; }
+    const SampleStore &samples() const { return m_run.samples; }
 
     bool isReadOnly() const { return m_run.readOnly; }
     QString runId() const { return m_run.record.id(); }
@@ -182,6 +192,10 @@ signals:
     void linesAppended(const QList<rankdeck::LogLine> &lines);
     void eventReceived(const rankdeck::WorkerEvent &event);
     void hangDetected(const QList<int> &ranks);
+    // A profile asked for through profile() or the record is complete in `directory`.
+    void profileFinished(const QString &directory, const QString &summary);
+    // The sampled stacks' verdict changed (slowVerdict()).
+    void slowVerdictChanged();
     void stacksReceived(int rank, const QString &stacks);
     void failureReportChanged();
     // flightRecorder().shownVerdict() changed (ranks' "in collective" cells too).
@@ -221,6 +235,7 @@ private:
     // The record's stores, the shared stages and one RankPipeline per rank.
     void openPipelines();
     void setupFlightRecorder();
+    void setupProfiler(); // runprofiling.cpp
 
     // RunActions: what the parts (RunWatch, RunStateWriter, RunFailures, RankEventHandlers)
     // ask of the run.
@@ -228,6 +243,9 @@ private:
     void requestStop() override { stop(); }
     void requestKill() override { kill(); }
     void requestStacks(int rank) override { dumpStacks(rank); }
+    void requestProfile(int seconds, const QList<int> &ranks) override;
+    void profileEvent(int rank, const WorkerEvent &event) override;
+    void announceSlowVerdict() override { emit slowVerdictChanged(); }
     // pythonText: the traceback of torchelastic's error file (a supervised program's `error`
     // event), which wins over what the rank printed.
     void recordFailure(const RankFailure &failure, const QString &pythonText = {}) override;
@@ -263,6 +281,7 @@ private:
     StopEscalation *m_stops = nullptr;
     TransportReports *m_reports = nullptr; // the transport's node reports, in words
     FlightRecorderCollector *m_collector = nullptr;
+    ProfileRecorder *m_profiler = nullptr;
     std::unique_ptr<RunFailures> m_failures;     // failures, their consequences, exits
     std::unique_ptr<RunStateWriter> m_writer;    // state.json and the record's health
     std::unique_ptr<RankEventHandlers> m_events; // what the run does with ranks' output

@@ -13,10 +13,12 @@
 #include "config/trainingconfig.h"
 #include "diagnosis/failurereport.h"
 #include "diagnosis/rankruntime.h"
+#include "diagnosis/slowrankanalysis.h"
 #include "record/runrecord.h"
 #include "record/runstate.h"
 #include "record/runstatefile.h"
 #include "run/failurepolicy.h"
+#include "store/samplestore.h"
 #include "util/nodeclock.h"
 
 #include <QHash>
@@ -98,6 +100,8 @@ struct RunData
     bool userStop = false;
     bool hung = false;
     int straggler = -1;      // the rank the watch's StragglerReport names (-1: none)
+    SampleStore samples;     // the supervised ranks' sampled stacks, the last minute
+    SlowRankVerdict slow;    // the watch's verdict on them (shown once it held twice)
     bool stateDirty = false; // state.json is behind (the watch writes it)
     bool finalized = false;
     bool released = false; // detachAndRelease() done

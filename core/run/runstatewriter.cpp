@@ -41,6 +41,12 @@ RunStateFile RunStateWriter::stateFile() const
     f.userStop = m_run.userStop;
     f.hung = m_run.hung;
     f.straggler = m_run.straggler;
+    f.slowRank = m_run.slow.rank;
+    f.slowCause = SlowRankVerdict::causeKey(m_run.slow.cause);
+    f.slowText = m_run.slow.text();
+    f.slowSummary = m_run.slow.summary();
+    f.timeSplit = m_run.slow.timeSplit;
+    f.slowEvidence = m_run.slow.details;
     f.error = m_run.errorMessage;
     f.rootCauseSummary = rootCauseSummary();
     f.recordProblem = m_run.recordProblem;

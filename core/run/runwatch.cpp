@@ -59,6 +59,9 @@ void RunWatch::tick()
         m_actions.note(tr("stack dump requested"));
         m_actions.requestStacks(-1);
     }
+    int profileSeconds = 0;
+    if (QList<int> ranks; m_run.record.takeProfileRequest(&profileSeconds, &ranks))
+        m_actions.requestProfile(profileSeconds, ranks);
     const qint64 now = nowUs();
     checkRendezvous(now);
 
@@ -119,11 +122,43 @@ void RunWatch::tick()
     }
 }
 
+void RunWatch::checkSlowRank()
+{
+    if (m_run.samples.generation() == m_samplesGeneration)
+        return;
+    m_samplesGeneration = m_run.samples.generation();
+    QHash<int, QString> hosts;
+    for (const RankStatus &s : std::as_const(m_run.ranks))
+        hosts.insert(s.rank, s.host);
+    SlowRankVerdict v = SlowRankVerdict::analyze(m_run.samples.summaries(kSlowWindowUs), hosts);
+    // A rank is named once two judgements in a row name it with the same cause, and it stays
+    // named until two in a row do not: one noisy window neither names nor clears it.
+    const bool asShown = v.rank == m_run.slow.rank && v.cause == m_run.slow.cause;
+    const bool asBefore = v.rank == m_pendingSlowRank && v.cause == m_pendingSlowCause;
+    m_pendingSlowRank = v.rank;
+    m_pendingSlowCause = v.cause;
+    if (asShown || asBefore) {
+        const bool changed = !asShown;
+        m_run.slow = v;
+        if (changed) {
+            m_run.stateDirty = true;
+            m_actions.note(v.found() ? tr("straggler: %1").arg(v.text())
+                                     : tr("the sampled stacks name no straggler any more"));
+        }
+    } else if (!m_run.slow.found()) {
+        m_run.slow.timeSplit = v.timeSplit; // where the time goes, fresh
+        m_run.slow.details = v.details;
+    }
+    m_run.stateDirty = true; // `show --why-slow` reads the evidence from state.json
+    m_actions.announceSlowVerdict();
+}
+
 void RunWatch::checkStraggler()
 {
+    checkSlowRank();
     if (!m_run.metrics || (m_sinceStraggler.isValid() && m_sinceStraggler.elapsed() < 2000))
         return;
-    const quint64 generation = m_run.metrics->generation();
+    const quint64 generation = m_run.metrics->generation() + m_run.samples.generation();
     if (generation == m_stragglerGeneration)
         return;
     m_sinceStraggler.start();
@@ -131,7 +166,10 @@ void RunWatch::checkStraggler()
     QHash<int, QString> hosts;
     for (const RankStatus &s : std::as_const(m_run.ranks))
         hosts.insert(s.rank, s.host);
-    const int rank = StragglerReport::analyze(*m_run.metrics, hosts).rank;
+    const int reported = StragglerReport::analyze(*m_run.metrics, hosts).rank;
+    // The sampled stacks name a straggler in a program that reports no step times, and say
+    // why; the step times, where there are any, stay the word on who.
+    const int rank = reported >= 0 ? reported : m_run.slow.rank;
     if (rank == m_run.straggler)
         return;
     const int before = m_run.straggler;

@@ -43,6 +43,10 @@ private:
     // come: kept in state.json so that the run list, `runs` and a second window read
     // "straggling".
     void checkStraggler();
+    // Why the straggler is slow, from the supervised ranks' sampled stacks (SlowRankVerdict
+    // over the last kSlowWindowUs), each time a sample window came.
+    void checkSlowRank();
+    static constexpr qint64 kSlowWindowUs = 10'000'000;
 
     RunData &m_run;
     RunActions &m_actions;
@@ -53,6 +57,9 @@ private:
     QElapsedTimer m_sinceStateWrite; // invalid until the watch first writes state.json
     QElapsedTimer m_sinceStraggler;  // invalid until the first straggler report
     quint64 m_stragglerGeneration = ~quint64(0);
+    quint64 m_samplesGeneration = 0;
+    int m_pendingSlowRank = -1; // the last judgement's, shown once the next agrees
+    SlowRankVerdict::Cause m_pendingSlowCause = SlowRankVerdict::Cause::None;
 };
 
 } // namespace rankdeck

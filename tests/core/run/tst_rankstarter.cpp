@@ -30,6 +30,9 @@ public:
     void requestStop() override {}
     void requestKill() override {}
     void requestStacks(int) override {}
+    void requestProfile(int, const QList<int> &) override {}
+    void profileEvent(int, const WorkerEvent &) override {}
+    void announceSlowVerdict() override {}
     void recordFailure(const RankFailure &, const QString &) override {}
     void stopRank(int, bool) override {}
     void writeState() override {}
