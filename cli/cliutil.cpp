@@ -157,4 +157,17 @@ bool CliUtil::loadRecentMetrics(const QString &runDirectory, MetricsStore *store
     return ok;
 }
 
+bool CliUtil::openRun(const QString &run, RunRecord *record, int *code)
+{
+    QString error;
+    const QString dir = RunRecord::resolve(runsDirectory(), run, &error);
+    if (dir.isEmpty() || !record->open(dir, &error)) {
+        err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+        err().flush();
+        *code = ExitFailed;
+        return false;
+    }
+    return true;
+}
+
 } // namespace rankdeck::cli

@@ -11,7 +11,8 @@
 
 namespace rankdeck {
 class MetricsStore;
-}
+class RunRecord;
+} // namespace rankdeck
 
 namespace rankdeck::cli {
 
@@ -37,6 +38,9 @@ public:
     static bool parseInt(const QString &text, int min, int max, int *value);
 
     static QString runsDirectory();
+    // Resolves RUN (an id or a name) and opens its record, or prints why not (*code: the exit
+    // status).
+    static bool openRun(const QString &run, RunRecord *record, int *code);
     static QString formatDuration(qint64 us);
     // "step 40/100", or "step 40" when the total is unknown (a user's program).
     static QString formatStep(qint64 step, qint64 total);

@@ -7,6 +7,7 @@
 #include "comparecommand.h"
 #include "launchcommand.h"
 #include "plotcommand.h"
+#include "profilecommand.h"
 #include "profilecommands.h"
 #include "runcommands.h"
 #include "util/buildversion.h"
@@ -40,12 +41,17 @@ void printUsage(QTextStream &out)
         "                     (--detach on an SSH profile: the ranks go on without this launcher)\n"
         "  attach RUN         re-attach to a detached run and follow it like launch\n"
         "  runs               list recorded runs\n"
-        "  show RUN           state, timings, per-rank results, root cause, failure report\n"
+        "  show RUN [--why-slow]\n"
+        "                     state, timings, per-rank results, root cause, failure report;\n"
+        "                     --why-slow: the straggler, its cause and each rank's evidence\n"
         "  logs RUN [--rank N] [--follow] [--raw]\n"
         "                     print a run's log lines (--raw: the ranks' bytes as written)\n"
         "  stop RUN           stop a running run\n"
         "  stacks RUN [--rank N]\n"
         "                     every thread's stack of the ranks, without stopping them\n"
+        "  profile RUN [--seconds N] [--ranks LIST]\n"
+        "                     every rank's sampled Python stacks for N s, as collapsed stacks\n"
+        "                     (flame graphs: flamegraph.pl, speedscope)\n"
         "  export RUN --csv FILE | --tensorboard DIR\n"
         "                     full-resolution metrics as CSV or TensorBoard event files\n"
         "  compare RUN RUN... what differs between runs (flags, profile, size, metrics)\n"
@@ -115,6 +121,8 @@ int main(int argc, char **argv)
         return RunCommands::exportRun(rest);
     if (command == QLatin1String("stacks"))
         return RunCommands::stacks(rest);
+    if (command == QLatin1String("profile"))
+        return ProfileCommand::run(rest);
     if (command == QLatin1String("plot"))
         return PlotCommand::run(rest);
     if (command == QLatin1String("compare"))

@@ -16,6 +16,7 @@
 #include "record/runprune.h"
 #include "record/runrecord.h"
 #include "record/runstatefile.h"
+#include "slowoutput.h"
 #include "store/csvexport.h"
 #include "store/logfollower.h"
 #include "store/logstore.h"
@@ -44,38 +45,6 @@
 namespace rankdeck::cli {
 
 namespace {
-
-// Resolves RUN or prints why not; returns the run directory.
-QString resolveRun(const QString &run, const QString &cmd, int *code)
-{
-    QString error;
-    QString dir = RunRecord::resolve(CliUtil::runsDirectory(), run, &error);
-    if (dir.isEmpty()) {
-        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
-        CliUtil::err().flush();
-        *code = ExitFailed;
-    }
-    Q_UNUSED(cmd);
-    return dir;
-}
-
-// Resolves RUN and opens its record, or prints why not (*code: the exit status).
-bool openRun(const QString &run, RunRecord *record, int *code)
-{
-    int resolveCode = 0;
-    const QString dir = resolveRun(run, QString(), &resolveCode);
-    if (dir.isEmpty()) {
-        *code = resolveCode;
-        return false;
-    }
-    QString error;
-    if (!record->open(dir, &error)) {
-        CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
-        *code = ExitFailed;
-        return false;
-    }
-    return true;
-}
 
 bool oneRunArgument(QCommandLineParser &parser, const QString &cmd, int *code)
 {
@@ -168,7 +137,10 @@ int RunCommands::runs(const QStringList &args)
                    .arg(i.worldSize, 5)
                    .arg(CliUtil::formatTime(i.createdUs), -19)
                    .arg(SyncManifest::formatSize(RunPrune::diskBytes(i.directory)), 10)
-                   .arg(printableLabel(i.rootCause, 200));
+                   .arg(printableLabel(i.rootCause.isEmpty() && !i.slow.isEmpty()
+                                           ? CliUtil::tr("slow: %1").arg(i.slow)
+                                           : i.rootCause,
+                                       200));
         // A big run whose ranks did not all end alike gets a second line of ranges; a small
         // one's `show` lists its few ranks.
         if (i.rankGroups > 1 && i.worldSize > RankOutput::MaxRanksEach)
@@ -226,7 +198,11 @@ int RunCommands::show(const QStringList &args)
         CliUtil::tr("Print one line per rank. Without it, a run of more than %1 ranks prints ranks "
                     "that are alike as ranges (\"ranks 0–16, 18–511 finished\").")
             .arg(RankOutput::MaxRanksEach));
-    parser.addOptions({scriptOpt, jsonOpt, allRanksOpt});
+    const QCommandLineOption whySlowOpt(
+        QStringLiteral("why-slow"),
+        CliUtil::tr("Print why the job is slow: the straggler, its cause, and for every rank where "
+                    "its time goes (sampled stacks) and its /proc evidence."));
+    parser.addOptions({scriptOpt, jsonOpt, allRanksOpt, whySlowOpt});
     int code = 0;
     if (!CliUtil::parse(
             parser, args,
@@ -237,7 +213,7 @@ int RunCommands::show(const QStringList &args)
     if (!oneRunArgument(parser, args.value(0), &code))
         return code;
     RunRecord record;
-    if (!openRun(parser.positionalArguments().constFirst(), &record, &code))
+    if (!CliUtil::openRun(parser.positionalArguments().constFirst(), &record, &code))
         return code;
     const RunInfo info = record.info();
     const QJsonObject state = record.readState();
@@ -335,6 +311,7 @@ int RunCommands::show(const QStringList &args)
         if (!straggler.isEmpty())
             out << '\n' << CliUtil::tr("Step time: %1").arg(straggler) << '\n';
     }
+    SlowOutput::print(out, state, parser.isSet(whySlowOpt), record.config().isProgram());
     const QJsonArray attempts = state.value(QStringLiteral("attempts")).toArray();
     for (const auto &v : attempts) {
         const QJsonObject a = v.toObject();
@@ -423,7 +400,7 @@ int RunCommands::logs(const QStringList &args)
             CliUtil::tr("--rank: \"%1\" is not a rank number").arg(parser.value(rankOpt)),
             args.value(0));
     RunRecord record;
-    if (!openRun(parser.positionalArguments().constFirst(), &record, &code))
+    if (!CliUtil::openRun(parser.positionalArguments().constFirst(), &record, &code))
         return code;
     const QString dir = record.directory();
     QString error;
@@ -560,7 +537,7 @@ int RunCommands::stop(const QStringList &args)
             CliUtil::tr("--timeout: \"%1\" is not a number of seconds").arg(parser.value(waitOpt)),
             args.value(0));
     RunRecord record;
-    if (!openRun(parser.positionalArguments().constFirst(), &record, &code))
+    if (!CliUtil::openRun(parser.positionalArguments().constFirst(), &record, &code))
         return code;
     QString error;
     RunInfo info = record.info();
@@ -701,7 +678,7 @@ int RunCommands::exportRun(const QStringList &args)
                                            .arg(parser.value(collectionOpt)),
                                        args.value(0));
         RunRecord record;
-        if (!openRun(parser.positionalArguments().constFirst(), &record, &code))
+        if (!CliUtil::openRun(parser.positionalArguments().constFirst(), &record, &code))
             return code;
         QString summary, error;
         if (!CollectiveOutput::exportPickles(record, id, parser.value(flightRecorderOpt), &summary,
@@ -729,7 +706,7 @@ int RunCommands::exportRun(const QStringList &args)
     }
     // The same check as show: a directory whose run.json is garbage is no run to export.
     RunRecord record;
-    if (!openRun(parser.positionalArguments().constFirst(), &record, &code))
+    if (!CliUtil::openRun(parser.positionalArguments().constFirst(), &record, &code))
         return code;
     const QString dir = record.directory();
     MetricsStore store;
@@ -826,7 +803,7 @@ int RunCommands::stacks(const QStringList &args)
             CliUtil::tr("--timeout: \"%1\" is not a number of seconds").arg(parser.value(waitOpt)),
             args.value(0));
     RunRecord record;
-    if (!openRun(parser.positionalArguments().constFirst(), &record, &code))
+    if (!CliUtil::openRun(parser.positionalArguments().constFirst(), &record, &code))
         return code;
     QString error;
     const RunInfo info = record.info();
