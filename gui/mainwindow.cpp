@@ -145,7 +145,8 @@ void MainWindow::createActions()
     }
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
-    const QStringList pages = {tr("&Overview"), tr("&Loss"), tr("Lo&gs"), tr("F&ailures")};
+    const QStringList pages = {tr("&Overview"), tr("&Loss"), tr("Lo&gs"), tr("F&ailures"),
+                               tr("P&rofile")};
     for (int i = 0; i < pages.size(); ++i) {
         QAction *a = view->addAction(pages[i], this, [this, i] { showPage(i); });
         a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));

@@ -10,6 +10,7 @@
 #include "models/ranktablemodel.h"
 #include "models/stepheatmapcache.h"
 #include "overviewpage.h"
+#include "profilepage.h"
 #include "rankstatedelegate.h"
 #include "rankstepsview.h"
 #include "record/rankgroups.h"
@@ -44,6 +45,7 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
     m_loss = new LossPage(this);
     m_logs = new LogsPage(this);
     m_failures = new FailuresPage(this);
+    m_profile = new ProfilePage(this);
     m_rankModel = new RankTableModel(this);
     // Ranks that differ (root cause, culprits, stuck, failed, straggling) first: at 96 ranks the
     // one that matters is otherwise a screen away.
@@ -59,6 +61,9 @@ RunView::RunView(QWidget *parent) : QTabWidget(parent)
     addTab(m_loss, tr("&Loss"));
     addTab(m_logs, tr("Lo&gs"));
     addTab(m_failures, tr("F&ailures"));
+    // No mnemonic: every letter of "Profile" is taken on some page; Ctrl+5 and View ▸ Profile.
+    addTab(m_profile, tr("Profile"));
+    connect(m_profile, &ProfilePage::profileRequested, this, &RunView::requestProfile);
     connect(m_overview, &OverviewPage::rootCauseActivated, this,
             [this] { setCurrentIndex(Failures); });
     connect(m_failures, &FailuresPage::frameActivated, this, &RunView::openFrame);
@@ -169,6 +174,7 @@ void RunView::setRun(RunController *run)
         m_overview->setStragglerText(QString(), -1);
         m_overview->heatmapView()->setHeatmap({}, QString());
         m_failures->setEntries({}, QString());
+        refreshProfile();
         return;
     }
     // What a Slurm run submitted, exactly (kept in the record as it was sent).
@@ -191,6 +197,11 @@ void RunView::setRun(RunController *run)
     connect(run, &RunController::destroyed, this, [this] { setRun(nullptr); });
     connect(run, &RunController::nodeProgress, m_overview, &OverviewPage::setNodeProgress);
     connect(run, &RunController::nodeClocksChanged, this, &RunView::refreshClocks);
+    connect(run, &RunController::slowVerdictChanged, this, [this] { refreshSteps(true); });
+    connect(run, &RunController::profileFinished, this,
+            [this](const QString &directory) { showProfile(directory); });
+    connect(run, &RunController::stateChanged, this, &RunView::refreshProfile);
+    refreshProfile();
     refreshClocks();
     refreshReattachable(true);
     m_timer->start();
@@ -394,9 +405,13 @@ void RunView::refreshSteps(bool force)
     for (const RankStatus &s : m_run->rankStatuses())
         hosts.insert(s.rank, s.host);
     const StragglerReport report = StragglerReport::analyze(*store, hosts);
-    m_overview->setStragglerText(report.text(), report.rank);
-    m_straggler = report.rank;
-    m_rankModel->setStraggler(report.rank);
+    // A user's program reports no step times: its sampled stacks name the straggler and why.
+    const SlowRankVerdict &slow = m_run->slowVerdict();
+    const QString reportText = report.found() || !slow.found() ? report.text() : slow.text();
+    const int named = report.found() ? report.rank : slow.rank;
+    m_overview->setStragglerText(reportText, named);
+    m_straggler = named;
+    m_rankModel->setStraggler(named);
     if (store->ranks(metric::StepTimeMs).isEmpty()) {
         // No step times (a user's program): the step each rank reached over time, from any
         // metric with a step, shows a rank that falls behind; a long record is read over a few
@@ -406,8 +421,14 @@ void RunView::refreshSteps(bool force)
             QTimer::singleShot(0, this, [this] { refreshSteps(true); });
         m_overview->setStepsShown(steps->isEmpty() ? OverviewPage::StepsShown::Nothing
                                                    : OverviewPage::StepsShown::RankSteps);
-        if (!report.found())
-            m_overview->setStragglerText(steps->summaryText(), -1);
+        if (named < 0) {
+            // Where the time goes, for a healthy job: its sampled stacks' split.
+            QString text = steps->summaryText();
+            if (!slow.timeSplit.isEmpty())
+                text += (text.isEmpty() ? QString() : QStringLiteral("\n")) +
+                        tr("Where the time goes: %1").arg(slow.timeSplit);
+            m_overview->setStragglerText(text, -1);
+        }
         m_stepsCostUs = cost.nsecsElapsed() / 1000;
         return;
     }

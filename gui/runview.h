@@ -25,6 +25,7 @@ class LogStore;
 class LossPage;
 class MetricsStore;
 class OverviewPage;
+class ProfilePage;
 class StepHeatmapCache;
 
 class RunView : public QTabWidget
@@ -36,7 +37,8 @@ public:
         Overview,
         Loss,
         Logs,
-        Failures
+        Failures,
+        Profile
     };
     Q_ENUM(Page)
 
@@ -47,6 +49,7 @@ public:
     LossPage *lossPage() const { return m_loss; }
     LogsPage *logsPage() const { return m_logs; }
     FailuresPage *failuresPage() const { return m_failures; }
+    ProfilePage *profilePage() const { return m_profile; }
 
     // Shows a run (not owned; it lives in core's RunManager). Null shows nothing.
     void setRun(RunController *run);
@@ -97,6 +100,11 @@ private:
     // With no run and nothing compared, the pages would show a 0 % bar and empty tables; a
     // first-time user sees what to do instead.
     void updateEmptyHint();
+    // The Profile page: the newest profile in the run's record, and whether one can be asked
+    // for here (runviewprofile.cpp).
+    void refreshProfile();
+    void showProfile(const QString &directory);
+    void requestProfile(int seconds);
 
     QPointer<RunController> m_run;
     const LogStore *m_boundLogs = nullptr;
@@ -118,6 +126,7 @@ private:
     LossPage *m_loss = nullptr;
     LogsPage *m_logs = nullptr;
     FailuresPage *m_failures = nullptr;
+    ProfilePage *m_profile = nullptr;
     QLabel *m_emptyHint = nullptr;
 };
 

@@ -10,6 +10,7 @@
 #include "mainwindow.h"
 #include "mnemonics.h"
 #include "overviewpage.h"
+#include "profilepage.h"
 #include "record/runrecord.h"
 #include "runview.h"
 #include "sidepanel.h"
@@ -63,11 +64,12 @@ void TestMainWindow::pagesExist()
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     RunView *view = window.runView();
     QVERIFY(view);
-    QCOMPARE(view->count(), 4);
+    QCOMPARE(view->count(), 5);
     QCOMPARE(view->widget(RunView::Overview), view->overviewPage());
     QCOMPARE(view->widget(RunView::Loss), view->lossPage());
     QCOMPARE(view->widget(RunView::Logs), view->logsPage());
     QCOMPARE(view->widget(RunView::Failures), view->failuresPage());
+    QCOMPARE(view->widget(RunView::Profile), view->profilePage());
     QVERIFY(view->lossPage()->plot()->customPlot());
     QCOMPARE(view->logsPage()->rankTabCount(), 0);
     QCOMPARE(view->failuresPage()->entryCount(), 0);
@@ -90,6 +92,7 @@ void TestMainWindow::pageShortcutsSwitchTabs_data()
     QTest::newRow("Ctrl+2 loss") << int(Qt::Key_2) << int(RunView::Loss);
     QTest::newRow("Ctrl+3 logs") << int(Qt::Key_3) << int(RunView::Logs);
     QTest::newRow("Ctrl+4 failures") << int(Qt::Key_4) << int(RunView::Failures);
+    QTest::newRow("Ctrl+5 profile") << int(Qt::Key_5) << int(RunView::Profile);
 }
 
 void TestMainWindow::pageShortcutsSwitchTabs()
@@ -126,6 +129,7 @@ void TestMainWindow::mnemonicsUnique_data()
     QTest::newRow("loss") << int(RunView::Loss);
     QTest::newRow("logs") << int(RunView::Logs);
     QTest::newRow("failures") << int(RunView::Failures);
+    QTest::newRow("profile") << int(RunView::Profile);
 }
 
 // Alt+letter reaches one control: the menus, the side panel, the tabs and the page shown.
