@@ -43,6 +43,7 @@ GROUP_KEYS = {
     "scalewide": ("scale_ssh_16x32_launch_s", "scale_slurm_2x64_launch_s"),
     "framework": ("framework_wall_ratio_vs_torchrun",),
     "runs1000": ("runs1000_gui_start_s", "runs1000_cli_runs_s"),
+    "straggler": ("straggler_cause_s", "sampling_overhead_pct", "straggler_false_positive_runs"),
     # Run only when --only names it (bench/run.py's OPT_IN).
     "soak": ("soak_rss_growth_pct", "soak_launcher_rss_growth_pct", "soak_lines_missing",
              "soak_stall_p99_start_ms", "soak_stall_p99_end_ms", "soak_bytes_per_line",

@@ -23,6 +23,7 @@ import benchcheck
 import flightrecorder
 import framework
 import runs1000
+import straggler
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("RANKDECK_BUILD_DIR", ROOT / "build"))
@@ -525,6 +526,10 @@ GOALS = {
     # Issue 44: a runs folder of 1,000 records (bench/make_runs.py, bench/runs1000.py).
     "runs1000_gui_start_s": ("<=", 2.0),
     "runs1000_cli_runs_s": ("<=", 0.5),
+    # Issue 43: why the job is slow, from sampled stacks (bench/straggler.py).
+    "straggler_cause_s": ("<=", 20.0),
+    "sampling_overhead_pct": ("<=", 1.0),
+    "straggler_false_positive_runs": ("<=", 0.0),
     # Issue 44's soak (bench_soak, `--only soak`): 8 ranks × 250 lines/s + 20 metrics a step for
     # 30 min (5 --quick) under `rankdeck-cli launch`, the app's window following the run.
     "soak_rss_growth_pct": ("<=", 10.0),
@@ -587,6 +592,8 @@ def main():
         "framework": lambda: framework.bench(reps, ROOT, BIN, VENV_BIN, isolated_env, free_port),
         "runs1000": lambda: runs1000.bench(reps, BIN, BUILD, str(VENV_BIN / "python"), isolated_env),
         "soak": lambda: bench_cpp("bench_soak", reps, args.quick),
+        "straggler": lambda: straggler.bench(reps, args.quick, ROOT, BIN, str(VENV_BIN / "python"),
+                                             isolated_env),
     }
     if problems := benchcheck.grouping_errors(GOALS, benches):
         sys.exit("\n".join(f"bench: {problem}" for problem in problems))
