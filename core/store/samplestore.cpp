@@ -8,12 +8,28 @@ namespace rankdeck {
 void SampleStore::add(int rank, const SampleWindow &window)
 {
     std::deque<SampleWindow> &windows = m_windows[rank];
+    // A rank's start-up (importing torch, forming the process group) is no part of how it
+    // trains: its windows go once the first window spent mostly in training comes.
+    if (!m_training.contains(rank) && trainingShare(window.main) >= 0.5) {
+        m_training.insert(rank);
+        windows.clear();
+    }
     windows.push_back(window);
     while (windows.size() > 1 && windows.front().timeUs < window.timeUs - kKeepUs)
         windows.pop_front();
     while (windows.size() > 600) // a stream with absurd timestamps stays bounded too
         windows.pop_front();
     ++m_generation;
+}
+
+double SampleStore::trainingShare(const SampledPart &part)
+{
+    if (part.samples <= 0)
+        return 0;
+    int training = 0;
+    for (const char *c : {"data", "forward", "backward", "optimizer", "collective"})
+        training += part.categories.value(QLatin1String(c));
+    return double(training) / part.samples;
 }
 
 QMap<int, SampleSummary> SampleStore::summaries(qint64 windowUs) const

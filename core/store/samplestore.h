@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// The last minute of every rank's sample windows (SampleWindow), and their sum over the last
-// seconds: what SlowRankAnalysis compares every 2 s. Bounded per rank, whatever the run's
+// The last minute of every rank's sample windows (SampleWindow), from the first window spent
+// mostly training (its start-up dropped), and their sum over the last seconds: what
+// SlowRankAnalysis compares every 2 s. Bounded per rank, whatever the run's
 // length; only the launcher's thread touches it.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <QHash>
 #include <QList>
 #include <QMap>
+#include <QSet>
 
 #include <deque>
 
@@ -42,7 +44,14 @@ public:
     static constexpr qint64 kKeepUs = 60'000'000;
 
     void add(int rank, const SampleWindow &window);
-    void clear() { m_windows.clear(); }
+    void clear()
+    {
+        m_windows.clear();
+        m_training.clear();
+    }
+    // Of a window's samples, those in the categories of training (data, forward, backward,
+    // optimizer, collective).
+    static double trainingShare(const SampledPart &part);
     bool isEmpty() const { return m_windows.empty(); }
     // Every rank's windows that ended in the last `windowUs` before its newest one.
     QMap<int, SampleSummary> summaries(qint64 windowUs) const;
@@ -51,6 +60,7 @@ public:
 
 private:
     QHash<int, std::deque<SampleWindow>> m_windows;
+    QSet<int> m_training; // ranks past their start-up
     quint64 m_generation = 0;
 };
 
