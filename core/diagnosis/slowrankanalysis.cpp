@@ -202,8 +202,22 @@ SlowRankVerdict::Cause SlowRankVerdict::causeFromKey(const QString &key)
     return Cause::None;
 }
 
+SlowRankVerdict SlowRankVerdict::fromRecord(int rank, const QString &causeKey, const QString &text,
+                                            const QString &timeSplit, const QStringList &details)
+{
+    SlowRankVerdict v;
+    v.rank = rank >= 0 ? rank : -1;
+    v.cause = causeFromKey(causeKey);
+    v.recordedText = v.rank >= 0 ? text : QString();
+    v.timeSplit = timeSplit;
+    v.details = details;
+    return v;
+}
+
 QString SlowRankVerdict::text() const
 {
+    if (!recordedText.isEmpty())
+        return recordedText;
     if (!found())
         return timeSplit.isEmpty() ? QString() : tr("where the time goes: %1").arg(timeSplit);
     const QString who =

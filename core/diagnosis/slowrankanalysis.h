@@ -67,6 +67,11 @@ struct SlowRankVerdict
     QStringList details;     // per rank: where the time goes and the /proc counters
     QString timeSplit;       // the whole job, or the others: "waiting 98 %, data 1 %"
     int ranksCompared = 0;
+    QString recordedText; // the sentence as a launcher wrote it (fromRecord): text() says it
+
+    // A verdict another process's launcher judged and wrote (state.json's "slow").
+    static SlowRankVerdict fromRecord(int rank, const QString &causeKey, const QString &text,
+                                      const QString &timeSplit, const QStringList &details);
 
     bool found() const { return rank >= 0; }
     // One sentence for a banner, `show` and `runs`; empty when there is nothing to say.

@@ -79,6 +79,12 @@ void RecordFollower::readState()
     m_run.endedUs = st.endedUs;
     m_run.hung = st.hung;
     m_run.straggler = st.straggler;
+    // The owning launcher's verdict on the sampled stacks, as it wrote it.
+    const QString slowBefore = m_run.slow.text() + m_run.slow.timeSplit;
+    m_run.slow = SlowRankVerdict::fromRecord(st.slowRank, st.slowCause, st.slowText, st.timeSplit,
+                                             st.slowEvidence);
+    if (m_run.slow.text() + m_run.slow.timeSplit != slowBefore)
+        m_actions.announceSlowVerdict();
     m_run.errorMessage = st.error;
     m_run.clocks = st.clocks;
     m_run.runtime.resize(m_run.ranks.size());

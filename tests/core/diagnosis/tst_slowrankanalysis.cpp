@@ -4,6 +4,7 @@
 // real `samples` event lines, then SampleStore's sums): who is named, with which cause and
 // line, and that a healthy job, noise, too few samples or a split job name no one.
 #include "diagnosis/slowrankanalysis.h"
+#include "record/runstatefile.h"
 #include "store/samplestore.h"
 #include "stream/workerevent.h"
 
@@ -186,6 +187,63 @@ private slots:
         QCOMPARE(w.main.frames.first().frame.size(), 300);
         QCOMPARE(w.cpuShare, 0.0);
         QCOMPARE(w.runQueueShare, 1.0);
+    }
+
+    void throughStateJson()
+    {
+        // What the launcher writes (state.json's "slow") is what a second window, `show` and
+        // `runs` read back: the same sentence, rank, cause and evidence.
+        const Rank burning{u"data:28,backward:8,forward:4"_s,
+                           u"26|data|Samples.__getitem__ (data.py:41)"_s, 0.9, 0.02};
+        const SlowRankVerdict v = judge({waiting, waiting, burning});
+        QVERIFY(v.found());
+        RunStateFile f;
+        f.slowRank = v.rank;
+        f.slowCause = SlowRankVerdict::causeKey(v.cause);
+        f.slowText = v.text();
+        f.slowSummary = v.summary();
+        f.timeSplit = v.timeSplit;
+        f.slowEvidence = v.details;
+        const RunStateFile back = RunStateFile::fromJson(f.toJson());
+        const SlowRankVerdict read = SlowRankVerdict::fromRecord(
+            back.slowRank, back.slowCause, back.slowText, back.timeSplit, back.slowEvidence);
+        QCOMPARE(read.rank, 2);
+        QCOMPARE(read.cause, SlowRankVerdict::Cause::InputBound);
+        QCOMPARE(read.text(), v.text());
+        QCOMPARE(read.details, v.details);
+        QCOMPARE(back.slowSummary,
+                 u"rank 2 input-bound: Samples.__getitem__ (data.py:41) 65 % vs 0 %"_s);
+        // No verdict: nothing named, the split kept.
+        RunStateFile none;
+        none.timeSplit = u"backward (gradient sync) 98 %"_s;
+        const RunStateFile noneBack = RunStateFile::fromJson(none.toJson());
+        QCOMPARE(noneBack.slowRank, -1);
+        QCOMPARE(noneBack.timeSplit, none.timeSplit);
+        QVERIFY(!SlowRankVerdict::fromRecord(-1, QString(), u"x"_s, QString(), {}).found());
+    }
+
+    void startUpDropped()
+    {
+        // Importing torch and forming the group is no part of how a rank trains.
+        SampleStore store;
+        SampleWindow startUp;
+        startUp.windowMs = 2000;
+        startUp.main.samples = 40;
+        startUp.main.categories = {{u"other"_s, 36}, {u"collective"_s, 4}};
+        SampleWindow training = startUp;
+        training.main.categories = {{u"backward"_s, 30}, {u"data"_s, 10}};
+        for (int i = 0; i < 3; ++i) {
+            startUp.timeUs = qint64(i) * 2'000'000;
+            store.add(0, startUp);
+        }
+        QCOMPARE(store.summaries(10'000'000).value(0).windows, 3); // nothing better yet
+        training.timeUs = 6'000'000;
+        store.add(0, training);
+        startUp.timeUs = 8'000'000; // a pause later (a checkpoint) stays
+        store.add(0, startUp);
+        const SampleSummary s = store.summaries(10'000'000).value(0);
+        QCOMPARE(s.windows, 2);
+        QCOMPARE(s.main.categories.value(u"other"_s), 36);
     }
 
     void storeKeepsAMinute()
