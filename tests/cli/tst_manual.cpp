@@ -189,7 +189,8 @@ void TestManual::completes_data()
     QTest::addColumn<QStringList>("words"); // the command line, the last word being completed
     QTest::addColumn<QStringList>("expected");
     QTest::newRow("commands l") << QStringList{u"l"_s} << QStringList{u"launch"_s, u"logs"_s};
-    QTest::newRow("command pro") << QStringList{u"pro"_s} << QStringList{u"profiles"_s};
+    QTest::newRow("command pro") << QStringList{u"pro"_s}
+                                 << QStringList{u"profile"_s, u"profiles"_s};
     QTest::newRow("top flags") << QStringList{u"--v"_s} << QStringList{u"--version"_s};
     QTest::newRow("launch flag") << QStringList{u"launch"_s, u"--nproc"_s}
                                  << QStringList{u"--nproc-per-node"_s};

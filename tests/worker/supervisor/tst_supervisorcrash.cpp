@@ -401,16 +401,17 @@ void TestSupervisorCrash::dumpStacks_data()
     QTest::addColumn<QStringList>("pythonText"); // lines the Python dump must hold ({} none)
     QTest::addColumn<QString>("nativeFrame");
 
-    // Three threads: main, the program's second, and the startup hook's flight-recorder thread
-    // (blocked in read() until dump-flight-recorder).
+    // Four threads: main, the program's second, and the startup hook's flight-recorder thread
+    // (blocked in read() until dump-flight-recorder) and sampling thread (issue 43).
     QTest::newRow("python, nested sleep and a second thread")
-        << QStringList{python(), program(u"hang.py"_s), u"2.5"_s} << 3
+        << QStringList{python(), program(u"hang.py"_s), u"2.5"_s} << 4
         << QStringList{uR"(File ".*hang\.py", line 16 in inner_sleep)"_s,
                        uR"(File ".*hang\.py", line 20 in outer)"_s,
                        uR"(File ".*hang\.py", line 12 in worker_sleeps)"_s,
                        u"^Current thread 0x"_s,
                        u"^Thread 0x"_s,
-                       uR"(File ".*sitecustomize\.py", line \d+ in _rankdeck_fr_serve)"_s}
+                       uR"(File ".*sitecustomize\.py", line \d+ in _rankdeck_fr_serve)"_s,
+                       uR"(File ".*sitecustomize\.py", line \d+ in _rankdeck_sample)"_s}
         << uR"( in (__)?clock_nanosleep.*\[libc\.so\.6\]$)"_s;
     // A native program never gets the Python dump's signal (its default action would kill it).
     QTest::newRow("native /bin/sleep")
