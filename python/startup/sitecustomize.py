@@ -543,6 +543,12 @@ def _rankdeck_sample(fd, hz):
     counts = {}
     period = 1.0 / hz
     next_flush = time.monotonic() + 1.0
+    # A rank waiting in backward or a collective is sampled in the same place for seconds: the
+    # same innermost frame (by id, at the same line, under the same caller) is the same stack,
+    # and is not walked again. Ids, not the frames: holding a frame would keep its locals (a
+    # batch, a tensor) alive. A freed frame's id reused at that very line misplaces one sample.
+    last = None
+    key = ()
     try:
         while True:
             time.sleep(period)
@@ -551,12 +557,16 @@ def _rankdeck_sample(fd, hz):
                 if not threading.main_thread().is_alive():
                     return
                 continue
-            key = []
-            while frame is not None and len(key) < 96:
-                key.append((frame.f_code, frame.f_lineno or 0))
-                frame = frame.f_back
-            frame = None
-            key = tuple(key)
+            back = frame.f_back
+            where = (id(frame), frame.f_lineno, id(back), back.f_lineno if back else 0)
+            if where != last:
+                last = where
+                key = []
+                while frame is not None and len(key) < 96:
+                    key.append((frame.f_code, frame.f_lineno or 0))
+                    frame = frame.f_back
+                key = tuple(key)
+            frame = back = None
             counts[key] = counts.get(key, 0) + 1
             now = time.monotonic()
             if now >= next_flush:
