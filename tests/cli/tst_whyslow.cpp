@@ -12,9 +12,15 @@
 //     rank 0 on CPU 1;
 //   - healthy: 40 s and no rank named;
 //   - the profile: `rankdeck-cli profile` writes every rank's collapsed stacks, each line
-//     "frame;frame;... count" as flamegraph.pl reads it.
+//     "frame;frame;... count" as flamegraph.pl reads it;
+//   - over SSH (2 sshd nodes × 2 ranks on 127.0.0.x; skipped, saying why, without sshd) and on
+//     the Slurm fixture (2 slurmd nodes × 2 tasks): the input-bound verdict again.
+#include "config/profilestore.h"
 #include "fixtureprofile.h"
+#include "slurmfixture.h"
+#include "sshfixture.h"
 #include "testprocesses.h"
+#include "transport/slurm/slurmsettings.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -42,6 +48,9 @@ private slots:
     void verdicts();
     void healthy();
     void profileExport();
+    void overSsh();
+    void overSlurm();
+    void cleanupTestCase();
 
 private:
     struct Run
@@ -49,17 +58,21 @@ private:
         std::unique_ptr<QProcess> launcher;
         QString name;
     };
-    Run launch(const QString &name, const QStringList &scriptArgs, int ranks = 4)
+    Run launch(const QString &name, const QStringList &scriptArgs, int ranks = 4,
+               const QStringList &where = {})
     {
         Run run;
         run.name = name;
         run.launcher = std::make_unique<QProcess>();
         run.launcher->setProcessChannelMode(QProcess::MergedChannels);
-        run.launcher->start(m_cli, QStringList{u"launch"_s, u"--profile"_s, u"local"_s,
-                                               u"--nproc-per-node"_s, QString::number(ranks),
-                                               u"--name"_s, name, u"--no-progress"_s, u"--quiet"_s,
-                                               u"--exec"_s, u"--"_s, m_python, m_script} +
-                                       scriptArgs);
+        QStringList args{u"launch"_s};
+        if (where.isEmpty())
+            args << u"--profile"_s << u"local"_s << u"--nproc-per-node"_s << QString::number(ranks);
+        else
+            args << where;
+        args << u"--name"_s << name << u"--no-progress"_s << u"--quiet"_s << u"--exec"_s << u"--"_s
+             << m_python << m_script << scriptArgs;
+        run.launcher->start(m_cli, args);
         return run;
     }
     QString cli(const QStringList &args, int timeoutMs = 60000) const
@@ -71,6 +84,8 @@ private:
             p.kill();
         return QString::fromUtf8(p.readAll());
     }
+    // rank 2 named input-bound at its Dataset, the ranks started through `where`.
+    void inputBoundOn(const QString &name, const QStringList &where);
     void finish(Run &run)
     {
         cli({u"stop"_s, run.name});
@@ -78,6 +93,9 @@ private:
             run.launcher->kill();
     }
 
+    SshFixture m_ssh;
+    SlurmFixture m_slurm;
+    QString m_sshWhy;
     QTemporaryDir m_tmp;
     QString m_cli;
     QString m_python;
@@ -95,6 +113,16 @@ void TestWhySlow::initTestCase()
     QVERIFY(QFileInfo::exists(m_script));
     QVERIFY(m_tmp.isValid());
     QVERIFY(testing::isolateUserDirectories(m_tmp.path()));
+    m_sshWhy = SshFixture::unavailableReason();
+    if (m_sshWhy.isEmpty() && !m_ssh.start(2))
+        m_sshWhy = u"sshd fixture: "_s + m_ssh.lastError();
+    if (m_sshWhy.isEmpty()) {
+        Profile p = testing::fixtureProfile(m_ssh, u"sshpair"_s, 2, 2);
+        p.connectTimeoutSec = 10;
+        p.rendezvousTimeoutSec = 120;
+        QString error;
+        QVERIFY2(ProfileStore().save(p, true, &error), qPrintable(error));
+    }
 }
 
 void TestWhySlow::verdicts_data()
@@ -229,6 +257,66 @@ void TestWhySlow::profileExport()
         if (r == 2)
             QVERIFY2(getitem, "rank 2's profile lacks its Dataset");
     }
+}
+
+// The same verdict when the ranks run on sshd nodes (2 × 2 ranks on 127.0.0.x): the samples
+// travel over SSH like every other event.
+void TestWhySlow::overSsh()
+{
+    if (!m_sshWhy.isEmpty())
+        QSKIP(qPrintable(m_sshWhy));
+    inputBoundOn(u"slow-ssh"_s, {u"--profile"_s, u"sshpair"_s, u"--accept-new-host-keys"_s});
+}
+
+// And on the Slurm fixture (slurmctld + 2 slurmd, 2 tasks a node; skipped without Slurm).
+void TestWhySlow::overSlurm()
+{
+    if (const QString why = SlurmFixture::unavailableReason(); !why.isEmpty())
+        QSKIP(qPrintable(why));
+    QVERIFY2(m_slurm.start(2), qPrintable(m_slurm.lastError()));
+    Profile p;
+    p.name = u"slurm2"_s;
+    p.transport = u"slurm"_s;
+    p.backend = u"gloo"_s;
+    p.rendezvousTimeoutSec = 120;
+    SlurmSettings slurm;
+    slurm.partition = m_slurm.partition();
+    slurm.nodes = 2;
+    slurm.nprocPerNode = 2;
+    slurm.sharedDir = m_tmp.filePath(u"shared"_s);
+    slurm.applyTo(&p);
+    QString error;
+    QVERIFY2(ProfileStore().save(p, true, &error), qPrintable(error));
+    inputBoundOn(u"slow-slurm"_s, {u"--profile"_s, u"slurm2"_s});
+}
+
+void TestWhySlow::cleanupTestCase()
+{
+    m_slurm.stop();
+}
+
+void TestWhySlow::inputBoundOn(const QString &name, const QStringList &where)
+{
+    Run run =
+        launch(name, {u"--cause"_s, u"input"_s, u"--slow-rank"_s, u"2"_s, u"--seconds"_s, u"120"_s},
+               4, where);
+    QVERIFY(run.launcher->waitForStarted());
+    QElapsedTimer t;
+    t.start();
+    QString shown;
+    while (t.elapsed() < 180000 && run.launcher->state() != QProcess::NotRunning) {
+        QTest::qWait(2000);
+        shown = cli({u"show"_s, name, u"--why-slow"_s});
+        if (shown.contains(u"is the straggler"_s))
+            break;
+    }
+    const QString output = QString::fromUtf8(run.launcher->readAll());
+    finish(run);
+    QVERIFY2(shown.contains(u"is the straggler, input-bound: "_s),
+             qPrintable(shown.right(3000) + output.right(2000)));
+    QVERIFY2(shown.contains(u"rank 2 ("_s), qPrintable(shown.right(3000)));
+    QVERIFY2(shown.contains(u"of its time in data loading at Samples.__getitem__ (slow_rank.py:"_s),
+             qPrintable(shown.right(3000)));
 }
 
 QTEST_GUILESS_MAIN(TestWhySlow)
