@@ -54,6 +54,7 @@ private:
     void startProgramRun();
     void afterProgramRun();
     void startHangRun();
+    void startSlowRun();
     void startManyRanksRun();
     void afterManyRanksRun();
     void finish();
