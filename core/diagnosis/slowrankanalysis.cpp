@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "diagnosis/slowrankanalysis.h"
 
+#include "util/median.h"
 #include "util/translation.h"
 
 #include <QRegularExpression>
@@ -31,20 +32,11 @@ double waitShareOf(const SampledPart &p)
     return s;
 }
 
-double median(std::vector<double> v)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // Of the time the main thread was runnable, the share it waited for a CPU.
 double starvedShare(const SampleSummary &s)
 {
-    const double wanted = s.cpuShare + s.runQueueShare;
-    return wanted > 0.02 ? s.runQueueShare / wanted : 0.0;
+    const double wanted = s.proc.cpuShare + s.proc.runQueueShare;
+    return wanted > 0.02 ? s.proc.runQueueShare / wanted : 0.0;
 }
 
 QString percent(double v)
@@ -130,25 +122,25 @@ QString split(const SampledPart &p)
 
 QString procLine(const SampleSummary &s)
 {
-    QString line =
-        tr("on a CPU %1, waiting for one %2").arg(percent(s.cpuShare), percent(s.runQueueShare));
-    if (s.othersCpu >= 0.05)
+    QString line = tr("on a CPU %1, waiting for one %2")
+                       .arg(percent(s.proc.cpuShare), percent(s.proc.runQueueShare));
+    if (s.proc.othersCpu >= 0.05)
         line += tr(", its other processes (DataLoader workers, children) %1 of a core")
-                    .arg(percent(s.othersCpu));
-    if (s.blockIoShare >= 0.01)
-        line += tr(", blocked on disk I/O %1").arg(percent(s.blockIoShare));
-    if (s.throttledShare >= 0.01)
-        line += tr(", cgroup throttled %1").arg(percent(s.throttledShare));
-    if (s.majorFaultsPerSec >= 1)
-        line += tr(", %1 major faults/s").arg(qRound(s.majorFaultsPerSec));
+                    .arg(percent(s.proc.othersCpu));
+    if (s.proc.blockIoShare >= 0.01)
+        line += tr(", blocked on disk I/O %1").arg(percent(s.proc.blockIoShare));
+    if (s.proc.throttledShare >= 0.01)
+        line += tr(", cgroup throttled %1").arg(percent(s.proc.throttledShare));
+    if (s.proc.majorFaultsPerSec >= 1)
+        line += tr(", %1 major faults/s").arg(qRound(s.proc.majorFaultsPerSec));
     // What watching costs: the sampling thread's CPU, of the process's.
-    if (s.processCpu > 0 && s.coveredMs > 0)
-        line +=
-            tr(", sampling %1 % of its CPU")
-                .arg(100.0 * double(s.samplerCpuNs) / (s.processCpu * double(s.coveredMs) * 1e6), 0,
-                     'f', 2);
+    if (s.proc.processCpu > 0 && s.coveredMs > 0)
+        line += tr(", sampling %1 % of its CPU")
+                    .arg(100.0 * double(s.samplerCpuNs) /
+                             (s.proc.processCpu * double(s.coveredMs) * 1e6),
+                         0, 'f', 2);
     line += tr(", reads %1 KB/s, RSS %2 MB")
-                .arg(qRound(s.readBytesPerSec / 1000))
+                .arg(qRound(s.proc.readBytesPerSec / 1000))
                 .arg(s.rssBytes / 1000000);
     return line;
 }
@@ -276,8 +268,8 @@ SlowRankVerdict SlowRankVerdict::analyze(const QMap<int, SampleSummary> &ranks,
             continue;
         othersWait.push_back(waitShareOf(it->main));
         othersStarvedShares.push_back(starvedShare(it.value()));
-        othersThrottled.push_back(it->throttledShare);
-        othersFaults.push_back(it->majorFaultsPerSec);
+        othersThrottled.push_back(it->proc.throttledShare);
+        othersFaults.push_back(it->proc.majorFaultsPerSec);
         others.add(it->main);
     }
     const double othersWaitMedian = median(othersWait);
@@ -362,36 +354,40 @@ SlowRankVerdict SlowRankVerdict::analyze(const QMap<int, SampleSummary> &ranks,
     // others barely run, so their absolute waits say nothing), a starved rank far more.
     const double starved = starvedShare(s);
     const double othersStarved = median(othersStarvedShares);
-    const double throttledGap = s.throttledShare - median(othersThrottled);
+    const double throttledGap = s.proc.throttledShare - median(othersThrottled);
     if ((starved >= kMinStarved && starved - othersStarved >= kMinStarvedGap) ||
-        (s.throttledShare >= 0.10 && throttledGap >= 0.05)) {
+        (s.proc.throttledShare >= 0.10 && throttledGap >= 0.05)) {
         v.cause = Cause::CpuStarved;
         v.evidence = tr("When it wants to run it waits for a CPU %1 of the time (run queue), the "
                         "other ranks %2")
                          .arg(percent(starved), percent(othersStarved));
-        if (s.throttledShare >= 0.10)
+        if (s.proc.throttledShare >= 0.10)
             v.evidence +=
-                tr("; its cgroup is throttled %1 of the time").arg(percent(s.throttledShare));
-    } else if (s.majorFaultsPerSec >= 50 && s.majorFaultsPerSec > 5 * median(othersFaults) + 10) {
+                tr("; its cgroup is throttled %1 of the time").arg(percent(s.proc.throttledShare));
+    } else if (s.proc.majorFaultsPerSec >= 50 &&
+               s.proc.majorFaultsPerSec > 5 * median(othersFaults) + 10) {
         v.cause = Cause::MemoryPressure;
         v.evidence = tr("%1 major page faults/s, against %2 on the others")
-                         .arg(qRound(s.majorFaultsPerSec))
+                         .arg(qRound(s.proc.majorFaultsPerSec))
                          .arg(qRound(median(othersFaults)));
     } else {
-        const bool busy = s.cpuShare >= 0.5 || (category == u"data" && s.othersCpu >= 0.5);
+        const bool busy =
+            s.proc.cpuShare >= 0.5 || (category == u"data" && s.proc.othersCpu >= 0.5);
         if (category == u"data")
             v.cause = busy ? Cause::InputBound : Cause::IoBound;
         else if (category == u"other")
             v.cause = busy ? Cause::ComputeBound : Cause::IoBound;
         else
             v.cause = Cause::ComputeBound;
-        v.evidence = busy ? tr("It runs on a CPU %1 of the time").arg(percent(s.cpuShare))
-                          : tr("It is off the CPU, blocked, %1 of the time (on a CPU %2, waiting "
-                               "for one %3)")
-                                .arg(percent(std::max(0.0, 1 - s.cpuShare - s.runQueueShare)),
-                                     percent(s.cpuShare), percent(s.runQueueShare));
-        if (category == u"data" && s.othersCpu >= 0.05)
-            v.evidence += tr("; its DataLoader workers use %1 of a core").arg(percent(s.othersCpu));
+        v.evidence =
+            busy ? tr("It runs on a CPU %1 of the time").arg(percent(s.proc.cpuShare))
+                 : tr("It is off the CPU, blocked, %1 of the time (on a CPU %2, waiting "
+                      "for one %3)")
+                       .arg(percent(std::max(0.0, 1 - s.proc.cpuShare - s.proc.runQueueShare)),
+                            percent(s.proc.cpuShare), percent(s.proc.runQueueShare));
+        if (category == u"data" && s.proc.othersCpu >= 0.05)
+            v.evidence +=
+                tr("; its DataLoader workers use %1 of a core").arg(percent(s.proc.othersCpu));
     }
     return v;
 }

@@ -53,21 +53,12 @@ QMap<int, SampleSummary> SampleStore::summaries(qint64 windowUs) const
             ++s.windows;
             s.coveredMs += w->windowMs;
             weights += weight;
-            s.cpuShare += w->cpuShare * weight;
-            s.runQueueShare += w->runQueueShare * weight;
-            s.processCpu += w->processCpu * weight;
-            s.othersCpu += w->othersCpu * weight;
-            s.othersRunQueue += w->othersRunQueue * weight;
-            s.blockIoShare += w->blockIoShare * weight;
-            s.readBytesPerSec += w->readBytesPerSec * weight;
-            s.majorFaultsPerSec += w->majorFaultsPerSec * weight;
-            s.throttledShare += w->throttledShare * weight;
+            for (double ProcessShares::*f : ProcessShares::kFields)
+                s.proc.*f += w->proc.*f * weight;
             s.samplerCpuNs += w->samplerCpuNs;
         }
-        for (double *v :
-             {&s.cpuShare, &s.runQueueShare, &s.processCpu, &s.othersCpu, &s.othersRunQueue,
-              &s.blockIoShare, &s.readBytesPerSec, &s.majorFaultsPerSec, &s.throttledShare})
-            *v /= weights;
+        for (double ProcessShares::*f : ProcessShares::kFields)
+            s.proc.*f /= weights;
         s.rssBytes = windows.back().rssBytes;
         s.seconds = s.coveredMs / 1000;
         out.insert(it.key(), s);

@@ -22,17 +22,8 @@ struct SampleSummary
     SampledPart main;
     SampledPart others;
     int windows = 0;
-    qint64 seconds = 0; // wall time the windows cover
-    // Means over the windows, weighted by their lengths.
-    double cpuShare = 0;
-    double runQueueShare = 0;
-    double processCpu = 0;
-    double othersCpu = 0;
-    double othersRunQueue = 0;
-    double blockIoShare = 0;
-    double readBytesPerSec = 0;
-    double majorFaultsPerSec = 0;
-    double throttledShare = 0;
+    qint64 seconds = 0;  // wall time the windows cover
+    ProcessShares proc;  // means over the windows, weighted by their lengths
     qint64 rssBytes = 0; // the last
     qint64 samplerCpuNs = 0;
     qint64 coveredMs = 0;

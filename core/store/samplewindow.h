@@ -30,6 +30,28 @@ struct SampledPart
     void add(const SampledPart &other);
 };
 
+// A window's /proc shares (of the wall clock) and rates, or their means over several.
+struct ProcessShares
+{
+    double cpuShare = 0;      // the main thread on a CPU
+    double runQueueShare = 0; // the main thread waiting for one
+    double processCpu = 0;    // every thread of the process, cores
+    double othersCpu = 0;     // its other processes, cores
+    double othersRunQueue = 0;
+    double blockIoShare = 0;
+    double readBytesPerSec = 0;
+    double majorFaultsPerSec = 0;
+    double throttledShare = 0;
+
+    // Every field, for sums and means.
+    static constexpr double ProcessShares::*kFields[] = {
+        &ProcessShares::cpuShare,        &ProcessShares::runQueueShare,
+        &ProcessShares::processCpu,      &ProcessShares::othersCpu,
+        &ProcessShares::othersRunQueue,  &ProcessShares::blockIoShare,
+        &ProcessShares::readBytesPerSec, &ProcessShares::majorFaultsPerSec,
+        &ProcessShares::throttledShare};
+};
+
 struct SampleWindow
 {
     qint64 timeUs = 0; // the window's end (the rank's clock)
@@ -37,16 +59,7 @@ struct SampleWindow
     double hz = 0;
     SampledPart main;   // the program's main thread
     SampledPart others; // its other processes' main threads
-    // The window's /proc shares (of the wall clock) and rates.
-    double cpuShare = 0;
-    double runQueueShare = 0;
-    double processCpu = 0;
-    double othersCpu = 0;
-    double othersRunQueue = 0;
-    double blockIoShare = 0;
-    double readBytesPerSec = 0;
-    double majorFaultsPerSec = 0;
-    double throttledShare = 0;
+    ProcessShares proc;
     double involuntarySwitchesPerSec = 0;
     qint64 rssBytes = 0;
     qint64 samplerCpuNs = 0;

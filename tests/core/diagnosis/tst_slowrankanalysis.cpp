@@ -185,8 +185,8 @@ private slots:
         QVERIFY(w.main.categories.isEmpty());
         QCOMPARE(w.main.frames.size(), 32);
         QCOMPARE(w.main.frames.first().frame.size(), 300);
-        QCOMPARE(w.cpuShare, 0.0);
-        QCOMPARE(w.runQueueShare, 1.0);
+        QCOMPARE(w.proc.cpuShare, 0.0);
+        QCOMPARE(w.proc.runQueueShare, 1.0);
     }
 
     void throughStateJson()
