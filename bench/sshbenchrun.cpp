@@ -6,6 +6,7 @@
 #include "run/runcontroller.h"
 #include "sshfixture.h"
 #include "stream/workerevent.h"
+#include "util/median.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -24,11 +25,7 @@ namespace rankdeck::bench {
 
 double median(std::vector<double> v)
 {
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return rankdeck::median(std::move(v));
 }
 
 QString binDir()
