@@ -412,6 +412,34 @@ def case_straggler(c):
     return summary(c.expect(check, 60, "rank 3 straggling"))
 
 
+def case_why_slow(c):
+    """Issue 43: rank 2's Dataset burns CPU in an unmodified DDP script (launch --exec): the
+    sampled stacks must make its row, the title and the run list say straggling, and the banner
+    a screen reader reads must name rank 2 and why (input-bound, at its Dataset)."""
+    python = torch_python()
+    if not python:
+        raise CaseSkip("no torch Python (RANKDECK_TORCH_PYTHON or ~/.cache/rankdeck/torch-venv; "
+                       "scripts/bootstrap.sh creates it)")
+    script = os.path.join(SOURCE_DIR, "tests", "cli", "programs", "slow_rank.py")
+    c.launch("acc-why-slow", ["--nproc-per-node", "4", "--exec", "--", python, script,
+                              "--cause", "input", "--slow-rank", "2", "--seconds", "120"])
+    c.open_gui()
+
+    def check(v):
+        out = []
+        two = rank_state(v, 2) or ""
+        if not two.startswith("straggling"):
+            out.append("rank 2 reads %r, not 'straggling…'" % two)
+        if "input-bound" not in (v["banner"] or ""):
+            out.append("banner %r does not say input-bound" % v["banner"])
+        if "Samples.__getitem__" not in (v["banner"] or ""):
+            out.append("banner %r does not name the Dataset" % v["banner"])
+        return (out + title_says(v, "straggling") + run_row_says(v, "straggling") +
+                banner_names(v, 2))
+
+    return summary(c.expect(check, 90, "rank 2 straggling, input-bound"))
+
+
 TINY_PROGRAM = """\
 import os, time
 rank = int(os.environ.get("RANK", "0"))
@@ -449,7 +477,8 @@ def case_ranks96(c):
 
 
 CASES = [("healthy", case_healthy), ("crash", case_crash), ("desync", case_desync),
-         ("hang", case_hang), ("straggler", case_straggler), ("ranks96", case_ranks96)]
+         ("hang", case_hang), ("straggler", case_straggler), ("why_slow", case_why_slow),
+         ("ranks96", case_ranks96)]
 
 
 def run_case(name, fn, build_dir, run_argument):
