@@ -279,12 +279,13 @@ SlowRankVerdict SlowRankVerdict::analyze(const QMap<int, SampleSummary> &ranks,
     const SampleSummary &s = compared[candidate];
     // A rank starved of CPU is slow in all it does, backward's own work too, so its wait
     // stands out less; its run queue says so plainly, and then a smaller gap names it.
-    std::vector<double> starvedOthers;
-    for (auto it = compared.cbegin(); it != compared.cend(); ++it)
-        if (it.key() != candidate)
-            starvedOthers.push_back(starvedShare(it.value()));
-    const bool plainlyStarved = starvedShare(s) >= kPlainlyStarved &&
-                                starvedShare(s) - median(starvedOthers) >= kMinStarvedGap;
+    // Starved is judged on the share of the time a thread wanted a CPU that it spent waiting
+    // for one: on a machine busy with other work every rank waits alike (the others barely
+    // run, so their absolute waits say nothing), a starved rank far more.
+    const double starved = starvedShare(s);
+    const double othersStarved = median(othersStarvedShares);
+    const bool plainlyStarved =
+        starved >= kPlainlyStarved && starved - othersStarved >= kMinStarvedGap;
     const double minGap = plainlyStarved ? kMinWaitGapStarved : kMinWaitGap;
     if (othersWaitMedian < kMinOthersWait || othersWaitMedian - least < minGap ||
         othersWaitLeast - least < minGap / 2)
@@ -349,11 +350,7 @@ SlowRankVerdict SlowRankVerdict::analyze(const QMap<int, SampleSummary> &ranks,
         }
     v.timeSplit = split(others);
 
-    // Why, from /proc. Starved is judged on the share of the time a thread wanted a CPU that
-    // it spent waiting for one: on a machine busy with other work every rank waits alike (the
-    // others barely run, so their absolute waits say nothing), a starved rank far more.
-    const double starved = starvedShare(s);
-    const double othersStarved = median(othersStarvedShares);
+    // Why, from /proc.
     const double throttledGap = s.proc.throttledShare - median(othersThrottled);
     if ((starved >= kMinStarved && starved - othersStarved >= kMinStarvedGap) ||
         (s.proc.throttledShare >= 0.10 && throttledGap >= 0.05)) {
