@@ -198,8 +198,7 @@ void RunView::setRun(RunController *run)
     connect(run, &RunController::nodeProgress, m_overview, &OverviewPage::setNodeProgress);
     connect(run, &RunController::nodeClocksChanged, this, &RunView::refreshClocks);
     connect(run, &RunController::slowVerdictChanged, this, [this] { refreshSteps(true); });
-    connect(run, &RunController::profileFinished, this,
-            [this](const QString &directory) { showProfile(directory); });
+    connect(run, &RunController::profileFinished, this, &RunView::refreshProfile);
     connect(run, &RunController::stateChanged, this, &RunView::refreshProfile);
     refreshProfile();
     refreshClocks();
@@ -401,10 +400,7 @@ void RunView::refreshSteps(bool force)
     m_stepsRefreshedUs = now;
     QElapsedTimer cost;
     cost.start();
-    QHash<int, QString> hosts;
-    for (const RankStatus &s : m_run->rankStatuses())
-        hosts.insert(s.rank, s.host);
-    const StragglerReport report = StragglerReport::analyze(*store, hosts);
+    const StragglerReport report = StragglerReport::analyze(*store, m_run->hostsByRank());
     // A user's program reports no step times: its sampled stacks name the straggler and why.
     const SlowRankVerdict &slow = m_run->slowVerdict();
     const QString reportText = report.found() || !slow.found() ? report.text() : slow.text();

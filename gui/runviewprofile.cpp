@@ -65,8 +65,6 @@ void RunView::showProfile(const QString &directory)
                                .arg(meta.value(QStringLiteral("started")).toString(),
                                     QDir::toNativeSeparators(directory));
     m_profile->setProfiles(perRank, origin);
-    if (m_run && !isTerminal(m_run->state()) && m_run->config().isProgram())
-        m_profile->setAvailable(true);
 }
 
 void RunView::requestProfile(int seconds)

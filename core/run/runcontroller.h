@@ -164,6 +164,7 @@ public:
     // Defined in runverdictfacts.cpp, beside what it reads of diagnosis/.
     RunVerdictFacts verdictFacts(int straggler = -1) const;
     QList<RankStatus> rankStatuses() const { return m_run.ranks; }
+    QHash<int, QString> hostsByRank() const { return m_run.hostsByRank(); }
     RankStatus rankStatus(int rank) const { return m_run.ranks.value(rank); }
     QString stacks(int rank) const { return m_run.stacks.value(rank); }
     const FailureReport &failureReport() const { return m_run.policy.report(); }

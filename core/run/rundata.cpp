@@ -141,6 +141,14 @@ bool RunData::allRanksStarted() const
     return true;
 }
 
+QHash<int, QString> RunData::hostsByRank() const
+{
+    QHash<int, QString> hosts;
+    for (const RankStatus &s : ranks)
+        hosts.insert(s.rank, s.host);
+    return hosts;
+}
+
 QList<int> RunData::livingRanks() const
 {
     QList<int> living;

@@ -71,6 +71,8 @@ struct RunData
     bool allRanksStarted() const;
     // Ranks whose process runs now (started, its pid known, not exited).
     QList<int> livingRanks() const;
+    // rank → host, for the verdicts' words.
+    QHash<int, QString> hostsByRank() const;
     // The attempt that just ended into the history (ranks, failure report, root cause); the
     // next one starts with no failures.
     void archiveAttempt(qint64 nowUs);

@@ -127,10 +127,8 @@ void RunWatch::checkSlowRank()
     if (m_run.samples.generation() == m_samplesGeneration)
         return;
     m_samplesGeneration = m_run.samples.generation();
-    QHash<int, QString> hosts;
-    for (const RankStatus &s : std::as_const(m_run.ranks))
-        hosts.insert(s.rank, s.host);
-    SlowRankVerdict v = SlowRankVerdict::analyze(m_run.samples.summaries(kSlowWindowUs), hosts);
+    const SlowRankVerdict v =
+        SlowRankVerdict::analyze(m_run.samples.summaries(kSlowWindowUs), m_run.hostsByRank());
     // A rank is named once two judgements in a row name it with the same cause, and it stays
     // named until two in a row do not: one noisy window neither names nor clears it.
     const bool asShown = v.rank == m_run.slow.rank && v.cause == m_run.slow.cause;
@@ -163,10 +161,7 @@ void RunWatch::checkStraggler()
         return;
     m_sinceStraggler.start();
     m_stragglerGeneration = generation;
-    QHash<int, QString> hosts;
-    for (const RankStatus &s : std::as_const(m_run.ranks))
-        hosts.insert(s.rank, s.host);
-    const int reported = StragglerReport::analyze(*m_run.metrics, hosts).rank;
+    const int reported = StragglerReport::analyze(*m_run.metrics, m_run.hostsByRank()).rank;
     // The sampled stacks name a straggler in a program that reports no step times, and say
     // why; the step times, where there are any, stay the word on who.
     const int rank = reported >= 0 ? reported : m_run.slow.rank;
