@@ -38,17 +38,6 @@ QString runningRunId(RunManager *runs, const QString &name)
     return {};
 }
 
-QModelIndex runRow(SidePanel *side, const QString &runId)
-{
-    QAbstractItemModel *model = side->runList()->model();
-    for (int row = 0; model && row < model->rowCount(); ++row) {
-        const QModelIndex index = model->index(row, RunListModel::NameColumn);
-        if (index.data(RunListModel::RunIdRole).toString() == runId)
-            return index;
-    }
-    return {};
-}
-
 // Milliseconds from starting `cli args` to its first line on stdout (firstLine) or to its exit.
 double timeCli(const QString &cli, const QStringList &args, bool firstLine)
 {
@@ -189,8 +178,8 @@ SoakResult runSoak(MainWindow &window, const QString &binDir, const SoakOptions 
     }
     out.runId = runningRunId(runs, name);
     SidePanel *side = window.sidePanel();
-    waitFor([&] { return runRow(side, out.runId).isValid(); }, 30000, 50);
-    side->runList()->setCurrentIndex(runRow(side, out.runId));
+    waitFor([&] { return side->indexOfRun(out.runId).isValid(); }, 30000, 50);
+    side->selectRun(out.runId);
     RunView *view = window.runView();
     if (!waitFor([&] { return view->run() && view->run()->runId() == out.runId; }, 30000)) {
         stopLauncher();

@@ -298,16 +298,19 @@ QStringList SidePanel::selectedRunIds() const
 
 void SidePanel::selectRun(const QString &runId)
 {
-    QAbstractItemModel *model = m_runs->model();
-    if (!model)
-        return;
-    for (int row = 0; row < model->rowCount(); ++row) {
-        const QModelIndex index = model->index(row, 0);
-        if (index.data(RunListModel::RunIdRole).toString() == runId) {
-            m_runs->setCurrentIndex(index);
-            return;
-        }
+    if (const QModelIndex index = indexOfRun(runId); index.isValid())
+        m_runs->setCurrentIndex(index);
+}
+
+QModelIndex SidePanel::indexOfRun(const QString &runId, int column) const
+{
+    const QAbstractItemModel *model = m_runs->model();
+    for (int row = 0; model && row < model->rowCount(); ++row) {
+        const QModelIndex index = model->index(row, column);
+        if (index.data(RunListModel::RunIdRole).toString() == runId)
+            return index;
     }
+    return {};
 }
 
 void SidePanel::showRunMenu(const QPoint &pos)

@@ -34,6 +34,9 @@ public:
     QTreeView *runList() const { return m_runs; }
     // Makes the run current in the list (when the filter lets it be seen).
     void selectRun(const QString &runId);
+    // A run's row in the run list's view model (what a click selects), at `column` (0: the
+    // name; RunListModel's columns); invalid when the list does not show the run.
+    QModelIndex indexOfRun(const QString &runId, int column = 0) const;
     QLineEdit *runFilter() const { return m_runFilter; }
     // "rankdeck-cli launch …" that launches the run recorded in runDirectory again; empty when
     // its record cannot be read.

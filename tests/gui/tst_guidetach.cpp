@@ -39,18 +39,6 @@ namespace {
 
 constexpr int Steps = 40;
 
-// The run list row of a run (in the view's model, which is what the user clicks).
-QModelIndex runRow(SidePanel *side, const QString &runId)
-{
-    QAbstractItemModel *model = side->runList()->model();
-    for (int row = 0; model && row < model->rowCount(); ++row) {
-        const QModelIndex index = model->index(row, RunListModel::StateColumn);
-        if (index.data(RunListModel::RunIdRole).toString() == runId)
-            return index;
-    }
-    return {};
-}
-
 } // namespace
 
 class TestGuiDetach : public QObject
@@ -158,11 +146,14 @@ void TestGuiDetach::detachCloseReopenReattach()
     // A new window lists the run as detached and offers Re-attach for it, and only for it.
     openWindow();
     SidePanel *side = m_window->sidePanel();
-    QTRY_VERIFY_WITH_TIMEOUT(runRow(side, m_runId).isValid(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(side->indexOfRun(m_runId, RunListModel::StateColumn).isValid(), 10000);
     QTRY_VERIFY2_WITH_TIMEOUT(
-        runRow(side, m_runId).data().toString().contains(QStringLiteral("detached")),
-        qPrintable(runRow(side, m_runId).data().toString()), 10000);
-    side->runList()->setCurrentIndex(runRow(side, m_runId));
+        side->indexOfRun(m_runId, RunListModel::StateColumn)
+            .data()
+            .toString()
+            .contains(QStringLiteral("detached")),
+        qPrintable(side->indexOfRun(m_runId, RunListModel::StateColumn).data().toString()), 10000);
+    side->runList()->setCurrentIndex(side->indexOfRun(m_runId, RunListModel::StateColumn));
     // Shown from its record, the run's Overview offers Re-attach too.
     OverviewPage *overview = m_window->runView()->overviewPage();
     QTRY_VERIFY_WITH_TIMEOUT(
@@ -180,7 +171,10 @@ void TestGuiDetach::detachCloseReopenReattach()
     QTRY_VERIFY_WITH_TIMEOUT(isTerminal(again->state()), 120000);
     QCOMPARE(again->state(), RunState::Finished);
     // The list no longer offers it.
-    QTRY_VERIFY(!runRow(side, m_runId).data().toString().contains(QStringLiteral("detached")));
+    QTRY_VERIFY(!side->indexOfRun(m_runId, RunListModel::StateColumn)
+                     .data()
+                     .toString()
+                     .contains(QStringLiteral("detached")));
 
     // Every line each rank wrote on its node is in the record exactly once.
     for (int rank = 0; rank < 2; ++rank) {

@@ -50,17 +50,6 @@ private:
         return env;
     }
 
-    static QModelIndex runRow(SidePanel *side, const QString &runId)
-    {
-        QAbstractItemModel *model = side->runList()->model();
-        for (int row = 0; model && row < model->rowCount(); ++row) {
-            const QModelIndex index = model->index(row, RunListModel::NameColumn);
-            if (index.data(RunListModel::RunIdRole).toString() == runId)
-                return index;
-        }
-        return {};
-    }
-
     // Waits for the running run `name` that rankdeck-cli drives to show in the run list, picks
     // it there as a user does, and waits for the window to follow it: *run is the read-only
     // controller it follows it with (untouched when a check failed).
@@ -76,8 +65,8 @@ private:
         QTRY_VERIFY_WITH_TIMEOUT(!runId().isEmpty(), 30000);
         const QString id = runId();
         SidePanel *side = window.sidePanel();
-        QTRY_VERIFY_WITH_TIMEOUT(runRow(side, id).isValid(), 10000);
-        side->runList()->setCurrentIndex(runRow(side, id));
+        QTRY_VERIFY_WITH_TIMEOUT(side->indexOfRun(id).isValid(), 10000);
+        side->selectRun(id);
         RunView *view = window.runView();
         QTRY_VERIFY_WITH_TIMEOUT(view->run() && view->run()->runId() == id, 10000);
         QVERIFY(view->run()->isReadOnly());
