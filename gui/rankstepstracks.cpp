@@ -128,42 +128,31 @@ bool RankStepTracks::readSeries(const MetricsStore &store, int rank, const QStri
                                 qint64 *budget)
 {
     SeriesRead &series = m_series[rank][name];
-    qint64 count = store.pointCount(rank, name);
-    if (count < series.read)
-        return false;
-    if (count == series.read)
-        return true;
     if (!series.checked) {
         // Epochs and reports count something else than steps: a line on them would mix units.
         series.counted = store.xBasis(rank, name) == XBasis::Step;
         series.checked = true;
     }
     if (!series.counted) {
-        series.read = count;
+        series.read = std::max(series.read, store.pointCount(rank, name));
         return true;
     }
-    const qint64 wanted = count - series.read;
-    QList<MetricPoint> points = store.tail(rank, name, int(std::min<qint64>(wanted, INT_MAX)));
-    if (qint64(points.size()) != wanted || store.pointCount(rank, name) != count) {
-        // A restart among the new points (tail() keeps to the last segment) or points appended
-        // in between: every point, in the order they came, from the first not read.
-        const QList<MetricSegment> segments = store.segments(rank, name);
-        points.clear();
-        qint64 index = 0;
-        for (const MetricSegment &segment : segments) {
-            for (const MetricPoint &point : segment.points) {
-                if (index++ >= series.read)
-                    points.append(point);
-            }
-        }
-        count = series.read + qint64(points.size());
-    }
-    Row &row = rowFor(rank);
-    for (const MetricPoint &point : points)
-        addPoint(row, series, point.step, point.wallTimeUs);
+    // Every new point, in the order they came, across restarts. Under the store's lock: this
+    // only adds to the tracks.
+    qint64 added = 0;
+    const qint64 count = store.readPoints(
+        rank, name, series.read,
+        [&](std::span<const qint64> steps, std::span<const qint64> times, std::span<const double>) {
+            Row &row = rowFor(rank);
+            for (size_t i = 0; i < steps.size(); ++i)
+                addPoint(row, series, steps[i], times[i]);
+            added = qint64(steps.size());
+        });
+    if (count < series.read)
+        return false; // cleared, or folded past what was read: start over
     series.read = count;
-    *budget -= qint64(points.size());
-    m_lastRead += qint64(points.size());
+    *budget -= added;
+    m_lastRead += added;
     return true;
 }
 

@@ -53,12 +53,14 @@ int StepHeatmapCache::update(const MetricsStore &store, const QString &metric, i
     for (int row = 0; row < int(h.ranks.size()); ++row) {
         const qint64 held =
             store.readPoints(h.ranks[row], metric, m_read[size_t(row)],
-                             [&](std::span<const qint64> steps, std::span<const double> values) {
+                             [&](std::span<const qint64> steps, std::span<const qint64>,
+                                 std::span<const double> values) {
                                  changedFrom = std::min(changedFrom, readRow(row, steps, values));
                                  m_lastRead += qint64(steps.size());
                              });
         if (held < m_read[size_t(row)]) {
-            // Fewer points than were read: the store was cleared and refilled. Start over.
+            // Fewer points than were read: the store was cleared and refilled, or folded the
+            // points after the last read into its history. Start over.
             clear();
             return update(store, metric, maxColumns);
         }

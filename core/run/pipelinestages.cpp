@@ -16,6 +16,7 @@ QStringList PipelineStages::open(RunData &run, RankPipeline::Listener *listener)
     if (!run.logs->open(run.record.directory(), &storeError))
         problems << tr("cannot write logs to the run record: %1").arg(storeError);
     run.metrics = std::make_unique<MetricsStore>();
+    run.metrics->setHistoryBudget(MetricsStore::kRunHistory);
     if (!run.metrics->open(run.record.directory(), &storeError))
         problems << tr("cannot write metrics to the run record: %1").arg(storeError);
     // The built-in worker reports every metric in events; a user's program may only print them.

@@ -82,6 +82,7 @@ bool RunData::reopen(const QString &runDirectory, RunStateFile *st, QString *err
     logs = std::make_unique<LogStore>();
     logs->open(record.directory());
     metrics = std::make_unique<MetricsStore>();
+    metrics->setHistoryBudget(MetricsStore::kRunHistory);
     metrics->open(record.directory());
     finalized = true;
     return true;

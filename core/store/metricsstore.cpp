@@ -10,6 +10,7 @@
 
 #include "store/csvexport.h"
 #include "store/downsampler.h"
+#include "store/historyfold.h"
 #include "store/smoothing.h"
 
 #include "wire/wireprotocol.h"
@@ -77,6 +78,61 @@ struct MetricsStore::Series
     // point (512 MB at 64 × 1M).
     mutable std::array<SmoothCache, 1> caches;
     mutable quint64 useCounter = 0;
+    qint64 received = 0;  // points appended
+    qint64 folded = 0;    // of them, those the folded history [0, foldedEnd) stands for
+    size_t foldedEnd = 0; // where the points kept as they came begin
+    qint64 foldSpan = 1;  // steps per group of the folded history
+
+    // Folds all but the newest budget.recentPoints points (HistoryFold), in place: the columns
+    // keep their capacity, so a series at its budget allocates nothing more.
+    void fold(const HistoryBudget &budget)
+    {
+        const size_t n = values.size();
+        const size_t recent = std::min(n, size_t(budget.recentPoints));
+        const size_t end = n - recent;
+        const HistoryFold::Series view{[this](size_t i) { return steps[i]; },
+                                       {[this](size_t i) { return values[i]; }},
+                                       segmentStarts};
+        std::vector<size_t> kept =
+            HistoryFold::fold(view, end, &foldSpan, size_t(budget.foldedPoints));
+        const size_t keptFolded = kept.size();
+        for (size_t i = end; i < n; ++i)
+            kept.push_back(i);
+        std::vector<size_t> starts;
+        size_t passed = 0; // segment starts at or before the point read
+        size_t w = 0;
+        for (size_t i : kept) {
+            const size_t before = passed;
+            while (passed < segmentStarts.size() && segmentStarts[passed] <= i)
+                ++passed;
+            if (passed != before)
+                starts.push_back(w); // every segment keeps a point: none is merged away
+            steps[w] = steps[i];
+            times[w] = times[i];
+            values[w] = values[i];
+            ++w;
+        }
+        steps.resize(w);
+        times.resize(w);
+        values.resize(w);
+        segmentStarts.assign(starts.begin(), starts.end());
+        folded = received - qint64(recent);
+        foldedEnd = keptFolded;
+        rawIndex.clear();
+        rawIndex.update(values);
+        stepMid.clear();
+        timeMid.clear();
+        Downsampler::midSamples(steps, stepMid);
+        Downsampler::midSamples(times, timeMid);
+        for (SmoothCache &c : caches) {
+            // Smoothed again from the first point at the next curve(): once per recentPoints
+            // appends, over a bounded series.
+            c.values.clear();
+            c.index.clear();
+            c.segment = 0;
+            c.state = Smoothing(std::max(0.0, c.weight));
+        }
+    }
 
     bool hasSmoothed(double weight) const
     {
@@ -259,7 +315,9 @@ struct MetricsStore::MeanSeries
     struct Segment
     {
         std::vector<Point> points; // ascending steps
-        size_t dirtyFrom = 0;      // first point whose x columns below are stale
+        size_t foldedEnd = 0;      // as Series::foldedEnd
+        qint64 foldSpan = 1;
+        size_t dirtyFrom = 0; // first point whose x columns below are stale
         // Columns for the bucketing fast path; times never decrease (see refresh()).
         std::vector<qint64> steps;
         std::vector<qint64> times;
@@ -271,6 +329,30 @@ struct MetricsStore::MeanSeries
             dirtyFrom = std::min(dirtyFrom, i);
             for (Column &c : stats)
                 c.dirtyFrom = std::min(c.dirtyFrom, i);
+        }
+
+        // As Series::fold; a group keeps the steps of its lowest and highest mean and of its
+        // band's extremes, so min <= mean <= max still holds at every step kept.
+        void fold(const HistoryBudget &budget)
+        {
+            const size_t n = points.size();
+            const size_t end = n - std::min(n, size_t(budget.recentPoints));
+            const auto stat = [this](Stat which) {
+                return [this, which](size_t i) { return points[i].value(which); };
+            };
+            const HistoryFold::Series view{[this](size_t i) { return points[i].step; },
+                                           {stat(Mean), stat(Min), stat(Max)},
+                                           {}};
+            std::vector<size_t> kept =
+                HistoryFold::fold(view, end, &foldSpan, size_t(budget.foldedPoints));
+            foldedEnd = kept.size();
+            size_t w = 0;
+            for (size_t i : kept)
+                points[w++] = points[i];
+            for (size_t i = end; i < n; ++i)
+                points[w++] = points[i];
+            points.resize(w);
+            markDirty(0);
         }
 
         void refreshX()
@@ -297,7 +379,7 @@ struct MetricsStore::MeanSeries
     };
     std::vector<Segment> segments;
 
-    void add(size_t segment, qint64 step, qint64 timeUs, double value)
+    void add(size_t segment, qint64 step, qint64 timeUs, double value, const HistoryBudget &budget)
     {
         if (segments.size() <= segment)
             segments.resize(segment + 1);
@@ -313,8 +395,12 @@ struct MetricsStore::MeanSeries
         } else {
             it = std::lower_bound(pts.begin(), pts.end(), step,
                                   [](const Point &p, qint64 s) { return p.step < s; });
-            if (it == pts.end() || it->step != step)
+            if (it == pts.end() || it->step != step) {
+                // A step before the folded history's end (a rank far behind) joins it.
+                if (size_t(it - pts.begin()) < seg.foldedEnd)
+                    ++seg.foldedEnd;
                 it = pts.insert(it, Point{step, timeUs});
+            }
         }
         it->timeUs = std::min(it->timeUs, timeUs);
         if (std::isfinite(value)) {
@@ -326,6 +412,8 @@ struct MetricsStore::MeanSeries
             ++it->nonFinite;
         }
         seg.markDirty(size_t(it - pts.begin()));
+        if (budget.bounded() && pts.size() - seg.foldedEnd >= budget.foldAt())
+            seg.fold(budget);
     }
 };
 
@@ -334,6 +422,12 @@ MetricsStore::MetricsStore() = default;
 MetricsStore::~MetricsStore()
 {
     close();
+}
+
+void MetricsStore::setHistoryBudget(const HistoryBudget &budget)
+{
+    QMutexLocker lock(&m_mutex);
+    m_budget = budget;
 }
 
 bool MetricsStore::open(const QString &directory, QString *errorMessage)
@@ -527,9 +621,14 @@ void MetricsStore::appendLocked(int rank, const QString &name, qint64 step, qint
     pushBack(s->steps, step);
     pushBack(s->times, wallTimeUs);
     pushBack(s->values, value);
-    s->rawIndex.update(s->values);
-    Downsampler::midSamples(s->steps, s->stepMid);
-    Downsampler::midSamples(s->times, s->timeMid);
+    ++s->received;
+    if (m_budget.bounded() && s->values.size() - s->foldedEnd >= m_budget.foldAt()) {
+        s->fold(m_budget);
+    } else {
+        s->rawIndex.update(s->values);
+        Downsampler::midSamples(s->steps, s->stepMid);
+        Downsampler::midSamples(s->times, s->timeMid);
+    }
     if (m_total == 0 || wallTimeUs < m_startTimeUs)
         m_startTimeUs = wallTimeUs;
     ++m_total;
@@ -537,7 +636,7 @@ void MetricsStore::appendLocked(int rank, const QString &name, qint64 step, qint
     auto &mean = m_means[name];
     if (!mean)
         mean = std::make_shared<MeanSeries>();
-    mean->add(segment, step, wallTimeUs, value);
+    mean->add(segment, step, wallTimeUs, value, m_budget);
     if (persist && m_file)
         m_pendingCsv += CsvExport::row(rank, name, int(segment), step, wallTimeUs, value);
     else if (persist && !m_diskError.isEmpty())
@@ -663,7 +762,14 @@ qint64 MetricsStore::pointCount(int rank, const QString &name) const
 {
     QMutexLocker lock(&m_mutex);
     const Series *s = seriesLocked(rank, name);
-    return s ? qint64(s->values.size()) : 0;
+    return s ? s->received : 0;
+}
+
+qint64 MetricsStore::foldedCount(int rank, const QString &name) const
+{
+    QMutexLocker lock(&m_mutex);
+    const Series *s = seriesLocked(rank, name);
+    return s ? s->folded : 0;
 }
 
 qint64 MetricsStore::totalPoints() const
@@ -760,12 +866,16 @@ qint64 MetricsStore::readPoints(int rank, const QString &name, qint64 from,
     const Series *s = seriesLocked(rank, name);
     if (!s)
         return 0;
+    if (from > 0 && from < s->folded)
+        return 0; // folded since the reader's last call: it starts over
     const size_t n = s->values.size();
-    const size_t begin = size_t(std::clamp<qint64>(from, 0, qint64(n)));
+    const qint64 held = from <= 0 ? 0 : qint64(s->foldedEnd) + (from - s->folded);
+    const size_t begin = size_t(std::clamp<qint64>(held, 0, qint64(n)));
     if (begin < n)
         read(std::span<const qint64>(s->steps).subspan(begin),
+             std::span<const qint64>(s->times).subspan(begin),
              std::span<const double>(s->values).subspan(begin));
-    return qint64(n);
+    return s->received;
 }
 
 bool MetricsStore::diskFailed() const

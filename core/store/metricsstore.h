@@ -1,20 +1,27 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// The numbers of a run: per rank, per metric name, a series of (step, wall time, value) at full
-// resolution. Thread-safe (the run controller appends, views poll on a timer through the
-// generation counter and get value types back). When a rank's steps go backwards (a restart
-// from a checkpoint) the series starts a new segment, so plots never draw a zig-zag across it.
-// Plots ask for curve(): smoothed on the full data (debiased EMA, cached per weight), then
-// min/max bucketed with an incremental index, so replotting millions of points stays cheap.
+// The numbers of a run: per rank, per metric name, a series of (step, wall time, value), every
+// point as it came unless a history budget folds the old ones (below). Thread-safe (the run
+// controller appends, views poll on a timer through the generation counter and get value types
+// back). When a rank's steps go backwards (a restart from a checkpoint) the series starts a new
+// segment, so plots never draw a zig-zag across it. Plots ask for curve(): smoothed on the points
+// held (debiased EMA, cached per weight), then min/max bucketed with an incremental index, so
+// replotting millions of points stays cheap.
 //
 // With a directory open, every point is also appended to <dir>/metrics.csv (the CsvExport
 // format) and flushed, so a reopened run gets its curves back.
+//
+// With a HistoryBudget (setHistoryBudget(), as every run's store has), a series keeps its newest
+// points as they came and folds the older ones into min/max groups (HistoryFold), so a run that
+// prints for days holds a bounded number of points per series in memory; metrics.csv keeps every
+// point. pointCount() and readPoints() still count every point appended.
 //
 // Each series also knows what its x counts (XBasis: steps, epochs or reports), set by its first
 // point; a series that is not on steps is written to <dir>/metrics-x.csv (`rank,metric,x`),
 // so the plot of a reopened run still says which.
 #pragma once
 
+#include "store/historyfold.h"
 #include "stream/workerevent.h"
 #include "stream/xbasis.h"
 
@@ -94,6 +101,12 @@ public:
     MetricsStore(const MetricsStore &) = delete;
     MetricsStore &operator=(const MetricsStore &) = delete;
 
+    // What a run's store keeps in memory per series (about 1,500 points, ~60 KB): the newest 512
+    // as they came, the history before them folded into at most 1,024 points.
+    static constexpr HistoryBudget kRunHistory{512, 1024};
+    // Before open(), so that loading a long record is bounded too. The default keeps everything.
+    void setHistoryBudget(const HistoryBudget &budget);
+
     // Appends to <directory>/metrics.csv from now on; loads what the file already holds.
     bool open(const QString &directory, QString *errorMessage = nullptr);
     void close();
@@ -120,14 +133,17 @@ public:
     QList<int> ranks() const; // ascending
     QList<int> ranks(const QString &name) const;
     QStringList metricNames() const; // sorted
+    // Points appended to the series, folded or not.
     qint64 pointCount(int rank, const QString &name) const;
+    // Of those, the ones its folded history stands for (0 without a budget).
+    qint64 foldedCount(int rank, const QString &name) const;
     qint64 totalPoints() const;
     int segmentCount(int rank, const QString &name) const;
     // What the series' x counts (Step when there is no such series).
     XBasis xBasis(int rank, const QString &name) const;
     // Wall time of the first point of the run (relative-time origin), 0 when empty.
     qint64 startTimeUs() const;
-    // Full resolution.
+    // The points held (every point, unless a budget folded the history).
     QList<MetricSegment> segments(int rank, const QString &name) const;
     // The last point, if any.
     bool lastPoint(int rank, const QString &name, MetricPoint *point) const;
@@ -136,13 +152,16 @@ public:
     QList<MetricPoint> tail(int rank, const QString &name, int n) const;
     // The smallest and largest step of the series (over all its segments); false when empty.
     bool stepRange(int rank, const QString &name, qint64 *first, qint64 *last) const;
-    // The points from the from-th on, in the order they were appended (every segment; a series
-    // only grows, so a reader that remembers how many it has read gets only the new ones next
-    // time), as the store's own columns, without a copy: read() is called once with them, not
-    // at all when there are none, under the store's lock (it must not call the store). Returns
-    // how many points the series holds.
+    // The points from the from-th appended on, in the order they were appended (every segment; a
+    // series only grows, so a reader that remembers how many it has read gets only the new ones
+    // next time), as the store's own columns, without a copy: read() is called once with them,
+    // not at all when there are none, under the store's lock (it must not call the store).
+    // Returns how many points were appended to the series. from == 0 reads every point held; a
+    // `from` inside the folded history (0 < from < foldedCount()) reads nothing and returns 0:
+    // the points after it are no longer held one by one, so the reader starts over.
     using PointColumns =
-        std::function<void(std::span<const qint64> steps, std::span<const double> values)>;
+        std::function<void(std::span<const qint64> steps, std::span<const qint64> timesUs,
+                           std::span<const double> values)>;
     qint64 readPoints(int rank, const QString &name, qint64 from, const PointColumns &read) const;
 
     // A plottable curve: smoothed on the full data with the debiased EMA weight (0 = raw, per
@@ -190,6 +209,7 @@ private:
     mutable QMutex m_mutex;
     QHash<int, QHash<QString, std::shared_ptr<Series>>> m_series;
     QHash<QString, std::shared_ptr<MeanSeries>> m_means;
+    HistoryBudget m_budget;
     QByteArray m_pendingCsv;
     int m_batchDepth = 0; // beginBatch() minus endBatch()
     qint64 m_startTimeUs = 0;

@@ -164,6 +164,9 @@ private slots:
     void batchWritesOnceAtItsEnd();
     void tornRowDoesNotHideLaterPoints();
     void concurrentAppendAndRead();
+    void boundedHistoryKeepsItsBudget();
+    void boundedReaderStartsOver();
+    void boundedRecordReopens();
 };
 
 void TestMetricsStore::computeTimeIsStepLessWait_data()
@@ -249,9 +252,11 @@ void TestMetricsStore::readPointsFromAnIndex()
         QList<double> gotValues;
         int calls = 0;
         const qint64 held = store.readPoints(
-            0, metric::Loss, from, [&](std::span<const qint64> st, std::span<const double> v) {
+            0, metric::Loss, from,
+            [&](std::span<const qint64> st, std::span<const qint64> t, std::span<const double> v) {
                 ++calls;
                 QCOMPARE(st.size(), v.size());
+                QCOMPARE(t.size(), v.size());
                 gotSteps.append(QList<qint64>(st.begin(), st.end()));
                 gotValues.append(QList<double>(v.begin(), v.end()));
             });
@@ -262,8 +267,9 @@ void TestMetricsStore::readPointsFromAnIndex()
         for (qsizetype i = 0; i < gotValues.size(); ++i)
             QCOMPARE(gotValues[i], double(gotSteps[i]) / 2);
     }
-    QCOMPARE(store.readPoints(1, metric::Loss, 0, [](auto, auto) { QFAIL("no such series"); }),
-             qint64(0));
+    QCOMPARE(
+        store.readPoints(1, metric::Loss, 0, [](auto, auto, auto) { QFAIL("no such series"); }),
+        qint64(0));
 }
 
 void TestMetricsStore::rawCurveIsTheData_data()
@@ -774,6 +780,153 @@ void TestMetricsStore::concurrentAppendAndRead()
         QCOMPARE(store.pointCount(r, metric::Loss), perRank);
         QCOMPARE(store.segmentCount(r, metric::Loss), 1);
     }
+}
+
+// Days of a run in a bounded store: 4 ranks × 60,000 steps with a restart, a spike and a NaN in
+// the history. Memory per series stays within the budget while pointCount() counts every point;
+// the newest points are as they came; the spike, the dip and the NaN are still on the curves,
+// the restart still splits them, and the mean band still holds min <= mean <= max.
+void TestMetricsStore::boundedHistoryKeepsItsBudget()
+{
+    MetricsStore store;
+    const HistoryBudget budget = MetricsStore::kRunHistory;
+    store.setHistoryBudget(budget);
+    const size_t most = size_t(budget.foldAt() + size_t(budget.foldedPoints));
+    const auto valueOf = [](int rank, qint64 step) {
+        return 2.0 / std::sqrt(double(step + 1)) + 0.01 * rank + 0.001 * double(step % 7);
+    };
+    for (qint64 i = 0; i < 60'000; ++i) {
+        const qint64 step = i < 40'000 ? i : i - 10'000; // restarted from a checkpoint at 30,000
+        for (int rank = 0; rank < 4; ++rank) {
+            double v = valueOf(rank, step);
+            if (i == 12'345 && rank == 2)
+                v = 40.0; // a spike
+            if (i == 23'456 && rank == 1)
+                v = -1.0; // a dip
+            if (i == 34'567 && rank == 3)
+                v = NaN;
+            store.append(rank, metric::Loss, step, 1'000'000 + i * 1000, v);
+        }
+        for (int rank = 0; rank < 4; ++rank) {
+            const QList<MetricSegment> segments =
+                i % 9'973 == 0 ? store.segments(rank, metric::Loss) : QList<MetricSegment>{};
+            qsizetype held = 0;
+            for (const MetricSegment &segment : segments)
+                held += segment.points.size();
+            QVERIFY2(size_t(held) <= most, qPrintable(QStringLiteral("%1 at %2").arg(held).arg(i)));
+        }
+    }
+    QCOMPARE(store.pointCount(2, metric::Loss), 60'000);
+    QCOMPARE(store.totalPoints(), 240'000);
+    QVERIFY(store.foldedCount(2, metric::Loss) >= 60'000 - qint64(budget.foldAt()));
+    QCOMPARE(store.segmentCount(2, metric::Loss), 2);
+    // The newest points as they came.
+    const QList<MetricPoint> newest = store.tail(0, metric::Loss, budget.recentPoints);
+    QCOMPARE(newest.size(), qsizetype(budget.recentPoints));
+    for (qsizetype k = 0; k < newest.size(); ++k) {
+        const qint64 step = 50'000 - budget.recentPoints + k;
+        QCOMPARE(newest[k],
+                 (MetricPoint{step, 1'000'000 + (step + 10'000) * 1000, valueOf(0, step)}));
+    }
+    // The whole history on one plot: the spike, the dip and the NaN are there.
+    const MetricCurve spiky = store.curve(2, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 500);
+    QCOMPARE(*std::max_element(spiky.y.begin(), spiky.y.end()), 40.0);
+    QCOMPARE(spiky.segmentStarts.size(), 2);
+    const MetricCurve dip = store.curve(1, metric::Loss, MetricXAxis::Step, 0.6, 0, 0, 500);
+    QVERIFY(std::isfinite(dip.y.last()));
+    QVERIFY(*std::min_element(dip.y.begin(), dip.y.end(),
+                              [](double a, double b) { return std::isnan(b) || a < b; }) < 0.0);
+    QCOMPARE(store.curve(3, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 500).nanX,
+             QList<double>{34'567});
+    // Across ranks: bounded as well, the band around the mean, the spike at the top.
+    const MetricCurve mean =
+        store.curve(MetricsStore::MeanCurve, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 0);
+    const MetricCurve lo =
+        store.curve(MetricsStore::MinCurve, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 0);
+    const MetricCurve hi =
+        store.curve(MetricsStore::MaxCurve, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 0);
+    QVERIFY2(size_t(mean.sourcePoints) <= 2 * most, qPrintable(QString::number(mean.sourcePoints)));
+    QCOMPARE(mean.x, lo.x);
+    QCOMPARE(mean.x, hi.x);
+    for (qsizetype k = 0; k < mean.y.size(); ++k) {
+        if (std::isnan(mean.y[k]))
+            continue;
+        QVERIFY(lo.y[k] <= mean.y[k] && mean.y[k] <= hi.y[k]);
+    }
+    QCOMPARE(*std::max_element(hi.y.begin(), hi.y.end(),
+                               [](double a, double b) { return std::isnan(a) || a < b; }),
+             40.0);
+}
+
+// A reader that remembers how many points it read (the Overview's heatmap and step tracks) gets
+// only the new ones while it keeps up, and 0 once the history folded past what it read: it then
+// starts over from 0 and gets the folded history and the newest points, in order.
+void TestMetricsStore::boundedReaderStartsOver()
+{
+    MetricsStore store;
+    store.setHistoryBudget(HistoryBudget{16, 32});
+    qint64 read = 0;
+    QList<qint64> steps;
+    const auto readNew = [&] {
+        return store.readPoints(
+            0, metric::Loss, read,
+            [&](std::span<const qint64> s, std::span<const qint64> t, std::span<const double> v) {
+                QCOMPARE(t.size(), s.size());
+                QCOMPARE(v.size(), s.size());
+                steps.append(QList<qint64>(s.begin(), s.end()));
+            });
+    };
+    for (qint64 step = 0; step < 1000; ++step) {
+        store.append(0, metric::Loss, step, step, double(step % 10));
+        const qint64 held = readNew();
+        QCOMPARE(held, step + 1);
+        read = held;
+    }
+    // Kept up: every point, once each, in order.
+    QCOMPARE(steps.size(), 1000);
+    QCOMPARE(steps.last(), 999);
+    QVERIFY(std::is_sorted(steps.begin(), steps.end()));
+    // Fell behind: 100 more points fold what it has not read.
+    for (qint64 step = 1000; step < 1100; ++step)
+        store.append(0, metric::Loss, step, step, 1.0);
+    QVERIFY(store.foldedCount(0, metric::Loss) > read);
+    QCOMPARE(readNew(), qint64(0));
+    read = 0;
+    steps.clear();
+    QCOMPARE(readNew(), qint64(1100));
+    QVERIFY(steps.size() <= 16 + 32 + 16);
+    QCOMPARE(steps.first(), 0);
+    QCOMPARE(steps.last(), 1099);
+    QVERIFY(std::is_sorted(steps.begin(), steps.end()));
+}
+
+// A long record opened with a budget (a finished run, or one followed from the run list) is
+// bounded while it loads, and shows the same curve as the store that wrote it.
+void TestMetricsStore::boundedRecordReopens()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    MetricCurve written;
+    {
+        MetricsStore store;
+        store.setHistoryBudget(MetricsStore::kRunHistory);
+        QVERIFY(store.open(dir.path()));
+        for (qint64 step = 0; step < 20'000; ++step)
+            store.append(0, metric::Loss, step, step * 10, std::sin(double(step) / 300.0));
+        written = store.curve(0, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 0);
+    }
+    MetricsStore unbounded;
+    QVERIFY(unbounded.open(dir.path()));
+    QCOMPARE(unbounded.segments(0, metric::Loss).first().points.size(), 20'000); // all on disk
+    MetricsStore again;
+    again.setHistoryBudget(MetricsStore::kRunHistory);
+    QVERIFY(again.open(dir.path()));
+    QCOMPARE(again.pointCount(0, metric::Loss), 20'000);
+    const MetricCurve read = again.curve(0, metric::Loss, MetricXAxis::Step, 0.0, 0, 0, 0);
+    QVERIFY(read.sourcePoints <=
+            qint64(MetricsStore::kRunHistory.foldAt()) + MetricsStore::kRunHistory.foldedPoints);
+    QCOMPARE(read.x, written.x);
+    QCOMPARE(read.y, written.y);
 }
 
 QTEST_GUILESS_MAIN(TestMetricsStore)
