@@ -403,7 +403,7 @@ void RunView::refreshSteps(bool force)
     const StragglerReport report = StragglerReport::analyze(*store, m_run->hostsByRank());
     // A user's program reports no step times: its sampled stacks name the straggler and why.
     const SlowRankVerdict &slow = m_run->slowVerdict();
-    const QString reportText = report.found() || !slow.found() ? report.text() : slow.text();
+    const QString reportText = report.found() || !slow.found() ? report.text() : slow.bannerText();
     const int named = report.found() ? report.rank : slow.rank;
     m_overview->setStragglerText(reportText, named);
     m_straggler = named;

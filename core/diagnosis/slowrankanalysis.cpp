@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "diagnosis/slowrankanalysis.h"
 
+#include "diagnosis/failuregrouping.h"
 #include "util/median.h"
 #include "util/translation.h"
 
@@ -120,6 +121,36 @@ QString split(const SampledPart &p)
     return words.join(QStringLiteral(", "));
 }
 
+// Where the job's time goes: one split over every rank, or one per node when the ranks run on
+// several ("node-a (ranks 0-3): compute 62 %, …; node-b (ranks 4-7): …"), so that a node whose
+// ranks spend their time elsewhere stands out even when no single rank is a straggler.
+QString jobSplit(const QMap<int, SampleSummary> &ranks, const QHash<int, QString> &hosts)
+{
+    QMap<QString, SampledPart> byHost;
+    QMap<QString, QList<int>> ranksOf;
+    bool everyHostKnown = true;
+    for (auto it = ranks.cbegin(); it != ranks.cend(); ++it) {
+        const QString host = hosts.value(it.key());
+        everyHostKnown = everyHostKnown && !host.isEmpty();
+        byHost[host].add(it->main);
+        ranksOf[host].append(it.key());
+    }
+    if (byHost.size() < 2 || !everyHostKnown) {
+        SampledPart job;
+        for (const SampleSummary &s : ranks)
+            job.add(s.main);
+        return split(job);
+    }
+    QStringList lines;
+    for (auto it = byHost.cbegin(); it != byHost.cend(); ++it) {
+        const QList<int> &members = ranksOf[it.key()];
+        const QString who = members.size() == 1 ? tr("rank %1").arg(members.first())
+                                                : tr("ranks %1").arg(formatRankRanges(members));
+        lines << tr("%1 (%2): %3").arg(it.key(), who, split(it.value()));
+    }
+    return lines.join(QStringLiteral("; "));
+}
+
 QString procLine(const SampleSummary &s)
 {
     QString line = tr("on a CPU %1, waiting for one %2")
@@ -226,6 +257,14 @@ QString SlowRankVerdict::text() const
     return s;
 }
 
+QString SlowRankVerdict::bannerText() const
+{
+    const QString full = text();
+    const QString said = tr(" is the straggler, ");
+    const qsizetype at = full.indexOf(said);
+    return at < 0 ? full : full.left(at) + QStringLiteral(", ") + full.mid(at + said.size());
+}
+
 QString SlowRankVerdict::summary() const
 {
     if (!found())
@@ -246,10 +285,7 @@ SlowRankVerdict SlowRankVerdict::analyze(const QMap<int, SampleSummary> &ranks,
     v.ranksCompared = int(compared.size());
     for (auto it = compared.cbegin(); it != compared.cend(); ++it)
         v.details << tr("rank %1: %2; %3").arg(it.key()).arg(split(it->main), procLine(it.value()));
-    SampledPart job;
-    for (const SampleSummary &s : compared)
-        job.add(s.main);
-    v.timeSplit = split(job);
+    v.timeSplit = jobSplit(compared, hosts);
     if (compared.size() < 2)
         return v;
 

@@ -76,6 +76,10 @@ struct SlowRankVerdict
     bool found() const { return rank >= 0; }
     // One sentence for a banner, `show` and `runs`; empty when there is nothing to say.
     QString text() const;
+    // The same for the Overview's banner, which says "Straggler:" before it: "rank 2 (vm),
+    // input-bound: …" instead of "rank 2 (vm) is the straggler, input-bound: …". A recorded
+    // text (a run another window drives) is shortened the same way.
+    QString bannerText() const;
     // A few words: "rank 2 input-bound: Samples.__getitem__ (data.py:41) 71 % vs 4 %".
     QString summary() const;
     static QString causeWord(Cause cause);

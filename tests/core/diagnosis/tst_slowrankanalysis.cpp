@@ -44,7 +44,8 @@ QByteArray eventJson(int rank, qint64 ts, const Rank &r)
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
 }
 
-SlowRankVerdict judge(const QList<Rank> &ranks, int windows = 5)
+SlowRankVerdict judge(const QList<Rank> &ranks, int windows = 5,
+                      const QHash<int, QString> &hosts = {{2, u"gpu2"_s}})
 {
     SampleStore store;
     for (int w = 0; w < windows; ++w)
@@ -54,7 +55,7 @@ SlowRankVerdict judge(const QList<Rank> &ranks, int windows = 5)
             if (e)
                 store.add(r, SampleWindow::fromEvent(*e));
         }
-    return SlowRankVerdict::analyze(store.summaries(10'000'000), {{2, u"gpu2"_s}});
+    return SlowRankVerdict::analyze(store.summaries(10'000'000), hosts);
 }
 
 const Rank waiting{u"backward:39,forward:1"_s, u"39|backward|<module> (train.py:30)"_s};
@@ -149,6 +150,36 @@ private slots:
         QCOMPARE(int(v.cause), cause);
         QVERIFY2(v.text().contains(text), qPrintable(v.text()));
         QCOMPARE(v.details.size(), ranks.size() >= 1 ? qsizetype(ranks.size()) : 0);
+        // The banner says "Straggler:" before it: the same sentence, without saying it twice,
+        // from the verdict and from its recorded text alike.
+        if (!v.found())
+            return;
+        const QString banner = v.bannerText();
+        const QString who = rank == 2 ? u"rank 2 (gpu2), "_s : u"rank %1, "_s.arg(rank);
+        QVERIFY2(!banner.contains(u"straggler"_s), qPrintable(banner));
+        QVERIFY2(banner.startsWith(who), qPrintable(banner));
+        QCOMPARE(banner.size(), v.text().size() - qsizetype(u" is the straggler"_s.size()));
+        const SlowRankVerdict recorded = SlowRankVerdict::fromRecord(
+            v.rank, SlowRankVerdict::causeKey(v.cause), v.text(), v.timeSplit, v.details);
+        QCOMPARE(recorded.bannerText(), banner);
+    }
+
+    // Where the time goes, per node when the ranks run on several: the node whose ranks load
+    // data while the others wait stands out even with no single straggler (two against two).
+    void timeSplitPerNode()
+    {
+        const Rank loading{u"data:20,backward:20"_s, u"20|data|Samples.__getitem__ (d.py:4)"_s};
+        const QList<Rank> ranks{waiting, waiting, loading, loading};
+        const SlowRankVerdict split = judge(
+            ranks, 5, {{0, u"node-a"_s}, {1, u"node-a"_s}, {2, u"node-b"_s}, {3, u"node-b"_s}});
+        QCOMPARE(split.timeSplit,
+                 u"node-a (ranks 0–1): backward (gradient sync) 98 %, forward 3 %; "
+                 "node-b (ranks 2–3): backward (gradient sync) 50 %, data loading 50 %"_s);
+        // One node, or nodes not known for every rank: one split over the job.
+        QCOMPARE(
+            judge(ranks, 5, {{0, u"vm"_s}, {1, u"vm"_s}, {2, u"vm"_s}, {3, u"vm"_s}}).timeSplit,
+            judge(ranks, 5, {}).timeSplit);
+        QVERIFY(!judge(ranks, 5, {}).timeSplit.contains(u';'));
     }
 
     void tooFewSamples()
