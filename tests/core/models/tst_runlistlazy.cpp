@@ -176,6 +176,44 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), Runs, 60000);
     }
 
+    // A run that comes or goes once the list is full is read (or dropped) alone: the thousand
+    // finished runs are not read again each time. Seen from outside: a finished run changed on
+    // disk behind the list's back keeps the name the list read first, while the new run shows.
+    void aRunThatComesLaterIsReadAlone()
+    {
+        RunManager manager(m_runs);
+        RunListModel model(&manager);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QTRY_VERIFY_WITH_TIMEOUT(manager.historyComplete(), 60000);
+        const QString oldest = m_runs + u'/' + m_idsNewestFirst.last();
+        const QJsonObject before = readObject(oldest + u"/run.json"_s);
+        QJsonObject changed = before;
+        changed[u"name"_s] = u"changed-behind-the-list"_s;
+        QVERIFY(writeObject(oldest + u"/run.json"_s, changed));
+
+        const QString id = idOf(Runs + 1);
+        const QString dir = m_runs + u'/' + id;
+        QVERIFY(QDir().mkdir(dir + u".making"_s));
+        QJsonObject run = readObject(m_runs + u'/' + m_idsNewestFirst.first() + u"/run.json"_s);
+        run[u"id"_s] = id;
+        run[u"name"_s] = u"later"_s;
+        run[u"created_us"_s] = FirstStartUs + (Runs + 1) * MinuteUs;
+        QVERIFY(writeObject(dir + u".making/run.json"_s, run));
+        QVERIFY(QDir().rename(dir + u".making"_s, dir));
+        QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), Runs + 1, 60000);
+        QCOMPARE(model.data(model.index(0, RunListModel::IdColumn)).toString(), id);
+        QCOMPARE(model.data(model.index(Runs, RunListModel::NameColumn)).toString(),
+                 before.value(u"name"_s).toString());
+
+        // And a run that goes leaves the list; the others stay as they were.
+        QVERIFY(QDir(dir).removeRecursively());
+        QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), Runs, 60000);
+        QCOMPARE(model.data(model.index(0, RunListModel::IdColumn)).toString(),
+                 m_idsNewestFirst.first());
+        QVERIFY(writeObject(oldest + u"/run.json"_s, before));
+    }
+
     void scanListsRunsAndBrokenOnesInOnePass()
     {
         const QString broken = m_runs + u"/0-not-a-run"_s;
