@@ -100,14 +100,33 @@ QString MetricsPlotProvider::curveNote(int rank) const
                      .arg(xBasisKey(basis));
 }
 
+namespace {
+// A run's store keeps a bounded history (MetricsStore::kRunHistory): once it folded some, an
+// export reads every point from the record's metrics.csv instead, with no budget.
+template <typename Write>
+bool withEveryPoint(const MetricsStore &store, QString *errorMessage, const Write &write)
+{
+    if (!store.folded() || store.directory().isEmpty())
+        return write(store);
+    MetricsStore every;
+    if (!every.open(store.directory(), errorMessage))
+        return false;
+    return write(every);
+}
+} // namespace
+
 bool MetricsPlotProvider::writeCsv(QIODevice *out, QString *errorMessage) const
 {
-    return CsvExport::write(*m_store, out, errorMessage);
+    return withEveryPoint(*m_store, errorMessage, [&](const MetricsStore &store) {
+        return CsvExport::write(store, out, errorMessage);
+    });
 }
 
 bool MetricsPlotProvider::writeTensorBoard(const QString &directory, QString *errorMessage) const
 {
-    return TensorBoardExport::write(*m_store, directory, {}, nullptr, errorMessage);
+    return withEveryPoint(*m_store, errorMessage, [&](const MetricsStore &store) {
+        return TensorBoardExport::write(store, directory, {}, nullptr, errorMessage);
+    });
 }
 
 } // namespace rankdeck

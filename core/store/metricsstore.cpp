@@ -896,6 +896,22 @@ qint64 MetricsStore::missingPoints() const
     return m_missingPoints;
 }
 
+bool MetricsStore::folded() const
+{
+    QMutexLocker lock(&m_mutex);
+    for (const auto &byName : m_series)
+        for (const auto &series : byName)
+            if (series->folded > 0)
+                return true;
+    return false;
+}
+
+QString MetricsStore::directory() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_directory;
+}
+
 QString MetricsStore::lastError() const
 {
     QMutexLocker lock(&m_mutex);

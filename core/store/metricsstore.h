@@ -179,6 +179,11 @@ public:
     // computes it); false when there is no point. O(restart segments).
     bool xRange(const QString &name, MetricXAxis axis, double *xMin, double *xMax) const;
 
+    // Whether a series' history is folded (points of it are in metrics.csv only), and the record
+    // directory the store was opened on (empty: none): an export reads every point from there.
+    bool folded() const;
+    QString directory() const;
+
     QString lastError() const;
     // metrics.csv could not be written (a full disk): it holds the rows up to the last write
     // that succeeded whole, nothing more is written, and missingPoints() counts the rest.

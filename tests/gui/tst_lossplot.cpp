@@ -32,6 +32,7 @@ private slots:
     void restartsAreSegments();
     void exports_data();
     void exports();
+    void exportsOfAFoldedRunAreWhole();
     void followsNewData();
     void spikesSurvivePanAndLiveAppends_data();
     void spikesSurvivePanAndLiveAppends();
@@ -157,6 +158,38 @@ void TestLossPlot::exports_data()
     QTest::newRow("pdf") << "pdf";
     QTest::newRow("csv") << "csv";
     QTest::newRow("tensorboard") << "tensorboard";
+}
+
+// A run that printed for long holds a folded history (MetricsStore::kRunHistory): the plot
+// shows it as min/max groups, but the CSV and TensorBoard exports still hold every point, read
+// from the record.
+void TestLossPlot::exportsOfAFoldedRunAreWhole()
+{
+    QTemporaryDir record;
+    MetricsStore store;
+    store.setHistoryBudget(MetricsStore::kRunHistory);
+    QVERIFY(store.open(record.path()));
+    constexpr int Long = 5'000;
+    for (int step = 0; step < Long; ++step)
+        for (int rank = 0; rank < 2; ++rank)
+            store.append(rank, metric::Loss, step, StartUs + step * 1000, lossAt(rank, step));
+    QVERIFY(store.folded());
+    MetricsPlotProvider provider(&store, metric::Loss);
+    m_plot->setProvider(&provider);
+    QTemporaryDir out;
+    QString error;
+    const QString csv = out.filePath(QStringLiteral("loss.csv"));
+    QVERIFY2(m_plot->exportCsv(csv, &error), qPrintable(error));
+    QFile file(csv);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll().count('\n'), 1 + 2 * Long);
+    QVERIFY2(m_plot->exportTensorBoard(out.filePath(QStringLiteral("tb")), &error),
+             qPrintable(error));
+    QCOMPARE(QDir(out.filePath(QStringLiteral("tb/rank-1")))
+                 .entryList({QStringLiteral("events.out.tfevents.*")})
+                 .size(),
+             1);
+    m_plot->setProvider(m_provider.get());
 }
 
 void TestLossPlot::exports()
