@@ -83,6 +83,20 @@ private slots:
                "Samples.__getitem__ (data.py:41), against 0 % on the other ranks, which spend "
                "98 % waiting in backward (gradient sync) at <module> (train.py:30); it waits 20 %. "
                "It runs on a CPU 90 % of the time"_s;
+        // Lightning: sampled in-process, the busy Dataset lets the sampler in mostly in
+        // collate, under the script's Trainer.fit line, which thus gets more than twice the
+        // Dataset's data samples; the others wait under that very line, and never run the Dataset.
+        const Rank underTrainer{
+            u"backward:14,data:20,forward:2,collective:4"_s,
+            u"14|backward|<module> (train.py:30);14|data|<module> (train.py:30);"
+            "5|data|Shard.__getitem__ (lightning_slow.py:33);"
+            "1|data|Shard.__getitem__ (lightning_slow.py:32)"_s,
+            0.7, 0.02};
+        QTest::newRow("input-bound under Lightning: the Dataset, not the loop line")
+            << QList<Rank>{waiting, waiting, underTrainer, waiting} << 2
+            << int(SlowRankVerdict::Cause::InputBound)
+            << u"input-bound: 15 % of its time in data loading at Shard.__getitem__ "
+               "(lightning_slow.py:33), against 0 % on the other ranks"_s;
         Rank blocked = burning;
         blocked.cpu = 0.05;
         QTest::newRow("I/O-bound: the same place, off the CPU")
