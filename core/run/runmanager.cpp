@@ -220,18 +220,19 @@ void RunManager::refresh()
     const QStringList directories = RunRecord::directories(m_runsDirectory);
     const QSet<QString> present(directories.cbegin(), directories.cend());
     QSet<QString> known;
-    for (auto it = m_history.begin(); it != m_history.end();) {
-        RunInfo again;
-        const bool gone = !present.contains(it->directory) ||
-                          (!isTerminal(it->state) && !RunRecord::read(it->directory, &again));
-        if (gone) {
-            it = m_history.erase(it);
-            continue;
+    m_history.removeIf([&](const RunInfo &i) { return !present.contains(i.directory); });
+    for (qsizetype k = 0; k < m_history.size();) {
+        RunInfo &info = m_history[k];
+        if (!isTerminal(info.state)) {
+            RunInfo again;
+            if (!RunRecord::read(info.directory, &again)) {
+                m_history.removeAt(k); // cut or unreadable now: the list says so
+                continue;
+            }
+            info = again;
         }
-        if (!isTerminal(it->state))
-            *it = again;
-        known.insert(it->directory);
-        ++it;
+        known.insert(info.directory);
+        ++k;
     }
     m_unread.removeIf([&](const QString &dir) { return !present.contains(dir); });
     known.unite(QSet<QString>(m_unread.cbegin(), m_unread.cend()));
