@@ -16,6 +16,7 @@
 
 #include <QtGlobal>
 
+#include <algorithm>
 #include <functional>
 #include <span>
 #include <vector>
@@ -30,9 +31,11 @@ struct HistoryBudget
     int foldedPoints = 0;
 
     bool bounded() const { return recentPoints > 0 && foldedPoints > 0; }
-    // Folding is due once this many points came after the folded part: folding then leaves
-    // recentPoints of them, so it happens once every recentPoints appends, not at each one.
-    size_t foldAt() const { return 2 * size_t(recentPoints); }
+    // Folding is due once this many points came after the folded part: a quarter more than
+    // recentPoints, so it happens once every recentPoints / 4 appends, not at each one, and a
+    // series never holds much more than its budget (what it held at most is what its columns
+    // keep allocated).
+    size_t foldAt() const { return size_t(recentPoints) + std::max<size_t>(1, recentPoints / 4); }
 };
 
 class HistoryFold

@@ -101,9 +101,10 @@ public:
     MetricsStore(const MetricsStore &) = delete;
     MetricsStore &operator=(const MetricsStore &) = delete;
 
-    // What a run's store keeps in memory per series (about 1,500 points, ~60 KB): the newest 512
-    // as they came, the history before them folded into at most 1,024 points.
-    static constexpr HistoryBudget kRunHistory{512, 1024};
+    // What a run's store keeps in memory per series (at most 1,408 points, ~60 KB): the newest
+    // 512 to 640 as they came, the history before them folded into at most 768 points (384
+    // groups and more: TensorBoard keeps 1,000 points a series, sampled at random).
+    static constexpr HistoryBudget kRunHistory{512, 768};
     // Before open(), so that loading a long record is bounded too. The default keeps everything.
     void setHistoryBudget(const HistoryBudget &budget);
 
