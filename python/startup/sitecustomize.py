@@ -459,8 +459,11 @@ def _rankdeck_fr_close(holder):
 # go by itself more often (every torch call does) hands it over there, so every sample landed in
 # a torch call and none in the pure-Python loop between them. A Dataset's loop taking 99 % of the
 # time got 0 of 56 samples (a probe: 16 x 0.24 ms of Python, then a 10 us sleep). So the thread
-# wakes 1 ms early, sets the switch interval to 0.1 ms for that last millisecond only, and looks
-# then: the holder is made to let go within 0.1 ms, wherever it is (the probe: 55 of 56).
+# wakes 6 ms before a sample is due, sets the switch interval to 0.1 ms until then, and looks at
+# the planned time: the holder is made to let go within 0.1 ms, wherever it is (the probe: 55 of
+# 56). Looking as soon as it had lowered the interval would not do: that moment follows a
+# release of the GIL, so samples leaned to the calls that release it (a rank spending 26 % of
+# its time in backward read 65 %).
 _RANKDECK_LIBRARY_MARKERS = ("/site-packages/", "/dist-packages/")
 _RANKDECK_CATEGORIES = (
     ("/torch/utils/data/", "data"),
@@ -538,8 +541,11 @@ def _rankdeck_samples_flush(fd, pid, counts, cache, stdlib):
 
 
 def _rankdeck_sample(fd, hz):
+    import random
     import threading
     import time
+
+    jitter = random.Random()
 
     pid = os.getpid()
     main = threading.main_thread().ident
@@ -555,15 +561,25 @@ def _rankdeck_sample(fd, hz):
     last = None
     key = ()
     try:
+        planned = time.monotonic() + period
         while True:
-            time.sleep(max(period - 0.001, 0.0))
+            # The GIL, to lower the interval, comes when the main thread lets it go, so that
+            # moment leans towards its calls into torch; the sample is taken at the planned
+            # time, which does not. Planned at random around the rate: never in step with the
+            # program's own period.
+            lead = planned - 0.006 - time.monotonic()
+            if lead > 0:
+                time.sleep(lead)
             interval = sys.getswitchinterval()
             sys.setswitchinterval(0.0001)
             try:
-                time.sleep(0.001)  # the GIL comes back within 0.1 ms: see above
+                wait = planned - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)  # the GIL comes back within 0.1 ms: see above
                 frame = sys._current_frames().get(main)
             finally:
                 sys.setswitchinterval(interval)
+            planned = max(planned, time.monotonic()) + period * (0.5 + jitter.random())
             if frame is None:
                 if not threading.main_thread().is_alive():
                     return
