@@ -7,25 +7,12 @@ a real Gloo dump (tests/core/diagnosis/data/fr/healthy) standing for both record
 one with one collective more, as RankDeck's own dump parser reads the merge: no group holds
 entries of both, and each group's sequence and status stay its own."""
 import copy
-import importlib.util
 import json
 import os
 import sys
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def load_hook():
-    # The hook acts on import only where RankDeck's variables are set; here none are.
-    for name in list(os.environ):
-        if name.startswith("RANKDECK_"):
-            del os.environ[name]
-    spec = importlib.util.spec_from_file_location(
-        "rankdeck_sitecustomize", os.path.join(ROOT, "python/startup/sitecustomize.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from hookloader import ROOT, load_hook
 
 
 class RecordersApart(unittest.TestCase):

@@ -9,25 +9,12 @@ torch call does) used to hand the GIL over there, so every sample landed in thos
 Dataset's loop that took 99 % of the time got none. Here the main thread runs ~3 ms of pure
 Python, then a sleep, over and over; the share of samples in the Python must be the share of
 the time it took."""
-import importlib.util
 import os
 import threading
 import time
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def load_hook():
-    # The hook acts on import only where RankDeck's variables are set; here none are.
-    for name in list(os.environ):
-        if name.startswith("RANKDECK_"):
-            del os.environ[name]
-    spec = importlib.util.spec_from_file_location(
-        "rankdeck_sitecustomize", os.path.join(ROOT, "python/startup/sitecustomize.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from hookloader import load_hook
 
 
 def hot(n):
