@@ -421,20 +421,27 @@ SlowRankVerdict SlowRankVerdict::analyze(const QMap<int, SampleSummary> &ranks,
                          .arg(qRound(s.proc.majorFaultsPerSec))
                          .arg(qRound(median(othersFaults)));
     } else {
-        const bool busy =
-            s.proc.cpuShare >= 0.5 || (category == u"data" && s.proc.othersCpu >= 0.5);
+        // Busy is wanting a CPU, on one or waiting for one: on a machine shared with other work
+        // (every rank waits for a CPU alike, so none is starved) a Dataset's loop may run only
+        // 40 % of the time and wait 40 % for a core, and is no more I/O-bound for that.
+        const double blocked = std::max(0.0, 1 - s.proc.cpuShare - s.proc.runQueueShare);
+        const bool busy = blocked < 0.5 || (category == u"data" && s.proc.othersCpu >= 0.5);
         if (category == u"data")
             v.cause = busy ? Cause::InputBound : Cause::IoBound;
         else if (category == u"other")
             v.cause = busy ? Cause::ComputeBound : Cause::IoBound;
         else
             v.cause = Cause::ComputeBound;
-        v.evidence =
-            busy ? tr("It runs on a CPU %1 of the time").arg(percent(s.proc.cpuShare))
-                 : tr("It is off the CPU, blocked, %1 of the time (on a CPU %2, waiting "
-                      "for one %3)")
-                       .arg(percent(std::max(0.0, 1 - s.proc.cpuShare - s.proc.runQueueShare)),
-                            percent(s.proc.cpuShare), percent(s.proc.runQueueShare));
+        if (!busy)
+            v.evidence =
+                tr("It is off the CPU, blocked, %1 of the time (on a CPU %2, waiting "
+                   "for one %3)")
+                    .arg(percent(blocked), percent(s.proc.cpuShare), percent(s.proc.runQueueShare));
+        else if (s.proc.runQueueShare >= 0.1)
+            v.evidence = tr("It runs on a CPU %1 of the time and waits for one %2")
+                             .arg(percent(s.proc.cpuShare), percent(s.proc.runQueueShare));
+        else
+            v.evidence = tr("It runs on a CPU %1 of the time").arg(percent(s.proc.cpuShare));
         if (category == u"data" && s.proc.othersCpu >= 0.05)
             v.evidence +=
                 tr("; its DataLoader workers use %1 of a core").arg(percent(s.proc.othersCpu));

@@ -97,6 +97,17 @@ private slots:
             << int(SlowRankVerdict::Cause::InputBound)
             << u"input-bound: 15 % of its time in data loading at Shard.__getitem__ "
                "(lightning_slow.py:33), against 0 % on the other ranks"_s;
+        // The machine is shared with other work: every rank waits for a CPU alike, and the
+        // Dataset's loop runs only 40 % of the time. Still input-bound, not I/O-bound.
+        Rank crowded = burning;
+        crowded.cpu = 0.4;
+        crowded.runq = 0.4;
+        Rank crowdedWaiting = waiting;
+        crowdedWaiting.runq = 0.4;
+        QTest::newRow("input-bound on a crowded machine")
+            << QList<Rank>{crowdedWaiting, crowdedWaiting, crowded, crowdedWaiting} << 2
+            << int(SlowRankVerdict::Cause::InputBound)
+            << u"It runs on a CPU 40 % of the time and waits for one 40 %"_s;
         Rank blocked = burning;
         blocked.cpu = 0.05;
         QTest::newRow("I/O-bound: the same place, off the CPU")
