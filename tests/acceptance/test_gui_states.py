@@ -389,6 +389,21 @@ def case_hang(c):
                             % SETTLE_S))
 
 
+def straggler_shown(v, rank):
+    """What is wrong with how the window shows `rank` as the one straggler: its row, no other
+    row, the title, the run list and the banner."""
+    out = []
+    state = rank_state(v, rank) or ""
+    if not state.startswith("straggling"):
+        out.append("rank %d reads %r, not 'straggling…'" % (rank, state))
+    others = ["rank %s %r" % (r.get("Rank"), r.get("State")) for r in v["ranks"]
+              if r.get("Rank") != str(rank) and (r.get("State") or "").startswith("straggling")]
+    if others:
+        out.append("other ranks read straggling: %s" % ", ".join(others))
+    return (out + title_says(v, "straggling") + run_row_says(v, "straggling") +
+            banner_names(v, rank))
+
+
 def case_straggler(c):
     """Rank 3 is 30 ms slower each step (--step-delay-ms 30 --fault-rank 3, no fault): while
     the run goes on, its row, the title and the run list say straggling (the launcher judges
@@ -397,19 +412,7 @@ def case_straggler(c):
                                "--steps", "1500", "--step-delay-ms", "30", "--fault-rank", "3"])
     c.open_gui()
 
-    def check(v):
-        out = []
-        three = rank_state(v, 3) or ""
-        if not three.startswith("straggling"):
-            out.append("rank 3 reads %r, not 'straggling…'" % three)
-        others = ["rank %s %r" % (r.get("Rank"), r.get("State")) for r in v["ranks"]
-                  if r.get("Rank") != "3" and (r.get("State") or "").startswith("straggling")]
-        if others:
-            out.append("other ranks read straggling: %s" % ", ".join(others))
-        return (out + title_says(v, "straggling") + run_row_says(v, "straggling") +
-                banner_names(v, 3))
-
-    return summary(c.expect(check, 60, "rank 3 straggling"))
+    return summary(c.expect(lambda v: straggler_shown(v, 3), 60, "rank 3 straggling"))
 
 
 def case_why_slow(c):
@@ -426,16 +429,12 @@ def case_why_slow(c):
     c.open_gui()
 
     def check(v):
-        out = []
-        two = rank_state(v, 2) or ""
-        if not two.startswith("straggling"):
-            out.append("rank 2 reads %r, not 'straggling…'" % two)
+        out = straggler_shown(v, 2)
         if "input-bound" not in (v["banner"] or ""):
             out.append("banner %r does not say input-bound" % v["banner"])
         if "Samples.__getitem__" not in (v["banner"] or ""):
             out.append("banner %r does not name the Dataset" % v["banner"])
-        return (out + title_says(v, "straggling") + run_row_says(v, "straggling") +
-                banner_names(v, 2))
+        return out
 
     return summary(c.expect(check, 90, "rank 2 straggling, input-bound"))
 
