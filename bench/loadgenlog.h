@@ -4,27 +4,33 @@
 // GUI scale test so that both hold the launcher to the same standard.
 #pragma once
 
+#include "store/compactedfile.h"
+
 #include <QByteArray>
-#include <QFile>
 #include <QString>
 
 namespace rankdeck {
 
-// Reads a rank's log from the run record: its "loadgen rank R line N" lines must run 0..n-1 in
-// order, and n must be what the generator said it wrote in its last words on stderr.
+// Reads a rank's log from the run record (its compressed segments too): its "loadgen rank R line N"
+// lines must run 0..n-1 in order, and n must be what the generator said it wrote in its last words
+// on stderr.
 inline bool rankLogComplete(const QString &path, int rank, qint64 *lines, QString *problem)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        *problem = QStringLiteral("cannot read %1").arg(path);
+    QString why;
+    const QByteArray text = CompactedFile::readAll(path, &why);
+    if (!why.isEmpty()) {
+        *problem = why;
         return false;
     }
     const QByteArray prefix = "loadgen rank " + QByteArray::number(rank) + " line ";
     const QByteArray summary = "loadgen rank " + QByteArray::number(rank) + " wrote ";
     qint64 expected = 0;
     qint64 wrote = -1;
-    while (!f.atEnd()) {
-        const QByteArray line = f.readLine();
+    for (qsizetype at = 0, end = 0; at < text.size(); at = end + 1) {
+        end = text.indexOf('\n', at);
+        if (end < 0)
+            end = text.size();
+        const QByteArray line = text.mid(at, end - at);
         if (line.startsWith(summary)) {
             wrote = line.mid(summary.size()).split(' ').value(0).toLongLong();
             continue;
@@ -61,14 +67,18 @@ inline bool rankLogCount(const QString &path, int rank, qint64 *lines, qint64 *w
     *lines = 0;
     *wrote = -1;
     *gaps = 0;
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
+    QString why;
+    const QByteArray text = CompactedFile::readAll(path, &why);
+    if (!why.isEmpty())
         return false;
     const QByteArray prefix = "loadgen rank " + QByteArray::number(rank) + " line ";
     const QByteArray summary = "loadgen rank " + QByteArray::number(rank) + " wrote ";
     qint64 next = 0;
-    while (!f.atEnd()) {
-        const QByteArray line = f.readLine();
+    for (qsizetype at = 0, end = 0; at < text.size(); at = end + 1) {
+        end = text.indexOf('\n', at);
+        if (end < 0)
+            end = text.size();
+        const QByteArray line = text.mid(at, end - at);
         if (line.startsWith(summary)) {
             *wrote = line.mid(summary.size()).split(' ').value(0).toLongLong();
             continue;

@@ -9,6 +9,7 @@
 #include "run/runmanager.h"
 #include "runview.h"
 #include "sidepanel.h"
+#include "store/compactedfile.h"
 #include "store/logstore.h"
 #include "store/metricsstore.h"
 
@@ -18,8 +19,11 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTimer>
 #include <QTreeView>
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -67,14 +71,18 @@ double timeCli(const QString &cli, const QStringList &args, bool firstLine)
     return ms;
 }
 
+// Its compressed segments included.
 qint64 newlines(const QString &path)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
+    CompactedFile f(path);
+    if (!f.open())
         return 0;
     qint64 n = 0;
-    while (!f.atEnd()) {
-        const QByteArray chunk = f.read(1 << 20);
+    for (qint64 at = 0, size = f.size(); at < size;) {
+        const QByteArray chunk = f.read(at, 1 << 20);
+        if (chunk.isEmpty())
+            break;
+        at += chunk.size();
         n += chunk.count('\n');
     }
     return n;
@@ -274,13 +282,21 @@ SoakResult runSoak(MainWindow &window, const QString &binDir, const SoakOptions 
     QDirIterator files(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
     while (files.hasNext()) {
         files.next();
-        const QFileInfo info = files.fileInfo();
-        out.recordBytes += info.size();
-        // What the bytes are: the rank number left out of a rank's files' names.
-        QString kind = info.fileName();
+        // On disk: the blocks a file holds, not its length (a log's compressed part is freed).
+        struct stat st
+        {
+        };
+        if (::stat(QFile::encodeName(files.filePath()).constData(), &st) != 0)
+            continue;
+        const qint64 bytes = qint64(st.st_blocks) * 512;
+        out.recordBytes += bytes;
+        // What the bytes are: the rank number and a segment's range left out of the names.
+        static const QRegularExpression range(QStringLiteral("\\.\\d+-\\d+\\.zst\\z"));
+        QString kind = files.fileName();
+        kind.replace(range, QStringLiteral(".*.zst"));
         if (kind.startsWith(QLatin1String("rank-")))
             kind = QStringLiteral("rank-*") + kind.mid(kind.indexOf(u'.'));
-        out.recordBytesByKind[kind] += info.size();
+        out.recordBytesByKind[kind] += bytes;
     }
     // The ranks' step counts are in their last words ("wrote N lines, M steps").
     for (int r = 0; r < options.ranks; ++r) {

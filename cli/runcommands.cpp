@@ -17,6 +17,7 @@
 #include "record/runrecord.h"
 #include "record/runstatefile.h"
 #include "slowoutput.h"
+#include "store/compactedfile.h"
 #include "store/csvexport.h"
 #include "store/logfollower.h"
 #include "store/logstore.h"
@@ -484,12 +485,18 @@ int RunCommands::logs(const QStringList &args)
         for (int r = 0; r < worldSize; ++r) {
             if (rank != LogStore::AllRanks && r != rank)
                 continue;
-            QFile f(dir + QStringLiteral("/rank-%1.log").arg(r));
-            if (!f.open(QIODevice::ReadOnly) || f.size() <= offsets[r] || !f.seek(offsets[r]))
+            // Its oldest bytes may be in compressed segments already (a long run).
+            CompactedFile f(dir + QStringLiteral("/rank-%1.log").arg(r));
+            if (!f.open() || f.size() <= offsets[r])
                 continue;
             // Up to what the file held when this turn began, a chunk at a time.
             for (qint64 left = f.size() - offsets[r]; left > 0;) {
-                const QByteArray chunk = f.read(qMin(left, LogFollower::kReadChunk));
+                const QByteArray chunk =
+                    f.read(offsets[r], qMin(left, LogFollower::kReadChunk), &error);
+                if (!error.isEmpty()) {
+                    CliUtil::err() << QStringLiteral("rankdeck-cli: ") << error << '\n';
+                    return ExitFailed;
+                }
                 if (chunk.isEmpty())
                     break;
                 offsets[r] += chunk.size();

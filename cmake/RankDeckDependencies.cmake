@@ -40,6 +40,11 @@ macro(rankdeck_find_frontend_deps)
     if(NOT LIBDW_FOUND)
         rankdeck_missing("libdw (stack symbolization)" "libdw-dev")
     endif()
+    # The log store's compressed segments of a long run.
+    pkg_check_modules(LIBZSTD QUIET IMPORTED_TARGET libzstd)
+    if(NOT LIBZSTD_FOUND)
+        rankdeck_missing("zstd (compressed log segments)" "libzstd-dev")
+    endif()
     # TensorBoard's event files (export and follow): the format's own library and compiler.
     find_package(Protobuf QUIET)
     if(NOT Protobuf_FOUND OR NOT Protobuf_PROTOC_EXECUTABLE)

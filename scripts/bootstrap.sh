@@ -37,8 +37,11 @@ fail() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 1; }
 # clang-tidy + clazy: scripts/static-analysis.py, which CI runs (docs/reliability.md).
 # python3-pyatspi + at-spi2-core + dbus-x11: the GUI acceptance tests (tests/acceptance) read
 # the app's accessibility tree as a screen reader does, on a private D-Bus and AT-SPI bus.
+# libzstd-dev: a long run's log compressed in segments; zstd: tst_compactedfile reads them as a
+# user would (zstdcat).
 packages=(build-essential cmake pkg-config ccache qt6-base-dev libssh-dev libssl-dev libqcustomplot-dev
-          libtomlplusplus-dev libdw-dev libgloo-dev openssh-server openssh-client openssl xvfb
+          libtomlplusplus-dev libdw-dev libzstd-dev zstd libgloo-dev openssh-server openssh-client
+          openssl xvfb
           python3-venv procps clang-format clang-tidy slurm-wlm munge libprotobuf-dev
           protobuf-compiler faketime valgrind iproute2 clang-14 libclang-rt-14-dev
           xdotool imagemagick dpkg-dev lintian man-db clazy

@@ -29,9 +29,11 @@ bool mayStillRun(const RunInfo &run)
 
 namespace {
 
-// Bytes of the files under the open directory dirFd, which this closes. openat/fstatat on the
-// directory's own descriptor: `runs` sizes every run of a thousand-run folder (some 25,000
-// files), where a QDirIterator and a QFileInfo per file cost twice the time of the listing.
+// Bytes the files under the open directory dirFd take on disk (their blocks: a long run's
+// compressed log parts are freed inside the files, which keep their length); closes dirFd.
+// openat/fstatat on the directory's own descriptor: `runs` sizes every run of a thousand-run folder
+// (some 25,000 files), where a QDirIterator and a QFileInfo per file cost twice the time of the
+// listing.
 qint64 bytesUnder(int dirFd)
 {
     DIR *dir = ::fdopendir(dirFd);
@@ -52,7 +54,7 @@ qint64 bytesUnder(int dirFd)
             if (sub >= 0)
                 bytes += bytesUnder(sub);
         } else if (!S_ISLNK(st.st_mode)) {
-            bytes += st.st_size;
+            bytes += qint64(st.st_blocks) * 512; // as du counts: freed parts are not used
         }
     }
     ::closedir(dir);

@@ -17,7 +17,7 @@ namespace rankdeck::RunPrune {
 // their link, and they end.
 bool mayStillRun(const RunInfo &run);
 
-// Bytes under a run's folder (its files, not what links point to).
+// Bytes a run's folder takes on disk (its files' blocks, not what links point to).
 qint64 diskBytes(const QString &directory);
 
 struct Choice

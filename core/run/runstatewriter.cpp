@@ -88,6 +88,12 @@ void RunStateWriter::checkRecord()
 {
     if (!m_run.recordProblem.isEmpty() || m_run.readOnly)
         return;
+    if (!m_compactionNoted && m_run.logs && !m_run.logs->compactionError().isEmpty()) {
+        // Not a hole in the record: its old lines just stay as large as they came.
+        m_compactionNoted = true;
+        m_actions.note(tr("old log lines are no longer compressed (%1); the record stays whole")
+                           .arg(m_run.logs->compactionError()));
+    }
     if (m_run.logs && m_run.logs->diskFailed())
         recordUnwritable(m_run.logs->diskError());
     else if (m_run.metrics && m_run.metrics->diskFailed())

@@ -43,6 +43,7 @@ private:
     RunActions &m_actions;
     const FlightRecorderCollector &m_collector;
     bool m_detach = false;
+    bool m_compactionNoted = false;
 };
 
 } // namespace rankdeck

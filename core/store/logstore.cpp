@@ -71,8 +71,8 @@ struct LogStore::RankFiles
     std::unique_ptr<QFile> log;
     std::unique_ptr<QFile> index;
     std::unique_ptr<QFile> events;
-    mutable std::unique_ptr<QFile> logRead;
-    mutable std::unique_ptr<QFile> indexRead;
+    mutable std::unique_ptr<CompactedFile> logRead;
+    mutable std::unique_ptr<CompactedFile> indexRead;
     qint64 logSize = 0; // bytes received for the log file (all on disk unless it failed)
     qint64 count = 0;   // complete lines
     // What the files hold for certain: complete lines up to here (log bytes, index records).
@@ -80,6 +80,10 @@ struct LogStore::RankFiles
     qint64 recordedLogSize = 0;
     qint64 recordedCount = 0;
     bool dirty = false;
+    qint64 compactedLines = 0;    // lines whose index records are in segments
+    qint64 compactedLogBytes = 0; // bytes of the log in segments
+    qint64 eventsBytes = 0;       // of rank-R.events.jsonl, and of it in segments
+    qint64 compactedEventsBytes = 0;
     bool inLine = false; // pieces of a long line were written
     qint64 lineStart = 0;
     qint64 lineBytes = 0;
@@ -235,6 +239,11 @@ void LogStore::loadExisting()
             continue;
         rf->count = rf->index->size() / kIndexRecord;
         rf->recordedCount = rf->count;
+        // A writer that reopens the record compresses on from where the segments end.
+        if (openReadHandlesLocked(*rf, nullptr)) {
+            rf->compactedLines = rf->indexRead->compactedEnd() / kIndexRecord;
+            rf->compactedLogBytes = rf->logRead->compactedEnd();
+        }
         const qint64 first = qMax<qint64>(
             0, rf->count - qMin<qint64>(m_options.windowPerRank,
                                         qMax<qint64>(100, m_options.maxLinesInMemory /
@@ -246,6 +255,7 @@ void LogStore::loadExisting()
     }
     m_allCount = m_allIndex->size() / kAllRecord;
     m_allRecordedCount = m_allCount;
+    m_allCompacted = CompactedFile(m_allIndex->fileName()).compactedEnd() / kAllRecord;
     const qint64 first = qMax<qint64>(0, m_allCount - m_options.windowAll);
     QList<LogLine> lines;
     readMergedRangeLocked(first, m_allCount - first, &lines, nullptr);
@@ -264,10 +274,10 @@ bool LogStore::readAppended()
         return false;
     int rank = 0;
     qint64 number = 0;
-    if (!readAllIndexLocked(m_allCount, &rank, &number, nullptr) ||
-        !m_allIndexRead->seek(m_allCount * kAllRecord))
+    if (!readAllIndexLocked(m_allCount, &rank, &number, nullptr))
         return false;
-    const QByteArray idx = m_allIndexRead->read((allCount - m_allCount) * kAllRecord);
+    const QByteArray idx =
+        m_allIndexRead->read(m_allCount * kAllRecord, (allCount - m_allCount) * kAllRecord);
     const qint64 n = idx.size() / kAllRecord;
     auto entry = [&](qint64 i) {
         const quint64 v = qFromLittleEndian<quint64>(idx.constData() + i * kAllRecord);
@@ -316,10 +326,10 @@ qint64 LogStore::readAppendedLocked(RankFiles &rf)
     // The writer flushes the log before the index, but a large batch may reach the files in
     // pieces: only lines whose bytes are all there.
     while (count > rf.count) {
-        char rec[kIndexRecord];
-        if (!rf.indexRead->seek((count - 1) * kIndexRecord) ||
-            rf.indexRead->read(rec, kIndexRecord) != kIndexRecord)
+        const QByteArray last = rf.indexRead->read((count - 1) * kIndexRecord, kIndexRecord);
+        if (last.size() != kIndexRecord)
             return rf.count;
+        const char *rec = last.constData();
         const qint64 length = qFromLittleEndian<quint32>(rec + 16);
         if (length == 0xffffffffLL || qFromLittleEndian<qint64>(rec) + length < logSize)
             break;
@@ -439,8 +449,10 @@ void LogStore::append(const QList<LogLine> &lines)
         for (RankFiles *rf : touched) {
             rf->recordedLogSize = rf->inLine ? rf->lineStart : rf->logSize;
             rf->recordedCount = rf->count;
+            compactLocked(*rf);
         }
         m_allRecordedCount = m_allCount;
+        compactAllLocked();
     }
     m_generation.fetch_add(1, std::memory_order_release);
 }
@@ -468,6 +480,69 @@ void LogStore::failDiskLocked(const QString &message)
         rf->events.reset();
     }
     rollBack(m_allIndex, m_allRecordedCount * kAllRecord);
+}
+
+void LogStore::compactLocked(RankFiles &rf)
+{
+    if (m_options.compactLines <= 0 || !m_compactionError.isEmpty() || !rf.log || !rf.index)
+        return;
+    const qint64 lines = rf.recordedCount - rf.compactedLines;
+    if (lines < 2 * m_options.compactLines &&
+        rf.recordedLogSize - rf.compactedLogBytes < 2 * m_options.compactBytes)
+        return;
+    if (!openReadHandlesLocked(rf, nullptr))
+        return;
+    // The oldest uncompressed lines, never the newer half: followers and `tail -f` read plain
+    // text, and the newest lines cost no decompression.
+    const qint64 most = qMax<qint64>(1, qMin(m_options.compactLines, lines / 2));
+    const QByteArray idx =
+        rf.indexRead->read(rf.compactedLines * kIndexRecord, (most + 1) * kIndexRecord);
+    const qint64 n = idx.size() / kIndexRecord;
+    if (n < 2)
+        return;
+    auto offsetOf = [&](qint64 i) {
+        return qFromLittleEndian<qint64>(idx.constData() + i * kIndexRecord);
+    };
+    qint64 i = 1;
+    while (i < n - 1 && offsetOf(i) - rf.compactedLogBytes < m_options.compactBytes)
+        ++i;
+    const qint64 endLine = rf.compactedLines + i;
+    const qint64 endByte = offsetOf(i);
+    QString why;
+    bool ok = endByte <= rf.recordedLogSize;
+    if (!ok)
+        why = tr("%1 points past the end of its log").arg(rf.index->fileName());
+    ok = ok && (endByte <= rf.compactedLogBytes ||
+                CompactedFile::compact(rf.log->fileName(), rf.compactedLogBytes, endByte, &why));
+    ok = ok && CompactedFile::compact(rf.index->fileName(), rf.compactedLines * kIndexRecord,
+                                      endLine * kIndexRecord, &why);
+    if (!ok) {
+        m_compactionError = why;
+        return;
+    }
+    rf.compactedLines = endLine;
+    rf.compactedLogBytes = qMax(rf.compactedLogBytes, endByte);
+}
+
+void LogStore::compactAllLocked()
+{
+    const qint64 step = m_options.compactAllEntries;
+    if (step <= 0 || !m_compactionError.isEmpty() || !m_allIndex ||
+        m_allRecordedCount - m_allCompacted < 2 * step)
+        return;
+    QString why;
+    if (!CompactedFile::compact(m_allIndex->fileName(), m_allCompacted * kAllRecord,
+                                (m_allCompacted + step) * kAllRecord, &why)) {
+        m_compactionError = why;
+        return;
+    }
+    m_allCompacted += step;
+}
+
+QString LogStore::compactionError() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_compactionError;
 }
 
 bool LogStore::diskFailed() const
@@ -517,15 +592,32 @@ void LogStore::appendEvents(int rank, const QList<WorkerEvent> &events)
             rf->events.reset();
             return;
         }
+        rf->eventsBytes = rf->events->size();
+        rf->compactedEventsBytes = CompactedFile(rf->events->fileName()).compactedEnd();
     }
     QByteArray buf;
     for (const WorkerEvent &e : events) {
         buf += e.json();
         buf += '\n';
     }
-    if (rf->events->write(buf) != buf.size() || !rf->events->flush())
+    if (rf->events->write(buf) != buf.size() || !rf->events->flush()) {
         failDiskLocked(tr("cannot write %1: %2")
                            .arg(rf->events->fileName(), AtomicFile::writeErrorText(*rf->events)));
+        return;
+    }
+    rf->eventsBytes += buf.size();
+    // Nothing of RankDeck reads the events back (they are for people and their tools), so a
+    // segment is a plain run of bytes, its ends wherever compactBytes falls.
+    const qint64 step = m_options.compactBytes;
+    if (m_options.compactLines > 0 && m_compactionError.isEmpty() &&
+        rf->eventsBytes - rf->compactedEventsBytes >= 2 * step) {
+        QString why;
+        if (CompactedFile::compact(rf->events->fileName(), rf->compactedEventsBytes,
+                                   rf->compactedEventsBytes + step, &why))
+            rf->compactedEventsBytes += step;
+        else
+            m_compactionError = why;
+    }
 }
 
 void LogStore::setLive(const QList<RankStream::Live> &live)
@@ -653,23 +745,22 @@ bool LogStore::readAllIndexLocked(qint64 sequence, int *rank, qint64 *number,
         return false;
     }
     if (!m_allIndexRead) {
-        m_allIndexRead = std::make_unique<QFile>(m_directory + QStringLiteral("/all.idx"));
-        if (!m_allIndexRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
-            if (errorMessage)
-                *errorMessage = tr("cannot read %1: %2")
-                                    .arg(m_allIndexRead->fileName(), m_allIndexRead->errorString());
+        m_allIndexRead = std::make_unique<CompactedFile>(m_directory + QStringLiteral("/all.idx"));
+        if (!m_allIndexRead->open(errorMessage)) {
             m_allIndexRead.reset();
             return false;
         }
     }
-    char rec[kAllRecord];
-    if (!m_allIndexRead->seek(sequence * kAllRecord) ||
-        m_allIndexRead->read(rec, kAllRecord) != kAllRecord) {
+    QString why;
+    const QByteArray rec = m_allIndexRead->read(sequence * kAllRecord, kAllRecord, &why);
+    if (rec.size() != kAllRecord) {
         if (errorMessage)
-            *errorMessage = tr("%1: no entry %2").arg(m_allIndexRead->fileName()).arg(sequence);
+            *errorMessage =
+                why.isEmpty() ? tr("%1: no entry %2").arg(m_allIndexRead->fileName()).arg(sequence)
+                              : why;
         return false;
     }
-    const quint64 v = qFromLittleEndian<quint64>(rec);
+    const quint64 v = qFromLittleEndian<quint64>(rec.constData());
     *rank = int(v >> kRankShift);
     *number = qint64(v & kNumberMask);
     return true;
@@ -680,10 +771,9 @@ bool LogStore::openReadHandlesLocked(const RankFiles &rf, QString *errorMessage)
     if (rf.indexRead)
         return true;
     const QString base = m_directory + QStringLiteral("/rank-%1").arg(rf.rank);
-    rf.indexRead = std::make_unique<QFile>(base + QStringLiteral(".idx"));
-    rf.logRead = std::make_unique<QFile>(base + QStringLiteral(".log"));
-    if (!rf.indexRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered) ||
-        !rf.logRead->open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
+    rf.indexRead = std::make_unique<CompactedFile>(base + QStringLiteral(".idx"));
+    rf.logRead = std::make_unique<CompactedFile>(base + QStringLiteral(".log"));
+    if (!rf.indexRead->open() || !rf.logRead->open()) {
         if (errorMessage)
             *errorMessage =
                 tr("cannot read the log of rank %1 in %2").arg(rf.rank).arg(m_directory);
@@ -715,16 +805,14 @@ bool LogStore::readRankRangeLocked(int rank, qint64 first, qint64 count, QList<L
         return false;
     // One read for the index records and one for the text they point to (reopening a run of
     // hundreds of ranks must not cost two system calls per line).
-    if (!rf.indexRead->seek(first * kIndexRecord)) {
-        if (errorMessage)
-            *errorMessage = tr("%1: no line %2").arg(rf.indexRead->fileName()).arg(first + 1);
-        return false;
-    }
-    const QByteArray idx = rf.indexRead->read(count * kIndexRecord);
+    QString why;
+    const QByteArray idx = rf.indexRead->read(first * kIndexRecord, count * kIndexRecord, &why);
     const qint64 n = idx.size() / kIndexRecord;
     if (n == 0) {
         if (errorMessage)
-            *errorMessage = tr("%1: no line %2").arg(rf.indexRead->fileName()).arg(first + 1);
+            *errorMessage = why.isEmpty()
+                                ? tr("%1: no line %2").arg(rf.indexRead->fileName()).arg(first + 1)
+                                : why;
         return false;
     }
     const char *recs = idx.constData();
@@ -738,8 +826,8 @@ bool LogStore::readRankRangeLocked(int rank, qint64 first, qint64 count, QList<L
     constexpr qint64 kMaxSpan = qint64{8} * 1024 * 1024;
     QByteArray block;
     const bool bulk = spanEnd - spanStart <= kMaxSpan && spanEnd >= spanStart;
-    if (bulk && rf.logRead->seek(spanStart))
-        block = rf.logRead->read(spanEnd - spanStart);
+    if (bulk)
+        block = rf.logRead->read(spanStart, spanEnd - spanStart);
     for (qint64 i = 0; i < n; ++i) {
         const qint64 offset = offsetOf(i);
         const qint64 length = lengthOf(i);
@@ -781,9 +869,8 @@ bool LogStore::readMergedRangeLocked(qint64 first, qint64 count, QList<LogLine> 
     // Opens the merged index (and reports a missing directory).
     if (!readAllIndexLocked(first, &rank, &number, errorMessage))
         return false;
-    if (!m_allIndexRead->seek(first * kAllRecord))
-        return false;
-    const QByteArray idx = m_allIndexRead->read(count * kAllRecord);
+    const QByteArray idx =
+        m_allIndexRead->read(first * kAllRecord, count * kAllRecord, errorMessage);
     const qint64 n = idx.size() / kAllRecord;
     // Within any stretch of the merged order each rank's lines are consecutive: one range read
     // per rank, then interleave.
@@ -845,10 +932,13 @@ bool LogStore::readLineLocked(int rank, qint64 number, LogLine *line, QByteArray
     const RankFiles &rf = *it.value();
     if (!openReadHandlesLocked(rf, errorMessage))
         return false;
-    char rec[kIndexRecord];
-    if (!rf.indexRead->seek(number * kIndexRecord) ||
-        rf.indexRead->read(rec, kIndexRecord) != kIndexRecord)
-        return fail(tr("%1: no line %2").arg(rf.indexRead->fileName()).arg(number + 1));
+    QString why;
+    const QByteArray record = rf.indexRead->read(number * kIndexRecord, kIndexRecord, &why);
+    if (record.size() != kIndexRecord)
+        return fail(why.isEmpty()
+                        ? tr("%1: no line %2").arg(rf.indexRead->fileName()).arg(number + 1)
+                        : why);
+    const char *rec = record.constData();
     const qint64 offset = qFromLittleEndian<qint64>(rec);
     const qint64 timeUs = qFromLittleEndian<qint64>(rec + 8);
     qint64 length = qFromLittleEndian<quint32>(rec + 16);
@@ -856,17 +946,19 @@ bool LogStore::readLineLocked(int rank, qint64 number, LogLine *line, QByteArray
         length = rf.logSize - offset;
     const StreamKind stream = rec[20] ? StreamKind::Stderr : StreamKind::Stdout;
     const bool overdrawn = (quint8(rec[21]) & kFlagOverdrawn) != 0;
-    if (!rf.logRead->seek(offset))
-        return fail(tr("%1: cannot seek to line %2").arg(rf.logRead->fileName()).arg(number + 1));
     if (raw) {
-        *raw = rf.logRead->read(length);
+        *raw = rf.logRead->read(offset, length, &why);
         if (raw->size() != length)
             return fail(
-                tr("%1: line %2 is incomplete").arg(rf.logRead->fileName()).arg(number + 1));
+                why.isEmpty()
+                    ? tr("%1: line %2 is incomplete").arg(rf.logRead->fileName()).arg(number + 1)
+                    : why);
     }
     if (line) {
         const qint64 want = length <= kMaxReadBack ? length : m_options.maxDisplayBytes + 1;
-        const QByteArray bytes = raw ? raw->left(want) : rf.logRead->read(want);
+        const QByteArray bytes = raw ? raw->left(want) : rf.logRead->read(offset, want, &why);
+        if (!why.isEmpty())
+            return fail(why);
         if (bytes.size() < want) {
             // The index says more than the file has (a record damaged outside the launcher):
             // say so, never that the line was cut for display.

@@ -16,8 +16,15 @@
 //                         LogLine::overdrawn), 2 reserved bytes; little-endian
 //   all.idx               merged order: one uint64 per line, rank << 40 | line number
 //   rank-<R>.events.jsonl the rank's worker events, one JSON payload per line, as received
+//   <file>.<start>-<end>.zst  bytes [start, end) of any of these files, once compacted
+//                         (CompactedFile): the writer compresses a rank's oldest lines when more
+//                         than twice Options::compactLines (or compactBytes of text) are
+//                         uncompressed, so the newest half stays plain, and frees their blocks
+//                         in the file, which keeps its length and every offset; the events go
+//                         by compactBytes, all.idx by compactAllEntries.
 #pragma once
 
+#include "store/compactedfile.h"
 #include "stream/rankstream.h"
 
 #include <QFile>
@@ -47,6 +54,11 @@ public:
         qint64 maxLinesInMemory = 250000;
         int windowAll = 20000; // lines kept in memory for the merged view
         qsizetype maxDisplayBytes = LineSplitter::kDefaultMaxDisplayBytes; // for lines read back
+        // Compaction (0: never). A segment holds at most compactLines lines of a rank or
+        // compactBytes of its text, whichever comes first; all.idx goes by compactAllEntries.
+        qint64 compactLines = 16384;
+        qint64 compactBytes = qint64{1024} * 1024;
+        qint64 compactAllEntries = 131072;
     };
 
     LogStore();
@@ -115,6 +127,9 @@ public:
     // the record lacks of that rank's output since (newlines included), missingLines() the
     // complete lines among it.
     bool diskFailed() const;
+    // Why old lines are no longer compressed (a full disk, a filesystem that cannot free
+    // blocks), empty while they are; the record stays whole either way.
+    QString compactionError() const;
     QString diskError() const;
     qint64 missingBytes(int rank) const;
     qint64 missingLines(int rank) const;
@@ -134,6 +149,8 @@ private:
                                QString *errorMessage) const;
     bool readAllIndexLocked(qint64 sequence, int *rank, qint64 *number,
                             QString *errorMessage) const;
+    void compactLocked(RankFiles &rf); // m_mutex held
+    void compactAllLocked();           // m_mutex held
     void setError(const QString &message);
     void failDiskLocked(const QString &message);
     qsizetype rankWindow() const; // m_mutex held
@@ -148,7 +165,9 @@ private:
     qint64 m_allRecordedCount = 0;
     QString m_diskError;
     std::unique_ptr<QFile> m_allIndex;
-    mutable std::unique_ptr<QFile> m_allIndexRead;
+    mutable std::unique_ptr<CompactedFile> m_allIndexRead;
+    qint64 m_allCompacted = 0; // entries of all.idx in segments
+    QString m_compactionError;
     std::atomic<quint64> m_generation{0};
     QString m_lastError;
 };

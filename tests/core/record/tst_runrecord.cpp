@@ -69,6 +69,10 @@ private slots:
         QVERIFY2(error.contains(QStringLiteral("invalid run id")), qPrintable(error));
         // Artifacts are named like ids.
         QVERIFY(!a.writeArtifact(QStringLiteral("job.a1.sbatch\n"), "x", &error));
+        // Nor as a compressed segment of the record's own files, which readers would take in.
+        QVERIFY(!a.writeArtifact(QStringLiteral("rank-0.log.0-4096.zst"), "x", &error));
+        QVERIFY2(error.contains(QStringLiteral("rank-0.log.0-4096.zst")), qPrintable(error));
+        QVERIFY(a.writeArtifact(QStringLiteral("weights.zst"), "x", &error));
         // Private: other users cannot read logs or profiles.
         QCOMPARE(QFile::permissions(a.directory()) &
                      (QFile::ReadGroup | QFile::ReadOther | QFile::ExeGroup | QFile::ExeOther),

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "smalltmpfs.h"
+#include "store/compactedfile.h"
 #include "store/logstore.h"
 #include "stream/rankstream.h"
 #include "testprocesses.h"
@@ -15,6 +16,7 @@
 #include <vector>
 
 using namespace rankdeck;
+using namespace Qt::StringLiterals;
 namespace wire = rankdeck::wire;
 
 namespace {
@@ -90,6 +92,7 @@ private slots:
     void nothingLostWithTinyWindow();
     void mergedOrderAndReadBack();
     void reopenShowsOldLines();
+    void compressedRecordReadsWholeElsewhere();
     void concurrentRanks();
     void manyRanksShareTheMemoryBudget();
     void memoryOnlyReportsElided();
@@ -103,18 +106,27 @@ void TestLogStore::nothingLostWithTinyWindow_data()
 {
     QTest::addColumn<int>("window");
     QTest::addColumn<int>("chunk");
-    QTest::newRow("window 1, pipe-sized chunks") << 1 << 4096;
-    QTest::newRow("window 50, odd chunks") << 50 << 333;
+    QTest::addColumn<int>("compactLines"); // -1: the store's default; 0: never
+    // The default compresses here too: the 3 MiB lines are over twice compactBytes.
+    QTest::newRow("window 1, pipe-sized chunks") << 1 << 4096 << -1;
+    QTest::newRow("window 50, odd chunks") << 50 << 333 << -1;
+    QTest::newRow("window 50, compressed every 16 lines") << 50 << 333 << 16;
+    QTest::newRow("window 50, never compressed") << 50 << 333 << 0;
 }
 
 void TestLogStore::nothingLostWithTinyWindow()
 {
     QFETCH(int, window);
     QFETCH(int, chunk);
+    QFETCH(int, compactLines);
     QTemporaryDir dir;
     LogStore::Options o;
     o.windowPerRank = window;
     o.windowAll = window;
+    if (compactLines >= 0) {
+        o.compactLines = compactLines;
+        o.compactAllEntries = compactLines;
+    }
     LogStore store(o);
     QString error;
     QVERIFY2(store.open(dir.path(), &error), qPrintable(error));
@@ -148,8 +160,14 @@ void TestLogStore::nothingLostWithTinyWindow()
         store.append(streams[size_t(r)].finish().lines);
         QCOMPARE(store.lineCount(r), lines);
         QCOMPARE(store.firstInMemory(r), lines - window);
-        // The file on disk holds every line byte for byte, events taken out.
-        const QByteArray onDisk = readFile(store.logFilePath(r));
+        // The file on disk holds every line byte for byte, events taken out: the oldest in
+        // compressed segments beside it, unless compaction is off.
+        const QList<CompactedFile::Segment> segments =
+            CompactedFile::segments(store.logFilePath(r));
+        QCOMPARE(segments.isEmpty(), compactLines == 0);
+        if (compactLines == 0)
+            QCOMPARE(readFile(store.logFilePath(r)), expected[size_t(r)]);
+        const QByteArray onDisk = CompactedFile::readAll(store.logFilePath(r));
         QCOMPARE(onDisk.size(), expected[size_t(r)].size());
         QVERIFY(onDisk == expected[size_t(r)]);
         // Every line reads back, text as the views show it.
@@ -172,6 +190,7 @@ void TestLogStore::nothingLostWithTinyWindow()
     }
     QCOMPARE(store.lineCount(LogStore::AllRanks), ranks * lines);
     QVERIFY(store.lastError().isEmpty());
+    QVERIFY2(store.compactionError().isEmpty(), qPrintable(store.compactionError()));
 }
 
 void TestLogStore::mergedOrderAndReadBack()
@@ -240,6 +259,113 @@ void TestLogStore::reopenShowsOldLines()
     again.append(s.feed(StreamKind::Stdout, "four\n").lines);
     QCOMPARE(again.readLines(5, 4, 1).first().text, QStringLiteral("four"));
     QCOMPARE(readFile(again.logFilePath(5)), QByteArray("one\ntwo\nthree\noops\nfour\n"));
+}
+
+// A record whose oldest lines are compressed as it is written reads whole in a follower (the
+// window following a CLI run), in a store that reopens it (the app, `logs`), and in a writer
+// that continues it (re-attach); a lost segment is named, and the rest still reads.
+void TestLogStore::compressedRecordReadsWholeElsewhere()
+{
+    QTemporaryDir dir;
+    LogStore::Options o;
+    o.windowPerRank = 5;
+    o.windowAll = 5;
+    o.compactLines = 20;
+    o.compactBytes = 700; // a segment by bytes now and then, and the events' segments
+    o.compactAllEntries = 30;
+    const int ranks = 3;
+    QByteArray events; // rank 0's
+    QList<QList<QString>> expected(ranks);
+    QList<QPair<int, QString>> merged;
+    auto batch = [&](LogStore &store, int lines) {
+        QList<LogLine> out;
+        for (int i = 0; i < lines; ++i) {
+            for (int r = 0; r < ranks; ++r) {
+                LogLine l;
+                l.rank = r;
+                l.timeUs = 1000 + merged.size();
+                l.raw = "rank " + QByteArray::number(r) + " line " +
+                        QByteArray::number(expected[r].size()) + (r == 1 ? " \x1b[1mbold" : "");
+                l.text = LineSplitter::displayText(l.raw);
+                expected[r].append(l.text);
+                merged.append({r, l.text});
+                out.append(l);
+            }
+        }
+        store.append(out);
+        RankStream s(0);
+        const RankStream::Output ev =
+            s.feed(StreamKind::Stdout, eventLine(0, merged.size()) + eventLine(0, 1));
+        store.appendEvents(0, ev.events);
+        for (const WorkerEvent &e : ev.events)
+            events += e.json() + '\n';
+    };
+    auto readsWhole = [&](const LogStore &store, const char *who) {
+        for (int r = 0; r < ranks; ++r) {
+            QString error;
+            const QList<LogLine> back = store.readLines(r, 0, int(expected[r].size()), &error);
+            QVERIFY2(error.isEmpty(), qPrintable(u"%1: %2"_s.arg(QLatin1String(who), error)));
+            QCOMPARE(back.size(), expected[r].size());
+            for (qsizetype i = 0; i < back.size(); ++i)
+                QCOMPARE(back[i].text, expected[r][i]);
+        }
+        QString error;
+        const QList<LogLine> all =
+            store.readLines(LogStore::AllRanks, 0, int(merged.size()), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(all.size(), merged.size());
+        for (qsizetype i = 0; i < all.size(); ++i) {
+            QCOMPARE(all[i].rank, merged[i].first);
+            QCOMPARE(all[i].text, merged[i].second);
+            QCOMPARE(all[i].timeUs, 1000 + i);
+        }
+    };
+    {
+        LogStore writer(o);
+        QVERIFY(writer.open(dir.path()));
+        LogStore follower(o);
+        QVERIFY(follower.open(dir.path()));
+        for (int b = 0; b < 30; ++b) {
+            batch(writer, 13);
+            follower.readAppended();
+        }
+        QVERIFY2(writer.compactionError().isEmpty(), qPrintable(writer.compactionError()));
+        for (const QString &name : {u"rank-0.log"_s, u"rank-2.idx"_s, u"all.idx"_s})
+            QVERIFY2(CompactedFile::segments(dir.filePath(name)).size() >= 5, qPrintable(name));
+        // The newest half stays plain, and the follower got every line as it came.
+        QCOMPARE(follower.lineCount(LogStore::AllRanks), merged.size());
+        readsWhole(follower, "follower");
+        readsWhole(writer, "writer");
+    }
+    {
+        // A writer that reopens the record compresses on from where the segments end.
+        LogStore writer(o);
+        QVERIFY(writer.open(dir.path()));
+        const qsizetype before = CompactedFile::segments(dir.filePath(u"rank-1.log"_s)).size();
+        for (int b = 0; b < 10; ++b)
+            batch(writer, 13);
+        QVERIFY(CompactedFile::segments(dir.filePath(u"rank-1.log"_s)).size() > before);
+        readsWhole(writer, "reopened writer");
+    }
+    LogStore reader;
+    QVERIFY(reader.open(dir.path()));
+    readsWhole(reader, "reader");
+    QCOMPARE(CompactedFile::readAll(dir.filePath(u"rank-2.log"_s)).count('\n'), expected[2].size());
+    const QString eventsFile = dir.filePath(u"rank-0.events.jsonl"_s);
+    QVERIFY2(CompactedFile::segments(eventsFile).size() >= 3, qPrintable(eventsFile));
+    QCOMPARE(CompactedFile::readAll(eventsFile), events);
+
+    const QString lost = CompactedFile::segments(dir.filePath(u"rank-1.log"_s)).first().path;
+    QVERIFY(QFile::remove(lost));
+    LogStore damaged;
+    QVERIFY(damaged.open(dir.path()));
+    QString error;
+    QVERIFY(damaged.readLines(1, 0, 5, &error).size() < 5);
+    QVERIFY2(error.contains(u"rank-1.log"_s), qPrintable(error));
+    error.clear();
+    const qint64 newest = damaged.lineCount(1) - 1;
+    QCOMPARE(damaged.readLines(1, newest, 1, &error).value(0).text, expected[1].last());
+    QVERIFY(error.isEmpty());
 }
 
 void TestLogStore::concurrentRanks()
