@@ -48,6 +48,7 @@ GROUP_KEYS = {
     "soak": ("soak_rss_growth_pct", "soak_launcher_rss_growth_pct", "soak_lines_missing",
              "soak_stall_p99_start_ms", "soak_stall_p99_end_ms", "soak_bytes_per_line",
              "soak_bytes_per_line_vs_line", "soak_show_ms", "soak_logs_follow_ms"),
+    "cicold": ("ci_cold_minutes", "ci_cold_exit"),
 }
 
 # A --quick run leaves these out on purpose: bench_gui --quick pushes 20M lines, too few for a key

@@ -425,6 +425,18 @@ def bench_cpp(name, reps, quick, extra=()):
     data = json.loads(out.stdout.strip().splitlines()[-1])
     return data["results"], data.get("detail", "")
 
+def bench_ci_cold():
+    """scripts/ci-cold.sh: once, --quick or not (it is one run of CI from nothing)."""
+    out = subprocess.run(["bash", str(ROOT / "scripts/ci-cold.sh")], capture_output=True,
+                         text=True, timeout=3 * 3600)
+    lines = out.stdout.strip().splitlines()
+    if not lines or not lines[-1].startswith("{"):
+        raise RuntimeError(f"scripts/ci-cold.sh printed no result (exit {out.returncode}): "
+                           f"{(out.stderr or out.stdout)[-500:]}")
+    data = json.loads(lines[-1])
+    return data["results"], data.get("detail", "")
+
+
 def bench_program_crash(reps, quick):
     """From a rank's fatal signal to the crash entry in the launcher's run model (its
     "rank R failed" note, which the run controller prints when it records the failure)."""
@@ -535,19 +547,23 @@ GOALS = {
     "soak_rss_growth_pct": ("<=", 10.0),
     "soak_lines_missing": ("<=", 0.0),
     "soak_stall_p99_end_ms": ("<=", 50.0),
-    # Reported: the issue asks ≤ 1.2 × the line's own bytes, which the record's per-line index
-    # files alone (32 bytes a line) rule out for lines of ~50 bytes (docs/benchmarks.md).
+    # Bytes on disk (allocated) a line, the oldest lines compressed (CompactedFile), over the
+    # lines' own bytes.
     "soak_bytes_per_line": ("reported", None),
-    "soak_bytes_per_line_vs_line": ("reported", None),
+    "soak_bytes_per_line_vs_line": ("<=", 1.2),
     "soak_launcher_rss_growth_pct": ("reported", None),
     "soak_stall_p99_start_ms": ("reported", None),
     "soak_show_ms": ("reported", None),
     "soak_logs_follow_ms": ("reported", None),
+    # Issue 44: the README's test command from nothing (scripts/ci-cold.sh, `--only cicold`).
+    "ci_cold_minutes": ("<=", 45.0),
+    "ci_cold_exit": ("<=", 0.0),
 }
 
 # Groups that run only when --only names them: the soak runs 30 min (5 with --quick) of wall
 # time by design, which would take a --quick run of every group (11 min) past 17.
-OPT_IN = ("soak",)
+# cicold needs both cores for ~45 min and builds everything twice.
+OPT_IN = ("soak", "cicold")
 
 
 def meets(key, value):
@@ -592,6 +608,7 @@ def main():
         "framework": lambda: framework.bench(reps, ROOT, BIN, VENV_BIN, isolated_env, free_port),
         "runs1000": lambda: runs1000.bench(reps, BIN, BUILD, str(VENV_BIN / "python"), isolated_env),
         "soak": lambda: bench_cpp("bench_soak", reps, args.quick),
+        "cicold": bench_ci_cold,
         "straggler": lambda: straggler.bench(reps, args.quick, ROOT, BIN, str(VENV_BIN / "python"),
                                              isolated_env),
     }
