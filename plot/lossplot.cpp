@@ -56,6 +56,16 @@ LossPlot::LossPlot(QWidget *parent) : QWidget(parent)
     m_hoverLine = new QCPItemStraightLine(m_plot);
     m_hoverLine->setLayer(QString::fromLatin1(HoverLayer));
     m_hoverLine->setVisible(false);
+    // Where a long run's folded history ends (updateHistoryMark()).
+    m_historyLine = new QCPItemStraightLine(m_plot);
+    m_historyLine->setVisible(false);
+    m_historyText = new QCPItemText(m_plot);
+    m_historyText->setVisible(false);
+    m_historyText->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+    m_historyText->setPadding(QMargins(4, 2, 4, 2));
+    for (QCPItemPosition *p :
+         {m_historyLine->point1, m_historyLine->point2, m_historyText->position})
+        p->setTypeY(QCPItemPosition::ptAxisRectRatio);
     m_plot->setMouseTracking(true);
     m_plot->installEventFilter(this);
 
@@ -606,6 +616,7 @@ void LossPlot::rebuild()
     });
     if (m_autoRange)
         autoRange();
+    updateHistoryMark();
     m_rebuilding = false;
 }
 

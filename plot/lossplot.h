@@ -27,6 +27,7 @@ class QCheckBox;
 class QComboBox;
 class QCPGraph;
 class QCPItemStraightLine;
+class QCPItemText;
 class QCustomPlot;
 class QLabel;
 class QLineEdit;
@@ -102,6 +103,9 @@ public:
     // with more than 16 curves shown and smoothing on, raw curves are not drawn (0 points).
     int pointCount(int rank) const;
     QList<int> plottedRanks() const { return m_rankOrder; }
+    // What the plot says of a long run's folded history where the view shows it (the note at
+    // its border, also the plot's accessible description); empty when it shows every point.
+    QString historyNote() const { return m_historyNote; }
     QCustomPlot *customPlot() const { return m_plot; }
 
     bool exportPng(const QString &fileName);
@@ -151,6 +155,7 @@ private:
     void autoRange();
     void updateHover(const QPoint &pos);
     void hideHover();
+    void updateHistoryMark();
     QColor colorFor(int rank) const;
     QString curveName(int rank) const;
     QString stepAxisTitle() const;
@@ -175,6 +180,9 @@ private:
     QLineEdit *m_filterEdit = nullptr;
     QToolButton *m_showAllButton = nullptr;
     QCPItemStraightLine *m_hoverLine = nullptr;
+    QCPItemStraightLine *m_historyLine = nullptr;
+    QCPItemText *m_historyText = nullptr;
+    QString m_historyNote;
 
     QHash<int, Curves> m_curves;
     QHash<int, QListWidgetItem *> m_legendItems;

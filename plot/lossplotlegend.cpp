@@ -13,6 +13,7 @@
 #include <QToolTip>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 namespace rankdeck {
@@ -317,6 +318,37 @@ void LossPlot::updateHover(const QPoint &pos)
     m_hoverLine->setVisible(true);
     m_plot->layer(QString::fromLatin1(HoverLayer))->replot();
     QToolTip::showText(m_plot->mapToGlobal(pos + QPoint(16, 16)), text, m_plot);
+}
+
+void LossPlot::updateHistoryMark()
+{
+    double x = 0;
+    qint64 span = 1;
+    const QCPRange shown = m_plot->xAxis->range();
+    const bool folded = !isComparing() && m_provider &&
+                        m_provider->foldedBefore(m_xMode, &x, &span) && x > shown.lower;
+    const int steps = int(qMin<qint64>(span, INT_MAX));
+    m_historyNote = folded ? tr("Left of the dotted line, each group of %n steps is drawn as its "
+                                "lowest and highest value; Export has every point",
+                                nullptr, steps)
+                           : QString();
+    m_historyLine->setVisible(folded);
+    m_historyText->setVisible(folded);
+    m_plot->setAccessibleDescription(m_historyNote);
+    if (!folded)
+        return;
+    const QColor ink = palette().color(QPalette::PlaceholderText);
+    m_historyLine->setPen(QPen(ink, 0, Qt::DotLine));
+    m_historyLine->point1->setCoords(x, 0);
+    m_historyLine->point2->setCoords(x, 1);
+    m_historyText->setColor(ink);
+    // Inside the folded part, or right of the line when that part is only a sliver of the view.
+    const bool sliver = (x - shown.lower) < shown.size() * 0.3;
+    m_historyText->setPositionAlignment((sliver ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignTop);
+    m_historyText->setText(
+        sliver ? tr("◂ folded: lowest and highest of every %n steps", nullptr, steps)
+               : tr("folded: lowest and highest of every %n steps", nullptr, steps));
+    m_historyText->position->setCoords(x, 0.01);
 }
 
 void LossPlot::hideHover()

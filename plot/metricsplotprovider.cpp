@@ -57,6 +57,11 @@ bool MetricsPlotProvider::xRange(PlotXMode mode, double *xMin, double *xMax) con
     return m_store->xRange(m_metric, axisOf(mode), xMin, xMax);
 }
 
+bool MetricsPlotProvider::foldedBefore(PlotXMode mode, double *x, qint64 *span) const
+{
+    return m_store->foldedBefore(m_metric, axisOf(mode), x, span);
+}
+
 XBasis MetricsPlotProvider::axisBasis() const
 {
     const quint64 generation = m_store->generation();

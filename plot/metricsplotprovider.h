@@ -32,6 +32,7 @@ public:
     // From each rank's series: the basis most ranks have titles the axis.
     QString stepAxisTitle() const override;
     QString curveNote(int rank) const override;
+    bool foldedBefore(PlotXMode mode, double *x, qint64 *span) const override;
     bool writeCsv(QIODevice *out, QString *errorMessage) const override;
     bool writeTensorBoard(const QString &directory, QString *errorMessage) const override;
 

@@ -63,6 +63,15 @@ public:
         Q_UNUSED(rank);
         return QString();
     }
+    // Where the curves stop showing every point (a long run's history, folded to each group's
+    // lowest and highest value): left of *x, groups of up to *span steps. false: every point.
+    virtual bool foldedBefore(PlotXMode mode, double *x, qint64 *span) const
+    {
+        Q_UNUSED(mode);
+        Q_UNUSED(x);
+        Q_UNUSED(span);
+        return false;
+    }
     // Full-resolution CSV of everything plotted (no bucketing, no smoothing).
     virtual bool writeCsv(QIODevice *out, QString *errorMessage) const = 0;
     // Every metric of every rank as TensorBoard event files, one sub-directory per rank.

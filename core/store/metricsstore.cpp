@@ -906,6 +906,29 @@ bool MetricsStore::folded() const
     return false;
 }
 
+bool MetricsStore::foldedBefore(const QString &name, MetricXAxis axis, double *x,
+                                qint64 *span) const
+{
+    QMutexLocker lock(&m_mutex);
+    const double offset = axis == MetricXAxis::RelativeTime ? double(m_startTimeUs) : 0.0;
+    const double divisor = axis == MetricXAxis::Step ? 1.0 : 1e6;
+    bool any = false;
+    for (const auto &byName : m_series) {
+        const auto it = byName.constFind(name);
+        if (it == byName.cend() || (*it)->folded == 0 || (*it)->steps.empty())
+            continue;
+        const Series &s = **it;
+        // Its first point kept as it came (the last folded one when none is).
+        const size_t at = std::min(s.foldedEnd, s.steps.size() - 1);
+        const qint64 v = axis == MetricXAxis::Step ? s.steps[at] : s.times[at];
+        const double here = (double(v) - offset) / divisor;
+        *x = any ? std::max(*x, here) : here;
+        *span = any ? std::max(*span, s.foldSpan) : s.foldSpan;
+        any = true;
+    }
+    return any;
+}
+
 QString MetricsStore::directory() const
 {
     QMutexLocker lock(&m_mutex);

@@ -184,6 +184,10 @@ public:
     // directory the store was opened on (empty: none): an export reads every point from there.
     bool folded() const;
     QString directory() const;
+    // Where the points of a metric that every rank still holds as they came begin, on the chosen
+    // axis: left of *x some rank's curve is its folded history, each group of up to *span steps
+    // drawn as its lowest and highest value. false when no series of the metric is folded.
+    bool foldedBefore(const QString &name, MetricXAxis axis, double *x, qint64 *span) const;
 
     QString lastError() const;
     // metrics.csv could not be written (a full disk): it holds the rows up to the last write

@@ -33,6 +33,7 @@ private slots:
     void exports_data();
     void exports();
     void exportsOfAFoldedRunAreWhole();
+    void foldedHistoryIsSaid();
     void followsNewData();
     void spikesSurvivePanAndLiveAppends_data();
     void spikesSurvivePanAndLiveAppends();
@@ -190,6 +191,44 @@ void TestLossPlot::exportsOfAFoldedRunAreWhole()
                  .size(),
              1);
     m_plot->setProvider(m_provider.get());
+}
+
+void TestLossPlot::foldedHistoryIsSaid()
+{
+    // The fixture's run shows every point: nothing to say.
+    m_plot->refreshNow();
+    QVERIFY(m_plot->historyNote().isEmpty());
+    MetricsStore store;
+    store.setHistoryBudget(MetricsStore::kRunHistory);
+    constexpr int Long = 5'000;
+    for (int step = 0; step < Long; ++step)
+        for (int rank = 0; rank < 2; ++rank)
+            store.append(rank, metric::Loss, step, StartUs + step * 1000, lossAt(rank, step));
+    double x = 0;
+    qint64 span = 0;
+    QVERIFY(store.foldedBefore(metric::Loss, MetricXAxis::Step, &x, &span));
+    QVERIFY2(x > 4000 && x < Long && span >= 2,
+             qPrintable(QStringLiteral("%1 %2").arg(x).arg(span)));
+    MetricsPlotProvider provider(&store, metric::Loss);
+    m_plot->setProvider(&provider);
+    m_plot->refreshNow();
+    const QString note = m_plot->historyNote();
+    QVERIFY2(note.contains(QStringLiteral("%1 steps").arg(span)), qPrintable(note));
+    QCustomPlot *cp = m_plot->customPlot();
+    QCOMPARE(cp->accessibleDescription(), note);
+    bool line = false;
+    for (int i = 0; i < cp->itemCount(); ++i) {
+        auto *l = qobject_cast<QCPItemStraightLine *>(cp->item(i));
+        line = line || (l && l->visible() && l->point1->key() == x && l->point2->key() == x);
+    }
+    QVERIFY(line);
+    // Zoomed into the newest steps, where every point is drawn: nothing is said.
+    cp->xAxis->setRange(x + 10, Long);
+    m_plot->refreshNow();
+    QVERIFY(m_plot->historyNote().isEmpty());
+    QVERIFY(cp->accessibleDescription().isEmpty());
+    m_plot->setProvider(m_provider.get());
+    m_plot->resetView();
 }
 
 void TestLossPlot::exports()
