@@ -13,6 +13,7 @@
 #include <QFileInfo>
 #include <QMutexLocker>
 #include <QRegularExpression>
+#include <QThreadPool>
 #include <QtEndian>
 
 #include <sys/resource.h>
@@ -508,20 +509,44 @@ void LogStore::compactLocked(RankFiles &rf)
         ++i;
     const qint64 endLine = rf.compactedLines + i;
     const qint64 endByte = offsetOf(i);
-    QString why;
-    bool ok = endByte <= rf.recordedLogSize;
-    if (!ok)
-        why = tr("%1 points past the end of its log").arg(rf.index->fileName());
-    ok = ok && (endByte <= rf.compactedLogBytes ||
-                CompactedFile::compact(rf.log->fileName(), rf.compactedLogBytes, endByte, &why));
-    ok = ok && CompactedFile::compact(rf.index->fileName(), rf.compactedLines * kIndexRecord,
-                                      endLine * kIndexRecord, &why);
-    if (!ok) {
-        m_compactionError = why;
+    if (endByte > rf.recordedLogSize) {
+        m_compactionError = tr("%1 points past the end of its log").arg(rf.index->fileName());
         return;
     }
+    if (endByte > rf.compactedLogBytes)
+        compactLaterLocked(rf.log->fileName(), rf.compactedLogBytes, endByte);
+    compactLaterLocked(rf.index->fileName(), rf.compactedLines * kIndexRecord,
+                       endLine * kIndexRecord);
     rf.compactedLines = endLine;
     rf.compactedLogBytes = qMax(rf.compactedLogBytes, endByte);
+}
+
+void LogStore::compactLaterLocked(const QString &path, qint64 start, qint64 end)
+{
+    // Off the appending thread (the app's GUI thread, when it launched the run): compressing a
+    // segment takes milliseconds, and its fdatasync may take many more on a busy disk. One
+    // thread, in order; the bytes are flushed already, and readers never need the lock for it.
+    if (!m_compactor) {
+        m_compactor = std::make_unique<QThreadPool>();
+        m_compactor->setMaxThreadCount(1);
+    }
+    m_compactor->start([this, path, start, end] {
+        if (m_compactionFailed.load())
+            return;
+        QString why;
+        if (CompactedFile::compact(path, start, end, &why))
+            return;
+        m_compactionFailed.store(true);
+        QMutexLocker lock(&m_mutex);
+        if (m_compactionError.isEmpty())
+            m_compactionError = why;
+    });
+}
+
+void LogStore::waitForCompaction() const
+{
+    if (m_compactor)
+        m_compactor->waitForDone();
 }
 
 void LogStore::compactAllLocked()
@@ -530,12 +555,8 @@ void LogStore::compactAllLocked()
     if (step <= 0 || !m_compactionError.isEmpty() || !m_allIndex ||
         m_allRecordedCount - m_allCompacted < 2 * step)
         return;
-    QString why;
-    if (!CompactedFile::compact(m_allIndex->fileName(), m_allCompacted * kAllRecord,
-                                (m_allCompacted + step) * kAllRecord, &why)) {
-        m_compactionError = why;
-        return;
-    }
+    compactLaterLocked(m_allIndex->fileName(), m_allCompacted * kAllRecord,
+                       (m_allCompacted + step) * kAllRecord);
     m_allCompacted += step;
 }
 
@@ -611,12 +632,9 @@ void LogStore::appendEvents(int rank, const QList<WorkerEvent> &events)
     const qint64 step = m_options.compactBytes;
     if (m_options.compactLines > 0 && m_compactionError.isEmpty() &&
         rf->eventsBytes - rf->compactedEventsBytes >= 2 * step) {
-        QString why;
-        if (CompactedFile::compact(rf->events->fileName(), rf->compactedEventsBytes,
-                                   rf->compactedEventsBytes + step, &why))
-            rf->compactedEventsBytes += step;
-        else
-            m_compactionError = why;
+        compactLaterLocked(rf->events->fileName(), rf->compactedEventsBytes,
+                           rf->compactedEventsBytes + step);
+        rf->compactedEventsBytes += step;
     }
 }
 
@@ -661,6 +679,8 @@ QList<LogLine> LogStore::liveLines(int rank) const
 
 void LogStore::close()
 {
+    // Before the lock: a compaction that fails takes it to say why.
+    waitForCompaction();
     QMutexLocker lock(&m_mutex);
     for (auto &rf : m_ranks) {
         // A long line cut off by the end of the run still ends with a newline on disk.

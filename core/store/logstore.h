@@ -39,6 +39,8 @@
 #include <deque>
 #include <memory>
 
+class QThreadPool;
+
 namespace rankdeck {
 
 class LogStore
@@ -130,6 +132,9 @@ public:
     // Why old lines are no longer compressed (a full disk, a filesystem that cannot free
     // blocks), empty while they are; the record stays whole either way.
     QString compactionError() const;
+    // Compaction runs on a thread of the store's own: this returns once what was due is done
+    // (close() waits for it too).
+    void waitForCompaction() const;
     QString diskError() const;
     qint64 missingBytes(int rank) const;
     qint64 missingLines(int rank) const;
@@ -149,8 +154,9 @@ private:
                                QString *errorMessage) const;
     bool readAllIndexLocked(qint64 sequence, int *rank, qint64 *number,
                             QString *errorMessage) const;
-    void compactLocked(RankFiles &rf); // m_mutex held
-    void compactAllLocked();           // m_mutex held
+    void compactLocked(RankFiles &rf);                                      // m_mutex held
+    void compactAllLocked();                                                // m_mutex held
+    void compactLaterLocked(const QString &path, qint64 start, qint64 end); // m_mutex held
     void setError(const QString &message);
     void failDiskLocked(const QString &message);
     qsizetype rankWindow() const; // m_mutex held
@@ -166,8 +172,11 @@ private:
     QString m_diskError;
     std::unique_ptr<QFile> m_allIndex;
     mutable std::unique_ptr<CompactedFile> m_allIndexRead;
-    qint64 m_allCompacted = 0; // entries of all.idx in segments
+    qint64 m_allCompacted = 0; // entries of all.idx in segments (or due to be)
     QString m_compactionError;
+    std::atomic<bool> m_compactionFailed{false};
+    // Last: destroyed first, after close() waited for its jobs.
+    std::unique_ptr<QThreadPool> m_compactor;
     std::atomic<quint64> m_generation{0};
     QString m_lastError;
 };

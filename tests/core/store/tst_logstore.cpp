@@ -160,6 +160,7 @@ void TestLogStore::nothingLostWithTinyWindow()
         store.append(streams[size_t(r)].finish().lines);
         QCOMPARE(store.lineCount(r), lines);
         QCOMPARE(store.firstInMemory(r), lines - window);
+        store.waitForCompaction();
         // The file on disk holds every line byte for byte, events taken out: the oldest in
         // compressed segments beside it, unless compaction is off.
         const QList<CompactedFile::Segment> segments =
@@ -329,6 +330,7 @@ void TestLogStore::compressedRecordReadsWholeElsewhere()
             batch(writer, 13);
             follower.readAppended();
         }
+        writer.waitForCompaction();
         QVERIFY2(writer.compactionError().isEmpty(), qPrintable(writer.compactionError()));
         for (const QString &name : {u"rank-0.log"_s, u"rank-2.idx"_s, u"all.idx"_s})
             QVERIFY2(CompactedFile::segments(dir.filePath(name)).size() >= 5, qPrintable(name));
@@ -344,6 +346,7 @@ void TestLogStore::compressedRecordReadsWholeElsewhere()
         const qsizetype before = CompactedFile::segments(dir.filePath(u"rank-1.log"_s)).size();
         for (int b = 0; b < 10; ++b)
             batch(writer, 13);
+        writer.waitForCompaction();
         QVERIFY(CompactedFile::segments(dir.filePath(u"rank-1.log"_s)).size() > before);
         readsWhole(writer, "reopened writer");
     }
