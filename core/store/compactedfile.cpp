@@ -224,15 +224,27 @@ bool CompactedFile::fillFromSegments(QByteArray &data, qint64 offset, qint64 hol
     return true;
 }
 
-qint64 CompactedFile::compactedEnd() const
+QHash<QString, qint64> CompactedFile::compactedEnds(const QString &directory)
 {
-    m_segments = segments(m_path);
-    qint64 at = 0;
-    for (const Segment &s : std::as_const(m_segments)) {
-        if (s.start <= at && s.end > at)
-            at = s.end;
+    static const QRegularExpression re(QStringLiteral("^(.+)\\.(\\d+)-(\\d+)\\.zst\\z"));
+    QHash<QString, QList<std::pair<qint64, qint64>>> ranges;
+    for (const QString &n : QDir(directory).entryList({QStringLiteral("*-*.zst")}, QDir::Files)) {
+        const auto m = re.match(n);
+        if (m.hasMatch())
+            ranges[m.captured(1)].append({m.captured(2).toLongLong(), m.captured(3).toLongLong()});
     }
-    return at;
+    QHash<QString, qint64> out;
+    for (auto it = ranges.begin(); it != ranges.end(); ++it) {
+        std::sort(it->begin(), it->end());
+        qint64 at = 0;
+        for (const auto &[start, end] : std::as_const(*it)) {
+            if (start <= at && end > at)
+                at = end;
+        }
+        if (at > 0)
+            out.insert(it.key(), at);
+    }
+    return out;
 }
 
 QByteArray CompactedFile::readAll(const QString &path, QString *errorMessage)

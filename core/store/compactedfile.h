@@ -19,6 +19,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QHash>
 #include <QList>
 #include <QString>
 
@@ -47,13 +48,14 @@ public:
     // Bytes [offset, offset + length) of the file, fewer where it ends, from the file or from
     // its segments. Empty with *errorMessage set when freed bytes are in no readable segment.
     QByteArray read(qint64 offset, qint64 length, QString *errorMessage = nullptr) const;
-    // End of the bytes held in segments counted from the start of the file (0: none).
-    qint64 compactedEnd() const;
 
     // The whole file, segments included (tests, benchmarks, small files).
     static QByteArray readAll(const QString &path, QString *errorMessage = nullptr);
     // The file's segments, by start.
     static QList<Segment> segments(const QString &path);
+    // For each file of `directory` with segments: where the bytes its segments hold from the
+    // start of the file end. One listing of the directory, however many files.
+    static QHash<QString, qint64> compactedEnds(const QString &directory);
     static QString segmentPath(const QString &path, qint64 start, qint64 end);
     // Writer: puts bytes [start, end) of the file into a segment, then frees the file's whole
     // blocks below `end`. The bytes must be written and flushed already. false with a message

@@ -228,6 +228,8 @@ LogStore::RankFiles *LogStore::rankFiles(int rank)
 void LogStore::loadExisting()
 {
     const QDir dir(m_directory);
+    // One listing for every file's segments (at 512 ranks, one per file took seconds).
+    m_compactedEnds = CompactedFile::compactedEnds(m_directory);
     static const QRegularExpression re(QStringLiteral("^rank-(\\d+)\\.idx\\z"));
     const QStringList names = dir.entryList({QStringLiteral("rank-*.idx")}, QDir::Files);
     for (const QString &name : names) {
@@ -241,10 +243,9 @@ void LogStore::loadExisting()
         rf->count = rf->index->size() / kIndexRecord;
         rf->recordedCount = rf->count;
         // A writer that reopens the record compresses on from where the segments end.
-        if (openReadHandlesLocked(*rf, nullptr)) {
-            rf->compactedLines = rf->indexRead->compactedEnd() / kIndexRecord;
-            rf->compactedLogBytes = rf->logRead->compactedEnd();
-        }
+        rf->compactedLines =
+            m_compactedEnds.value(QStringLiteral("rank-%1.idx").arg(rank)) / kIndexRecord;
+        rf->compactedLogBytes = m_compactedEnds.value(QStringLiteral("rank-%1.log").arg(rank));
         const qint64 first = qMax<qint64>(
             0, rf->count - qMin<qint64>(m_options.windowPerRank,
                                         qMax<qint64>(100, m_options.maxLinesInMemory /
@@ -256,7 +257,7 @@ void LogStore::loadExisting()
     }
     m_allCount = m_allIndex->size() / kAllRecord;
     m_allRecordedCount = m_allCount;
-    m_allCompacted = CompactedFile(m_allIndex->fileName()).compactedEnd() / kAllRecord;
+    m_allCompacted = m_compactedEnds.value(QStringLiteral("all.idx")) / kAllRecord;
     const qint64 first = qMax<qint64>(0, m_allCount - m_options.windowAll);
     QList<LogLine> lines;
     readMergedRangeLocked(first, m_allCount - first, &lines, nullptr);
@@ -614,7 +615,8 @@ void LogStore::appendEvents(int rank, const QList<WorkerEvent> &events)
             return;
         }
         rf->eventsBytes = rf->events->size();
-        rf->compactedEventsBytes = CompactedFile(rf->events->fileName()).compactedEnd();
+        rf->compactedEventsBytes =
+            m_compactedEnds.value(QStringLiteral("rank-%1.events.jsonl").arg(rank));
     }
     QByteArray buf;
     for (const WorkerEvent &e : events) {

@@ -172,7 +172,8 @@ private:
     QString m_diskError;
     std::unique_ptr<QFile> m_allIndex;
     mutable std::unique_ptr<CompactedFile> m_allIndexRead;
-    qint64 m_allCompacted = 0; // entries of all.idx in segments (or due to be)
+    qint64 m_allCompacted = 0;              // entries of all.idx in segments (or due to be)
+    QHash<QString, qint64> m_compactedEnds; // of the files as open() found them
     QString m_compactionError;
     std::atomic<bool> m_compactionFailed{false};
     // Last: destroyed first, after close() waited for its jobs.
