@@ -212,7 +212,12 @@ bool CompactedFile::fillFromSegments(QByteArray &data, qint64 offset, qint64 hol
         if (from <= at)
             at = qMax(at, to);
     }
-    if (at < holeEnd) {
+    // A hole above every segment is the file's own (a sparse file: it reads as zeros, as it
+    // would without RankDeck); one below a segment's end is a segment that went missing.
+    qint64 segmentsEnd = 0;
+    for (const Segment &s : std::as_const(m_segments))
+        segmentsEnd = qMax(segmentsEnd, s.end);
+    if (at < holeEnd && at < segmentsEnd) {
         if (errorMessage)
             *errorMessage = tr("%1: bytes %2 to %3 were compressed, and no segment beside it "
                                "holds them (%1.*.zst)")

@@ -46,7 +46,9 @@ public:
     // The file's length, the compressed part included.
     qint64 size() const;
     // Bytes [offset, offset + length) of the file, fewer where it ends, from the file or from
-    // its segments. Empty with *errorMessage set when freed bytes are in no readable segment.
+    // its segments. Empty with *errorMessage set when freed bytes are in no readable segment
+    // (below the end of a later one: one went missing). A hole above every segment is the
+    // file's own (a sparse file) and reads as the zeros it holds.
     QByteArray read(qint64 offset, qint64 length, QString *errorMessage = nullptr) const;
 
     // The whole file, segments included (tests, benchmarks, small files).

@@ -67,6 +67,7 @@ private slots:
     void readerBesideACompactingWriter();
     void lostSegmentIsNamed_data();
     void lostSegmentIsNamed();
+    void sparseFileReadsItsZeros();
 };
 
 void TestCompactedFile::readsBackAcrossSegmentsAndFile()
@@ -201,6 +202,7 @@ void TestCompactedFile::lostSegmentIsNamed()
     const QString path = dir.filePath(u"all.idx"_s);
     QVERIFY(appendLines(path, 0, 1000));
     QVERIFY(CompactedFile::compact(path, 0, 20000));
+    QVERIFY(CompactedFile::compact(path, 20000, 25000));
     const QString segment = CompactedFile::segmentPath(path, 0, 20000);
     if (remove) {
         QVERIFY(QFile::remove(segment));
@@ -217,6 +219,30 @@ void TestCompactedFile::lostSegmentIsNamed()
     error.clear();
     QCOMPARE(f.read(30000, 100, &error), expectedBytes(30000, 100));
     QVERIFY(error.isEmpty());
+}
+
+// A hole that no compaction made (a sparse file, hostile input: tst_hostileinput's 1.5 GiB line)
+// is the file's own content: zeros, not a lost segment.
+void TestCompactedFile::sparseFileReadsItsZeros()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(u"rank-0.log"_s);
+    QVERIFY(appendLines(path, 0, 10));
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadWrite) && f.resize(10 * kLine + (8 << 20)));
+    }
+    CompactedFile f(path);
+    QVERIFY(f.open());
+    QString error;
+    QCOMPARE(f.read(0, 10 * kLine, &error), expectedBytes(0, 10 * kLine));
+    QCOMPARE(f.read(4 << 20, 100, &error), QByteArray(100, '\0'));
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    // The same above the segments of a compacted file.
+    QVERIFY(CompactedFile::compact(path, 0, 5 * kLine));
+    QCOMPARE(f.read(0, 10 * kLine + 10, &error),
+             expectedBytes(0, 10 * kLine) + QByteArray(10, '\0'));
+    QVERIFY2(error.isEmpty(), qPrintable(error));
 }
 
 QTEST_GUILESS_MAIN(TestCompactedFile)
