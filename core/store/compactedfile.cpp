@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <cstring>
 #include <list>
+#include <memory>
 
 namespace rankdeck {
 
@@ -104,6 +105,9 @@ private:
         const qint64 want = segment.end - segment.start;
         const unsigned long long size =
             ZSTD_getFrameContentSize(packed.constData(), size_t(packed.size()));
+        // `zstd` fed from a pipe writes no size in the frame: read it as a stream.
+        if (size == ZSTD_CONTENTSIZE_UNKNOWN)
+            return decompressStream(segment, packed, want, out, errorMessage);
         if (size != (unsigned long long)want)
             return fail(tr("%1 is damaged: it does not hold the %2 bytes its name says")
                             .arg(segment.path)
@@ -117,6 +121,34 @@ private:
                     .arg(segment.path, QString::fromLatin1(ZSTD_isError(n) ? ZSTD_getErrorName(n)
                                                                            : "it is short")));
         return true;
+    }
+
+    static bool decompressStream(const CompactedFile::Segment &segment, const QByteArray &packed,
+                                 qint64 want, QByteArray *out, QString *errorMessage)
+    {
+        std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx *)> ctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+        out->resize(qsizetype(want));
+        ZSTD_inBuffer in{packed.constData(), size_t(packed.size()), 0};
+        ZSTD_outBuffer o{out->data(), size_t(want), 0};
+        QString why = ctx ? QString() : tr("no memory to read it");
+        size_t left = 1;
+        while (why.isEmpty() && (in.pos < in.size || left != 0)) {
+            const size_t before = in.pos + o.pos;
+            left = ZSTD_decompressStream(ctx.get(), &o, &in);
+            if (ZSTD_isError(left))
+                why = QString::fromLatin1(ZSTD_getErrorName(left));
+            else if (o.pos == o.size && (left != 0 || in.pos < in.size))
+                why = tr("it holds more than the %1 bytes its name says").arg(want);
+            else if (in.pos + o.pos == before)
+                why = tr("it is cut short");
+        }
+        if (why.isEmpty() && qint64(o.pos) != want)
+            why = tr("it holds %1 bytes where its name says %2").arg(o.pos).arg(want);
+        if (why.isEmpty())
+            return true;
+        if (errorMessage)
+            *errorMessage = tr("%1 is damaged: %2").arg(segment.path, why);
+        return false;
     }
 
     QMutex m_mutex;

@@ -15,7 +15,9 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QRegularExpression>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -363,6 +365,66 @@ private slots:
                      QStringLiteral("%1 bytes in full in the run record]").arg(12 + extra)),
                  qPrintable(lines.last().right(200)));
         QVERIFY2(lines.last().size() < 20000, qPrintable(QString::number(lines.last().size())));
+        QVERIFY(QDir(dir).removeRecursively());
+    }
+
+    // A long run's log whose oldest part is compressed beside it, made here as any tool would
+    // (the zstd and fallocate commands, not RankDeck's own writer): `logs --follow` prints every
+    // line in order from the segment and the file, and never the freed part's NULs.
+    void followReadsACompressedPrefix()
+    {
+        requireSeed();
+        const QString zstd = QStandardPaths::findExecutable(QStringLiteral("zstd"));
+        const QString fallocate = QStandardPaths::findExecutable(QStringLiteral("fallocate"));
+        if (zstd.isEmpty() || fallocate.isEmpty())
+            QSKIP("no zstd or fallocate command here (scripts/bootstrap.sh installs zstd)");
+        const QString id = QStringLiteral("20990104-000000-compressed");
+        const QString dir = copyOfSeedNamed(id, QStringLiteral("compressed"));
+        QVERIFY(!dir.isEmpty());
+        const QString path = dir + QStringLiteral("/rank-0.log");
+        constexpr int Added = 20000;
+        {
+            QFile log(path);
+            QVERIFY(log.open(QIODevice::Append));
+            for (int i = 0; i < Added; ++i)
+                log.write("compressed line " + QByteArray::number(i) + '\n');
+        }
+        QFile log(path);
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        const QByteArray whole = log.readAll();
+        log.close();
+        const qint64 cut = whole.indexOf('\n', 200000) + 1;
+        QVERIFY(cut > 200000);
+        QProcess pack;
+        pack.setStandardOutputFile(path + QStringLiteral(".0-%1.zst").arg(cut));
+        pack.start(zstd, {QStringLiteral("-q"), QStringLiteral("-c")});
+        QVERIFY(pack.waitForStarted());
+        pack.write(whole.left(cut));
+        pack.closeWriteChannel();
+        QVERIFY(pack.waitForFinished(30000) && pack.exitCode() == 0);
+        QCOMPARE(
+            QProcess::execute(fallocate, {QStringLiteral("--punch-hole"),
+                                          QStringLiteral("--offset"), QStringLiteral("0"),
+                                          QStringLiteral("--length"), QString::number(cut), path}),
+            0);
+        struct stat st = {};
+        QVERIFY(::stat(QFile::encodeName(path).constData(), &st) == 0);
+        QVERIFY2(st.st_blocks * 512 < whole.size() - 150000, "the prefix was not freed");
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.path() + QStringLiteral("/data"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.path() + QStringLiteral("/config"));
+        const Result r =
+            rankdeck::testing::runCommand(m_cli,
+                                          {QStringLiteral("logs"), id, QStringLiteral("--follow"),
+                                           QStringLiteral("--rank"), QStringLiteral("0")},
+                                          env, 120000);
+        QVERIFY2(r.code == 0, qPrintable(r.err.right(2000)));
+        QVERIFY2(!r.out.contains(QChar(0x2400)) && !r.out.contains(QChar(0)),
+                 "the freed part's NULs were printed");
+        const QStringList lines = r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), whole.count('\n'));
+        for (int i = 0; i < Added; ++i)
+            QCOMPARE(lines[lines.size() - Added + i], QStringLiteral("compressed line %1").arg(i));
         QVERIFY(QDir(dir).removeRecursively());
     }
 
