@@ -3,6 +3,8 @@
 
 #include "record/rankgroups.h"
 
+#include "store/compactedfile.h"
+
 #include "util/atomicfile.h"
 #include "util/buildversion.h"
 #include "util/processidentity.h"
@@ -349,10 +351,9 @@ bool RunRecord::writeArtifact(const QString &fileName, const QByteArray &content
                               QString *error) const
 {
     static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\\z"));
-    // Nor a compressed segment of the record's own files (CompactedFile's names).
-    static const QRegularExpression segment(QStringLiteral("\\.\\d+-\\d+\\.zst\\z"));
+    // Nor a compressed segment of the record's own files.
     if (!plain.match(fileName).hasMatch() || fileName.endsWith(QLatin1String(".json")) ||
-        fileName.endsWith(QLatin1String(".log")) || segment.match(fileName).hasMatch()) {
+        fileName.endsWith(QLatin1String(".log")) || CompactedFile::parseSegmentName(fileName)) {
         *error = tr("not kept: \"%1\" is not a name for a file of the run record").arg(fileName);
         return false;
     }

@@ -261,14 +261,29 @@ bool CompactedFile::fillFromSegments(QByteArray &data, qint64 offset, qint64 hol
     return true;
 }
 
-QHash<QString, qint64> CompactedFile::compactedEnds(const QString &directory)
+bool CompactedFile::parseSegmentName(const QString &name, QString *file, qint64 *start, qint64 *end)
 {
     static const QRegularExpression re(QStringLiteral("^(.+)\\.(\\d+)-(\\d+)\\.zst\\z"));
+    const auto m = re.match(name);
+    if (!m.hasMatch())
+        return false;
+    if (file)
+        *file = m.captured(1);
+    if (start)
+        *start = m.captured(2).toLongLong();
+    if (end)
+        *end = m.captured(3).toLongLong();
+    return true;
+}
+
+QHash<QString, qint64> CompactedFile::compactedEnds(const QString &directory)
+{
     QHash<QString, QList<std::pair<qint64, qint64>>> ranges;
     for (const QString &n : QDir(directory).entryList({QStringLiteral("*-*.zst")}, QDir::Files)) {
-        const auto m = re.match(n);
-        if (m.hasMatch())
-            ranges[m.captured(1)].append({m.captured(2).toLongLong(), m.captured(3).toLongLong()});
+        QString file;
+        qint64 start = 0, end = 0;
+        if (parseSegmentName(n, &file, &start, &end))
+            ranges[file].append({start, end});
     }
     QHash<QString, qint64> out;
     for (auto it = ranges.begin(); it != ranges.end(); ++it) {
@@ -296,20 +311,16 @@ QList<CompactedFile::Segment> CompactedFile::segments(const QString &path)
 {
     const QFileInfo info(path);
     const QString name = info.fileName();
-    static const QRegularExpression re(QStringLiteral("\\.(\\d+)-(\\d+)\\.zst\\z"));
     QList<Segment> out;
     const QStringList names =
         info.dir().entryList({name + QStringLiteral(".*-*.zst")}, QDir::Files);
     for (const QString &n : names) {
-        const auto m = re.match(n, name.size());
-        if (!m.hasMatch() || m.capturedStart() != name.size())
-            continue;
+        QString file;
         Segment s;
-        s.start = m.captured(1).toLongLong();
-        s.end = m.captured(2).toLongLong();
+        if (!parseSegmentName(n, &file, &s.start, &s.end) || file != name || s.end <= s.start)
+            continue;
         s.path = info.dir().filePath(n);
-        if (s.end > s.start)
-            out.append(s);
+        out.append(s);
     }
     std::sort(out.begin(), out.end(),
               [](const Segment &a, const Segment &b) { return a.start < b.start; });

@@ -59,6 +59,9 @@ public:
     // start of the file end. One listing of the directory, however many files.
     static QHash<QString, qint64> compactedEnds(const QString &directory);
     static QString segmentPath(const QString &path, qint64 start, qint64 end);
+    // Whether a file name is a segment's (`<file>.<start>-<end>.zst`), and its parts.
+    static bool parseSegmentName(const QString &name, QString *file = nullptr,
+                                 qint64 *start = nullptr, qint64 *end = nullptr);
     // Writer: puts bytes [start, end) of the file into a segment, then frees the file's whole
     // blocks below `end`. The bytes must be written and flushed already. false with a message
     // (nothing is freed then) when the segment cannot be written or the filesystem cannot free
