@@ -11,40 +11,64 @@
 
 namespace rankdeck {
 
+// Each line of a rank's log in the run record (its compressed segments too), without its
+// newline; false with *problem when the record cannot be read.
+template <typename EachLine>
+bool forEachLogLine(const QString &path, EachLine each, QString *problem = nullptr)
+{
+    QString why;
+    const QByteArray text = CompactedFile::readAll(path, &why);
+    if (!why.isEmpty()) {
+        if (problem)
+            *problem = why;
+        return false;
+    }
+    for (qsizetype at = 0, end = 0; at < text.size(); at = end + 1) {
+        end = text.indexOf('\n', at);
+        if (end < 0)
+            end = text.size();
+        each(text.mid(at, end - at));
+    }
+    return true;
+}
+
 // Reads a rank's log from the run record (its compressed segments too): its "loadgen rank R line N"
 // lines must run 0..n-1 in order, and n must be what the generator said it wrote in its last words
 // on stderr.
 inline bool rankLogComplete(const QString &path, int rank, qint64 *lines, QString *problem)
 {
-    QString why;
-    const QByteArray text = CompactedFile::readAll(path, &why);
-    if (!why.isEmpty()) {
-        *problem = why;
-        return false;
-    }
     const QByteArray prefix = "loadgen rank " + QByteArray::number(rank) + " line ";
     const QByteArray summary = "loadgen rank " + QByteArray::number(rank) + " wrote ";
     qint64 expected = 0;
     qint64 wrote = -1;
-    for (qsizetype at = 0, end = 0; at < text.size(); at = end + 1) {
-        end = text.indexOf('\n', at);
-        if (end < 0)
-            end = text.size();
-        const QByteArray line = text.mid(at, end - at);
-        if (line.startsWith(summary)) {
-            wrote = line.mid(summary.size()).split(' ').value(0).toLongLong();
-            continue;
-        }
-        if (!line.startsWith(prefix))
-            continue;
-        const qsizetype colon = line.indexOf(':', prefix.size());
-        const qint64 n = line.mid(prefix.size(), colon - prefix.size()).toLongLong();
-        if (n != expected) {
-            *problem =
-                QStringLiteral("rank %1: line %2 where %3 was due").arg(rank).arg(n).arg(expected);
-            return false;
-        }
-        ++expected;
+    QString gap;
+    const bool read = forEachLogLine(
+        path,
+        [&](const QByteArray &line) {
+            if (!gap.isEmpty())
+                return;
+            if (line.startsWith(summary)) {
+                wrote = line.mid(summary.size()).split(' ').value(0).toLongLong();
+                return;
+            }
+            if (!line.startsWith(prefix))
+                return;
+            const qsizetype colon = line.indexOf(':', prefix.size());
+            const qint64 n = line.mid(prefix.size(), colon - prefix.size()).toLongLong();
+            if (n != expected)
+                gap = QStringLiteral("rank %1: line %2 where %3 was due")
+                          .arg(rank)
+                          .arg(n)
+                          .arg(expected);
+            else
+                ++expected;
+        },
+        problem);
+    if (!read)
+        return false;
+    if (!gap.isEmpty()) {
+        *problem = gap;
+        return false;
     }
     if (wrote != expected) {
         *problem = QStringLiteral("rank %1: %2 lines in %3, the generator wrote %4")
@@ -67,32 +91,23 @@ inline bool rankLogCount(const QString &path, int rank, qint64 *lines, qint64 *w
     *lines = 0;
     *wrote = -1;
     *gaps = 0;
-    QString why;
-    const QByteArray text = CompactedFile::readAll(path, &why);
-    if (!why.isEmpty())
-        return false;
     const QByteArray prefix = "loadgen rank " + QByteArray::number(rank) + " line ";
     const QByteArray summary = "loadgen rank " + QByteArray::number(rank) + " wrote ";
     qint64 next = 0;
-    for (qsizetype at = 0, end = 0; at < text.size(); at = end + 1) {
-        end = text.indexOf('\n', at);
-        if (end < 0)
-            end = text.size();
-        const QByteArray line = text.mid(at, end - at);
+    return forEachLogLine(path, [&](const QByteArray &line) {
         if (line.startsWith(summary)) {
             *wrote = line.mid(summary.size()).split(' ').value(0).toLongLong();
-            continue;
+            return;
         }
         if (!line.startsWith(prefix))
-            continue;
+            return;
         const qsizetype colon = line.indexOf(':', prefix.size());
         const qint64 n = line.mid(prefix.size(), colon - prefix.size()).toLongLong();
         if (n != next)
             ++*gaps;
         next = n + 1;
         ++*lines;
-    }
-    return true;
+    });
 }
 
 } // namespace rankdeck
